@@ -19,7 +19,10 @@ std::unique_ptr<CLI::App> BuildApp(Context* ctx) {
       "Run 'dtf <command> --help' for a command's flags; 'man dtf' for the "
       "exit codes.");
   SetupGenRecords(app.get(), ctx);
+  SetupInit(app.get(), ctx);
   SetupInspect(app.get(), ctx);
+  SetupTrain(app.get(), ctx);
+  SetupPredict(app.get(), ctx);
   return app;
 }
 

@@ -30,6 +30,9 @@ int RunDtf(int argc, char** argv, Context* ctx);
 
 // The subcommands.
 void SetupGenRecords(CLI::App* app, Context* ctx);
+void SetupInit(CLI::App* app, Context* ctx);
 void SetupInspect(CLI::App* app, Context* ctx);
+void SetupTrain(CLI::App* app, Context* ctx);
+void SetupPredict(CLI::App* app, Context* ctx);
 
 }  // namespace dtf::cli

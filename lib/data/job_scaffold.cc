@@ -47,13 +47,16 @@ std::string Number(double v) {
   return fmt::format("{:.6g}", v);
 }
 
-// Text of `p` for the job file: relative to the job directory when both are
-// on the same tree, else absolute.
+// Text of `p` for the job file: relative to the job directory, except that
+// an absolute path outside the job directory stays absolute (not
+// "../../../data/train.csv").
 std::string PathFromJob(const std::string& p, const std::string& dir) {
   std::error_code ec;
   fs::path abs = fs::absolute(p, ec);
   fs::path rel = fs::relative(abs, fs::absolute(dir, ec), ec);
-  return ec || rel.empty() ? abs.string() : rel.string();
+  if (ec || rel.empty()) return abs.string();
+  if (fs::path(p).is_absolute() && *rel.begin() == "..") return p;
+  return rel.string();
 }
 
 // The label's values, in order, and the texts mapping to each: an eval
@@ -138,12 +141,14 @@ StatusOr<std::string> JobToml(const ScaffoldOptions& o,
     StrAppend(&t, "csv = [", Quote(PathFromJob(o.train_csv, o.dir)), "]\n",
               "split = { train = 0.8, eval = 0.2 }\n");
   }
+  // The job reads the CSV as it was profiled. Quote() writes a tab as "\t".
   if (o.csv.delimiter != ',') {
-    StrAppend(&t, "delimiter = ",
-              Quote(o.csv.delimiter == '\t' ? "\\t"
-                                            : std::string(1, o.csv.delimiter)),
-              "\n");
+    StrAppend(&t, "delimiter = ", Quote(std::string(1, o.csv.delimiter)), "\n");
   }
+  if (o.csv.quote != '"') {
+    StrAppend(&t, "quote = ", Quote(std::string(1, o.csv.quote)), "\n");
+  }
+  if (!o.csv.trim_spaces) StrAppend(&t, "trim_spaces = false\n");
   StrAppend(&t, "records = \"records\"\nshards = 2\n\n");
   // [schema]
   StrAppend(&t, "[schema]\nmissing = [\"?\"]\n");
@@ -241,12 +246,18 @@ StatusOr<std::string> JobToml(const ScaffoldOptions& o,
   }
   StrAppend(&t, "\n[model]\ntype = \"wide_deep\"\nhidden = [64, 32]\nloss = ",
             Quote(loss), "\n", classes);
-  StrAppend(
-      &t,
-      "\n[train]\nbatch_size = 64\nepochs = 10\nshuffle_buffer = 10000\n"
-      "seed = 42\noutput_dir = \"out\"\n"
-      "\n[train.wide_optimizer]\ntype = \"ftrl\"\nlearning_rate = 0.05\n"
-      "\n[train.deep_optimizer]\ntype = \"adagrad\"\nlearning_rate = 0.05\n");
+  // Small data sets (Titanic's 891 rows) need small batches and more epochs
+  // to take enough steps; larger ones (Adult's 32,561) train smoother with
+  // larger batches and a gentler deep learning rate.
+  const int64_t rows = label->values + label->missing;
+  const bool small = rows < 10000;
+  StrAppend(&t, "\n# Tuned for ", small ? "a small" : "a large", " data set (",
+            rows, " training rows profiled).\n[train]\n",
+            "batch_size = ", small ? 32 : 256, "\nepochs = ", small ? 20 : 10,
+            "\nshuffle_buffer = 10000\nseed = 42\noutput_dir = \"out\"\n"
+            "\n[train.wide_optimizer]\ntype = \"ftrl\"\nlearning_rate = 0.05\n"
+            "\n[train.deep_optimizer]\ntype = \"adagrad\"\nlearning_rate = ",
+            small ? "0.05" : "0.02", "\n");
   return t;
 }
 
@@ -290,57 +301,197 @@ constexpr char kClusterProfile[] =
 # known_hosts = "~/.ssh/known_hosts"
 )";
 
+// `dir` without trailing slashes ("/" stays "/").
+fs::path WithoutTrailingSlash(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return fs::path(dir);
+}
+
+// The job's name for its README: the directory's own name, also for "." and
+// "demo/".
+std::string JobName(const fs::path& dir) {
+  std::error_code ec;
+  fs::path full = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  std::string name = full.filename().string();
+  return ec || name.empty() ? dir.string() : name;
+}
+
+// Where the files are written until the whole job is: a fresh hidden
+// directory beside the job directory (when that does not exist yet, then
+// renamed to it) or inside it (when it exists and is empty, then its entries
+// are moved up). Unless Commit() succeeds, the destructor removes it, and
+// the parent directories Open() made: a failed run leaves nothing behind.
+class Staging {
+ public:
+  Staging() = default;
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  ~Staging() {
+    if (!committed_) Abandon();
+  }
+
+  Status Open(const fs::path& dir) {
+    dir_ = dir;
+    std::error_code ec;
+    fs::file_status st = fs::status(dir_, ec);
+    if (fs::exists(st)) {
+      if (!fs::is_directory(st)) {
+        return FailedPreconditionError(
+            StrCat(dir_.string(), ": exists and is not a directory"));
+      }
+      if (!fs::is_empty(dir_, ec) || ec) {
+        if (ec) return ErrnoToStatus(ec.value(), dir_.string());
+        return FailedPreconditionError(
+            StrCat(dir_.string(),
+                   ": exists and is not empty; choose a new directory"));
+      }
+      inside_ = true;
+      return MakeStage(dir_, ".dtf-init-");
+    }
+    fs::path parent = dir_.parent_path();
+    if (parent.empty()) parent = ".";
+    std::vector<fs::path> missing;
+    for (fs::path p = parent; !p.empty() && !fs::exists(p, ec);
+         p = p.parent_path()) {
+      missing.push_back(p);
+      if (p == p.parent_path()) break;
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+      if (!fs::create_directory(*it, ec) && ec) {
+        return ErrnoToStatus(ec.value(), it->string());
+      }
+      made_.push_back(*it);
+    }
+    if (!fs::is_directory(parent, ec)) {
+      return FailedPreconditionError(
+          StrCat(parent.string(), ": is not a directory"));
+    }
+    return MakeStage(parent, StrCat(".", dir_.filename().string(), ".init-"));
+  }
+
+  // The staging directory, to write the job's files under.
+  std::string path() const { return stage_.string(); }
+
+  Status Commit() {
+    std::error_code ec;
+    if (!inside_) {
+      fs::rename(stage_, dir_, ec);
+      if (ec) return ErrnoToStatus(ec.value(), dir_.string());
+    } else {
+      std::vector<fs::path> moved;
+      for (const auto& e : fs::directory_iterator(stage_, ec)) {
+        fs::path to = dir_ / e.path().filename();
+        fs::rename(e.path(), to, ec);
+        if (ec) break;
+        moved.push_back(to);
+      }
+      if (ec) {
+        Status st = ErrnoToStatus(ec.value(), dir_.string());
+        for (const fs::path& p : moved) {
+          fs::rename(p, stage_ / p.filename(), ec);
+        }
+        return st;
+      }
+      fs::remove(stage_, ec);
+    }
+    committed_ = true;
+    return OkStatus();
+  }
+
+ private:
+  Status MakeStage(const fs::path& in, const std::string& prefix) {
+    std::random_device rd;
+    std::error_code ec;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      fs::path p = in / StrCat(prefix, fmt::format("{:08x}", rd()));
+      if (fs::create_directory(p, ec)) {
+        stage_ = p;
+        return OkStatus();
+      }
+      if (ec) return ErrnoToStatus(ec.value(), p.string());
+    }
+    return AlreadyExistsError(
+        StrCat(in.string(), ": no free name for a staging directory"));
+  }
+
+  void Abandon() {
+    std::error_code ec;
+    if (!stage_.empty()) fs::remove_all(stage_, ec);
+    // Only directories still empty: nothing but this run wrote there.
+    for (auto it = made_.rbegin(); it != made_.rend(); ++it) {
+      fs::remove(*it, ec);
+    }
+  }
+
+  fs::path dir_;
+  fs::path stage_;
+  bool inside_ = false;
+  std::vector<fs::path> made_;  // parents created, outermost first
+  bool committed_ = false;
+};
+
 }  // namespace
 
 StatusOr<ScaffoldResult> ScaffoldJob(const ScaffoldOptions& options) {
   ScaffoldOptions o = options;
-  std::error_code ec;
-  if (fs::exists(o.dir, ec) && !fs::is_empty(o.dir, ec)) {
-    return FailedPreconditionError(
-        StrCat(o.dir, ": exists and is not empty; choose a new directory"));
+  if (o.dir.empty()) return InvalidArgumentError("no job directory given");
+  if (!o.train_csv.empty() && o.label.empty()) {
+    return InvalidArgumentError("--label COL is required with --from-csv");
   }
+  const fs::path dir = WithoutTrailingSlash(o.dir);
+  o.dir = dir.string();
+  // Everything is written under the staging directory; the job file's paths
+  // are those the files will have in the job directory.
+  Staging staging;
+  DTF_RETURN_IF_ERROR(staging.Open(dir));
+  const std::string stage = staging.path();
+  std::error_code ec;
+  fs::create_directory(stage + "/profiles", ec);
+  if (ec) return ErrnoToStatus(ec.value(), stage + "/profiles");
   ScaffoldResult result;
-  fs::create_directories(o.dir + "/profiles", ec);
-  if (ec) return ErrnoToStatus(ec.value(), o.dir);
+  std::string train_path = o.train_csv, eval_path = o.eval_csv;
   if (o.train_csv.empty()) {
-    fs::create_directories(o.dir + "/data", ec);
+    fs::create_directory(stage + "/data", ec);
+    if (ec) return ErrnoToStatus(ec.value(), stage + "/data");
     std::string train, eval;
     WriteSynthetic(1000, 1, &train);
     WriteSynthetic(300, 2, &eval);
     o.train_csv = o.dir + "/data/train.csv";
     o.eval_csv = o.dir + "/data/eval.csv";
     o.label = "label";
-    DTF_RETURN_IF_ERROR(WriteFileAtomically(o.train_csv, train));
-    DTF_RETURN_IF_ERROR(WriteFileAtomically(o.eval_csv, eval));
+    o.csv = CsvOptions();
+    train_path = stage + "/data/train.csv";
+    eval_path = stage + "/data/eval.csv";
+    DTF_RETURN_IF_ERROR(WriteFileAtomically(train_path, train));
+    DTF_RETURN_IF_ERROR(WriteFileAtomically(eval_path, eval));
     result.files = {"data/train.csv", "data/eval.csv"};
-  } else if (o.label.empty()) {
-    return InvalidArgumentError("--label COL is required with --from-csv");
   }
   const std::vector<std::string> missing = {"?"};
   DTF_ASSIGN_OR_RETURN(std::vector<ColumnProfile> train,
-                       ProfileCsv(o.train_csv, o.csv, missing, o.max_rows));
+                       ProfileCsv(train_path, o.csv, missing, o.max_rows));
   std::vector<ColumnProfile> eval;
-  if (!o.eval_csv.empty()) {
+  if (!eval_path.empty()) {
     DTF_ASSIGN_OR_RETURN(eval,
-                         ProfileCsv(o.eval_csv, o.csv, missing, o.max_rows));
+                         ProfileCsv(eval_path, o.csv, missing, o.max_rows));
   }
   DTF_ASSIGN_OR_RETURN(std::string job,
-                       JobToml(o, train, o.eval_csv.empty() ? nullptr : &eval));
-  DTF_RETURN_IF_ERROR(WriteFileAtomically(o.dir + "/dtf.toml", job));
+                       JobToml(o, train, eval_path.empty() ? nullptr : &eval));
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(stage + "/dtf.toml", job));
   DTF_RETURN_IF_ERROR(
-      WriteFileAtomically(o.dir + "/profiles/local.toml", kLocalProfile));
+      WriteFileAtomically(stage + "/profiles/local.toml", kLocalProfile));
   DTF_RETURN_IF_ERROR(WriteFileAtomically(
-      o.dir + "/profiles/cluster.example.toml", kClusterProfile));
+      stage + "/profiles/cluster.example.toml", kClusterProfile));
   DTF_RETURN_IF_ERROR(WriteFileAtomically(
-      o.dir + "/README.md",
-      StrCat("# ", fs::path(o.dir).filename().string(),
-             "\n\nA dtf job made by `dtf init` from `", o.train_csv,
+      stage + "/README.md",
+      StrCat("# ", JobName(dir), "\n\nA dtf job made by `dtf init` from `",
+             o.train_csv,
              "`.\n\n```sh\ndtf gen-records --job dtf.toml   # CSV -> TFRecord "
              "shards in records/\ndtf train --job dtf.toml         # train "
              "in one process; model and checkpoint in out/\n```\n\n"
              "`dtf.toml` holds the schema, the feature columns, the model and "
              "the training settings; `profiles/` the environments to launch "
              "in.\n")));
+  DTF_RETURN_IF_ERROR(staging.Commit());
   for (const char* f : {"dtf.toml", "profiles/local.toml",
                         "profiles/cluster.example.toml", "README.md"}) {
     result.files.push_back(f);

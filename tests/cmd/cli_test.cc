@@ -2,11 +2,13 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -168,6 +170,89 @@ TEST_F(CliTest, ColourOnlyOnATerminalAndNeverWithNoColor) {
   };
   EXPECT_THAT(on_tty("TERM=xterm"), HasSubstr("\033["));
   EXPECT_THAT(on_tty("TERM=xterm NO_COLOR=1"), Not(HasSubstr("\033[")));
+}
+
+const std::string kTitanic =
+    std::string(DTF_SHARED_DIR) + "/data/titanic/train.csv";
+
+// The names in dir_ besides the test's own out.txt and err.txt, hidden ones
+// included.
+std::vector<std::string> Left(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (name != "out.txt" && name != "err.txt") names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST_F(CliTest, InitWithoutCsvWritesAJobThatGenRecordsReads) {
+  Result r = Run("init demo");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  dtf.toml\n"));
+  EXPECT_THAT(r.out, HasSubstr("  data/train.csv\n"));
+  EXPECT_THAT(r.out, HasSubstr("  profiles/local.toml\n"));
+  EXPECT_THAT(r.out, HasSubstr("cd demo && dtf gen-records --job dtf.toml && "
+                               "dtf train --job dtf.toml\n"));
+  Result gen = Run("gen-records --job demo/dtf.toml");
+  EXPECT_EQ(gen.code, 0) << gen.err;
+  EXPECT_TRUE(fs::exists(dir_ / "demo/records/train"));
+  EXPECT_TRUE(fs::exists(dir_ / "demo/records/eval"));
+}
+
+TEST_F(CliTest, InitFromTitanicCsvWritesAJobThatGenRecordsReads) {
+  Result r = Run("init titanic --from-csv '" + kTitanic + "' --label Survived");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  dtf.toml\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("data/train.csv")));
+  EXPECT_THAT(r.out, HasSubstr("cd titanic && dtf gen-records"));
+  EXPECT_THAT(Slurp(dir_ / "titanic/dtf.toml"), HasSubstr("\"Survived\""));
+  Result gen = Run("gen-records --job titanic/dtf.toml");
+  EXPECT_EQ(gen.code, 0) << gen.err;
+  EXPECT_THAT(gen.err, HasSubstr("891 rows"));
+  EXPECT_TRUE(fs::exists(dir_ / "titanic/records/train"));
+  EXPECT_TRUE(fs::exists(dir_ / "titanic/records/eval"));
+}
+
+TEST_F(CliTest, InitFromCsvWithoutLabelIsAUsageError) {
+  Result r = Run("init job --from-csv '" + kTitanic + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--label"));
+  EXPECT_THAT(Left(dir_), ::testing::IsEmpty());
+}
+
+TEST_F(CliTest, InitLabelWithoutCsvIsAUsageError) {
+  Result r = Run("init job --label Survived");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--from-csv"));
+  EXPECT_THAT(Left(dir_), ::testing::IsEmpty());
+}
+
+TEST_F(CliTest, InitUnknownLabelNamesTheColumnAndTheFileAndLeavesNothing) {
+  Result r = Run("init a/job --from-csv '" + kTitanic + "' --label Survivd");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("\"Survivd\""));
+  EXPECT_THAT(r.err, HasSubstr("titanic/train.csv"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  // Neither the job directory, nor its parent, nor a staging directory.
+  EXPECT_THAT(Left(dir_), ::testing::IsEmpty());
+}
+
+TEST_F(CliTest, InitMissingCsvNamesItAndLeavesNothing) {
+  Result r = Run("init job --from-csv nope.csv --label x");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("nope.csv"));
+  EXPECT_THAT(Left(dir_), ::testing::IsEmpty());
+}
+
+TEST_F(CliTest, InitRefusesANonEmptyDirectory) {
+  fs::create_directory(dir_ / "full");
+  Write("full/keep", "x");
+  Result r = Run("init full");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("full: exists and is not empty"));
+  EXPECT_THAT(Left(dir_ / "full"), ::testing::ElementsAre("keep"));
 }
 
 }  // namespace

@@ -1,9 +1,13 @@
 #include "lib/data/job_scaffold.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/base/strings.h"
 #include "lib/data/job_file.h"
 #include "tests/testing/temp_dir.h"
 
@@ -96,6 +100,73 @@ TEST(JobScaffold, RefusesANonEmptyDirectoryAndAMissingLabel) {
   o.label = "Nope";
   auto r = ScaffoldJob(o);
   EXPECT_THAT(std::string(Message(r.status())), HasSubstr("\"Nope\""));
+}
+
+TEST(JobScaffold, AFailedRunLeavesNothingBehind) {
+  testing::TempDir temp("dtf_scaffold_test");
+  ScaffoldOptions o;
+  o.train_csv = kShared + "/titanic/train.csv";
+  o.label = "Nope";
+  // A new directory, parents included: none of them is left.
+  o.dir = temp.Join("a/b/job");
+  EXPECT_FALSE(ScaffoldJob(o).ok());
+  EXPECT_THAT(temp.List(), ::testing::IsEmpty());
+  // An empty directory stays, empty.
+  o.dir = temp.Join("empty");
+  std::filesystem::create_directory(o.dir);
+  EXPECT_FALSE(ScaffoldJob(o).ok());
+  EXPECT_THAT(temp.List(), ::testing::ElementsAre("empty"));
+  EXPECT_TRUE(std::filesystem::is_empty(o.dir));
+  // An unreadable CSV, the same.
+  o.train_csv = temp.Join("missing.csv");
+  o.label = "Survived";
+  EXPECT_EQ(ScaffoldJob(o).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(std::filesystem::is_empty(o.dir));
+  EXPECT_THAT(temp.List(), ::testing::ElementsAre("empty"));
+}
+
+TEST(JobScaffold, FillsAnEmptyDirectoryWithTrailingSlash) {
+  testing::TempDir temp("dtf_scaffold_test");
+  std::filesystem::create_directory(temp.Join("job"));
+  ScaffoldOptions o;
+  o.dir = temp.Join("job/");
+  o.train_csv = kShared + "/titanic/train.csv";
+  o.label = "Survived";
+  auto r = ScaffoldJob(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(temp.Join("job"))) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_THAT(names,
+              ::testing::ElementsAre("README.md", "dtf.toml", "profiles"));
+  EXPECT_THAT(testing::ReadFile(temp.Join("job/README.md")),
+              HasSubstr("# job\n"));
+  // An absolute CSV path stays absolute.
+  EXPECT_THAT(testing::ReadFile(temp.Join("job/dtf.toml")),
+              HasSubstr(StrCat("csv = [\"", o.train_csv, "\"]")));
+  EXPECT_TRUE(LoadJobFile(temp.Join("job/dtf.toml")).ok());
+}
+
+TEST(JobScaffold, TabSeparatedCsvJobReadsWithATab) {
+  testing::TempDir temp("dtf_scaffold_test");
+  std::string rows = "a\tb\tlab\n";
+  for (int i = 0; i < 60; ++i) {
+    StrAppend(&rows, i % 7, "\t", i % 2 ? "x" : "y", "\t", i % 3 == 0 ? 1 : 0,
+              "\n");
+  }
+  testing::WriteFile(temp.Join("in.tsv"), rows);
+  ScaffoldOptions o;
+  o.dir = temp.Join("job");
+  o.train_csv = temp.Join("in.tsv");
+  o.label = "lab";
+  o.csv.delimiter = '\t';
+  auto r = ScaffoldJob(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  auto job = LoadJobFile(o.dir + "/dtf.toml");
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->data.csv_options.delimiter, '\t');
 }
 
 }  // namespace

@@ -1,0 +1,189 @@
+#include "lib/runtime/checkpoint.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <utility>
+
+#include "lib/base/strings.h"
+#include "lib/data/file.h"
+
+namespace dtf::runtime {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::string_view kVarPrefix = "var/";
+constexpr std::string_view kSlotPrefix = "slot/";
+
+void AddNormalizer(const FeatureLayer& layer, Bundle* bundle) {
+  if (!layer.needs_normalizer()) return;
+  bundle->AddFloats("normalizer/mean", layer.normalizer().mean);
+  bundle->AddFloats("normalizer/stddev", layer.normalizer().stddev);
+}
+
+Status RestoreNormalizer(const Bundle& bundle, FeatureLayer* layer) {
+  if (!layer->needs_normalizer()) return OkStatus();
+  NormalizerStats stats;
+  DTF_ASSIGN_OR_RETURN(stats.mean, bundle.GetFloats("normalizer/mean"));
+  DTF_ASSIGN_OR_RETURN(stats.stddev, bundle.GetFloats("normalizer/stddev"));
+  Status status = layer->SetNormalizer(std::move(stats));
+  if (!status.ok()) {
+    return FailedPreconditionError(
+        StrCat(bundle.path(), ": ", Message(status)));
+  }
+  return OkStatus();
+}
+
+Status RestoreTensor(const Bundle& bundle, const std::string& name,
+                     kernels::Tensor* into) {
+  StatusOr<kernels::Tensor> t = bundle.GetTensor(name);
+  if (!t.ok()) {
+    return FailedPreconditionError(
+        StrCat(Message(t.status()), "; the checkpoint does not match the job"));
+  }
+  if (t->shape() != into->shape()) {
+    return FailedPreconditionError(
+        StrCat(bundle.path(), ": \"", name, "\" has shape ",
+               kernels::ShapeString(t->shape()), ", the job's model needs ",
+               kernels::ShapeString(into->shape()),
+               "; the checkpoint does not match the job"));
+  }
+  *into = std::move(*t);
+  return OkStatus();
+}
+
+Status RestoreVariables(const Bundle& bundle, Model* model) {
+  for (Variable& v : model->variables()) {
+    DTF_RETURN_IF_ERROR(
+        RestoreTensor(bundle, StrCat(kVarPrefix, v.name), &v.value));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Bundle MakeCheckpoint(const FeatureLayer& layer, const Model& model,
+                      const std::vector<kernels::OptimizerState>& states,
+                      const TrainState& state, std::string_view model_toml) {
+  Bundle bundle;
+  bundle.AddString("meta/model_toml", model_toml);
+  bundle.AddInt64s("train/global_step",
+                   std::vector<int64_t>{state.global_step});
+  const InputPosition& p = state.position;
+  bundle.AddInt64s(
+      "train/input_position",
+      std::vector<int64_t>{p.epoch, p.file, p.record, p.epoch_record});
+  AddNormalizer(layer, &bundle);
+  const auto& vars = model.variables();
+  for (size_t i = 0; i < vars.size(); ++i) {
+    bundle.AddTensor(StrCat(kVarPrefix, vars[i].name), vars[i].value);
+    if (!vars[i].trainable || i >= states.size()) continue;
+    const kernels::OptimizerState& s = states[i];
+    bundle.AddInt64s(StrCat(kSlotPrefix, vars[i].name, "/step"),
+                     std::vector<int64_t>{s.step()});
+    for (int k = 0; k < s.num_slots(); ++k) {
+      bundle.AddTensor(StrCat(kSlotPrefix, vars[i].name, "/", s.slot_name(k)),
+                       s.slot(k));
+    }
+  }
+  return bundle;
+}
+
+Status RestoreCheckpoint(const Bundle& bundle, FeatureLayer* layer,
+                         Model* model,
+                         std::vector<kernels::OptimizerState>* states,
+                         TrainState* state) {
+  DTF_RETURN_IF_ERROR(RestoreNormalizer(bundle, layer));
+  DTF_RETURN_IF_ERROR(RestoreVariables(bundle, model));
+  const auto& vars = model->variables();
+  for (size_t i = 0; i < vars.size() && i < states->size(); ++i) {
+    if (!vars[i].trainable) continue;
+    kernels::OptimizerState& s = (*states)[i];
+    for (int k = 0; k < s.num_slots(); ++k) {
+      DTF_RETURN_IF_ERROR(RestoreTensor(
+          bundle, StrCat(kSlotPrefix, vars[i].name, "/", s.slot_name(k)),
+          &s.slot(k)));
+    }
+    DTF_ASSIGN_OR_RETURN(
+        std::vector<int64_t> step,
+        bundle.GetInt64s(StrCat(kSlotPrefix, vars[i].name, "/step")));
+    if (step.size() == 1) s.set_step(step[0]);
+  }
+  DTF_ASSIGN_OR_RETURN(std::vector<int64_t> step,
+                       bundle.GetInt64s("train/global_step"));
+  DTF_ASSIGN_OR_RETURN(std::vector<int64_t> position,
+                       bundle.GetInt64s("train/input_position"));
+  if (step.size() != 1 || position.size() != 4) {
+    return DataLossError(StrCat(bundle.path(), ": malformed training state"));
+  }
+  state->global_step = step[0];
+  state->position =
+      InputPosition{position[0], position[1], position[2], position[3]};
+  return OkStatus();
+}
+
+Status ExportModel(const std::string& dir, std::string_view model_toml,
+                   const FeatureLayer& layer, const Model& model) {
+  Bundle bundle;
+  AddNormalizer(layer, &bundle);
+  for (const Variable& v : model.variables()) {
+    bundle.AddTensor(StrCat(kVarPrefix, v.name), v.value);
+  }
+  const fs::path target(dir);
+  const fs::path staging =
+      target.parent_path() /
+      StrCat(".", target.filename().string(), ".tmp-", getpid());
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  fs::create_directories(staging, ec);
+  if (ec) {
+    return ErrnoToStatus(ec.value(),
+                         StrCat("cannot create ", staging.string()));
+  }
+  Status status =
+      WriteFileAtomically((staging / kModelToml).string(), model_toml);
+  if (status.ok())
+    status = bundle.WriteFile((staging / kVariablesFile).string());
+  if (status.ok()) {
+    const fs::path old =
+        target.parent_path() /
+        StrCat(".", target.filename().string(), ".old-", getpid());
+    fs::remove_all(old, ec);
+    if (fs::exists(target)) fs::rename(target, old, ec);
+    if (!ec) fs::rename(staging, target, ec);
+    if (ec) {
+      status = ErrnoToStatus(
+          ec.value(), StrCat("cannot move the export into ", target.string()));
+    }
+    fs::remove_all(old, ec);
+  }
+  if (!status.ok()) fs::remove_all(staging, ec);
+  return status;
+}
+
+StatusOr<LoadedModel> LoadExportedModel(const std::string& dir) {
+  const std::string toml = (fs::path(dir) / kModelToml).string();
+  if (!fs::exists(toml)) {
+    return NotFoundError(
+        StrCat(dir, " is not an exported model (no ", kModelToml,
+               "); `dtf train` writes one to <output_dir>/", kExportDir));
+  }
+  DTF_ASSIGN_OR_RETURN(JobFile definition, LoadJobFile(toml));
+  if (!definition.model) {
+    return InvalidArgumentError(StrCat(toml, ": no [model] table"));
+  }
+  DTF_ASSIGN_OR_RETURN(
+      FeatureLayer layer,
+      FeatureLayer::Create(definition.schema, definition.features,
+                           *definition.model));
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                       Model::Create(layer, *definition.model, 0));
+  DTF_ASSIGN_OR_RETURN(
+      Bundle bundle,
+      Bundle::ReadFile((fs::path(dir) / kVariablesFile).string()));
+  DTF_RETURN_IF_ERROR(RestoreNormalizer(bundle, &layer));
+  DTF_RETURN_IF_ERROR(RestoreVariables(bundle, model.get()));
+  return LoadedModel{std::move(definition), std::move(layer), std::move(model)};
+}
+
+}  // namespace dtf::runtime

@@ -1,0 +1,63 @@
+// Checkpoints and exported models (docs/formats/checkpoint.md).
+//
+// A checkpoint is one bundle file holding everything training needs to go on
+// where it stopped: every variable, every optimizer slot, the normalizer
+// statistics, the global step and the input position. An exported model is a
+// directory with model.toml (the [schema], [features] and [model] of the
+// job, self-contained) and variables.dtf (a bundle of the variables and the
+// normalizer statistics): all `dtf predict` needs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/data/input_pipeline.h"
+#include "lib/data/job_file.h"
+#include "lib/kernels/optimizer.h"
+#include "lib/runtime/bundle.h"
+#include "lib/runtime/feature_layer.h"
+#include "lib/runtime/model.h"
+
+namespace dtf::runtime {
+
+inline constexpr std::string_view kCheckpointFile = "checkpoint.dtf";
+inline constexpr std::string_view kExportDir = "model";
+inline constexpr std::string_view kModelToml = "model.toml";
+inline constexpr std::string_view kVariablesFile = "variables.dtf";
+
+struct TrainState {
+  int64_t global_step = 0;
+  InputPosition position;
+};
+
+// `states` is parallel to model.variables() (entries of untrainable
+// variables are ignored). `model_toml` is recorded for reference.
+Bundle MakeCheckpoint(const FeatureLayer& layer, const Model& model,
+                      const std::vector<kernels::OptimizerState>& states,
+                      const TrainState& state, std::string_view model_toml);
+
+// Restores what MakeCheckpoint saved into objects built for the same job.
+// FailedPrecondition naming the checkpoint and the variable when a variable
+// or slot is missing or has another shape (the job changed since).
+Status RestoreCheckpoint(const Bundle& bundle, FeatureLayer* layer,
+                         Model* model,
+                         std::vector<kernels::OptimizerState>* states,
+                         TrainState* state);
+
+// Writes `dir` (replacing a previous export only once the new one is
+// complete).
+Status ExportModel(const std::string& dir, std::string_view model_toml,
+                   const FeatureLayer& layer, const Model& model);
+
+struct LoadedModel {
+  JobFile definition;  // model.toml, loaded
+  FeatureLayer layer;
+  std::unique_ptr<Model> model;
+};
+// Loads an exported model directory. Errors name the file.
+StatusOr<LoadedModel> LoadExportedModel(const std::string& dir);
+
+}  // namespace dtf::runtime

@@ -1,0 +1,36 @@
+// Where a job's TFRecord shards are: what `dtf gen-records --job` wrote under
+// [data] records, one subdirectory per split.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/data/job_file.h"
+
+namespace dtf::runtime {
+
+struct JobRecords {
+  // The training split: "train" when the job has splits of that name, else
+  // its first split; "" when the job has no splits.
+  std::string train_split;
+  std::string train_dir;
+  std::vector<std::string> train;
+  // The evaluation split: the first of "eval", "test", "validation" or
+  // "valid" the job has, else its second split; "" when none. `eval` is
+  // empty when there is no such split.
+  std::string eval_split;
+  std::string eval_dir;
+  std::vector<std::string> eval;
+};
+
+// The TFRecord shards (part-*.tfrecord*, index files excluded) in `dir`,
+// sorted; empty when there are none or `dir` does not exist.
+std::vector<std::string> ListShards(const std::string& dir);
+
+// NotFound, naming the directory and the command that writes it, when the
+// training split has no shards, or the evaluation split is named but has
+// none.
+StatusOr<JobRecords> FindJobRecords(const JobFile& job);
+
+}  // namespace dtf::runtime

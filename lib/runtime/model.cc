@@ -1,0 +1,352 @@
+#include "lib/runtime/model.h"
+
+#include <cmath>
+#include <random>
+#include <utility>
+
+#include "lib/base/strings.h"
+#include "lib/kernels/activation.h"
+#include "lib/kernels/batch_norm.h"
+#include "lib/kernels/concat.h"
+#include "lib/kernels/dense.h"
+#include "lib/kernels/dropout.h"
+#include "lib/kernels/embedding.h"
+
+namespace dtf::runtime {
+namespace {
+
+using kernels::Context;
+using kernels::Tensor;
+
+Tensor GlorotUniform(int64_t fan_in, int64_t fan_out, std::mt19937_64* rng) {
+  Tensor t = Tensor::Empty({fan_in, fan_out});
+  const double limit = std::sqrt(6.0 / double(fan_in + fan_out));
+  std::uniform_real_distribution<double> dist(-limit, limit);
+  for (float& v : t.span()) v = float(dist(*rng));
+  return t;
+}
+
+// TensorFlow's embedding_column default: truncated normal, stddev
+// 1/sqrt(dim), redrawn beyond two deviations.
+Tensor TruncatedNormal(int64_t rows, int64_t dim, std::mt19937_64* rng) {
+  Tensor t = Tensor::Empty({rows, dim});
+  const double stddev = 1.0 / std::sqrt(double(dim));
+  std::normal_distribution<double> dist(0.0, stddev);
+  for (float& v : t.span()) {
+    double x;
+    do {
+      x = dist(*rng);
+    } while (std::abs(x) > 2 * stddev);
+    v = float(x);
+  }
+  return t;
+}
+
+Status Activate(const Context& ctx, Activation activation, const Tensor& x,
+                Tensor* y) {
+  switch (activation) {
+    case Activation::kRelu:
+      return kernels::Relu(ctx, x, y);
+    case Activation::kTanh:
+      return kernels::Tanh(ctx, x, y);
+    case Activation::kSigmoid:
+      break;
+  }
+  return kernels::Sigmoid(ctx, x, y);
+}
+
+Status ActivateGrad(const Context& ctx, Activation activation, const Tensor& y,
+                    const Tensor& dy, Tensor* dx) {
+  switch (activation) {
+    case Activation::kRelu:
+      return kernels::ReluGrad(ctx, y, dy, dx);
+    case Activation::kTanh:
+      return kernels::TanhGrad(ctx, y, dy, dx);
+    case Activation::kSigmoid:
+      break;
+  }
+  return kernels::SigmoidGrad(ctx, y, dy, dx);
+}
+
+}  // namespace
+
+// What Forward keeps for Backward.
+struct Model::Activations {
+  std::vector<Tensor> lookups;  // one per deep sparse input
+  Tensor wide_lookup;
+  Tensor x0;    // the deep input
+  Tensor x_bn;  // batch-normalized x0
+  kernels::BatchNormCache bn_cache;
+  std::vector<Tensor> hidden;   // activations of each hidden layer
+  std::vector<Tensor> masks;    // dropout masks
+  std::vector<Tensor> dropped;  // hidden after dropout
+  Tensor deep_logits;
+  // Backward scratch.
+  Tensor d_out, d_in, d_x0;
+  std::vector<Tensor> d_parts;
+};
+
+Model::Model(const FeatureLayer& layer, const ModelSpec& spec, uint64_t seed)
+    : sparse_(layer.sparse_inputs()),
+      spec_(spec),
+      seed_(seed),
+      deep_dense_width_(layer.deep_width()),
+      act_(std::make_unique<Activations>()) {}
+
+Model::~Model() = default;
+
+int Model::Add(std::string name, Part part, bool sparse, bool trainable,
+               Tensor value) {
+  variables_.push_back(
+      Variable{std::move(name), part, sparse, trainable, std::move(value)});
+  return static_cast<int>(variables_.size()) - 1;
+}
+
+StatusOr<std::unique_ptr<Model>> Model::Create(const FeatureLayer& layer,
+                                               const ModelSpec& spec,
+                                               uint64_t seed) {
+  std::unique_ptr<Model> m(new Model(layer, spec, seed));
+  std::mt19937_64 rng(seed);
+  const int64_t outputs = spec.outputs();
+  m->wide_tables_.assign(m->sparse_.size(), -1);
+  m->embeddings_.assign(m->sparse_.size(), -1);
+  if (spec.has_wide()) {
+    for (size_t i = 0; i < m->sparse_.size(); ++i) {
+      const SparseInput& in = m->sparse_[i];
+      if (!in.wide) continue;
+      m->wide_tables_[i] = m->Add(StrCat("wide/", in.name), Part::kWide, true,
+                                  true, Tensor::Zeros({in.num_ids, outputs}));
+    }
+    if (layer.wide_width() > 0) {
+      m->wide_dense_ = m->Add("wide/dense", Part::kWide, false, true,
+                              Tensor::Zeros({layer.wide_width(), outputs}));
+    }
+    m->wide_bias_ =
+        m->Add("wide/bias", Part::kWide, false, true, Tensor::Zeros({outputs}));
+  }
+  if (spec.has_deep()) {
+    int64_t width = layer.deep_width();
+    for (size_t i = 0; i < m->sparse_.size(); ++i) {
+      const SparseInput& in = m->sparse_[i];
+      if (in.embedding <= 0) continue;
+      m->embeddings_[i] =
+          m->Add(StrCat("deep/", in.name, "/embedding"), Part::kDeep, true,
+                 true, TruncatedNormal(in.num_ids, in.embedding, &rng));
+      width += in.embedding;
+    }
+    if (width == 0) {
+      return InvalidArgumentError(
+          "the deep part of the model has no inputs: give a numeric feature "
+          "deep = true or a categorical feature an embedding");
+    }
+    if (spec.batch_norm) {
+      m->bn_gamma_ = m->Add("deep/batch_norm/gamma", Part::kDeep, false, true,
+                            Tensor::Filled({width}, 1.0f));
+      m->bn_beta_ = m->Add("deep/batch_norm/beta", Part::kDeep, false, true,
+                           Tensor::Zeros({width}));
+      m->bn_mean_ = m->Add("deep/batch_norm/moving_mean", Part::kDeep, false,
+                           false, Tensor::Zeros({width}));
+      m->bn_variance_ = m->Add("deep/batch_norm/moving_variance", Part::kDeep,
+                               false, false, Tensor::Filled({width}, 1.0f));
+    }
+    int64_t fan_in = width;
+    for (size_t i = 0; i < spec.hidden.size(); ++i) {
+      const int64_t units = spec.hidden[i];
+      Dense d;
+      d.kernel = m->Add(StrCat("deep/dense_", i, "/kernel"), Part::kDeep, false,
+                        true, GlorotUniform(fan_in, units, &rng));
+      d.bias = m->Add(StrCat("deep/dense_", i, "/bias"), Part::kDeep, false,
+                      true, Tensor::Zeros({units}));
+      m->hidden_.push_back(d);
+      fan_in = units;
+    }
+    m->logits_.kernel = m->Add("deep/logits/kernel", Part::kDeep, false, true,
+                               GlorotUniform(fan_in, outputs, &rng));
+    m->logits_.bias = m->Add("deep/logits/bias", Part::kDeep, false, true,
+                             Tensor::Zeros({outputs}));
+  }
+  return m;
+}
+
+Variable* Model::Find(const std::string& name) {
+  for (Variable& v : variables_) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+int64_t Model::num_parameters() const {
+  int64_t n = 0;
+  for (const Variable& v : variables_) {
+    if (v.trainable) n += v.value.size();
+  }
+  return n;
+}
+
+Status Model::Forward(const Context& ctx, const ModelInputs& inputs,
+                      bool training, Tensor* logits) {
+  Activations& a = *act_;
+  const int64_t rows = inputs.rows;
+  const int64_t outputs = spec_.outputs();
+  if (rows == 0) {
+    logits->Resize({0, outputs});
+    return OkStatus();
+  }
+  if (spec_.has_wide()) {
+    if (wide_dense_ >= 0) {
+      DTF_RETURN_IF_ERROR(
+          kernels::MatMul(ctx, inputs.wide_dense, var(wide_dense_), logits));
+    } else {
+      *logits = Tensor::Zeros({rows, outputs});
+    }
+    for (size_t i = 0; i < sparse_.size(); ++i) {
+      if (wide_tables_[i] < 0) continue;
+      DTF_RETURN_IF_ERROR(
+          kernels::EmbeddingLookup(ctx, var(wide_tables_[i]), inputs.ids[i],
+                                   kernels::Combiner::kSum, &a.wide_lookup));
+      DTF_RETURN_IF_ERROR(kernels::AddInPlace(ctx, a.wide_lookup, logits));
+    }
+    DTF_RETURN_IF_ERROR(kernels::BiasAdd(ctx, var(wide_bias_), logits));
+  }
+  if (!spec_.has_deep()) return OkStatus();
+
+  // The deep input: dense columns, then each embedding.
+  a.lookups.resize(sparse_.size());
+  std::vector<const Tensor*> parts;
+  if (deep_dense_width_ > 0) parts.push_back(&inputs.deep_dense);
+  for (size_t i = 0; i < sparse_.size(); ++i) {
+    if (embeddings_[i] < 0) continue;
+    DTF_RETURN_IF_ERROR(
+        kernels::EmbeddingLookup(ctx, var(embeddings_[i]), inputs.ids[i],
+                                 sparse_[i].combiner, &a.lookups[i]));
+    parts.push_back(&a.lookups[i]);
+  }
+  DTF_RETURN_IF_ERROR(kernels::ConcatColumns(ctx, parts, &a.x0));
+  const Tensor* x = &a.x0;
+  if (bn_gamma_ >= 0) {
+    if (training) {
+      DTF_RETURN_IF_ERROR(kernels::BatchNormTrain(
+          ctx, a.x0, var(bn_gamma_), var(bn_beta_), &var(bn_mean_),
+          &var(bn_variance_), {}, &a.x_bn, &a.bn_cache));
+    } else {
+      DTF_RETURN_IF_ERROR(kernels::BatchNormInfer(
+          ctx, a.x0, var(bn_gamma_), var(bn_beta_), var(bn_mean_),
+          var(bn_variance_), {}, &a.x_bn));
+    }
+    x = &a.x_bn;
+  }
+  const bool dropout = training && spec_.dropout > 0;
+  a.hidden.resize(hidden_.size());
+  a.masks.resize(hidden_.size());
+  a.dropped.resize(hidden_.size());
+  for (size_t i = 0; i < hidden_.size(); ++i) {
+    Tensor& h = a.hidden[i];
+    DTF_RETURN_IF_ERROR(kernels::MatMul(ctx, *x, var(hidden_[i].kernel), &h));
+    DTF_RETURN_IF_ERROR(kernels::BiasAdd(ctx, var(hidden_[i].bias), &h));
+    DTF_RETURN_IF_ERROR(Activate(ctx, spec_.activation, h, &h));
+    x = &h;
+    if (dropout) {
+      const uint64_t seed =
+          seed_ ^ (0x9E3779B97F4A7C15ull * (++dropout_calls_ + i));
+      DTF_RETURN_IF_ERROR(kernels::Dropout(ctx, h, float(spec_.dropout), seed,
+                                           &a.dropped[i], &a.masks[i]));
+      x = &a.dropped[i];
+    }
+  }
+  Tensor* deep = spec_.has_wide() ? &a.deep_logits : logits;
+  DTF_RETURN_IF_ERROR(kernels::MatMul(ctx, *x, var(logits_.kernel), deep));
+  DTF_RETURN_IF_ERROR(kernels::BiasAdd(ctx, var(logits_.bias), deep));
+  if (spec_.has_wide()) {
+    DTF_RETURN_IF_ERROR(kernels::AddInPlace(ctx, a.deep_logits, logits));
+  }
+  return OkStatus();
+}
+
+Status Model::Backward(const Context& ctx, const ModelInputs& inputs,
+                       const Tensor& dlogits, std::vector<Gradient>* grads) {
+  Activations& a = *act_;
+  grads->resize(variables_.size());
+  auto grad = [&](int i) -> Gradient& { return (*grads)[size_t(i)]; };
+  constexpr kernels::MatMulOptions kTransA{.transpose_a = true};
+  constexpr kernels::MatMulOptions kTransB{.transpose_b = true};
+
+  if (spec_.has_wide()) {
+    if (wide_dense_ >= 0) {
+      DTF_RETURN_IF_ERROR(kernels::MatMul(ctx, inputs.wide_dense, dlogits,
+                                          &grad(wide_dense_).dense, kTransA));
+    }
+    for (size_t i = 0; i < sparse_.size(); ++i) {
+      if (wide_tables_[i] < 0) continue;
+      DTF_RETURN_IF_ERROR(kernels::EmbeddingLookupGrad(
+          ctx, inputs.ids[i], kernels::Combiner::kSum, dlogits,
+          sparse_[i].num_ids, &grad(wide_tables_[i]).sparse));
+    }
+    DTF_RETURN_IF_ERROR(
+        kernels::BiasAddGrad(ctx, dlogits, &grad(wide_bias_).dense));
+  }
+  if (!spec_.has_deep()) return OkStatus();
+
+  // Logits layer, then the hidden layers from the top.
+  const Tensor* top = a.hidden.empty() ? (bn_gamma_ >= 0 ? &a.x_bn : &a.x0)
+                                       : (spec_.dropout > 0 ? &a.dropped.back()
+                                                            : &a.hidden.back());
+  DTF_RETURN_IF_ERROR(kernels::MatMul(ctx, *top, dlogits,
+                                      &grad(logits_.kernel).dense, kTransA));
+  DTF_RETURN_IF_ERROR(
+      kernels::BiasAddGrad(ctx, dlogits, &grad(logits_.bias).dense));
+  DTF_RETURN_IF_ERROR(
+      kernels::MatMul(ctx, dlogits, var(logits_.kernel), &a.d_out, kTransB));
+  for (size_t k = hidden_.size(); k-- > 0;) {
+    if (spec_.dropout > 0) {
+      DTF_RETURN_IF_ERROR(
+          kernels::DropoutGrad(ctx, a.d_out, a.masks[k], &a.d_in));
+      std::swap(a.d_out, a.d_in);
+    }
+    DTF_RETURN_IF_ERROR(
+        ActivateGrad(ctx, spec_.activation, a.hidden[k], a.d_out, &a.d_out));
+    const Tensor* in =
+        k == 0 ? (bn_gamma_ >= 0 ? &a.x_bn : &a.x0)
+               : (spec_.dropout > 0 ? &a.dropped[k - 1] : &a.hidden[k - 1]);
+    DTF_RETURN_IF_ERROR(kernels::MatMul(
+        ctx, *in, a.d_out, &grad(hidden_[k].kernel).dense, kTransA));
+    DTF_RETURN_IF_ERROR(
+        kernels::BiasAddGrad(ctx, a.d_out, &grad(hidden_[k].bias).dense));
+    DTF_RETURN_IF_ERROR(kernels::MatMul(ctx, a.d_out, var(hidden_[k].kernel),
+                                        &a.d_in, kTransB));
+    std::swap(a.d_out, a.d_in);
+  }
+  const Tensor* d_x0 = &a.d_out;
+  if (bn_gamma_ >= 0) {
+    DTF_RETURN_IF_ERROR(kernels::BatchNormGrad(
+        ctx, a.d_out, var(bn_gamma_), a.bn_cache, &a.d_x0,
+        &grad(bn_gamma_).dense, &grad(bn_beta_).dense));
+    d_x0 = &a.d_x0;
+  }
+  // Split the input gradient back into its parts; the dense columns' part
+  // is not needed.
+  std::vector<int64_t> widths;
+  std::vector<size_t> owners;
+  if (deep_dense_width_ > 0) {
+    widths.push_back(deep_dense_width_);
+    owners.push_back(sparse_.size());
+  }
+  for (size_t i = 0; i < sparse_.size(); ++i) {
+    if (embeddings_[i] < 0) continue;
+    widths.push_back(sparse_[i].embedding);
+    owners.push_back(i);
+  }
+  a.d_parts.resize(widths.size());
+  std::vector<Tensor*> parts;
+  for (Tensor& t : a.d_parts) parts.push_back(&t);
+  DTF_RETURN_IF_ERROR(kernels::SplitColumns(ctx, *d_x0, widths, parts));
+  for (size_t p = 0; p < owners.size(); ++p) {
+    const size_t i = owners[p];
+    if (i == sparse_.size()) continue;
+    DTF_RETURN_IF_ERROR(kernels::EmbeddingLookupGrad(
+        ctx, inputs.ids[i], sparse_[i].combiner, a.d_parts[p],
+        sparse_[i].num_ids, &grad(embeddings_[i]).sparse));
+  }
+  return OkStatus();
+}
+
+}  // namespace dtf::runtime

@@ -1,0 +1,299 @@
+#include "lib/runtime/trainer.h"
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "lib/base/strings.h"
+#include "lib/data/input_pipeline.h"
+#include "lib/data/job_toml.h"
+#include "lib/kernels/context.h"
+#include "lib/kernels/loss.h"
+#include "lib/runtime/checkpoint.h"
+#include "lib/runtime/job_records.h"
+#include "lib/runtime/optimizers.h"
+
+namespace dtf::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+StatusOr<float> ComputeLoss(const kernels::Context& ctx, Loss loss,
+                            const kernels::Tensor& logits,
+                            const ModelInputs& inputs,
+                            kernels::Tensor* dlogits) {
+  switch (loss) {
+    case Loss::kBinaryCrossentropy:
+      return kernels::SigmoidCrossEntropy(ctx, logits, inputs.labels, dlogits);
+    case Loss::kSoftmaxCrossentropy:
+      return kernels::SoftmaxCrossEntropy(ctx, logits, inputs.class_labels,
+                                          dlogits);
+    case Loss::kSquaredError:
+      break;
+  }
+  return kernels::MeanSquaredError(ctx, logits, inputs.labels, dlogits);
+}
+
+// Fits the normalizer statistics with one pass over the training shards.
+StatusOr<int64_t> FitNormalizer(const kernels::Context& ctx,
+                                const std::vector<std::string>& files,
+                                FeatureLayer* layer) {
+  InputPipelineOptions options;
+  options.files = files;
+  options.features = layer->ParseSpecs(/*with_label=*/false);
+  options.batch_size = 4096;
+  DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(options));
+  kernels::NormalizerFit fit(layer->normalized_width());
+  Batch batch;
+  while (true) {
+    DTF_ASSIGN_OR_RETURN(bool more, pipeline->Next(&batch));
+    if (!more) break;
+    DTF_RETURN_IF_ERROR(layer->ObserveForNormalizer(ctx, batch, &fit));
+  }
+  DTF_RETURN_IF_ERROR(layer->SetNormalizer({fit.mean(), fit.stddev()}));
+  return fit.count();
+}
+
+// The optimizers of a model's parts.
+struct Optimizers {
+  std::unique_ptr<kernels::Optimizer> wide;
+  std::unique_ptr<kernels::Optimizer> deep;
+  const kernels::Optimizer& For(Part part) const {
+    return part == Part::kWide ? *wide : *deep;
+  }
+};
+
+StatusOr<Optimizers> MakeOptimizers(const TrainSpec& train) {
+  Optimizers o;
+  if (train.optimizer) {
+    DTF_ASSIGN_OR_RETURN(o.wide, MakeOptimizer(*train.optimizer));
+    DTF_ASSIGN_OR_RETURN(o.deep, MakeOptimizer(*train.optimizer));
+    return o;
+  }
+  DTF_ASSIGN_OR_RETURN(o.wide, MakeOptimizer(*train.wide_optimizer));
+  DTF_ASSIGN_OR_RETURN(o.deep, MakeOptimizer(*train.deep_optimizer));
+  return o;
+}
+
+}  // namespace
+
+StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
+  if (!job.model) {
+    return FailedPreconditionError(
+        StrCat(job.path,
+               ": no [model] table; add one (docs/job-file.md) or "
+               "scaffold a job with `dtf init`"));
+  }
+  const ModelSpec& spec = *job.model;
+  const TrainSpec& train = job.train;
+  auto note = [&](std::string_view text) {
+    if (options.on_note) options.on_note(text);
+  };
+  const int threads =
+      options.threads > 0 ? options.threads : static_cast<int>(train.threads);
+  const kernels::Context ctx = kernels::Context::Cpu(threads);
+  const int64_t batch_size =
+      options.batch_size > 0 ? options.batch_size : train.batch_size;
+  int64_t max_steps = train.steps;
+  int64_t epochs = train.epochs;
+  if (options.steps > 0) {
+    max_steps = options.steps;
+    epochs = 0;
+  } else if (options.epochs > 0) {
+    max_steps = 0;
+    epochs = options.epochs;
+  }
+
+  DTF_ASSIGN_OR_RETURN(JobRecords records, FindJobRecords(job));
+  DTF_ASSIGN_OR_RETURN(FeatureLayer layer,
+                       FeatureLayer::Create(job.schema, job.features, spec));
+  const std::string model_toml = ModelDefinitionToToml(job);
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                       Model::Create(layer, spec, uint64_t(train.seed)));
+  DTF_ASSIGN_OR_RETURN(Optimizers optimizers, MakeOptimizers(train));
+  std::vector<kernels::OptimizerState> states(model->variables().size());
+  for (size_t i = 0; i < states.size(); ++i) {
+    const Variable& v = model->variables()[i];
+    if (v.trainable) {
+      states[i] = optimizers.For(v.part).CreateState(v.value.shape());
+    }
+  }
+
+  std::error_code ec;
+  fs::create_directories(train.output_dir, ec);
+  if (ec) {
+    return ErrnoToStatus(ec.value(),
+                         StrCat("cannot create output_dir ", train.output_dir));
+  }
+  const std::string checkpoint_path =
+      (fs::path(train.output_dir) / kCheckpointFile).string();
+  TrainState state;
+  if (options.resume && fs::exists(checkpoint_path)) {
+    DTF_ASSIGN_OR_RETURN(Bundle bundle, Bundle::ReadFile(checkpoint_path));
+    DTF_RETURN_IF_ERROR(
+        RestoreCheckpoint(bundle, &layer, model.get(), &states, &state));
+    note(StrCat("resuming from ", checkpoint_path, " at step ",
+                state.global_step));
+  } else if (layer.needs_normalizer()) {
+    DTF_ASSIGN_OR_RETURN(int64_t n, FitNormalizer(ctx, records.train, &layer));
+    note(StrCat("normalizer statistics fit over ", n, " training examples"));
+  }
+  auto write_checkpoint = [&]() {
+    return MakeCheckpoint(layer, *model, states, state, model_toml)
+        .WriteFile(checkpoint_path);
+  };
+
+  const std::vector<std::string>& eval_files =
+      records.eval.empty() ? records.train : records.eval;
+  const std::string eval_split =
+      records.eval.empty()
+          ? (records.train_split.empty() ? "train" : records.train_split)
+          : records.eval_split;
+  if (options.eval && records.eval.empty()) {
+    note("the job has no evaluation split; evaluating on the training data");
+  }
+  TrainResult result;
+  result.num_parameters = model->num_parameters();
+  auto evaluate = [&]() -> Status {
+    DTF_ASSIGN_OR_RETURN(
+        EvalMetrics metrics,
+        Evaluate(ctx, layer, *model, eval_files,
+                 std::max<int64_t>(batch_size, 1024), options.cancel));
+    EvalReport report{state.global_step, std::move(metrics), eval_split};
+    if (options.on_eval) options.on_eval(report);
+    result.eval = std::move(report);
+    return OkStatus();
+  };
+
+  InputPipelineOptions input;
+  input.files = records.train;
+  input.features = layer.ParseSpecs(/*with_label=*/true);
+  input.batch_size = batch_size;
+  input.epochs = max_steps > 0 ? -1 : epochs;
+  input.shuffle_buffer_size = train.shuffle_buffer;
+  input.seed = uint64_t(train.seed);
+  input.start = state.position;
+  DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(input));
+
+  Batch batch;
+  ModelInputs inputs;
+  kernels::Tensor logits;
+  kernels::Tensor dlogits;
+  std::vector<Gradient> grads;
+  const auto start = Clock::now();
+  Clock::duration in_steps{};
+  Clock::duration window_time{};
+  double window_loss = 0, epoch_loss = 0;
+  int64_t window_rows = 0, window_steps = 0, epoch_rows = 0;
+  int64_t last_epoch = state.position.epoch;
+  int64_t last_eval_step = -1;
+  double last_loss = 0;
+  auto report = [&]() {
+    if (window_steps == 0) return;
+    TrainProgress p;
+    p.step = state.global_step;
+    p.epoch = state.position.epoch;
+    p.examples = result.examples;
+    p.loss = window_loss / double(window_rows);
+    p.examples_per_sec = double(window_rows) / Seconds(window_time);
+    p.elapsed_seconds = Seconds(Clock::now() - start);
+    last_loss = p.loss;
+    if (options.on_progress) options.on_progress(p);
+    window_loss = 0;
+    window_rows = window_steps = 0;
+    window_time = {};
+  };
+
+  while (max_steps == 0 || state.global_step < max_steps) {
+    if (options.cancel != nullptr && options.cancel->load()) {
+      DTF_RETURN_IF_ERROR(write_checkpoint());
+      return CancelledError(StrCat("training cancelled at step ",
+                                   state.global_step, "; checkpoint ",
+                                   checkpoint_path));
+    }
+    const auto t0 = Clock::now();
+    DTF_ASSIGN_OR_RETURN(bool more, pipeline->Next(&batch));
+    if (!more) break;
+    DTF_RETURN_IF_ERROR(layer.Transform(ctx, batch, true, &inputs));
+    DTF_RETURN_IF_ERROR(model->Forward(ctx, inputs, true, &logits));
+    DTF_ASSIGN_OR_RETURN(float loss,
+                         ComputeLoss(ctx, spec.loss, logits, inputs, &dlogits));
+    DTF_RETURN_IF_ERROR(model->Backward(ctx, inputs, dlogits, &grads));
+    auto& vars = model->variables();
+    for (size_t i = 0; i < vars.size(); ++i) {
+      if (!vars[i].trainable) continue;
+      const kernels::Optimizer& opt = optimizers.For(vars[i].part);
+      if (vars[i].sparse) {
+        DTF_RETURN_IF_ERROR(
+            opt.ApplySparse(ctx, &vars[i].value, grads[i].sparse, &states[i]));
+      } else {
+        DTF_RETURN_IF_ERROR(
+            opt.ApplyDense(ctx, &vars[i].value, grads[i].dense, &states[i]));
+      }
+    }
+    const auto step_time = Clock::now() - t0;
+    in_steps += step_time;
+    window_time += step_time;
+    ++state.global_step;
+    state.position = pipeline->position();
+    result.examples += batch.rows;
+    window_loss += double(loss) * double(batch.rows);
+    epoch_loss += double(loss) * double(batch.rows);
+    window_rows += batch.rows;
+    epoch_rows += batch.rows;
+    ++window_steps;
+
+    const bool epoch_done = state.position.epoch != last_epoch;
+    if (train.log_every_steps > 0 &&
+        state.global_step % train.log_every_steps == 0) {
+      report();
+    }
+    if (epoch_done) {
+      last_epoch = state.position.epoch;
+      result.loss = epoch_loss / double(epoch_rows);
+      epoch_loss = 0;
+      epoch_rows = 0;
+      if (train.log_every_steps == 0) report();
+    }
+    const bool eval_now =
+        options.eval && (train.eval_every_steps > 0
+                             ? state.global_step % train.eval_every_steps == 0
+                             : epoch_done);
+    if (eval_now) {
+      DTF_RETURN_IF_ERROR(evaluate());
+      last_eval_step = state.global_step;
+    }
+    if (train.checkpoint_every_steps > 0 &&
+        state.global_step % train.checkpoint_every_steps == 0) {
+      DTF_RETURN_IF_ERROR(write_checkpoint());
+    }
+  }
+  report();
+  if (epoch_rows > 0 && result.loss == 0) {
+    result.loss = epoch_loss / double(epoch_rows);
+  }
+  if (result.loss == 0) result.loss = last_loss;
+  result.steps = state.global_step;
+  result.train_seconds = Seconds(in_steps);
+  result.examples_per_sec = result.train_seconds > 0
+                                ? double(result.examples) / result.train_seconds
+                                : 0;
+  if (options.eval && last_eval_step != state.global_step) {
+    DTF_RETURN_IF_ERROR(evaluate());
+  }
+  DTF_RETURN_IF_ERROR(write_checkpoint());
+  result.checkpoint = checkpoint_path;
+  result.export_dir = (fs::path(train.output_dir) / kExportDir).string();
+  DTF_RETURN_IF_ERROR(
+      ExportModel(result.export_dir, model_toml, layer, *model));
+  return result;
+}
+
+}  // namespace dtf::runtime
