@@ -22,7 +22,12 @@ std::unique_ptr<CLI::App> BuildApp(Context* ctx) {
   SetupInit(app.get(), ctx);
   SetupInspect(app.get(), ctx);
   SetupTrain(app.get(), ctx);
+  SetupServe(app.get(), ctx);
   SetupPredict(app.get(), ctx);
+  SetupLaunch(app.get(), ctx);
+  SetupStatus(app.get(), ctx);
+  SetupLogs(app.get(), ctx);
+  SetupStop(app.get(), ctx);
   return app;
 }
 
@@ -46,6 +51,7 @@ int RunDtf(int argc, char** argv, Context* ctx) {
     return kExitBadInput;
   }
   if (!ctx->status.ok()) ctx->console.Error(ctx->status);
+  if (ctx->exit_code) return *ctx->exit_code;
   return ExitCodeFor(ctx->status);
 }
 

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 #include "CLI/CLI.hpp"
 #include "cmd/cli_output.h"
@@ -18,6 +19,9 @@ struct Context {
   Console console;
   const std::atomic<bool>* cancel = nullptr;
   Status status;
+  // Set by a subcommand whose exit code is not its status's (dtf launch
+  // exits with the chief's code).
+  std::optional<int> exit_code;
 };
 
 // Builds the whole tree; subcommands store their outcome in ctx->status
@@ -33,6 +37,11 @@ void SetupGenRecords(CLI::App* app, Context* ctx);
 void SetupInit(CLI::App* app, Context* ctx);
 void SetupInspect(CLI::App* app, Context* ctx);
 void SetupTrain(CLI::App* app, Context* ctx);
+void SetupServe(CLI::App* app, Context* ctx);
 void SetupPredict(CLI::App* app, Context* ctx);
+void SetupLaunch(CLI::App* app, Context* ctx);
+void SetupStatus(CLI::App* app, Context* ctx);
+void SetupLogs(CLI::App* app, Context* ctx);
+void SetupStop(CLI::App* app, Context* ctx);
 
 }  // namespace dtf::cli

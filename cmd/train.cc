@@ -5,10 +5,10 @@
 #include <string>
 
 #include "cmd/app.h"
+#include "cmd/train_report.h"
 #include "lib/base/strings.h"
 #include "lib/data/file.h"
 #include "lib/data/job_file.h"
-#include "lib/data/json.h"
 #include "lib/runtime/trainer.h"
 
 namespace dtf::cli {
@@ -25,46 +25,6 @@ struct TrainFlags {
   bool quiet = false;
   std::string metrics_out;
 };
-
-std::string FormatMetrics(const runtime::EvalMetrics& m) {
-  std::string out;
-  for (const auto& [name, value] : m.values) {
-    StrAppend(&out, out.empty() ? "" : "  ", name, " ",
-              fmt::format("{:.4f}", value));
-  }
-  return out;
-}
-
-void AppendJsonNumber(std::string* out, std::string_view key, double value) {
-  StrAppend(out, out->size() > 1 ? "," : "", JsonString(key), ":");
-  if (std::isfinite(value)) {
-    StrAppend(out, fmt::format("{}", value));
-  } else {
-    StrAppend(out, "null");
-  }
-}
-
-std::string MetricsJson(const runtime::TrainResult& r) {
-  std::string out = "{";
-  AppendJsonNumber(&out, "steps", double(r.steps));
-  AppendJsonNumber(&out, "examples", double(r.examples));
-  AppendJsonNumber(&out, "train_seconds", r.train_seconds);
-  AppendJsonNumber(&out, "examples_per_sec", r.examples_per_sec);
-  AppendJsonNumber(&out, "train_loss", r.loss);
-  AppendJsonNumber(&out, "parameters", double(r.num_parameters));
-  if (r.eval) {
-    for (const auto& [name, value] : r.eval->metrics.values) {
-      AppendJsonNumber(&out, name, value);
-    }
-    AppendJsonNumber(&out, "eval_examples", double(r.eval->metrics.examples));
-    StrAppend(&out, ",\"eval_split\":", JsonString(r.eval->split));
-  } else {
-    AppendJsonNumber(&out, "loss", r.loss);
-  }
-  StrAppend(&out, ",\"checkpoint\":", JsonString(r.checkpoint),
-            ",\"model\":", JsonString(r.export_dir), "}\n");
-  return out;
-}
 
 Status RunTrain(const TrainFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job));
@@ -88,9 +48,7 @@ Status RunTrain(const TrainFlags& f, Context* ctx) {
   };
   options.on_eval = [&](const runtime::EvalReport& e) {
     if (f.quiet) return;
-    console.Info(StrCat("eval  step ", e.step, "  (", e.split, ", ",
-                        e.metrics.examples, " examples)  ",
-                        FormatMetrics(e.metrics)));
+    console.Info(EvalLine(e));
   };
   DTF_ASSIGN_OR_RETURN(runtime::TrainResult r, runtime::Train(job, options));
   if (!f.metrics_out.empty()) {

@@ -6,7 +6,7 @@ _dtf() {
   prev="${COMP_WORDS[COMP_CWORD-1]}"
   cmd="${COMP_WORDS[1]}"
   if [[ ${COMP_CWORD} -eq 1 ]]; then
-    COMPREPLY=($(compgen -W "gen-records init inspect train predict --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "gen-records init inspect train predict launch status logs stop --help --version" -- "$cur"))
     return
   fi
   case "$prev" in
@@ -23,17 +23,35 @@ _dtf() {
     --from-csv|--eval-csv|--metrics-out|--output|--input) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --model) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "jsonl csv" -- "$cur")); return ;;
+    --profile)
+      local names
+      names=$(ls profiles/*.toml 2>/dev/null | sed 's|^profiles/||; s|\.toml$||')
+      COMPREPLY=($(compgen -W "local $names" -- "$cur") $(compgen -f -X '!*.toml' -- "$cur"))
+      return ;;
+    --runs-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    --task-binary) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   case "$cmd" in
     gen-records) opts="--help --job --schema --infer --infer-rows --label --out --shards --shard-key --split --no-header --delimiter --quote --no-trim --missing --compression --threads --index --on-error --overwrite --schema-out --json" ;;
     init) opts="--help --from-csv --eval-csv --label --delimiter --quote --no-trim --max-rows" ;;
     inspect) opts="--help --limit --stats --json --compression" ;;
     train) opts="--help --job --batch-size --steps --epochs --threads --no-eval --restart --quiet --metrics-out" ;;
+    serve) opts="--help --job --role --index --ps --workers --cluster_spec --run-id --run-dir --secret-file --ready-file --threads --set --metrics-out --quiet" ;;
     predict) opts="--help --model --input --format --output --keep --batch-size --threads" ;;
+    launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --json --detach --task-binary --grace --start-timeout" ;;
+    status) opts="--help --job --runs-dir --json --watch" ;;
+    logs) opts="--help --job --runs-dir -f --follow" ;;
+    stop) opts="--help --job --runs-dir --grace" ;;
     *) opts="" ;;
   esac
   if [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+  elif [[ "$cmd" == status || "$cmd" == logs || "$cmd" == stop ]]; then
+    # Run ids, and for logs the task names.
+    local runs
+    runs=$(ls .dtf/runs 2>/dev/null)
+    if [[ "$cmd" == logs ]]; then runs="$runs ps:0 worker:0 worker:1"; fi
+    COMPREPLY=($(compgen -W "$runs" -- "$cur"))
   else
     COMPREPLY=($(compgen -f -- "$cur"))
   fi

@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libabsl-dev libfmt-dev libcli11-dev libtomlplusplus-dev libssh-dev
+  nlohmann-json3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libeigen3-dev zlib1g-dev libfarmhash-dev
   libgtest-dev libgmock-dev

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/base/strings.h"
 #include "lib/data/schema_internal.h"
 #include "lib/data/toml_util.h"
 
@@ -413,8 +414,66 @@ StatusOr<const toml::table*> TopTable(const Reader& r, const toml::table& root,
 
 }  // namespace
 
+namespace {
+
+Status ApplyOverride(const std::string& text, toml::table* root) {
+  const size_t eq = text.find('=');
+  const std::string key = eq == std::string::npos ? "" : text.substr(0, eq);
+  auto bad = [&](std::string_view why) {
+    return InvalidArgumentError(StrCat("--set ", text, ": ", why));
+  };
+  if (key.empty() || key.front() == '.' || key.back() == '.' ||
+      key.find("..") != std::string::npos) {
+    return bad("expected section.key=value");
+  }
+  std::vector<std::string> parts;
+  for (size_t at = 0; at <= key.size();) {
+    const size_t dot = std::min(key.find('.', at), key.size());
+    parts.push_back(key.substr(at, dot - at));
+    at = dot + 1;
+  }
+  const std::string value = text.substr(eq + 1);
+  std::optional<toml::table> parsed;
+#if TOML_EXCEPTIONS
+  try {
+    parsed = toml::parse("v = " + value);
+  } catch (const toml::parse_error&) {
+  }
+#else
+  if (toml::parse_result r = toml::parse("v = " + value)) parsed = r.table();
+#endif
+  toml::table* table = root;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    toml::node* next = table->get(parts[i]);
+    if (next == nullptr) {
+      table->insert(parts[i], toml::table{});
+      next = table->get(parts[i]);
+    }
+    if (!next->is_table()) {
+      return bad(StrCat("\"", parts[i], "\" is not a table"));
+    }
+    table = next->as_table();
+  }
+  if (parsed && parsed->get("v") != nullptr) {
+    table->insert_or_assign(parts.back(), *parsed->get("v"));
+  } else {
+    table->insert_or_assign(parts.back(), value);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 StatusOr<JobFile> LoadJobFile(const std::string& path) {
-  DTF_ASSIGN_OR_RETURN(const toml::table root, toml_util::ParseFile(path));
+  return LoadJobFile(path, {});
+}
+
+StatusOr<JobFile> LoadJobFile(const std::string& path,
+                              const std::vector<std::string>& overrides) {
+  DTF_ASSIGN_OR_RETURN(toml::table root, toml_util::ParseFile(path));
+  for (const std::string& o : overrides) {
+    DTF_RETURN_IF_ERROR(ApplyOverride(o, &root));
+  }
   Reader r(path);
   DTF_RETURN_IF_ERROR(
       r.CheckKeys(root, "", {"data", "schema", "features", "model", "train"}));

@@ -102,6 +102,12 @@ Status RecordWriter::WriteFramed(std::string_view framed, uint64_t records) {
   return OkStatus();
 }
 
+Status RecordWriter::Flush() {
+  DTF_RETURN_IF_ERROR(CheckOpen());
+  DTF_RETURN_IF_ERROR(FlushScratch());
+  return Remember(file_->Flush());
+}
+
 Status RecordWriter::Close() {
   if (closed_) return status_;
   closed_ = true;

@@ -34,6 +34,9 @@ class RecordWriter {
   // Appends bytes that already hold whole framed records (built with
   // record_format::AppendFramedRecord); `records` is how many, for counting.
   Status WriteFramed(std::string_view framed, uint64_t records);
+  // Hands every record written so far to the OS (ending the deflate block of
+  // a compressed stream), so that a reader of the file sees them.
+  Status Flush();
   // Finishes the compressed stream, flushes and closes the file. Must be
   // called for the file to be complete.
   Status Close();

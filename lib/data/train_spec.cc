@@ -186,12 +186,13 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
                    "needs a [model] table (the optimizers depend on the "
                    "model type)");
   }
-  DTF_RETURN_IF_ERROR(
-      r.CheckKeys(t, "train",
-                  {"batch_size", "epochs", "steps", "shuffle_buffer", "seed",
-                   "eval_every_steps", "log_every_steps",
-                   "checkpoint_every_steps", "output_dir", "threads", "mode",
-                   "optimizer", "wide_optimizer", "deep_optimizer"}));
+  DTF_RETURN_IF_ERROR(r.CheckKeys(
+      t, "train",
+      {"batch_size", "epochs", "steps", "shuffle_buffer", "seed",
+       "eval_every_steps", "log_every_steps", "checkpoint_every_steps",
+       "output_dir", "threads", "mode", "replicas_to_aggregate",
+       "max_staleness", "heartbeat_timeout", "coordinator_timeout", "optimizer",
+       "wide_optimizer", "deep_optimizer"}));
   DTF_RETURN_IF_ERROR(
       r.ReadInt(t, "train", "batch_size", 1, &train->batch_size));
   if (t.contains("epochs") && t.contains("steps")) {
@@ -224,6 +225,19 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
         r.GetChoice(*n, "train.mode", {"sync", "async", "allreduce"}));
     train->mode = static_cast<TrainMode>(mode);
   }
+  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "replicas_to_aggregate", 0,
+                                &train->replicas_to_aggregate));
+  DTF_RETURN_IF_ERROR(
+      r.ReadInt(t, "train", "max_staleness", 0, &train->max_staleness));
+  if (t.contains("max_staleness") && train->mode != TrainMode::kAsync) {
+    return r.Error(*t.get("max_staleness"), "train.max_staleness",
+                   "bounds staleness in async mode only; set mode = "
+                   "\"async\"");
+  }
+  DTF_RETURN_IF_ERROR(
+      r.ReadInt(t, "train", "heartbeat_timeout", 1, &train->heartbeat_timeout));
+  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "coordinator_timeout", 1,
+                                &train->coordinator_timeout));
   return ReadOptimizers(r, &t, *model, train);
 }
 

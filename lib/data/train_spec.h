@@ -79,6 +79,20 @@ struct TrainSpec {
   int64_t threads = 0;
   // mode. Default: sync.
   TrainMode mode = TrainMode::kSync;
+  // replicas_to_aggregate (>= 0): sync mode applies a step once this many
+  // workers pushed gradients for it (fewer than the workers: the rest are
+  // backups, their late gradients dropped as stale); 0: every live worker.
+  // Default: 0.
+  int64_t replicas_to_aggregate = 0;
+  // max_staleness (>= 0, async only): gradients computed more than this many
+  // updates ago are dropped; -1 (the default, no key): unbounded.
+  int64_t max_staleness = -1;
+  // heartbeat_timeout (>= 1, seconds): a worker silent this long is taken
+  // for dead; sync steps stop waiting for it. Default: 10.
+  int64_t heartbeat_timeout = 10;
+  // coordinator_timeout (>= 1, seconds): a task that cannot reach the chief
+  // for this long exits on its own. Default: 60.
+  int64_t coordinator_timeout = 60;
   // [train.optimizer]: the optimizer of a linear or mlp model. Absent table:
   // ftrl for linear, adagrad for mlp (TF's LinearClassifier and
   // DNNClassifier). Set exactly when the model is linear or mlp.

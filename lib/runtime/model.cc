@@ -168,6 +168,15 @@ StatusOr<std::unique_ptr<Model>> Model::Create(const FeatureLayer& layer,
   return m;
 }
 
+int Model::SparseInputOf(size_t variable) const {
+  for (size_t i = 0; i < sparse_.size(); ++i) {
+    if (wide_tables_[i] == int(variable) || embeddings_[i] == int(variable)) {
+      return int(i);
+    }
+  }
+  return -1;
+}
+
 Variable* Model::Find(const std::string& name) {
   for (Variable& v : variables_) {
     if (v.name == name) return &v;
@@ -279,7 +288,7 @@ Status Model::Backward(const Context& ctx, const ModelInputs& inputs,
       if (wide_tables_[i] < 0) continue;
       DTF_RETURN_IF_ERROR(kernels::EmbeddingLookupGrad(
           ctx, inputs.ids[i], kernels::Combiner::kSum, dlogits,
-          sparse_[i].num_ids, &grad(wide_tables_[i]).sparse));
+          var(wide_tables_[i]).rows(), &grad(wide_tables_[i]).sparse));
     }
     DTF_RETURN_IF_ERROR(
         kernels::BiasAddGrad(ctx, dlogits, &grad(wide_bias_).dense));
@@ -344,7 +353,7 @@ Status Model::Backward(const Context& ctx, const ModelInputs& inputs,
     if (i == sparse_.size()) continue;
     DTF_RETURN_IF_ERROR(kernels::EmbeddingLookupGrad(
         ctx, inputs.ids[i], sparse_[i].combiner, a.d_parts[p],
-        sparse_[i].num_ids, &grad(embeddings_[i]).sparse));
+        var(embeddings_[i]).rows(), &grad(embeddings_[i]).sparse));
   }
   return OkStatus();
 }

@@ -56,6 +56,9 @@ class Model {
 
   std::vector<Variable>& variables() { return variables_; }
   const std::vector<Variable>& variables() const { return variables_; }
+  // Which sparse input (FeatureLayer::sparse_inputs() index) a sparse
+  // variable is looked up with; -1 for a dense variable.
+  int SparseInputOf(size_t variable) const;
   // The variable called `name`, or nullptr.
   Variable* Find(const std::string& name);
 

@@ -14,6 +14,7 @@
 #include "lib/runtime/checkpoint.h"
 #include "lib/runtime/job_records.h"
 #include "lib/runtime/optimizers.h"
+#include "lib/runtime/train_step.h"
 
 namespace dtf::runtime {
 namespace {
@@ -23,42 +24,6 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) {
   return std::chrono::duration<double>(d).count();
-}
-
-StatusOr<float> ComputeLoss(const kernels::Context& ctx, Loss loss,
-                            const kernels::Tensor& logits,
-                            const ModelInputs& inputs,
-                            kernels::Tensor* dlogits) {
-  switch (loss) {
-    case Loss::kBinaryCrossentropy:
-      return kernels::SigmoidCrossEntropy(ctx, logits, inputs.labels, dlogits);
-    case Loss::kSoftmaxCrossentropy:
-      return kernels::SoftmaxCrossEntropy(ctx, logits, inputs.class_labels,
-                                          dlogits);
-    case Loss::kSquaredError:
-      break;
-  }
-  return kernels::MeanSquaredError(ctx, logits, inputs.labels, dlogits);
-}
-
-// Fits the normalizer statistics with one pass over the training shards.
-StatusOr<int64_t> FitNormalizer(const kernels::Context& ctx,
-                                const std::vector<std::string>& files,
-                                FeatureLayer* layer) {
-  InputPipelineOptions options;
-  options.files = files;
-  options.features = layer->ParseSpecs(/*with_label=*/false);
-  options.batch_size = 4096;
-  DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(options));
-  kernels::NormalizerFit fit(layer->normalized_width());
-  Batch batch;
-  while (true) {
-    DTF_ASSIGN_OR_RETURN(bool more, pipeline->Next(&batch));
-    if (!more) break;
-    DTF_RETURN_IF_ERROR(layer->ObserveForNormalizer(ctx, batch, &fit));
-  }
-  DTF_RETURN_IF_ERROR(layer->SetNormalizer({fit.mean(), fit.stddev()}));
-  return fit.count();
 }
 
 // The optimizers of a model's parts.

@@ -82,7 +82,7 @@ TEST(CliDocs, ManPagesDocumentNoFlagThatDoesNotExist) {
     if (c.name.empty()) continue;
     std::string page = Slurp("man/dtf-" + c.name + ".1");
     std::set<std::string> real(c.flags.begin(), c.flags.end());
-    std::regex flag(R"(\\-\\-([a-z][a-z\\-]*[a-z]))");
+    std::regex flag(R"(\\-\\-([a-z][a-z_\\-]*[a-z]))");
     for (std::sregex_iterator it(page.begin(), page.end(), flag), end;
          it != end; ++it) {
       std::string name =

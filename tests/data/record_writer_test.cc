@@ -148,6 +148,24 @@ TEST(RecordWriter, RoundTripsEveryCompression) {
   ::rmdir(dir.c_str());
 }
 
+TEST(RecordWriter, FlushHandsRecordsToTheOs) {
+  testing::TempDir temp("dtf_record_writer_test");
+  const std::string path = temp.Join("live.tfrecord");
+  auto writer = RecordWriter::Open(path);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE((*writer)->WriteRecord("one").ok());
+  ASSERT_TRUE((*writer)->WriteRecord("two").ok());
+  EXPECT_TRUE(ReadAll(path, Compression::kNone).empty());
+  ASSERT_TRUE((*writer)->Flush().ok());
+  EXPECT_EQ(ReadAll(path, Compression::kNone),
+            (std::vector<std::string>{"one", "two"}));
+  ASSERT_TRUE((*writer)->WriteRecord("three").ok());
+  ASSERT_TRUE((*writer)->Close().ok());
+  EXPECT_EQ(ReadAll(path, Compression::kNone),
+            (std::vector<std::string>{"one", "two", "three"}));
+  EXPECT_EQ((*writer)->Flush().code(), StatusCode::kFailedPrecondition);
+}
+
 TEST(RecordWriter, WriteAfterCloseFails) {
   std::string out;
   RecordWriter writer(NewStringWritableFile(&out, "mem"), {});

@@ -2,8 +2,11 @@
 # tf_env.sh BUILD_DIR
 #
 # Creates (once) a Python virtual environment at BUILD_DIR/venv-tf holding
-# TensorFlow (CPU) and pandas, used by the TensorFlow interop test and the
-# gen-records benchmark. Later runs find the stamp file and re-use the venv.
+# TensorFlow (CPU), pandas and TensorBoard, used by the TensorFlow interop
+# test, the TensorBoard event file test and the gen-records benchmark. Later
+# runs find the stamp file and re-use the venv; when the requirements change,
+# a complete venv is updated in place (so that a test using it meanwhile
+# keeps working) and an incomplete one is created again.
 # Prints the venv's python path on stdout; everything else goes to stderr.
 set -euo pipefail
 
@@ -14,7 +17,10 @@ fi
 
 TF_VERSION="2.21.0"
 PANDAS_VERSION="3.1.1"
-REQUIREMENTS=("tensorflow-cpu==${TF_VERSION}" "pandas==${PANDAS_VERSION}")
+# TensorFlow no longer depends on TensorBoard; installed for its loader.
+TENSORBOARD_VERSION="2.21.0"
+REQUIREMENTS=("tensorflow-cpu==${TF_VERSION}" "pandas==${PANDAS_VERSION}"
+              "tensorboard==${TENSORBOARD_VERSION}")
 
 build_dir="$1"
 mkdir -p "$build_dir"
@@ -45,13 +51,18 @@ ensure_venv_module() {
 }
 
 create_venv() {
-  ensure_venv_module
-  log "creating $venv with ${REQUIREMENTS[*]} (takes a few minutes the first time)"
-  rm -rf "$venv"
-  python3 -m venv "$venv" >&2
-  "$python" -m pip install --upgrade pip >&2
+  if [[ -x "$python" && -f "$stamp" ]]; then
+    log "updating $venv to ${REQUIREMENTS[*]}"
+    rm -f "$stamp"
+  else
+    ensure_venv_module
+    log "creating $venv with ${REQUIREMENTS[*]} (takes a few minutes the first time)"
+    rm -rf "$venv"
+    python3 -m venv "$venv" >&2
+    "$python" -m pip install --upgrade pip >&2
+  fi
   "$python" -m pip install "${REQUIREMENTS[@]}" >&2
-  "$python" -c 'import tensorflow, pandas' >&2
+  "$python" -c 'import tensorflow, pandas, tensorboard' >&2
   echo "$want_stamp" > "$stamp"
 }
 

@@ -1,0 +1,186 @@
+// dtf launch: start a run of the job (parameter servers and workers, each a
+// `dtf serve` process) as the profile says, or print its plan.
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cmd/app.h"
+#include "cmd/run_common.h"
+#include "lib/base/strings.h"
+#include "lib/data/job_file.h"
+#include "lib/launch/local_backend.h"
+#include "lib/launch/plan.h"
+#include "lib/launch/profile.h"
+
+namespace dtf::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct LaunchFlags {
+  RunsFlags runs;
+  std::string profile = "local";
+  int ps = 0;
+  int workers = 0;
+  std::vector<std::string> sets;
+  std::string metrics_out;
+  bool dry_run = false;
+  bool json = false;
+  bool detach = false;
+  std::string task_binary;
+  double grace = 10;
+  double start_timeout = 120;
+};
+
+std::string Absolute(const std::string& path) {
+  std::error_code ec;
+  return fs::absolute(path, ec).lexically_normal().string();
+}
+
+StatusOr<std::string> SelfExecutable() {
+  char buffer[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  if (n < 0) return ErrnoToStatus(errno, "/proc/self/exe");
+  return std::string(buffer, static_cast<size_t>(n));
+}
+
+std::chrono::milliseconds Millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+Status Print(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
+  return OkStatus();
+}
+
+StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
+  launch::PlanRequest r;
+  r.job = Absolute(f.runs.job);
+  // The job is checked up front, as every task will load it.
+  DTF_RETURN_IF_ERROR(LoadJobFile(r.job).status());
+  DTF_ASSIGN_OR_RETURN(
+      r.profile, launch::ResolveProfile(fs::path(r.job).parent_path().string(),
+                                        f.profile));
+  if (!f.task_binary.empty()) {
+    r.binary = Absolute(f.task_binary);
+  } else {
+    DTF_ASSIGN_OR_RETURN(r.binary, SelfExecutable());
+  }
+  if (!f.runs.runs_dir.empty()) r.runs_dir = Absolute(f.runs.runs_dir);
+  r.overrides.ps = f.ps;
+  r.overrides.workers = f.workers;
+  r.overrides.sets = f.sets;
+  if (!f.metrics_out.empty()) r.overrides.metrics_out = Absolute(f.metrics_out);
+  return r;
+}
+
+Status RunLaunch(const LaunchFlags& f, Context* ctx) {
+  DTF_ASSIGN_OR_RETURN(launch::PlanRequest request, MakeRequest(f));
+  const Console& console = ctx->console;
+  if (f.dry_run) {
+    DTF_ASSIGN_OR_RETURN(const launch::Plan plan, launch::MakePlan(request));
+    return Print(f.json ? launch::PlanToJson(plan) : launch::PlanToText(plan));
+  }
+  launch::RunOptions options;
+  options.grace = Millis(f.grace);
+  options.start_timeout = Millis(f.start_timeout);
+  if (f.detach) {
+    DTF_ASSIGN_OR_RETURN(const std::string id,
+                         launch::StartDetached(std::move(request), options));
+    console.Info(StrCat("dtf: run ", id,
+                        " started in the background; follow it with "
+                        "'dtf status ",
+                        id, "', 'dtf logs ", id, " -f', end it with 'dtf stop ",
+                        id, "'"));
+    return Print(StrCat(id, "\n"));
+  }
+  std::vector<std::string> names;
+  {
+    DTF_ASSIGN_OR_RETURN(const launch::Plan draft, launch::MakePlan(request));
+    for (const launch::TaskPlan& t : draft.tasks) names.push_back(t.name());
+  }
+  const TaskPrefixes out_prefixes(names, ColorFor(STDOUT_FILENO));
+  const TaskPrefixes err_prefixes(names, ColorFor(STDERR_FILENO));
+  options.cancel = ctx->cancel;
+  options.on_output = [&](const launch::TaskPlan& task, launch::Stream stream,
+                          std::string_view line) {
+    const bool is_out = stream == launch::Stream::kStdout;
+    const std::string text = StrCat(
+        is_out ? out_prefixes.For(task.name()) : err_prefixes.For(task.name()),
+        line, "\n");
+    std::FILE* to = is_out ? stdout : stderr;
+    std::fwrite(text.data(), 1, text.size(), to);
+    std::fflush(to);
+  };
+  options.on_note = [&](std::string_view note) {
+    console.Info(StrCat("dtf: ", note));
+  };
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<launch::LocalRun> run,
+                       launch::LocalRun::Start(std::move(request), options));
+  console.Info(StrCat("dtf: run ", run->run_id(), " (", run->plan().run_dir,
+                      "); Ctrl-C stops it"));
+  const launch::RunOutcome outcome = run->Wait();
+  if (outcome.status.ok()) {
+    console.Info(StrCat("dtf: run ", run->run_id(), " succeeded"));
+  }
+  if (outcome.exit_code && *outcome.exit_code != 0 &&
+      outcome.status.code() != StatusCode::kCancelled) {
+    ctx->exit_code = *outcome.exit_code;
+  }
+  return outcome.status;
+}
+
+}  // namespace
+
+void SetupLaunch(CLI::App* app, Context* ctx) {
+  auto f = std::make_shared<LaunchFlags>();
+  CLI::App* sub = app->add_subcommand(
+      "launch",
+      "Start the job's parameter servers and workers as the profile says "
+      "(every task on this machine with the local profile), or print the "
+      "plan");
+  AddRunsFlags(sub, &f->runs);
+  sub->add_option("--profile", f->profile,
+                  "profiles/<NAME>.toml beside the job file, or a path to a "
+                  ".toml file (default: local; built in when the job has "
+                  "none)");
+  sub->add_option("--ps", f->ps, "Parameter servers (default: the profile's)")
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--workers", f->workers, "Workers (default: the profile's)")
+      ->check(CLI::Range(1, 10000));
+  sub->add_option("--set", f->sets,
+                  "section.key=value passed to every task (repeatable)")
+      ->allow_extra_args(false);
+  sub->add_option("--metrics-out", f->metrics_out,
+                  "Have the chief write the final metrics as JSON to this "
+                  "file");
+  auto* dry_run = sub->add_flag(
+      "--dry-run", f->dry_run,
+      "Print the plan (tasks, ports, command lines, environment) and start "
+      "nothing");
+  sub->add_flag("--json", f->json, "With --dry-run: the plan as JSON")
+      ->needs(dry_run);
+  sub->add_flag("--detach", f->detach,
+                "Start the run in the background, print its id and return")
+      ->excludes(dry_run);
+  sub->add_option("--task-binary", f->task_binary,
+                  "Run this program for every task instead of this dtf "
+                  "(it gets the same arguments, 'serve ...')");
+  sub->add_option("--grace", f->grace,
+                  "Seconds tasks get to exit after SIGTERM (or after the "
+                  "chief exits) before they are killed (default 10)")
+      ->check(CLI::Range(0.0, 3600.0));
+  sub->add_option("--start-timeout", f->start_timeout,
+                  "Seconds each task gets to start serving (default 120)")
+      ->check(CLI::Range(0.1, 86400.0));
+  sub->callback([f, ctx] { ctx->status = RunLaunch(*f, ctx); });
+}
+
+}  // namespace dtf::cli

@@ -1,0 +1,76 @@
+#include "cmd/run_common.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "lib/base/strings.h"
+#include "lib/launch/run_layout.h"
+#include "lib/launch/run_registry.h"
+
+namespace dtf::cli {
+
+namespace fs = std::filesystem;
+
+void AddRunsFlags(CLI::App* sub, RunsFlags* flags) {
+  sub->add_option("--job", flags->job,
+                  "The job file; runs are recorded in .dtf/runs beside it "
+                  "(default: dtf.toml)");
+  sub->add_option("--runs-dir", flags->runs_dir,
+                  "Where runs are recorded (default: .dtf/runs beside the "
+                  "job file)");
+}
+
+std::string RunsDirOf(const RunsFlags& flags) {
+  std::error_code ec;
+  if (!flags.runs_dir.empty()) {
+    return fs::absolute(flags.runs_dir, ec).lexically_normal().string();
+  }
+  const fs::path job = fs::absolute(flags.job, ec).lexically_normal();
+  return launch::DefaultRunsDir(job.parent_path().string());
+}
+
+StatusOr<std::string> FindRun(const RunsFlags& flags, const std::string& id) {
+  return launch::FindRunDir(RunsDirOf(flags), id);
+}
+
+bool IsTaskName(std::string_view s) {
+  const size_t colon = s.find(':');
+  if (colon == std::string_view::npos) return false;
+  const std::string_view role = s.substr(0, colon);
+  const std::string_view index = s.substr(colon + 1);
+  if (role != "ps" && role != "worker") return false;
+  return !index.empty() && std::all_of(index.begin(), index.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+}
+
+bool ColorFor(int fd) {
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return ::isatty(fd) == 1 && !(no_color && *no_color) &&
+         !(term && std::string_view(term) == "dumb");
+}
+
+TaskPrefixes::TaskPrefixes(const std::vector<std::string>& tasks, bool color)
+    : tasks_(tasks), color_(color) {
+  for (const std::string& t : tasks_) width_ = std::max(width_, t.size());
+}
+
+std::string TaskPrefixes::For(std::string_view task) const {
+  // Colours that read on dark and light terminals alike.
+  static constexpr const char* kColors[] = {"36", "35", "33", "32", "34", "31",
+                                            "96", "95", "93", "92", "94"};
+  const std::string label = StrCat("[", task, "]");
+  std::string padding(width_ + 2 > label.size() ? width_ + 2 - label.size() : 0,
+                      ' ');
+  if (!color_) return StrCat(label, padding, " ");
+  const size_t index = static_cast<size_t>(
+      std::find(tasks_.begin(), tasks_.end(), task) - tasks_.begin());
+  return StrCat("\033[", kColors[index % std::size(kColors)], "m", label,
+                "\033[0m", padding, " ");
+}
+
+}  // namespace dtf::cli

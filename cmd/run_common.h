@@ -1,0 +1,45 @@
+// What dtf launch, status, logs and stop share: finding a run's directory
+// and prefixing task output ("[worker:1] ").
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "lib/base/status.h"
+
+namespace dtf::cli {
+
+// --job and --runs-dir, which locate .dtf/runs/.
+struct RunsFlags {
+  std::string job = "dtf.toml";
+  std::string runs_dir;
+};
+void AddRunsFlags(CLI::App* sub, RunsFlags* flags);
+// --runs-dir, or .dtf/runs beside the job file; absolute.
+std::string RunsDirOf(const RunsFlags& flags);
+// The directory of run `id` (a unique prefix will do; "" is the latest).
+StatusOr<std::string> FindRun(const RunsFlags& flags, const std::string& id);
+
+// Whether `s` reads as a task name: "ps:N" or "worker:N".
+bool IsTaskName(std::string_view s);
+
+// Whether text written to `fd` may be coloured: a terminal, NO_COLOR unset
+// or empty, TERM not "dumb".
+bool ColorFor(int fd);
+
+// "[worker:1] " padded to the longest task name, coloured per task when
+// `color`.
+class TaskPrefixes {
+ public:
+  TaskPrefixes(const std::vector<std::string>& tasks, bool color);
+  std::string For(std::string_view task) const;
+
+ private:
+  std::vector<std::string> tasks_;
+  size_t width_ = 0;
+  bool color_ = false;
+};
+
+}  // namespace dtf::cli

@@ -1,0 +1,183 @@
+// dtf serve: run one task (parameter server or worker) of a distributed run.
+// The cluster comes from dtf's flags, TensorFlow's --cluster_spec string or
+// the TF_CONFIG environment variable, in that order of precedence.
+#include "lib/runtime/serve.h"
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cmd/app.h"
+#include "cmd/train_report.h"
+#include "lib/base/strings.h"
+#include "lib/data/file.h"
+#include "lib/data/job_file.h"
+#include "lib/runtime/cluster_spec.h"
+
+namespace dtf::cli {
+namespace {
+
+struct ServeFlags {
+  std::string job = "dtf.toml";
+  std::string role;
+  int index = -1;
+  std::string ps;
+  std::string workers;
+  std::string cluster_spec;
+  std::string run_id;
+  std::string run_dir;
+  std::string secret_file;
+  std::string ready_file;
+  int threads = 0;
+  std::vector<std::string> set;
+  std::string metrics_out;
+  bool quiet = false;
+};
+
+std::vector<std::string> Addresses(const std::vector<runtime::TaskAddress>& a) {
+  std::vector<std::string> out;
+  for (const auto& t : a) out.push_back(t.ToString());
+  return out;
+}
+
+// The cluster and this task, from whichever source is given. TensorFlow's
+// chief task becomes dtf's worker 0 (the workers after it).
+Status ResolveCluster(const ServeFlags& f, runtime::ServeOptions* o) {
+  runtime::ClusterSpec cluster;
+  runtime::TaskId self;
+  bool have_self = false;
+  if (!f.ps.empty() || !f.workers.empty()) {
+    DTF_ASSIGN_OR_RETURN(cluster.ps, runtime::ParseAddressList(f.ps));
+    DTF_ASSIGN_OR_RETURN(cluster.workers, runtime::ParseAddressList(f.workers));
+  } else if (!f.cluster_spec.empty()) {
+    DTF_ASSIGN_OR_RETURN(cluster,
+                         runtime::ParseClusterSpecString(f.cluster_spec));
+  } else if (const char* tf_config = std::getenv("TF_CONFIG")) {
+    DTF_ASSIGN_OR_RETURN(runtime::TfConfig config,
+                         runtime::ParseTfConfig(tf_config));
+    cluster = std::move(config.cluster);
+    self = config.task;
+    have_self = true;
+  } else {
+    return InvalidArgumentError(
+        "no cluster: give --ps and --workers, --cluster_spec, or TF_CONFIG");
+  }
+  if (!f.role.empty()) {
+    DTF_ASSIGN_OR_RETURN(self.role, runtime::ParseRole(f.role));
+    self.index = f.index < 0 ? 0 : f.index;
+  } else if (!have_self) {
+    return InvalidArgumentError("--role is required (or TF_CONFIG's task)");
+  }
+  if (f.index >= 0) self.index = f.index;
+  DTF_RETURN_IF_ERROR(runtime::ValidateCluster(cluster, self));
+  if (self.role == runtime::Role::kEvaluator) {
+    return InvalidArgumentError(
+        "evaluator tasks are not run by dtf: the chief evaluates");
+  }
+  if (cluster.ps.empty()) {
+    return InvalidArgumentError(
+        "the cluster has no ps tasks (mode = \"allreduce\" needs GPUs)");
+  }
+  o->ps = Addresses(cluster.ps);
+  o->workers = Addresses(cluster.chief);
+  const int offset = static_cast<int>(cluster.chief.size());
+  for (const std::string& w : Addresses(cluster.workers))
+    o->workers.push_back(w);
+  switch (self.role) {
+    case runtime::Role::kPs:
+      o->role = runtime::TaskRole::kPs;
+      o->index = self.index;
+      break;
+    case runtime::Role::kChief:
+      o->role = runtime::TaskRole::kWorker;
+      o->index = 0;
+      break;
+    default:
+      o->role = runtime::TaskRole::kWorker;
+      o->index = self.index + offset;
+      break;
+  }
+  return OkStatus();
+}
+
+Status RunServe(const ServeFlags& f, Context* ctx) {
+  runtime::ServeOptions o;
+  DTF_RETURN_IF_ERROR(ResolveCluster(f, &o));
+  if (f.secret_file.empty()) {
+    return InvalidArgumentError(
+        "--secret-file is required: every task of a run shares its secret");
+  }
+  DTF_ASSIGN_OR_RETURN(o.credentials.secret,
+                       runtime::ReadSecretFile(f.secret_file));
+  o.credentials.run_id = f.run_id;
+  DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job, f.set));
+  o.ready_file = f.ready_file;
+  o.threads = f.threads;
+  o.cancel = ctx->cancel;
+  const Console& console = ctx->console;
+  const std::string task =
+      StrCat(o.role == runtime::TaskRole::kPs ? "ps:" : "worker:", o.index);
+  o.on_note = [&](std::string_view text) {
+    if (!f.quiet) console.Info(text);
+  };
+  o.on_progress = [&](const runtime::TrainProgress& p) {
+    if (!f.quiet) console.Info(ProgressLine(p));
+  };
+  o.on_eval = [&](const runtime::EvalReport& e) {
+    if (!f.quiet) console.Info(EvalLine(e));
+  };
+  DTF_ASSIGN_OR_RETURN(runtime::TrainResult r, runtime::Serve(job, o));
+  if (o.role == runtime::TaskRole::kPs) return OkStatus();
+  if (!f.metrics_out.empty() && o.index == 0) {
+    DTF_RETURN_IF_ERROR(WriteFileAtomically(f.metrics_out, MetricsJson(r)));
+  }
+  std::string summary =
+      fmt::format("{}: {} examples in {:.1f} s, {:.0f} examples/s", task,
+                  r.examples, r.train_seconds, r.examples_per_sec);
+  if (r.eval) {
+    StrAppend(&summary, "; global step ", r.steps, "; ",
+              FormatMetrics(r.eval->metrics), "\nmodel: ", r.export_dir);
+  }
+  console.Info(summary);
+  return OkStatus();
+}
+
+}  // namespace
+
+void SetupServe(CLI::App* app, Context* ctx) {
+  auto f = std::make_shared<ServeFlags>();
+  CLI::App* sub = app->add_subcommand(
+      "serve",
+      "Run one task of a distributed run: a parameter server or a worker "
+      "(worker 0 is the chief)");
+  sub->add_option("--job", f->job, "The job file (default: dtf.toml)");
+  sub->add_option("--role", f->role, "ps, worker or chief")
+      ->check(CLI::IsMember({"ps", "worker", "chief", "evaluator"}));
+  sub->add_option("--index", f->index, "This task's index in its role")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--ps", f->ps, "Parameter servers: host:port,host:port");
+  sub->add_option("--workers", f->workers, "Workers: host:port,host:port");
+  sub->add_option("--cluster_spec", f->cluster_spec,
+                  "TensorFlow's 'ps|h:p;h:p,worker|h:p;h:p' (instead of "
+                  "--ps/--workers); without either, TF_CONFIG is read");
+  sub->add_option("--run-id", f->run_id, "The run's id")->required();
+  sub->add_option("--run-dir", f->run_dir,
+                  "The run's record directory (dtf launch passes it; "
+                  "informational)");
+  sub->add_option("--secret-file", f->secret_file,
+                  "The run's secret (a 0600 file)");
+  sub->add_option("--ready-file", f->ready_file,
+                  "Written with host:port once the task listens");
+  sub->add_option("--threads", f->threads,
+                  "Compute threads (default: the job's train.threads)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--set", f->set,
+                  "Override a job-file key: section.key=value (repeatable)");
+  sub->add_option("--metrics-out", f->metrics_out,
+                  "The chief writes the run's final metrics here as JSON");
+  sub->add_flag("--quiet", f->quiet, "Print only errors and the summary");
+  sub->callback([f, ctx] { ctx->status = RunServe(*f, ctx); });
+}
+
+}  // namespace dtf::cli

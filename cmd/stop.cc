@@ -1,0 +1,73 @@
+// dtf stop: stop every task of a run by its recorded process groups.
+#include <cerrno>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cmd/app.h"
+#include "cmd/run_common.h"
+#include "lib/base/strings.h"
+#include "lib/launch/run_control.h"
+#include "lib/launch/run_registry.h"
+
+namespace dtf::cli {
+namespace {
+
+struct StopFlags {
+  RunsFlags runs;
+  std::string run;
+  double grace = 10;
+};
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names)
+    StrAppend(&out, out.empty() ? "" : ", ", n);
+  return out;
+}
+
+Status RunStop(const StopFlags& f) {
+  DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.run));
+  DTF_ASSIGN_OR_RETURN(
+      const launch::StopReport report,
+      launch::StopRun(dir, std::chrono::milliseconds(
+                               static_cast<int64_t>(f.grace * 1000))));
+  DTF_ASSIGN_OR_RETURN(const launch::RunRecord record,
+                       launch::ReadRunRecord(dir));
+  std::string out;
+  if (report.signalled.empty()) {
+    out = StrCat("run ", record.run_id, ": nothing was running (", record.state,
+                 ")\n");
+  } else {
+    out = StrCat("run ", record.run_id, ": stopped ",
+                 JoinNames(report.signalled));
+    if (!report.killed.empty()) {
+      StrAppend(&out, " (killed after ", f.grace,
+                " s: ", JoinNames(report.killed), ")");
+    }
+    StrAppend(&out, "; state ", record.state, "\n");
+  }
+  std::fputs(out.c_str(), stdout);
+  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
+  return OkStatus();
+}
+
+}  // namespace
+
+void SetupStop(CLI::App* app, Context* ctx) {
+  auto f = std::make_shared<StopFlags>();
+  CLI::App* sub = app->add_subcommand(
+      "stop",
+      "Stop every task of a run (SIGTERM to each process group, SIGKILL "
+      "after a grace period); stopping a stopped run does nothing");
+  sub->add_option("run", f->run,
+                  "The run id, or a unique prefix (default: the latest run)");
+  AddRunsFlags(sub, &f->runs);
+  sub->add_option("--grace", f->grace,
+                  "Seconds tasks get to exit after SIGTERM before SIGKILL "
+                  "(default 10)")
+      ->check(CLI::Range(0.0, 3600.0));
+  sub->callback([f, ctx] { ctx->status = RunStop(*f); });
+}
+
+}  // namespace dtf::cli

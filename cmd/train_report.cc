@@ -1,0 +1,64 @@
+#include "cmd/train_report.h"
+
+#include <cmath>
+
+#include "lib/base/strings.h"
+#include "lib/data/json.h"
+
+namespace dtf::cli {
+namespace {
+
+void AppendJsonNumber(std::string* out, std::string_view key, double value) {
+  StrAppend(out, out->size() > 1 ? "," : "", JsonString(key), ":");
+  if (std::isfinite(value)) {
+    StrAppend(out, fmt::format("{}", value));
+  } else {
+    StrAppend(out, "null");
+  }
+}
+
+}  // namespace
+
+std::string ProgressLine(const runtime::TrainProgress& p) {
+  return fmt::format(
+      "step {:>7}  epoch {:>3}  loss {:.4f}  {:>9.0f} examples/s", p.step,
+      p.epoch, p.loss, p.examples_per_sec);
+}
+
+std::string EvalLine(const runtime::EvalReport& e) {
+  return StrCat("eval  step ", e.step, "  (", e.split, ", ", e.metrics.examples,
+                " examples)  ", FormatMetrics(e.metrics));
+}
+
+std::string FormatMetrics(const runtime::EvalMetrics& m) {
+  std::string out;
+  for (const auto& [name, value] : m.values) {
+    StrAppend(&out, out.empty() ? "" : "  ", name, " ",
+              fmt::format("{:.4f}", value));
+  }
+  return out;
+}
+
+std::string MetricsJson(const runtime::TrainResult& r) {
+  std::string out = "{";
+  AppendJsonNumber(&out, "steps", double(r.steps));
+  AppendJsonNumber(&out, "examples", double(r.examples));
+  AppendJsonNumber(&out, "train_seconds", r.train_seconds);
+  AppendJsonNumber(&out, "examples_per_sec", r.examples_per_sec);
+  AppendJsonNumber(&out, "train_loss", r.loss);
+  AppendJsonNumber(&out, "parameters", double(r.num_parameters));
+  if (r.eval) {
+    for (const auto& [name, value] : r.eval->metrics.values) {
+      AppendJsonNumber(&out, name, value);
+    }
+    AppendJsonNumber(&out, "eval_examples", double(r.eval->metrics.examples));
+    StrAppend(&out, ",\"eval_split\":", JsonString(r.eval->split));
+  } else {
+    AppendJsonNumber(&out, "loss", r.loss);
+  }
+  StrAppend(&out, ",\"checkpoint\":", JsonString(r.checkpoint),
+            ",\"model\":", JsonString(r.export_dir), "}\n");
+  return out;
+}
+
+}  // namespace dtf::cli

@@ -1,0 +1,20 @@
+// How training reports itself on the terminal and in --metrics-out JSON,
+// shared by `dtf train` and `dtf serve`.
+#pragma once
+
+#include <string>
+
+#include "lib/runtime/trainer.h"
+
+namespace dtf::cli {
+
+// "loss 0.3094  accuracy 0.8562  auc 0.9111"
+std::string FormatMetrics(const runtime::EvalMetrics& m);
+// "step     100  epoch   0  loss 0.3824     114712 examples/s"
+std::string ProgressLine(const runtime::TrainProgress& p);
+// "eval  step 128  (eval, 16281 examples)  loss ..."
+std::string EvalLine(const runtime::EvalReport& e);
+// The --metrics-out object (docs/training.md), with a trailing newline.
+std::string MetricsJson(const runtime::TrainResult& r);
+
+}  // namespace dtf::cli

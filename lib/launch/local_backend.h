@@ -1,0 +1,152 @@
+// The local backend: every task of a plan as a process on this machine.
+//
+// A run: a new run id and directory (.dtf/runs/<id>/: plan.json, secret,
+// tasks.json, one directory per task with its stdout, stderr, ready and
+// exit.json); free ports held (lib/launch/ports.h) until each task's ready
+// file shows it has bound its own; every task started in its own session
+// and process group with its output in files. The run ends when the chief
+// (worker 0) exits: the others get `grace` to exit on their own and are
+// then stopped. A task that cannot start, does not become ready in time, or
+// exits non-zero before the chief does ends the run: every other task is
+// stopped and the failure names the task and quotes its stderr. No task
+// outlives the run: at the end every process group is stopped (SIGTERM,
+// then SIGKILL after `grace`), and each task dies with its launcher
+// (PR_SET_PDEATHSIG).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/launch/plan.h"
+#include "lib/launch/ports.h"
+#include "lib/launch/process.h"
+#include "lib/launch/run_registry.h"
+
+namespace dtf::launch {
+
+enum class Stream { kStdout, kStderr };
+
+struct RunOptions {
+  // Each line a task writes, soon after it is written (for foreground runs).
+  std::function<void(const TaskPlan& task, Stream stream,
+                     std::string_view line)>
+      on_output;
+  // The launcher's own notes: tasks started, ready, exited, stopped.
+  std::function<void(std::string_view)> on_note;
+  // When it becomes true (a signal handler may set it), every task is
+  // stopped and the run ends Cancelled. May be null.
+  const std::atomic<bool>* cancel = nullptr;
+  // How long a task has to write its ready file. Default 120 s.
+  std::chrono::milliseconds start_timeout{120000};
+  // How long tasks get to exit after SIGTERM before SIGKILL, and to exit on
+  // their own after the chief did. Default 10 s.
+  std::chrono::milliseconds grace{10000};
+  // How often the run is looked at. Default 50 ms.
+  std::chrono::milliseconds poll{50};
+  // Lines of a failed task's stderr quoted in the failure. Default 20.
+  size_t failure_lines = 20;
+  // Recorded in tasks.json: the run is carried out by a supervisor process
+  // (StartDetached sets it).
+  bool detached = false;
+};
+
+// How a run ended.
+struct RunOutcome {
+  // OK when the chief exited 0 and no task failed; else why not, naming
+  // the task: Aborted (a task failed), DeadlineExceeded (a task never
+  // became ready), Cancelled (interrupted, or stopped by `dtf stop`), or
+  // the error that kept a task from starting.
+  Status status;
+  // The chief's exit code as a shell reports it, when the run ended by the
+  // chief exiting (not when it was stopped because of another task, a
+  // timeout or an interrupt).
+  std::optional<int> exit_code;
+  // The run state recorded in tasks.json.
+  std::string state;
+};
+
+// One run in progress, carried out by polling. Not thread-safe: one thread
+// calls Poll/Wait/Stop (the cancel flag may be set from anywhere).
+class LocalRun {
+ public:
+  // Creates the run directory, holds the ports, writes plan.json and the
+  // secret and starts every task (PS first). `request.run_id` is used when
+  // it is not kRunIdPlaceholder, else a new one is made. On an error no
+  // task is left running and the run directory records the failure.
+  static StatusOr<std::unique_ptr<LocalRun>> Start(PlanRequest request,
+                                                   RunOptions options);
+  // Stops whatever still runs.
+  ~LocalRun();
+
+  const Plan& plan() const { return plan_; }
+  const std::string& run_id() const { return plan_.run_id; }
+  // The process of task `i` (plan order).
+  const ProcessId& process(size_t i) const { return tasks_[i].process; }
+  // Whether the launcher still holds task `i`'s port.
+  bool port_held(size_t i) const { return tasks_[i].port.held(); }
+  // Whether task `i` has written its ready file.
+  bool ready(size_t i) const { return tasks_[i].ready; }
+
+  // One look at the run: ready files, output, exits, the cancel flag,
+  // timeouts. Returns true once the run is over (then every task is gone).
+  bool Poll();
+  // Polls until the run is over.
+  RunOutcome Wait();
+  // Stops every task now and ends the run with `why`.
+  void Stop(const Status& why);
+  // Meaningful once the run is over.
+  RunOutcome outcome() const;
+
+ private:
+  struct Task {
+    const TaskPlan* plan = nullptr;
+    ProcessId process;
+    HeldPort port;
+    bool ready = false;
+    std::optional<ExitInfo> exit;
+    std::string address;
+  };
+
+  LocalRun(Plan plan, RunOptions options);
+  void Note(std::string_view text) const;
+  // Whether `dtf stop` has been asked to stop this run.
+  bool StopRequested() const;
+  void PumpOutput(bool flush);
+  void CheckReady();
+  // Reaps the tasks that exited; returns the ones that did this time.
+  std::vector<size_t> Reap();
+  void RecordExit(size_t i);
+  // Ends the run with `why` (unless it is already ending).
+  void Fail(const Status& why);
+  void Finish();
+  void WriteRecord();
+  std::string StderrTail(size_t i) const;
+
+  Plan plan_;
+  RunOptions options_;
+  std::vector<Task> tasks_;
+  std::vector<std::unique_ptr<class LineTail>> tails_;  // 2 per task
+  RunRecord record_;
+  std::chrono::steady_clock::time_point started_;
+  std::optional<std::chrono::steady_clock::time_point> linger_until_;
+  bool stopping_ = false;
+  bool over_ = false;
+  Status failure_;  // set when the run ends other than by the chief
+};
+
+// Starts the run under a supervisor process of its own (double fork, new
+// session, output to <run dir>/supervisor.log) that carries it out as
+// LocalRun::Wait does and keeps the records; the supervisor's SIGTERM or
+// `dtf stop` ends it. Returns the run id once every task is started, or the
+// error that kept the run from starting. `options.on_output`, `on_note`
+// and `cancel` are not used.
+StatusOr<std::string> StartDetached(PlanRequest request, RunOptions options);
+
+}  // namespace dtf::launch

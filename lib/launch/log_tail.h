@@ -1,0 +1,37 @@
+// Reading task logs as they grow: the launcher's foreground output and
+// `dtf logs -f`.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dtf::launch {
+
+// Follows one file, handing out each complete line once. A file that does
+// not exist yet reads as empty. Not thread-safe.
+class LineTail {
+ public:
+  explicit LineTail(std::string path) : path_(std::move(path)) {}
+
+  // Calls `line` (without its '\n') for every complete line written since
+  // the last call; with `flush`, also for a last line that lacks its '\n'.
+  // Returns the number of lines handed out.
+  size_t Poll(const std::function<void(std::string_view)>& line,
+              bool flush = false);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  uint64_t offset_ = 0;
+  std::string partial_;
+};
+
+// The last `n` lines of the file at `path` (fewer when it has fewer; none
+// when it cannot be read).
+std::vector<std::string> LastLines(const std::string& path, size_t n);
+
+}  // namespace dtf::launch

@@ -1,0 +1,178 @@
+#include "lib/launch/plan.h"
+
+#include <filesystem>
+
+#include "lib/base/strings.h"
+#include "lib/launch/run_layout.h"
+
+namespace dtf::launch {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsKeyChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+std::string JoinAddresses(const std::vector<TaskPlan>& tasks,
+                          std::string_view role) {
+  std::string out;
+  for (const TaskPlan& t : tasks) {
+    if (t.role != role) continue;
+    StrAppend(&out, out.empty() ? "" : ",", t.address());
+  }
+  return out;
+}
+
+std::vector<std::string> ServeArgv(const Plan& plan, const TaskPlan& task) {
+  std::vector<std::string> argv = {
+      plan.binary,     "serve",
+      "--job",         plan.job,
+      "--role",        task.role,
+      "--index",       std::to_string(task.index),
+      "--ps",          JoinAddresses(plan.tasks, "ps"),
+      "--workers",     JoinAddresses(plan.tasks, "worker"),
+      "--run-id",      plan.run_id,
+      "--run-dir",     plan.run_dir,
+      "--secret-file", plan.secret_file,
+      "--ready-file",  task.ready_file,
+      "--threads",     std::to_string(plan.threads)};
+  for (const std::string& set : plan.sets) {
+    argv.push_back("--set");
+    argv.push_back(set);
+  }
+  if (task.chief && !plan.metrics_out.empty()) {
+    argv.push_back("--metrics-out");
+    argv.push_back(plan.metrics_out);
+  }
+  return argv;
+}
+
+}  // namespace
+
+const TaskPlan* Plan::Find(std::string_view name) const {
+  for (const TaskPlan& t : tasks) {
+    if (t.name() == name) return &t;
+  }
+  return nullptr;
+}
+
+Status ValidateSet(std::string_view set) {
+  const size_t eq = set.find('=');
+  const std::string_view key = set.substr(0, eq);
+  const auto bad = [&](std::string_view why) {
+    return InvalidArgumentError(StrCat("--set ", ShellQuote(set), ": ", why,
+                                       " (expected section.key=value)"));
+  };
+  if (eq == std::string_view::npos) return bad("no '='");
+  if (eq + 1 == set.size()) return bad("empty value");
+  if (key.find('.') == std::string_view::npos) return bad("no section");
+  size_t part = 0;
+  for (size_t i = 0; i <= key.size(); ++i) {
+    if (i == key.size() || key[i] == '.') {
+      if (i == part) return bad("empty key part");
+      part = i + 1;
+    } else if (!IsKeyChar(key[i])) {
+      return bad(StrCat("'", std::string(1, key[i]),
+                        "' in the key (letters, digits, _ and - only)"));
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<Plan> MakePlan(const PlanRequest& r) {
+  const Profile& profile = r.profile;
+  if (!fs::path(r.job).is_absolute()) {
+    return InvalidArgumentError(
+        StrCat("job file ", r.job, ": the plan needs an absolute path"));
+  }
+  if (!fs::path(r.binary).is_absolute()) {
+    return InvalidArgumentError(
+        StrCat("task binary ", r.binary, ": the plan needs an absolute path"));
+  }
+  const Overrides& o = r.overrides;
+  if (o.ps < 0 || o.workers < 0) {
+    return InvalidArgumentError("--ps and --workers must be at least 1");
+  }
+  for (const std::string& set : o.sets) DTF_RETURN_IF_ERROR(ValidateSet(set));
+  if (!o.metrics_out.empty() && !fs::path(o.metrics_out).is_absolute()) {
+    return InvalidArgumentError(StrCat("--metrics-out ", o.metrics_out,
+                                       ": the plan needs an absolute path"));
+  }
+  Plan plan;
+  plan.run_id = r.run_id;
+  plan.job = fs::path(r.job).lexically_normal().string();
+  plan.binary = r.binary;
+  const std::string runs_dir =
+      r.runs_dir.empty() ? DefaultRunsDir(fs::path(plan.job).parent_path())
+                         : fs::path(r.runs_dir).lexically_normal().string();
+  plan.run_dir = (fs::path(runs_dir) / r.run_id).string();
+  plan.secret_file = (fs::path(plan.run_dir) / kSecretFile).string();
+  plan.profile_name = profile.name;
+  plan.profile_source = profile.source;
+  plan.backend = profile.backend;
+  plan.ps = o.ps > 0 ? o.ps : profile.ps;
+  plan.workers = o.workers > 0 ? o.workers : profile.workers;
+  plan.host = profile.host;
+  plan.base_port = profile.base_port;
+  plan.threads = profile.threads;
+  plan.max_restarts = profile.max_restarts;
+  plan.sets = o.sets;
+  plan.metrics_out = o.metrics_out;
+
+  const int count = plan.ps + plan.workers;
+  if (plan.base_port > 0 && plan.base_port + count - 1 > 65535) {
+    auto where = profile.where.find("base_port");
+    return InvalidArgumentError(
+        StrCat(where == profile.where.end() ? profile.source : where->second,
+               ": base_port: ", plan.base_port, " + ", count,
+               " tasks runs past port 65535"));
+  }
+  if (!r.ports.empty() && r.ports.size() != static_cast<size_t>(count)) {
+    return InternalError(
+        StrCat("plan: ", r.ports.size(), " ports for ", count, " tasks"));
+  }
+  for (int k = 0; k < count; ++k) {
+    TaskPlan t;
+    t.role = k < plan.ps ? "ps" : "worker";
+    t.index = k < plan.ps ? k : k - plan.ps;
+    t.chief = t.role == "worker" && t.index == 0;
+    t.host = plan.host;
+    t.port = !r.ports.empty()     ? r.ports[static_cast<size_t>(k)]
+             : plan.base_port > 0 ? plan.base_port + k
+                                  : 0;
+    t.env.assign(profile.env.begin(), profile.env.end());
+    t.dir = (fs::path(plan.run_dir) / TaskDirName(t.role, t.index)).string();
+    t.ready_file = t.dir + "/" + kReadyFile;
+    t.stdout_file = t.dir + "/" + kStdoutFile;
+    t.stderr_file = t.dir + "/" + kStderrFile;
+    t.exit_file = t.dir + "/" + kExitFile;
+    plan.tasks.push_back(std::move(t));
+  }
+  for (TaskPlan& t : plan.tasks) t.argv = ServeArgv(plan, t);
+  return plan;
+}
+
+std::string ShellQuote(std::string_view s) {
+  bool bare = !s.empty();
+  for (char c : s) {
+    const bool safe =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+        (c >= '0' && c <= '9') ||
+        std::string_view("_-./+:,@%=").find(c) != std::string_view::npos;
+    if (!safe) bare = false;
+  }
+  if (bare) return std::string(s);
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+}  // namespace dtf::launch

@@ -1,0 +1,116 @@
+// The launch plan: every task of a run (role, index, host, port, command
+// line, environment, files) as a pure function of the job file, the
+// profile and the command-line overrides. `dtf launch --dry-run` prints it;
+// the backends carry it out unchanged. Format: docs/launch.md.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/launch/profile.h"
+
+namespace dtf::launch {
+
+// The run id a dry run shows: the real one is chosen at launch.
+inline constexpr char kRunIdPlaceholder[] = "<run-id>";
+
+// What the command line changes in the profile.
+struct Overrides {
+  // --ps, --workers: task counts; 0 keeps the profile's.
+  int ps = 0;
+  int workers = 0;
+  // --set: "section.key=value" each, passed to every task as it is.
+  std::vector<std::string> sets;
+  // --metrics-out: an absolute path passed to the chief; "" for none.
+  std::string metrics_out;
+};
+
+struct PlanRequest {
+  // The job file, absolute.
+  std::string job;
+  // The program every task runs (normally the dtf binary), absolute.
+  std::string binary;
+  // The directory holding run directories; "" means <job dir>/.dtf/runs.
+  std::string runs_dir;
+  // The run's id; kRunIdPlaceholder for a dry run.
+  std::string run_id = kRunIdPlaceholder;
+  Profile profile;
+  Overrides overrides;
+  // The port of each task in plan order (PS, then workers), as chosen at
+  // launch; empty: the profile's (0 for each task when base_port is 0).
+  std::vector<int> ports;
+};
+
+struct TaskPlan {
+  std::string role;  // "ps" or "worker"
+  int index = 0;
+  bool chief = false;  // worker 0
+  std::string host;
+  int port = 0;  // 0: chosen at launch
+  std::vector<std::string> argv;
+  // Set for the task on top of the launcher's environment, sorted by name.
+  std::vector<std::pair<std::string, std::string>> env;
+  // <run dir>/<role>-<index> and the files in it.
+  std::string dir;
+  std::string ready_file;
+  std::string stdout_file;
+  std::string stderr_file;
+  std::string exit_file;
+
+  // "ps:0", "worker:1": how commands and logs name the task.
+  std::string name() const { return role + ":" + std::to_string(index); }
+  std::string address() const { return host + ":" + std::to_string(port); }
+};
+
+struct Plan {
+  std::string run_id;
+  std::string job;
+  std::string binary;
+  std::string run_dir;
+  std::string secret_file;
+  // The profile as applied (overrides included).
+  std::string profile_name;
+  std::string profile_source;
+  std::string backend;
+  int ps = 0;
+  int workers = 0;
+  std::string host;
+  int base_port = 0;
+  int threads = 0;
+  int max_restarts = 0;
+  std::vector<std::string> sets;
+  std::string metrics_out;
+  // PS 0..ps-1, then workers 0..workers-1.
+  std::vector<TaskPlan> tasks;
+
+  const TaskPlan& chief() const { return tasks[static_cast<size_t>(ps)]; }
+  // The task named `name` ("worker:1"), or nullptr.
+  const TaskPlan* Find(std::string_view name) const;
+};
+
+// Checks one --set value: "section.key=value" where section and key (and
+// any further dotted parts) are letters, digits, '_' or '-', and the value
+// is not empty.
+Status ValidateSet(std::string_view set);
+
+// The plan; InvalidArgument for overrides that do not fit (a relative
+// --metrics-out, a port range past 65535, naming the profile key).
+StatusOr<Plan> MakePlan(const PlanRequest& request);
+
+// The plan as JSON (docs/launch.md), fields in a fixed order: the same plan
+// gives the same bytes.
+std::string PlanToJson(const Plan& plan);
+// The plan as PlanToJson wrote it; DataLoss naming `name` when it is not.
+StatusOr<Plan> PlanFromJson(std::string_view json, std::string_view name);
+
+// The plan for people: a table of tasks, then each command line (shell
+// quoted) with its environment.
+std::string PlanToText(const Plan& plan);
+
+// `s` as one POSIX shell word: bare when safe, otherwise single-quoted.
+std::string ShellQuote(std::string_view s);
+
+}  // namespace dtf::launch

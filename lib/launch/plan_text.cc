@@ -1,0 +1,78 @@
+// The plan for people: PlanToText.
+#include <algorithm>
+
+#include "lib/base/strings.h"
+#include "lib/launch/plan.h"
+
+namespace dtf::launch {
+namespace {
+
+std::string Pad(std::string_view s, size_t width) {
+  std::string out(s);
+  if (out.size() < width) out.append(width - out.size(), ' ');
+  return out;
+}
+
+// The command line as shell words, one flag per line.
+std::string CommandText(const std::vector<std::string>& argv) {
+  std::string out = "  ";
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const bool flag = argv[i].starts_with("--");
+    if (i > 0) StrAppend(&out, flag ? " \\\n      " : " ");
+    StrAppend(&out, ShellQuote(argv[i]));
+  }
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string PlanToText(const Plan& plan) {
+  std::string out;
+  StrAppend(&out, "job:      ", plan.job, "\n");
+  StrAppend(&out, "profile:  ", plan.profile_name, " (", plan.profile_source,
+            ")\n");
+  StrAppend(
+      &out, "backend:  ", plan.backend, ", ", plan.ps, " ps, ", plan.workers,
+      plan.workers == 1 ? " worker" : " workers", " on ", plan.host, ", ",
+      plan.base_port == 0 ? std::string("ports chosen at launch")
+                          : StrCat("ports ", plan.base_port, "-",
+                                   plan.base_port + plan.ps + plan.workers - 1),
+      "\n");
+  StrAppend(&out, "threads:  ",
+            plan.threads == 0 ? std::string("each task decides")
+                              : StrCat(plan.threads, " per task"),
+            "\n");
+  StrAppend(&out, "run:      ", plan.run_dir, "\n");
+  StrAppend(&out, "secret:   ", plan.secret_file, " (mode 0600)\n");
+  if (plan.max_restarts > 0) {
+    StrAppend(&out, "restarts: ", plan.max_restarts,
+              " (recorded; the local backend does not restart tasks yet)\n");
+  }
+  out += "\n";
+  size_t name_width = 4, address_width = 7;
+  for (const TaskPlan& t : plan.tasks) {
+    name_width = std::max(name_width, t.name().size());
+    address_width = std::max(address_width, t.address().size());
+  }
+  StrAppend(&out, Pad("TASK", name_width), "  ", Pad("ADDRESS", address_width),
+            "  ROLE    LOGS\n");
+  for (const TaskPlan& t : plan.tasks) {
+    StrAppend(&out, Pad(t.name(), name_width), "  ",
+              Pad(t.address(), address_width), "  ",
+              Pad(t.chief ? "chief" : t.role, 6), "  ", t.dir,
+              "/{stdout,stderr}\n");
+  }
+  if (plan.base_port == 0) {
+    out += "(port 0: a free port chosen at launch)\n";
+  }
+  for (const TaskPlan& t : plan.tasks) {
+    StrAppend(&out, "\n", t.name(), ":\n");
+    for (const auto& [name, value] : t.env) {
+      StrAppend(&out, "  ", name, "=", ShellQuote(value), " \\\n");
+    }
+    out += CommandText(t.argv);
+  }
+  return out;
+}
+
+}  // namespace dtf::launch

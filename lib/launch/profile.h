@@ -1,0 +1,64 @@
+// Launch profiles, profiles/<env>.toml (docs/launch.md): where and how many
+// tasks a run starts. A profile never holds secrets. Every error is
+// InvalidArgument reading "<file>:<line>:<col>: <key>: what is wrong".
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "lib/base/status.h"
+
+namespace dtf::launch {
+
+// profiles/local.toml as shipped: the profile used when a job directory has
+// none. One PS and two workers on 127.0.0.1, ports chosen at launch.
+extern const char kDefaultLocalProfile[];
+// Profile::source of the built-in default.
+inline constexpr char kBuiltInProfileSource[] = "<built-in local profile>";
+
+struct Profile {
+  // The name ("local" for profiles/local.toml and the built-in default) and
+  // the file it was read from (kBuiltInProfileSource for the built-in one).
+  std::string name;
+  std::string source;
+  // backend: only "local" is built so far. Default "local".
+  std::string backend = "local";
+  // ps, workers: task counts, each >= 1. Defaults 1 and 2.
+  int ps = 1;
+  int workers = 2;
+  // host: the address every local task binds and is reached at. Default
+  // "127.0.0.1".
+  std::string host = "127.0.0.1";
+  // base_port: 0 chooses free ports at launch; otherwise task k (PS first,
+  // then workers) gets base_port + k. Default 0.
+  int base_port = 0;
+  // threads: compute threads per task, 0 letting the task decide. Default 0.
+  int threads = 0;
+  // max_restarts: accepted and recorded; the local backend does not restart
+  // tasks yet. Default 0.
+  int max_restarts = 0;
+  // [env]: environment variables set for every task, by name.
+  std::map<std::string, std::string> env;
+  // "<file>:<line>:<col>" of each key read, for errors found later (a port
+  // range that runs past 65535 once --ps/--workers are applied).
+  std::map<std::string, std::string> where;
+};
+
+// Parses profile text; `source` names it in errors, `name` becomes
+// Profile::name.
+StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
+                               std::string name);
+// Reads and parses a profile file; its name is the file name without
+// ".toml".
+StatusOr<Profile> LoadProfileFile(const std::string& path);
+
+// The profile `arg` names, for a job file in `job_dir`: a path when it ends
+// in ".toml" or holds a '/' (relative to the working directory), otherwise
+// <job_dir>/profiles/<arg>.toml, falling back to kDefaultLocalProfile when
+// `arg` is "local" and that file does not exist. NotFound when a named
+// profile is missing.
+StatusOr<Profile> ResolveProfile(const std::string& job_dir,
+                                 const std::string& arg);
+
+}  // namespace dtf::launch

@@ -1,0 +1,114 @@
+#include "lib/launch/run_control.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "lib/base/strings.h"
+#include "lib/data/file.h"
+#include "lib/launch/run_layout.h"
+
+namespace dtf::launch {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+bool StopMarked(const std::string& run_dir) {
+  std::error_code ec;
+  return fs::exists(fs::path(run_dir) / kStopFile, ec);
+}
+
+}  // namespace
+
+bool SupervisorRunning(const RunRecord& record) {
+  // This process is never its own runs' outside observer.
+  if (record.supervisor.pid == ::getpid()) return true;
+  return ProcessRunning(record.supervisor);
+}
+
+bool AnyTaskAlive(const RunView& run) {
+  for (const TaskRecord& t : run.record.tasks) {
+    if (t.process.pid > 0 && GroupAlive(t.process)) return true;
+  }
+  return false;
+}
+
+Status ReconcileRun(RunView* run) {
+  if (RunStateFinal(run->record.state) || SupervisorRunning(run->record)) {
+    return OkStatus();
+  }
+  const bool stopped = StopMarked(run->dir);
+  bool all_final = true;
+  for (size_t i = 0; i < run->record.tasks.size(); ++i) {
+    TaskRecord& t = run->record.tasks[i];
+    if (auto it = run->exits.find(t.task); it != run->exits.end()) {
+      t.state = it->second.state;
+      continue;
+    }
+    if (t.process.pid > 0 && GroupAlive(t.process)) {
+      all_final = false;
+      continue;
+    }
+    ExitRecord e;
+    e.task = t.task;
+    e.state = stopped ? "stopped" : "lost";
+    e.finished_ms = NowMs();
+    if (i < run->plan.tasks.size()) {
+      DTF_RETURN_IF_ERROR(WriteExitRecord(run->plan.tasks[i].exit_file, e));
+    }
+    t.state = e.state;
+    run->exits[t.task] = e;
+  }
+  if (all_final) {
+    RunRecord& r = run->record;
+    const std::string chief = run->plan.chief().name();
+    auto it = run->exits.find(chief);
+    if (stopped) {
+      r.state = "stopped";
+      r.message = StrCat("run ", r.run_id, " was stopped (dtf stop)");
+    } else if (it != run->exits.end() && it->second.exit_code == 0) {
+      r.state = "succeeded";
+    } else {
+      r.state = "failed";
+      r.message = StrCat("the run's supervisor (pid ", r.supervisor.pid,
+                         ") went away; its tasks are gone");
+    }
+    if (it != run->exits.end()) r.exit_code = it->second.exit_code;
+    r.ended_ms = NowMs();
+  }
+  return WriteRunRecord(run->dir, run->record);
+}
+
+StatusOr<StopReport> StopRun(const std::string& run_dir,
+                             std::chrono::milliseconds grace) {
+  DTF_ASSIGN_OR_RETURN(RunView run, LoadRun(run_dir));
+  StopReport report;
+  std::vector<std::pair<std::string, ProcessId>> groups;
+  for (const TaskRecord& t : run.record.tasks) {
+    if (t.process.pid <= 0) continue;
+    if (GroupAlive(t.process)) report.signalled.push_back(t.task);
+    groups.emplace_back(t.task, t.process);
+  }
+  if (!StopMarked(run_dir) && !report.signalled.empty()) {
+    DTF_RETURN_IF_ERROR(
+        WriteFileAtomically((fs::path(run_dir) / kStopFile).string(),
+                            StrCat("{\n  \"requested_ms\": ", NowMs(),
+                                   ",\n  \"pid\": ", ::getpid(), "\n}\n")));
+  }
+  report.killed = StopGroups(groups, grace, nullptr);
+  // The supervisor records the exits of its children; give it a moment.
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  while (run.record.supervisor.pid != ::getpid() &&
+         SupervisorRunning(run.record) && Clock::now() < deadline) {
+    StatusOr<RunRecord> record = ReadRunRecord(run_dir);
+    if (record.ok() && RunStateFinal(record->state)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  DTF_ASSIGN_OR_RETURN(run, LoadRun(run_dir));
+  DTF_RETURN_IF_ERROR(ReconcileRun(&run));
+  return report;
+}
+
+}  // namespace dtf::launch

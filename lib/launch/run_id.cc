@@ -1,0 +1,82 @@
+#include "lib/launch/run_id.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "lib/base/strings.h"
+
+namespace dtf::launch {
+
+std::string FormatRunId(std::time_t when, uint16_t suffix) {
+  std::tm tm{};
+  ::localtime_r(&when, &tm);
+  return fmt::format("{:04d}{:02d}{:02d}-{:02d}{:02d}{:02d}-{:04x}",
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                     tm.tm_min, tm.tm_sec, suffix);
+}
+
+StatusOr<std::string> NewRunId() {
+  DTF_ASSIGN_OR_RETURN(const std::string hex, RandomHex(2));
+  return FormatRunId(std::time(nullptr),
+                     static_cast<uint16_t>(std::stoul(hex, nullptr, 16)));
+}
+
+bool LooksLikeRunId(std::string_view s) {
+  if (s.size() != 20 || s[8] != '-' || s[15] != '-') return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i == 8 || i == 15) continue;
+    const char c = s[i];
+    const bool digit = c >= '0' && c <= '9';
+    if (i < 15 ? !digit : !(digit || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+StatusOr<std::string> RandomHex(size_t bytes) {
+  constexpr char kDevice[] = "/dev/urandom";
+  const int fd = ::open(kDevice, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoToStatus(errno, kDevice);
+  std::string raw(bytes, '\0');
+  size_t got = 0;
+  while (got < bytes) {
+    const ssize_t n = ::read(fd, raw.data() + got, bytes - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n < 0 ? errno : EIO;
+      ::close(fd);
+      return ErrnoToStatus(error, kDevice);
+    }
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  std::string hex;
+  for (unsigned char c : raw) hex += fmt::format("{:02x}", c);
+  return hex;
+}
+
+Status WriteNewSecret(const std::string& path) {
+  DTF_ASSIGN_OR_RETURN(const std::string secret, RandomHex(32));
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return ErrnoToStatus(errno, path);
+  const std::string& text = secret;  // no newline: the bytes are the secret
+  size_t done = 0;
+  int error = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = errno;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (error == 0 && ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) return ErrnoToStatus(error, path);
+  return OkStatus();
+}
+
+}  // namespace dtf::launch

@@ -1,0 +1,27 @@
+// Run ids and run secrets.
+#pragma once
+
+#include <cstdint>
+#include <ctime>
+#include <string>
+#include <string_view>
+
+#include "lib/base/status.h"
+
+namespace dtf::launch {
+
+// "YYYYMMDD-HHMMSS-xxxx": `when` in local time and `suffix` as 4 hex digits.
+// Ids sort by start time (to the second).
+std::string FormatRunId(std::time_t when, uint16_t suffix);
+// A new id for a run starting now, its suffix from /dev/urandom.
+StatusOr<std::string> NewRunId();
+// Whether `s` has the form FormatRunId gives.
+bool LooksLikeRunId(std::string_view s);
+
+// `bytes` random bytes from /dev/urandom, as lowercase hex.
+StatusOr<std::string> RandomHex(size_t bytes);
+// A new secret (32 random bytes, hex) written to `path` with mode 0600;
+// AlreadyExists when `path` exists. The secret never leaves that file.
+Status WriteNewSecret(const std::string& path);
+
+}  // namespace dtf::launch

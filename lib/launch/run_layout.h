@@ -1,0 +1,31 @@
+// The run directory, .dtf/runs/<run id>/ beside the job file (docs/launch.md):
+// the names shared by the launcher that writes it and the commands that
+// read it (status, logs, stop).
+#pragma once
+
+#include <string>
+
+namespace dtf::launch {
+
+// <run dir>/
+inline constexpr char kPlanFile[] = "plan.json";    // the plan, as launched
+inline constexpr char kTasksFile[] = "tasks.json";  // pids, states, outcome
+inline constexpr char kSecretFile[] = "secret";     // 64 hex digits, 0600
+inline constexpr char kStopFile[] = "stop.json";    // `dtf stop` was here
+inline constexpr char kSupervisorLog[] = "supervisor.log";  // --detach only
+// <run dir>/<role>-<index>/
+inline constexpr char kReadyFile[] = "ready";  // "host:port", by the task
+inline constexpr char kStdoutFile[] = "stdout";
+inline constexpr char kStderrFile[] = "stderr";
+inline constexpr char kExitFile[] = "exit.json";  // once the task exited
+
+// <job dir>/.dtf/runs
+inline std::string DefaultRunsDir(const std::string& job_dir) {
+  return (job_dir.empty() ? std::string(".") : job_dir) + "/.dtf/runs";
+}
+// "ps-0", "worker-1".
+inline std::string TaskDirName(const std::string& role, int index) {
+  return role + "-" + std::to_string(index);
+}
+
+}  // namespace dtf::launch

@@ -1,0 +1,87 @@
+// The record of launched runs under .dtf/runs/ (docs/launch.md): written by
+// the launcher (or the supervisor of a detached run) and read by
+// `dtf status`, `dtf logs` and `dtf stop`. Files are replaced atomically;
+// a reader never sees half a file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/launch/plan.h"
+#include "lib/launch/process.h"
+
+namespace dtf::launch {
+
+// Task states: "starting" (spawned, no ready file yet), "running" (ready),
+// "exited" (status 0), "failed" (non-zero status or a signal before the run
+// ended), "stopped" (stopped by dtf), "lost" (gone, its status unknown).
+// Run states: "starting", "running", "succeeded", "failed", "stopped".
+bool TaskStateFinal(std::string_view state);
+bool RunStateFinal(std::string_view state);
+
+struct TaskRecord {
+  std::string task;     // "worker:1"
+  ProcessId process;    // pid == pgid
+  std::string address;  // "host:port", from the ready file once there
+  std::string state = "starting";
+};
+
+// tasks.json.
+struct RunRecord {
+  std::string run_id;
+  std::string state = "starting";
+  // The run's exit code (the chief's) once it ended.
+  std::optional<int> exit_code;
+  // Why it failed or stopped; "" otherwise.
+  std::string message;
+  int64_t started_ms = 0;
+  std::optional<int64_t> ended_ms;
+  // The process that reaps the tasks: the launcher (foreground) or the
+  // supervisor of a detached run.
+  ProcessId supervisor;
+  bool detached = false;
+  std::vector<TaskRecord> tasks;
+};
+
+// <task dir>/exit.json.
+struct ExitRecord {
+  std::string task;
+  std::string state;             // "exited", "failed", "stopped" or "lost"
+  std::optional<int> exit_code;  // unknown for "lost"
+  int signal = 0;
+  int64_t finished_ms = 0;
+};
+
+Status WriteRunRecord(const std::string& run_dir, const RunRecord& record);
+StatusOr<RunRecord> ReadRunRecord(const std::string& run_dir);
+Status WriteExitRecord(const std::string& path, const ExitRecord& record);
+// nullopt when the file does not exist (the task has not exited, as far as
+// anyone recorded).
+StatusOr<std::optional<ExitRecord>> ReadExitRecord(const std::string& path);
+
+// Milliseconds since the epoch, now.
+int64_t NowMs();
+
+// The run ids under `runs_dir`, oldest first (by start time, then id).
+// An absent directory has none.
+StatusOr<std::vector<std::string>> ListRuns(const std::string& runs_dir);
+// The directory of run `id` (or of a unique id prefix) under `runs_dir`;
+// "" means the latest run. NotFound naming `runs_dir` when there is none.
+StatusOr<std::string> FindRunDir(const std::string& runs_dir,
+                                 const std::string& id);
+
+// Everything recorded about one run.
+struct RunView {
+  std::string dir;
+  Plan plan;
+  RunRecord record;
+  // By task name, for the tasks that have an exit.json.
+  std::map<std::string, ExitRecord> exits;
+};
+StatusOr<RunView> LoadRun(const std::string& run_dir);
+
+}  // namespace dtf::launch

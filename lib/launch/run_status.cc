@@ -1,0 +1,217 @@
+#include "lib/launch/run_status.h"
+
+#include <algorithm>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "lib/base/strings.h"
+#include "lib/launch/run_control.h"
+#include "lib/launch/run_registry.h"
+#include "lib/launch/status_client.h"
+
+namespace dtf::launch {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+template <typename T>
+Json OrNull(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
+std::string LocalTime(int64_t ms) {
+  const std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%d %H:%M:%S", &tm);
+  return buffer;
+}
+
+std::string Duration(int64_t ms) {
+  int64_t s = std::max<int64_t>(ms, 0) / 1000;
+  if (s < 60) return StrCat(s, "s");
+  if (s < 3600) return StrCat(s / 60, "m", fmt::format("{:02d}", s % 60), "s");
+  return StrCat(s / 3600, "h", fmt::format("{:02d}", (s / 60) % 60), "m");
+}
+
+std::string Pad(std::string_view s, size_t width) {
+  std::string out(s);
+  if (out.size() < width) out.append(width - out.size(), ' ');
+  return out;
+}
+
+}  // namespace
+
+bool RunStatus::over() const { return RunStateFinal(state); }
+
+StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
+                                     std::chrono::milliseconds deadline) {
+  DTF_ASSIGN_OR_RETURN(RunView run, LoadRun(run_dir));
+  DTF_RETURN_IF_ERROR(ReconcileRun(&run));
+  RunStatus s;
+  s.run_id = run.plan.run_id;
+  s.run_dir = run_dir;
+  s.state = run.record.state;
+  s.exit_code = run.record.exit_code;
+  s.message = run.record.message;
+  s.started_ms = run.record.started_ms;
+  s.ended_ms = run.record.ended_ms;
+  s.detached = run.record.detached;
+  for (size_t i = 0; i < run.plan.tasks.size(); ++i) {
+    const TaskPlan& plan = run.plan.tasks[i];
+    TaskStatusRow row;
+    row.task = plan.name();
+    row.address = plan.address();
+    if (i < run.record.tasks.size()) {
+      const TaskRecord& r = run.record.tasks[i];
+      row.state = r.state;
+      row.pid = r.process.pid;
+      if (!r.address.empty()) row.address = r.address;
+      row.alive = r.process.pid > 0 && !TaskStateFinal(r.state) &&
+                  GroupAlive(r.process);
+    }
+    if (auto it = run.exits.find(row.task); it != run.exits.end()) {
+      row.state = it->second.state;
+      row.exit_code = it->second.exit_code;
+      row.alive = false;
+    }
+    s.tasks.push_back(std::move(row));
+  }
+  const TaskStatusRow& chief = s.tasks[static_cast<size_t>(run.plan.ps)];
+  s.chief = chief.task;
+  s.chief_address = chief.address;
+  if (s.over()) return s;
+  if (!chief.alive) {
+    s.chief_error = StrCat("the chief (", chief.task, ") is not running");
+    return s;
+  }
+  StatusOr<std::string> secret = ReadSecret(run.plan.secret_file);
+  if (!secret.ok()) {
+    s.chief_error = std::string(Message(secret.status()));
+    return s;
+  }
+  StatusOr<CoordinatorStatus> reply =
+      QueryCoordinator(s.chief_address, s.run_id, *secret, deadline);
+  if (!reply.ok()) {
+    s.chief_error = std::string(Message(reply.status()));
+    return s;
+  }
+  s.from_chief = true;
+  s.global_step = reply->global_step;
+  s.chief_state = reply->state;
+  s.eval_metrics = reply->eval_metrics;
+  for (const CoordinatorTask& t : reply->tasks) {
+    for (TaskStatusRow& row : s.tasks) {
+      if (row.task != t.task) continue;
+      if (!t.state.empty() && row.alive) row.state = t.state;
+      row.step = t.step;
+      row.loss = t.loss;
+      row.examples_per_sec = t.examples_per_sec;
+      row.seconds_since_heartbeat = t.seconds_since_heartbeat;
+      row.restarts = t.restarts;
+    }
+  }
+  return s;
+}
+
+std::string RunStatusToJson(const RunStatus& s) {
+  Json j;
+  j["run_id"] = s.run_id;
+  j["run_dir"] = s.run_dir;
+  j["state"] = s.state;
+  j["exit_code"] = OrNull(s.exit_code);
+  j["message"] = s.message;
+  j["started_ms"] = s.started_ms;
+  j["ended_ms"] = OrNull(s.ended_ms);
+  j["detached"] = s.detached;
+  j["source"] = s.from_chief ? "chief" : "processes";
+  Json metrics = Json::object();
+  for (const auto& [name, value] : s.eval_metrics) metrics[name] = value;
+  j["chief"] =
+      Json{{"task", s.chief},
+           {"address", s.chief_address},
+           {"reachable", s.from_chief},
+           {"error", s.chief_error},
+           {"global_step", s.from_chief ? Json(s.global_step) : Json(nullptr)},
+           {"state", s.chief_state},
+           {"eval_metrics", metrics}};
+  Json tasks = Json::array();
+  for (const TaskStatusRow& t : s.tasks) {
+    tasks.push_back(
+        Json{{"task", t.task},
+             {"state", t.state},
+             {"address", t.address},
+             {"pid", t.pid},
+             {"alive", t.alive},
+             {"exit_code", OrNull(t.exit_code)},
+             {"step", OrNull(t.step)},
+             {"loss", OrNull(t.loss)},
+             {"examples_per_sec", OrNull(t.examples_per_sec)},
+             {"seconds_since_heartbeat", OrNull(t.seconds_since_heartbeat)},
+             {"restarts", OrNull(t.restarts)}});
+  }
+  j["tasks"] = std::move(tasks);
+  return j.dump(2) + "\n";
+}
+
+std::string RunStatusToText(const RunStatus& s, int64_t now_ms) {
+  std::string out = StrCat("run ", s.run_id, ": ", s.state);
+  if (s.exit_code) StrAppend(&out, " (exit code ", *s.exit_code, ")");
+  StrAppend(&out, s.detached ? ", detached" : "", "; started ",
+            LocalTime(s.started_ms));
+  if (s.ended_ms) {
+    StrAppend(&out, ", ended ", LocalTime(*s.ended_ms), " after ",
+              Duration(*s.ended_ms - s.started_ms));
+  } else {
+    StrAppend(&out, ", ", Duration(now_ms - s.started_ms), " ago");
+  }
+  out += "\n";
+  if (!s.message.empty()) StrAppend(&out, s.message, "\n");
+  if (s.from_chief) {
+    StrAppend(&out, "chief ", s.chief, " at ", s.chief_address,
+              ": global step ", s.global_step,
+              s.chief_state.empty() ? "" : ", ", s.chief_state);
+    for (const auto& [name, value] : s.eval_metrics) {
+      StrAppend(&out, ", ", name, " ", fmt::format("{:.4f}", value));
+    }
+    out += "\n";
+  } else if (!s.chief_error.empty()) {
+    StrAppend(&out, "chief unreachable (", s.chief_error,
+              "); states from process liveness in tasks.json\n");
+  }
+  std::vector<std::vector<std::string>> rows = {{"TASK", "STATE", "ADDRESS",
+                                                 "STEP", "LOSS", "EXAMPLES/S",
+                                                 "HEARTBEAT", "RESTARTS"}};
+  for (const TaskStatusRow& t : s.tasks) {
+    std::string state = t.state;
+    if (t.exit_code && TaskStateFinal(t.state)) {
+      StrAppend(&state, " (", *t.exit_code, ")");
+    }
+    rows.push_back(
+        {t.task, state, t.address, t.step ? StrCat(*t.step) : "-",
+         t.loss ? fmt::format("{:.4f}", *t.loss) : "-",
+         t.examples_per_sec ? fmt::format("{:.0f}", *t.examples_per_sec) : "-",
+         t.seconds_since_heartbeat
+             ? fmt::format("{:.1f}s ago", *t.seconds_since_heartbeat)
+             : "-",
+         t.restarts ? StrCat(*t.restarts) : "-"});
+  }
+  std::vector<size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) {
+      widths[c] = std::max(widths[c], row[c].size());
+    }
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      StrAppend(&line, c ? "  " : "",
+                c + 1 < row.size() ? Pad(row[c], widths[c]) : row[c]);
+    }
+    StrAppend(&out, line, "\n");
+  }
+  return out;
+}
+
+}  // namespace dtf::launch

@@ -1,0 +1,51 @@
+// Asking a run's chief how the run goes: the Coordinator.Status RPC
+// (proto/dtf.proto), with the run's id and secret as every call needs them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lib/base/status.h"
+
+namespace dtf::launch {
+
+// gRPC metadata every call of a run carries (proto/dtf.proto).
+inline constexpr char kRunMetadata[] = "dtf-run";
+inline constexpr char kSecretMetadata[] = "dtf-secret";
+inline constexpr char kVersionMetadata[] = "dtf-version";
+inline constexpr char kProtocolVersion[] = "1";
+
+struct CoordinatorTask {
+  std::string task;
+  std::string address;
+  std::string state;
+  int64_t step = 0;
+  double loss = 0;
+  double examples_per_sec = 0;
+  double seconds_since_heartbeat = 0;
+  int restarts = 0;
+};
+
+struct CoordinatorStatus {
+  std::string run_id;
+  int64_t global_step = 0;
+  std::string state;
+  std::vector<CoordinatorTask> tasks;
+  std::map<std::string, double> eval_metrics;
+};
+
+// Calls Coordinator.Status on `address` ("host:port") within `deadline`.
+// Errors name the address: Unavailable (nothing answers), DeadlineExceeded,
+// PermissionDenied (wrong run or secret), FailedPrecondition (another
+// protocol version).
+StatusOr<CoordinatorStatus> QueryCoordinator(
+    const std::string& address, const std::string& run_id,
+    const std::string& secret, std::chrono::milliseconds deadline);
+
+// The secret in `path` (a run's secret file), surrounding space removed.
+StatusOr<std::string> ReadSecret(const std::string& path);
+
+}  // namespace dtf::launch

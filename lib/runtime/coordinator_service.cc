@@ -1,0 +1,111 @@
+#include "lib/runtime/coordinator_service.h"
+
+#include <utility>
+
+namespace dtf::runtime {
+
+using Clock = std::chrono::steady_clock;
+
+CoordinatorService::CoordinatorService(
+    RunCredentials credentials,
+    std::vector<std::pair<std::string, std::string>> tasks)
+    : credentials_(std::move(credentials)), start_(Clock::now()) {
+  for (auto& [name, address] : tasks) {
+    tasks_[name].address = address;
+    tasks_[name].last_heartbeat = start_;
+    order_.push_back(name);
+  }
+}
+
+grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
+                                           const rpc::HeartbeatRequest* request,
+                                           rpc::HeartbeatResponse* response) {
+  if (grpc::Status st = CheckCall(*context, credentials_); !st.ok()) return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tasks_.find(request->task());
+  if (it == tasks_.end()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "unknown task " + request->task());
+  }
+  Task& t = it->second;
+  t.last_heartbeat = Clock::now();
+  t.heard = true;
+  t.state = request->state();
+  t.step = request->step();
+  t.loss = request->loss();
+  t.examples_per_sec = request->examples_per_sec();
+  response->set_shutdown(ended_);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::Status(grpc::ServerContext* context,
+                                        const rpc::StatusRequest*,
+                                        rpc::StatusResponse* response) {
+  if (grpc::Status st = CheckCall(*context, credentials_); !st.ok()) return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  response->set_run_id(credentials_.run_id);
+  response->set_global_step(global_step_);
+  response->set_state(run_state_);
+  const auto now = Clock::now();
+  for (const std::string& name : order_) {
+    const Task& t = tasks_.at(name);
+    rpc::TaskStatus* s = response->add_tasks();
+    s->set_task(name);
+    s->set_address(t.address);
+    s->set_state(t.state);
+    s->set_step(t.step);
+    s->set_loss(t.loss);
+    s->set_examples_per_sec(t.examples_per_sec);
+    s->set_seconds_since_heartbeat(
+        std::chrono::duration<double>(now - t.last_heartbeat).count());
+  }
+  for (const auto& [k, v] : eval_) (*response->mutable_eval_metrics())[k] = v;
+  return grpc::Status::OK;
+}
+
+void CoordinatorService::Update(const std::string& task,
+                                const std::string& state, int64_t step,
+                                double loss, double examples_per_sec) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Task& t = tasks_[task];
+  t.state = state;
+  t.step = step;
+  t.loss = loss;
+  t.examples_per_sec = examples_per_sec;
+  t.last_heartbeat = Clock::now();
+  t.heard = true;
+}
+
+void CoordinatorService::SetRunState(const std::string& state,
+                                     int64_t global_step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  run_state_ = state;
+  global_step_ = global_step;
+}
+
+void CoordinatorService::SetEvalMetrics(
+    const std::vector<std::pair<std::string, double>>& m) {
+  std::lock_guard<std::mutex> lock(mu_);
+  eval_ = m;
+}
+
+void CoordinatorService::EndRun() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ended_ = true;
+}
+
+std::vector<std::string> CoordinatorService::RunningWorkers(
+    const std::string& self, std::chrono::seconds timeout) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> running;
+  const auto now = Clock::now();
+  for (const auto& [name, t] : tasks_) {
+    if (name == self || name.rfind("worker:", 0) != 0) continue;
+    if (t.state == "done" || t.state == "failed") continue;
+    if (now - t.last_heartbeat >= timeout) continue;
+    running.push_back(name);
+  }
+  return running;
+}
+
+}  // namespace dtf::runtime

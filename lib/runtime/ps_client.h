@@ -1,0 +1,69 @@
+// A worker's view of the parameter servers: pulls the variables (dense ones
+// whole, sparse ones only the rows asked for) and pushes gradients, each
+// call to every PS with a deadline. Not thread-safe.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/kernels/tensor.h"
+#include "lib/runtime/partition.h"
+#include "lib/runtime/rpc_auth.h"
+#include "proto/dtf.grpc.pb.h"
+
+namespace dtf::runtime {
+
+class PsClient {
+ public:
+  // `worker`: this worker's index (-1 for a task that only reads).
+  PsClient(const std::vector<std::string>& addresses, RunCredentials creds,
+           int worker, std::chrono::milliseconds timeout);
+
+  struct DenseVar {
+    std::string name;
+    kernels::Tensor* out;  // already shaped like the variable
+  };
+  struct SparseVar {
+    std::string name;
+    // Sorted, unique global row ids; out is resized to [ids.size(), cols].
+    // With `all`, every row: out is resized to [rows, cols].
+    const std::vector<int64_t>* ids = nullptr;
+    bool all = false;
+    int64_t rows = 0;
+    int64_t cols = 1;
+    kernels::Tensor* out;
+  };
+  // Fills every output. `min_step`: each PS answers once its global step
+  // reached it (sync mode). steps()[p] is then PS p's global step.
+  Status Pull(const std::vector<DenseVar>& dense,
+              const std::vector<SparseVar>& sparse, int64_t min_step);
+  const std::vector<int64_t>& steps() const { return steps_; }
+
+  // Pushes pieces[p] to PS p, each tagged with steps()[p]. Returns whether
+  // every PS applied (or queued) them, and the largest global step seen.
+  struct PushResult {
+    bool applied = true;
+    int64_t global_step = 0;
+  };
+  StatusOr<PushResult> Push(std::vector<std::vector<rpc::TensorPiece>> pieces,
+                            int64_t examples, double loss);
+  Status WorkerDone();
+  Status Shutdown(const std::string& reason);
+
+  int num_ps() const { return int(stubs_.size()); }
+  const Partition& partition() const { return partition_; }
+
+ private:
+  std::vector<std::string> addresses_;
+  std::vector<std::unique_ptr<rpc::ParameterServer::Stub>> stubs_;
+  RunCredentials creds_;
+  int worker_;
+  std::chrono::milliseconds timeout_;
+  Partition partition_;
+  std::vector<int64_t> steps_;
+};
+
+}  // namespace dtf::runtime

@@ -1,0 +1,390 @@
+#include "lib/runtime/ps_service.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "lib/base/strings.h"
+#include "lib/runtime/feature_layer.h"
+#include "lib/runtime/model.h"
+#include "lib/runtime/optimizers.h"
+#include "lib/runtime/tensor_pieces.h"
+
+namespace dtf::runtime {
+
+using Clock = std::chrono::steady_clock;
+
+struct PsService::Shard {
+  std::string name;
+  std::vector<int64_t> shape;  // of the whole variable
+  int64_t cols = 1;
+  bool sparse = false;
+  bool trainable = true;
+  Part part = Part::kDeep;
+  int64_t begin = 0, end = 0;  // dense: the global rows held
+  kernels::Tensor value;       // [local rows, cols]
+  kernels::OptimizerState state;
+};
+
+PsService::PsService(const JobFile& job, const PsOptions& options)
+    : options_(options),
+      mode_(job.train.mode),
+      replicas_to_aggregate_(job.train.replicas_to_aggregate),
+      max_staleness_(job.train.max_staleness),
+      heartbeat_timeout_(job.train.heartbeat_timeout),
+      partition_{options.num_ps},
+      ctx_(kernels::Context::Cpu(options.threads)),
+      last_seen_(size_t(options.num_workers), Clock::now()),
+      done_(size_t(options.num_workers), false) {}
+
+PsService::~PsService() = default;
+
+StatusOr<std::unique_ptr<PsService>> PsService::Create(
+    const JobFile& job, const PsOptions& options) {
+  if (!job.model) {
+    return FailedPreconditionError(StrCat(job.path, ": no [model] table"));
+  }
+  std::unique_ptr<PsService> ps(new PsService(job, options));
+  const TrainSpec& train = job.train;
+  DTF_ASSIGN_OR_RETURN(ps->wide_optimizer_,
+                       MakeOptimizer(train.optimizer ? *train.optimizer
+                                                     : *train.wide_optimizer));
+  DTF_ASSIGN_OR_RETURN(ps->deep_optimizer_,
+                       MakeOptimizer(train.optimizer ? *train.optimizer
+                                                     : *train.deep_optimizer));
+  DTF_ASSIGN_OR_RETURN(
+      FeatureLayer layer,
+      FeatureLayer::Create(job.schema, job.features, *job.model));
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                       Model::Create(layer, *job.model, uint64_t(train.seed)));
+  const int p = options.index;
+  for (Variable& v : model->variables()) {
+    auto shard = std::make_unique<Shard>();
+    shard->name = v.name;
+    shard->shape = v.value.shape();
+    shard->cols = PieceCols(shard->shape);
+    shard->sparse = v.sparse;
+    shard->trainable = v.trainable;
+    shard->part = v.part;
+    const int64_t rows = shard->shape[0];
+    const float* src = v.value.data();
+    if (v.sparse) {
+      const int64_t local = ps->partition_.SparseRows(rows, p);
+      shard->value = kernels::Tensor::Empty({local, shard->cols});
+      for (int64_t r = 0; r < local; ++r) {
+        std::memcpy(shard->value.data() + r * shard->cols,
+                    src + ps->partition_.GlobalRow(r, p) * shard->cols,
+                    size_t(shard->cols) * 4);
+      }
+    } else {
+      std::tie(shard->begin, shard->end) = ps->partition_.DenseRange(rows, p);
+      shard->value =
+          kernels::Tensor::Empty({shard->end - shard->begin, shard->cols});
+      std::memcpy(shard->value.data(), src + shard->begin * shard->cols,
+                  size_t(shard->value.size()) * 4);
+    }
+    if (v.trainable) {
+      const kernels::Optimizer& opt =
+          v.part == Part::kWide ? *ps->wide_optimizer_ : *ps->deep_optimizer_;
+      shard->state = opt.CreateState(shard->value.shape());
+    }
+    ps->shards_.push_back(std::move(shard));
+  }
+  return ps;
+}
+
+PsService::Shard* PsService::FindLocked(const std::string& name) {
+  for (auto& s : shards_) {
+    if (s->name == name) return s.get();
+  }
+  return nullptr;
+}
+
+void PsService::SeenLocked(int worker) {
+  if (worker >= 0 && worker < options_.num_workers) {
+    last_seen_[size_t(worker)] = Clock::now();
+  }
+}
+
+int PsService::RequiredLocked() const {
+  const int64_t wanted = replicas_to_aggregate_ > 0 ? replicas_to_aggregate_
+                                                    : options_.num_workers;
+  int live = 0;
+  const auto now = Clock::now();
+  for (int w = 0; w < options_.num_workers; ++w) {
+    if (!done_[size_t(w)] && now - last_seen_[size_t(w)] < heartbeat_timeout_) {
+      ++live;
+    }
+  }
+  return static_cast<int>(std::min<int64_t>(wanted, live));
+}
+
+Status PsService::ApplyGradients(const std::vector<rpc::TensorPiece>& grads,
+                                 float scale) {
+  // Group the pieces by variable, then apply each variable's sum once.
+  std::map<std::string, std::vector<const rpc::TensorPiece*>> by_name;
+  for (const rpc::TensorPiece& piece : grads) {
+    by_name[piece.name()].push_back(&piece);
+  }
+  std::vector<float> row;
+  for (auto& [name, pieces] : by_name) {
+    Shard* s = FindLocked(name);
+    if (s == nullptr) {
+      return InvalidArgumentError(StrCat("no variable \"", name, "\""));
+    }
+    const int64_t cols = s->cols;
+    if (!s->sparse) {
+      kernels::Tensor grad = kernels::Tensor::Zeros(s->value.shape());
+      for (const rpc::TensorPiece* piece : pieces) {
+        const int64_t first = piece->row_offset();
+        if (first < s->begin || first + piece->rows() > s->end) {
+          return InvalidArgumentError(StrCat(
+              "variable \"", name, "\": rows [", first, ", ",
+              first + piece->rows(), ") are not on ps:", options_.index));
+        }
+        row.resize(size_t(piece->rows() * cols));
+        DTF_RETURN_IF_ERROR(ReadPiece(*piece, cols, row.data()));
+        float* dst = grad.data() + (first - s->begin) * cols;
+        for (size_t i = 0; i < row.size(); ++i) dst[i] += scale * row[i];
+      }
+      if (!s->trainable) {  // moving statistics: the pushes are deltas
+        for (int64_t i = 0; i < grad.size(); ++i) s->value[i] += grad[i];
+        continue;
+      }
+      const kernels::Optimizer& opt =
+          s->part == Part::kWide ? *wide_optimizer_ : *deep_optimizer_;
+      DTF_RETURN_IF_ERROR(opt.ApplyDense(ctx_, &s->value, grad, &s->state));
+      continue;
+    }
+    std::map<int64_t, std::vector<float>> rows;
+    for (const rpc::TensorPiece* piece : pieces) {
+      row.resize(size_t(piece->ids_size() * cols));
+      DTF_RETURN_IF_ERROR(ReadPiece(*piece, cols, row.data()));
+      for (int i = 0; i < piece->ids_size(); ++i) {
+        const int64_t id = piece->ids(i);
+        if (id < 0 || partition_.Owner(id) != options_.index ||
+            partition_.LocalRow(id) >= s->value.rows()) {
+          return InvalidArgumentError(StrCat("variable \"", name, "\": row ",
+                                             id,
+                                             " is not on ps:", options_.index));
+        }
+        std::vector<float>& acc = rows[partition_.LocalRow(id)];
+        acc.resize(size_t(cols), 0.0f);
+        for (int64_t c = 0; c < cols; ++c)
+          acc[size_t(c)] += scale * row[size_t(i * cols + c)];
+      }
+    }
+    if (rows.empty()) continue;
+    kernels::SparseGrad grad;
+    grad.ids.Resize(int64_t(rows.size()));
+    grad.rows.Resize({int64_t(rows.size()), cols});
+    int64_t u = 0;
+    for (auto& [local, values] : rows) {
+      grad.ids[u] = local;
+      std::memcpy(grad.rows.data() + u * cols, values.data(), size_t(cols) * 4);
+      ++u;
+    }
+    const kernels::Optimizer& opt =
+        s->part == Part::kWide ? *wide_optimizer_ : *deep_optimizer_;
+    DTF_RETURN_IF_ERROR(opt.ApplySparse(ctx_, &s->value, grad, &s->state));
+  }
+  return OkStatus();
+}
+
+void PsService::ApplyPendingLocked() {
+  if (pending_.empty()) return;
+  std::vector<rpc::TensorPiece> all;
+  for (auto& push : pending_) {
+    for (auto& piece : push) all.push_back(std::move(piece));
+  }
+  const float scale = 1.0f / float(pending_.size());
+  Status st = ApplyGradients(all, scale);
+  (void)st;  // validated on arrival
+  pending_.clear();
+  pending_workers_.clear();
+  ++global_step_;
+  step_cv_.notify_all();
+}
+
+grpc::Status PsService::Pull(grpc::ServerContext* context,
+                             const rpc::PullRequest* request,
+                             grpc::ServerWriter<rpc::PullMessage>* writer) {
+  if (grpc::Status st = CheckCall(*context, options_.credentials); !st.ok()) {
+    return st;
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  SeenLocked(request->worker());
+  while (global_step_ < request->min_step() && !shutdown_) {
+    if (context->IsCancelled()) {
+      return grpc::Status(grpc::StatusCode::CANCELLED, "pull cancelled");
+    }
+    step_cv_.wait_for(lock, std::chrono::milliseconds(100));
+    if (!pending_.empty() && int(pending_.size()) >= RequiredLocked()) {
+      ApplyPendingLocked();
+    }
+  }
+  rpc::PullMessage header;
+  header.mutable_header()->set_global_step(global_step_);
+  std::vector<rpc::TensorPiece> pieces;
+  for (const std::string& name : request->dense()) {
+    Shard* s = FindLocked(name);
+    if (s == nullptr || s->sparse) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          StrCat("no dense variable \"", name, "\""));
+    }
+    AppendDensePieces(s->name, s->shape, s->value.data(), s->value.rows(),
+                      s->cols, s->begin, &pieces);
+  }
+  std::vector<int64_t> ids;
+  std::vector<float> rows;
+  for (const auto& sparse : request->sparse()) {
+    Shard* s = FindLocked(sparse.name());
+    if (s == nullptr || !s->sparse) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          StrCat("no sparse variable \"", sparse.name(), "\""));
+    }
+    ids.clear();
+    if (sparse.all()) {
+      for (int64_t r = 0; r < s->value.rows(); ++r) {
+        ids.push_back(partition_.GlobalRow(r, options_.index));
+      }
+    } else {
+      ids.assign(sparse.ids().begin(), sparse.ids().end());
+    }
+    rows.resize(ids.size() * size_t(s->cols));
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const int64_t id = ids[i];
+      if (id < 0 || partition_.Owner(id) != options_.index ||
+          partition_.LocalRow(id) >= s->value.rows()) {
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            StrCat("variable \"", s->name, "\": row ", id,
+                                   " is not on ps:", options_.index));
+      }
+      std::memcpy(rows.data() + i * size_t(s->cols),
+                  s->value.data() + partition_.LocalRow(id) * s->cols,
+                  size_t(s->cols) * 4);
+    }
+    AppendSparsePieces(s->name, s->shape, ids.data(), rows.data(),
+                       int64_t(ids.size()), s->cols, &pieces);
+  }
+  lock.unlock();
+  if (!writer->Write(header)) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "client went away");
+  }
+  rpc::PullMessage message;
+  for (rpc::TensorPiece& piece : pieces) {
+    *message.mutable_piece() = std::move(piece);
+    if (!writer->Write(message)) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "client went away");
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status PsService::Push(grpc::ServerContext* context,
+                             grpc::ServerReader<rpc::PushMessage>* reader,
+                             rpc::PushResponse* response) {
+  if (grpc::Status st = CheckCall(*context, options_.credentials); !st.ok()) {
+    return st;
+  }
+  rpc::PushMessage message;
+  if (!reader->Read(&message) || !message.has_header()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "a push starts with its header");
+  }
+  const rpc::PushMessage::Header header = message.header();
+  std::vector<rpc::TensorPiece> grads;
+  while (reader->Read(&message)) {
+    if (!message.has_gradient()) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "a push holds one header");
+    }
+    grads.push_back(std::move(*message.mutable_gradient()));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  const int worker = header.worker();
+  if (worker < 0 || worker >= options_.num_workers) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        StrCat("no worker ", worker));
+  }
+  SeenLocked(worker);
+  response->set_applied(false);
+  if (mode_ != TrainMode::kSync) {
+    const int64_t staleness = global_step_ - header.step();
+    if (max_staleness_ < 0 || staleness <= max_staleness_) {
+      if (Status st = ApplyGradients(grads, 1.0f); !st.ok()) return ToGrpc(st);
+      ++global_step_;
+      step_cv_.notify_all();
+      response->set_applied(true);
+    }
+    response->set_global_step(global_step_);
+    return grpc::Status::OK;
+  }
+  // Sync: gradients of an applied step, or a second push of one worker for
+  // the current step, are stale.
+  const bool fresh = header.step() == global_step_ &&
+                     std::find(pending_workers_.begin(), pending_workers_.end(),
+                               worker) == pending_workers_.end();
+  if (fresh) {
+    pending_.push_back(std::move(grads));
+    pending_workers_.push_back(worker);
+    response->set_applied(true);
+    if (int(pending_.size()) >= RequiredLocked()) ApplyPendingLocked();
+  }
+  response->set_global_step(global_step_);
+  return grpc::Status::OK;
+}
+
+grpc::Status PsService::WorkerDone(grpc::ServerContext* context,
+                                   const rpc::WorkerDoneRequest* request,
+                                   rpc::WorkerDoneResponse*) {
+  if (grpc::Status st = CheckCall(*context, options_.credentials); !st.ok()) {
+    return st;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  const int w = request->worker();
+  if (w >= 0 && w < options_.num_workers) done_[size_t(w)] = true;
+  if (!pending_.empty() && int(pending_.size()) >= RequiredLocked()) {
+    ApplyPendingLocked();
+  }
+  step_cv_.notify_all();
+  return grpc::Status::OK;
+}
+
+grpc::Status PsService::Shutdown(grpc::ServerContext* context,
+                                 const rpc::ShutdownRequest* request,
+                                 rpc::ShutdownResponse*) {
+  if (grpc::Status st = CheckCall(*context, options_.credentials); !st.ok()) {
+    return st;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  shutdown_ = true;
+  shutdown_reason_ = request->reason();
+  step_cv_.notify_all();
+  return grpc::Status::OK;
+}
+
+void PsService::Tick() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!pending_.empty() && int(pending_.size()) >= RequiredLocked()) {
+    ApplyPendingLocked();
+  }
+}
+
+bool PsService::WaitForShutdown(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  step_cv_.wait_for(lock, timeout, [&] { return shutdown_; });
+  return shutdown_;
+}
+
+std::string PsService::shutdown_reason() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return shutdown_reason_;
+}
+
+int64_t PsService::global_step() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return global_step_;
+}
+
+}  // namespace dtf::runtime

@@ -1,0 +1,111 @@
+#include "lib/runtime/rpc_auth.h"
+
+#include <sys/stat.h>
+
+#include <cctype>
+
+#include "lib/base/strings.h"
+#include "lib/data/file.h"
+
+namespace dtf::runtime {
+namespace {
+
+std::string Metadata(const grpc::ServerContext& context, const char* key) {
+  const auto& md = context.client_metadata();
+  auto it = md.find(key);
+  if (it == md.end()) return "";
+  return std::string(it->second.data(), it->second.size());
+}
+
+// Constant-time comparison, so a wrong secret teaches nothing.
+bool SameSecret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= uint8_t(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadSecretFile(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return ErrnoToStatus(errno, path);
+  if (!S_ISREG(st.st_mode) || (st.st_mode & 077) != 0) {
+    return InvalidArgumentError(
+        StrCat(path, ": a secret file must be a regular file of mode 0600"));
+  }
+  DTF_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  while (!text.empty() && std::isspace(uint8_t(text.back()))) text.pop_back();
+  bool hex = text.size() >= 32 && text.size() <= 256;
+  for (char c : text) hex = hex && std::isxdigit(uint8_t(c));
+  if (!hex) {
+    return InvalidArgumentError(
+        StrCat(path, ": expected 32 to 256 hex digits"));
+  }
+  return text;
+}
+
+std::unique_ptr<grpc::ClientContext> MakeClientContext(
+    const RunCredentials& creds, std::chrono::milliseconds timeout) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->AddMetadata(kRunHeader, creds.run_id);
+  context->AddMetadata(kSecretHeader, creds.secret);
+  context->AddMetadata(kVersionHeader, std::string(kProtocolVersion));
+  if (!creds.job.empty()) context->AddMetadata(kJobHeader, creds.job);
+  context->set_deadline(std::chrono::system_clock::now() + timeout);
+  // A task that is still starting is waited for (up to the deadline), not
+  // failed at once.
+  context->set_wait_for_ready(true);
+  return context;
+}
+
+grpc::Status CheckCall(const grpc::ServerContext& context,
+                       const RunCredentials& expected) {
+  const std::string version = Metadata(context, kVersionHeader);
+  if (version != kProtocolVersion) {
+    return grpc::Status(
+        grpc::StatusCode::FAILED_PRECONDITION,
+        StrCat("protocol version mismatch: this task speaks ", kProtocolVersion,
+               ", the caller ", version.empty() ? "(none)" : version));
+  }
+  if (Metadata(context, kRunHeader) != expected.run_id ||
+      !SameSecret(Metadata(context, kSecretHeader), expected.secret)) {
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        StrCat("not a task of run ", expected.run_id,
+                               " (wrong run id or secret)"));
+  }
+  const std::string job = Metadata(context, kJobHeader);
+  if (!job.empty() && !expected.job.empty() && job != expected.job) {
+    return grpc::Status(
+        grpc::StatusCode::FAILED_PRECONDITION,
+        StrCat("job mismatch: this task trains job ", expected.job,
+               ", the caller ", job,
+               "; every task of a run needs the same job file"));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ToGrpc(const Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(Message(status)));
+}
+
+Status FromGrpc(const grpc::Status& status, std::string_view what) {
+  if (status.ok()) return OkStatus();
+  return Status(static_cast<absl::StatusCode>(status.error_code()),
+                ToAbsl(StrCat(what, ": ", status.error_message())));
+}
+
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                   args);
+}
+
+}  // namespace dtf::runtime

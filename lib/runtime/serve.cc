@@ -1,0 +1,259 @@
+#include "lib/runtime/serve.h"
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "grpcpp/grpcpp.h"
+#include "lib/base/strings.h"
+#include "lib/data/crc32c.h"
+#include "lib/data/file.h"
+#include "lib/data/job_toml.h"
+#include "lib/runtime/coordinator_service.h"
+#include "lib/runtime/ps_client.h"
+#include "lib/runtime/ps_service.h"
+#include "lib/runtime/worker.h"
+
+namespace dtf::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string Port(const std::string& address) {
+  return address.substr(address.rfind(':') + 1);
+}
+
+// Heartbeats to the chief once a second from a background thread. Sets
+// `stop` when the chief says the run is over, `lost` (and `stop`) when it
+// has been unreachable for `timeout`.
+class Heartbeat {
+ public:
+  Heartbeat(const std::string& chief, RunCredentials creds, std::string task,
+            std::chrono::seconds timeout)
+      : stub_(rpc::Coordinator::NewStub(MakeChannel(chief))),
+        creds_(std::move(creds)),
+        task_(std::move(task)),
+        timeout_(timeout),
+        thread_([this] { Run(); }) {}
+  ~Heartbeat() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      exit_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void Set(const std::string& state, int64_t step, double loss, double eps) {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_ = state;
+    step_ = step;
+    loss_ = loss;
+    eps_ = eps;
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<bool> lost{false};
+
+ private:
+  void Run() {
+    auto last_ok = Clock::now();
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!exit_) {
+      rpc::HeartbeatRequest request;
+      request.set_task(task_);
+      request.set_state(state_);
+      request.set_step(step_);
+      request.set_loss(loss_);
+      request.set_examples_per_sec(eps_);
+      lock.unlock();
+      auto context = MakeClientContext(creds_, std::chrono::seconds(5));
+      rpc::HeartbeatResponse response;
+      grpc::Status st = stub_->Heartbeat(context.get(), request, &response);
+      lock.lock();
+      if (st.ok()) {
+        last_ok = Clock::now();
+        if (response.shutdown()) stop = true;
+      } else if (Clock::now() - last_ok > timeout_) {
+        lost = true;
+        stop = true;
+      }
+      cv_.wait_for(lock, std::chrono::seconds(1), [&] { return exit_; });
+    }
+  }
+
+  std::unique_ptr<rpc::Coordinator::Stub> stub_;
+  RunCredentials creds_;
+  std::string task_;
+  std::chrono::seconds timeout_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool exit_ = false;
+  std::string state_ = "starting";
+  int64_t step_ = 0;
+  double loss_ = 0, eps_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::string JobFingerprint(const JobFile& job) {
+  const TrainSpec& t = job.train;
+  const std::string text = StrCat(
+      job.model ? ModelDefinitionToToml(job) : "",
+      "\nbatch_size=", t.batch_size, " epochs=", t.epochs, " steps=", t.steps,
+      " seed=", t.seed, " mode=", TrainModeName(t.mode));
+  return fmt::format("{:08x}", crc32c::Value(text));
+}
+
+StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
+  const bool ps_role = options.role == TaskRole::kPs;
+  const std::string task = StrCat(ps_role ? "ps:" : "worker:", options.index);
+  const std::vector<std::string>& own = ps_role ? options.ps : options.workers;
+  if (options.index < 0 || options.index >= int(own.size())) {
+    return InvalidArgumentError(StrCat(task, ": the cluster has ", own.size(),
+                                       ps_role ? " ps" : " workers", " tasks"));
+  }
+  if (options.workers.empty()) {
+    return InvalidArgumentError("the cluster has no workers");
+  }
+  const bool chief = !ps_role && options.index == 0;
+  const std::string address = own[size_t(options.index)];
+  RunCredentials creds = options.credentials;
+  creds.job = JobFingerprint(job);
+
+  std::unique_ptr<PsService> ps_service;
+  std::unique_ptr<CoordinatorService> coordinator;
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort("0.0.0.0:" + Port(address),
+                           grpc::InsecureServerCredentials(), &bound_port);
+  builder.SetMaxReceiveMessageSize(8 << 20);
+  if (ps_role) {
+    PsOptions po;
+    po.index = options.index;
+    po.num_ps = int(options.ps.size());
+    po.num_workers = int(options.workers.size());
+    po.credentials = creds;
+    po.threads = options.threads > 0 ? options.threads : 1;
+    DTF_ASSIGN_OR_RETURN(ps_service, PsService::Create(job, po));
+    builder.RegisterService(ps_service.get());
+  }
+  if (chief) {
+    std::vector<std::pair<std::string, std::string>> tasks;
+    for (size_t i = 0; i < options.ps.size(); ++i) {
+      tasks.emplace_back(StrCat("ps:", i), options.ps[i]);
+    }
+    for (size_t i = 0; i < options.workers.size(); ++i) {
+      tasks.emplace_back(StrCat("worker:", i), options.workers[i]);
+    }
+    coordinator = std::make_unique<CoordinatorService>(creds, tasks);
+    builder.RegisterService(coordinator.get());
+  }
+  // Only parameter servers and the chief serve RPCs; other workers only
+  // call out.
+  std::unique_ptr<grpc::Server> server;
+  if (ps_role || chief) {
+    server = builder.BuildAndStart();
+    if (server == nullptr || bound_port == 0) {
+      return UnavailableError(StrCat(task, ": cannot listen on port ",
+                                     Port(address), " (in use?)"));
+    }
+  }
+  if (!options.ready_file.empty()) {
+    DTF_RETURN_IF_ERROR(WriteFileAtomically(options.ready_file, address));
+  }
+  auto note = [&](std::string_view text) {
+    if (options.on_note) options.on_note(text);
+  };
+
+  std::unique_ptr<Heartbeat> heartbeat;
+  if (!chief) {
+    heartbeat = std::make_unique<Heartbeat>(
+        options.workers[0], creds, task,
+        std::chrono::seconds(job.train.coordinator_timeout));
+  }
+  // One flag for the task to stop on: the caller's, or the heartbeat's.
+  std::atomic<bool> stop{false};
+  std::atomic<bool> watching{true};
+  std::thread watcher([&] {
+    while (watching) {
+      if ((options.cancel && options.cancel->load()) ||
+          (heartbeat && heartbeat->lost.load())) {
+        stop = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  auto finish = [&](StatusOr<TrainResult> result) {
+    watching = false;
+    watcher.join();
+    heartbeat.reset();
+    if (server) {
+      server->Shutdown(std::chrono::system_clock::now() +
+                       std::chrono::seconds(2));
+    }
+    return result;
+  };
+
+  if (ps_role) {
+    heartbeat->Set("running", 0, 0, 0);
+    note(StrCat(task, ": serving on ", address));
+    while (!ps_service->WaitForShutdown(std::chrono::milliseconds(200))) {
+      ps_service->Tick();
+      heartbeat->Set("running", ps_service->global_step(), 0, 0);
+      if (heartbeat->lost) {
+        return finish(UnavailableError(
+            StrCat(task, ": the chief (", options.workers[0],
+                   ") has been unreachable for ", job.train.coordinator_timeout,
+                   " s; exiting")));
+      }
+      if (heartbeat->stop) break;
+      if (options.cancel && options.cancel->load()) {
+        return finish(CancelledError(StrCat(task, ": interrupted")));
+      }
+    }
+    note(StrCat(task, ": exiting (", ps_service->shutdown_reason(), ")"));
+    return finish(TrainResult{});
+  }
+
+  WorkerOptions wo;
+  wo.index = options.index;
+  wo.ps = options.ps;
+  wo.workers = options.workers;
+  wo.credentials = creds;
+  wo.threads = options.threads;
+  wo.coordinator = coordinator.get();
+  wo.on_eval = options.on_eval;
+  wo.on_note = options.on_note;
+  wo.on_progress = [&](const TrainProgress& p) {
+    if (heartbeat)
+      heartbeat->Set("running", p.step, p.loss, p.examples_per_sec);
+    if (options.on_progress) options.on_progress(p);
+  };
+  wo.cancel = &stop;
+  if (heartbeat) heartbeat->Set("running", 0, 0, 0);
+  StatusOr<TrainResult> result = RunWorker(job, wo);
+  if (heartbeat) {
+    if (heartbeat->lost) {
+      result = UnavailableError(
+          StrCat(task, ": the chief (", options.workers[0],
+                 ") has been unreachable for ", job.train.coordinator_timeout,
+                 " s; exiting"));
+    }
+    heartbeat->Set(result.ok() ? "done" : "failed",
+                   result.ok() ? result->steps : 0,
+                   result.ok() ? result->loss : 0, 0);
+    // Let the chief hear the final state before this task goes.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  }
+  if (chief && !result.ok()) {
+    coordinator->EndRun();
+    PsClient ps(options.ps, creds, -1, std::chrono::seconds(10));
+    Status st =
+        ps.Shutdown(StrCat("the chief failed: ", Message(result.status())));
+    if (!st.ok()) note(StrCat("could not stop every PS: ", Message(st)));
+  }
+  return finish(std::move(result));
+}
+
+}  // namespace dtf::runtime

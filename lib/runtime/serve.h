@@ -1,0 +1,50 @@
+// One task of a distributed run (`dtf serve`): a parameter server or a
+// worker (worker 0 being the chief), with its gRPC server, its heartbeats to
+// the chief, and the rules that end it:
+//   - a PS runs until the chief tells it to exit, or until it cannot reach
+//     the chief for train.coordinator_timeout seconds;
+//   - a worker runs until its data is done (the chief: until the run is
+//     over), or until the chief is unreachable that long;
+//   - a chief that fails tells every PS to exit before it returns.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/data/job_file.h"
+#include "lib/runtime/rpc_auth.h"
+#include "lib/runtime/trainer.h"
+
+namespace dtf::runtime {
+
+enum class TaskRole { kPs, kWorker };
+
+struct ServeOptions {
+  TaskRole role = TaskRole::kWorker;
+  int index = 0;
+  std::vector<std::string> ps;       // host:port
+  std::vector<std::string> workers;  // host:port; workers[0] is the chief
+  RunCredentials credentials;
+  // Written (atomically) with "host:port" once the server listens; empty:
+  // none.
+  std::string ready_file;
+  int threads = 0;
+  std::function<void(const TrainProgress&)> on_progress;
+  std::function<void(const EvalReport&)> on_eval;
+  std::function<void(std::string_view)> on_note;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// Runs the task to its end. A worker's result is RunWorker's; a PS returns
+// an empty result.
+StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options);
+
+// A fingerprint of what every task of a run must agree on: the model
+// definition, the training settings and the data layout.
+std::string JobFingerprint(const JobFile& job);
+
+}  // namespace dtf::runtime

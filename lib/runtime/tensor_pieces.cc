@@ -1,0 +1,81 @@
+#include "lib/runtime/tensor_pieces.h"
+
+#include <bit>
+#include <cstring>
+
+#include "lib/base/strings.h"
+
+namespace dtf::runtime {
+
+static_assert(std::endian::native == std::endian::little,
+              "pieces carry little-endian floats");
+
+namespace {
+
+int64_t RowsPerPiece(int64_t cols) {
+  return std::max<int64_t>(1,
+                           kMaxPieceBytes / (4 * std::max<int64_t>(cols, 1)));
+}
+
+rpc::TensorPiece* NewPiece(const std::string& name,
+                           const std::vector<int64_t>& shape,
+                           std::vector<rpc::TensorPiece>* out) {
+  rpc::TensorPiece& p = out->emplace_back();
+  p.set_name(name);
+  for (int64_t d : shape) p.add_shape(d);
+  return &p;
+}
+
+}  // namespace
+
+int64_t PieceCols(const std::vector<int64_t>& shape) {
+  int64_t cols = 1;
+  for (size_t i = 1; i < shape.size(); ++i) cols *= shape[i];
+  return cols;
+}
+
+void AppendDensePieces(const std::string& name,
+                       const std::vector<int64_t>& shape, const float* data,
+                       int64_t rows, int64_t cols, int64_t row_offset,
+                       std::vector<rpc::TensorPiece>* out) {
+  const int64_t step = RowsPerPiece(cols);
+  for (int64_t r = 0; r < rows || (r == 0 && rows == 0); r += step) {
+    const int64_t n = std::min(step, rows - r);
+    rpc::TensorPiece* p = NewPiece(name, shape, out);
+    p->set_row_offset(row_offset + r);
+    p->set_rows(n);
+    p->set_values(std::string(reinterpret_cast<const char*>(data + r * cols),
+                              size_t(n * cols) * 4));
+    if (rows == 0) break;
+  }
+}
+
+void AppendSparsePieces(const std::string& name,
+                        const std::vector<int64_t>& shape, const int64_t* ids,
+                        const float* rows, int64_t n, int64_t cols,
+                        std::vector<rpc::TensorPiece>* out) {
+  const int64_t step = RowsPerPiece(cols);
+  for (int64_t r = 0; r < n; r += step) {
+    const int64_t k = std::min(step, n - r);
+    rpc::TensorPiece* p = NewPiece(name, shape, out);
+    p->set_rows(k);
+    p->mutable_ids()->Add(ids + r, ids + r + k);
+    p->set_values(std::string(reinterpret_cast<const char*>(rows + r * cols),
+                              size_t(k * cols) * 4));
+  }
+}
+
+Status ReadPiece(const rpc::TensorPiece& piece, int64_t cols, float* dst) {
+  const int64_t rows = piece.ids_size() > 0 ? piece.ids_size() : piece.rows();
+  if (rows != piece.rows() || rows < 0 ||
+      int64_t(piece.values().size()) != rows * cols * 4) {
+    return InvalidArgumentError(StrCat("variable \"", piece.name(),
+                                       "\": a piece of ", piece.rows(),
+                                       " rows holds ", piece.values().size(),
+                                       " bytes, expected ", rows * cols * 4));
+  }
+  if (rows > 0) std::memcpy(dst, piece.values().data(), piece.values().size());
+  return OkStatus();
+}
+
+}  // namespace dtf::runtime

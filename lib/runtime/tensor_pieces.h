@@ -1,0 +1,38 @@
+// Variables on the wire: rows of a [rows, cols] float matrix as
+// rpc::TensorPiece messages of at most kMaxPieceBytes each, so no message
+// comes near gRPC's limits however large the variable.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "proto/dtf.pb.h"
+
+namespace dtf::runtime {
+
+inline constexpr int64_t kMaxPieceBytes = 1 << 20;
+
+// Rows [0, rows) of `data` ([rows, cols], row-major), which are the rows
+// [row_offset, row_offset + rows) of the variable `name` of `shape`.
+void AppendDensePieces(const std::string& name,
+                       const std::vector<int64_t>& shape, const float* data,
+                       int64_t rows, int64_t cols, int64_t row_offset,
+                       std::vector<rpc::TensorPiece>* out);
+
+// The rows `ids` (global row ids) of the variable: rows[i] is row ids[i].
+void AppendSparsePieces(const std::string& name,
+                        const std::vector<int64_t>& shape, const int64_t* ids,
+                        const float* rows, int64_t n, int64_t cols,
+                        std::vector<rpc::TensorPiece>* out);
+
+// Columns per row of a variable of `shape` ([n] counts as [n, 1]).
+int64_t PieceCols(const std::vector<int64_t>& shape);
+
+// Checks that the piece holds rows x cols floats (ids.size() rows when
+// sparse) and copies them to `dst` (rows x cols floats). InvalidArgument
+// naming the variable otherwise.
+Status ReadPiece(const rpc::TensorPiece& piece, int64_t cols, float* dst);
+
+}  // namespace dtf::runtime

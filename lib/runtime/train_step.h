@@ -1,0 +1,29 @@
+// Pieces of a training step shared by the single-process trainer and the
+// distributed worker.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/data/model_spec.h"
+#include "lib/kernels/context.h"
+#include "lib/kernels/tensor.h"
+#include "lib/runtime/feature_layer.h"
+
+namespace dtf::runtime {
+
+// The loss of `logits` against the labels of `inputs`, and d(loss)/d(logits).
+StatusOr<float> ComputeLoss(const kernels::Context& ctx, Loss loss,
+                            const kernels::Tensor& logits,
+                            const ModelInputs& inputs,
+                            kernels::Tensor* dlogits);
+
+// Fits the layer's normalizer statistics with one pass over `files` (every
+// training shard, in sorted order: every task computes the same values).
+// Returns the examples seen.
+StatusOr<int64_t> FitNormalizer(const kernels::Context& ctx,
+                                const std::vector<std::string>& files,
+                                FeatureLayer* layer);
+
+}  // namespace dtf::runtime

@@ -1,0 +1,49 @@
+// A distributed worker: the trainer core of trainer.h with its variables on
+// the parameter servers. Each step pulls the dense variables and only the
+// embedding / wide-weight rows its batch touches, computes the gradients on
+// a compact copy, and pushes them. Workers split the training shards
+// (docs/input-pipeline.md: whole files each when there are at least as many
+// files as workers, else records by index).
+//
+// Worker 0 is the chief: it also serves the Coordinator (heartbeats,
+// status), evaluates, writes TensorBoard events, the checkpoint and the
+// exported model, and ends the run: once every other worker finished (or
+// went silent for train.heartbeat_timeout) it tells every PS to exit.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/data/job_file.h"
+#include "lib/runtime/coordinator_service.h"
+#include "lib/runtime/rpc_auth.h"
+#include "lib/runtime/trainer.h"
+
+namespace dtf::runtime {
+
+struct WorkerOptions {
+  int index = 0;
+  std::vector<std::string> ps;       // host:port of every PS
+  std::vector<std::string> workers;  // host:port of every worker
+  RunCredentials credentials;
+  int threads = 0;
+  // Chief only: the service its server runs, which it updates.
+  CoordinatorService* coordinator = nullptr;
+  // Progress, eval and notes, as dtf train reports them.
+  std::function<void(const TrainProgress&)> on_progress;
+  std::function<void(const EvalReport&)> on_eval;
+  std::function<void(std::string_view)> on_note;
+  // Set when the run must stop (Ctrl-C, or the chief said so).
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// Trains this worker's share. The chief's result holds the final evaluation
+// and the paths it wrote; other workers' only their own figures.
+StatusOr<TrainResult> RunWorker(const JobFile& job,
+                                const WorkerOptions& options);
+
+}  // namespace dtf::runtime

@@ -1,0 +1,239 @@
+// dtf launch, status, logs and stop as a user meets them, through the
+// binary, with stand-in tasks (--task-binary) in place of `dtf serve`.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lib/launch/run_registry.h"
+#include "tests/launch/launch_testing.h"
+#include "tests/testing/temp_dir.h"
+
+namespace dtf::launch {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using namespace std::chrono_literals;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+class LaunchCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dtf::testing::WriteFile(dir_.Join("dtf.toml"), "");
+    fs::create_directories(dir_.Join("profiles"));
+  }
+
+  Result Run(const std::string& args) {
+    const std::string cmd = "cd '" + dir_.path() + "' && NO_COLOR=1 '" +
+                            DTF_BINARY + "' " + args +
+                            " >out.txt 2>err.txt </dev/null";
+    const int status = std::system(cmd.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = dtf::testing::ReadFile(dir_.Join("out.txt"));
+    r.err = dtf::testing::ReadFile(dir_.Join("err.txt"));
+    return r;
+  }
+
+  void Profile(const std::string& text) {
+    dtf::testing::WriteFile(dir_.Join("profiles/local.toml"), text);
+  }
+
+  std::string StandIn() const { return " --task-binary " + binary_; }
+
+  std::string OnlyRunDir() {
+    StatusOr<std::vector<std::string>> runs = ListRuns(dir_.Join(".dtf/runs"));
+    EXPECT_TRUE(runs.ok() && runs->size() == 1);
+    return runs.ok() && !runs->empty() ? dir_.Join(".dtf/runs/" + runs->back())
+                                       : "";
+  }
+
+  void ExpectNothingLeft(const std::string& run_dir) {
+    StatusOr<RunView> run = LoadRun(run_dir);
+    ASSERT_TRUE(run.ok()) << run.status();
+    for (size_t i = 0; i < run->record.tasks.size(); ++i) {
+      const pid_t pid = run->record.tasks[i].process.pid;
+      EXPECT_TRUE(testing::WaitFor([&] { return !testing::Alive(pid); }));
+      const pid_t child =
+          testing::ReadPid(run->plan.tasks[i].dir + "/child.pid");
+      if (child > 0) {
+        EXPECT_TRUE(testing::WaitFor([&] { return !testing::Alive(child); }));
+      }
+    }
+  }
+
+  dtf::testing::TempDir dir_{"dtf_launch_cli_test"};
+  std::string binary_ = testing::WriteStandIn(dir_);
+};
+
+TEST_F(LaunchCliTest, DryRunPrintsThePlanAndTouchesNothing) {
+  const std::vector<std::string> before = dir_.List();
+  Result text = Run("launch --profile local --dry-run");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_THAT(text.out,
+              HasSubstr("profile:  local (<built-in local profile>)"));
+  EXPECT_THAT(text.out, HasSubstr("worker:0  127.0.0.1:0  chief"));
+  EXPECT_THAT(text.out,
+              HasSubstr(" serve \\\n      --job " + dir_.Join("dtf.toml")));
+  Result json =
+      Run("launch --job dtf.toml --dry-run --json --ps 2 --workers 3 "
+          "--set train.steps=10 --metrics-out m.json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  EXPECT_THAT(json.out, HasSubstr("\"run_id\": \"<run-id>\""));
+  EXPECT_THAT(json.out, HasSubstr("\"port\": 0"));
+  EXPECT_THAT(json.out, HasSubstr("\"task\": \"worker:2\""));
+  EXPECT_THAT(json.out, HasSubstr("\"" + dir_.Join("m.json") + "\""));
+  EXPECT_EQ(Run("launch --job dtf.toml --dry-run --json --ps 2 --workers 3 "
+                "--set train.steps=10 --metrics-out m.json")
+                .out,
+            json.out);
+  std::vector<std::string> after = dir_.List();
+  after.erase(std::remove_if(after.begin(), after.end(),
+                             [](const std::string& n) {
+                               return n == "out.txt" || n == "err.txt";
+                             }),
+              after.end());
+  EXPECT_EQ(after, before);
+  EXPECT_FALSE(fs::exists(dir_.Join(".dtf")));
+}
+
+TEST_F(LaunchCliTest, BadProfileAndFlagsAreUsageErrors) {
+  Profile("ps = 1\nworkrs = 2\n");
+  Result r = Run("launch --dry-run");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("profiles/local.toml:2:1: workrs: unknown key "
+                               "(did you mean workers?)"));
+  Profile("");
+  r = Run("launch --dry-run --set steps=3");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--set steps=3: no section"));
+  r = Run("launch --dry-run --profile prod");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("profiles/prod.toml"));
+  r = Run("launch --dry-run --job missing.toml");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("missing.toml"));
+  r = Run("launch --json");
+  EXPECT_EQ(r.code, 2);
+}
+
+TEST_F(LaunchCliTest, ForegroundRunStreamsOutputAndExitsWithTheChiefsCode) {
+  Profile("[env]\nSTANDIN_CHIEF_EXIT = \"7\"\n");
+  Result r = Run("launch --grace 0.3" + StandIn());
+  EXPECT_EQ(r.code, 7) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("[worker:0] hello from worker:0"));
+  EXPECT_THAT(r.out, HasSubstr("[worker:0] chief done"));
+  EXPECT_THAT(r.out, HasSubstr("[ps:0]     hello from ps:0"));
+  EXPECT_THAT(r.err, HasSubstr("[worker:1] worker:1 starting"));
+  EXPECT_THAT(r.err, HasSubstr("the chief (worker:0) exited with status 7"));
+  EXPECT_THAT(r.out + r.err, Not(HasSubstr("\033[")));  // NO_COLOR
+  const std::string run_dir = OnlyRunDir();
+  ExpectNothingLeft(run_dir);
+
+  Result status = Run("status");
+  EXPECT_EQ(status.code, 0) << status.err;
+  EXPECT_THAT(status.out, HasSubstr("failed (exit code 7)"));
+  EXPECT_THAT(status.out, HasSubstr("worker:0  failed (7)"));
+  Result json = Run("status --json");
+  EXPECT_THAT(json.out, HasSubstr("\"exit_code\": 7"));
+
+  Result one = Run("logs worker:0");
+  EXPECT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(one.out, "hello from worker:0\nchief done\n");
+  EXPECT_EQ(one.err, "worker:0 starting\n");
+  Result all = Run("logs " + fs::path(run_dir).filename().string());
+  EXPECT_THAT(all.out, HasSubstr("[worker:1] hello from worker:1\n"));
+  Result follow = Run("logs -f worker:1");  // the run is over: returns
+  EXPECT_EQ(follow.code, 0);
+  EXPECT_EQ(Run("logs worker:9").code, 2);
+}
+
+TEST_F(LaunchCliTest, ATaskFailingStopsTheRunWithItsStderr) {
+  Profile("[env]\nSTANDIN_FAIL = \"worker:1\"\nSTANDIN_CHIEF_SLEEP = \"60\"\n");
+  Result r = Run("launch --grace 0.3" + StandIn());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("task worker:1 exited with status 3 before the "
+                               "run ended"));
+  EXPECT_THAT(r.err, HasSubstr("boom: worker:1 cannot start"));
+  ExpectNothingLeft(OnlyRunDir());
+}
+
+TEST_F(LaunchCliTest, DetachThenStatusLogsAndStop) {
+  Profile("[env]\nSTANDIN_CHIEF_SLEEP = \"60\"\n");
+  Result r = Run("launch --detach --grace 0.3" + StandIn());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string id = r.out.substr(0, r.out.find('\n'));
+  EXPECT_TRUE(fs::exists(dir_.Join(".dtf/runs/" + id + "/plan.json"))) << id;
+  EXPECT_THAT(r.err, HasSubstr("dtf stop " + id));
+  const std::string run_dir = OnlyRunDir();
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return dtf::testing::ReadFile(run_dir + "/worker-1/stdout") != "";
+  }));
+  Result status = Run("status " + id);
+  EXPECT_EQ(status.code, 0) << status.err;
+  EXPECT_THAT(status.out, HasSubstr("detached"));
+  EXPECT_THAT(status.out, HasSubstr("chief unreachable"));
+  Result logs = Run("logs " + id + " worker:1");
+  EXPECT_THAT(logs.out, HasSubstr("hello from worker:1"));
+
+  Result stop = Run("stop --grace 2");
+  EXPECT_EQ(stop.code, 0) << stop.err;
+  EXPECT_THAT(stop.out, HasSubstr("stopped ps:0, worker:0, worker:1"));
+  ExpectNothingLeft(run_dir);
+  Result again = Run("stop " + id);
+  EXPECT_EQ(again.code, 0);
+  EXPECT_THAT(again.out, HasSubstr("nothing was running (stopped)"));
+  Result watch = Run("status --watch");
+  EXPECT_EQ(watch.code, 0);
+  EXPECT_THAT(watch.out, HasSubstr(": stopped"));
+}
+
+TEST_F(LaunchCliTest, InterruptStopsEveryTask) {
+  Profile("[env]\nSTANDIN_CHIEF_SLEEP = \"60\"\n");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::chdir(dir_.path().c_str());
+    const int null_fd = ::open("/dev/null", O_WRONLY);
+    ::dup2(null_fd, 1);
+    ::dup2(null_fd, 2);
+    ::execl(DTF_BINARY, DTF_BINARY, "launch", "--grace", "2", "--task-binary",
+            binary_.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::string run_dir;
+  ASSERT_TRUE(testing::WaitFor([&] {
+    StatusOr<std::vector<std::string>> runs = ListRuns(dir_.Join(".dtf/runs"));
+    if (!runs.ok() || runs->empty()) return false;
+    run_dir = dir_.Join(".dtf/runs/" + runs->back());
+    StatusOr<RunRecord> record = ReadRunRecord(run_dir);
+    if (!record.ok()) return false;
+    for (const TaskRecord& t : record->tasks) {
+      if (t.state != "running") return false;
+    }
+    return true;
+  }));
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  ExpectNothingLeft(run_dir);
+  StatusOr<RunRecord> record = ReadRunRecord(run_dir);
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record->state, "stopped");
+}
+
+}  // namespace
+}  // namespace dtf::launch

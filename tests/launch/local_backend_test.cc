@@ -1,0 +1,287 @@
+// Real runs of stand-in tasks (tests/launch/launch_testing.h) on this
+// machine: ports, logs, the end of a run, failures, cancellation, and that
+// no process is ever left behind.
+#include "lib/launch/local_backend.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lib/base/strings.h"
+#include "lib/launch/run_id.h"
+#include "lib/launch/run_layout.h"
+#include "lib/launch/run_registry.h"
+#include "tests/launch/launch_testing.h"
+#include "tests/testing/temp_dir.h"
+
+namespace dtf::launch {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+// Whether `port` on 127.0.0.1 can be bound without SO_REUSEPORT (nobody
+// holds it).
+bool PortFree(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+class LocalRunTest : public ::testing::Test {
+ protected:
+  RunOptions Options() {
+    RunOptions o;
+    o.grace = 300ms;
+    o.start_timeout = 10s;
+    o.poll = 10ms;
+    o.on_note = [this](std::string_view note) { notes_.emplace_back(note); };
+    o.on_output = [this](const TaskPlan& task, Stream stream,
+                         std::string_view line) {
+      lines_.push_back(StrCat(
+          task.name(), stream == Stream::kStdout ? " out: " : " err: ", line));
+    };
+    return o;
+  }
+
+  PlanRequest Request(const std::string& env = "") {
+    return testing::Request(dir_, binary_,
+                            "ps = 1\nworkers = 2\n[env]\n" + env);
+  }
+
+  // Every process the run started, and the children they started, are
+  // gone.
+  void ExpectNothingLeft(const LocalRun& run) {
+    for (size_t i = 0; i < run.plan().tasks.size(); ++i) {
+      const TaskPlan& t = run.plan().tasks[i];
+      EXPECT_FALSE(testing::Alive(run.process(i).pid)) << t.name();
+      const pid_t child = testing::ReadPid(t.dir + "/child.pid");
+      if (child > 0) {
+        EXPECT_TRUE(testing::WaitFor([&] { return !testing::Alive(child); }))
+            << t.name() << "'s child " << child;
+      }
+    }
+  }
+
+  dtf::testing::TempDir dir_{"dtf_launch_test"};
+  std::string binary_ = testing::WriteStandIn(dir_);
+  std::vector<std::string> notes_;
+  std::vector<std::string> lines_;
+};
+
+TEST_F(LocalRunTest, RunsUntilTheChiefExitsAndStopsTheRest) {
+  StatusOr<std::unique_ptr<LocalRun>> run =
+      LocalRun::Start(Request(), Options());
+  ASSERT_TRUE(run.ok()) << run.status();
+  const Plan& plan = (*run)->plan();
+  EXPECT_TRUE(LooksLikeRunId(plan.run_id)) << plan.run_id;
+  const RunOutcome outcome = (*run)->Wait();
+  EXPECT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_EQ(outcome.state, "succeeded");
+  ExpectNothingLeft(**run);
+
+  // The run directory: plan, secret (0600), tasks.json, logs, exit records.
+  const std::string run_dir = plan.run_dir;
+  EXPECT_EQ(fs::path(run_dir).parent_path(), fs::path(dir_.Join(".dtf/runs")));
+  struct stat st {};
+  ASSERT_EQ(::stat(plan.secret_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(dtf::testing::ReadFile(plan.secret_file).size(), 64u);
+  StatusOr<RunView> view = LoadRun(run_dir);
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_EQ(view->record.state, "succeeded");
+  EXPECT_EQ(view->record.exit_code, 0);
+  ASSERT_EQ(view->exits.size(), 3u);
+  EXPECT_EQ(view->exits.at("worker:0").state, "exited");
+  EXPECT_EQ(view->exits.at("ps:0").state, "stopped");
+  EXPECT_EQ(view->exits.at("ps:0").signal, SIGTERM);
+  EXPECT_EQ(dtf::testing::ReadFile(plan.tasks[1].stdout_file),
+            "hello from worker:0\nchief done\n");
+  EXPECT_THAT(dtf::testing::ReadFile(plan.tasks[2].stderr_file),
+              HasSubstr("worker:1 starting"));
+  // Output was forwarded as it came, tagged with its task.
+  EXPECT_THAT(lines_, ::testing::Contains("worker:0 out: chief done"));
+  EXPECT_THAT(lines_, ::testing::Contains("ps:0 err: ps:0 starting"));
+  // The secret is never on a command line or in the plan.
+  const std::string secret = dtf::testing::ReadFile(plan.secret_file);
+  for (const TaskPlan& t : plan.tasks) {
+    EXPECT_THAT(dtf::testing::ReadFile(t.dir + "/argv"),
+                ::testing::Not(HasSubstr(secret)));
+  }
+  EXPECT_THAT(dtf::testing::ReadFile(run_dir + "/plan.json"),
+              ::testing::Not(HasSubstr(secret)));
+}
+
+TEST_F(LocalRunTest, PortsAreHeldUntilEachTaskIsReadyThenReleased) {
+  StatusOr<std::unique_ptr<LocalRun>> run = LocalRun::Start(
+      Request("STANDIN_READY_DELAY = \"0.5\"\nSTANDIN_CHIEF_SLEEP = \"5\"\n"),
+      Options());
+  ASSERT_TRUE(run.ok()) << run.status();
+  LocalRun& r = **run;
+  std::vector<int> ports;
+  for (size_t i = 0; i < r.plan().tasks.size(); ++i) {
+    const int port = r.plan().tasks[i].port;
+    EXPECT_GT(port, 0);
+    ports.push_back(port);
+    EXPECT_TRUE(r.port_held(i));
+    EXPECT_FALSE(PortFree(port)) << "port " << port << " is not held";
+  }
+  // The command lines name the chosen ports.
+  EXPECT_EQ(r.plan().tasks[0].argv[9], StrCat("127.0.0.1:", ports[0]));
+  ASSERT_TRUE(testing::WaitFor([&] {
+    r.Poll();
+    return r.ready(0) && r.ready(1) && r.ready(2);
+  }));
+  for (size_t i = 0; i < ports.size(); ++i) {
+    EXPECT_FALSE(r.port_held(i));
+    EXPECT_TRUE(PortFree(ports[i])) << "port " << ports[i] << " still held";
+  }
+  StatusOr<RunRecord> record = ReadRunRecord(r.plan().run_dir);
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record->tasks[1].state, "running");
+  EXPECT_EQ(record->tasks[1].address, StrCat("127.0.0.1:", ports[1]));
+  r.Stop(CancelledError("test over"));
+  ExpectNothingLeft(r);
+}
+
+TEST_F(LocalRunTest, FixedPortsComeFromTheProfile) {
+  // Find three free consecutive ports.
+  int base = 0;
+  for (int candidate = 20000 + (::getpid() % 20000); base == 0;
+       candidate += 3) {
+    if (PortFree(candidate) && PortFree(candidate + 1) &&
+        PortFree(candidate + 2)) {
+      base = candidate;
+    }
+  }
+  PlanRequest request = testing::Request(
+      dir_, binary_, StrCat("ps = 1\nworkers = 2\nbase_port = ", base, "\n"));
+  StatusOr<std::unique_ptr<LocalRun>> run = LocalRun::Start(request, Options());
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ((*run)->plan().tasks[2].port, base + 2);
+  EXPECT_TRUE((*run)->Wait().status.ok());
+}
+
+TEST_F(LocalRunTest, ChiefExitCodeIsTheRunsAndItsStderrIsQuoted) {
+  StatusOr<std::unique_ptr<LocalRun>> run =
+      LocalRun::Start(Request("STANDIN_CHIEF_EXIT = \"7\"\n"), Options());
+  ASSERT_TRUE(run.ok()) << run.status();
+  const RunOutcome outcome = (*run)->Wait();
+  EXPECT_EQ(outcome.exit_code, 7);
+  EXPECT_EQ(outcome.state, "failed");
+  EXPECT_THAT(Message(outcome.status),
+              HasSubstr("the chief (worker:0) exited with status 7"));
+  EXPECT_THAT(Message(outcome.status), HasSubstr("worker:0 starting"));
+  ExpectNothingLeft(**run);
+}
+
+TEST_F(LocalRunTest, ATaskFailingAtOnceStopsTheOthers) {
+  StatusOr<std::unique_ptr<LocalRun>> run = LocalRun::Start(
+      Request("STANDIN_FAIL = \"ps:0\"\nSTANDIN_CHIEF_SLEEP = \"30\"\n"),
+      Options());
+  ASSERT_TRUE(run.ok()) << run.status();
+  const auto started = std::chrono::steady_clock::now();
+  const RunOutcome outcome = (*run)->Wait();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+  EXPECT_EQ(outcome.status.code(), StatusCode::kAborted);
+  const std::string message(Message(outcome.status));
+  EXPECT_THAT(message, HasSubstr("task ps:0 exited with status 3 before the "
+                                 "run ended; stopped the other tasks"));
+  EXPECT_THAT(message, HasSubstr("boom: ps:0 cannot start"));
+  EXPECT_THAT(message, HasSubstr((*run)->plan().tasks[0].stderr_file));
+  EXPECT_EQ(outcome.state, "failed");
+  ExpectNothingLeft(**run);
+  StatusOr<RunView> view = LoadRun((*run)->plan().run_dir);
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(view->exits.at("ps:0").state, "failed");
+  EXPECT_EQ(view->exits.at("ps:0").exit_code, 3);
+  EXPECT_EQ(view->exits.at("worker:0").state, "stopped");
+  EXPECT_THAT(view->record.message, HasSubstr("boom"));
+}
+
+TEST_F(LocalRunTest, CancelStopsEveryTask) {
+  std::atomic<bool> cancel{false};
+  RunOptions options = Options();
+  options.cancel = &cancel;
+  StatusOr<std::unique_ptr<LocalRun>> run =
+      LocalRun::Start(Request("STANDIN_CHIEF_SLEEP = \"30\"\n"), options);
+  ASSERT_TRUE(run.ok()) << run.status();
+  LocalRun& r = **run;
+  ASSERT_TRUE(testing::WaitFor([&] {
+    r.Poll();
+    return r.ready(0) && r.ready(1) && r.ready(2);
+  }));
+  cancel = true;
+  const RunOutcome outcome = r.Wait();
+  EXPECT_EQ(outcome.status.code(), StatusCode::kCancelled);
+  EXPECT_EQ(outcome.state, "stopped");
+  ExpectNothingLeft(r);
+}
+
+TEST_F(LocalRunTest, ATaskThatNeverBecomesReadyTimesOut) {
+  RunOptions options = Options();
+  options.start_timeout = 500ms;
+  StatusOr<std::unique_ptr<LocalRun>> run = LocalRun::Start(
+      Request("STANDIN_NO_READY = \"1\"\nSTANDIN_CHIEF_SLEEP = \"30\"\n"),
+      options);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const RunOutcome outcome = (*run)->Wait();
+  EXPECT_EQ(outcome.status.code(), StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(Message(outcome.status),
+              HasSubstr("task ps:0 did not write its ready file"));
+  ExpectNothingLeft(**run);
+}
+
+TEST_F(LocalRunTest, AProgramThatCannotStartIsReportedAndNothingRuns) {
+  PlanRequest request = testing::Request(dir_, dir_.Join("no-such-program"));
+  StatusOr<std::unique_ptr<LocalRun>> run = LocalRun::Start(request, Options());
+  ASSERT_FALSE(run.ok());
+  EXPECT_THAT(Message(run.status()), HasSubstr("task ps:0 failed to start: " +
+                                               dir_.Join("no-such-program")));
+  // The run directory records the failure.
+  StatusOr<std::vector<std::string>> runs = ListRuns(dir_.Join(".dtf/runs"));
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  StatusOr<RunRecord> record =
+      ReadRunRecord(dir_.Join(".dtf/runs/" + runs->front()));
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record->state, "failed");
+}
+
+TEST_F(LocalRunTest, AHostNotOnThisMachineIsRefusedBeforeAnythingIsWritten) {
+  PlanRequest request =
+      testing::Request(dir_, binary_, "host = \"192.0.2.1\"\n");  // TEST-NET-1
+  StatusOr<std::unique_ptr<LocalRun>> run = LocalRun::Start(request, Options());
+  ASSERT_FALSE(run.ok());
+  EXPECT_THAT(Message(run.status()),
+              HasSubstr("host 192.0.2.1: not an address of this machine"));
+  EXPECT_FALSE(fs::exists(dir_.Join(".dtf")));
+}
+
+TEST_F(LocalRunTest, DestroyingARunStopsIt) {
+  std::vector<pid_t> pids;
+  {
+    StatusOr<std::unique_ptr<LocalRun>> run =
+        LocalRun::Start(Request("STANDIN_CHIEF_SLEEP = \"30\"\n"), Options());
+    ASSERT_TRUE(run.ok()) << run.status();
+    for (size_t i = 0; i < 3; ++i) pids.push_back((*run)->process(i).pid);
+  }
+  for (pid_t pid : pids) EXPECT_FALSE(testing::Alive(pid));
+}
+
+}  // namespace
+}  // namespace dtf::launch

@@ -1,0 +1,330 @@
+#include "lib/launch/plan.h"
+
+#include <algorithm>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dtf::launch {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kProfile[] = R"(backend = "local"
+ps = 1
+workers = 2
+host = "127.0.0.1"
+base_port = 7000
+threads = 4
+
+[env]
+OMP_NUM_THREADS = "1"
+)";
+
+PlanRequest FixedRequest() {
+  PlanRequest r;
+  r.job = "/jobs/census/dtf.toml";
+  r.binary = "/opt/dtf/bin/dtf";
+  r.profile =
+      *ParseProfile(kProfile, "/jobs/census/profiles/local.toml", "local");
+  r.overrides.sets = {"train.steps=100"};
+  r.overrides.metrics_out = "/jobs/census/metrics.json";
+  return r;
+}
+
+// The plan for FixedRequest(): the shape docs/launch.md documents.
+constexpr char kGolden[] = R"({
+  "version": 1,
+  "run_id": "<run-id>",
+  "job": "/jobs/census/dtf.toml",
+  "binary": "/opt/dtf/bin/dtf",
+  "run_dir": "/jobs/census/.dtf/runs/<run-id>",
+  "secret_file": "/jobs/census/.dtf/runs/<run-id>/secret",
+  "profile": {
+    "name": "local",
+    "source": "/jobs/census/profiles/local.toml",
+    "backend": "local",
+    "ps": 1,
+    "workers": 2,
+    "host": "127.0.0.1",
+    "base_port": 7000,
+    "threads": 4,
+    "max_restarts": 0
+  },
+  "set": [
+    "train.steps=100"
+  ],
+  "metrics_out": "/jobs/census/metrics.json",
+  "cluster": {
+    "ps": [
+      "127.0.0.1:7000"
+    ],
+    "workers": [
+      "127.0.0.1:7001",
+      "127.0.0.1:7002"
+    ]
+  },
+  "chief": "worker:0",
+  "tasks": [
+    {
+      "task": "ps:0",
+      "role": "ps",
+      "index": 0,
+      "chief": false,
+      "host": "127.0.0.1",
+      "port": 7000,
+      "argv": [
+        "/opt/dtf/bin/dtf",
+        "serve",
+        "--job",
+        "/jobs/census/dtf.toml",
+        "--role",
+        "ps",
+        "--index",
+        "0",
+        "--ps",
+        "127.0.0.1:7000",
+        "--workers",
+        "127.0.0.1:7001,127.0.0.1:7002",
+        "--run-id",
+        "<run-id>",
+        "--run-dir",
+        "/jobs/census/.dtf/runs/<run-id>",
+        "--secret-file",
+        "/jobs/census/.dtf/runs/<run-id>/secret",
+        "--ready-file",
+        "/jobs/census/.dtf/runs/<run-id>/ps-0/ready",
+        "--threads",
+        "4",
+        "--set",
+        "train.steps=100"
+      ],
+      "env": {
+        "OMP_NUM_THREADS": "1"
+      },
+      "dir": "/jobs/census/.dtf/runs/<run-id>/ps-0",
+      "ready_file": "/jobs/census/.dtf/runs/<run-id>/ps-0/ready",
+      "stdout": "/jobs/census/.dtf/runs/<run-id>/ps-0/stdout",
+      "stderr": "/jobs/census/.dtf/runs/<run-id>/ps-0/stderr",
+      "exit_file": "/jobs/census/.dtf/runs/<run-id>/ps-0/exit.json"
+    },
+    {
+      "task": "worker:0",
+      "role": "worker",
+      "index": 0,
+      "chief": true,
+      "host": "127.0.0.1",
+      "port": 7001,
+      "argv": [
+        "/opt/dtf/bin/dtf",
+        "serve",
+        "--job",
+        "/jobs/census/dtf.toml",
+        "--role",
+        "worker",
+        "--index",
+        "0",
+        "--ps",
+        "127.0.0.1:7000",
+        "--workers",
+        "127.0.0.1:7001,127.0.0.1:7002",
+        "--run-id",
+        "<run-id>",
+        "--run-dir",
+        "/jobs/census/.dtf/runs/<run-id>",
+        "--secret-file",
+        "/jobs/census/.dtf/runs/<run-id>/secret",
+        "--ready-file",
+        "/jobs/census/.dtf/runs/<run-id>/worker-0/ready",
+        "--threads",
+        "4",
+        "--set",
+        "train.steps=100",
+        "--metrics-out",
+        "/jobs/census/metrics.json"
+      ],
+      "env": {
+        "OMP_NUM_THREADS": "1"
+      },
+      "dir": "/jobs/census/.dtf/runs/<run-id>/worker-0",
+      "ready_file": "/jobs/census/.dtf/runs/<run-id>/worker-0/ready",
+      "stdout": "/jobs/census/.dtf/runs/<run-id>/worker-0/stdout",
+      "stderr": "/jobs/census/.dtf/runs/<run-id>/worker-0/stderr",
+      "exit_file": "/jobs/census/.dtf/runs/<run-id>/worker-0/exit.json"
+    },
+    {
+      "task": "worker:1",
+      "role": "worker",
+      "index": 1,
+      "chief": false,
+      "host": "127.0.0.1",
+      "port": 7002,
+      "argv": [
+        "/opt/dtf/bin/dtf",
+        "serve",
+        "--job",
+        "/jobs/census/dtf.toml",
+        "--role",
+        "worker",
+        "--index",
+        "1",
+        "--ps",
+        "127.0.0.1:7000",
+        "--workers",
+        "127.0.0.1:7001,127.0.0.1:7002",
+        "--run-id",
+        "<run-id>",
+        "--run-dir",
+        "/jobs/census/.dtf/runs/<run-id>",
+        "--secret-file",
+        "/jobs/census/.dtf/runs/<run-id>/secret",
+        "--ready-file",
+        "/jobs/census/.dtf/runs/<run-id>/worker-1/ready",
+        "--threads",
+        "4",
+        "--set",
+        "train.steps=100"
+      ],
+      "env": {
+        "OMP_NUM_THREADS": "1"
+      },
+      "dir": "/jobs/census/.dtf/runs/<run-id>/worker-1",
+      "ready_file": "/jobs/census/.dtf/runs/<run-id>/worker-1/ready",
+      "stdout": "/jobs/census/.dtf/runs/<run-id>/worker-1/stdout",
+      "stderr": "/jobs/census/.dtf/runs/<run-id>/worker-1/stderr",
+      "exit_file": "/jobs/census/.dtf/runs/<run-id>/worker-1/exit.json"
+    }
+  ]
+}
+)";
+
+TEST(Plan, GoldenJson) {
+  StatusOr<Plan> plan = MakePlan(FixedRequest());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(PlanToJson(*plan), kGolden);
+}
+
+TEST(Plan, SameInputsSameBytes) {
+  StatusOr<Plan> a = MakePlan(FixedRequest());
+  StatusOr<Plan> b = MakePlan(FixedRequest());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(PlanToJson(*a), PlanToJson(*b));
+  EXPECT_EQ(PlanToText(*a), PlanToText(*b));
+}
+
+TEST(Plan, JsonRoundTrips) {
+  StatusOr<Plan> plan = MakePlan(FixedRequest());
+  ASSERT_TRUE(plan.ok());
+  StatusOr<Plan> back = PlanFromJson(PlanToJson(*plan), "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(PlanToJson(*back), kGolden);
+}
+
+TEST(Plan, CorruptJsonIsDataLoss) {
+  StatusOr<Plan> bad = PlanFromJson("{\"version\": 1}", "x/plan.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
+  EXPECT_THAT(Message(bad.status()), HasSubstr("x/plan.json"));
+  EXPECT_FALSE(PlanFromJson("not json", "p").ok());
+}
+
+TEST(Plan, PortZeroMeansChosenAtLaunch) {
+  PlanRequest r = FixedRequest();
+  r.profile.base_port = 0;
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok());
+  for (const TaskPlan& t : plan->tasks) EXPECT_EQ(t.port, 0);
+  EXPECT_THAT(PlanToJson(*plan), HasSubstr("\"127.0.0.1:0,127.0.0.1:0\""));
+  EXPECT_THAT(PlanToText(*plan), HasSubstr("chosen at launch"));
+}
+
+TEST(Plan, ChosenPortsAndRunId) {
+  PlanRequest r = FixedRequest();
+  r.run_id = "20260101-120000-abcd";
+  r.ports = {4000, 4100, 4200};
+  r.runs_dir = "/var/runs";
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->run_dir, "/var/runs/20260101-120000-abcd");
+  EXPECT_EQ(plan->tasks[2].address(), "127.0.0.1:4200");
+  EXPECT_EQ(plan->chief().name(), "worker:0");
+  EXPECT_EQ(plan->tasks[1].argv[11], "127.0.0.1:4100,127.0.0.1:4200");
+  r.ports = {1, 2};
+  EXPECT_FALSE(MakePlan(r).ok());
+}
+
+TEST(Plan, OverridesCounts) {
+  PlanRequest r = FixedRequest();
+  r.overrides.ps = 2;
+  r.overrides.workers = 3;
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok());
+  std::vector<std::string> names;
+  for (const TaskPlan& t : plan->tasks) names.push_back(t.name());
+  EXPECT_THAT(names,
+              ElementsAre("ps:0", "ps:1", "worker:0", "worker:1", "worker:2"));
+  EXPECT_EQ(plan->tasks[4].port, 7004);
+  // --metrics-out goes to the chief only.
+  for (const TaskPlan& t : plan->tasks) {
+    const bool has = std::find(t.argv.begin(), t.argv.end(), "--metrics-out") !=
+                     t.argv.end();
+    EXPECT_EQ(has, t.chief) << t.name();
+  }
+}
+
+TEST(Plan, PortRangePast65535NamesTheProfileKey) {
+  PlanRequest r = FixedRequest();
+  r.profile = *ParseProfile("base_port = 65534\n", "p/local.toml", "local");
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(Message(plan.status()),
+            "p/local.toml:1:13: base_port: 65534 + 3 tasks runs past port "
+            "65535");
+}
+
+TEST(Plan, RelativePathsAreRefused) {
+  PlanRequest r = FixedRequest();
+  r.overrides.metrics_out = "metrics.json";
+  EXPECT_THAT(Message(MakePlan(r).status()), HasSubstr("--metrics-out"));
+  r = FixedRequest();
+  r.job = "dtf.toml";
+  EXPECT_FALSE(MakePlan(r).ok());
+}
+
+TEST(Plan, ValidateSet) {
+  EXPECT_TRUE(ValidateSet("train.steps=100").ok());
+  EXPECT_TRUE(ValidateSet("train.optimizer.learning_rate=0.1").ok());
+  EXPECT_TRUE(ValidateSet("data.records=/a b/c=d").ok());
+  EXPECT_THAT(Message(ValidateSet("steps=100")), HasSubstr("no section"));
+  EXPECT_THAT(Message(ValidateSet("train.steps")), HasSubstr("no '='"));
+  EXPECT_THAT(Message(ValidateSet("train.steps=")), HasSubstr("empty value"));
+  EXPECT_THAT(Message(ValidateSet("train..steps=1")), HasSubstr("empty key"));
+  EXPECT_THAT(Message(ValidateSet("train.st eps=1")),
+              HasSubstr("' ' in the key"));
+  PlanRequest r = FixedRequest();
+  r.overrides.sets = {"bad"};
+  EXPECT_EQ(MakePlan(r).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Plan, TextShowsTasksCommandsAndEnv) {
+  StatusOr<Plan> plan = MakePlan(FixedRequest());
+  ASSERT_TRUE(plan.ok());
+  const std::string text = PlanToText(*plan);
+  EXPECT_THAT(text, HasSubstr("worker:0  127.0.0.1:7001  chief"));
+  EXPECT_THAT(text, HasSubstr("OMP_NUM_THREADS=1 \\\n"));
+  EXPECT_THAT(text, HasSubstr("/opt/dtf/bin/dtf serve \\\n      --job "
+                              "/jobs/census/dtf.toml"));
+  EXPECT_THAT(text, HasSubstr("--run-id '<run-id>'"));
+}
+
+TEST(Plan, ShellQuote) {
+  EXPECT_EQ(ShellQuote("abc/d.toml"), "abc/d.toml");
+  EXPECT_EQ(ShellQuote("a b"), "'a b'");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
+  EXPECT_EQ(ShellQuote(""), "''");
+}
+
+}  // namespace
+}  // namespace dtf::launch

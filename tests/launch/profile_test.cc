@@ -1,0 +1,150 @@
+#include "lib/launch/profile.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/temp_dir.h"
+
+namespace dtf::launch {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ErrorOf(std::string_view text) {
+  StatusOr<Profile> p = ParseProfile(text, "profiles/x.toml", "x");
+  EXPECT_FALSE(p.ok()) << text;
+  return p.ok() ? "" : std::string(Message(p.status()));
+}
+
+TEST(Profile, DefaultsWhenEmpty) {
+  StatusOr<Profile> p = ParseProfile("", "p.toml", "p");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->backend, "local");
+  EXPECT_EQ(p->ps, 1);
+  EXPECT_EQ(p->workers, 2);
+  EXPECT_EQ(p->host, "127.0.0.1");
+  EXPECT_EQ(p->base_port, 0);
+  EXPECT_EQ(p->threads, 0);
+  EXPECT_EQ(p->max_restarts, 0);
+  EXPECT_TRUE(p->env.empty());
+}
+
+TEST(Profile, ReadsEveryKey) {
+  StatusOr<Profile> p = ParseProfile(R"(backend = "local"
+ps = 2
+workers = 4
+host = "localhost"
+base_port = 7000
+threads = 3
+max_restarts = 2
+
+[env]
+OMP_NUM_THREADS = "1"
+TF_CPP_MIN_LOG_LEVEL = "2"
+)",
+                                     "p.toml", "p");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->ps, 2);
+  EXPECT_EQ(p->workers, 4);
+  EXPECT_EQ(p->host, "localhost");
+  EXPECT_EQ(p->base_port, 7000);
+  EXPECT_EQ(p->threads, 3);
+  EXPECT_EQ(p->max_restarts, 2);
+  ASSERT_EQ(p->env.size(), 2u);
+  EXPECT_EQ(p->env.at("OMP_NUM_THREADS"), "1");
+  EXPECT_EQ(p->where.at("base_port"), "p.toml:5:13");
+}
+
+TEST(Profile, EmbeddedDefaultIsTheShippedFile) {
+  const std::string shipped = dtf::testing::ReadFile(
+      std::string(DTF_SOURCE_DIR) + "/profiles/local.toml");
+  EXPECT_EQ(shipped, kDefaultLocalProfile);
+  StatusOr<Profile> p =
+      ParseProfile(kDefaultLocalProfile, kBuiltInProfileSource, "local");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->ps, 1);
+  EXPECT_EQ(p->workers, 2);
+}
+
+TEST(Profile, UnknownKeyNamesFileLineAndSuggests) {
+  EXPECT_EQ(ErrorOf("ps = 1\nworker = 2\n"),
+            "profiles/x.toml:2:1: worker: unknown key (did you mean "
+            "workers?)");
+  EXPECT_THAT(ErrorOf("zzz = 1\n"), HasSubstr("expected one of backend, ps"));
+}
+
+TEST(Profile, BadValuesNameFileLineAndKey) {
+  EXPECT_EQ(ErrorOf("ps = 0\n"),
+            "profiles/x.toml:1:6: ps: must be at least 1, got 0");
+  EXPECT_EQ(ErrorOf("\nworkers = \"two\"\n"),
+            "profiles/x.toml:2:11: workers: expected an integer, got \"two\"");
+  EXPECT_EQ(ErrorOf("base_port = 70000\n"),
+            "profiles/x.toml:1:13: base_port: must be at most 65535, got "
+            "70000");
+  EXPECT_EQ(ErrorOf("threads = -1\n"),
+            "profiles/x.toml:1:11: threads: must be at least 0, got -1");
+  EXPECT_EQ(ErrorOf("host = \"\"\n"),
+            "profiles/x.toml:1:8: host: must not be empty");
+  EXPECT_THAT(ErrorOf("host = \"a b\"\n"),
+              HasSubstr("profiles/x.toml:1:8: host: expected a host name"));
+  EXPECT_EQ(ErrorOf("[env]\nA = 1\n"),
+            "profiles/x.toml:2:5: env.A: expected a string, got an integer");
+  EXPECT_THAT(ErrorOf("[env]\n\"1X\" = \"a\"\n"),
+              HasSubstr("profiles/x.toml:2:1: env.1X: not a variable"));
+  EXPECT_EQ(ErrorOf("env = 3\n"),
+            "profiles/x.toml:1:7: env: expected a table of strings, got an "
+            "integer");
+}
+
+TEST(Profile, OtherBackendsAreNotBuiltYet) {
+  EXPECT_EQ(ErrorOf("backend = \"ssh\"\nhosts = [\"a\"]\n"),
+            "profiles/x.toml:1:11: backend: the \"ssh\" backend is not built "
+            "yet; only \"local\" is");
+  EXPECT_THAT(ErrorOf("backend = \"locl\"\n"),
+              HasSubstr("backend: unknown value \"locl\" (did you mean "
+                        "local?)"));
+}
+
+TEST(Profile, SyntaxErrorNamesFileAndLine) {
+  EXPECT_THAT(ErrorOf("ps = 1\nworkers = \n"), HasSubstr("profiles/x.toml:2:"));
+}
+
+TEST(Profile, ResolveByNameFallsBackToTheBuiltInLocal) {
+  dtf::testing::TempDir dir;
+  StatusOr<Profile> p = ResolveProfile(dir.path(), "local");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->source, kBuiltInProfileSource);
+  EXPECT_EQ(p->name, "local");
+
+  StatusOr<Profile> missing = ResolveProfile(dir.path(), "prod");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(Message(missing.status()), HasSubstr("profiles/prod.toml"));
+}
+
+TEST(Profile, ResolveByNameAndByPath) {
+  dtf::testing::TempDir dir;
+  std::filesystem::create_directories(dir.Join("profiles"));
+  dtf::testing::WriteFile(dir.Join("profiles/local.toml"), "workers = 5\n");
+  dtf::testing::WriteFile(dir.Join("other.toml"), "ps = 3\n");
+  StatusOr<Profile> local = ResolveProfile(dir.path(), "local");
+  ASSERT_TRUE(local.ok()) << local.status();
+  EXPECT_EQ(local->workers, 5);
+  EXPECT_EQ(local->source, dir.Join("profiles/local.toml"));
+
+  StatusOr<Profile> path = ResolveProfile(dir.path(), dir.Join("other.toml"));
+  ASSERT_TRUE(path.ok()) << path.status();
+  EXPECT_EQ(path->ps, 3);
+  EXPECT_EQ(path->name, "other");
+
+  dtf::testing::WriteFile(dir.Join("profiles/bad.toml"), "ps = -2\n");
+  StatusOr<Profile> bad = ResolveProfile(dir.path(), "bad");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(Message(bad.status()), dir.Join("profiles/bad.toml") +
+                                       ":1:6: ps: must be at least 1, "
+                                       "got -2");
+}
+
+}  // namespace
+}  // namespace dtf::launch
