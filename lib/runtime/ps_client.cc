@@ -22,6 +22,55 @@ PsClient::PsClient(const std::vector<std::string>& addresses,
   }
 }
 
+namespace {
+
+// Copies a pulled piece into the output it belongs to.
+Status Place(const rpc::TensorPiece& piece,
+             const std::vector<PsClient::DenseVar>& dense,
+             const std::vector<PsClient::SparseVar>& sparse,
+             const std::string& what, std::vector<float>* row) {
+  const int64_t cols = PieceCols({piece.shape().begin(), piece.shape().end()});
+  auto dense_it = std::find_if(dense.begin(), dense.end(),
+                               [&](auto& v) { return v.name == piece.name(); });
+  if (dense_it != dense.end()) {
+    kernels::Tensor* out = dense_it->out;
+    if (piece.row_offset() < 0 ||
+        (piece.row_offset() + piece.rows()) * cols > out->size()) {
+      return DataLossError(StrCat(what, ": bad rows for ", piece.name()));
+    }
+    return ReadPiece(piece, cols, out->data() + piece.row_offset() * cols);
+  }
+  auto sparse_it = std::find_if(sparse.begin(), sparse.end(), [&](auto& v) {
+    return v.name == piece.name();
+  });
+  if (sparse_it == sparse.end() || cols != sparse_it->cols) {
+    return DataLossError(StrCat(what, ": unexpected variable ", piece.name()));
+  }
+  row->resize(size_t(piece.ids_size() * cols));
+  DTF_RETURN_IF_ERROR(ReadPiece(piece, cols, row->data()));
+  for (int i = 0; i < piece.ids_size(); ++i) {
+    const int64_t id = piece.ids(i);
+    int64_t at;
+    if (sparse_it->all) {
+      at = id;
+    } else {
+      auto pos =
+          std::lower_bound(sparse_it->ids->begin(), sparse_it->ids->end(), id);
+      at = pos - sparse_it->ids->begin();
+      if (pos == sparse_it->ids->end() || *pos != id) at = -1;
+    }
+    if (at < 0 || at >= sparse_it->out->rows()) {
+      return DataLossError(StrCat(what, ": row ", id, " of ", piece.name(),
+                                  " was not asked for"));
+    }
+    std::memcpy(sparse_it->out->data() + at * cols, row->data() + i * cols,
+                size_t(cols) * 4);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Status PsClient::Pull(const std::vector<DenseVar>& dense,
                       const std::vector<SparseVar>& sparse, int64_t min_step) {
   for (const SparseVar& v : sparse) {
@@ -49,50 +98,9 @@ Status PsClient::Pull(const std::vector<DenseVar>& dense,
     while (reader->Read(&message)) {
       if (message.has_header()) {
         steps_[size_t(p)] = message.header().global_step();
-        continue;
       }
-      const rpc::TensorPiece& piece = message.piece();
-      const int64_t cols =
-          PieceCols({piece.shape().begin(), piece.shape().end()});
-      auto dense_it = std::find_if(dense.begin(), dense.end(), [&](auto& v) {
-        return v.name == piece.name();
-      });
-      if (dense_it != dense.end()) {
-        kernels::Tensor* out = dense_it->out;
-        if (piece.row_offset() < 0 ||
-            (piece.row_offset() + piece.rows()) * cols > out->size()) {
-          return DataLossError(StrCat(what, ": bad rows for ", piece.name()));
-        }
-        DTF_RETURN_IF_ERROR(
-            ReadPiece(piece, cols, out->data() + piece.row_offset() * cols));
-        continue;
-      }
-      auto sparse_it = std::find_if(sparse.begin(), sparse.end(), [&](auto& v) {
-        return v.name == piece.name();
-      });
-      if (sparse_it == sparse.end() || cols != sparse_it->cols) {
-        return DataLossError(
-            StrCat(what, ": unexpected variable ", piece.name()));
-      }
-      row.resize(size_t(piece.ids_size() * cols));
-      DTF_RETURN_IF_ERROR(ReadPiece(piece, cols, row.data()));
-      for (int i = 0; i < piece.ids_size(); ++i) {
-        const int64_t id = piece.ids(i);
-        int64_t at;
-        if (sparse_it->all) {
-          at = id;
-        } else {
-          auto pos = std::lower_bound(sparse_it->ids->begin(),
-                                      sparse_it->ids->end(), id);
-          at = pos - sparse_it->ids->begin();
-          if (pos == sparse_it->ids->end() || *pos != id) at = -1;
-        }
-        if (at < 0 || at >= sparse_it->out->rows()) {
-          return DataLossError(StrCat(what, ": row ", id, " of ", piece.name(),
-                                      " was not asked for"));
-        }
-        std::memcpy(sparse_it->out->data() + at * cols, row.data() + i * cols,
-                    size_t(cols) * 4);
+      for (const rpc::TensorPiece& piece : message.pieces()) {
+        DTF_RETURN_IF_ERROR(Place(piece, dense, sparse, what, &row));
       }
     }
     DTF_RETURN_IF_ERROR(FromGrpc(reader->Finish(), StrCat(what, ": Pull")));
@@ -115,14 +123,21 @@ StatusOr<PsClient::PushResult> PsClient::Push(
     header->set_step(steps_[size_t(p)]);
     header->set_examples(examples);
     header->set_loss(loss);
-    bool ok = writer->Write(message);
+    // Pack the pieces into messages of at most kMaxPieceBytes each; the
+    // header rides on the first.
+    bool ok = true;
+    int64_t bytes = 0;
     for (rpc::TensorPiece& piece : pieces[size_t(p)]) {
-      if (!ok) break;
-      rpc::PushMessage m;
-      *m.mutable_gradient() = std::move(piece);
-      ok = writer->Write(m);
+      const int64_t size = int64_t(piece.values().size());
+      if (bytes > 0 && bytes + size > kMaxPieceBytes) {
+        ok = ok && writer->Write(message);
+        message.Clear();
+        bytes = 0;
+      }
+      *message.add_gradients() = std::move(piece);
+      bytes += size;
     }
-    writer->WritesDone();
+    ok = ok && writer->Write(message, grpc::WriteOptions().set_last_message());
     DTF_RETURN_IF_ERROR(FromGrpc(writer->Finish(), StrCat(what, ": Push")));
     result.applied = result.applied && response.applied();
     result.global_step = std::max(result.global_step, response.global_step());

@@ -268,15 +268,24 @@ grpc::Status PsService::Pull(grpc::ServerContext* context,
                        int64_t(ids.size()), s->cols, &pieces);
   }
   lock.unlock();
-  if (!writer->Write(header)) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "client went away");
-  }
-  rpc::PullMessage message;
+  // Pack the pieces into messages of at most kMaxPieceBytes each; the header
+  // rides on the first.
+  rpc::PullMessage message = std::move(header);
+  int64_t bytes = 0;
   for (rpc::TensorPiece& piece : pieces) {
-    *message.mutable_piece() = std::move(piece);
-    if (!writer->Write(message)) {
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "client went away");
+    const int64_t size = int64_t(piece.values().size());
+    if (bytes > 0 && bytes + size > kMaxPieceBytes) {
+      if (!writer->Write(message)) {
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "client went away");
+      }
+      message.Clear();
+      bytes = 0;
     }
+    *message.add_pieces() = std::move(piece);
+    bytes += size;
+  }
+  if (!writer->Write(message, grpc::WriteOptions().set_last_message())) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "client went away");
   }
   return grpc::Status::OK;
 }
@@ -294,13 +303,11 @@ grpc::Status PsService::Push(grpc::ServerContext* context,
   }
   const rpc::PushMessage::Header header = message.header();
   std::vector<rpc::TensorPiece> grads;
-  while (reader->Read(&message)) {
-    if (!message.has_gradient()) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          "a push holds one header");
+  do {
+    for (rpc::TensorPiece& piece : *message.mutable_gradients()) {
+      grads.push_back(std::move(piece));
     }
-    grads.push_back(std::move(*message.mutable_gradient()));
-  }
+  } while (reader->Read(&message));
   std::lock_guard<std::mutex> lock(mu_);
   const int worker = header.worker();
   if (worker < 0 || worker >= options_.num_workers) {
