@@ -253,7 +253,7 @@ StatusOr<std::string> JobToml(const ScaffoldOptions& o,
   const bool small = rows < 10000;
   StrAppend(&t, "\n# Tuned for ", small ? "a small" : "a large", " data set (",
             rows, " training rows profiled).\n[train]\n",
-            "batch_size = ", small ? 32 : 256, "\nepochs = ", small ? 20 : 10,
+            "batch_size = ", small ? 32 : 256, "\nepochs = ", small ? 20 : 12,
             "\nshuffle_buffer = 10000\nseed = 42\noutput_dir = \"out\"\n"
             "\n[train.wide_optimizer]\ntype = \"ftrl\"\nlearning_rate = 0.05\n"
             "\n[train.deep_optimizer]\ntype = \"adagrad\"\nlearning_rate = ",

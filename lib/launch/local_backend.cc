@@ -339,6 +339,15 @@ bool LocalRun::Poll() {
       continue;
     }
     if (clean || linger_until_) continue;
+    if (t.plan->role == "worker" && !t.plan->chief) {
+      // A worker other than the chief is not needed to finish: the chief
+      // and the parameter servers stop waiting for it after
+      // heartbeat_timeout, and the run goes on with the rest.
+      Note(StrCat("task ", t.plan->name(), " ", t.exit->Describe(),
+                  "; the run goes on without it",
+                  t.exit->signal == 0 ? StderrTail(i) : std::string()));
+      continue;
+    }
     Fail(absl::AbortedError(ToAbsl(StrCat(
         "task ", t.plan->name(), " ", t.exit->Describe(),
         " before the run ended; stopped the other tasks", StderrTail(i)))));

@@ -7,8 +7,11 @@
 // and process group with its output in files. The run ends when the chief
 // (worker 0) exits: the others get `grace` to exit on their own and are
 // then stopped. A task that cannot start, does not become ready in time, or
-// exits non-zero before the chief does ends the run: every other task is
-// stopped and the failure names the task and quotes its stderr. No task
+// (a parameter server) exits non-zero before the chief does ends the run:
+// every other task is stopped and the failure names the task and quotes its
+// stderr. A worker other than the chief that dies is recorded as failed and
+// noted, and the run goes on without it (the chief stops waiting for it
+// after heartbeat_timeout). No task
 // outlives the run: at the end every process group is stopped (SIGTERM,
 // then SIGKILL after `grace`), and each task dies with its launcher
 // (PR_SET_PDEATHSIG).

@@ -1,7 +1,7 @@
 #include "lib/runtime/model.h"
 
 #include <cmath>
-#include <random>
+#include <span>
 #include <utility>
 
 #include "lib/base/strings.h"
@@ -18,28 +18,23 @@ namespace {
 using kernels::Context;
 using kernels::Tensor;
 
-Tensor GlorotUniform(int64_t fan_in, int64_t fan_out, std::mt19937_64* rng) {
-  Tensor t = Tensor::Empty({fan_in, fan_out});
-  const double limit = std::sqrt(6.0 / double(fan_in + fan_out));
-  std::uniform_real_distribution<double> dist(-limit, limit);
-  for (float& v : t.span()) v = float(dist(*rng));
-  return t;
+// splitmix64: the counter-based generator behind every initial value.
+uint64_t Mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
 }
 
-// TensorFlow's embedding_column default: truncated normal, stddev
-// 1/sqrt(dim), redrawn beyond two deviations.
-Tensor TruncatedNormal(int64_t rows, int64_t dim, std::mt19937_64* rng) {
-  Tensor t = Tensor::Empty({rows, dim});
-  const double stddev = 1.0 / std::sqrt(double(dim));
-  std::normal_distribution<double> dist(0.0, stddev);
-  for (float& v : t.span()) {
-    double x;
-    do {
-      x = dist(*rng);
-    } while (std::abs(x) > 2 * stddev);
-    v = float(x);
-  }
-  return t;
+// Uniform in (0, 1) from 53 random bits.
+double Uniform(uint64_t bits) {
+  return (double(bits >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+uint64_t NameHash(std::string_view name) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (char c : name) h = (h ^ uint8_t(c)) * 0x100000001b3ull;
+  return h;
 }
 
 Status Activate(const Context& ctx, Activation activation, const Tensor& x,
@@ -70,6 +65,45 @@ Status ActivateGrad(const Context& ctx, Activation activation, const Tensor& y,
 
 }  // namespace
 
+void InitializeRows(const VariableSpec& v, uint64_t seed,
+                    std::span<const int64_t> rows, float* out) {
+  const int64_t cols = v.shape.size() > 1 ? v.shape[1] : 1;
+  const uint64_t base = Mix(seed ^ NameHash(v.name));
+  double limit = 0, stddev = 0;
+  if (v.init == Init::kGlorotUniform) {
+    limit = std::sqrt(6.0 / double(v.shape[0] + cols));
+  } else if (v.init == Init::kTruncatedNormal) {
+    stddev = 1.0 / std::sqrt(double(cols));
+  }
+  for (size_t r = 0; r < rows.size(); ++r) {
+    float* row = out + int64_t(r) * cols;
+    uint64_t counter = Mix(base + uint64_t(rows[r]));
+    for (int64_t c = 0; c < cols; ++c) {
+      switch (v.init) {
+        case Init::kZeros:
+          row[c] = 0.0f;
+          break;
+        case Init::kOnes:
+          row[c] = 1.0f;
+          break;
+        case Init::kGlorotUniform:
+          row[c] = float((2 * Uniform(Mix(counter++)) - 1) * limit);
+          break;
+        case Init::kTruncatedNormal: {
+          double x;
+          do {  // Box-Muller, redrawn beyond two deviations
+            const double u1 = Uniform(Mix(counter++));
+            const double u2 = Uniform(Mix(counter++));
+            x = std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+          } while (std::abs(x) > 2);
+          row[c] = float(x * stddev);
+          break;
+        }
+      }
+    }
+  }
+}
+
 // What Forward keeps for Backward.
 struct Model::Activations {
   std::vector<Tensor> lookups;  // one per deep sparse input
@@ -96,17 +130,40 @@ Model::Model(const FeatureLayer& layer, const ModelSpec& spec, uint64_t seed)
 Model::~Model() = default;
 
 int Model::Add(std::string name, Part part, bool sparse, bool trainable,
-               Tensor value) {
+               std::vector<int64_t> shape, Init init) {
+  VariableSpec v{std::move(name), std::move(shape), part,
+                 sparse,          trainable,        init};
+  Tensor value;
+  if (materialize_) {
+    value = Tensor::Empty(v.shape);
+    std::vector<int64_t> rows(size_t(v.shape[0]));
+    for (size_t r = 0; r < rows.size(); ++r) rows[r] = int64_t(r);
+    InitializeRows(v, seed_, rows, value.data());
+  }
   variables_.push_back(
-      Variable{std::move(name), part, sparse, trainable, std::move(value)});
+      Variable{v.name, part, v.sparse, trainable, std::move(value)});
+  specs_.push_back(std::move(v));
   return static_cast<int>(variables_.size()) - 1;
+}
+
+StatusOr<std::vector<VariableSpec>> Model::Layout(const FeatureLayer& layer,
+                                                  const ModelSpec& spec) {
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<Model> m,
+                       Build(layer, spec, 0, /*materialize=*/false));
+  return m->specs_;
 }
 
 StatusOr<std::unique_ptr<Model>> Model::Create(const FeatureLayer& layer,
                                                const ModelSpec& spec,
                                                uint64_t seed) {
+  return Build(layer, spec, seed, /*materialize=*/true);
+}
+
+StatusOr<std::unique_ptr<Model>> Model::Build(const FeatureLayer& layer,
+                                              const ModelSpec& spec,
+                                              uint64_t seed, bool materialize) {
   std::unique_ptr<Model> m(new Model(layer, spec, seed));
-  std::mt19937_64 rng(seed);
+  m->materialize_ = materialize;
   const int64_t outputs = spec.outputs();
   m->wide_tables_.assign(m->sparse_.size(), -1);
   m->embeddings_.assign(m->sparse_.size(), -1);
@@ -115,14 +172,14 @@ StatusOr<std::unique_ptr<Model>> Model::Create(const FeatureLayer& layer,
       const SparseInput& in = m->sparse_[i];
       if (!in.wide) continue;
       m->wide_tables_[i] = m->Add(StrCat("wide/", in.name), Part::kWide, true,
-                                  true, Tensor::Zeros({in.num_ids, outputs}));
+                                  true, {in.num_ids, outputs}, Init::kZeros);
     }
     if (layer.wide_width() > 0) {
       m->wide_dense_ = m->Add("wide/dense", Part::kWide, false, true,
-                              Tensor::Zeros({layer.wide_width(), outputs}));
+                              {layer.wide_width(), outputs}, Init::kZeros);
     }
     m->wide_bias_ =
-        m->Add("wide/bias", Part::kWide, false, true, Tensor::Zeros({outputs}));
+        m->Add("wide/bias", Part::kWide, false, true, {outputs}, Init::kZeros);
   }
   if (spec.has_deep()) {
     int64_t width = layer.deep_width();
@@ -131,7 +188,7 @@ StatusOr<std::unique_ptr<Model>> Model::Create(const FeatureLayer& layer,
       if (in.embedding <= 0) continue;
       m->embeddings_[i] =
           m->Add(StrCat("deep/", in.name, "/embedding"), Part::kDeep, true,
-                 true, TruncatedNormal(in.num_ids, in.embedding, &rng));
+                 true, {in.num_ids, in.embedding}, Init::kTruncatedNormal);
       width += in.embedding;
     }
     if (width == 0) {
@@ -141,29 +198,29 @@ StatusOr<std::unique_ptr<Model>> Model::Create(const FeatureLayer& layer,
     }
     if (spec.batch_norm) {
       m->bn_gamma_ = m->Add("deep/batch_norm/gamma", Part::kDeep, false, true,
-                            Tensor::Filled({width}, 1.0f));
+                            {width}, Init::kOnes);
       m->bn_beta_ = m->Add("deep/batch_norm/beta", Part::kDeep, false, true,
-                           Tensor::Zeros({width}));
+                           {width}, Init::kZeros);
       m->bn_mean_ = m->Add("deep/batch_norm/moving_mean", Part::kDeep, false,
-                           false, Tensor::Zeros({width}));
+                           false, {width}, Init::kZeros);
       m->bn_variance_ = m->Add("deep/batch_norm/moving_variance", Part::kDeep,
-                               false, false, Tensor::Filled({width}, 1.0f));
+                               false, false, {width}, Init::kOnes);
     }
     int64_t fan_in = width;
     for (size_t i = 0; i < spec.hidden.size(); ++i) {
       const int64_t units = spec.hidden[i];
       Dense d;
       d.kernel = m->Add(StrCat("deep/dense_", i, "/kernel"), Part::kDeep, false,
-                        true, GlorotUniform(fan_in, units, &rng));
+                        true, {fan_in, units}, Init::kGlorotUniform);
       d.bias = m->Add(StrCat("deep/dense_", i, "/bias"), Part::kDeep, false,
-                      true, Tensor::Zeros({units}));
+                      true, {units}, Init::kZeros);
       m->hidden_.push_back(d);
       fan_in = units;
     }
     m->logits_.kernel = m->Add("deep/logits/kernel", Part::kDeep, false, true,
-                               GlorotUniform(fan_in, outputs, &rng));
+                               {fan_in, outputs}, Init::kGlorotUniform);
     m->logits_.bias = m->Add("deep/logits/bias", Part::kDeep, false, true,
-                             Tensor::Zeros({outputs}));
+                             {outputs}, Init::kZeros);
   }
   return m;
 }

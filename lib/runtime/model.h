@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,30 @@ struct Variable {
   kernels::Tensor value;
 };
 
+// How a variable starts, as Keras and TensorFlow initialize it.
+enum class Init {
+  kZeros,
+  kOnes,
+  kGlorotUniform,    // U(-l, l), l = sqrt(6 / (rows + cols))
+  kTruncatedNormal,  // N(0, 1/cols) redrawn beyond two deviations
+};
+
+// A variable without its values.
+struct VariableSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  Part part = Part::kDeep;
+  bool sparse = false;
+  bool trainable = true;
+  Init init = Init::kZeros;
+};
+
+// The initial values of rows `rows` of `v` ([rows.size(), cols] into `out`):
+// a function of (seed, v.name, row) alone, so that a parameter server makes
+// its partition of a table without the rest, and every task agrees.
+void InitializeRows(const VariableSpec& v, uint64_t seed,
+                    std::span<const int64_t> rows, float* out);
+
 // The gradient of one variable: `sparse` for a sparse variable, else
 // `dense` (the variable's shape). Untrainable variables get none.
 struct Gradient {
@@ -53,6 +78,9 @@ class Model {
                                                  const ModelSpec& spec,
                                                  uint64_t seed);
   ~Model();
+  // The variables Create makes, in the same order, without values.
+  static StatusOr<std::vector<VariableSpec>> Layout(const FeatureLayer& layer,
+                                                    const ModelSpec& spec);
 
   std::vector<Variable>& variables() { return variables_; }
   const std::vector<Variable>& variables() const { return variables_; }
@@ -84,11 +112,17 @@ class Model {
   struct Activations;
 
   Model(const FeatureLayer& layer, const ModelSpec& spec, uint64_t seed);
+  static StatusOr<std::unique_ptr<Model>> Build(const FeatureLayer& layer,
+                                                const ModelSpec& spec,
+                                                uint64_t seed,
+                                                bool materialize);
   int Add(std::string name, Part part, bool sparse, bool trainable,
-          kernels::Tensor value);
+          std::vector<int64_t> shape, Init init);
   kernels::Tensor& var(int i) { return variables_[size_t(i)].value; }
 
   std::vector<Variable> variables_;
+  std::vector<VariableSpec> specs_;
+  bool materialize_ = true;
   std::vector<SparseInput> sparse_;
   ModelSpec spec_;
   uint64_t seed_ = 0;

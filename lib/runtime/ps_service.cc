@@ -24,6 +24,9 @@ struct PsService::Shard {
   int64_t begin = 0, end = 0;  // dense: the global rows held
   kernels::Tensor value;       // [local rows, cols]
   kernels::OptimizerState state;
+  // Dense: the summed gradient of an update, kept between updates (a fresh
+  // one per push cost page faults on every step).
+  kernels::Tensor grad;
 };
 
 PsService::PsService(const JobFile& job, const PsOptions& options)
@@ -55,34 +58,33 @@ StatusOr<std::unique_ptr<PsService>> PsService::Create(
   DTF_ASSIGN_OR_RETURN(
       FeatureLayer layer,
       FeatureLayer::Create(job.schema, job.features, *job.model));
-  DTF_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                       Model::Create(layer, *job.model, uint64_t(train.seed)));
+  // Only this PS's rows are ever made: a table far larger than one PS is
+  // spread over all of them.
+  DTF_ASSIGN_OR_RETURN(std::vector<VariableSpec> layout,
+                       Model::Layout(layer, *job.model));
   const int p = options.index;
-  for (Variable& v : model->variables()) {
+  const uint64_t seed = uint64_t(train.seed);
+  for (const VariableSpec& v : layout) {
     auto shard = std::make_unique<Shard>();
     shard->name = v.name;
-    shard->shape = v.value.shape();
+    shard->shape = v.shape;
     shard->cols = PieceCols(shard->shape);
     shard->sparse = v.sparse;
     shard->trainable = v.trainable;
     shard->part = v.part;
     const int64_t rows = shard->shape[0];
-    const float* src = v.value.data();
+    std::vector<int64_t> ids;
     if (v.sparse) {
       const int64_t local = ps->partition_.SparseRows(rows, p);
-      shard->value = kernels::Tensor::Empty({local, shard->cols});
       for (int64_t r = 0; r < local; ++r) {
-        std::memcpy(shard->value.data() + r * shard->cols,
-                    src + ps->partition_.GlobalRow(r, p) * shard->cols,
-                    size_t(shard->cols) * 4);
+        ids.push_back(ps->partition_.GlobalRow(r, p));
       }
     } else {
       std::tie(shard->begin, shard->end) = ps->partition_.DenseRange(rows, p);
-      shard->value =
-          kernels::Tensor::Empty({shard->end - shard->begin, shard->cols});
-      std::memcpy(shard->value.data(), src + shard->begin * shard->cols,
-                  size_t(shard->value.size()) * 4);
+      for (int64_t r = shard->begin; r < shard->end; ++r) ids.push_back(r);
     }
+    shard->value = kernels::Tensor::Empty({int64_t(ids.size()), shard->cols});
+    InitializeRows(v, seed, ids, shard->value.data());
     if (v.trainable) {
       const kernels::Optimizer& opt =
           v.part == Part::kWide ? *ps->wide_optimizer_ : *ps->deep_optimizer_;
@@ -134,7 +136,9 @@ Status PsService::ApplyGradients(const std::vector<rpc::TensorPiece>& grads,
     }
     const int64_t cols = s->cols;
     if (!s->sparse) {
-      kernels::Tensor grad = kernels::Tensor::Zeros(s->value.shape());
+      kernels::Tensor& grad = s->grad;
+      grad.Resize(s->value.shape());
+      std::fill_n(grad.data(), grad.size(), 0.0f);
       for (const rpc::TensorPiece* piece : pieces) {
         const int64_t first = piece->row_offset();
         if (first < s->begin || first + piece->rows() > s->end) {
@@ -142,10 +146,8 @@ Status PsService::ApplyGradients(const std::vector<rpc::TensorPiece>& grads,
               "variable \"", name, "\": rows [", first, ", ",
               first + piece->rows(), ") are not on ps:", options_.index));
         }
-        row.resize(size_t(piece->rows() * cols));
-        DTF_RETURN_IF_ERROR(ReadPiece(*piece, cols, row.data()));
-        float* dst = grad.data() + (first - s->begin) * cols;
-        for (size_t i = 0; i < row.size(); ++i) dst[i] += scale * row[i];
+        DTF_RETURN_IF_ERROR(AddPiece(*piece, cols, scale,
+                                     grad.data() + (first - s->begin) * cols));
       }
       if (!s->trainable) {  // moving statistics: the pushes are deltas
         for (int64_t i = 0; i < grad.size(); ++i) s->value[i] += grad[i];

@@ -160,13 +160,25 @@ TEST_F(LaunchCliTest, ForegroundRunStreamsOutputAndExitsWithTheChiefsCode) {
 }
 
 TEST_F(LaunchCliTest, ATaskFailingStopsTheRunWithItsStderr) {
-  Profile("[env]\nSTANDIN_FAIL = \"worker:1\"\nSTANDIN_CHIEF_SLEEP = \"60\"\n");
+  Profile("[env]\nSTANDIN_FAIL = \"ps:0\"\nSTANDIN_CHIEF_SLEEP = \"60\"\n");
   Result r = Run("launch --grace 0.3" + StandIn());
   EXPECT_EQ(r.code, 1);
-  EXPECT_THAT(r.err, HasSubstr("task worker:1 exited with status 3 before the "
+  EXPECT_THAT(r.err, HasSubstr("task ps:0 exited with status 3 before the "
                                "run ended"));
-  EXPECT_THAT(r.err, HasSubstr("boom: worker:1 cannot start"));
+  EXPECT_THAT(r.err, HasSubstr("boom: ps:0 cannot start"));
   ExpectNothingLeft(OnlyRunDir());
+}
+
+TEST_F(LaunchCliTest, AWorkerFailingIsReportedAndTheRunGoesOn) {
+  Profile("[env]\nSTANDIN_FAIL = \"worker:1\"\nSTANDIN_CHIEF_SLEEP = \"1\"\n");
+  Result r = Run("launch --grace 0.3" + StandIn());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("task worker:1 exited with status 3; the run "
+                               "goes on without it"));
+  EXPECT_THAT(r.err, HasSubstr("succeeded"));
+  ExpectNothingLeft(OnlyRunDir());
+  Result status = Run("status");
+  EXPECT_THAT(status.out, HasSubstr("worker:1  failed (3)"));
 }
 
 TEST_F(LaunchCliTest, DetachThenStatusLogsAndStop) {

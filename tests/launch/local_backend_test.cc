@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <string>
@@ -211,6 +212,84 @@ TEST_F(LocalRunTest, ATaskFailingAtOnceStopsTheOthers) {
   EXPECT_EQ(view->exits.at("ps:0").exit_code, 3);
   EXPECT_EQ(view->exits.at("worker:0").state, "stopped");
   EXPECT_THAT(view->record.message, HasSubstr("boom"));
+}
+
+TEST_F(LocalRunTest, AWorkerFailingIsReportedAndTheRunGoesOn) {
+  StatusOr<std::unique_ptr<LocalRun>> run = LocalRun::Start(
+      Request("STANDIN_FAIL = \"worker:1\"\nSTANDIN_CHIEF_SLEEP = \"1\"\n"),
+      Options());
+  ASSERT_TRUE(run.ok()) << run.status();
+  const RunOutcome outcome = (*run)->Wait();
+  EXPECT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_EQ(outcome.state, "succeeded");
+  EXPECT_THAT(notes_, ::testing::Contains(HasSubstr(
+                          "task worker:1 exited with status 3; the run goes "
+                          "on without it; the last lines of")));
+  EXPECT_THAT(notes_, ::testing::Contains(HasSubstr("boom: worker:1")));
+  ExpectNothingLeft(**run);
+  StatusOr<RunView> view = LoadRun((*run)->plan().run_dir);
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(view->record.state, "succeeded");
+  EXPECT_EQ(view->exits.at("worker:1").state, "failed");
+  EXPECT_EQ(view->exits.at("worker:1").exit_code, 3);
+  EXPECT_EQ(view->exits.at("worker:0").state, "exited");
+}
+
+TEST_F(LocalRunTest, AWorkerKilledMidRunDoesNotStopTheRun) {
+  StatusOr<std::unique_ptr<LocalRun>> run =
+      LocalRun::Start(Request("STANDIN_CHIEF_SLEEP = \"2\"\n"), Options());
+  ASSERT_TRUE(run.ok()) << run.status();
+  LocalRun& r = **run;
+  ASSERT_TRUE(testing::WaitFor([&] {
+    r.Poll();
+    return r.ready(0) && r.ready(1) && r.ready(2);
+  }));
+  ASSERT_EQ(::kill(r.process(2).pid, SIGKILL), 0);
+  // The run goes on: the chief and the parameter server are still there.
+  ASSERT_TRUE(testing::WaitFor([&] {
+    r.Poll();
+    return std::find(notes_.begin(), notes_.end(),
+                     "task worker:1 killed by SIGKILL; the run goes on "
+                     "without it") != notes_.end();
+  }));
+  EXPECT_TRUE(testing::Alive(r.process(0).pid));
+  EXPECT_TRUE(testing::Alive(r.process(1).pid));
+  StatusOr<RunRecord> record = ReadRunRecord(r.plan().run_dir);
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record->state, "running");
+  EXPECT_EQ(record->tasks[2].state, "failed");
+
+  const RunOutcome outcome = r.Wait();
+  EXPECT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_EQ(outcome.state, "succeeded");
+  ExpectNothingLeft(r);
+  StatusOr<RunView> view = LoadRun(r.plan().run_dir);
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(view->exits.at("worker:1").state, "failed");
+  EXPECT_EQ(view->exits.at("worker:1").exit_code, 128 + SIGKILL);
+  EXPECT_EQ(view->exits.at("worker:0").state, "exited");
+}
+
+TEST_F(LocalRunTest, AParameterServerKilledMidRunStopsTheRun) {
+  StatusOr<std::unique_ptr<LocalRun>> run =
+      LocalRun::Start(Request("STANDIN_CHIEF_SLEEP = \"30\"\n"), Options());
+  ASSERT_TRUE(run.ok()) << run.status();
+  LocalRun& r = **run;
+  ASSERT_TRUE(testing::WaitFor([&] {
+    r.Poll();
+    return r.ready(0) && r.ready(1) && r.ready(2);
+  }));
+  ASSERT_EQ(::kill(r.process(0).pid, SIGKILL), 0);
+  const auto started = std::chrono::steady_clock::now();
+  const RunOutcome outcome = r.Wait();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+  EXPECT_EQ(outcome.status.code(), StatusCode::kAborted);
+  EXPECT_THAT(Message(outcome.status),
+              HasSubstr("task ps:0 killed by SIGKILL before the run ended"));
+  EXPECT_EQ(outcome.state, "failed");
+  ExpectNothingLeft(r);
 }
 
 TEST_F(LocalRunTest, CancelStopsEveryTask) {

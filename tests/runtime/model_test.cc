@@ -251,3 +251,34 @@ TEST_F(ModelTest, DropoutOnlyWhenTraining) {
 
 }  // namespace
 }  // namespace dtf::runtime
+
+namespace dtf::runtime {
+namespace {
+
+// A parameter server makes only its rows; they must equal the same rows of
+// the whole model.
+TEST_F(ModelTest, AnyRowsInitializeAsTheWholeModelDoes) {
+  Build("[model]\ntype = \"wide_deep\"\nhidden = [4]\nbatch_norm = true\n");
+  StatusOr<std::vector<VariableSpec>> layout =
+      Model::Layout(*layer_, *job_.model);
+  StatusOr<std::unique_ptr<Model>> whole =
+      Model::Create(*layer_, *job_.model, 9);
+  ASSERT_TRUE(layout.ok() && whole.ok());
+  ASSERT_EQ(layout->size(), (*whole)->variables().size());
+  for (size_t i = 0; i < layout->size(); ++i) {
+    const VariableSpec& v = (*layout)[i];
+    const Tensor& full = (*whole)->variables()[i].value;
+    EXPECT_EQ(v.shape, full.shape()) << v.name;
+    const int64_t cols = v.shape.size() > 1 ? v.shape[1] : 1;
+    const std::vector<int64_t> rows = {v.shape[0] - 1, 0};
+    std::vector<float> out(size_t(2 * cols));
+    InitializeRows(v, 9, rows, out.data());
+    for (int64_t c = 0; c < cols; ++c) {
+      EXPECT_EQ(out[size_t(c)], full[(v.shape[0] - 1) * cols + c]) << v.name;
+      EXPECT_EQ(out[size_t(cols + c)], full[c]) << v.name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dtf::runtime
