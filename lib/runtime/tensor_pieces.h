@@ -35,4 +35,10 @@ int64_t PieceCols(const std::vector<int64_t>& shape);
 // naming the variable otherwise.
 Status ReadPiece(const rpc::TensorPiece& piece, int64_t cols, float* dst);
 
+// As ReadPiece, but adds `scale` times the piece's values to `dst` instead
+// of copying them there: pushed gradients are summed straight from their
+// messages.
+Status AddPiece(const rpc::TensorPiece& piece, int64_t cols, float scale,
+                float* dst);
+
 }  // namespace dtf::runtime
