@@ -237,3 +237,63 @@ TEST_F(TrainSpecTest, WithoutAModelNothingButDefaults) {
 
 }  // namespace
 }  // namespace dtf
+
+namespace dtf {
+namespace {
+
+TEST_F(TrainSpecTest, ClusterKeys) {
+  TrainSpec d = Load("linear", "");
+  EXPECT_EQ(d.replicas_to_aggregate, 0);
+  EXPECT_EQ(d.max_staleness, -1);
+  EXPECT_EQ(d.heartbeat_timeout, 10);
+  EXPECT_EQ(d.coordinator_timeout, 60);
+  TrainSpec t = Load("linear",
+                     "[train]\nmode = \"async\"\nmax_staleness = 4\n"
+                     "replicas_to_aggregate = 3\nheartbeat_timeout = 2\n"
+                     "coordinator_timeout = 7\n");
+  EXPECT_EQ(t.mode, TrainMode::kAsync);
+  EXPECT_EQ(t.max_staleness, 4);
+  EXPECT_EQ(t.replicas_to_aggregate, 3);
+  EXPECT_EQ(t.heartbeat_timeout, 2);
+  EXPECT_EQ(t.coordinator_timeout, 7);
+  EXPECT_THAT(Error(StrCat(Inputs("linear"),
+                           "[model]\ntype = \"linear\"\n[train]\n"
+                           "max_staleness = 2\n")),
+              ::testing::HasSubstr("job.toml:11:17: train.max_staleness: "
+                                   "bounds staleness in async mode only"));
+  EXPECT_THAT(Error(StrCat(Inputs("linear"),
+                           "[model]\ntype = \"linear\"\n[train]\n"
+                           "heartbeat_timeout = 0\n")),
+              ::testing::HasSubstr("train.heartbeat_timeout"));
+}
+
+// --set overrides (dtf launch/serve) apply before the file is read.
+TEST_F(TrainSpecTest, OverridesApplyBeforeTheFileIsRead) {
+  const std::string path = Write("o.toml", StrCat(Inputs("linear"),
+                                                  "[model]\ntype = \"linear\"\n"
+                                                  "[train]\nbatch_size = 8\n"));
+  StatusOr<JobFile> job =
+      LoadJobFile(path, {"train.batch_size=64", "train.mode=async",
+                         "train.seed=-3", "model.type=linear"});
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->train.batch_size, 64);
+  EXPECT_EQ(job->train.mode, TrainMode::kAsync);
+  EXPECT_EQ(job->train.seed, -3);
+  // A bare word is a string.
+  StatusOr<JobFile> bad = LoadJobFile(path, {"train.mode=fast"});
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(Message(bad.status())),
+              ::testing::HasSubstr("train.mode"));
+  for (const char* malformed : {"train", "=3", "train..x=1", ".a=1"}) {
+    StatusOr<JobFile> r = LoadJobFile(path, {malformed});
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << malformed;
+    EXPECT_THAT(std::string(Message(r.status())),
+                ::testing::HasSubstr(StrCat("--set ", malformed)));
+  }
+  StatusOr<JobFile> through = LoadJobFile(path, {"train.batch_size.x=1"});
+  EXPECT_THAT(std::string(Message(through.status())),
+              ::testing::HasSubstr("is not a table"));
+}
+
+}  // namespace
+}  // namespace dtf
