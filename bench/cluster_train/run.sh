@@ -1,0 +1,326 @@
+#!/usr/bin/env bash
+# bench/cluster_train/run.sh [--dtf PATH] [--build DIR] [--work DIR]
+#   [--epochs N] [--batch-size N] [--threads N] [--layouts 1:1,2:2]
+#   [--tf-epoch-steps N] [--tf-epochs N] [--repeats N] [--wait-idle SECONDS]
+#   [--only dtf,tf]
+#
+# Examples/s of the census wide & deep job (examples/census/dtf.toml) trained
+# by dtf in one process (`dtf train`) and as a cluster of local processes
+# (`dtf launch --ps P --workers W`, foreground, local backend), beside
+# TensorFlow's own parameter-server training of the same Keras model in the
+# same layouts (ParameterServerStrategy + ClusterCoordinator, tf_ps_peer.py).
+# Prints a table (examples/s in all and per worker, ratio to one-process dtf,
+# dtf / TensorFlow in the same layout) and writes WORK/results.json.
+#
+# --layouts: PS:WORKERS pairs. dtf trains --epochs epochs (default 3) in every
+# run; TensorFlow one warm-up Keras epoch and --tf-epochs (default: --epochs)
+# timed Keras epochs of --tf-epoch-steps steps (default: one pass over the
+# training split). --repeats N runs the whole sequence N times and reports
+# each figure's best; --wait-idle S first waits, at most S seconds, until the
+# rest of the machine keeps under 0.15 cores busy. --only leaves tools out.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+job_src="$repo/examples/census/dtf.toml"
+
+TF_KERAS_VERSION="2.21.0"  # must match tf_env.sh's TensorFlow
+
+dtf=""
+build="$repo/build"
+work=""
+epochs=3
+batch=256
+threads=""
+layouts="1:1,2:2"
+tf_epoch_steps=""
+tf_epochs=""
+repeats=1
+wait_idle_s=0
+only="dtf,tf"
+tf_timeout_s=1800
+
+usage() {
+  sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --dtf) dtf="$2"; shift 2 ;;
+    --build) build="$2"; shift 2 ;;
+    --work) work="$2"; shift 2 ;;
+    --epochs) epochs="$2"; shift 2 ;;
+    --batch-size) batch="$2"; shift 2 ;;
+    --threads) threads="$2"; shift 2 ;;
+    --layouts) layouts="$2"; shift 2 ;;
+    --tf-epoch-steps) tf_epoch_steps="$2"; shift 2 ;;
+    --tf-epochs) tf_epochs="$2"; shift 2 ;;
+    --repeats) repeats="$2"; shift 2 ;;
+    --wait-idle) wait_idle_s="$2"; shift 2 ;;
+    --only) only="$2"; shift 2 ;;
+    -h|--help) usage ;;
+    *) echo "unknown argument: $1" >&2; usage ;;
+  esac
+done
+
+log() { echo "bench: $*" >&2; }
+
+for n in epochs batch repeats; do
+  declare -n v="$n"
+  if ! [[ "$v" =~ ^[0-9]+$ ]] || (( v < 1 )); then
+    echo "--${n/batch/batch-size} must be a positive integer, got '$v'" >&2
+    exit 2
+  fi
+  unset -n v
+done
+IFS=, read -r -a layout_list <<< "$layouts"
+for l in "${layout_list[@]}"; do
+  [[ "$l" =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] ||
+    { echo "--layouts: expected PS:WORKERS, got '$l'" >&2; exit 2; }
+done
+IFS=, read -r -a tools <<< "$only"
+for tool in "${tools[@]}"; do
+  case "$tool" in dtf|tf) ;; *) echo "--only: unknown tool $tool" >&2; exit 2 ;; esac
+done
+wants() { [[ ",$only," == *",$1,"* ]]; }
+[[ -n "$tf_epochs" ]] || tf_epochs="$epochs"
+
+[[ -n "$threads" ]] || threads=$(nproc)
+mkdir -p "$build"
+build="$(realpath "$build")"
+[[ -n "$work" ]] || work="$build/bench-cluster-train"
+mkdir -p "$work"
+work="$(realpath "$work")"
+
+find_dtf() {
+  local candidate
+  for candidate in "$build/cmd/dtf" "$repo/build/cmd/dtf"; do
+    if [[ -x "$candidate" ]]; then
+      echo "$candidate"
+      return
+    fi
+  done
+}
+
+[[ -n "$dtf" ]] || dtf="$(find_dtf)"
+if [[ -z "$dtf" ]]; then
+  echo "no dtf binary under $build/cmd; pass --dtf PATH" >&2
+  exit 2
+fi
+dtf="$(realpath "$dtf")"
+# Every run uses one copy of the binary, taken now: a rebuild of $dtf during
+# the benchmark (a shared build directory) does not mix two versions.
+dtf_source="$dtf"
+dtf_built="$(date -r "$dtf" -u +%Y-%m-%dT%H:%M:%SZ)"
+cp "$dtf" "$work/dtf.bin.tmp" && mv -f "$work/dtf.bin.tmp" "$work/dtf.bin"
+dtf="$work/dtf.bin"
+dtf_sha256="$(sha256sum "$dtf" | cut -d' ' -f1)"
+for cmd in train launch; do
+  if ! "$dtf" "$cmd" --help 2>&1 | grep -q -- --metrics-out; then
+    echo "$dtf has no '$cmd' command (with --metrics-out)" >&2
+    exit 2
+  fi
+done
+
+# ------------------------------------------------------------ environments
+
+# TensorFlow's venv (tests/interop/tf_env.sh) plus tf_keras (Keras 2, for
+# feature columns and WideDeepModel), as bench/train_step/run.sh sets it up;
+# installed with --no-deps, or it would pull the full tensorflow wheel over
+# the venv's tensorflow-cpu.
+python="$(bash "$repo/tests/interop/tf_env.sh" "$build")"
+if wants tf; then
+  venv="$(dirname "$(dirname "$python")")"
+  stamp="$venv/.dtf-tf-keras-stamp"
+  want="tf_keras==$TF_KERAS_VERSION"
+  exec 8>"$build/.venv-tf.lock"
+  if command -v flock >/dev/null; then flock 8; fi
+  if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    log "installing $want into $venv"
+    "$python" -m pip install --no-deps "$want" >&2
+    TF_USE_LEGACY_KERAS=1 "$python" -c \
+      'import tensorflow as tf; tf.keras.layers.DenseFeatures; tf.keras.experimental.WideDeepModel' >&2
+    echo "$want" > "$stamp"
+  fi
+  exec 8>&-
+fi
+
+# --------------------------------------------------------------- the input
+
+# WORK/dtf.toml: the census job with its CSV paths made absolute, so that
+# its records (WORK/records), output (WORK/out) and runs (WORK/.dtf/runs)
+# land in WORK.
+write_job() {
+  python3 - "$job_src" "$work/dtf.toml" <<'PY'
+import os, re, sys
+src, dst = sys.argv[1], sys.argv[2]
+base = os.path.dirname(os.path.abspath(src))
+out = []
+for line in open(src):
+    if re.match(r"\s*csv\s*=", line):
+        line = re.sub(r'"([^"]+)"', lambda m: '"%s"' % (
+            m.group(1) if os.path.isabs(m.group(1))
+            else os.path.normpath(os.path.join(base, m.group(1)))), line)
+    out.append(line)
+text = "".join(out)
+if not os.path.exists(dst) or open(dst).read() != text:
+    with open(dst, "w") as f:
+        f.write(text)
+PY
+}
+
+# WORK/records from `dtf gen-records --job`; kept while the job is the same.
+make_records() {
+  local stamp="$work/records/.stamp" want
+  want="$(sha256sum "$work/dtf.toml" | cut -d' ' -f1)"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    log "re-using $work/records"
+    return
+  fi
+  log "dtf gen-records --job $work/dtf.toml"
+  rm -rf "$work/records"
+  "$dtf" gen-records --job "$work/dtf.toml" >&2
+  echo "$want" > "$stamp"
+}
+
+# ------------------------------------------------------------- the timings
+
+now_ns() { date +%s%N; }
+
+# Busy CPU time of the whole machine (all cores), in clock ticks.
+cpu_busy() { awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+
+# CPU seconds used so far by this shell's finished children (bash `times`,
+# second line), from WORK/.times, which the caller fills in this shell.
+children_cpu() {
+  awk 'NR == 2 {
+    s = 0
+    for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] }
+    printf "%.3f\n", s }' "$work/.times"
+}
+
+# Cores busy over the next 2 seconds (this shell is asleep meanwhile).
+busy_cores() {
+  local b0 b1
+  b0=$(cpu_busy); sleep 2; b1=$(cpu_busy)
+  awk -v d=$((b1 - b0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f\n", d / hz / 2 }'
+}
+
+# With --wait-idle S: waits, at most S seconds, for an idle machine.
+wait_idle() {
+  (( wait_idle_s > 0 )) || return 0
+  local deadline=$(( $(date +%s) + wait_idle_s )) busy logged=""
+  while :; do
+    busy=$(busy_cores)
+    awk -v b="$busy" 'BEGIN { exit !(b < 0.15) }' && return 0
+    if (( $(date +%s) >= deadline )); then
+      log "still $busy cores busy after ${wait_idle_s} s; measuring anyway"
+      return 0
+    fi
+    [[ -n "$logged" ]] || log "waiting for an idle machine ($busy cores busy)"
+    logged=1
+    sleep 3
+  done
+}
+
+# measured NAME CMD...: runs CMD; WORK/NAME.cpu gets its wall seconds, the
+# CPU seconds it (and its children: every task) used, and the CPU seconds
+# the rest of the machine used meanwhile (noise on a shared machine).
+# CMD's status is kept in WORK/NAME.rc; a failure does not stop the script.
+measured() {
+  local name="$1"; shift
+  local t0 b0 c0 t1 b1 c1 rc=0
+  wait_idle
+  times > "$work/.times"; c0=$(children_cpu); b0=$(cpu_busy); t0=$(now_ns)
+  "$@" || rc=$?
+  t1=$(now_ns); b1=$(cpu_busy); times > "$work/.times"; c1=$(children_cpu)
+  echo "$rc" > "$work/$name.rc"
+  awk -v t0="$t0" -v t1="$t1" -v b0="$b0" -v b1="$b1" -v c0="$c0" -v c1="$c1" \
+    -v hz="$(getconf CLK_TCK)" 'BEGIN {
+      own = c1 - c0; busy = (b1 - b0) / hz; other = busy - own
+      if (other < 0) other = 0
+      printf "{\"wall\": %.6f, \"cpu\": %.3f, \"other_cpu\": %.3f}\n",
+        (t1 - t0) / 1e9, own, other }' > "$work/$name.cpu"
+}
+
+# One process: dtf's own examples_per_sec (its step loop: input included,
+# evaluation excluded; --no-eval anyway).
+dtf_train() {
+  local name="$1"
+  "$dtf" train --job "$work/dtf.toml" --batch-size "$batch" --epochs "$epochs" \
+    --threads "$threads" --no-eval --restart --metrics-out "$work/$name.json" \
+    > "$work/$name.log" 2>&1 || { tail -20 "$work/$name.log" >&2; return 1; }
+}
+
+# A cluster: `dtf launch` in the foreground; the chief's metrics go to
+# NAME.json, every task's output to the run directory (WORK/.dtf/runs/ID),
+# whose id NAME.run records. Evaluation stays on (after every epoch, on the
+# chief): the workers' figures count step time only.
+dtf_launch() {
+  local name="$1" ps="$2" workers="$3" id
+  "$dtf" launch --job "$work/dtf.toml" --ps "$ps" --workers "$workers" \
+    --set "train.batch_size=$batch" --set "train.epochs=$epochs" \
+    --set "train.threads=$threads" --metrics-out "$work/$name.json" \
+    > "$work/$name.log" 2>&1 || { tail -30 "$work/$name.log" >&2; return 1; }
+  id=$(sed -n 's/^dtf: run \([^ ]*\) succeeded$/\1/p' "$work/$name.log" | tail -1)
+  [[ -n "$id" ]] || { echo "no run id in $work/$name.log" >&2; return 1; }
+  echo "$id" > "$work/$name.run"
+}
+
+tf_ps() {
+  local name="$1" ps="$2" workers="$3"
+  local steps_arg=()
+  [[ -z "$tf_epoch_steps" ]] || steps_arg=(--epoch-steps "$tf_epoch_steps")
+  rm -rf "$work/$name.tasks"
+  timeout "$tf_timeout_s" env TF_USE_LEGACY_KERAS=1 "$python" "$here/tf_ps_peer.py" \
+    --job "$work/dtf.toml" --ps "$ps" --workers "$workers" \
+    --batch-size "$batch" "${steps_arg[@]}" --warmup-epochs 1 \
+    --epochs "$tf_epochs" --threads "$threads" --log-dir "$work/$name.tasks" \
+    > "$work/$name.json" 2> "$work/$name.log" ||
+    { grep -v 'deprecated\|Instructions for\|Use Keras\|Use `tf' "$work/$name.log" |
+        tail -20 >&2; return 1; }
+}
+
+# --------------------------------------------------------------------- main
+
+write_job
+make_records
+if [[ -z "$tf_epoch_steps" ]]; then
+  # One pass over the training split in all: as many examples per Keras
+  # epoch as one dtf epoch.
+  train_rows=$("$dtf" inspect "$work"/records/train/part-* | wc -l)
+  tf_epoch_steps=$(( (train_rows + batch - 1) / batch ))
+fi
+cat "$work"/records/*/* > /dev/null  # the page cache, for every run
+rm -rf "$work/.dtf" "$work/out"
+rm -f "$work"/{dtf,tf}-*.{json,log,cpu,rc,run}
+log "threads: $threads; batch: $batch; dtf: $dtf_source (built $dtf_built," \
+  "copied to $dtf); work: $work"
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+for ((r = 1; r <= repeats; r++)); do
+  if wants dtf; then
+    log "[$r/$repeats] dtf train: $epochs epochs"
+    measured "dtf-train-r$r" dtf_train "dtf-train-r$r"
+    for l in "${layout_list[@]}"; do
+      ps="${l%:*}" workers="${l#*:}"
+      log "[$r/$repeats] dtf launch --ps $ps --workers $workers: $epochs epochs"
+      measured "dtf-launch-$ps-$workers-r$r" dtf_launch \
+        "dtf-launch-$ps-$workers-r$r" "$ps" "$workers"
+    done
+  fi
+  if wants tf; then
+    for l in "${layout_list[@]}"; do
+      ps="${l%:*}" workers="${l#*:}"
+      log "[$r/$repeats] tensorflow ParameterServerStrategy, $ps PS + $workers" \
+        "workers: (1 + $tf_epochs) x $tf_epoch_steps steps"
+      measured "tf-ps-$ps-$workers-r$r" tf_ps "tf-ps-$ps-$workers-r$r" "$ps" "$workers"
+    done
+  fi
+done
+load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+export work threads batch epochs layouts repeats only tf_epochs tf_epoch_steps
+export load_before load_after dtf_source dtf_built dtf_sha256
+"$python" "$here/report.py"
