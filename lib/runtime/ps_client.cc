@@ -16,7 +16,8 @@ PsClient::PsClient(const std::vector<std::string>& addresses,
       worker_(worker),
       timeout_(timeout),
       partition_{int(addresses.size())},
-      steps_(addresses.size(), 0) {
+      steps_(addresses.size(), 0),
+      fanout_(int(addresses.size())) {
   for (const std::string& a : addresses) {
     stubs_.push_back(rpc::ParameterServer::NewStub(MakeChannel(a)));
   }
@@ -71,76 +72,229 @@ Status Place(const rpc::TensorPiece& piece,
 
 }  // namespace
 
-Status PsClient::Pull(const std::vector<DenseVar>& dense,
-                      const std::vector<SparseVar>& sparse, int64_t min_step) {
-  for (const SparseVar& v : sparse) {
+namespace {
+
+constexpr int64_t kMaxVarintBytes = 10;
+
+// The part of a pull that PS `p` of `partition` answers.
+void FillPullRequest(const std::vector<PsClient::DenseVar>& dense,
+                     const std::vector<PsClient::SparseVar>& sparse, int p,
+                     const Partition& partition, rpc::PullRequest* request) {
+  for (const PsClient::DenseVar& v : dense) request->add_dense(v.name);
+  for (const PsClient::SparseVar& v : sparse) {
+    auto* s = request->add_sparse();
+    s->set_name(v.name);
+    s->set_all(v.all);
+    if (v.all) continue;
+    for (int64_t id : *v.ids) {
+      if (partition.Owner(id) == p) s->add_ids(id);
+    }
+  }
+}
+
+void ResizeSparse(const std::vector<PsClient::SparseVar>& sparse) {
+  for (const PsClient::SparseVar& v : sparse) {
     v.out->Resize({v.all ? v.rows : int64_t(v.ids->size()), v.cols});
   }
-  for (int p = 0; p < num_ps(); ++p) {
+}
+
+// Header and pieces of the messages on a stream `reader`, each placed.
+template <typename Reader>
+Status ReadPulled(Reader* reader, const std::vector<PsClient::DenseVar>& dense,
+                  const std::vector<PsClient::SparseVar>& sparse,
+                  const std::string& what, rpc::PullHeader* header) {
+  rpc::PullMessage message;
+  std::vector<float> row;
+  Status placed;
+  while (reader->Read(&message)) {
+    if (message.has_header()) *header = message.header();
+    for (const rpc::TensorPiece& piece : message.pieces()) {
+      if (placed.ok()) placed = Place(piece, dense, sparse, what, &row);
+    }
+  }
+  return placed;
+}
+
+// Appends pieces to `message` and writes full messages of at most
+// kMaxPieceBytes; the last one is left in `message` to be written by the
+// caller.
+template <typename Writer, typename Message, typename Add>
+bool WritePacked(Writer* writer, std::vector<rpc::TensorPiece>* pieces,
+                 Message* message, Add add) {
+  bool ok = true;
+  int64_t bytes = 0;
+  for (rpc::TensorPiece& piece : *pieces) {
+    const int64_t size = int64_t(piece.values().size());
+    if (bytes > 0 && bytes + size > kMaxPieceBytes) {
+      ok = ok && writer->Write(*message);
+      message->Clear();
+      bytes = 0;
+    }
+    *add(message) = std::move(piece);
+    bytes += size;
+  }
+  return ok;
+}
+
+// An upper bound of the bytes PS `p` sends back for a pull of `dense` and
+// `sparse` (values, and ids at their longest varint).
+int64_t PullBytes(const std::vector<PsClient::DenseVar>& dense,
+                  const std::vector<PsClient::SparseVar>& sparse, int p,
+                  const Partition& partition) {
+  int64_t bytes = 0;
+  for (const PsClient::DenseVar& v : dense) {
+    const int64_t rows = v.out->shape().empty() ? 1 : v.out->shape()[0];
+    auto [b, e] = partition.DenseRange(rows, p);
+    bytes += (e - b) * (v.out->size() / std::max<int64_t>(rows, 1)) * 4;
+  }
+  for (const PsClient::SparseVar& v : sparse) {
+    int64_t n = 0;
+    if (v.all) {
+      n = partition.SparseRows(v.rows, p);
+    } else {
+      for (int64_t id : *v.ids) n += partition.Owner(id) == p ? 1 : 0;
+    }
+    bytes += n * (v.cols * 4 + kMaxVarintBytes);
+  }
+  return bytes;
+}
+
+Status FirstError(const std::vector<Status>& statuses) {
+  for (const Status& st : statuses) {
+    if (!st.ok()) return st;
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status PsClient::Pull(const std::vector<DenseVar>& dense,
+                      const std::vector<SparseVar>& sparse, int64_t min_step) {
+  ResizeSparse(sparse);
+  std::vector<Status> statuses(static_cast<size_t>(num_ps()));
+  fanout_.Run([&](int p) {
     const std::string what = StrCat("ps:", p, " (", addresses_[size_t(p)], ")");
     rpc::PullRequest request;
     request.set_worker(worker_);
     request.set_min_step(min_step);
-    for (const DenseVar& v : dense) request.add_dense(v.name);
-    for (const SparseVar& v : sparse) {
-      auto* s = request.add_sparse();
-      s->set_name(v.name);
-      s->set_all(v.all);
-      if (v.all) continue;
-      for (int64_t id : *v.ids) {
-        if (partition_.Owner(id) == p) s->add_ids(id);
-      }
-    }
+    FillPullRequest(dense, sparse, p, partition_, &request);
     auto context = MakeClientContext(creds_, timeout_);
     auto reader = stubs_[size_t(p)]->Pull(context.get(), request);
-    rpc::PullMessage message;
-    std::vector<float> row;
-    while (reader->Read(&message)) {
-      if (message.has_header()) {
-        steps_[size_t(p)] = message.header().global_step();
-      }
-      for (const rpc::TensorPiece& piece : message.pieces()) {
-        DTF_RETURN_IF_ERROR(Place(piece, dense, sparse, what, &row));
-      }
-    }
-    DTF_RETURN_IF_ERROR(FromGrpc(reader->Finish(), StrCat(what, ": Pull")));
-  }
-  return OkStatus();
+    rpc::PullHeader header;
+    Status placed = ReadPulled(reader.get(), dense, sparse, what, &header);
+    Status st = FromGrpc(reader->Finish(), StrCat(what, ": Pull"));
+    if (st.ok()) st = placed;
+    steps_[size_t(p)] = header.global_step();
+    statuses[size_t(p)] = st;
+  });
+  return FirstError(statuses);
 }
 
 StatusOr<PsClient::PushResult> PsClient::Push(
     std::vector<std::vector<rpc::TensorPiece>> pieces, int64_t examples,
     double loss) {
-  PushResult result;
-  for (int p = 0; p < num_ps(); ++p) {
+  std::vector<Status> statuses(static_cast<size_t>(num_ps()));
+  std::vector<rpc::PushResponse> responses(static_cast<size_t>(num_ps()));
+  fanout_.Run([&](int p) {
     const std::string what = StrCat("ps:", p, " (", addresses_[size_t(p)], ")");
     auto context = MakeClientContext(creds_, timeout_);
-    rpc::PushResponse response;
-    auto writer = stubs_[size_t(p)]->Push(context.get(), &response);
+    auto writer = stubs_[size_t(p)]->Push(context.get(), &responses[size_t(p)]);
     rpc::PushMessage message;
     auto* header = message.mutable_header();
     header->set_worker(worker_);
     header->set_step(steps_[size_t(p)]);
     header->set_examples(examples);
     header->set_loss(loss);
-    // Pack the pieces into messages of at most kMaxPieceBytes each; the
-    // header rides on the first.
-    bool ok = true;
-    int64_t bytes = 0;
-    for (rpc::TensorPiece& piece : pieces[size_t(p)]) {
-      const int64_t size = int64_t(piece.values().size());
-      if (bytes > 0 && bytes + size > kMaxPieceBytes) {
-        ok = ok && writer->Write(message);
-        message.Clear();
-        bytes = 0;
-      }
-      *message.add_gradients() = std::move(piece);
-      bytes += size;
-    }
+    // The header rides on the first message.
+    bool ok =
+        WritePacked(writer.get(), &pieces[size_t(p)], &message,
+                    [](rpc::PushMessage* m) { return m->add_gradients(); });
     ok = ok && writer->Write(message, grpc::WriteOptions().set_last_message());
-    DTF_RETURN_IF_ERROR(FromGrpc(writer->Finish(), StrCat(what, ": Push")));
+    (void)ok;  // a failed write shows in Finish
+    statuses[size_t(p)] = FromGrpc(writer->Finish(), StrCat(what, ": Push"));
+  });
+  DTF_RETURN_IF_ERROR(FirstError(statuses));
+  PushResult result;
+  for (const rpc::PushResponse& response : responses) {
     result.applied = result.applied && response.applied();
     result.global_step = std::max(result.global_step, response.global_step());
+  }
+  return result;
+}
+
+StatusOr<PsClient::PushResult> PsClient::Step(
+    std::vector<std::vector<rpc::TensorPiece>> pieces, int64_t examples,
+    double loss, const std::vector<DenseVar>* dense,
+    const std::vector<SparseVar>* sparse, bool sync) {
+  const bool pull = dense != nullptr || sparse != nullptr;
+  const std::vector<DenseVar> no_dense;
+  const std::vector<SparseVar> no_sparse;
+  if (dense == nullptr) dense = &no_dense;
+  if (sparse == nullptr) sparse = &no_sparse;
+  ResizeSparse(*sparse);
+  std::vector<Status> statuses(static_cast<size_t>(num_ps()));
+  std::vector<rpc::PullHeader> headers(static_cast<size_t>(num_ps()));
+  fanout_.Run([&](int p) {
+    const std::string what = StrCat("ps:", p, " (", addresses_[size_t(p)], ")");
+    std::vector<rpc::TensorPiece>& grads = pieces[size_t(p)];
+    rpc::StepMessage message;
+    auto* push = message.mutable_push();
+    push->set_worker(worker_);
+    push->set_step(steps_[size_t(p)]);
+    push->set_examples(examples);
+    push->set_loss(loss);
+    if (pull) {
+      rpc::PullRequest* request = message.mutable_pull();
+      request->set_worker(worker_);
+      request->set_min_step(sync ? steps_[size_t(p)] + 1 : 0);
+      FillPullRequest(*dense, *sparse, p, partition_, request);
+    }
+    // Values, and ids at their longest varint, of the request.
+    int64_t push_bytes = 0;
+    for (const rpc::TensorPiece& piece : grads) {
+      push_bytes +=
+          int64_t(piece.values().size()) + piece.ids_size() * kMaxVarintBytes;
+    }
+    for (const auto& s : message.pull().sparse()) {
+      push_bytes += s.ids_size() * kMaxVarintBytes;
+    }
+    auto context = MakeClientContext(creds_, timeout_);
+    Status st;
+    if (push_bytes <= kMaxUnaryBytes &&
+        PullBytes(*dense, *sparse, p, partition_) <= kMaxUnaryBytes) {
+      for (rpc::TensorPiece& piece : grads) {
+        *message.add_gradients() = std::move(piece);
+      }
+      rpc::PullMessage response;
+      st = FromGrpc(
+          stubs_[size_t(p)]->StepOnce(context.get(), message, &response),
+          StrCat(what, ": Step"));
+      std::vector<float> row;
+      for (const rpc::TensorPiece& piece : response.pieces()) {
+        if (st.ok()) st = Place(piece, *dense, *sparse, what, &row);
+      }
+      headers[size_t(p)] = response.header();
+    } else {
+      auto stream = stubs_[size_t(p)]->Step(context.get());
+      bool ok =
+          WritePacked(stream.get(), &grads, &message,
+                      [](rpc::StepMessage* m) { return m->add_gradients(); });
+      ok =
+          ok && stream->Write(message, grpc::WriteOptions().set_last_message());
+      (void)ok;  // a failed write shows in Finish
+      Status placed =
+          ReadPulled(stream.get(), *dense, *sparse, what, &headers[size_t(p)]);
+      st = FromGrpc(stream->Finish(), StrCat(what, ": Step"));
+      if (st.ok()) st = placed;
+    }
+    steps_[size_t(p)] = headers[size_t(p)].global_step();
+    statuses[size_t(p)] = st;
+  });
+  DTF_RETURN_IF_ERROR(FirstError(statuses));
+  PushResult result;
+  for (const rpc::PullHeader& header : headers) {
+    result.applied = result.applied && header.applied();
+    result.global_step = std::max(result.global_step, header.global_step());
   }
   return result;
 }

@@ -1,6 +1,7 @@
 // A worker's view of the parameter servers: pulls the variables (dense ones
 // whole, sparse ones only the rows asked for) and pushes gradients, each
-// call to every PS with a deadline. Not thread-safe.
+// call to every PS at once (one thread per PS), each with a deadline.
+// Not thread-safe.
 #pragma once
 
 #include <chrono>
@@ -10,6 +11,7 @@
 
 #include "lib/base/status.h"
 #include "lib/kernels/tensor.h"
+#include "lib/runtime/fanout.h"
 #include "lib/runtime/partition.h"
 #include "lib/runtime/rpc_auth.h"
 #include "proto/dtf.grpc.pb.h"
@@ -50,6 +52,15 @@ class PsClient {
   };
   StatusOr<PushResult> Push(std::vector<std::vector<rpc::TensorPiece>> pieces,
                             int64_t examples, double loss);
+
+  // A push and the next pull in one call per PS: pushes pieces[p] to PS p
+  // (tagged with steps()[p]), then fills `dense` and `sparse` as Pull does,
+  // unless both are null. `sync`: each PS answers once it applied the step
+  // the push was tagged with. steps() is then each PS's global step.
+  StatusOr<PushResult> Step(std::vector<std::vector<rpc::TensorPiece>> pieces,
+                            int64_t examples, double loss,
+                            const std::vector<DenseVar>* dense,
+                            const std::vector<SparseVar>* sparse, bool sync);
   Status WorkerDone();
   Status Shutdown(const std::string& reason);
 
@@ -64,6 +75,7 @@ class PsClient {
   std::chrono::milliseconds timeout_;
   Partition partition_;
   std::vector<int64_t> steps_;
+  Fanout fanout_;
 };
 
 }  // namespace dtf::runtime

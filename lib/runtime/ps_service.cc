@@ -27,6 +27,12 @@ struct PsService::Shard {
   // Dense: the summed gradient of an update, kept between updates (a fresh
   // one per push cost page faults on every step).
   kernels::Tensor grad;
+  // The pieces of the update being applied.
+  std::vector<const rpc::TensorPiece*> pushed;
+  // Sparse: a push's rows and their sum, kept between updates.
+  std::vector<float> pushed_values;
+  std::vector<std::pair<int64_t, int64_t>> pushed_rows;
+  kernels::SparseGrad sparse_grad;
 };
 
 PsService::PsService(const JobFile& job, const PsOptions& options)
@@ -124,16 +130,19 @@ int PsService::RequiredLocked() const {
 Status PsService::ApplyGradients(const std::vector<rpc::TensorPiece>& grads,
                                  float scale) {
   // Group the pieces by variable, then apply each variable's sum once.
-  std::map<std::string, std::vector<const rpc::TensorPiece*>> by_name;
+  for (auto& s : shards_) s->pushed.clear();
   for (const rpc::TensorPiece& piece : grads) {
-    by_name[piece.name()].push_back(&piece);
-  }
-  std::vector<float> row;
-  for (auto& [name, pieces] : by_name) {
-    Shard* s = FindLocked(name);
+    Shard* s = FindLocked(piece.name());
     if (s == nullptr) {
-      return InvalidArgumentError(StrCat("no variable \"", name, "\""));
+      return InvalidArgumentError(StrCat("no variable \"", piece.name(), "\""));
     }
+    s->pushed.push_back(&piece);
+  }
+  for (auto& shard : shards_) {
+    Shard* s = shard.get();
+    const std::vector<const rpc::TensorPiece*>& pieces = s->pushed;
+    if (pieces.empty()) continue;
+    const std::string& name = s->name;
     const int64_t cols = s->cols;
     if (!s->sparse) {
       kernels::Tensor& grad = s->grad;
@@ -158,10 +167,16 @@ Status PsService::ApplyGradients(const std::vector<rpc::TensorPiece>& grads,
       DTF_RETURN_IF_ERROR(opt.ApplyDense(ctx_, &s->value, grad, &s->state));
       continue;
     }
-    std::map<int64_t, std::vector<float>> rows;
+    // Every pushed row as (local row, where its values are), sorted, so that
+    // rows pushed more than once are summed in arrival order.
+    std::vector<float>& values = s->pushed_values;
+    std::vector<std::pair<int64_t, int64_t>>& entries = s->pushed_rows;
+    values.clear();
+    entries.clear();
     for (const rpc::TensorPiece* piece : pieces) {
-      row.resize(size_t(piece->ids_size() * cols));
-      DTF_RETURN_IF_ERROR(ReadPiece(*piece, cols, row.data()));
+      const int64_t at = int64_t(values.size());
+      values.resize(size_t(at + piece->ids_size() * cols));
+      DTF_RETURN_IF_ERROR(ReadPiece(*piece, cols, values.data() + at));
       for (int i = 0; i < piece->ids_size(); ++i) {
         const int64_t id = piece->ids(i);
         if (id < 0 || partition_.Owner(id) != options_.index ||
@@ -170,21 +185,30 @@ Status PsService::ApplyGradients(const std::vector<rpc::TensorPiece>& grads,
                                              id,
                                              " is not on ps:", options_.index));
         }
-        std::vector<float>& acc = rows[partition_.LocalRow(id)];
-        acc.resize(size_t(cols), 0.0f);
-        for (int64_t c = 0; c < cols; ++c)
-          acc[size_t(c)] += scale * row[size_t(i * cols + c)];
+        entries.emplace_back(partition_.LocalRow(id), at + i * cols);
       }
     }
-    if (rows.empty()) continue;
-    kernels::SparseGrad grad;
-    grad.ids.Resize(int64_t(rows.size()));
-    grad.rows.Resize({int64_t(rows.size()), cols});
-    int64_t u = 0;
-    for (auto& [local, values] : rows) {
-      grad.ids[u] = local;
-      std::memcpy(grad.rows.data() + u * cols, values.data(), size_t(cols) * 4);
-      ++u;
+    if (entries.empty()) continue;
+    std::sort(entries.begin(), entries.end());
+    int64_t unique = 0;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      unique += i == 0 || entries[i].first != entries[i - 1].first;
+    }
+    kernels::SparseGrad& grad = s->sparse_grad;
+    grad.ids.Resize(unique);
+    grad.rows.Resize({unique, cols});
+    int64_t u = -1;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      float* dst;
+      if (i == 0 || entries[i].first != entries[i - 1].first) {
+        grad.ids[++u] = entries[i].first;
+        dst = grad.rows.data() + u * cols;
+        std::fill_n(dst, cols, 0.0f);
+      } else {
+        dst = grad.rows.data() + u * cols;
+      }
+      const float* src = values.data() + entries[i].second;
+      for (int64_t c = 0; c < cols; ++c) dst[c] += scale * src[c];
     }
     const kernels::Optimizer& opt =
         s->part == Part::kWide ? *wide_optimizer_ : *deep_optimizer_;
@@ -208,15 +232,42 @@ void PsService::ApplyPendingLocked() {
   step_cv_.notify_all();
 }
 
-grpc::Status PsService::Pull(grpc::ServerContext* context,
-                             const rpc::PullRequest* request,
-                             grpc::ServerWriter<rpc::PullMessage>* writer) {
-  if (grpc::Status st = CheckCall(*context, options_.credentials); !st.ok()) {
-    return st;
+namespace {
+
+// Writes `header` and then `pieces`, packed into messages of at most
+// kMaxPieceBytes each; the header rides on the first.
+template <typename Writer>
+grpc::Status WritePieces(Writer* writer, rpc::PullMessage header,
+                         std::vector<rpc::TensorPiece>* pieces) {
+  rpc::PullMessage message = std::move(header);
+  int64_t bytes = 0;
+  for (rpc::TensorPiece& piece : *pieces) {
+    const int64_t size = int64_t(piece.values().size());
+    if (bytes > 0 && bytes + size > kMaxPieceBytes) {
+      if (!writer->Write(message)) {
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "client went away");
+      }
+      message.Clear();
+      bytes = 0;
+    }
+    *message.add_pieces() = std::move(piece);
+    bytes += size;
   }
+  if (!writer->Write(message, grpc::WriteOptions().set_last_message())) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "client went away");
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+grpc::Status PsService::Gather(grpc::ServerContext* context,
+                               const rpc::PullRequest& request,
+                               std::vector<rpc::TensorPiece>* pieces,
+                               int64_t* global_step) {
   std::unique_lock<std::mutex> lock(mu_);
-  SeenLocked(request->worker());
-  while (global_step_ < request->min_step() && !shutdown_) {
+  SeenLocked(request.worker());
+  while (global_step_ < request.min_step() && !shutdown_) {
     if (context->IsCancelled()) {
       return grpc::Status(grpc::StatusCode::CANCELLED, "pull cancelled");
     }
@@ -225,21 +276,19 @@ grpc::Status PsService::Pull(grpc::ServerContext* context,
       ApplyPendingLocked();
     }
   }
-  rpc::PullMessage header;
-  header.mutable_header()->set_global_step(global_step_);
-  std::vector<rpc::TensorPiece> pieces;
-  for (const std::string& name : request->dense()) {
+  *global_step = global_step_;
+  for (const std::string& name : request.dense()) {
     Shard* s = FindLocked(name);
     if (s == nullptr || s->sparse) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           StrCat("no dense variable \"", name, "\""));
     }
     AppendDensePieces(s->name, s->shape, s->value.data(), s->value.rows(),
-                      s->cols, s->begin, &pieces);
+                      s->cols, s->begin, pieces);
   }
   std::vector<int64_t> ids;
   std::vector<float> rows;
-  for (const auto& sparse : request->sparse()) {
+  for (const auto& sparse : request.sparse()) {
     Shard* s = FindLocked(sparse.name());
     if (s == nullptr || !s->sparse) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -267,28 +316,61 @@ grpc::Status PsService::Pull(grpc::ServerContext* context,
                   size_t(s->cols) * 4);
     }
     AppendSparsePieces(s->name, s->shape, ids.data(), rows.data(),
-                       int64_t(ids.size()), s->cols, &pieces);
+                       int64_t(ids.size()), s->cols, pieces);
   }
-  lock.unlock();
-  // Pack the pieces into messages of at most kMaxPieceBytes each; the header
-  // rides on the first.
-  rpc::PullMessage message = std::move(header);
-  int64_t bytes = 0;
-  for (rpc::TensorPiece& piece : pieces) {
-    const int64_t size = int64_t(piece.values().size());
-    if (bytes > 0 && bytes + size > kMaxPieceBytes) {
-      if (!writer->Write(message)) {
-        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "client went away");
-      }
-      message.Clear();
-      bytes = 0;
+  return grpc::Status::OK;
+}
+
+grpc::Status PsService::Pull(grpc::ServerContext* context,
+                             const rpc::PullRequest* request,
+                             grpc::ServerWriter<rpc::PullMessage>* writer) {
+  if (grpc::Status st = CheckCall(*context, options_.credentials); !st.ok()) {
+    return st;
+  }
+  std::vector<rpc::TensorPiece> pieces;
+  int64_t step = 0;
+  if (grpc::Status st = Gather(context, *request, &pieces, &step); !st.ok()) {
+    return st;
+  }
+  rpc::PullMessage header;
+  header.mutable_header()->set_global_step(step);
+  return WritePieces(writer, std::move(header), &pieces);
+}
+
+grpc::Status PsService::AcceptPush(const rpc::PushMessage::Header& header,
+                                   std::vector<rpc::TensorPiece> grads,
+                                   bool* applied, int64_t* global_step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int worker = header.worker();
+  if (worker < 0 || worker >= options_.num_workers) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        StrCat("no worker ", worker));
+  }
+  SeenLocked(worker);
+  *applied = false;
+  if (mode_ != TrainMode::kSync) {
+    const int64_t staleness = global_step_ - header.step();
+    if (max_staleness_ < 0 || staleness <= max_staleness_) {
+      if (Status st = ApplyGradients(grads, 1.0f); !st.ok()) return ToGrpc(st);
+      ++global_step_;
+      step_cv_.notify_all();
+      *applied = true;
     }
-    *message.add_pieces() = std::move(piece);
-    bytes += size;
+    *global_step = global_step_;
+    return grpc::Status::OK;
   }
-  if (!writer->Write(message, grpc::WriteOptions().set_last_message())) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "client went away");
+  // Sync: gradients of an applied step, or a second push of one worker for
+  // the current step, are stale.
+  const bool fresh = header.step() == global_step_ &&
+                     std::find(pending_workers_.begin(), pending_workers_.end(),
+                               worker) == pending_workers_.end();
+  if (fresh) {
+    pending_.push_back(std::move(grads));
+    pending_workers_.push_back(worker);
+    *applied = true;
+    if (int(pending_.size()) >= RequiredLocked()) ApplyPendingLocked();
   }
+  *global_step = global_step_;
   return grpc::Status::OK;
 }
 
@@ -310,37 +392,96 @@ grpc::Status PsService::Push(grpc::ServerContext* context,
       grads.push_back(std::move(piece));
     }
   } while (reader->Read(&message));
-  std::lock_guard<std::mutex> lock(mu_);
-  const int worker = header.worker();
-  if (worker < 0 || worker >= options_.num_workers) {
+  bool applied = false;
+  int64_t step = 0;
+  grpc::Status st = AcceptPush(header, std::move(grads), &applied, &step);
+  response->set_applied(applied);
+  response->set_global_step(step);
+  return st;
+}
+
+grpc::Status PsService::Step(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<rpc::PullMessage, rpc::StepMessage>* stream) {
+  if (grpc::Status st = CheckCall(*context, options_.credentials); !st.ok()) {
+    return st;
+  }
+  rpc::StepMessage message;
+  if (!stream->Read(&message)) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        StrCat("no worker ", worker));
+                        "a step call starts with its push and pull");
   }
-  SeenLocked(worker);
-  response->set_applied(false);
-  if (mode_ != TrainMode::kSync) {
-    const int64_t staleness = global_step_ - header.step();
-    if (max_staleness_ < 0 || staleness <= max_staleness_) {
-      if (Status st = ApplyGradients(grads, 1.0f); !st.ok()) return ToGrpc(st);
-      ++global_step_;
-      step_cv_.notify_all();
-      response->set_applied(true);
+  std::vector<rpc::TensorPiece> grads;
+  rpc::StepMessage first;
+  if (message.has_push()) *first.mutable_push() = message.push();
+  if (message.has_pull()) {
+    *first.mutable_pull() = std::move(*message.mutable_pull());
+  }
+  do {
+    for (rpc::TensorPiece& piece : *message.mutable_gradients()) {
+      grads.push_back(std::move(piece));
     }
-    response->set_global_step(global_step_);
-    return grpc::Status::OK;
+  } while (stream->Read(&message));
+  rpc::PullMessage header;
+  std::vector<rpc::TensorPiece> pieces;
+  if (grpc::Status st = RunStep(context, &first, std::move(grads),
+                                header.mutable_header(), &pieces);
+      !st.ok()) {
+    return st;
   }
-  // Sync: gradients of an applied step, or a second push of one worker for
-  // the current step, are stale.
-  const bool fresh = header.step() == global_step_ &&
-                     std::find(pending_workers_.begin(), pending_workers_.end(),
-                               worker) == pending_workers_.end();
-  if (fresh) {
-    pending_.push_back(std::move(grads));
-    pending_workers_.push_back(worker);
-    response->set_applied(true);
-    if (int(pending_.size()) >= RequiredLocked()) ApplyPendingLocked();
+  return WritePieces(stream, std::move(header), &pieces);
+}
+
+grpc::Status PsService::StepOnce(grpc::ServerContext* context,
+                                 const rpc::StepMessage* request,
+                                 rpc::PullMessage* response) {
+  if (grpc::Status st = CheckCall(*context, options_.credentials); !st.ok()) {
+    return st;
   }
-  response->set_global_step(global_step_);
+  // The request is this call's own, unused after it: its gradients are
+  // moved out rather than copied.
+  auto* owned = const_cast<rpc::StepMessage*>(request);
+  rpc::StepMessage first;
+  if (owned->has_push()) *first.mutable_push() = owned->push();
+  if (owned->has_pull())
+    *first.mutable_pull() = std::move(*owned->mutable_pull());
+  std::vector<rpc::TensorPiece> grads;
+  grads.reserve(size_t(owned->gradients_size()));
+  for (rpc::TensorPiece& piece : *owned->mutable_gradients()) {
+    grads.push_back(std::move(piece));
+  }
+  std::vector<rpc::TensorPiece> pieces;
+  if (grpc::Status st = RunStep(context, &first, std::move(grads),
+                                response->mutable_header(), &pieces);
+      !st.ok()) {
+    return st;
+  }
+  for (rpc::TensorPiece& piece : pieces) {
+    *response->add_pieces() = std::move(piece);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status PsService::RunStep(grpc::ServerContext* context,
+                                rpc::StepMessage* first,
+                                std::vector<rpc::TensorPiece> grads,
+                                rpc::PullHeader* header,
+                                std::vector<rpc::TensorPiece>* pieces) {
+  int64_t step = 0;
+  if (first->has_push()) {
+    bool applied = false;
+    grpc::Status st =
+        AcceptPush(first->push(), std::move(grads), &applied, &step);
+    if (!st.ok()) return st;
+    header->set_applied(applied);
+  }
+  if (first->has_pull()) {
+    if (grpc::Status st = Gather(context, first->pull(), pieces, &step);
+        !st.ok()) {
+      return st;
+    }
+  }
+  header->set_global_step(step);
   return grpc::Status::OK;
 }
 

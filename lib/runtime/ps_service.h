@@ -52,6 +52,14 @@ class PsService final : public rpc::ParameterServer::Service {
   grpc::Status Push(grpc::ServerContext* context,
                     grpc::ServerReader<rpc::PushMessage>* reader,
                     rpc::PushResponse* response) override;
+  // A push and the next pull in one call (rpc::StepMessage).
+  grpc::Status Step(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<rpc::PullMessage, rpc::StepMessage>* stream)
+      override;
+  grpc::Status StepOnce(grpc::ServerContext* context,
+                        const rpc::StepMessage* request,
+                        rpc::PullMessage* response) override;
   grpc::Status WorkerDone(grpc::ServerContext* context,
                           const rpc::WorkerDoneRequest* request,
                           rpc::WorkerDoneResponse* response) override;
@@ -70,6 +78,22 @@ class PsService final : public rpc::ParameterServer::Service {
  private:
   struct Shard;
   PsService(const JobFile& job, const PsOptions& options);
+  // Takes a worker's gradients: applied (async), added to the step's sum
+  // (sync) or dropped as stale; `applied` says which.
+  grpc::Status AcceptPush(const rpc::PushMessage::Header& header,
+                          std::vector<rpc::TensorPiece> grads, bool* applied,
+                          int64_t* global_step);
+  // Copies out what `request` asks for, once the global step reached its
+  // min_step.
+  grpc::Status Gather(grpc::ServerContext* context,
+                      const rpc::PullRequest& request,
+                      std::vector<rpc::TensorPiece>* pieces,
+                      int64_t* global_step);
+  // The push of `first` (with `grads`), then its pull into `pieces`.
+  grpc::Status RunStep(grpc::ServerContext* context, rpc::StepMessage* first,
+                       std::vector<rpc::TensorPiece> grads,
+                       rpc::PullHeader* header,
+                       std::vector<rpc::TensorPiece>* pieces);
   // REQUIRES: mu_ held.
   Status ApplyGradients(const std::vector<rpc::TensorPiece>& grads,
                         float scale);

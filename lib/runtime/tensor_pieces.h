@@ -13,6 +13,9 @@
 namespace dtf::runtime {
 
 inline constexpr int64_t kMaxPieceBytes = 1 << 20;
+// The most tensor bytes a unary call (StepOnce) carries each way; larger
+// steps stream.
+inline constexpr int64_t kMaxUnaryBytes = 2 * kMaxPieceBytes;
 
 // Rows [0, rows) of `data` ([rows, cols], row-major), which are the rows
 // [row_offset, row_offset + rows) of the variable `name` of `shape`.

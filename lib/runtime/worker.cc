@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "lib/base/strings.h"
@@ -72,6 +75,62 @@ void PullRequests(Model& model, const std::vector<std::vector<int64_t>>* unique,
   }
 }
 
+// A batch made ready for a step: read, transformed and compacted.
+struct Prepared {
+  Status status;
+  bool more = false;
+  int64_t epoch = 0;  // the input's epoch after this batch was read
+  Batch batch;
+  ModelInputs inputs;
+  std::vector<std::vector<int64_t>> unique;
+};
+
+// Prepares the next batch on its own thread while a step runs.
+// Not thread-safe: Start and Wait alternate, from one thread.
+class Prefetcher {
+ public:
+  explicit Prefetcher(std::function<void(Prepared*)> prepare)
+      : prepare_(std::move(prepare)), thread_([this] { Loop(); }) {}
+  ~Prefetcher() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void Start(Prepared* out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_ = out;
+    cv_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return job_ == nullptr; });
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      cv_.wait(lock, [&] { return stop_ || job_ != nullptr; });
+      if (stop_) return;
+      lock.unlock();
+      prepare_(job_);
+      lock.lock();
+      job_ = nullptr;
+      cv_.notify_all();
+    }
+  }
+
+  std::function<void(Prepared*)> prepare_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  Prepared* job_ = nullptr;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 }  // namespace
 
 StatusOr<TrainResult> RunWorker(const JobFile& job,
@@ -125,15 +184,11 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
   }
   TrainResult result;
   result.num_parameters = model->num_parameters();
-  Batch batch;
-  ModelInputs inputs;
   kernels::Tensor logits, dlogits;
   std::vector<Gradient> grads;
-  std::vector<std::vector<int64_t>> unique;
   std::vector<PsClient::DenseVar> dense;
   std::vector<PsClient::SparseVar> sparse;
   std::vector<kernels::Tensor> before;  // untrainable values as pulled
-  int64_t min_step = 0;
   int64_t local_steps = 0, global_step = 0;
   double window_loss = 0, epoch_loss = 0;
   int64_t window_rows = 0, epoch_rows = 0, window_steps = 0;
@@ -144,7 +199,7 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
     if (window_steps == 0) return;
     TrainProgress p;
     p.step = global_step;
-    p.epoch = pipeline->position().epoch;
+    p.epoch = last_epoch;
     p.examples = result.examples;
     p.loss = window_loss / double(window_rows);
     p.examples_per_sec = double(window_rows) / Seconds(window_time);
@@ -195,18 +250,47 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
     return OkStatus();
   };
 
-  while (true) {
+  // The step loop is a pipeline: while step k computes, the next batch is
+  // read and transformed on the prefetch thread; one Step call per PS then
+  // pushes step k's gradients and pulls the rows batch k+1 touches.
+  const kernels::Context prepare_ctx = kernels::Context::Cpu(1);
+  auto prepare = [&](Prepared* p) {
+    auto more = pipeline->Next(&p->batch);
+    p->status = more.status();
+    p->more = more.ok() && *more;
+    p->epoch = pipeline->position().epoch;
+    if (!p->more) return;
+    p->status = layer.Transform(prepare_ctx, p->batch, true, &p->inputs);
+    if (!p->status.ok()) return;
+    Compact(&p->inputs, &p->unique);
+  };
+  Prepared slots[2];
+  Prepared* cur = &slots[0];
+  Prepared* next = &slots[1];
+  Prefetcher prefetcher(prepare);
+  prefetcher.Start(cur);
+  prefetcher.Wait();
+  DTF_RETURN_IF_ERROR(cur->status);
+  if (cur->more) {
+    PullRequests(*model, &cur->unique, &dense, &sparse, full_shapes);
+    DTF_RETURN_IF_ERROR(ps.Pull(dense, sparse, 0));
+    prefetcher.Start(next);
+  }
+  // Waits for the prefetch thread on every way out of the loop.
+  struct Drain {
+    Prefetcher* p;
+    ~Drain() { p->Wait(); }
+  } drain{&prefetcher};
+
+  while (cur->more) {
     if (options.cancel != nullptr && options.cancel->load()) {
       return CancelledError(StrCat(self, ": stopped at step ", global_step));
     }
     if (train.steps > 0 && global_step >= train.steps) break;
     const auto t0 = Clock::now();
-    DTF_ASSIGN_OR_RETURN(bool more, pipeline->Next(&batch));
-    if (!more) break;
-    DTF_RETURN_IF_ERROR(layer.Transform(ctx, batch, true, &inputs));
-    Compact(&inputs, &unique);
-    PullRequests(*model, &unique, &dense, &sparse, full_shapes);
-    DTF_RETURN_IF_ERROR(ps.Pull(dense, sparse, sync ? min_step : 0));
+    ModelInputs& inputs = cur->inputs;
+    const int64_t rows = cur->batch.rows;
+    const int64_t epoch = cur->epoch;
     auto& vars = model->variables();
     before.resize(vars.size());
     for (size_t v = 0; v < vars.size(); ++v) {
@@ -242,53 +326,72 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
         continue;
       }
       const kernels::SparseGrad& sg = grads[v].sparse;
-      const std::vector<int64_t>& u = unique[size_t(model->SparseInputOf(v))];
+      const std::vector<int64_t>& u =
+          cur->unique[size_t(model->SparseInputOf(v))];
       std::vector<std::vector<int64_t>> ids(size_t(ps.num_ps()));
-      std::vector<std::vector<float>> rows(size_t(ps.num_ps()));
+      std::vector<std::vector<float>> grad_rows(size_t(ps.num_ps()));
       for (int64_t k = 0; k < sg.ids.size(); ++k) {
         const int64_t id = u[size_t(sg.ids[k])];
         const auto p = size_t(part.Owner(id));
         ids[p].push_back(id);
-        rows[p].insert(rows[p].end(), sg.rows.data() + k * cols,
-                       sg.rows.data() + (k + 1) * cols);
+        grad_rows[p].insert(grad_rows[p].end(), sg.rows.data() + k * cols,
+                            sg.rows.data() + (k + 1) * cols);
       }
       for (int p = 0; p < ps.num_ps(); ++p) {
-        AppendSparsePieces(
-            vars[v].name, shape, ids[size_t(p)].data(), rows[size_t(p)].data(),
-            int64_t(ids[size_t(p)].size()), cols, &pieces[size_t(p)]);
+        AppendSparsePieces(vars[v].name, shape, ids[size_t(p)].data(),
+                           grad_rows[size_t(p)].data(),
+                           int64_t(ids[size_t(p)].size()), cols,
+                           &pieces[size_t(p)]);
       }
     }
-    const int64_t pulled_step = ps.steps().empty() ? 0 : ps.steps()[0];
-    DTF_ASSIGN_OR_RETURN(PsClient::PushResult pushed,
-                         ps.Push(std::move(pieces), batch.rows, loss));
+    // The next batch, then this step's push and the next step's pull.
+    prefetcher.Wait();
+    DTF_RETURN_IF_ERROR(next->status);
+    if (next->more) {
+      PullRequests(*model, &next->unique, &dense, &sparse, full_shapes);
+    }
+    DTF_ASSIGN_OR_RETURN(
+        PsClient::PushResult pushed,
+        ps.Step(std::move(pieces), rows, loss, next->more ? &dense : nullptr,
+                next->more ? &sparse : nullptr, sync));
     global_step = pushed.global_step;
-    if (sync) min_step = pulled_step + 1;
+    std::swap(cur, next);
+    if (cur->more) prefetcher.Start(next);
 
     const auto step_time = Clock::now() - t0;
     in_steps += step_time;
     window_time += step_time;
     ++local_steps;
-    result.examples += batch.rows;
-    window_loss += double(loss) * double(batch.rows);
-    epoch_loss += double(loss) * double(batch.rows);
-    window_rows += batch.rows;
-    epoch_rows += batch.rows;
+    result.examples += rows;
+    window_loss += double(loss) * double(rows);
+    epoch_loss += double(loss) * double(rows);
+    window_rows += rows;
+    epoch_rows += rows;
     ++window_steps;
     if (train.log_every_steps > 0 && local_steps % train.log_every_steps == 0) {
       report();
     }
-    const int64_t epoch = pipeline->position().epoch;
+    bool evaluated = false;
     if (epoch != last_epoch) {
       last_epoch = epoch;
       result.loss = epoch_loss / double(epoch_rows);
       epoch_loss = 0;
       epoch_rows = 0;
       if (train.log_every_steps == 0) report();
-      if (chief && train.eval_every_steps == 0) DTF_RETURN_IF_ERROR(evaluate());
+      if (chief && train.eval_every_steps == 0) {
+        DTF_RETURN_IF_ERROR(evaluate());
+        evaluated = true;
+      }
     }
     if (chief && train.eval_every_steps > 0 &&
         local_steps % train.eval_every_steps == 0) {
       DTF_RETURN_IF_ERROR(evaluate());
+      evaluated = true;
+    }
+    if (evaluated && cur->more) {
+      // Evaluation pulled whole tables: the next batch's rows again.
+      PullRequests(*model, &cur->unique, &dense, &sparse, full_shapes);
+      DTF_RETURN_IF_ERROR(ps.Pull(dense, sparse, 0));
     }
   }
   report();

@@ -1,0 +1,242 @@
+// PsService and PsClient over real gRPC on loopback: the Step call (push and
+// next pull in one) in its unary form and its streamed form, across two
+// parameter servers, in async and sync mode.
+#include "lib/runtime/ps_service.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "lib/base/strings.h"
+#include "lib/data/job_file.h"
+#include "lib/runtime/feature_layer.h"
+#include "lib/runtime/model.h"
+#include "lib/runtime/ps_client.h"
+#include "lib/runtime/tensor_pieces.h"
+#include "tests/testing/temp_dir.h"
+
+namespace dtf::runtime {
+namespace {
+
+constexpr char kSecret[] = "00112233445566778899aabbccddeeff";
+constexpr float kLearningRate = 0.5f;
+
+// An MLP whose second hidden kernel ([1024, 2048] floats, 8 MiB) is larger
+// than a unary Step carries to either PS, and a 1000-row table.
+std::string JobText(std::string_view mode) {
+  return StrCat(R"(
+[schema]
+label = "label"
+columns = ["label:int", "key:str"]
+
+[[features.hashed]]
+name = "key"
+buckets = 1000
+embedding = 4
+wide = false
+
+[model]
+type = "mlp"
+hidden = [1024, 2048]
+
+[train]
+mode = ")",
+                mode, R"("
+seed = 7
+
+[train.optimizer]
+type = "sgd"
+learning_rate = 0.5
+)");
+}
+
+class PsServiceTest : public ::testing::Test {
+ protected:
+  void Start(std::string_view mode, int num_ps) {
+    const std::string path = dir_.Join("job.toml");
+    dtf::testing::WriteFile(path, JobText(mode));
+    StatusOr<JobFile> job = LoadJobFile(path);
+    ASSERT_TRUE(job.ok()) << job.status();
+    job_ = *std::move(job);
+    StatusOr<FeatureLayer> layer =
+        FeatureLayer::Create(job_.schema, job_.features, *job_.model);
+    ASSERT_TRUE(layer.ok()) << layer.status();
+    StatusOr<std::vector<VariableSpec>> layout =
+        Model::Layout(*layer, *job_.model);
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    layout_ = *std::move(layout);
+    creds_ = {"test-run", kSecret, ""};
+    for (int p = 0; p < num_ps; ++p) {
+      PsOptions o;
+      o.index = p;
+      o.num_ps = num_ps;
+      o.num_workers = 1;
+      o.credentials = creds_;
+      StatusOr<std::unique_ptr<PsService>> ps = PsService::Create(job_, o);
+      ASSERT_TRUE(ps.ok()) << ps.status();
+      grpc::ServerBuilder builder;
+      int port = 0;
+      builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                               &port);
+      builder.SetMaxReceiveMessageSize(8 << 20);
+      builder.RegisterService(ps->get());
+      servers_.push_back(builder.BuildAndStart());
+      ASSERT_NE(servers_.back(), nullptr);
+      addresses_.push_back(StrCat("127.0.0.1:", port));
+      services_.push_back(*std::move(ps));
+    }
+  }
+  void TearDown() override {
+    for (auto& s : servers_) s->Shutdown();
+  }
+
+  // Every variable, whole: dense ones as dense requests, tables as every
+  // row.
+  void AllVariables(std::vector<kernels::Tensor>* values,
+                    std::vector<PsClient::DenseVar>* dense,
+                    std::vector<PsClient::SparseVar>* sparse) {
+    values->resize(layout_.size());
+    for (size_t v = 0; v < layout_.size(); ++v) {
+      const VariableSpec& spec = layout_[v];
+      if (!spec.sparse) {
+        (*values)[v] = kernels::Tensor::Empty(spec.shape);
+        dense->push_back({spec.name, &(*values)[v]});
+        continue;
+      }
+      PsClient::SparseVar s;
+      s.name = spec.name;
+      s.all = true;
+      s.rows = spec.shape[0];
+      s.cols = PieceCols(spec.shape);
+      s.out = &(*values)[v];
+      sparse->push_back(s);
+    }
+  }
+
+  // A gradient of `g` for every row of every trainable variable, as pieces
+  // per PS.
+  std::vector<std::vector<rpc::TensorPiece>> Gradients(float g, int num_ps,
+                                                       bool dense_too) {
+    Partition part{num_ps};
+    std::vector<std::vector<rpc::TensorPiece>> pieces(
+        static_cast<size_t>(num_ps));
+    for (const VariableSpec& spec : layout_) {
+      if (!spec.trainable || (!spec.sparse && !dense_too)) continue;
+      const int64_t cols = PieceCols(spec.shape);
+      const int64_t rows = spec.shape[0];
+      std::vector<float> values(size_t(rows * cols), g);
+      for (int p = 0; p < num_ps; ++p) {
+        if (!spec.sparse) {
+          auto [b, e] = part.DenseRange(rows, p);
+          AppendDensePieces(spec.name, spec.shape, values.data() + b * cols,
+                            e - b, cols, b, &pieces[size_t(p)]);
+          continue;
+        }
+        std::vector<int64_t> ids;
+        for (int64_t id = 0; id < rows; ++id) {
+          if (part.Owner(id) == p) ids.push_back(id);
+        }
+        AppendSparsePieces(spec.name, spec.shape, ids.data(), values.data(),
+                           int64_t(ids.size()), cols, &pieces[size_t(p)]);
+      }
+    }
+    return pieces;
+  }
+
+  dtf::testing::TempDir dir_;
+  JobFile job_;
+  std::vector<VariableSpec> layout_;
+  RunCredentials creds_;
+  std::vector<std::unique_ptr<PsService>> services_;
+  std::vector<std::unique_ptr<grpc::Server>> servers_;
+  std::vector<std::string> addresses_;
+};
+
+// One Step per PS applies the push and answers with the values after it:
+// streamed for the 8 MiB kernel, unary for the table alone.
+TEST_F(PsServiceTest, StepAppliesThePushAndPullsTheResult) {
+  Start("async", 2);
+  PsClient client(addresses_, creds_, 0, std::chrono::seconds(30));
+  std::vector<kernels::Tensor> before, after, again;
+  std::vector<PsClient::DenseVar> dense0, dense1, dense2;
+  std::vector<PsClient::SparseVar> sparse0, sparse1, sparse2;
+  AllVariables(&before, &dense0, &sparse0);
+  AllVariables(&after, &dense1, &sparse1);
+  AllVariables(&again, &dense2, &sparse2);
+  ASSERT_TRUE(client.Pull(dense0, sparse0, 0).ok());
+
+  StatusOr<PsClient::PushResult> r = client.Step(
+      Gradients(1.0f, 2, /*dense_too=*/true), 32, 0.5, &dense1, &sparse1,
+      /*sync=*/false);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->applied);
+  EXPECT_EQ(r->global_step, 1);
+  for (size_t v = 0; v < layout_.size(); ++v) {
+    ASSERT_EQ(before[v].size(), after[v].size()) << layout_[v].name;
+    const float step = layout_[v].trainable ? kLearningRate : 0.0f;
+    for (int64_t i = 0; i < before[v].size(); ++i) {
+      ASSERT_FLOAT_EQ(after[v][i], before[v][i] - step)
+          << layout_[v].name << "[" << i << "]";
+    }
+  }
+
+  // The table alone fits a unary call; the dense values stay as they were.
+  r = client.Step(Gradients(2.0f, 2, /*dense_too=*/false), 32, 0.5, &dense2,
+                  &sparse2, false);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->global_step, 2);
+  for (size_t v = 0; v < layout_.size(); ++v) {
+    const float step = layout_[v].sparse ? 2 * kLearningRate : 0.0f;
+    for (int64_t i = 0; i < after[v].size(); ++i) {
+      ASSERT_FLOAT_EQ(again[v][i], after[v][i] - step)
+          << layout_[v].name << "[" << i << "]";
+    }
+  }
+}
+
+// Sync mode: a Step's pull waits for the step its push completes, and a
+// second push of the same step is dropped as stale.
+TEST_F(PsServiceTest, SyncStepsAdvanceOnePerPushAndDropStalePushes) {
+  Start("sync", 2);
+  PsClient client(addresses_, creds_, 0, std::chrono::seconds(30));
+  std::vector<kernels::Tensor> values;
+  std::vector<PsClient::DenseVar> dense;
+  std::vector<PsClient::SparseVar> sparse;
+  AllVariables(&values, &dense, &sparse);
+  ASSERT_TRUE(client.Pull(dense, sparse, 0).ok());
+  for (int k = 1; k <= 3; ++k) {
+    StatusOr<PsClient::PushResult> r = client.Step(
+        Gradients(0.1f, 2, false), 8, 0.1, &dense, &sparse, /*sync=*/true);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->applied);
+    EXPECT_EQ(r->global_step, k);
+    EXPECT_EQ(client.steps(), (std::vector<int64_t>{k, k}));
+  }
+  // A client still at step 0 pushes gradients of an applied step.
+  PsClient late(addresses_, creds_, 0, std::chrono::seconds(30));
+  StatusOr<PsClient::PushResult> r =
+      late.Step(Gradients(0.1f, 2, false), 8, 0.1, nullptr, nullptr, true);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->applied);
+  EXPECT_EQ(r->global_step, 3);
+}
+
+// A gradient for a variable the PS does not hold is refused, and named.
+TEST_F(PsServiceTest, StepRefusesUnknownVariables) {
+  Start("async", 1);
+  PsClient client(addresses_, creds_, 0, std::chrono::seconds(30));
+  std::vector<std::vector<rpc::TensorPiece>> pieces(1);
+  const float g = 1;
+  AppendDensePieces("no/such/variable", {1}, &g, 1, 1, 0, &pieces[0]);
+  StatusOr<PsClient::PushResult> r =
+      client.Step(std::move(pieces), 1, 0, nullptr, nullptr, false);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(Message(r.status()).find("no/such/variable"), std::string::npos)
+      << r.status();
+  EXPECT_NE(Message(r.status()).find("ps:0"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dtf::runtime
