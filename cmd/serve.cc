@@ -30,6 +30,7 @@ struct ServeFlags {
   std::string secret_file;
   std::string ready_file;
   int threads = 0;
+  bool restore = false;
   std::vector<std::string> set;
   std::string metrics_out;
   bool quiet = false;
@@ -114,6 +115,7 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job, f.set));
   o.ready_file = f.ready_file;
   o.threads = f.threads;
+  o.restore = f.restore;
   o.cancel = ctx->cancel;
   const Console& console = ctx->console;
   const std::string task =
@@ -176,6 +178,9 @@ void SetupServe(CLI::App* app, Context* ctx) {
                   "Override a job-file key: section.key=value (repeatable)");
   sub->add_option("--metrics-out", f->metrics_out,
                   "The chief writes the run's final metrics here as JSON");
+  sub->add_flag("--restore", f->restore,
+                "A restarted parameter server: start from the run's last "
+                "checkpoint");
   sub->add_flag("--quiet", f->quiet, "Print only errors and the summary");
   sub->callback([f, ctx] { ctx->status = RunServe(*f, ctx); });
 }

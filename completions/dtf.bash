@@ -36,7 +36,7 @@ _dtf() {
     init) opts="--help --from-csv --eval-csv --label --delimiter --quote --no-trim --max-rows" ;;
     inspect) opts="--help --limit --stats --json --compression" ;;
     train) opts="--help --job --batch-size --steps --epochs --threads --no-eval --restart --quiet --metrics-out" ;;
-    serve) opts="--help --job --role --index --ps --workers --cluster_spec --run-id --run-dir --secret-file --ready-file --threads --set --metrics-out --quiet" ;;
+    serve) opts="--help --job --role --index --ps --workers --cluster_spec --run-id --run-dir --secret-file --ready-file --threads --set --metrics-out --restore --quiet" ;;
     predict) opts="--help --model --input --format --output --keep --batch-size --threads" ;;
     launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --json --detach --task-binary --grace --start-timeout" ;;
     status) opts="--help --job --runs-dir --json --watch" ;;

@@ -112,4 +112,5 @@ complete -c dtf -n '__fish_seen_subcommand_from serve' -l ready-file -rF -d 'Wri
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l threads -r -d 'Compute threads'
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l set -r -d 'Override a job-file key'
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l metrics-out -rF -d 'Final metrics as JSON'
+complete -c dtf -n '__fish_seen_subcommand_from serve' -l restore -d 'Start from the last checkpoint'
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l quiet -d 'Print only the summary'

@@ -226,6 +226,39 @@ void LocalRun::RecordExit(size_t i) {
   Note(StrCat(t.plan->name(), " ", t.exit->Describe()));
 }
 
+bool LocalRun::Restart(size_t i) {
+  Task& t = tasks_[i];
+  const TaskPlan& plan = *t.plan;
+  Note(StrCat(plan.name(), " ", t.exit->Describe(), "; starting it again (",
+              t.restarts + 1, " of ", plan_.max_restarts, " restarts)",
+              t.exit->signal == 0 ? StderrTail(i) : std::string()));
+  std::error_code ec;
+  fs::remove(plan.ready_file, ec);
+  fs::remove(plan.exit_file, ec);
+  SpawnOptions spawn;
+  spawn.argv = plan.argv;
+  if (plan.role == "ps") spawn.argv.push_back("--restore");
+  spawn.env = plan.env;
+  spawn.stdout_file = plan.stdout_file;
+  spawn.stderr_file = plan.stderr_file;
+  spawn.append = true;
+  StatusOr<ProcessId> id = Spawn(spawn);
+  if (!id.ok()) {
+    Fail(Annotate(id.status(),
+                  StrCat("task ", plan.name(), " failed to start again")));
+    return false;
+  }
+  ++t.restarts;
+  t.process = *id;
+  t.exit.reset();
+  t.ready = false;
+  record_.tasks[i].process = *id;
+  record_.tasks[i].restarts = t.restarts;
+  record_.tasks[i].state = "starting";
+  WriteRecord();
+  return true;
+}
+
 std::string LocalRun::StderrTail(size_t i) const {
   const TaskPlan& t = *tasks_[i].plan;
   std::vector<std::string> lines =
@@ -339,6 +372,10 @@ bool LocalRun::Poll() {
       continue;
     }
     if (clean || linger_until_) continue;
+    if (tasks_[i].restarts < plan_.max_restarts) {
+      if (Restart(i)) continue;
+      return true;
+    }
     if (t.plan->role == "worker" && !t.plan->chief) {
       // A worker other than the chief is not needed to finish: the chief
       // and the parameter servers stop waiting for it after

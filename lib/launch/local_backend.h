@@ -115,6 +115,7 @@ class LocalRun {
     bool ready = false;
     std::optional<ExitInfo> exit;
     std::string address;
+    int restarts = 0;
   };
 
   LocalRun(Plan plan, RunOptions options);
@@ -126,6 +127,9 @@ class LocalRun {
   // Reaps the tasks that exited; returns the ones that did this time.
   std::vector<size_t> Reap();
   void RecordExit(size_t i);
+  // Starts task i again after a failure (a PS restoring the last
+  // checkpoint); false when that failed.
+  bool Restart(size_t i);
   // Ends the run with `why` (unless it is already ending).
   void Fail(const Status& why);
   void Finish();

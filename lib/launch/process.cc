@@ -70,10 +70,12 @@ const char* SignalName(int signal) {
   return abbrev != nullptr ? abbrev : "?";
 }
 
-// Opens `path` for a child's output: created or truncated, appended to.
-StatusOr<int> OpenOutput(const std::string& path) {
+// Opens `path` for a child's output: created, truncated unless `keep`,
+// appended to.
+StatusOr<int> OpenOutput(const std::string& path, bool keep) {
   const int fd = ::open(
-      path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+      path.c_str(),
+      O_WRONLY | O_CREAT | (keep ? 0 : O_TRUNC) | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoToStatus(errno, path);
   return fd;
 }
@@ -120,9 +122,11 @@ StatusOr<ProcessId> Spawn(const SpawnOptions& options) {
   envp.push_back(nullptr);
 
   Fds fds;
-  DTF_ASSIGN_OR_RETURN(const int out, OpenOutput(options.stdout_file));
+  DTF_ASSIGN_OR_RETURN(const int out,
+                       OpenOutput(options.stdout_file, options.append));
   fds.fds.push_back(out);
-  DTF_ASSIGN_OR_RETURN(const int err, OpenOutput(options.stderr_file));
+  DTF_ASSIGN_OR_RETURN(const int err,
+                       OpenOutput(options.stderr_file, options.append));
   fds.fds.push_back(err);
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null_fd < 0) return ErrnoToStatus(errno, "/dev/null");

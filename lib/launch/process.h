@@ -22,10 +22,12 @@ struct SpawnOptions {
   std::vector<std::string> argv;
   // Set on top of the calling process's environment.
   std::vector<std::pair<std::string, std::string>> env;
-  // Standard output and error go to these files (created, truncated, 0644);
-  // standard input is /dev/null.
+  // Standard output and error go to these files (created, truncated, 0644;
+  // appended to with `append`, for a restarted task); standard input is
+  // /dev/null.
   std::string stdout_file;
   std::string stderr_file;
+  bool append = false;
   // The child gets SIGTERM when the process that spawned it dies, so a
   // launcher killed outright leaves no task behind.
   bool die_with_parent = true;

@@ -35,8 +35,9 @@ struct Profile {
   int base_port = 0;
   // threads: compute threads per task, 0 letting the task decide. Default 0.
   int threads = 0;
-  // max_restarts: accepted and recorded; the local backend does not restart
-  // tasks yet. Default 0.
+  // max_restarts: how many times a parameter server or a worker other than
+  // the chief that fails is started again (a PS restoring the last
+  // checkpoint). Default 0.
   int max_restarts = 0;
   // [env]: environment variables set for every task, by name.
   std::map<std::string, std::string> env;

@@ -63,7 +63,8 @@ Status WriteRunRecord(const std::string& run_dir, const RunRecord& r) {
                          {"pgid", t.process.pid},
                          {"start_ticks", t.process.start_ticks},
                          {"address", t.address},
-                         {"state", t.state}});
+                         {"state", t.state},
+                         {"restarts", t.restarts}});
   }
   j["tasks"] = std::move(tasks);
   return WriteFileAtomically((fs::path(run_dir) / kTasksFile).string(),
@@ -92,6 +93,7 @@ StatusOr<RunRecord> ReadRunRecord(const std::string& run_dir) {
       task.process.start_ticks = t.at("start_ticks").get<uint64_t>();
       task.address = t.at("address").get<std::string>();
       task.state = t.at("state").get<std::string>();
+      task.restarts = t.value("restarts", 0);
       r.tasks.push_back(std::move(task));
     }
     return r;

@@ -28,6 +28,7 @@ struct TaskRecord {
   ProcessId process;    // pid == pgid
   std::string address;  // "host:port", from the ready file once there
   std::string state = "starting";
+  int restarts = 0;  // times the launcher started it again after a failure
 };
 
 // tasks.json.

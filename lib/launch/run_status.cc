@@ -67,6 +67,7 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
       const TaskRecord& r = run.record.tasks[i];
       row.state = r.state;
       row.pid = r.process.pid;
+      row.restarts = r.restarts;
       if (!r.address.empty()) row.address = r.address;
       row.alive = r.process.pid > 0 && !TaskStateFinal(r.state) &&
                   GroupAlive(r.process);
@@ -109,7 +110,7 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
       row.loss = t.loss;
       row.examples_per_sec = t.examples_per_sec;
       row.seconds_since_heartbeat = t.seconds_since_heartbeat;
-      row.restarts = t.restarts;
+      row.restarts = std::max(row.restarts.value_or(0), t.restarts);
     }
   }
   return s;

@@ -122,6 +122,35 @@ Status RestoreCheckpoint(const Bundle& bundle, FeatureLayer* layer,
   return OkStatus();
 }
 
+StatusOr<kernels::Tensor> ReadCheckpointTensor(const Bundle& bundle,
+                                               std::string_view variable,
+                                               std::string_view slot,
+                                               std::span<const int64_t> shape) {
+  kernels::Tensor t = kernels::Tensor::Empty(shape);
+  DTF_RETURN_IF_ERROR(
+      RestoreTensor(bundle,
+                    slot.empty() ? StrCat(kVarPrefix, variable)
+                                 : StrCat(kSlotPrefix, variable, "/", slot),
+                    &t));
+  return t;
+}
+
+StatusOr<int64_t> ReadCheckpointStep(const Bundle& bundle,
+                                     std::string_view variable) {
+  const std::string name = variable.empty()
+                               ? std::string("train/global_step")
+                               : StrCat(kSlotPrefix, variable, "/step");
+  StatusOr<std::vector<int64_t>> step = bundle.GetInt64s(name);
+  if (!step.ok()) {
+    return FailedPreconditionError(StrCat(
+        Message(step.status()), "; the checkpoint does not match the job"));
+  }
+  if (step->size() != 1) {
+    return DataLossError(StrCat(bundle.path(), ": malformed \"", name, "\""));
+  }
+  return (*step)[0];
+}
+
 Status ExportModel(const std::string& dir, std::string_view model_toml,
                    const FeatureLayer& layer, const Model& model) {
   Bundle bundle;

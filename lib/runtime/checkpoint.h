@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,19 @@ Status RestoreCheckpoint(const Bundle& bundle, FeatureLayer* layer,
                          Model* model,
                          std::vector<kernels::OptimizerState>* states,
                          TrainState* state);
+
+// One tensor of a checkpoint: the values of `variable` (slot empty) or one
+// of its optimizer slots, which must have `shape`. FailedPrecondition naming
+// the checkpoint and the variable otherwise. For a parameter server that
+// restores its partition.
+StatusOr<kernels::Tensor> ReadCheckpointTensor(const Bundle& bundle,
+                                               std::string_view variable,
+                                               std::string_view slot,
+                                               std::span<const int64_t> shape);
+// The global step (variable empty) or the optimizer's update count of
+// `variable`.
+StatusOr<int64_t> ReadCheckpointStep(const Bundle& bundle,
+                                     std::string_view variable);
 
 // Writes `dir` (replacing a previous export only once the new one is
 // complete).

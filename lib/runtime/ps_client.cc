@@ -31,10 +31,22 @@ Status Place(const rpc::TensorPiece& piece,
              const std::vector<PsClient::SparseVar>& sparse,
              const std::string& what, std::vector<float>* row) {
   const int64_t cols = PieceCols({piece.shape().begin(), piece.shape().end()});
+  // The variable's values, or the slot the piece names.
+  auto target = [&](kernels::Tensor* value,
+                    kernels::OptimizerState* state) -> kernels::Tensor* {
+    if (piece.slot().empty()) return value;
+    kernels::Tensor* slot =
+        state == nullptr ? nullptr : state->FindSlot(piece.slot());
+    return slot != nullptr && slot->size() == value->size() ? slot : nullptr;
+  };
   auto dense_it = std::find_if(dense.begin(), dense.end(),
                                [&](auto& v) { return v.name == piece.name(); });
   if (dense_it != dense.end()) {
-    kernels::Tensor* out = dense_it->out;
+    kernels::Tensor* out = target(dense_it->out, dense_it->state);
+    if (out == nullptr) {
+      return DataLossError(StrCat(what, ": unexpected slot ", piece.slot(),
+                                  " of ", piece.name()));
+    }
     if (piece.row_offset() < 0 ||
         (piece.row_offset() + piece.rows()) * cols > out->size()) {
       return DataLossError(StrCat(what, ": bad rows for ", piece.name()));
@@ -46,6 +58,11 @@ Status Place(const rpc::TensorPiece& piece,
   });
   if (sparse_it == sparse.end() || cols != sparse_it->cols) {
     return DataLossError(StrCat(what, ": unexpected variable ", piece.name()));
+  }
+  kernels::Tensor* out = target(sparse_it->out, sparse_it->state);
+  if (out == nullptr) {
+    return DataLossError(
+        StrCat(what, ": unexpected slot ", piece.slot(), " of ", piece.name()));
   }
   row->resize(size_t(piece.ids_size() * cols));
   DTF_RETURN_IF_ERROR(ReadPiece(piece, cols, row->data()));
@@ -64,7 +81,7 @@ Status Place(const rpc::TensorPiece& piece,
       return DataLossError(StrCat(what, ": row ", id, " of ", piece.name(),
                                   " was not asked for"));
     }
-    std::memcpy(sparse_it->out->data() + at * cols, row->data() + i * cols,
+    std::memcpy(out->data() + at * cols, row->data() + i * cols,
                 size_t(cols) * 4);
   }
   return OkStatus();
@@ -169,14 +186,17 @@ Status FirstError(const std::vector<Status>& statuses) {
 }  // namespace
 
 Status PsClient::Pull(const std::vector<DenseVar>& dense,
-                      const std::vector<SparseVar>& sparse, int64_t min_step) {
+                      const std::vector<SparseVar>& sparse, int64_t min_step,
+                      bool slots) {
   ResizeSparse(sparse);
   std::vector<Status> statuses(static_cast<size_t>(num_ps()));
+  std::vector<rpc::PullHeader> headers(static_cast<size_t>(num_ps()));
   fanout_.Run([&](int p) {
     const std::string what = StrCat("ps:", p, " (", addresses_[size_t(p)], ")");
     rpc::PullRequest request;
     request.set_worker(worker_);
     request.set_min_step(min_step);
+    request.set_slots(slots);
     FillPullRequest(dense, sparse, p, partition_, &request);
     auto context = MakeClientContext(creds_, timeout_);
     auto reader = stubs_[size_t(p)]->Pull(context.get(), request);
@@ -186,8 +206,24 @@ Status PsClient::Pull(const std::vector<DenseVar>& dense,
     if (st.ok()) st = placed;
     steps_[size_t(p)] = header.global_step();
     statuses[size_t(p)] = st;
+    headers[size_t(p)] = std::move(header);
   });
-  return FirstError(statuses);
+  DTF_RETURN_IF_ERROR(FirstError(statuses));
+  // A variable's update count is the largest of its parts'.
+  auto set_step = [&](const std::string& name, kernels::OptimizerState* s) {
+    if (s == nullptr) return;
+    int64_t step = 0;
+    for (const rpc::PullHeader& h : headers) {
+      auto it = h.slot_steps().find(name);
+      if (it != h.slot_steps().end()) step = std::max(step, it->second);
+    }
+    s->set_step(step);
+  };
+  if (slots) {
+    for (const DenseVar& v : dense) set_step(v.name, v.state);
+    for (const SparseVar& v : sparse) set_step(v.name, v.state);
+  }
+  return OkStatus();
 }
 
 StatusOr<PsClient::PushResult> PsClient::Push(

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/kernels/optimizer.h"
 #include "lib/kernels/tensor.h"
 #include "lib/runtime/fanout.h"
 #include "lib/runtime/partition.h"
@@ -27,6 +28,9 @@ class PsClient {
   struct DenseVar {
     std::string name;
     kernels::Tensor* out;  // already shaped like the variable
+    // With Pull(..., slots = true): receives the variable's optimizer slots
+    // (created for the variable's shape); may be null otherwise.
+    kernels::OptimizerState* state = nullptr;
   };
   struct SparseVar {
     std::string name;
@@ -37,11 +41,16 @@ class PsClient {
     int64_t rows = 0;
     int64_t cols = 1;
     kernels::Tensor* out;
+    // As DenseVar::state; only with `all`.
+    kernels::OptimizerState* state = nullptr;
   };
   // Fills every output. `min_step`: each PS answers once its global step
-  // reached it (sync mode). steps()[p] is then PS p's global step.
+  // reached it (sync mode). steps()[p] is then PS p's global step. `slots`:
+  // also every optimizer slot and update count, into each var's `state`
+  // (checkpoints).
   Status Pull(const std::vector<DenseVar>& dense,
-              const std::vector<SparseVar>& sparse, int64_t min_step);
+              const std::vector<SparseVar>& sparse, int64_t min_step,
+              bool slots = false);
   const std::vector<int64_t>& steps() const { return steps_; }
 
   // Pushes pieces[p] to PS p, each tagged with steps()[p]. Returns whether

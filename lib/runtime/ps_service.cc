@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "lib/base/strings.h"
+#include "lib/runtime/bundle.h"
+#include "lib/runtime/checkpoint.h"
 #include "lib/runtime/feature_layer.h"
 #include "lib/runtime/model.h"
 #include "lib/runtime/optimizers.h"
@@ -98,7 +100,42 @@ StatusOr<std::unique_ptr<PsService>> PsService::Create(
     }
     ps->shards_.push_back(std::move(shard));
   }
+  if (!options.restore_from.empty()) {
+    DTF_RETURN_IF_ERROR(ps->Restore(options.restore_from));
+  }
   return ps;
+}
+
+Status PsService::Restore(const std::string& path) {
+  DTF_ASSIGN_OR_RETURN(Bundle bundle, Bundle::ReadFile(path));
+  const int p = options_.index;
+  // Copies this PS's rows of `all` (the whole variable) into `local`.
+  auto take = [&](const Shard& s, const kernels::Tensor& all,
+                  kernels::Tensor* local) {
+    for (int64_t r = 0; r < s.value.rows(); ++r) {
+      const int64_t global =
+          s.sparse ? partition_.GlobalRow(r, p) : s.begin + r;
+      std::memcpy(local->data() + r * s.cols, all.data() + global * s.cols,
+                  size_t(s.cols) * 4);
+    }
+  };
+  for (auto& shard : shards_) {
+    Shard& s = *shard;
+    DTF_ASSIGN_OR_RETURN(kernels::Tensor all,
+                         ReadCheckpointTensor(bundle, s.name, "", s.shape));
+    take(s, all, &s.value);
+    if (!s.trainable) continue;
+    for (int k = 0; k < s.state.num_slots(); ++k) {
+      DTF_ASSIGN_OR_RETURN(
+          kernels::Tensor slot,
+          ReadCheckpointTensor(bundle, s.name, s.state.slot_name(k), s.shape));
+      take(s, slot, &s.state.slot(k));
+    }
+    DTF_ASSIGN_OR_RETURN(int64_t step, ReadCheckpointStep(bundle, s.name));
+    s.state.set_step(step);
+  }
+  DTF_ASSIGN_OR_RETURN(global_step_, ReadCheckpointStep(bundle, ""));
+  return OkStatus();
 }
 
 PsService::Shard* PsService::FindLocked(const std::string& name) {
@@ -264,10 +301,15 @@ grpc::Status WritePieces(Writer* writer, rpc::PullMessage header,
 grpc::Status PsService::Gather(grpc::ServerContext* context,
                                const rpc::PullRequest& request,
                                std::vector<rpc::TensorPiece>* pieces,
-                               int64_t* global_step) {
+                               rpc::PullHeader* header) {
   std::unique_lock<std::mutex> lock(mu_);
   SeenLocked(request.worker());
-  while (global_step_ < request.min_step() && !shutdown_) {
+  // A worker waits at most for the step after this one. Asking for a later
+  // one means this PS went back (restarted from a checkpoint) since the
+  // worker last saw it: it gets the current values at once, and its step.
+  const int64_t min_step =
+      request.min_step() > global_step_ + 1 ? 0 : request.min_step();
+  while (global_step_ < min_step && !shutdown_) {
     if (context->IsCancelled()) {
       return grpc::Status(grpc::StatusCode::CANCELLED, "pull cancelled");
     }
@@ -276,15 +318,31 @@ grpc::Status PsService::Gather(grpc::ServerContext* context,
       ApplyPendingLocked();
     }
   }
-  *global_step = global_step_;
+  header->set_global_step(global_step_);
+  // Appends what AppendPieces(tensor) makes for the value and, with slots,
+  // for each optimizer slot of `s`.
+  auto with_slots = [&](Shard* s, const auto& append) {
+    append(s->value);
+    if (!request.slots() || !s->trainable) return;
+    (*header->mutable_slot_steps())[s->name] = s->state.step();
+    for (int k = 0; k < s->state.num_slots(); ++k) {
+      const size_t first = pieces->size();
+      append(s->state.slot(k));
+      for (size_t i = first; i < pieces->size(); ++i) {
+        (*pieces)[i].set_slot(s->state.slot_name(k));
+      }
+    }
+  };
   for (const std::string& name : request.dense()) {
     Shard* s = FindLocked(name);
     if (s == nullptr || s->sparse) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           StrCat("no dense variable \"", name, "\""));
     }
-    AppendDensePieces(s->name, s->shape, s->value.data(), s->value.rows(),
-                      s->cols, s->begin, pieces);
+    with_slots(s, [&](const kernels::Tensor& t) {
+      AppendDensePieces(s->name, s->shape, t.data(), s->value.rows(), s->cols,
+                        s->begin, pieces);
+    });
   }
   std::vector<int64_t> ids;
   std::vector<float> rows;
@@ -302,21 +360,24 @@ grpc::Status PsService::Gather(grpc::ServerContext* context,
     } else {
       ids.assign(sparse.ids().begin(), sparse.ids().end());
     }
-    rows.resize(ids.size() * size_t(s->cols));
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const int64_t id = ids[i];
+    for (const int64_t id : ids) {
       if (id < 0 || partition_.Owner(id) != options_.index ||
           partition_.LocalRow(id) >= s->value.rows()) {
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                             StrCat("variable \"", s->name, "\": row ", id,
                                    " is not on ps:", options_.index));
       }
-      std::memcpy(rows.data() + i * size_t(s->cols),
-                  s->value.data() + partition_.LocalRow(id) * s->cols,
-                  size_t(s->cols) * 4);
     }
-    AppendSparsePieces(s->name, s->shape, ids.data(), rows.data(),
-                       int64_t(ids.size()), s->cols, pieces);
+    rows.resize(ids.size() * size_t(s->cols));
+    with_slots(s, [&](const kernels::Tensor& t) {
+      for (size_t i = 0; i < ids.size(); ++i) {
+        std::memcpy(rows.data() + i * size_t(s->cols),
+                    t.data() + partition_.LocalRow(ids[i]) * s->cols,
+                    size_t(s->cols) * 4);
+      }
+      AppendSparsePieces(s->name, s->shape, ids.data(), rows.data(),
+                         int64_t(ids.size()), s->cols, pieces);
+    });
   }
   return grpc::Status::OK;
 }
@@ -328,12 +389,12 @@ grpc::Status PsService::Pull(grpc::ServerContext* context,
     return st;
   }
   std::vector<rpc::TensorPiece> pieces;
-  int64_t step = 0;
-  if (grpc::Status st = Gather(context, *request, &pieces, &step); !st.ok()) {
+  rpc::PullMessage header;
+  if (grpc::Status st =
+          Gather(context, *request, &pieces, header.mutable_header());
+      !st.ok()) {
     return st;
   }
-  rpc::PullMessage header;
-  header.mutable_header()->set_global_step(step);
   return WritePieces(writer, std::move(header), &pieces);
 }
 
@@ -475,13 +536,8 @@ grpc::Status PsService::RunStep(grpc::ServerContext* context,
     if (!st.ok()) return st;
     header->set_applied(applied);
   }
-  if (first->has_pull()) {
-    if (grpc::Status st = Gather(context, first->pull(), pieces, &step);
-        !st.ok()) {
-      return st;
-    }
-  }
   header->set_global_step(step);
+  if (first->has_pull()) return Gather(context, first->pull(), pieces, header);
   return grpc::Status::OK;
 }
 

@@ -36,6 +36,10 @@ struct PsOptions {
   int num_workers = 1;
   RunCredentials credentials;
   int threads = 1;
+  // A checkpoint (checkpoint.h) to start from instead of the initial
+  // values: this PS's rows of every variable and optimizer slot, and the
+  // global step. Empty: none (default).
+  std::string restore_from;
 };
 
 class PsService final : public rpc::ParameterServer::Service {
@@ -78,17 +82,18 @@ class PsService final : public rpc::ParameterServer::Service {
  private:
   struct Shard;
   PsService(const JobFile& job, const PsOptions& options);
+  Status Restore(const std::string& path);
   // Takes a worker's gradients: applied (async), added to the step's sum
   // (sync) or dropped as stale; `applied` says which.
   grpc::Status AcceptPush(const rpc::PushMessage::Header& header,
                           std::vector<rpc::TensorPiece> grads, bool* applied,
                           int64_t* global_step);
   // Copies out what `request` asks for, once the global step reached its
-  // min_step.
+  // min_step; sets the header's global step (and slot steps).
   grpc::Status Gather(grpc::ServerContext* context,
                       const rpc::PullRequest& request,
                       std::vector<rpc::TensorPiece>* pieces,
-                      int64_t* global_step);
+                      rpc::PullHeader* header);
   // The push of `first` (with `grads`), then its pull into `pieces`.
   grpc::Status RunStep(grpc::ServerContext* context, rpc::StepMessage* first,
                        std::vector<rpc::TensorPiece> grads,

@@ -1,6 +1,7 @@
 #include "lib/runtime/serve.h"
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -10,6 +11,7 @@
 #include "lib/data/crc32c.h"
 #include "lib/data/file.h"
 #include "lib/data/job_toml.h"
+#include "lib/runtime/checkpoint.h"
 #include "lib/runtime/coordinator_service.h"
 #include "lib/runtime/ps_client.h"
 #include "lib/runtime/ps_service.h"
@@ -128,6 +130,10 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   builder.AddListeningPort("0.0.0.0:" + Port(address),
                            grpc::InsecureServerCredentials(), &bound_port);
   builder.SetMaxReceiveMessageSize(8 << 20);
+  // The sync server's threads poll with this timeout (gRPC's default is
+  // 10 s), and shutting the server down can wait that long for them.
+  builder.SetSyncServerOption(
+      grpc::ServerBuilder::SyncServerOption::CQ_TIMEOUT_MSEC, 200);
   if (ps_role) {
     PsOptions po;
     po.index = options.index;
@@ -135,6 +141,20 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
     po.num_workers = int(options.workers.size());
     po.credentials = creds;
     po.threads = options.threads > 0 ? options.threads : 1;
+    if (options.restore) {
+      const std::filesystem::path checkpoint =
+          std::filesystem::path(job.train.output_dir) / kCheckpointFile;
+      std::error_code ec;
+      if (std::filesystem::exists(checkpoint, ec)) {
+        po.restore_from = checkpoint.string();
+        if (options.on_note) {
+          options.on_note(StrCat("restoring from ", po.restore_from));
+        }
+      } else if (options.on_note) {
+        options.on_note(StrCat("no checkpoint at ", checkpoint.string(),
+                               "; starting from the initial values"));
+      }
+    }
     DTF_ASSIGN_OR_RETURN(ps_service, PsService::Create(job, po));
     builder.RegisterService(ps_service.get());
   }

@@ -33,6 +33,9 @@ struct ServeOptions {
   // none.
   std::string ready_file;
   int threads = 0;
+  // A parameter server restarted mid-run: start from the chief's last
+  // checkpoint (train.output_dir/checkpoint.dtf) when there is one.
+  bool restore = false;
   std::function<void(const TrainProgress&)> on_progress;
   std::function<void(const EvalReport&)> on_eval;
   std::function<void(std::string_view)> on_note;

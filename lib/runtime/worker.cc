@@ -17,6 +17,7 @@
 #include "lib/runtime/event_writer.h"
 #include "lib/runtime/job_records.h"
 #include "lib/runtime/model.h"
+#include "lib/runtime/optimizers.h"
 #include "lib/runtime/ps_client.h"
 #include "lib/runtime/tensor_pieces.h"
 #include "lib/runtime/train_step.h"
@@ -49,16 +50,20 @@ void Compact(ModelInputs* inputs, std::vector<std::vector<int64_t>>* unique) {
 
 // The model's variables as pull requests: dense ones whole, sparse ones the
 // rows of `unique` (or all rows).
+// With `states` (parallel to the variables), their optimizer slots too.
 void PullRequests(Model& model, const std::vector<std::vector<int64_t>>* unique,
                   std::vector<PsClient::DenseVar>* dense,
                   std::vector<PsClient::SparseVar>* sparse,
-                  const std::vector<std::vector<int64_t>>& full_shapes) {
+                  const std::vector<std::vector<int64_t>>& full_shapes,
+                  std::vector<kernels::OptimizerState>* states = nullptr) {
   dense->clear();
   sparse->clear();
   auto& vars = model.variables();
   for (size_t v = 0; v < vars.size(); ++v) {
+    kernels::OptimizerState* state =
+        states != nullptr && vars[v].trainable ? &(*states)[v] : nullptr;
     if (!vars[v].sparse) {
-      dense->push_back({vars[v].name, &vars[v].value});
+      dense->push_back({vars[v].name, &vars[v].value, state});
       continue;
     }
     PsClient::SparseVar s;
@@ -66,6 +71,7 @@ void PullRequests(Model& model, const std::vector<std::vector<int64_t>>* unique,
     s.rows = full_shapes[v][0];
     s.cols = PieceCols(full_shapes[v]);
     s.out = &vars[v].value;
+    s.state = state;
     if (unique == nullptr) {
       s.all = true;
     } else {
@@ -155,6 +161,13 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
   }
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
                        Model::Create(layer, spec, uint64_t(train.seed)));
+  // The optimizers, for the shapes of their slots in checkpoints.
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Optimizer> wide_optimizer,
+                       MakeOptimizer(train.optimizer ? *train.optimizer
+                                                     : *train.wide_optimizer));
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Optimizer> deep_optimizer,
+                       MakeOptimizer(train.optimizer ? *train.optimizer
+                                                     : *train.deep_optimizer));
   std::vector<std::vector<int64_t>> full_shapes;
   for (const Variable& v : model->variables()) {
     full_shapes.push_back(v.value.shape());
@@ -247,6 +260,55 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
                       records.eval.empty() ? "train" : records.eval_split};
     if (options.on_eval) options.on_eval(report);
     result.eval = std::move(report);
+    return OkStatus();
+  };
+
+  // The chief's checkpoint: every variable and optimizer slot, pulled from
+  // the parameter servers. It records the global step; the input position
+  // is each worker's own and is not kept.
+  const std::string checkpoint_path =
+      (fs::path(train.output_dir) / kCheckpointFile).string();
+  const std::string model_toml = ModelDefinitionToToml(job);
+  auto write_checkpoint = [&]() -> Status {
+    auto& vars = model->variables();
+    std::vector<kernels::OptimizerState> states(vars.size());
+    for (size_t v = 0; v < vars.size(); ++v) {
+      if (!vars[v].trainable) continue;
+      const kernels::Optimizer& opt =
+          vars[v].part == Part::kWide ? *wide_optimizer : *deep_optimizer;
+      states[v] = opt.CreateState(full_shapes[v]);
+    }
+    PullRequests(*model, nullptr, &dense, &sparse, full_shapes, &states);
+    DTF_RETURN_IF_ERROR(ps.Pull(dense, sparse, 0, /*slots=*/true));
+    std::error_code ec;
+    fs::create_directories(train.output_dir, ec);
+    TrainState state;
+    state.global_step = global_step;
+    return MakeCheckpoint(layer, *model, states, state, model_toml)
+        .WriteFile(checkpoint_path);
+  };
+
+  // After a failed call: pulls (the rows of the next batch, when `pull`)
+  // until every PS answers, for at most coordinator_timeout.
+  auto rejoin = [&](const Status& why, bool pull) -> Status {
+    note(StrCat(Message(why), "; waiting up to ", train.coordinator_timeout,
+                " s for it"));
+    const auto deadline =
+        Clock::now() + std::chrono::seconds(train.coordinator_timeout);
+    while (true) {
+      if (options.cancel != nullptr && options.cancel->load()) {
+        return CancelledError(StrCat(self, ": stopped at step ", global_step));
+      }
+      Status st = pull ? ps.Pull(dense, sparse, 0) : ps.Pull({}, {}, 0);
+      if (st.ok()) break;
+      const bool transient = st.code() == absl::StatusCode::kUnavailable ||
+                             st.code() == absl::StatusCode::kDeadlineExceeded;
+      if (!transient || Clock::now() >= deadline) return st;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    global_step = *std::max_element(ps.steps().begin(), ps.steps().end());
+    note(StrCat("every parameter server answers again; global step ",
+                global_step));
     return OkStatus();
   };
 
@@ -350,11 +412,19 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
     if (next->more) {
       PullRequests(*model, &next->unique, &dense, &sparse, full_shapes);
     }
-    DTF_ASSIGN_OR_RETURN(
-        PsClient::PushResult pushed,
+    StatusOr<PsClient::PushResult> pushed =
         ps.Step(std::move(pieces), rows, loss, next->more ? &dense : nullptr,
-                next->more ? &sparse : nullptr, sync));
-    global_step = pushed.global_step;
+                next->more ? &sparse : nullptr, sync);
+    if (pushed.ok()) {
+      global_step = pushed->global_step;
+    } else if (pushed.status().code() == absl::StatusCode::kUnavailable) {
+      // A parameter server went away (and may be restarted from the last
+      // checkpoint): this step's gradients are lost; pull again once it is
+      // back.
+      DTF_RETURN_IF_ERROR(rejoin(pushed.status(), next->more));
+    } else {
+      return pushed.status();
+    }
     std::swap(cur, next);
     if (cur->more) prefetcher.Start(next);
 
@@ -388,8 +458,14 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
       DTF_RETURN_IF_ERROR(evaluate());
       evaluated = true;
     }
+    if (chief && train.checkpoint_every_steps > 0 &&
+        local_steps % train.checkpoint_every_steps == 0) {
+      DTF_RETURN_IF_ERROR(write_checkpoint());
+      evaluated = true;
+    }
     if (evaluated && cur->more) {
-      // Evaluation pulled whole tables: the next batch's rows again.
+      // Evaluation and checkpoints pulled whole tables: the next batch's
+      // rows again.
       PullRequests(*model, &cur->unique, &dense, &sparse, full_shapes);
       DTF_RETURN_IF_ERROR(ps.Pull(dense, sparse, 0));
     }
@@ -424,14 +500,8 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
   options.coordinator->SetRunState("evaluating", global_step);
   DTF_RETURN_IF_ERROR(evaluate());
   result.steps = std::max(global_step, result.eval->step);
-  const std::string model_toml = ModelDefinitionToToml(job);
-  std::error_code ec;
-  fs::create_directories(train.output_dir, ec);
-  result.checkpoint = (fs::path(train.output_dir) / kCheckpointFile).string();
-  TrainState state;
-  state.global_step = global_step;
-  DTF_RETURN_IF_ERROR(MakeCheckpoint(layer, *model, {}, state, model_toml)
-                          .WriteFile(result.checkpoint));
+  DTF_RETURN_IF_ERROR(write_checkpoint());
+  result.checkpoint = checkpoint_path;
   result.export_dir = (fs::path(train.output_dir) / kExportDir).string();
   DTF_RETURN_IF_ERROR(
       ExportModel(result.export_dir, model_toml, layer, *model));

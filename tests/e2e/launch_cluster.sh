@@ -13,6 +13,11 @@
 #      on with the rest (train.heartbeat_timeout=3), the chief exits 0 with
 #      accuracy >= 0.84, status reports worker:1 failed (137), and no process
 #      of the run is left
+#   4b. sync, detached, a profile with max_restarts = 1 and a checkpoint
+#      every 100 steps: ps:1 is killed with SIGKILL once a checkpoint exists;
+#      the launcher starts it again, it restores its partition of the
+#      checkpoint (variables and optimizer slots), the workers carry on, the
+#      run succeeds with accuracy >= 0.84 and status counts 1 restart
 #   5. TensorBoard (the venv of tests/interop/tf_env.sh) loads the sync run's
 #      events: loss, examples_per_sec, eval/{accuracy,auc,loss}, the last
 #      eval/accuracy >= 0.85
@@ -304,6 +309,66 @@ check_nothing_left "$kill_dir" "$kill_run" 30
 at_least "$(metric kill.json accuracy)" 0.84 "accuracy with worker:1 killed"
 [[ "$(metric kill.json eval_examples)" == 16281 ]] \
   || fail "kill: evaluated on $(metric kill.json eval_examples) rows, not 16281"
+
+# --- 4b. sync, ps:1 killed with SIGKILL and restarted -------------------------
+cat > restart.toml <<'EOF2'
+backend = "local"
+ps = 2
+workers = 2
+host = "127.0.0.1"
+max_restarts = 1
+EOF2
+start="$(date +%s.%N)"
+before="$(runs)"
+rc=0
+detached_run="$("$dtf" launch --job "$job" --profile restart.toml \
+  --metrics-out psk.json --detach --set train.heartbeat_timeout=3 \
+  --set train.epochs=20 --set train.checkpoint_every_steps=100 \
+  --set train.output_dir=out-psk 2> psk.launch.err)" || rc=$?
+if [[ $rc -ne 0 ]]; then
+  show_tail psk.launch.err
+  fail "ps kill: dtf launch --detach exited $rc"
+fi
+psk_run="$detached_run"
+[[ "$psk_run" == "$(new_run "$before")" ]] \
+  || fail "ps kill: dtf launch --detach printed '$psk_run', not the new run's id"
+psk_dir="$work/census/.dtf/runs/$psk_run"
+for ((i = 0; i < 3000; i++)); do
+  [[ -f out-psk/checkpoint.dtf ]] && break
+  sleep 0.1
+done
+[[ -f out-psk/checkpoint.dtf ]] \
+  || { show_tail "$psk_dir/supervisor.log"; fail "ps kill: no checkpoint in out-psk after 300 s"; }
+read -r ps1_pid ps1_ticks < <("$py" -c '
+import json, sys
+t = next(t for t in json.load(open(sys.argv[1]))["tasks"] if t["task"] == "ps:1")
+print(t["pid"], t["start_ticks"])' "$psk_dir/tasks.json")
+[[ "$(awk '{sub(/^.*\) /, ""); print $20}' "/proc/$ps1_pid/stat" 2>/dev/null)" == "$ps1_ticks" ]] \
+  || fail "ps kill: ps:1 (pid $ps1_pid) is not running (the run ended before the kill?)"
+kill -9 "$ps1_pid" || fail "ps kill: kill -9 $ps1_pid (ps:1) failed"
+echo "ok: killed ps:1 (pid $ps1_pid) with SIGKILL, $(elapsed "$start") s into the run"
+seen="$(poll_status "$psk_run" 600 's["state"] in ("succeeded", "failed", "stopped")' \
+  | sed 's/^/final: /')" || fail "ps kill: the run did not finish"
+final="$("$dtf" status "$psk_run" --job "$job" --json)"
+state="$("$py" -c '
+import json, sys
+s = json.loads(sys.argv[1])
+ps1 = next(t for t in s["tasks"] if t["task"] == "ps:1")
+print(s["state"], s["exit_code"], ps1["restarts"])' "$final")"
+if [[ "$state" != "succeeded 0 1" ]]; then
+  show_tail "$psk_dir/supervisor.log" "$psk_dir/ps-1/stderr" "$psk_dir/worker-0/stderr"
+  fail "ps kill: run $psk_run ended '$state', not 'succeeded 0' with 1 restart of ps:1"
+fi
+detached_run=""
+echo "ok: run $psk_run succeeded with ps:1 restarted once, in $(elapsed "$start") s"
+grep -q "ps:1 killed by SIGKILL; starting it again (1 of 1 restarts)" \
+  "$psk_dir/supervisor.log" \
+  || { show_tail "$psk_dir/supervisor.log"; fail "ps kill: supervisor.log does not report the restart"; }
+grep -q "restoring from .*out-psk/checkpoint.dtf" "$psk_dir/ps-1/stderr" \
+  || { show_tail "$psk_dir/ps-1/stderr"; fail "ps kill: ps:1 did not restore the checkpoint"; }
+check_exits "$psk_dir"
+check_nothing_left "$psk_dir" "$psk_run" 30
+at_least "$(metric psk.json accuracy)" 0.84 "accuracy with ps:1 killed and restarted"
 
 # --- 5. TensorBoard reads the sync run's events -------------------------------
 ls out/events.out.tfevents.* > /dev/null 2>&1 \

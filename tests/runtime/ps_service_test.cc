@@ -11,8 +11,11 @@
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
 #include "lib/data/job_file.h"
+#include "lib/runtime/bundle.h"
+#include "lib/runtime/checkpoint.h"
 #include "lib/runtime/feature_layer.h"
 #include "lib/runtime/model.h"
+#include "lib/runtime/optimizers.h"
 #include "lib/runtime/ps_client.h"
 #include "lib/runtime/tensor_pieces.h"
 #include "tests/testing/temp_dir.h"
@@ -25,7 +28,7 @@ constexpr float kLearningRate = 0.5f;
 
 // An MLP whose second hidden kernel ([1024, 2048] floats, 8 MiB) is larger
 // than a unary Step carries to either PS, and a 1000-row table.
-std::string JobText(std::string_view mode) {
+std::string JobText(std::string_view mode, std::string_view optimizer = "sgd") {
   return StrCat(R"(
 [schema]
 label = "label"
@@ -47,16 +50,19 @@ mode = ")",
 seed = 7
 
 [train.optimizer]
-type = "sgd"
+type = ")",
+                optimizer, R"("
 learning_rate = 0.5
 )");
 }
 
 class PsServiceTest : public ::testing::Test {
  protected:
-  void Start(std::string_view mode, int num_ps) {
+  void Start(std::string_view mode, int num_ps,
+             std::string_view optimizer = "sgd",
+             const std::string& restore_from = "") {
     const std::string path = dir_.Join("job.toml");
-    dtf::testing::WriteFile(path, JobText(mode));
+    dtf::testing::WriteFile(path, JobText(mode, optimizer));
     StatusOr<JobFile> job = LoadJobFile(path);
     ASSERT_TRUE(job.ok()) << job.status();
     job_ = *std::move(job);
@@ -74,6 +80,7 @@ class PsServiceTest : public ::testing::Test {
       o.num_ps = num_ps;
       o.num_workers = 1;
       o.credentials = creds_;
+      o.restore_from = restore_from;
       StatusOr<std::unique_ptr<PsService>> ps = PsService::Create(job_, o);
       ASSERT_TRUE(ps.ok()) << ps.status();
       grpc::ServerBuilder builder;
@@ -81,6 +88,9 @@ class PsServiceTest : public ::testing::Test {
       builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
                                &port);
       builder.SetMaxReceiveMessageSize(8 << 20);
+      // As serve.cc: a short poll, so that Shutdown never waits long.
+      builder.SetSyncServerOption(
+          grpc::ServerBuilder::SyncServerOption::CQ_TIMEOUT_MSEC, 200);
       builder.RegisterService(ps->get());
       servers_.push_back(builder.BuildAndStart());
       ASSERT_NE(servers_.back(), nullptr);
@@ -88,21 +98,34 @@ class PsServiceTest : public ::testing::Test {
       services_.push_back(*std::move(ps));
     }
   }
-  void TearDown() override {
+  void TearDown() override { Stop(); }
+  void Stop() {
     for (auto& s : servers_) s->Shutdown();
+    servers_.clear();
+    services_.clear();
+    addresses_.clear();
   }
 
   // Every variable, whole: dense ones as dense requests, tables as every
   // row.
+  // With `states`, their optimizer slots too (created by `optimizer`).
   void AllVariables(std::vector<kernels::Tensor>* values,
                     std::vector<PsClient::DenseVar>* dense,
-                    std::vector<PsClient::SparseVar>* sparse) {
+                    std::vector<PsClient::SparseVar>* sparse,
+                    std::vector<kernels::OptimizerState>* states = nullptr,
+                    const kernels::Optimizer* optimizer = nullptr) {
     values->resize(layout_.size());
+    if (states != nullptr) states->resize(layout_.size());
     for (size_t v = 0; v < layout_.size(); ++v) {
       const VariableSpec& spec = layout_[v];
+      kernels::OptimizerState* state = nullptr;
+      if (states != nullptr && spec.trainable) {
+        (*states)[v] = optimizer->CreateState(spec.shape);
+        state = &(*states)[v];
+      }
       if (!spec.sparse) {
         (*values)[v] = kernels::Tensor::Empty(spec.shape);
-        dense->push_back({spec.name, &(*values)[v]});
+        dense->push_back({spec.name, &(*values)[v], state});
         continue;
       }
       PsClient::SparseVar s;
@@ -111,6 +134,7 @@ class PsServiceTest : public ::testing::Test {
       s.rows = spec.shape[0];
       s.cols = PieceCols(spec.shape);
       s.out = &(*values)[v];
+      s.state = state;
       sparse->push_back(s);
     }
   }
@@ -221,6 +245,91 @@ TEST_F(PsServiceTest, SyncStepsAdvanceOnePerPushAndDropStalePushes) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->applied);
   EXPECT_EQ(r->global_step, 3);
+}
+
+// A parameter server started from a checkpoint holds its rows of every
+// variable and optimizer slot as they were, and the global step.
+TEST_F(PsServiceTest, RestoresItsPartitionOfACheckpoint) {
+  Start("async", 2, "adagrad");
+  StatusOr<std::unique_ptr<kernels::Optimizer>> adagrad =
+      MakeOptimizer(*job_.train.optimizer);
+  ASSERT_TRUE(adagrad.ok()) << adagrad.status();
+  std::vector<kernels::Tensor> saved, restored;
+  std::vector<kernels::OptimizerState> saved_states, restored_states;
+  {
+    PsClient client(addresses_, creds_, 0, std::chrono::seconds(30));
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_TRUE(client
+                      .Step(Gradients(0.25f * float(k + 1), 2, true), 8, 0.1,
+                            nullptr, nullptr, false)
+                      .ok());
+    }
+    std::vector<PsClient::DenseVar> dense;
+    std::vector<PsClient::SparseVar> sparse;
+    AllVariables(&saved, &dense, &sparse, &saved_states, adagrad->get());
+    ASSERT_TRUE(client.Pull(dense, sparse, 0, /*slots=*/true).ok());
+  }
+  // The checkpoint the chief would write.
+  StatusOr<FeatureLayer> layer =
+      FeatureLayer::Create(job_.schema, job_.features, *job_.model);
+  ASSERT_TRUE(layer.ok());
+  StatusOr<std::unique_ptr<Model>> model =
+      Model::Create(*layer, *job_.model, 7);
+  ASSERT_TRUE(model.ok());
+  for (size_t v = 0; v < layout_.size(); ++v) {
+    (*model)->variables()[v].value = saved[v].Clone();
+  }
+  TrainState state;
+  state.global_step = 3;
+  const std::string path = dir_.Join("checkpoint.dtf");
+  ASSERT_TRUE(MakeCheckpoint(*layer, **model, saved_states, state, "")
+                  .WriteFile(path)
+                  .ok());
+  Stop();
+
+  Start("async", 2, "adagrad", path);
+  PsClient client(addresses_, creds_, 0, std::chrono::seconds(30));
+  std::vector<PsClient::DenseVar> dense;
+  std::vector<PsClient::SparseVar> sparse;
+  AllVariables(&restored, &dense, &sparse, &restored_states, adagrad->get());
+  ASSERT_TRUE(client.Pull(dense, sparse, 0, true).ok());
+  EXPECT_EQ(client.steps(), (std::vector<int64_t>{3, 3}));
+  for (size_t v = 0; v < layout_.size(); ++v) {
+    ASSERT_EQ(restored[v].size(), saved[v].size());
+    for (int64_t i = 0; i < saved[v].size(); ++i) {
+      ASSERT_EQ(restored[v][i], saved[v][i])
+          << layout_[v].name << "[" << i << "]";
+    }
+    if (!layout_[v].trainable) continue;
+    ASSERT_GT(saved_states[v].num_slots(), 0);
+    EXPECT_EQ(restored_states[v].step(), 3) << layout_[v].name;
+    for (int k = 0; k < saved_states[v].num_slots(); ++k) {
+      const kernels::Tensor& a = saved_states[v].slot(k);
+      const kernels::Tensor& b = restored_states[v].slot(k);
+      for (int64_t i = 0; i < a.size(); ++i) {
+        ASSERT_EQ(b[i], a[i])
+            << layout_[v].name << "/" << saved_states[v].slot_name(k);
+      }
+    }
+  }
+}
+
+// A checkpoint of another model is refused, naming the file and variable.
+TEST_F(PsServiceTest, RefusesACheckpointOfAnotherModel) {
+  const std::string path = dir_.Join("other.dtf");
+  Bundle bundle;
+  bundle.AddInt64s("train/global_step", std::vector<int64_t>{1});
+  ASSERT_TRUE(bundle.WriteFile(path).ok());
+  dtf::testing::WriteFile(dir_.Join("job.toml"), JobText("async"));
+  StatusOr<JobFile> job = LoadJobFile(dir_.Join("job.toml"));
+  ASSERT_TRUE(job.ok());
+  PsOptions o;
+  o.restore_from = path;
+  StatusOr<std::unique_ptr<PsService>> ps = PsService::Create(*job, o);
+  ASSERT_EQ(ps.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(Message(ps.status()).find(path), std::string::npos) << ps.status();
+  EXPECT_NE(Message(ps.status()).find("does not match the job"),
+            std::string::npos);
 }
 
 // A gradient for a variable the PS does not hold is refused, and named.
