@@ -28,6 +28,7 @@ std::unique_ptr<CLI::App> BuildApp(Context* ctx) {
   SetupStatus(app.get(), ctx);
   SetupLogs(app.get(), ctx);
   SetupStop(app.get(), ctx);
+  SetupPack(app.get(), ctx);
   return app;
 }
 

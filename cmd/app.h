@@ -43,5 +43,6 @@ void SetupLaunch(CLI::App* app, Context* ctx);
 void SetupStatus(CLI::App* app, Context* ctx);
 void SetupLogs(CLI::App* app, Context* ctx);
 void SetupStop(CLI::App* app, Context* ctx);
+void SetupPack(CLI::App* app, Context* ctx);
 
 }  // namespace dtf::cli

@@ -6,7 +6,7 @@ _dtf() {
   prev="${COMP_WORDS[COMP_CWORD-1]}"
   cmd="${COMP_WORDS[1]}"
   if [[ ${COMP_CWORD} -eq 1 ]]; then
-    COMPREPLY=($(compgen -W "gen-records init inspect train predict launch status logs stop --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "gen-records init inspect train predict launch status logs stop pack --help --version" -- "$cur"))
     return
   fi
   case "$prev" in
@@ -42,9 +42,19 @@ _dtf() {
     status) opts="--help --job --runs-dir --json --watch" ;;
     logs) opts="--help --job --runs-dir -f --follow" ;;
     stop) opts="--help --job --runs-dir --grace" ;;
+    pack)
+      # dtf pack env|zip|list: the second word picks the flags.
+      case "${COMP_WORDS[2]}" in
+        env) opts="--help --out --json" ;;
+        zip) opts="--help --job --with-data --out --json" ;;
+        list) opts="--help --json" ;;
+        *) opts="--help" ;;
+      esac ;;
     *) opts="" ;;
   esac
-  if [[ "$cur" == -* ]]; then
+  if [[ "$cmd" == pack && ${COMP_CWORD} -eq 2 ]]; then
+    COMPREPLY=($(compgen -W "env zip list --help" -- "$cur"))
+  elif [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [[ "$cmd" == status || "$cmd" == logs || "$cmd" == stop ]]; then
     # Run ids, and for logs the task names.
@@ -52,6 +62,8 @@ _dtf() {
     runs=$(ls .dtf/runs 2>/dev/null)
     if [[ "$cmd" == logs ]]; then runs="$runs ps:0 worker:0 worker:1"; fi
     COMPREPLY=($(compgen -W "$runs" -- "$cur"))
+  elif [[ "$cmd" == pack ]]; then
+    COMPREPLY=($(compgen -f -X '!*.zip' -- "$cur") $(compgen -d -- "$cur"))
   else
     COMPREPLY=($(compgen -f -- "$cur"))
   fi

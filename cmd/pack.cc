@@ -1,0 +1,183 @@
+// dtf pack: the archives dtf launch ships to hosts (docs/pack.md). `env`
+// packs this dtf and the shared libraries it needs; `zip` packs a job;
+// `list` checks an archive and shows what went in.
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cmd/app.h"
+#include "lib/base/build_config.h"
+#include "lib/base/strings.h"
+#include "lib/launch/pack/pack_env.h"
+#include "lib/launch/pack/pack_job.h"
+#include "lib/launch/pack/unpack.h"
+
+namespace dtf::cli {
+namespace {
+
+struct PackFlags {
+  std::string out = ".dtf/pack";
+  bool json = false;
+  // zip
+  std::string job = "dtf.toml";
+  bool with_data = false;
+  // list
+  std::string archive;
+};
+
+StatusOr<std::string> SelfExecutable() {
+  char buffer[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  if (n < 0) return ErrnoToStatus(errno, "/proc/self/exe");
+  return std::string(buffer, static_cast<size_t>(n));
+}
+
+// LD_LIBRARY_PATH's directories (':' or ';' separated, as ld.so reads it).
+std::vector<std::string> LibraryPathFromEnvironment() {
+  std::vector<std::string> dirs;
+  const char* value = std::getenv("LD_LIBRARY_PATH");
+  if (value == nullptr) return dirs;
+  std::string dir;
+  for (const char* p = value;; ++p) {
+    if (*p == ':' || *p == ';' || *p == '\0') {
+      if (!dir.empty()) dirs.push_back(dir);
+      dir.clear();
+      if (*p == '\0') break;
+    } else {
+      dir.push_back(*p);
+    }
+  }
+  return dirs;
+}
+
+Status Print(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
+  return OkStatus();
+}
+
+std::string HumanSize(uint64_t bytes) {
+  if (bytes < 10 * 1024) return StrCat(bytes, " B");
+  if (bytes < 10 * 1024 * 1024) return StrCat(bytes / 1024, " KiB");
+  return StrCat(bytes / (1024 * 1024), " MiB");
+}
+
+Status Report(const PackFlags& f, const pack::PackResult& r, Context* ctx) {
+  if (f.json) {
+    return Print(pack::ArchiveSummaryToJson(r.archive.path, r.archive.sha256,
+                                            r.archive.size, r.manifest));
+  }
+  uint64_t total = 0;
+  for (const pack::ManifestFile& file : r.manifest.files) total += file.size;
+  ctx->console.Info(StrCat("dtf: packed ", r.manifest.files.size(), " files (",
+                           HumanSize(total), ", ", HumanSize(r.archive.size),
+                           " compressed)"));
+  return Print(StrCat(r.archive.path, "\n"));
+}
+
+Status RunPackEnv(const PackFlags& f, Context* ctx) {
+  pack::PackEnvOptions options;
+  DTF_ASSIGN_OR_RETURN(options.binary, SelfExecutable());
+  options.dtf_version = kVersion;
+  options.search.library_path = LibraryPathFromEnvironment();
+  options.out_dir = f.out;
+  DTF_ASSIGN_OR_RETURN(const pack::PackResult r, pack::PackEnv(options));
+  if (!f.json && !r.manifest.glibc.empty()) {
+    ctx->console.Info(StrCat("dtf: the hosts need glibc ", r.manifest.glibc,
+                             " or newer (", r.manifest.arch, ")"));
+  }
+  return Report(f, r, ctx);
+}
+
+Status RunPackZip(const PackFlags& f, Context* ctx) {
+  pack::PackJobOptions options;
+  options.job = f.job;
+  options.with_data = f.with_data;
+  options.dtf_version = kVersion;
+  options.out_dir = f.out;
+  DTF_ASSIGN_OR_RETURN(const pack::PackResult r, pack::PackJob(options));
+  return Report(f, r, ctx);
+}
+
+Status RunPackList(const PackFlags& f) {
+  DTF_ASSIGN_OR_RETURN(const pack::ArchiveListing listing,
+                       pack::ListArchive(f.archive));
+  const pack::Manifest& m = listing.manifest;
+  if (f.json) {
+    return Print(pack::ArchiveSummaryToJson(listing.path, listing.sha256,
+                                            listing.size, m));
+  }
+  std::string text = StrCat(listing.path, ": ", m.kind, " archive of dtf ",
+                            m.dtf_version, ", entry ", m.entry);
+  if (m.kind == pack::kKindEnv) {
+    StrAppend(&text, ", ", m.arch, ", glibc ",
+              m.glibc.empty() ? "any" : StrCat(">= ", m.glibc));
+    if (!m.cuda.empty()) StrAppend(&text, ", CUDA ", m.cuda);
+    if (!m.nccl.empty()) StrAppend(&text, ", NCCL ", m.nccl);
+  } else {
+    StrAppend(&text, m.with_data ? ", with data" : ", without data");
+  }
+  StrAppend(&text, "\nsha256 ", listing.sha256, ", ", listing.size,
+            " bytes; every entry matches manifest.json\n");
+  size_t width = 4;
+  for (const pack::ManifestFile& file : m.files) {
+    width = std::max(width, std::to_string(file.size).size());
+  }
+  StrAppend(&text, fmt::format("{:<4}  {:>{}}  {:<64}  {}\n", "mode", "size",
+                               width, "sha256", "path"));
+  for (const pack::ManifestFile& file : m.files) {
+    StrAppend(&text,
+              fmt::format("{}  {:>{}}  {}  {}\n", pack::ModeString(file.mode),
+                          file.size, width, file.sha256, file.path));
+  }
+  return Print(text);
+}
+
+}  // namespace
+
+void SetupPack(CLI::App* app, Context* ctx) {
+  auto f = std::make_shared<PackFlags>();
+  CLI::App* sub = app->add_subcommand(
+      "pack",
+      "Make the archives dtf launch ships to hosts: the runtime (env) and the "
+      "job (zip); list one");
+  sub->require_subcommand(1);
+
+  CLI::App* env = sub->add_subcommand(
+      "env",
+      "Pack this dtf and every shared library it needs beyond glibc into a "
+      "relocatable archive");
+  env->add_option("--out", f->out,
+                  "Directory for the archive (default: .dtf/pack)");
+  env->add_flag("--json", f->json,
+                "Print the archive and its manifest as JSON");
+  env->callback([f, ctx] { ctx->status = RunPackEnv(*f, ctx); });
+
+  CLI::App* zip = sub->add_subcommand(
+      "zip",
+      "Pack the job file and the files it names (vocabularies); data only "
+      "with --with-data");
+  zip->add_option("--job", f->job, "The job file (default: dtf.toml)");
+  zip->add_flag("--with-data", f->with_data,
+                "Pack the CSV files and the records directory too");
+  zip->add_option("--out", f->out,
+                  "Directory for the archive (default: .dtf/pack)");
+  zip->add_flag("--json", f->json,
+                "Print the archive and its manifest as JSON");
+  zip->callback([f, ctx] { ctx->status = RunPackZip(*f, ctx); });
+
+  CLI::App* list = sub->add_subcommand(
+      "list", "Check an archive against its manifest and show what went in");
+  list->add_option("archive", f->archive, "The .zip file")->required();
+  list->add_flag("--json", f->json,
+                 "Print the archive and its manifest as JSON");
+  list->callback([f, ctx] { ctx->status = RunPackList(*f); });
+}
+
+}  // namespace dtf::cli

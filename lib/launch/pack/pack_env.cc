@@ -1,0 +1,120 @@
+#include "lib/launch/pack/pack_env.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <string_view>
+
+#include "lib/base/strings.h"
+#include "lib/launch/pack/sha256.h"
+#include "lib/launch/pack/zip_format.h"
+
+namespace dtf::pack {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// The version in a library's file name: libcudart.so.12.2.140 -> 12.2.140.
+// The real file's name says most; the soname gives at least the major.
+std::string LibraryVersion(const ResolvedLibrary& lib) {
+  std::error_code ec;
+  const fs::path real = fs::canonical(lib.path, ec);
+  for (const std::string& file :
+       {ec ? std::string() : real.filename().string(), lib.name}) {
+    const size_t so = file.find(".so.");
+    if (so != std::string::npos) return file.substr(so + 4);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string EnvLauncherScript() {
+  return R"(#!/bin/sh
+# dtf launcher (dtf pack env): runs the packed dtf with the shared libraries
+# packed beside it, from wherever the archive was unpacked. Symbolic links to
+# this file work; the real path decides where the libraries are.
+self=$(readlink -f -- "$0") || exit 127
+root=${self%/bin/*}
+LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  exec "$root/libexec/dtf" "$@"
+)";
+}
+
+std::string GlibcVersionNeeded(const ElfFile& elf) {
+  std::string best;
+  for (const ElfFile::VersionNeed& need : elf.version_needs) {
+    for (const std::string& v : need.versions) {
+      if (!StartsWith(v, "GLIBC_") || v.size() <= 6 || v[6] < '0' ||
+          v[6] > '9') {
+        continue;  // GLIBC_PRIVATE, GLIBCXX_*, ...
+      }
+      const std::string number = v.substr(6);
+      if (best.empty() || CompareVersions(number, best) > 0) best = number;
+    }
+  }
+  return best;
+}
+
+StatusOr<PackResult> PackEnv(const PackEnvOptions& options) {
+  if (options.binary.empty()) {
+    return InvalidArgumentError("dtf pack env: no binary to pack");
+  }
+  DTF_ASSIGN_OR_RETURN(const ElfFile binary, ReadElfFile(options.binary));
+  if (binary.interpreter.empty()) {
+    return InvalidArgumentError(
+        StrCat(options.binary, ": not an executable (it has no PT_INTERP)"));
+  }
+  DTF_ASSIGN_OR_RETURN(const std::vector<ResolvedLibrary> libraries,
+                       ResolveDependencies(options.binary, options.search));
+
+  Manifest manifest;
+  manifest.kind = kKindEnv;
+  manifest.dtf_version = options.dtf_version;
+  manifest.arch = MachineName(binary.machine);
+  manifest.entry = kEnvLauncher;
+  manifest.glibc = GlibcVersionNeeded(binary);
+
+  ZipWriter zip;
+  auto add_file = [&](const std::string& entry, const std::string& source,
+                      uint32_t mode) -> Status {
+    DTF_ASSIGN_OR_RETURN(const FileDigest digest, DigestFile(source));
+    DTF_RETURN_IF_ERROR(zip.AddFile(entry, source, mode));
+    manifest.files.push_back({entry, digest.size, digest.sha256, mode});
+    return OkStatus();
+  };
+  const std::string launcher = EnvLauncherScript();
+  DTF_ASSIGN_OR_RETURN(const std::string launcher_sha, Sha256Hex(launcher));
+  DTF_RETURN_IF_ERROR(zip.AddBytes(kEnvLauncher, launcher, kModeExecutable));
+  manifest.files.push_back(
+      {kEnvLauncher, launcher.size(), launcher_sha, kModeExecutable});
+  DTF_RETURN_IF_ERROR(add_file(kEnvBinary, options.binary, kModeExecutable));
+  for (const ResolvedLibrary& lib : libraries) {
+    const std::string file = fs::path(lib.name).filename().string();
+    DTF_RETURN_IF_ERROR(
+        add_file(StrCat(kEnvLibDir, "/", file), lib.path, kModeFile));
+    const std::string glibc = GlibcVersionNeeded(lib.elf);
+    if (!glibc.empty() && (manifest.glibc.empty() ||
+                           CompareVersions(glibc, manifest.glibc) > 0)) {
+      manifest.glibc = glibc;
+    }
+    if (StartsWith(file, "libcudart.so")) manifest.cuda = LibraryVersion(lib);
+    if (StartsWith(file, "libnccl.so")) manifest.nccl = LibraryVersion(lib);
+  }
+  std::sort(manifest.files.begin(), manifest.files.end(),
+            [](const ManifestFile& a, const ManifestFile& b) {
+              return a.path < b.path;
+            });
+  DTF_RETURN_IF_ERROR(
+      zip.AddBytes(kManifestName, ManifestToJson(manifest), kModeFile));
+  PackResult result;
+  DTF_ASSIGN_OR_RETURN(result.archive,
+                       zip.Write(options.out_dir, kEnvArchivePrefix));
+  result.manifest = std::move(manifest);
+  return result;
+}
+
+}  // namespace dtf::pack

@@ -1,0 +1,53 @@
+// dtf pack env: the relocatable runtime archive (docs/pack.md). It holds
+// the dtf binary, every shared library it needs beyond the base system
+// (elf_deps.h), a launcher that runs the binary with those libraries from
+// wherever the archive was unpacked, and manifest.json.
+//
+//   bin/dtf          launcher (POSIX sh): execs libexec/dtf with
+//                    LD_LIBRARY_PATH=<root>/lib prepended
+//   libexec/dtf      the dtf binary, unchanged
+//   lib/<soname>     each library under the name the loader looks for
+//   manifest.json
+#pragma once
+
+#include <string>
+
+#include "lib/base/status.h"
+#include "lib/launch/pack/elf_deps.h"
+#include "lib/launch/pack/manifest.h"
+#include "lib/launch/pack/zip_writer.h"
+
+namespace dtf::pack {
+
+inline constexpr char kEnvArchivePrefix[] = "dtf-env-";
+inline constexpr char kEnvLauncher[] = "bin/dtf";
+inline constexpr char kEnvBinary[] = "libexec/dtf";
+inline constexpr char kEnvLibDir[] = "lib";
+
+struct PackEnvOptions {
+  // The dtf binary to pack (the running one: /proc/self/exe). Required.
+  std::string binary;
+  // Its version, for the manifest. Required.
+  std::string dtf_version;
+  // Where its libraries are looked for. Default: as ld.so looks.
+  LibrarySearch search;
+  // Where the archive goes. Default: .dtf/pack.
+  std::string out_dir = ".dtf/pack";
+};
+
+struct PackResult {
+  WrittenArchive archive;
+  Manifest manifest;
+};
+
+// Packs and writes the archive. Errors: those of ResolveDependencies,
+// the file system's naming the file, and ZipWriter::Write's.
+StatusOr<PackResult> PackEnv(const PackEnvOptions& options);
+
+// The text of bin/dtf.
+std::string EnvLauncherScript();
+
+// The highest GLIBC_x.y version `elf` needs ("" when none).
+std::string GlibcVersionNeeded(const ElfFile& elf);
+
+}  // namespace dtf::pack
