@@ -49,12 +49,12 @@ StatusOr<std::string> CreateRunDir(const std::string& runs_dir,
   if (ec) return ErrnoToStatus(ec.value(), runs_dir);
   for (int attempt = 0; attempt < 10; ++attempt) {
     std::string id = wanted;
-    if (id == kRunIdPlaceholder) {
+    if (id == kUnchosenRunId) {
       DTF_ASSIGN_OR_RETURN(id, NewRunId());
     }
     const std::string dir = (fs::path(runs_dir) / id).string();
     if (::mkdir(dir.c_str(), 0755) == 0) return id;
-    if (errno != EEXIST || wanted != kRunIdPlaceholder) {
+    if (errno != EEXIST || wanted != kUnchosenRunId) {
       return ErrnoToStatus(errno, dir);
     }
   }
@@ -70,7 +70,7 @@ StatusOr<std::unique_ptr<LocalRun>> LocalRun::Start(PlanRequest request,
                                                     RunOptions options) {
   // Everything that can be checked is checked before a file is written.
   const std::string wanted_id = request.run_id;
-  request.run_id = kRunIdPlaceholder;
+  request.run_id = kUnchosenRunId;
   request.ports.clear();
   DTF_ASSIGN_OR_RETURN(Plan draft, MakePlan(request));
   std::vector<HeldPort> ports;

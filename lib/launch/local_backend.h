@@ -81,7 +81,7 @@ class LocalRun {
  public:
   // Creates the run directory, holds the ports, writes plan.json and the
   // secret and starts every task (PS first). `request.run_id` is used when
-  // it is not kRunIdPlaceholder, else a new one is made. On an error no
+  // it is not kUnchosenRunId, else a new one is made. On an error no
   // task is left running and the run directory records the failure.
   static StatusOr<std::unique_ptr<LocalRun>> Start(PlanRequest request,
                                                    RunOptions options);

@@ -14,8 +14,9 @@
 
 namespace dtf::launch {
 
-// The run id a dry run shows: the real one is chosen at launch.
-inline constexpr char kRunIdPlaceholder[] = "<run-id>";
+// The run id of a plan whose id is not chosen yet: what a dry run shows,
+// and what asks LocalRun::Start to choose a fresh one.
+inline constexpr char kUnchosenRunId[] = "<run-id>";
 
 // What the command line changes in the profile.
 struct Overrides {
@@ -35,8 +36,8 @@ struct PlanRequest {
   std::string binary;
   // The directory holding run directories; "" means <job dir>/.dtf/runs.
   std::string runs_dir;
-  // The run's id; kRunIdPlaceholder for a dry run.
-  std::string run_id = kRunIdPlaceholder;
+  // The run's id; kUnchosenRunId for a dry run.
+  std::string run_id = kUnchosenRunId;
   Profile profile;
   Overrides overrides;
   // The port of each task in plan order (PS, then workers), as chosen at

@@ -153,9 +153,11 @@ bool WritePacked(Writer* writer, std::vector<rpc::TensorPiece>* pieces,
   return ok;
 }
 
-// An upper bound of the bytes PS `p` sends back for a pull of `dense` and
-// `sparse` (values, and ids at their longest varint).
-int64_t PullBytes(const std::vector<PsClient::DenseVar>& dense,
+// An upper bound of the bytes PS `p` sends back for `request` (its part of a
+// pull of `dense` and `sparse`, in their order): values, and ids at their
+// longest varint.
+int64_t PullBytes(const rpc::PullRequest& request,
+                  const std::vector<PsClient::DenseVar>& dense,
                   const std::vector<PsClient::SparseVar>& sparse, int p,
                   const Partition& partition) {
   int64_t bytes = 0;
@@ -164,13 +166,10 @@ int64_t PullBytes(const std::vector<PsClient::DenseVar>& dense,
     auto [b, e] = partition.DenseRange(rows, p);
     bytes += (e - b) * (v.out->size() / std::max<int64_t>(rows, 1)) * 4;
   }
-  for (const PsClient::SparseVar& v : sparse) {
-    int64_t n = 0;
-    if (v.all) {
-      n = partition.SparseRows(v.rows, p);
-    } else {
-      for (int64_t id : *v.ids) n += partition.Owner(id) == p ? 1 : 0;
-    }
+  for (int i = 0; i < request.sparse_size(); ++i) {
+    const PsClient::SparseVar& v = sparse[size_t(i)];
+    const int64_t n =
+        v.all ? partition.SparseRows(v.rows, p) : request.sparse(i).ids_size();
     bytes += n * (v.cols * 4 + kMaxVarintBytes);
   }
   return bytes;
@@ -297,7 +296,8 @@ StatusOr<PsClient::PushResult> PsClient::Step(
     auto context = MakeClientContext(creds_, timeout_);
     Status st;
     if (push_bytes <= kMaxUnaryBytes &&
-        PullBytes(*dense, *sparse, p, partition_) <= kMaxUnaryBytes) {
+        PullBytes(message.pull(), *dense, *sparse, p, partition_) <=
+            kMaxUnaryBytes) {
       for (rpc::TensorPiece& piece : grads) {
         *message.add_gradients() = std::move(piece);
       }

@@ -298,6 +298,19 @@ grpc::Status WritePieces(Writer* writer, rpc::PullMessage header,
 
 }  // namespace
 
+namespace {
+
+// Moves the gradient pieces of a step message to the end of `grads`.
+void TakeGradients(rpc::StepMessage* message,
+                   std::vector<rpc::TensorPiece>* grads) {
+  for (rpc::TensorPiece& piece : *message->mutable_gradients()) {
+    grads->push_back(std::move(piece));
+  }
+  message->clear_gradients();
+}
+
+}  // namespace
+
 grpc::Status PsService::Gather(grpc::ServerContext* context,
                                const rpc::PullRequest& request,
                                std::vector<rpc::TensorPiece>* pieces,
@@ -467,25 +480,19 @@ grpc::Status PsService::Step(
   if (grpc::Status st = CheckCall(*context, options_.credentials); !st.ok()) {
     return st;
   }
-  rpc::StepMessage message;
-  if (!stream->Read(&message)) {
+  rpc::StepMessage first;
+  if (!stream->Read(&first)) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "a step call starts with its push and pull");
   }
   std::vector<rpc::TensorPiece> grads;
-  rpc::StepMessage first;
-  if (message.has_push()) *first.mutable_push() = message.push();
-  if (message.has_pull()) {
-    *first.mutable_pull() = std::move(*message.mutable_pull());
+  TakeGradients(&first, &grads);
+  for (rpc::StepMessage more; stream->Read(&more);) {
+    TakeGradients(&more, &grads);
   }
-  do {
-    for (rpc::TensorPiece& piece : *message.mutable_gradients()) {
-      grads.push_back(std::move(piece));
-    }
-  } while (stream->Read(&message));
   rpc::PullMessage header;
   std::vector<rpc::TensorPiece> pieces;
-  if (grpc::Status st = RunStep(context, &first, std::move(grads),
+  if (grpc::Status st = RunStep(context, first, std::move(grads),
                                 header.mutable_header(), &pieces);
       !st.ok()) {
     return st;
@@ -502,17 +509,10 @@ grpc::Status PsService::StepOnce(grpc::ServerContext* context,
   // The request is this call's own, unused after it: its gradients are
   // moved out rather than copied.
   auto* owned = const_cast<rpc::StepMessage*>(request);
-  rpc::StepMessage first;
-  if (owned->has_push()) *first.mutable_push() = owned->push();
-  if (owned->has_pull())
-    *first.mutable_pull() = std::move(*owned->mutable_pull());
   std::vector<rpc::TensorPiece> grads;
-  grads.reserve(size_t(owned->gradients_size()));
-  for (rpc::TensorPiece& piece : *owned->mutable_gradients()) {
-    grads.push_back(std::move(piece));
-  }
+  TakeGradients(owned, &grads);
   std::vector<rpc::TensorPiece> pieces;
-  if (grpc::Status st = RunStep(context, &first, std::move(grads),
+  if (grpc::Status st = RunStep(context, *owned, std::move(grads),
                                 response->mutable_header(), &pieces);
       !st.ok()) {
     return st;
@@ -524,20 +524,20 @@ grpc::Status PsService::StepOnce(grpc::ServerContext* context,
 }
 
 grpc::Status PsService::RunStep(grpc::ServerContext* context,
-                                rpc::StepMessage* first,
+                                const rpc::StepMessage& first,
                                 std::vector<rpc::TensorPiece> grads,
                                 rpc::PullHeader* header,
                                 std::vector<rpc::TensorPiece>* pieces) {
   int64_t step = 0;
-  if (first->has_push()) {
+  if (first.has_push()) {
     bool applied = false;
     grpc::Status st =
-        AcceptPush(first->push(), std::move(grads), &applied, &step);
+        AcceptPush(first.push(), std::move(grads), &applied, &step);
     if (!st.ok()) return st;
     header->set_applied(applied);
   }
   header->set_global_step(step);
-  if (first->has_pull()) return Gather(context, first->pull(), pieces, header);
+  if (first.has_pull()) return Gather(context, first.pull(), pieces, header);
   return grpc::Status::OK;
 }
 

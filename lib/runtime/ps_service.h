@@ -94,8 +94,10 @@ class PsService final : public rpc::ParameterServer::Service {
                       const rpc::PullRequest& request,
                       std::vector<rpc::TensorPiece>* pieces,
                       rpc::PullHeader* header);
-  // The push of `first` (with `grads`), then its pull into `pieces`.
-  grpc::Status RunStep(grpc::ServerContext* context, rpc::StepMessage* first,
+  // The push of `first` (with `grads`, taken out of the call's messages),
+  // then its pull into `pieces`.
+  grpc::Status RunStep(grpc::ServerContext* context,
+                       const rpc::StepMessage& first,
                        std::vector<rpc::TensorPiece> grads,
                        rpc::PullHeader* header,
                        std::vector<rpc::TensorPiece>* pieces);
