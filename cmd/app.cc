@@ -29,6 +29,9 @@ std::unique_ptr<CLI::App> BuildApp(Context* ctx) {
   SetupLogs(app.get(), ctx);
   SetupStop(app.get(), ctx);
   SetupPack(app.get(), ctx);
+  SetupDoctor(app.get(), ctx);
+  SetupHosts(app.get(), ctx);
+  SetupTask(app.get(), ctx);
   return app;
 }
 

@@ -44,5 +44,8 @@ void SetupStatus(CLI::App* app, Context* ctx);
 void SetupLogs(CLI::App* app, Context* ctx);
 void SetupStop(CLI::App* app, Context* ctx);
 void SetupPack(CLI::App* app, Context* ctx);
+void SetupTask(CLI::App* app, Context* ctx);
+void SetupDoctor(CLI::App* app, Context* ctx);
+void SetupHosts(CLI::App* app, Context* ctx);
 
 }  // namespace dtf::cli

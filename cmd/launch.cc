@@ -36,19 +36,8 @@ struct LaunchFlags {
   std::string task_binary;
   double grace = 10;
   double start_timeout = 120;
+  bool accept_new_host_keys = false;
 };
-
-std::string Absolute(const std::string& path) {
-  std::error_code ec;
-  return fs::absolute(path, ec).lexically_normal().string();
-}
-
-StatusOr<std::string> SelfExecutable() {
-  char buffer[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-  if (n < 0) return ErrnoToStatus(errno, "/proc/self/exe");
-  return std::string(buffer, static_cast<size_t>(n));
-}
 
 std::chrono::milliseconds Millis(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
@@ -62,22 +51,23 @@ Status Print(std::string_view text) {
 
 StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
   launch::PlanRequest r;
-  r.job = Absolute(f.runs.job);
+  r.job = AbsolutePath(f.runs.job);
   // The job is checked up front, as every task will load it.
   DTF_RETURN_IF_ERROR(LoadJobFile(r.job).status());
   DTF_ASSIGN_OR_RETURN(
       r.profile, launch::ResolveProfile(fs::path(r.job).parent_path().string(),
                                         f.profile));
   if (!f.task_binary.empty()) {
-    r.binary = Absolute(f.task_binary);
+    r.binary = AbsolutePath(f.task_binary);
   } else {
     DTF_ASSIGN_OR_RETURN(r.binary, SelfExecutable());
   }
-  if (!f.runs.runs_dir.empty()) r.runs_dir = Absolute(f.runs.runs_dir);
+  if (!f.runs.runs_dir.empty()) r.runs_dir = AbsolutePath(f.runs.runs_dir);
   r.overrides.ps = f.ps;
   r.overrides.workers = f.workers;
   r.overrides.sets = f.sets;
-  if (!f.metrics_out.empty()) r.overrides.metrics_out = Absolute(f.metrics_out);
+  if (!f.metrics_out.empty())
+    r.overrides.metrics_out = AbsolutePath(f.metrics_out);
   return r;
 }
 
@@ -91,6 +81,10 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   launch::RunOptions options;
   options.grace = Millis(f.grace);
   options.start_timeout = Millis(f.start_timeout);
+  options.accept_new_host_keys = f.accept_new_host_keys;
+  options.on_preflight = [&](std::string_view table) {
+    console.Info(StrCat("dtf: preflight\n", table));
+  };
   if (f.detach) {
     DTF_ASSIGN_OR_RETURN(const std::string id,
                          launch::StartDetached(std::move(request), options));
@@ -122,8 +116,8 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   options.on_note = [&](std::string_view note) {
     console.Info(StrCat("dtf: ", note));
   };
-  DTF_ASSIGN_OR_RETURN(std::unique_ptr<launch::LocalRun> run,
-                       launch::LocalRun::Start(std::move(request), options));
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<launch::Run> run,
+                       launch::StartRun(std::move(request), options));
   console.Info(StrCat("dtf: run ", run->run_id(), " (", run->plan().run_dir,
                       "); Ctrl-C stops it"));
   const launch::RunOutcome outcome = run->Wait();
@@ -170,6 +164,10 @@ void SetupLaunch(CLI::App* app, Context* ctx) {
   sub->add_flag("--detach", f->detach,
                 "Start the run in the background, print its id and return")
       ->excludes(dry_run);
+  sub->add_flag("--accept-new-host-keys", f->accept_new_host_keys,
+                "SSH profiles: record the host key of a host known_hosts does "
+                "not have yet (first contact); a changed key still stops the "
+                "launch");
   sub->add_option("--task-binary", f->task_binary,
                   "Run this program for every task instead of this dtf "
                   "(it gets the same arguments, 'serve ...')");

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "lib/launch/log_tail.h"
 #include "lib/launch/run_control.h"
 #include "lib/launch/run_registry.h"
+#include "lib/launch/ssh_backend.h"
 
 namespace dtf::cli {
 namespace {
@@ -57,12 +59,25 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
   std::vector<std::string> names;
   for (const launch::TaskPlan& t : run.plan.tasks) names.push_back(t.name());
   std::vector<Source> sources;
+  // An SSH run's logs are on its hosts: one connection per host.
+  std::map<std::string, std::unique_ptr<launch::RemoteHost>> hosts;
   for (const launch::TaskPlan& t : run.plan.tasks) {
     if (!task.empty() && t.name() != task) continue;
+    if (!run.plan.remote()) {
+      sources.push_back(
+          {t.name(), true, std::make_unique<launch::LineTail>(t.stdout_file)});
+      sources.push_back(
+          {t.name(), false, std::make_unique<launch::LineTail>(t.stderr_file)});
+      continue;
+    }
+    std::unique_ptr<launch::RemoteHost>& host = hosts[t.host];
+    if (host == nullptr) {
+      DTF_ASSIGN_OR_RETURN(host, launch::ConnectTaskHost(run.plan, t));
+    }
     sources.push_back(
-        {t.name(), true, std::make_unique<launch::LineTail>(t.stdout_file)});
+        {t.name(), true, launch::RemoteTail(host.get(), t.stdout_file)});
     sources.push_back(
-        {t.name(), false, std::make_unique<launch::LineTail>(t.stderr_file)});
+        {t.name(), false, launch::RemoteTail(host.get(), t.stderr_file)});
   }
   if (sources.empty()) {
     return NotFoundError(StrCat("run ", run.plan.run_id, " has no task ", task,

@@ -139,6 +139,20 @@ Status RunPackList(const PackFlags& f) {
   return Print(text);
 }
 
+Status RunPackVerify(const PackFlags& f) {
+  DTF_ASSIGN_OR_RETURN(const pack::Manifest m, pack::VerifyTree(f.archive));
+  return Print(StrCat(f.archive, ": ", m.files.size(),
+                      " files match manifest.json (", m.kind,
+                      " archive of dtf ", m.dtf_version, ")\n"));
+}
+
+Status RunPackUnpack(const PackFlags& f) {
+  DTF_ASSIGN_OR_RETURN(const pack::Manifest m,
+                       pack::UnpackArchive(f.archive, f.out));
+  return Print(StrCat(f.archive, ": ", m.files.size(), " files unpacked into ",
+                      f.out, ", every one matching manifest.json\n"));
+}
+
 }  // namespace
 
 void SetupPack(CLI::App* app, Context* ctx) {
@@ -178,6 +192,22 @@ void SetupPack(CLI::App* app, Context* ctx) {
   list->add_flag("--json", f->json,
                  "Print the archive and its manifest as JSON");
   list->callback([f, ctx] { ctx->status = RunPackList(*f); });
+
+  CLI::App* unpack = sub->add_subcommand(
+      "unpack",
+      "Check an archive against its manifest and unpack it into a directory "
+      "(files renamed into place only once all are verified)");
+  unpack->add_option("archive", f->archive, "The .zip file")->required();
+  unpack->add_option("dir", f->out, "Where to unpack it")->required();
+  unpack->callback([f, ctx] { ctx->status = RunPackUnpack(*f); });
+
+  CLI::App* verify = sub->add_subcommand(
+      "verify",
+      "Check an unpacked archive's files against its manifest.json (sizes, "
+      "SHA-256, modes)");
+  verify->add_option("dir", f->archive, "The unpacked archive's directory")
+      ->required();
+  verify->callback([f, ctx] { ctx->status = RunPackVerify(*f); });
 }
 
 }  // namespace dtf::cli

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <filesystem>
 
@@ -34,6 +36,18 @@ std::string RunsDirOf(const RunsFlags& flags) {
 
 StatusOr<std::string> FindRun(const RunsFlags& flags, const std::string& id) {
   return launch::FindRunDir(RunsDirOf(flags), id);
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  return fs::absolute(path, ec).lexically_normal().string();
+}
+
+StatusOr<std::string> SelfExecutable() {
+  char buffer[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  if (n < 0) return ErrnoToStatus(errno, "/proc/self/exe");
+  return std::string(buffer, static_cast<size_t>(n));
 }
 
 bool IsTaskName(std::string_view s) {

@@ -22,6 +22,11 @@ std::string RunsDirOf(const RunsFlags& flags);
 // The directory of run `id` (a unique prefix will do; "" is the latest).
 StatusOr<std::string> FindRun(const RunsFlags& flags, const std::string& id);
 
+// `path` made absolute (against the working directory) and normal.
+std::string AbsolutePath(const std::string& path);
+// This program, from /proc/self/exe.
+StatusOr<std::string> SelfExecutable();
+
 // Whether `s` reads as a task name: "ps:N" or "worker:N".
 bool IsTaskName(std::string_view s);
 

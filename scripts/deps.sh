@@ -13,7 +13,7 @@ packages=(
 )
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(python3 python3-venv python3-pip clang-14 libclang-rt-14-dev
-             bsdutils)
+             bsdutils openssh-server openssh-client)
 fi
 
 missing=()

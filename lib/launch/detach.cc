@@ -63,8 +63,7 @@ std::string Timestamp() {
       pending += line;
     }
   };
-  StatusOr<std::unique_ptr<LocalRun>> run =
-      LocalRun::Start(std::move(request), options);
+  StatusOr<std::unique_ptr<Run>> run = StartRun(std::move(request), options);
   if (!run.ok()) {
     WriteAll(report_fd, StrCat("error ", static_cast<int>(run.status().code()),
                                " ", Message(run.status())));

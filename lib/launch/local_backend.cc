@@ -41,26 +41,6 @@ Status MakeDir(const std::string& path) {
   return OkStatus();
 }
 
-// Creates <runs dir>/<id> for a new id (or `wanted`), with its parents.
-StatusOr<std::string> CreateRunDir(const std::string& runs_dir,
-                                   const std::string& wanted) {
-  std::error_code ec;
-  fs::create_directories(runs_dir, ec);
-  if (ec) return ErrnoToStatus(ec.value(), runs_dir);
-  for (int attempt = 0; attempt < 10; ++attempt) {
-    std::string id = wanted;
-    if (id == kUnchosenRunId) {
-      DTF_ASSIGN_OR_RETURN(id, NewRunId());
-    }
-    const std::string dir = (fs::path(runs_dir) / id).string();
-    if (::mkdir(dir.c_str(), 0755) == 0) return id;
-    if (errno != EEXIST || wanted != kUnchosenRunId) {
-      return ErrnoToStatus(errno, dir);
-    }
-  }
-  return AlreadyExistsError(StrCat(runs_dir, ": no free run id"));
-}
-
 }  // namespace
 
 LocalRun::LocalRun(Plan plan, RunOptions options)

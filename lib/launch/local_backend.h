@@ -58,6 +58,10 @@ struct RunOptions {
   // Recorded in tasks.json: the run is carried out by a supervisor process
   // (StartDetached sets it).
   bool detached = false;
+  // SSH runs: record host keys that known_hosts lacks (first contact)
+  // instead of failing; and the preflight's table, once it is done.
+  bool accept_new_host_keys = false;
+  std::function<void(std::string_view table)> on_preflight;
 };
 
 // How a run ended.
@@ -75,9 +79,31 @@ struct RunOutcome {
   std::string state;
 };
 
-// One run in progress, carried out by polling. Not thread-safe: one thread
-// calls Poll/Wait/Stop (the cancel flag may be set from anywhere).
-class LocalRun {
+// A run in progress, carried out by polling, whatever the backend. Not
+// thread-safe: one thread calls Poll/Wait/Stop (the cancel flag may be set
+// from anywhere).
+class Run {
+ public:
+  virtual ~Run() = default;
+  virtual const Plan& plan() const = 0;
+  const std::string& run_id() const { return plan().run_id; }
+  // One look at the run; true once it is over (then every task is gone).
+  virtual bool Poll() = 0;
+  // Polls until the run is over.
+  virtual RunOutcome Wait() = 0;
+  // Stops every task now and ends the run with `why`.
+  virtual void Stop(const Status& why) = 0;
+  // Meaningful once the run is over.
+  virtual RunOutcome outcome() const = 0;
+};
+
+// Starts a run on the backend its profile names: LocalRun::Start or
+// SshRun::Start (lib/launch/ssh_backend.h).
+StatusOr<std::unique_ptr<Run>> StartRun(PlanRequest request,
+                                        RunOptions options);
+
+// One local run in progress.
+class LocalRun : public Run {
  public:
   // Creates the run directory, holds the ports, writes plan.json and the
   // secret and starts every task (PS first). `request.run_id` is used when
@@ -88,8 +114,7 @@ class LocalRun {
   // Stops whatever still runs.
   ~LocalRun();
 
-  const Plan& plan() const { return plan_; }
-  const std::string& run_id() const { return plan_.run_id; }
+  const Plan& plan() const override { return plan_; }
   // The process of task `i` (plan order).
   const ProcessId& process(size_t i) const { return tasks_[i].process; }
   // Whether the launcher still holds task `i`'s port.
@@ -99,13 +124,13 @@ class LocalRun {
 
   // One look at the run: ready files, output, exits, the cancel flag,
   // timeouts. Returns true once the run is over (then every task is gone).
-  bool Poll();
+  bool Poll() override;
   // Polls until the run is over.
-  RunOutcome Wait();
+  RunOutcome Wait() override;
   // Stops every task now and ends the run with `why`.
-  void Stop(const Status& why);
+  void Stop(const Status& why) override;
   // Meaningful once the run is over.
-  RunOutcome outcome() const;
+  RunOutcome outcome() const override;
 
  private:
   struct Task {
@@ -148,8 +173,8 @@ class LocalRun {
   Status failure_;  // set when the run ends other than by the chief
 };
 
-// Starts the run under a supervisor process of its own (double fork, new
-// session, output to <run dir>/supervisor.log) that carries it out as
+// Starts the run (StartRun) under a supervisor process of its own (double fork,
+// new session, output to <run dir>/supervisor.log) that carries it out as
 // LocalRun::Wait does and keeps the records; the supervisor's SIGTERM or
 // `dtf stop` ends it. Returns the run id once every task is started, or the
 // error that kept the run from starting. `options.on_output`, `on_note`

@@ -8,29 +8,40 @@
 
 namespace dtf::launch {
 
+LineTail::LineTail(std::string path) : path_(std::move(path)) {
+  reader_ = [p = path_](uint64_t offset,
+                        size_t max) -> StatusOr<std::optional<std::string>> {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::optional<std::string>();
+    std::string buffer(max, '\0');
+    ssize_t n;
+    do {
+      n = ::pread(fd, buffer.data(), max, static_cast<off_t>(offset));
+    } while (n < 0 && errno == EINTR);
+    ::close(fd);
+    buffer.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    return std::optional<std::string>(std::move(buffer));
+  };
+}
+
 size_t LineTail::Poll(const std::function<void(std::string_view)>& line,
                       bool flush) {
+  constexpr size_t kChunk = 64 * 1024;
   size_t lines = 0;
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    char buffer[64 * 1024];
-    for (;;) {
-      const ssize_t n =
-          ::pread(fd, buffer, sizeof(buffer), static_cast<off_t>(offset_));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      offset_ += static_cast<uint64_t>(n);
-      std::string_view chunk(buffer, static_cast<size_t>(n));
-      for (size_t nl; (nl = chunk.find('\n')) != std::string_view::npos;) {
-        partial_.append(chunk.substr(0, nl));
-        line(partial_);
-        ++lines;
-        partial_.clear();
-        chunk.remove_prefix(nl + 1);
-      }
-      partial_.append(chunk);
+  for (;;) {
+    StatusOr<std::optional<std::string>> data = reader_(offset_, kChunk);
+    if (!data.ok() || !data->has_value() || (*data)->empty()) break;
+    offset_ += (*data)->size();
+    std::string_view chunk = **data;
+    for (size_t nl; (nl = chunk.find('\n')) != std::string_view::npos;) {
+      partial_.append(chunk.substr(0, nl));
+      line(partial_);
+      ++lines;
+      partial_.clear();
+      chunk.remove_prefix(nl + 1);
     }
-    ::close(fd);
+    partial_.append(chunk);
+    if ((*data)->size() < kChunk) break;
   }
   if (flush && !partial_.empty()) {
     line(partial_);

@@ -4,9 +4,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "lib/base/status.h"
 
 namespace dtf::launch {
 
@@ -14,7 +17,16 @@ namespace dtf::launch {
 // not exist yet reads as empty. Not thread-safe.
 class LineTail {
  public:
-  explicit LineTail(std::string path) : path_(std::move(path)) {}
+  // Reads up to `max` bytes from `offset`: "" at the end, nullopt when the
+  // file does not exist (yet), an error when it cannot be read.
+  using Reader = std::function<StatusOr<std::optional<std::string>>(
+      uint64_t offset, size_t max)>;
+
+  // Follows the local file `path`.
+  explicit LineTail(std::string path);
+  // Follows a file read through `reader` (on another host); `path` names it.
+  LineTail(std::string path, Reader reader)
+      : path_(std::move(path)), reader_(std::move(reader)) {}
 
   // Calls `line` (without its '\n') for every complete line written since
   // the last call; with `flush`, also for a last line that lacks its '\n'.
@@ -26,6 +38,7 @@ class LineTail {
 
  private:
   std::string path_;
+  Reader reader_;
   uint64_t offset_ = 0;
   std::string partial_;
 };

@@ -25,28 +25,81 @@ std::string JoinAddresses(const std::vector<TaskPlan>& tasks,
   return out;
 }
 
-std::vector<std::string> ServeArgv(const Plan& plan, const TaskPlan& task) {
+// Where a task's files are: on this machine, or on its host for SSH.
+struct TaskPaths {
+  std::string binary;
+  std::string job;
+  std::string run_dir;
+  std::string secret_file;
+  std::string metrics_out;
+};
+
+std::vector<std::string> ServeArgv(const Plan& plan, const TaskPlan& task,
+                                   const TaskPaths& paths) {
   std::vector<std::string> argv = {
-      plan.binary,     "serve",
-      "--job",         plan.job,
+      paths.binary,    "serve",
+      "--job",         paths.job,
       "--role",        task.role,
       "--index",       std::to_string(task.index),
       "--ps",          JoinAddresses(plan.tasks, "ps"),
       "--workers",     JoinAddresses(plan.tasks, "worker"),
       "--run-id",      plan.run_id,
-      "--run-dir",     plan.run_dir,
-      "--secret-file", plan.secret_file,
+      "--run-dir",     paths.run_dir,
+      "--secret-file", paths.secret_file,
       "--ready-file",  task.ready_file,
       "--threads",     std::to_string(plan.threads)};
   for (const std::string& set : plan.sets) {
     argv.push_back("--set");
     argv.push_back(set);
   }
-  if (task.chief && !plan.metrics_out.empty()) {
+  if (task.chief && !paths.metrics_out.empty()) {
     argv.push_back("--metrics-out");
-    argv.push_back(plan.metrics_out);
+    argv.push_back(paths.metrics_out);
   }
   return argv;
+}
+
+// The host of each task (plan order) for an SSH profile.
+StatusOr<std::vector<const HostEntry*>> PlaceTasks(const Plan& plan,
+                                                   const Profile& profile) {
+  const auto where = [&](const char* key) {
+    auto it = profile.where.find(key);
+    return it == profile.where.end() ? profile.source : it->second;
+  };
+  const std::string hosts_key = plan.hostfile.empty() ? "hosts" : "hostfile";
+  std::vector<const HostEntry*> out;
+  std::vector<const HostEntry*> ps_hosts;
+  int slots = 0;
+  for (const HostEntry& h : plan.hosts) {
+    if (h.ps) ps_hosts.push_back(&h);
+    slots += h.slots;
+  }
+  if (ps_hosts.empty()) {
+    return InvalidArgumentError(
+        StrCat(where(hosts_key.c_str()), ": ", hosts_key,
+               ": every host has ps=false; at least one must run parameter "
+               "servers"));
+  }
+  if (plan.workers > slots) {
+    return InvalidArgumentError(
+        StrCat(where(hosts_key.c_str()), ": ", hosts_key, ": ", plan.workers,
+               " workers but the hosts have ", slots, " slot",
+               slots == 1 ? "" : "s", " (raise slots=N or lower --workers)"));
+  }
+  for (int k = 0; k < plan.ps; ++k) {
+    out.push_back(ps_hosts[static_cast<size_t>(k) % ps_hosts.size()]);
+  }
+  std::vector<int> used(plan.hosts.size(), 0);
+  size_t next = 0;
+  for (int k = 0; k < plan.workers; ++k) {
+    while (used[next] >= plan.hosts[next].slots) {
+      next = (next + 1) % plan.hosts.size();
+    }
+    ++used[next];
+    out.push_back(&plan.hosts[next]);
+    next = (next + 1) % plan.hosts.size();
+  }
+  return out;
 }
 
 }  // namespace
@@ -120,6 +173,16 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
   plan.max_restarts = profile.max_restarts;
   plan.sets = o.sets;
   plan.metrics_out = o.metrics_out;
+  if (plan.remote()) {
+    plan.host = "";
+    plan.hosts = profile.hosts;
+    plan.hostfile = profile.hostfile;
+    plan.work_dir = profile.work_dir;
+    plan.with_data = profile.with_data;
+    plan.ssh = profile.ssh;
+    plan.env_id = r.env_id;
+    plan.job_id = r.job_id;
+  }
 
   const int count = plan.ps + plan.workers;
   if (plan.base_port > 0 && plan.base_port + count - 1 > 65535) {
@@ -133,25 +196,67 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
     return InternalError(
         StrCat("plan: ", r.ports.size(), " ports for ", count, " tasks"));
   }
+  std::vector<const HostEntry*> placed;
+  if (plan.remote()) {
+    DTF_ASSIGN_OR_RETURN(placed, PlaceTasks(plan, profile));
+  }
+  const std::string job_entry = r.job_entry.empty()
+                                    ? fs::path(plan.job).filename().string()
+                                    : r.job_entry;
+  std::vector<TaskPaths> paths;
   for (int k = 0; k < count; ++k) {
     TaskPlan t;
     t.role = k < plan.ps ? "ps" : "worker";
     t.index = k < plan.ps ? k : k - plan.ps;
     t.chief = t.role == "worker" && t.index == 0;
     t.host = plan.host;
+    std::string run_dir = plan.run_dir;
+    TaskPaths p{plan.binary, plan.job, plan.run_dir, plan.secret_file,
+                plan.metrics_out};
+    if (plan.remote()) {
+      const HostEntry& h = *placed[static_cast<size_t>(k)];
+      t.host = h.host;
+      t.work_dir = ExpandWorkDir(plan.work_dir, h.host);
+      t.ssh_user = h.user.value_or(plan.ssh.user);
+      t.ssh_port = h.port.value_or(plan.ssh.port);
+      run_dir = StrCat(t.work_dir, "/runs/", plan.run_id);
+      p.binary = StrCat(t.work_dir, "/envs/", plan.env_id, "/bin/dtf");
+      p.job = StrCat(t.work_dir, "/jobs/", plan.job_id, "/", job_entry);
+      p.run_dir = run_dir;
+      p.secret_file = StrCat(run_dir, "/", kSecretFile);
+      p.metrics_out = plan.metrics_out.empty()
+                          ? ""
+                          : StrCat(run_dir, "/", kRemoteMetricsFile);
+    }
+    paths.push_back(std::move(p));
     t.port = !r.ports.empty()     ? r.ports[static_cast<size_t>(k)]
              : plan.base_port > 0 ? plan.base_port + k
                                   : 0;
     t.env.assign(profile.env.begin(), profile.env.end());
-    t.dir = (fs::path(plan.run_dir) / TaskDirName(t.role, t.index)).string();
+    t.dir = (fs::path(run_dir) / TaskDirName(t.role, t.index)).string();
     t.ready_file = t.dir + "/" + kReadyFile;
     t.stdout_file = t.dir + "/" + kStdoutFile;
     t.stderr_file = t.dir + "/" + kStderrFile;
     t.exit_file = t.dir + "/" + kExitFile;
     plan.tasks.push_back(std::move(t));
   }
-  for (TaskPlan& t : plan.tasks) t.argv = ServeArgv(plan, t);
+  for (size_t k = 0; k < plan.tasks.size(); ++k) {
+    plan.tasks[k].argv = ServeArgv(plan, plan.tasks[k], paths[k]);
+  }
   return plan;
+}
+
+std::string ExpandWorkDir(std::string_view work_dir, std::string_view host) {
+  std::string out;
+  for (size_t i = 0; i < work_dir.size();) {
+    if (work_dir.substr(i).starts_with("{host}")) {
+      out += host;
+      i += 6;
+    } else {
+      out += work_dir[i++];
+    }
+  }
+  return out;
 }
 
 std::string ShellQuote(std::string_view s) {

@@ -17,6 +17,10 @@ namespace dtf::launch {
 // The run id of a plan whose id is not chosen yet: what a dry run shows,
 // and what asks LocalRun::Start to choose a fresh one.
 inline constexpr char kUnchosenRunId[] = "<run-id>";
+// The same for the archives an SSH run ships (dtf pack env / zip): their
+// content hashes are known once they are packed at launch.
+inline constexpr char kUnchosenEnvId[] = "<env-id>";
+inline constexpr char kUnchosenJobId[] = "<job-id>";
 
 // What the command line changes in the profile.
 struct Overrides {
@@ -43,6 +47,12 @@ struct PlanRequest {
   // The port of each task in plan order (PS, then workers), as chosen at
   // launch; empty: the profile's (0 for each task when base_port is 0).
   std::vector<int> ports;
+  // backend = "ssh": the ids (content hashes) of the runtime and job
+  // archives, and the job file's path inside the job archive ("" for the
+  // job file's own name).
+  std::string env_id = kUnchosenEnvId;
+  std::string job_id = kUnchosenJobId;
+  std::string job_entry;
 };
 
 struct TaskPlan {
@@ -60,6 +70,11 @@ struct TaskPlan {
   std::string stdout_file;
   std::string stderr_file;
   std::string exit_file;
+  // backend = "ssh": the host's work directory (the paths above are under
+  // it, on that host) and how it is reached; "" and 0 for local tasks.
+  std::string work_dir;
+  std::string ssh_user;
+  int ssh_port = 0;
 
   // "ps:0", "worker:1": how commands and logs name the task.
   std::string name() const { return role + ":" + std::to_string(index); }
@@ -84,10 +99,20 @@ struct Plan {
   int max_restarts = 0;
   std::vector<std::string> sets;
   std::string metrics_out;
+  // backend = "ssh": the hosts, where they are listed, how they are
+  // reached, and what is shipped to them (the profile's keys).
+  std::vector<HostEntry> hosts;
+  std::string hostfile;
+  std::string work_dir;
+  bool with_data = false;
+  Profile::Ssh ssh;
+  std::string env_id;
+  std::string job_id;
   // PS 0..ps-1, then workers 0..workers-1.
   std::vector<TaskPlan> tasks;
 
   const TaskPlan& chief() const { return tasks[static_cast<size_t>(ps)]; }
+  bool remote() const { return backend == "ssh"; }
   // The task named `name` ("worker:1"), or nullptr.
   const TaskPlan* Find(std::string_view name) const;
 };
@@ -98,7 +123,16 @@ struct Plan {
 Status ValidateSet(std::string_view set);
 
 // The plan; InvalidArgument for overrides that do not fit (a relative
-// --metrics-out, a port range past 65535, naming the profile key).
+// --metrics-out, a port range past 65535, more workers than the hosts have
+// slots, no host that may run a PS; naming the profile key).
+//
+// With backend = "ssh", parameter servers go round-robin over the hosts
+// that allow them, and workers round-robin over the hosts with slots left
+// (a host takes at most `slots` workers). Each task's paths are on its host,
+// under <work_dir>/runs/<run id>/, and it runs the shipped runtime,
+// <work_dir>/envs/<env id>/bin/dtf, on the shipped job,
+// <work_dir>/jobs/<job id>/<job entry>; the chief's --metrics-out is
+// <work_dir>/runs/<run id>/metrics.json there (fetched at the end).
 StatusOr<Plan> MakePlan(const PlanRequest& request);
 
 // The plan as JSON (docs/launch.md), fields in a fixed order: the same plan
@@ -110,6 +144,9 @@ StatusOr<Plan> PlanFromJson(std::string_view json, std::string_view name);
 // The plan for people: a table of tasks, then each command line (shell
 // quoted) with its environment.
 std::string PlanToText(const Plan& plan);
+
+// A remote work directory with "{host}" replaced by `host`.
+std::string ExpandWorkDir(std::string_view work_dir, std::string_view host);
 
 // `s` as one POSIX shell word: bare when safe, otherwise single-quoted.
 std::string ShellQuote(std::string_view s);

@@ -35,6 +35,30 @@ std::string PlanToJson(const Plan& plan) {
            {"workers", plan.workers},          {"host", plan.host},
            {"base_port", plan.base_port},      {"threads", plan.threads},
            {"max_restarts", plan.max_restarts}};
+  if (plan.remote()) {
+    Json hosts = Json::array();
+    for (const HostEntry& h : plan.hosts) {
+      Json host{
+          {"host", h.host}, {"slots", h.slots}, {"gpus", h.gpus}, {"ps", h.ps}};
+      host["user"] = h.user ? Json(*h.user) : Json(nullptr);
+      host["port"] = h.port ? Json(*h.port) : Json(nullptr);
+      hosts.push_back(std::move(host));
+    }
+    Json& p = j["profile"];
+    p["hosts"] = std::move(hosts);
+    p["hostfile"] = plan.hostfile;
+    p["work_dir"] = plan.work_dir;
+    p["with_data"] = plan.with_data;
+    p["ssh"] = Json{{"user", plan.ssh.user},
+                    {"port", plan.ssh.port},
+                    {"identity_file", plan.ssh.identity_file},
+                    {"known_hosts", plan.ssh.known_hosts},
+                    {"config", plan.ssh.config},
+                    {"connect_timeout", plan.ssh.connect_timeout},
+                    {"keepalive", plan.ssh.keepalive}};
+    j["env_id"] = plan.env_id;
+    j["job_id"] = plan.job_id;
+  }
   j["set"] = plan.sets;
   j["metrics_out"] = plan.metrics_out;
   j["cluster"] = Json{{"ps", Addresses(plan, "ps")},
@@ -57,6 +81,10 @@ std::string PlanToJson(const Plan& plan) {
                          {"stdout", t.stdout_file},
                          {"stderr", t.stderr_file},
                          {"exit_file", t.exit_file}});
+    if (plan.remote()) {
+      tasks.back()["work_dir"] = t.work_dir;
+      tasks.back()["ssh"] = Json{{"user", t.ssh_user}, {"port", t.ssh_port}};
+    }
   }
   j["tasks"] = std::move(tasks);
   return j.dump(2) + "\n";
@@ -89,6 +117,31 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
     plan.base_port = p.at("base_port").get<int>();
     plan.threads = p.at("threads").get<int>();
     plan.max_restarts = p.at("max_restarts").get<int>();
+    if (plan.remote()) {
+      for (const Json& h : p.at("hosts")) {
+        HostEntry e;
+        e.host = h.at("host").get<std::string>();
+        e.slots = h.at("slots").get<int>();
+        e.gpus = h.at("gpus").get<int>();
+        e.ps = h.at("ps").get<bool>();
+        if (!h.at("user").is_null()) e.user = h.at("user").get<std::string>();
+        if (!h.at("port").is_null()) e.port = h.at("port").get<int>();
+        plan.hosts.push_back(std::move(e));
+      }
+      plan.hostfile = p.at("hostfile").get<std::string>();
+      plan.work_dir = p.at("work_dir").get<std::string>();
+      plan.with_data = p.at("with_data").get<bool>();
+      const Json& ssh = p.at("ssh");
+      plan.ssh.user = ssh.at("user").get<std::string>();
+      plan.ssh.port = ssh.at("port").get<int>();
+      plan.ssh.identity_file = ssh.at("identity_file").get<std::string>();
+      plan.ssh.known_hosts = ssh.at("known_hosts").get<std::string>();
+      plan.ssh.config = ssh.at("config").get<std::string>();
+      plan.ssh.connect_timeout = ssh.at("connect_timeout").get<int>();
+      plan.ssh.keepalive = ssh.at("keepalive").get<int>();
+      plan.env_id = j.at("env_id").get<std::string>();
+      plan.job_id = j.at("job_id").get<std::string>();
+    }
     plan.sets = j.at("set").get<std::vector<std::string>>();
     plan.metrics_out = j.at("metrics_out").get<std::string>();
     for (const Json& t : j.at("tasks")) {
@@ -107,6 +160,11 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
       task.stdout_file = t.at("stdout").get<std::string>();
       task.stderr_file = t.at("stderr").get<std::string>();
       task.exit_file = t.at("exit_file").get<std::string>();
+      if (plan.remote()) {
+        task.work_dir = t.at("work_dir").get<std::string>();
+        task.ssh_user = t.at("ssh").at("user").get<std::string>();
+        task.ssh_port = t.at("ssh").at("port").get<int>();
+      }
       plan.tasks.push_back(std::move(task));
     }
     if (plan.ps < 1 || plan.workers < 1 ||

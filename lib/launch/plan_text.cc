@@ -33,7 +33,13 @@ std::string PlanToText(const Plan& plan) {
             ")\n");
   StrAppend(
       &out, "backend:  ", plan.backend, ", ", plan.ps, " ps, ", plan.workers,
-      plan.workers == 1 ? " worker" : " workers", " on ", plan.host, ", ",
+      plan.workers == 1 ? " worker" : " workers", " on ",
+      plan.remote()
+          ? StrCat(
+                plan.hosts.size(), plan.hosts.size() == 1 ? " host" : " hosts",
+                plan.hostfile.empty() ? "" : StrCat(" (", plan.hostfile, ")"))
+          : plan.host,
+      ", ",
       plan.base_port == 0 ? std::string("ports chosen at launch")
                           : StrCat("ports ", plan.base_port, "-",
                                    plan.base_port + plan.ps + plan.workers - 1),
@@ -43,10 +49,17 @@ std::string PlanToText(const Plan& plan) {
                               : StrCat(plan.threads, " per task"),
             "\n");
   StrAppend(&out, "run:      ", plan.run_dir, "\n");
-  StrAppend(&out, "secret:   ", plan.secret_file, " (mode 0600)\n");
+  StrAppend(&out, "secret:   ", plan.secret_file, " (mode 0600",
+            plan.remote() ? "; copied to each host's run directory" : "",
+            ")\n");
+  if (plan.remote()) {
+    StrAppend(&out, "ships:    runtime ", plan.env_id, " and job ", plan.job_id,
+              plan.with_data ? " (with its data)" : "", " to each host's ",
+              plan.work_dir, "\n");
+  }
   if (plan.max_restarts > 0) {
-    StrAppend(&out, "restarts: ", plan.max_restarts,
-              " (recorded; the local backend does not restart tasks yet)\n");
+    StrAppend(&out, "restarts: up to ", plan.max_restarts,
+              " per failed parameter server or worker (not the chief)\n");
   }
   out += "\n";
   size_t name_width = 4, address_width = 7;
@@ -57,10 +70,10 @@ std::string PlanToText(const Plan& plan) {
   StrAppend(&out, Pad("TASK", name_width), "  ", Pad("ADDRESS", address_width),
             "  ROLE    LOGS\n");
   for (const TaskPlan& t : plan.tasks) {
-    StrAppend(&out, Pad(t.name(), name_width), "  ",
-              Pad(t.address(), address_width), "  ",
-              Pad(t.chief ? "chief" : t.role, 6), "  ", t.dir,
-              "/{stdout,stderr}\n");
+    StrAppend(
+        &out, Pad(t.name(), name_width), "  ", Pad(t.address(), address_width),
+        "  ", Pad(t.chief ? "chief" : t.role, 6), "  ",
+        plan.remote() ? StrCat(t.host, ":") : "", t.dir, "/{stdout,stderr}\n");
   }
   if (plan.base_port == 0) {
     out += "(port 0: a free port chosen at launch)\n";

@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <initializer_list>
 #include <utility>
@@ -103,20 +104,202 @@ Status ReadBounded(Reader* reader, Profile* p, const toml::table& table,
 }
 
 // An error naming the first key of `table` (in file order) that a profile
-// does not have, with the closest one as a suggestion.
-Status CheckKeys(const Reader& reader, const toml::table& table) {
-  const std::initializer_list<std::string_view> kKeys = {
+// for `backend` does not have, with the closest one as a suggestion.
+Status CheckKeys(const Reader& reader, const toml::table& table,
+                 std::string_view backend) {
+  const std::initializer_list<std::string_view> kLocal = {
       "backend",   "ps",      "workers", "host",
       "base_port", "threads", "env",     "max_restarts"};
+  const std::initializer_list<std::string_view> kSsh = {
+      "backend",   "ps",        "workers", "hosts", "hostfile", "work_dir",
+      "with_data", "base_port", "threads", "env",   "ssh"};
+  const bool ssh = backend == "ssh";
+  const std::initializer_list<std::string_view>& keys = ssh ? kSsh : kLocal;
+  const std::initializer_list<std::string_view>& others = ssh ? kLocal : kSsh;
   for (const auto& [key, node] : toml_util::InFileOrder(table)) {
     const std::string_view name = key->str();
-    if (std::find(kKeys.begin(), kKeys.end(), name) != kKeys.end()) continue;
-    const std::string_view best = toml_util::Closest(name, kKeys);
+    if (std::find(keys.begin(), keys.end(), name) != keys.end()) continue;
+    if (std::find(others.begin(), others.end(), name) != others.end()) {
+      return reader.Error(
+          key->source(), toml_util::KeyPart(name),
+          StrCat("only for backend = \"", ssh ? "local" : "ssh", "\""));
+    }
+    const std::string_view best = toml_util::Closest(name, keys);
     return reader.Error(key->source(), toml_util::KeyPart(name),
                         best.empty()
                             ? StrCat("unknown key (expected one of ",
-                                     toml_util::Join(kKeys), ")")
+                                     toml_util::Join(keys), ")")
                             : StrCat("unknown key (did you mean ", best, "?)"));
+  }
+  return OkStatus();
+}
+
+// A local path from a profile: "~/" is the home directory, a relative path
+// is relative to the profile's directory.
+std::string LocalPath(const std::string& profile_source,
+                      const std::string& value) {
+  if (value == "~" || value.starts_with("~/")) {
+    const char* home = std::getenv("HOME");
+    return StrCat(home ? home : "", value.substr(1));
+  }
+  if (fs::path(value).is_absolute() ||
+      profile_source == kBuiltInProfileSource) {
+    return value;
+  }
+  return (fs::path(profile_source).parent_path() / value)
+      .lexically_normal()
+      .string();
+}
+
+// hosts = ["h1", "h2 slots=2"]: each element read as a hostfile line;
+// errors point at the element.
+Status ReadInlineHosts(const Reader& reader, const toml::node& node,
+                       Profile* p) {
+  const toml::array* array = node.as_array();
+  if (array == nullptr || array->empty()) {
+    return reader.Error(node, "hosts",
+                        StrCat("expected a non-empty array of strings, got ",
+                               toml_util::Describe(node)));
+  }
+  std::string text;
+  for (const toml::node& element : *array) {
+    const auto* s = element.as_string();
+    if (s == nullptr || s->get().find('\n') != std::string::npos) {
+      return reader.Error(element, "hosts",
+                          StrCat("expected a host line such as \"h1 slots=2\""
+                                 ", got ",
+                                 toml_util::Text(element)));
+    }
+    StrAppend(&text, s->get(), "\n");
+  }
+  StatusOr<std::vector<HostEntry>> hosts = ParseHostfile(text, "");
+  if (!hosts.ok()) {
+    // "<source>:<line>:<col>: what" with an empty source: the line is the
+    // element's position.
+    const std::string message(Message(hosts.status()));
+    const size_t line_end = message.find(':', 1);
+    const size_t col_end = message.find(": ", line_end + 1);
+    const size_t line =
+        line_end == std::string::npos
+            ? 1
+            : static_cast<size_t>(std::atoi(message.c_str() + 1));
+    const std::string what =
+        col_end == std::string::npos ? message : message.substr(col_end + 2);
+    const toml::node* element =
+        line >= 1 && line <= array->size() ? array->get(line - 1) : &node;
+    return reader.Error(*element, StrCat("hosts[", line - 1, "]"), what);
+  }
+  p->hosts = *std::move(hosts);
+  return OkStatus();
+}
+
+// The [ssh] table.
+Status ReadSsh(const Reader& reader, const toml::node& node, Profile* p) {
+  const toml::table* table = node.as_table();
+  if (table == nullptr) {
+    return reader.Error(
+        node, "ssh",
+        StrCat("expected a table, got ", toml_util::Describe(node)));
+  }
+  const std::initializer_list<std::string_view> kKeys = {
+      "user",        "port",   "identity_file",
+      "known_hosts", "config", "connect_timeout",
+      "keepalive"};
+  for (const auto& [key, value] : toml_util::InFileOrder(*table)) {
+    const std::string_view name = key->str();
+    const std::string path = StrCat("ssh.", toml_util::KeyPart(name));
+    if (std::find(std::begin(kKeys), std::end(kKeys), name) ==
+        std::end(kKeys)) {
+      const std::string_view best = toml_util::Closest(name, kKeys);
+      return reader.Error(
+          key->source(), path,
+          best.empty() ? "unknown key"
+                       : StrCat("unknown key (did you mean ", best, "?)"));
+    }
+    auto bounded = [&](int64_t min, int64_t max, int* out) -> Status {
+      DTF_ASSIGN_OR_RETURN(const int64_t v,
+                           reader.GetIntAtLeast(*value, path, min));
+      if (v > max) {
+        return reader.Error(*value, path,
+                            StrCat("must be at most ", max, ", got ", v));
+      }
+      *out = static_cast<int>(v);
+      return OkStatus();
+    };
+    Profile::Ssh& ssh = p->ssh;
+    if (name == "port") {
+      DTF_RETURN_IF_ERROR(bounded(1, 65535, &ssh.port));
+    } else if (name == "connect_timeout") {
+      DTF_RETURN_IF_ERROR(bounded(1, 600, &ssh.connect_timeout));
+    } else if (name == "keepalive") {
+      DTF_RETURN_IF_ERROR(bounded(0, 3600, &ssh.keepalive));
+    } else {
+      DTF_ASSIGN_OR_RETURN(std::string s, reader.GetString(*value, path));
+      if (s.empty()) return reader.Error(*value, path, "must not be empty");
+      if (name == "user") {
+        ssh.user = std::move(s);
+      } else if (name == "config" && s == "none") {
+        ssh.config = std::move(s);
+      } else {
+        std::string local = LocalPath(p->source, s);
+        if (name == "identity_file") ssh.identity_file = std::move(local);
+        if (name == "known_hosts") ssh.known_hosts = std::move(local);
+        if (name == "config") ssh.config = std::move(local);
+      }
+    }
+  }
+  return OkStatus();
+}
+
+// The keys only an SSH profile has.
+Status ReadSshProfile(const Reader& reader, const toml::table& table,
+                      Profile* p) {
+  const toml::node* hosts = table.get("hosts");
+  const toml::node* hostfile = table.get("hostfile");
+  if (hosts != nullptr && hostfile != nullptr) {
+    return reader.Error(*hostfile, "hostfile",
+                        "give hosts or hostfile, not both");
+  }
+  if (hosts == nullptr && hostfile == nullptr) {
+    return InvalidArgumentError(
+        StrCat(p->source,
+               ": backend = \"ssh\" needs hosts = [\"h1\", ...] or "
+               "hostfile = \"PATH\""));
+  }
+  if (hosts != nullptr) {
+    p->where["hosts"] = Where(reader, *hosts);
+    DTF_RETURN_IF_ERROR(ReadInlineHosts(reader, *hosts, p));
+  } else {
+    p->where["hostfile"] = Where(reader, *hostfile);
+    DTF_ASSIGN_OR_RETURN(const std::string path,
+                         reader.GetString(*hostfile, "hostfile"));
+    p->hostfile = LocalPath(p->source, path);
+    StatusOr<std::vector<HostEntry>> entries = LoadHostfile(p->hostfile);
+    if (!entries.ok()) {
+      return Status(entries.status().code(),
+                    ToAbsl(StrCat(Where(reader, *hostfile),
+                                  ": hostfile: ", Message(entries.status()))));
+    }
+    p->hosts = *std::move(entries);
+  }
+  if (const toml::node* node = table.get("work_dir")) {
+    p->where["work_dir"] = Where(reader, *node);
+    DTF_ASSIGN_OR_RETURN(p->work_dir, reader.GetString(*node, "work_dir"));
+    if (p->work_dir.empty() || p->work_dir.find('\n') != std::string::npos ||
+        p->work_dir.find('\'') != std::string::npos) {
+      return reader.Error(*node, "work_dir",
+                          "expected a directory path (no newline or quote)");
+    }
+    while (p->work_dir.size() > 1 && p->work_dir.back() == '/') {
+      p->work_dir.pop_back();
+    }
+  }
+  if (const toml::node* node = table.get("with_data")) {
+    DTF_ASSIGN_OR_RETURN(p->with_data, reader.GetBool(*node, "with_data"));
+  }
+  if (const toml::node* node = table.get("ssh")) {
+    p->where["ssh"] = Where(reader, *node);
+    DTF_RETURN_IF_ERROR(ReadSsh(reader, *node, p));
   }
   return OkStatus();
 }
@@ -137,14 +320,14 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
     DTF_ASSIGN_OR_RETURN(
         const int backend,
         reader.GetChoice(*node, "backend", {"local", "ssh", "k8s"}));
-    if (backend != 0) {
+    if (backend == 2) {
       return reader.Error(*node, "backend",
-                          StrCat("the ", toml_util::Text(*node),
-                                 " backend is not built yet; only \"local\" "
-                                 "is"));
+                          "the \"k8s\" backend is not built yet; \"local\" "
+                          "and \"ssh\" are");
     }
+    p.backend = backend == 0 ? "local" : "ssh";
   }
-  DTF_RETURN_IF_ERROR(CheckKeys(reader, table));
+  DTF_RETURN_IF_ERROR(CheckKeys(reader, table, p.backend));
   DTF_RETURN_IF_ERROR(ReadBounded(&reader, &p, table, "ps", 1, 1000, &p.ps));
   DTF_RETURN_IF_ERROR(
       ReadBounded(&reader, &p, table, "workers", 1, 10000, &p.workers));
@@ -177,6 +360,9 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
       }
       DTF_ASSIGN_OR_RETURN(p.env[name], reader.GetString(*value, path));
     }
+  }
+  if (p.backend == "ssh") {
+    DTF_RETURN_IF_ERROR(ReadSshProfile(reader, table, &p));
   }
   return p;
 }

@@ -6,8 +6,10 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lib/base/status.h"
+#include "lib/launch/hostfile.h"
 
 namespace dtf::launch {
 
@@ -22,7 +24,8 @@ struct Profile {
   // the file it was read from (kBuiltInProfileSource for the built-in one).
   std::string name;
   std::string source;
-  // backend: only "local" is built so far. Default "local".
+  // backend: "local" (every task on this machine) or "ssh" (tasks on the
+  // hosts below, reached over SSH). Default "local".
   std::string backend = "local";
   // ps, workers: task counts, each >= 1. Defaults 1 and 2.
   int ps = 1;
@@ -39,6 +42,28 @@ struct Profile {
   // the chief that fails is started again (a PS restoring the last
   // checkpoint). Default 0.
   int max_restarts = 0;
+  // backend = "ssh" only:
+  // hosts = ["h1", "h2 slots=2"] (each a hostfile line) or hostfile =
+  // "PATH" (relative to the profile's directory): where tasks may run.
+  std::vector<HostEntry> hosts;
+  std::string hostfile;  // as resolved; "" for inline hosts
+  // work_dir: the directory on each host that holds shipped archives and
+  // run directories; relative paths are under the login directory, and
+  // "{host}" is replaced by the host's name. Default ".dtf".
+  std::string work_dir = ".dtf";
+  // with_data: ship the job's data with it (dtf pack zip --with-data).
+  // Default false: the job's data paths must hold on every host.
+  bool with_data = false;
+  // [ssh]: how hosts are reached; a hostfile's user=/port= win per host.
+  struct Ssh {
+    std::string user;           // "": ~/.ssh/config, else the local user
+    int port = 0;               // 0: ~/.ssh/config, else 22
+    std::string identity_file;  // "": ssh-agent and the default keys
+    std::string known_hosts;    // "": ~/.ssh/known_hosts
+    std::string config;         // "": ~/.ssh/config; "none": none
+    int connect_timeout = 10;   // seconds
+    int keepalive = 15;         // seconds between keepalives
+  } ssh;
   // [env]: environment variables set for every task, by name.
   std::map<std::string, std::string> env;
   // "<file>:<line>:<col>" of each key read, for errors found later (a port

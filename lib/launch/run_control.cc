@@ -8,6 +8,7 @@
 #include "lib/base/strings.h"
 #include "lib/data/file.h"
 #include "lib/launch/run_layout.h"
+#include "lib/launch/ssh_backend.h"
 
 namespace dtf::launch {
 namespace {
@@ -29,6 +30,16 @@ bool SupervisorRunning(const RunRecord& record) {
 }
 
 bool AnyTaskAlive(const RunView& run) {
+  if (run.plan.remote()) {
+    // Tasks on other hosts: alive until their exit.json says otherwise.
+    for (const TaskRecord& t : run.record.tasks) {
+      if (t.process.pid > 0 && run.exits.count(t.task) == 0 &&
+          !TaskStateFinal(t.state)) {
+        return true;
+      }
+    }
+    return false;
+  }
   for (const TaskRecord& t : run.record.tasks) {
     if (t.process.pid > 0 && GroupAlive(t.process)) return true;
   }
@@ -40,6 +51,8 @@ Status ReconcileRun(RunView* run) {
     return OkStatus();
   }
   const bool stopped = StopMarked(run->dir);
+  const bool remote = run->plan.remote();
+  if (remote) FetchRemoteExits(run);
   bool all_final = true;
   for (size_t i = 0; i < run->record.tasks.size(); ++i) {
     TaskRecord& t = run->record.tasks[i];
@@ -47,7 +60,7 @@ Status ReconcileRun(RunView* run) {
       t.state = it->second.state;
       continue;
     }
-    if (t.process.pid > 0 && GroupAlive(t.process)) {
+    if (t.process.pid > 0 && (remote || GroupAlive(t.process))) {
       all_final = false;
       continue;
     }
@@ -81,9 +94,49 @@ Status ReconcileRun(RunView* run) {
   return WriteRunRecord(run->dir, run->record);
 }
 
+namespace {
+
+Status MarkStopped(const std::string& run_dir) {
+  return WriteFileAtomically((fs::path(run_dir) / kStopFile).string(),
+                             StrCat("{\n  \"requested_ms\": ", NowMs(),
+                                    ",\n  \"pid\": ", ::getpid(), "\n}\n"));
+}
+
+// An SSH run: its launcher stops the tasks when it sees stop.json; without
+// a launcher, the tasks are stopped on their hosts from here.
+StatusOr<StopReport> StopRemoteRun(RunView run,
+                                   std::chrono::milliseconds grace) {
+  StopReport report;
+  if (RunStateFinal(run.record.state)) return report;
+  for (const TaskRecord& t : run.record.tasks) {
+    if (t.process.pid > 0 && !TaskStateFinal(t.state) &&
+        run.exits.count(t.task) == 0) {
+      report.signalled.push_back(t.task);
+    }
+  }
+  if (!StopMarked(run.dir)) DTF_RETURN_IF_ERROR(MarkStopped(run.dir));
+  if (SupervisorRunning(run.record)) {
+    const auto deadline = Clock::now() + grace + std::chrono::seconds(15);
+    while (SupervisorRunning(run.record) && Clock::now() < deadline) {
+      StatusOr<RunRecord> record = ReadRunRecord(run.dir);
+      if (record.ok() && RunStateFinal(record->state)) return report;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  DTF_ASSIGN_OR_RETURN(const RemoteStopReport stopped,
+                       StopRemoteTasks(run.plan, grace));
+  report.killed = stopped.killed;
+  DTF_ASSIGN_OR_RETURN(run, LoadRun(run.dir));
+  DTF_RETURN_IF_ERROR(ReconcileRun(&run));
+  return report;
+}
+
+}  // namespace
+
 StatusOr<StopReport> StopRun(const std::string& run_dir,
                              std::chrono::milliseconds grace) {
   DTF_ASSIGN_OR_RETURN(RunView run, LoadRun(run_dir));
+  if (run.plan.remote()) return StopRemoteRun(std::move(run), grace);
   StopReport report;
   std::vector<std::pair<std::string, ProcessId>> groups;
   for (const TaskRecord& t : run.record.tasks) {
@@ -92,10 +145,7 @@ StatusOr<StopReport> StopRun(const std::string& run_dir,
     groups.emplace_back(t.task, t.process);
   }
   if (!StopMarked(run_dir) && !report.signalled.empty()) {
-    DTF_RETURN_IF_ERROR(
-        WriteFileAtomically((fs::path(run_dir) / kStopFile).string(),
-                            StrCat("{\n  \"requested_ms\": ", NowMs(),
-                                   ",\n  \"pid\": ", ::getpid(), "\n}\n")));
+    DTF_RETURN_IF_ERROR(MarkStopped(run_dir));
   }
   report.killed = StopGroups(groups, grace, nullptr);
   // The supervisor records the exits of its children; give it a moment.

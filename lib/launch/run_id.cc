@@ -1,13 +1,18 @@
 #include "lib/launch/run_id.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 
 #include "lib/base/strings.h"
+#include "lib/launch/plan.h"
 
 namespace dtf::launch {
+
+namespace fs = std::filesystem;
 
 std::string FormatRunId(std::time_t when, uint16_t suffix) {
   std::tm tm{};
@@ -77,6 +82,25 @@ Status WriteNewSecret(const std::string& path) {
   if (::close(fd) != 0 && error == 0) error = errno;
   if (error != 0) return ErrnoToStatus(error, path);
   return OkStatus();
+}
+
+StatusOr<std::string> CreateRunDir(const std::string& runs_dir,
+                                   const std::string& wanted) {
+  std::error_code ec;
+  fs::create_directories(runs_dir, ec);
+  if (ec) return ErrnoToStatus(ec.value(), runs_dir);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    std::string id = wanted;
+    if (id == kUnchosenRunId) {
+      DTF_ASSIGN_OR_RETURN(id, NewRunId());
+    }
+    const std::string dir = (fs::path(runs_dir) / id).string();
+    if (::mkdir(dir.c_str(), 0755) == 0) return id;
+    if (errno != EEXIST || wanted != kUnchosenRunId) {
+      return ErrnoToStatus(errno, dir);
+    }
+  }
+  return AlreadyExistsError(StrCat(runs_dir, ": no free run id"));
 }
 
 }  // namespace dtf::launch

@@ -24,4 +24,9 @@ StatusOr<std::string> RandomHex(size_t bytes);
 // AlreadyExists when `path` exists. The secret never leaves that file.
 Status WriteNewSecret(const std::string& path);
 
+// Creates <runs_dir>/<id> (and runs_dir when missing) for a new id, or for
+// `wanted` unless it is kUnchosenRunId (lib/launch/plan.h); returns the id.
+StatusOr<std::string> CreateRunDir(const std::string& runs_dir,
+                                   const std::string& wanted);
+
 }  // namespace dtf::launch

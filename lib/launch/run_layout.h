@@ -13,11 +13,18 @@ inline constexpr char kTasksFile[] = "tasks.json";  // pids, states, outcome
 inline constexpr char kSecretFile[] = "secret";     // 64 hex digits, 0600
 inline constexpr char kStopFile[] = "stop.json";    // `dtf stop` was here
 inline constexpr char kSupervisorLog[] = "supervisor.log";  // --detach only
+// On an SSH run's hosts, <work dir>/runs/<run id>/: the chief's metrics
+// (fetched into --metrics-out at the end).
+inline constexpr char kRemoteMetricsFile[] = "metrics.json";
 // <run dir>/<role>-<index>/
 inline constexpr char kReadyFile[] = "ready";  // "host:port", by the task
 inline constexpr char kStdoutFile[] = "stdout";
 inline constexpr char kStderrFile[] = "stderr";
 inline constexpr char kExitFile[] = "exit.json";  // once the task exited
+// SSH runs, on the task's host: the task's environment (0600, read by
+// `dtf task-exec`) and its process ("pid start_ticks").
+inline constexpr char kEnvFile[] = "env";
+inline constexpr char kPidFile[] = "pid";
 
 // <job dir>/.dtf/runs
 inline std::string DefaultRunsDir(const std::string& job_dir) {

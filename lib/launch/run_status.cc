@@ -5,8 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/base/strings.h"
+#include "lib/launch/remote_host.h"
 #include "lib/launch/run_control.h"
 #include "lib/launch/run_registry.h"
+#include "lib/launch/ssh/tunnel.h"
 #include "lib/launch/status_client.h"
 
 namespace dtf::launch {
@@ -70,7 +72,7 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
       row.restarts = r.restarts;
       if (!r.address.empty()) row.address = r.address;
       row.alive = r.process.pid > 0 && !TaskStateFinal(r.state) &&
-                  GroupAlive(r.process);
+                  (run.plan.remote() || GroupAlive(r.process));
     }
     if (auto it = run.exits.find(row.task); it != run.exits.end()) {
       row.state = it->second.state;
@@ -94,6 +96,21 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
   }
   StatusOr<CoordinatorStatus> reply =
       QueryCoordinator(s.chief_address, s.run_id, *secret, deadline);
+  if (!reply.ok() && run.plan.remote() &&
+      reply.status().code() != StatusCode::kPermissionDenied) {
+    // The chief's port may not be reachable from here: through its host.
+    const TaskPlan& c = run.plan.chief();
+    StatusOr<std::unique_ptr<ssh::Tunnel>> tunnel = ssh::Tunnel::Open(
+        TargetFor(run.plan, c.host, c.ssh_user, c.ssh_port), c.host, c.port);
+    if (tunnel.ok()) {
+      StatusOr<CoordinatorStatus> via = QueryCoordinator(
+          (*tunnel)->local_address(), s.run_id, *secret, deadline);
+      if (via.ok()) {
+        reply = std::move(via);
+        s.chief_via = StrCat("ssh tunnel to ", c.host);
+      }
+    }
+  }
   if (!reply.ok()) {
     s.chief_error = std::string(Message(reply.status()));
     return s;
@@ -134,6 +151,7 @@ std::string RunStatusToJson(const RunStatus& s) {
            {"address", s.chief_address},
            {"reachable", s.from_chief},
            {"error", s.chief_error},
+           {"via", s.chief_via},
            {"global_step", s.from_chief ? Json(s.global_step) : Json(nullptr)},
            {"state", s.chief_state},
            {"eval_metrics", metrics}};
@@ -170,9 +188,11 @@ std::string RunStatusToText(const RunStatus& s, int64_t now_ms) {
   out += "\n";
   if (!s.message.empty()) StrAppend(&out, s.message, "\n");
   if (s.from_chief) {
-    StrAppend(&out, "chief ", s.chief, " at ", s.chief_address,
-              ": global step ", s.global_step,
-              s.chief_state.empty() ? "" : ", ", s.chief_state);
+    StrAppend(
+        &out, "chief ", s.chief, " at ", s.chief_address,
+        s.chief_via.empty() ? "" : StrCat(" (through an ", s.chief_via, ")"),
+        ": global step ", s.global_step, s.chief_state.empty() ? "" : ", ",
+        s.chief_state);
     for (const auto& [name, value] : s.eval_metrics) {
       StrAppend(&out, ", ", name, " ", fmt::format("{:.4f}", value));
     }

@@ -48,6 +48,8 @@ struct RunStatus {
   std::string chief_address;
   bool from_chief = false;
   std::string chief_error;
+  // How the chief was reached when not directly ("ssh tunnel to h1").
+  std::string chief_via;
   int64_t global_step = 0;
   std::string chief_state;
   std::map<std::string, double> eval_metrics;

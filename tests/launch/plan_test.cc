@@ -5,6 +5,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/base/strings.h"
+#include "tests/testing/temp_dir.h"
 
 namespace dtf::launch {
 namespace {
@@ -220,6 +222,89 @@ TEST(Plan, JsonRoundTrips) {
   StatusOr<Plan> back = PlanFromJson(PlanToJson(*plan), "plan.json");
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(PlanToJson(*back), kGolden);
+}
+
+// An SSH profile with a hostfile (tests/launch/testdata/cluster.hosts).
+std::string SourcePath(std::string_view rel) {
+  return StrCat(DTF_SOURCE_DIR, "/", rel);
+}
+
+PlanRequest SshRequest(int workers = 3) {
+  PlanRequest r;
+  r.job = "/jobs/census/dtf.toml";
+  r.binary = "/opt/dtf/bin/dtf";
+  StatusOr<Profile> profile = ParseProfile(
+      StrCat("backend = \"ssh\"\nhostfile = \"",
+             SourcePath("tests/launch/testdata/cluster.hosts"),
+             "\"\nps = 2\nworkers = ", workers,
+             "\nbase_port = 7000\nthreads = 2\n"
+             "work_dir = \"/scratch/{host}/dtf\"\n\n[ssh]\nuser = \"ada\"\n"
+             "identity_file = \"/home/ada/.ssh/id_ed25519\"\n"
+             "known_hosts = \"/home/ada/.ssh/known_hosts\"\n"
+             "connect_timeout = 5\n\n[env]\nOMP_NUM_THREADS = \"1\"\n"),
+      "/jobs/census/profiles/cluster.toml", "cluster");
+  EXPECT_TRUE(profile.ok()) << profile.status();
+  r.profile = *profile;
+  r.overrides.metrics_out = "/jobs/census/metrics.json";
+  return r;
+}
+
+// The SSH plan's JSON, with this checkout's path shown as <src>.
+std::string SshJson(const Plan& plan) {
+  std::string json = PlanToJson(plan);
+  const std::string src = DTF_SOURCE_DIR;
+  for (size_t at; (at = json.find(src)) != std::string::npos;) {
+    json.replace(at, src.size(), "<src>");
+  }
+  return json;
+}
+
+TEST(Plan, SshGoldenJson) {
+  StatusOr<Plan> plan = MakePlan(SshRequest());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(
+      SshJson(*plan),
+      testing::ReadFile(SourcePath("tests/launch/testdata/ssh_plan.json")));
+  StatusOr<Plan> back = PlanFromJson(PlanToJson(*plan), "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(PlanToJson(*back), PlanToJson(*plan));
+}
+
+TEST(Plan, SshPlacesTasksOnHosts) {
+  StatusOr<Plan> plan = MakePlan(SshRequest());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  std::vector<std::string> hosts;
+  for (const TaskPlan& t : plan->tasks) hosts.push_back(t.host);
+  // Parameter servers only where ps is allowed; workers round-robin.
+  EXPECT_THAT(hosts, ElementsAre("gpu-a", "gpu-a", "gpu-a", "gpu-b", "gpu-a"));
+  const TaskPlan& w1 = *plan->Find("worker:1");
+  EXPECT_EQ(w1.ssh_user, "train");
+  EXPECT_EQ(w1.ssh_port, 2222);
+  EXPECT_EQ(w1.work_dir, "/scratch/gpu-b/dtf");
+  EXPECT_EQ(w1.dir, "/scratch/gpu-b/dtf/runs/<run-id>/worker-1");
+  EXPECT_EQ(w1.argv[0], "/scratch/gpu-b/dtf/envs/<env-id>/bin/dtf");
+  EXPECT_THAT(w1.argv,
+              ::testing::Contains("/scratch/gpu-b/dtf/jobs/<job-id>/dtf.toml"));
+  // Only the chief writes metrics, on its host.
+  EXPECT_THAT(
+      plan->chief().argv,
+      ::testing::Contains("/scratch/gpu-a/dtf/runs/<run-id>/metrics.json"));
+  EXPECT_THAT(w1.argv, ::testing::Not(::testing::Contains("--metrics-out")));
+  // The text form says where each task's logs are.
+  EXPECT_THAT(PlanToText(*plan),
+              HasSubstr("gpu-b:/scratch/gpu-b/dtf/runs/<run-id>/worker-1/"));
+}
+
+TEST(Plan, SshNeedsSlotsForEveryWorker) {
+  StatusOr<Plan> plan = MakePlan(SshRequest(/*workers=*/5));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(Message(plan.status()),
+              HasSubstr("hostfile: 5 workers but the hosts have 4 slots"));
+  PlanRequest r = SshRequest();
+  for (HostEntry& h : r.profile.hosts) h.ps = false;
+  plan = MakePlan(r);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(Message(plan.status()), HasSubstr("every host has ps=false"));
 }
 
 TEST(Plan, CorruptJsonIsDataLoss) {

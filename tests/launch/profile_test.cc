@@ -1,9 +1,11 @@
 #include "lib/launch/profile.h"
 
+#include <fstream>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/launch/plan.h"
 #include "tests/testing/temp_dir.h"
 
 namespace dtf::launch {
@@ -97,13 +99,100 @@ TEST(Profile, BadValuesNameFileLineAndKey) {
             "integer");
 }
 
-TEST(Profile, OtherBackendsAreNotBuiltYet) {
-  EXPECT_EQ(ErrorOf("backend = \"ssh\"\nhosts = [\"a\"]\n"),
-            "profiles/x.toml:1:11: backend: the \"ssh\" backend is not built "
-            "yet; only \"local\" is");
+TEST(Profile, K8sIsNotBuiltYet) {
+  EXPECT_EQ(ErrorOf("backend = \"k8s\"\n"),
+            "profiles/x.toml:1:11: backend: the \"k8s\" backend is not "
+            "built yet; \"local\" and \"ssh\" are");
   EXPECT_THAT(ErrorOf("backend = \"locl\"\n"),
               HasSubstr("backend: unknown value \"locl\" (did you mean "
                         "local?)"));
+}
+
+TEST(Profile, SshReadsEveryKey) {
+  StatusOr<Profile> p = ParseProfile(R"(backend = "ssh"
+hosts = ["h1 slots=2", "h2:3 ps=false user=bob port=2200"]
+ps = 2
+workers = 5
+work_dir = "/scratch/{host}/dtf/"
+with_data = true
+base_port = 7000
+[ssh]
+user = "ada"
+port = 2222
+identity_file = "keys/id_ed25519"
+known_hosts = "/etc/dtf/known_hosts"
+config = "none"
+connect_timeout = 3
+keepalive = 0
+)",
+                                     "/jobs/a/profiles/c.toml", "c");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->backend, "ssh");
+  ASSERT_EQ(p->hosts.size(), 2u);
+  EXPECT_EQ(p->hosts[0].host, "h1");
+  EXPECT_EQ(p->hosts[0].slots, 2);
+  EXPECT_EQ(p->hosts[1].slots, 3);
+  EXPECT_FALSE(p->hosts[1].ps);
+  EXPECT_EQ(p->hosts[1].user, "bob");
+  EXPECT_EQ(p->hosts[1].port, 2200);
+  EXPECT_EQ(p->work_dir, "/scratch/{host}/dtf");
+  EXPECT_TRUE(p->with_data);
+  EXPECT_EQ(p->ssh.user, "ada");
+  EXPECT_EQ(p->ssh.port, 2222);
+  // Relative to the profile's directory.
+  EXPECT_EQ(p->ssh.identity_file, "/jobs/a/profiles/keys/id_ed25519");
+  EXPECT_EQ(p->ssh.known_hosts, "/etc/dtf/known_hosts");
+  EXPECT_EQ(p->ssh.config, "none");
+  EXPECT_EQ(p->ssh.connect_timeout, 3);
+  EXPECT_EQ(p->ssh.keepalive, 0);
+  EXPECT_EQ(ExpandWorkDir(p->work_dir, "h2"), "/scratch/h2/dtf");
+}
+
+TEST(Profile, SshReadsAHostfileBesideIt) {
+  testing::TempDir dir;
+  { std::ofstream(dir.Join("hosts")) << "# cluster\nnode1 slots=4 gpus=2\n"; }
+  const std::string path = dir.Join("p.toml");
+  { std::ofstream(path) << "backend = \"ssh\"\nhostfile = \"hosts\"\n"; }
+  StatusOr<Profile> p = LoadProfileFile(path);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->hostfile, dir.Join("hosts"));
+  ASSERT_EQ(p->hosts.size(), 1u);
+  EXPECT_EQ(p->hosts[0].gpus, 2);
+  EXPECT_EQ(p->work_dir, ".dtf");
+
+  // An error in the hostfile names the profile key and the hostfile line.
+  { std::ofstream(dir.Join("hosts")) << "node1\nnode2 slot=3\n"; }
+  p = LoadProfileFile(path);
+  ASSERT_FALSE(p.ok());
+  EXPECT_THAT(Message(p.status()), HasSubstr(path + ":2:12: hostfile: "));
+  EXPECT_THAT(Message(p.status()), HasSubstr(dir.Join("hosts") + ":2:7: "));
+  EXPECT_THAT(Message(p.status()), HasSubstr("unknown key \"slot\""));
+}
+
+TEST(Profile, SshErrorsNameTheKey) {
+  EXPECT_EQ(ErrorOf("backend = \"ssh\"\n"),
+            "profiles/x.toml: backend = \"ssh\" needs hosts = [\"h1\", ...] "
+            "or hostfile = \"PATH\"");
+  EXPECT_EQ(ErrorOf("backend = \"ssh\"\nhosts = [\"a\"]\nhostfile = \"h\"\n"),
+            "profiles/x.toml:3:12: hostfile: give hosts or hostfile, not both");
+  EXPECT_EQ(ErrorOf("backend = \"ssh\"\nhosts = []\n"),
+            "profiles/x.toml:2:9: hosts: expected a non-empty array of "
+            "strings, got an array");
+  // The element at fault, with the hostfile parser's reason.
+  EXPECT_THAT(ErrorOf("backend = \"ssh\"\nhosts = [\"a\", \"b gpus=x\"]\n"),
+              HasSubstr("profiles/x.toml:2:15: hosts[1]: gpus: expected an "
+                        "integer"));
+  EXPECT_THAT(ErrorOf("backend = \"ssh\"\nhosts = [\"a\", \"a\"]\n"),
+              HasSubstr("hosts[1]: host a is already listed"));
+  // Keys of the other backend are named as such.
+  EXPECT_EQ(ErrorOf("backend = \"ssh\"\nhosts = [\"a\"]\nhost = \"b\"\n"),
+            "profiles/x.toml:3:1: host: only for backend = \"local\"");
+  EXPECT_EQ(ErrorOf("hosts = [\"a\"]\n"),
+            "profiles/x.toml:1:1: hosts: only for backend = \"ssh\"");
+  EXPECT_EQ(ErrorOf("backend = \"ssh\"\nhosts = [\"a\"]\n[ssh]\nprot = 2\n"),
+            "profiles/x.toml:4:1: ssh.prot: unknown key (did you mean port?)");
+  EXPECT_EQ(ErrorOf("backend = \"ssh\"\nhosts = [\"a\"]\n[ssh]\nport = 0\n"),
+            "profiles/x.toml:4:8: ssh.port: must be at least 1, got 0");
 }
 
 TEST(Profile, SyntaxErrorNamesFileAndLine) {

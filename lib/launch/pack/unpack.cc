@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "lib/base/strings.h"
+#include "lib/data/file.h"
 #include "lib/launch/pack/archive_reader.h"
 #include "lib/launch/pack/sha256.h"
 #include "lib/launch/pack/zip_format.h"
@@ -190,6 +191,29 @@ StatusOr<Manifest> UnpackArchive(const std::string& zip_path,
     }
   }
   return std::move(checked.manifest);
+}
+
+StatusOr<Manifest> VerifyTree(const std::string& dir) {
+  const std::string manifest_path = dir + "/manifest.json";
+  DTF_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(manifest_path));
+  DTF_ASSIGN_OR_RETURN(Manifest manifest, ParseManifest(text, manifest_path));
+  for (const ManifestFile& file : manifest.files) {
+    const std::string path = dir + "/" + file.path;
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return ErrnoToStatus(errno, path);
+    DTF_ASSIGN_OR_RETURN(const FileDigest digest, DigestFile(path));
+    if (digest.size != file.size || digest.sha256 != file.sha256) {
+      return DataLossError(StrCat(path, ": ", digest.size, " bytes, sha256 ",
+                                  digest.sha256, "; the manifest says ",
+                                  file.size, " bytes, sha256 ", file.sha256));
+    }
+    if ((st.st_mode & 07777) != file.mode) {
+      return DataLossError(
+          StrCat(path, ": mode ", ModeString(st.st_mode & 07777),
+                 "; the manifest says ", ModeString(file.mode)));
+    }
+  }
+  return manifest;
 }
 
 }  // namespace dtf::pack

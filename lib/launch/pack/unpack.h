@@ -34,4 +34,10 @@ StatusOr<ArchiveListing> ListArchive(const std::string& zip_path);
 StatusOr<Manifest> UnpackArchive(const std::string& zip_path,
                                  const std::string& dest_dir);
 
+// Checks an unpacked archive in `dir` against its manifest.json: every
+// listed file present with its size, SHA-256 and mode (what the SSH backend
+// runs on a host after copying an archive's files there). DataLoss
+// "<dir>/<path>: ..." for the first that does not match.
+StatusOr<Manifest> VerifyTree(const std::string& dir);
+
 }  // namespace dtf::pack

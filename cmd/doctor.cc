@@ -1,0 +1,98 @@
+// dtf doctor: the preflight of an SSH profile, on its own — every host
+// checked at once, one row per host, failures first with what to do.
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "cmd/app.h"
+#include "cmd/run_common.h"
+#include "lib/base/strings.h"
+#include "lib/data/job_file.h"
+#include "lib/launch/plan.h"
+#include "lib/launch/preflight.h"
+#include "lib/launch/profile.h"
+#include "lib/launch/ssh_backend.h"
+
+namespace dtf::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct DoctorFlags {
+  RunsFlags runs;
+  std::string profile = "local";
+  int ps = 0;
+  int workers = 0;
+  bool accept_new_host_keys = false;
+  double timeout = 20;
+};
+
+Status RunDoctor(const DoctorFlags& f) {
+  launch::PlanRequest r;
+  r.job = AbsolutePath(f.runs.job);
+  DTF_RETURN_IF_ERROR(LoadJobFile(r.job).status());
+  DTF_ASSIGN_OR_RETURN(
+      r.profile, launch::ResolveProfile(fs::path(r.job).parent_path().string(),
+                                        f.profile));
+  DTF_ASSIGN_OR_RETURN(r.binary, SelfExecutable());
+  r.overrides.ps = f.ps;
+  r.overrides.workers = f.workers;
+  DTF_ASSIGN_OR_RETURN(const launch::Plan plan, launch::MakePlan(r));
+  std::string out;
+  if (!plan.remote()) {
+    out = StrCat("profile ", plan.profile_name, " (", plan.profile_source,
+                 "): backend local, every task runs on this machine; nothing "
+                 "to check over SSH\n");
+    std::fputs(out.c_str(), stdout);
+    return OkStatus();
+  }
+  DTF_ASSIGN_OR_RETURN(launch::PreflightOptions options,
+                       launch::RuntimeNeeds());
+  options.accept_new_host_keys = f.accept_new_host_keys;
+  options.probe_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(f.timeout * 1000));
+  const launch::PreflightResult result = launch::Preflight(plan, options);
+  out = launch::PreflightTable(result);
+  size_t failed = 0;
+  for (const launch::HostRow& row : result.rows) failed += row.ok ? 0 : 1;
+  StrAppend(&out, failed == 0
+                      ? StrCat("all ", result.rows.size(), " hosts ready\n")
+                      : StrCat(failed, " of ", result.rows.size(),
+                               " hosts not ready\n"));
+  std::fputs(out.c_str(), stdout);
+  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
+  if (failed == 0) return OkStatus();
+  return FailedPreconditionError(StrCat("doctor: ", failed, " of ",
+                                        result.rows.size(),
+                                        " hosts failed the preflight"));
+}
+
+}  // namespace
+
+void SetupDoctor(CLI::App* app, Context* ctx) {
+  auto f = std::make_shared<DoctorFlags>();
+  CLI::App* sub = app->add_subcommand(
+      "doctor",
+      "Check every host of a profile at once (SSH, host key, architecture, "
+      "glibc, disk, ports, GPUs, clock): one row per host, failures first "
+      "with what to do");
+  AddRunsFlags(sub, &f->runs);
+  sub->add_option("--profile", f->profile,
+                  "profiles/<NAME>.toml beside the job file, or a path to a "
+                  ".toml file (default: local)");
+  sub->add_option("--ps", f->ps, "Parameter servers (default: the profile's)")
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--workers", f->workers, "Workers (default: the profile's)")
+      ->check(CLI::Range(1, 10000));
+  sub->add_flag("--accept-new-host-keys", f->accept_new_host_keys,
+                "Record the host key of a host known_hosts does not have yet");
+  sub->add_option("--timeout", f->timeout,
+                  "Seconds each host's checks may take once connected "
+                  "(default 20)")
+      ->check(CLI::Range(1.0, 600.0));
+  sub->callback([f, ctx] { ctx->status = RunDoctor(*f); });
+}
+
+}  // namespace dtf::cli

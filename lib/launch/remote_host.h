@@ -1,0 +1,102 @@
+// One host of an SSH run, over one SSH session (lib/launch/ssh): what the
+// preflight learns of it, shipping the archives, and starting, watching and
+// stopping the tasks placed there. The work directory's layout on a host:
+//
+//   <work>/envs/<env id>/   the runtime (dtf pack env), files verified
+//   <work>/jobs/<job id>/   the job (dtf pack zip), unpacked and verified
+//   <work>/archives/        job archives as uploaded
+//   <work>/runs/<run id>/   secret (0600), metrics.json, <role>-<index>/
+//
+// An unpacked archive's directory holds ".complete" once verified; a
+// directory with it is never shipped again.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/launch/plan.h"
+#include "lib/launch/process.h"
+#include "lib/launch/ssh/session.h"
+
+namespace dtf::launch {
+
+inline constexpr char kCompleteMarker[] = ".complete";
+
+// The SSH target of a task's host as the plan says to reach it.
+ssh::Target TargetFor(const Plan& plan, const std::string& host,
+                      const std::string& user, int port);
+
+// What a host says about itself (one remote command, POSIX sh).
+struct HostFacts {
+  std::string arch;               // uname -m
+  std::string glibc;              // "2.36"; "" when not glibc
+  std::string work_dir;           // absolute
+  bool writable = false;          // the work dir could be created and written
+  uint64_t free_bytes = 0;        // available in the work dir's file system
+  std::vector<int> listening;     // TCP ports something listens on
+  std::vector<std::string> gpus;  // nvidia-smi -L lines (or device nodes)
+  // The host's clock minus ours at the middle of the call, and half the
+  // call's round trip (the bound on that figure's error).
+  int64_t clock_skew_ms = 0;
+  int64_t clock_error_ms = 0;
+};
+
+// An archive to ship: its id (content hash), the local zip, its entries.
+struct ShippedArchive {
+  std::string id;
+  std::string zip;
+  uint64_t size = 0;
+};
+
+struct ShipReport {
+  bool env_uploaded = false;
+  bool job_uploaded = false;
+  uint64_t bytes = 0;  // sent over SFTP
+};
+
+class RemoteHost {
+ public:
+  explicit RemoteHost(std::unique_ptr<ssh::Session> session,
+                      std::string work_dir);
+
+  ssh::Session& session() { return *session_; }
+  const std::string& work_dir() const { return work_dir_; }
+  std::string Label() const { return session_->Label(); }
+
+  StatusOr<HostFacts> Probe(std::chrono::milliseconds timeout);
+
+  // Ships what the host does not have yet: the runtime's files into
+  // envs/<id> (checked there by the shipped dtf against its manifest),
+  // the job archive into archives/ and unpacked into jobs/<id>.
+  StatusOr<ShipReport> Ship(const ShippedArchive& env,
+                            const ShippedArchive& job);
+
+  // The run's directory and secret on this host, and each task's
+  // directory.
+  Status PrepareRun(const Plan& plan, const std::string& secret,
+                    const std::vector<const TaskPlan*>& tasks);
+  // Starts a task (`dtf task exec` of the shipped runtime); its process on
+  // the host.
+  StatusOr<ProcessId> StartTask(const Plan& plan, const TaskPlan& task);
+  // Signals the tasks (`dtf task signal`); the ones that were still there.
+  StatusOr<std::vector<std::string>> SignalTasks(
+      const Plan& plan, const std::vector<const TaskPlan*>& tasks, bool kill);
+
+  // A task file's bytes from `offset` (at most `max`); nullopt when the
+  // file does not exist.
+  StatusOr<std::optional<std::string>> ReadAt(const std::string& path,
+                                              uint64_t offset, size_t max);
+
+ private:
+  std::string Runtime(const Plan& plan, const TaskPlan& task) const;
+
+  std::unique_ptr<ssh::Session> session_;
+  std::string work_dir_;
+};
+
+}  // namespace dtf::launch

@@ -1,0 +1,667 @@
+#include "lib/launch/ssh_backend.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "lib/base/build_config.h"
+#include "lib/base/strings.h"
+#include "lib/data/file.h"
+#include "lib/launch/pack/elf_deps.h"
+#include "lib/launch/pack/elf_file.h"
+#include "lib/launch/pack/pack_env.h"
+#include "lib/launch/pack/pack_job.h"
+#include "lib/launch/run_id.h"
+#include "lib/launch/run_layout.h"
+#include "lib/launch/status_client.h"
+
+namespace dtf::launch {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Room beyond the archives for logs, checkpoints and exports.
+constexpr uint64_t kSpareBytes = uint64_t{256} << 20;
+
+std::string Seconds(std::chrono::milliseconds ms) {
+  return StrCat(static_cast<double>(ms.count()) / 1000.0, " s");
+}
+
+StatusOr<std::string> SelfExecutable() {
+  char buffer[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  if (n < 0) return ErrnoToStatus(errno, "/proc/self/exe");
+  return std::string(buffer, static_cast<size_t>(n));
+}
+
+std::string MachineArch() {
+  utsname u{};
+  return ::uname(&u) == 0 ? std::string(u.machine) : std::string();
+}
+
+struct Packed {
+  ShippedArchive env;
+  ShippedArchive job;
+  std::string glibc;
+  std::string job_entry;
+  uint64_t unpacked_bytes = 0;
+};
+
+// The archives, packed beside the job (.dtf/pack); reproducible, so an
+// unchanged binary and job give the same ids every time.
+StatusOr<Packed> PackArchives(const PlanRequest& r) {
+  const std::string out =
+      (fs::path(r.job).parent_path() / ".dtf" / "pack").string();
+  pack::PackEnvOptions env;
+  DTF_ASSIGN_OR_RETURN(env.binary, SelfExecutable());
+  env.dtf_version = kVersion;
+  env.out_dir = out;
+  DTF_ASSIGN_OR_RETURN(const pack::PackResult e, pack::PackEnv(env));
+  pack::PackJobOptions job;
+  job.job = r.job;
+  job.with_data = r.profile.with_data;
+  job.dtf_version = kVersion;
+  job.out_dir = out;
+  DTF_ASSIGN_OR_RETURN(const pack::PackResult j, pack::PackJob(job));
+  Packed p;
+  p.env = {e.archive.sha256.substr(0, 16), e.archive.path, e.archive.size};
+  p.job = {j.archive.sha256.substr(0, 16), j.archive.path, j.archive.size};
+  p.glibc = e.manifest.glibc;
+  p.job_entry = j.manifest.entry;
+  for (const auto* m : {&e.manifest, &j.manifest}) {
+    for (const pack::ManifestFile& f : m->files) p.unpacked_bytes += f.size;
+  }
+  p.unpacked_bytes += j.archive.size;
+  return p;
+}
+
+// Runs `fn(i)` for every i in [0, n) on threads of their own.
+template <typename Fn>
+void ForEachParallel(size_t n, Fn fn) {
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < n; ++i) threads.emplace_back([&fn, i] { fn(i); });
+  for (std::thread& t : threads) t.join();
+}
+
+std::string JoinLines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) StrAppend(&out, "\n  ", l);
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<LineTail> RemoteTail(RemoteHost* host, std::string path) {
+  return std::make_unique<LineTail>(path,
+                                    [host, path](uint64_t offset, size_t max) {
+                                      return host->ReadAt(path, offset, max);
+                                    });
+}
+
+StatusOr<std::unique_ptr<Run>> StartRun(PlanRequest request,
+                                        RunOptions options) {
+  if (request.profile.backend == "ssh") {
+    DTF_ASSIGN_OR_RETURN(std::unique_ptr<SshRun> run,
+                         SshRun::Start(std::move(request), options));
+    return std::unique_ptr<Run>(std::move(run));
+  }
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<LocalRun> run,
+                       LocalRun::Start(std::move(request), options));
+  return std::unique_ptr<Run>(std::move(run));
+}
+
+SshRun::SshRun(Plan plan, RunOptions options)
+    : plan_(std::move(plan)), options_(std::move(options)) {}
+
+SshRun::~SshRun() {
+  if (!over_) Stop(CancelledError("the launcher ended"));
+}
+
+void SshRun::Note(std::string_view text) const {
+  if (options_.on_note) options_.on_note(text);
+}
+
+void SshRun::WriteRecord() {
+  Status s = WriteRunRecord(plan_.run_dir, record_);
+  if (!s.ok()) Note(StrCat("warning: ", Message(s)));
+}
+
+bool SshRun::StopRequested() const {
+  std::error_code ec;
+  return fs::exists(fs::path(plan_.run_dir) / kStopFile, ec);
+}
+
+StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
+                                                RunOptions options) {
+  // Nothing is written on any host until every host has passed.
+  const std::string wanted_id = request.run_id;
+  request.run_id = kUnchosenRunId;
+  request.ports.clear();
+  DTF_ASSIGN_OR_RETURN(const Plan draft, MakePlan(request));
+  DTF_ASSIGN_OR_RETURN(const Packed packed, PackArchives(request));
+  PreflightOptions pre;
+  pre.arch = MachineArch();
+  pre.glibc = packed.glibc;
+  pre.need_bytes = packed.unpacked_bytes + kSpareBytes;
+  pre.accept_new_host_keys = options.accept_new_host_keys;
+  PreflightResult checked = Preflight(draft, pre);
+  if (options.on_preflight) options.on_preflight(PreflightTable(checked));
+  DTF_RETURN_IF_ERROR(checked.ToStatus());
+
+  if (draft.base_port == 0) request.ports = ChoosePorts(draft, checked);
+  request.env_id = packed.env.id;
+  request.job_id = packed.job.id;
+  request.job_entry = packed.job_entry;
+  const std::string runs_dir = fs::path(draft.run_dir).parent_path().string();
+  DTF_ASSIGN_OR_RETURN(request.run_id, CreateRunDir(runs_dir, wanted_id));
+  DTF_ASSIGN_OR_RETURN(Plan plan, MakePlan(request));
+
+  std::unique_ptr<SshRun> run(new SshRun(std::move(plan), options));
+  const Plan& p = run->plan_;
+  run->hosts_ = std::move(checked.hosts);
+  run->shipped_.resize(run->hosts_.size());
+  run->record_.run_id = p.run_id;
+  run->record_.started_ms = NowMs();
+  run->record_.supervisor.pid = ::getpid();
+  run->record_.supervisor.start_ticks =
+      ProcessStartTicks(::getpid()).value_or(0);
+  run->record_.detached = options.detached;
+  run->started_ = Clock::now();
+  for (const TaskPlan& t : p.tasks) {
+    Task task;
+    task.plan = &t;
+    for (size_t h = 0; h < p.hosts.size(); ++h) {
+      if (p.hosts[h].host == t.host) task.host = run->hosts_[h].get();
+    }
+    run->tasks_.push_back(std::move(task));
+    TaskRecord tr;
+    tr.task = t.name();
+    run->record_.tasks.push_back(std::move(tr));
+  }
+  auto fail = [&](const Status& status) {
+    run->failure_ = status;
+    run->stopping_ = true;
+    run->Finish();
+    return status;
+  };
+
+  // The local run directory, as for a local run: the plan, the secret, a
+  // directory per task (exit.json is copied there).
+  DTF_RETURN_IF_ERROR(WriteNewSecret(p.secret_file));
+  DTF_ASSIGN_OR_RETURN(const std::string secret, ReadSecret(p.secret_file));
+  for (const TaskPlan& t : p.tasks) {
+    const std::string local =
+        (fs::path(p.run_dir) / TaskDirName(t.role, t.index)).string();
+    std::error_code ec;
+    fs::create_directories(local, ec);
+    if (ec) return ErrnoToStatus(ec.value(), local);
+  }
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(
+      (fs::path(p.run_dir) / kPlanFile).string(), PlanToJson(p)));
+  run->WriteRecord();
+
+  // Every host at once: ship what it lacks, then its run directory.
+  std::vector<Status> results(run->hosts_.size());
+  ForEachParallel(run->hosts_.size(), [&](size_t h) {
+    RemoteHost& host = *run->hosts_[h];
+    StatusOr<ShipReport> shipped = host.Ship(packed.env, packed.job);
+    if (!shipped.ok()) {
+      results[h] = shipped.status();
+      return;
+    }
+    run->shipped_[h] = *shipped;
+    std::vector<const TaskPlan*> mine;
+    for (const TaskPlan& t : p.tasks) {
+      if (t.host == p.hosts[h].host) mine.push_back(&t);
+    }
+    results[h] = host.PrepareRun(p, secret, mine);
+  });
+  std::vector<std::string> errors;
+  for (size_t h = 0; h < results.size(); ++h) {
+    if (!results[h].ok()) {
+      errors.push_back(StrCat(p.hosts[h].host, ": ", Message(results[h])));
+    } else {
+      const ShipReport& s = run->shipped_[h];
+      run->Note(
+          StrCat(p.hosts[h].host, ": ",
+                 s.env_uploaded || s.job_uploaded
+                     ? StrCat("shipped ", s.env_uploaded ? "the runtime" : "",
+                              s.env_uploaded && s.job_uploaded ? " and " : "",
+                              s.job_uploaded ? "the job" : "", " (",
+                              s.bytes / 1024, " KiB)")
+                     : std::string("runtime and job already there")));
+    }
+  }
+  if (!errors.empty()) {
+    return fail(UnavailableError(StrCat("shipping failed on ", errors.size(),
+                                        " host", errors.size() == 1 ? "" : "s",
+                                        ":", JoinLines(errors))));
+  }
+  for (size_t i = 0; i < p.tasks.size(); ++i) {
+    Task& t = run->tasks_[i];
+    StatusOr<ProcessId> id = t.host->StartTask(p, *t.plan);
+    if (!id.ok()) {
+      return fail(
+          Annotate(id.status(), StrCat("task ", t.plan->name(), " on ",
+                                       t.plan->host, " failed to start")));
+    }
+    t.process = *id;
+    t.started = true;
+    t.tails[0] = RemoteTail(t.host, t.plan->stdout_file);
+    t.tails[1] = RemoteTail(t.host, t.plan->stderr_file);
+    run->record_.tasks[i].process = *id;
+    run->Note(StrCat(t.plan->name(), " started on ", t.plan->host, " (pid ",
+                     id->pid, ")"));
+  }
+  run->WriteRecord();
+  return run;
+}
+
+void SshRun::PumpOutput(Task& t, bool flush) {
+  if (!options_.on_output) return;
+  for (int s = 0; s < 2; ++s) {
+    t.tails[s]->Poll(
+        [&](std::string_view line) {
+          options_.on_output(*t.plan,
+                             s == 0 ? Stream::kStdout : Stream::kStderr, line);
+        },
+        flush);
+  }
+}
+
+std::vector<size_t> SshRun::Look(bool flush) {
+  std::vector<size_t> exited;
+  bool changed = false;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    Task& t = tasks_[i];
+    if (!t.started || t.exit) continue;
+    if (!t.ready) {
+      StatusOr<std::optional<std::string>> ready =
+          t.host->ReadAt(t.plan->ready_file, 0, 256);
+      if (!ready.ok()) {
+        Fail(Annotate(ready.status(), StrCat("watching ", t.plan->name())));
+        return exited;
+      }
+      if (ready->has_value() && !(*ready)->empty() &&
+          (*ready)->find('\n') != std::string::npos) {
+        std::string address = **ready;
+        while (!address.empty() && (address.back() == '\n')) address.pop_back();
+        t.ready = true;
+        record_.tasks[i].address = address;
+        record_.tasks[i].state = "running";
+        changed = true;
+        Note(StrCat(t.plan->name(), " ready at ", address));
+      } else if (ready->has_value() && !(*ready)->empty()) {
+        // Written without a newline: take it as it is.
+        t.ready = true;
+        record_.tasks[i].address = **ready;
+        record_.tasks[i].state = "running";
+        changed = true;
+        Note(StrCat(t.plan->name(), " ready at ", **ready));
+      }
+    }
+    PumpOutput(t, flush);
+    StatusOr<std::optional<std::string>> exit =
+        t.host->ReadAt(t.plan->exit_file, 0, 64 << 10);
+    if (!exit.ok()) {
+      Fail(Annotate(exit.status(), StrCat("watching ", t.plan->name())));
+      return exited;
+    }
+    if (!exit->has_value() || (*exit)->empty()) continue;
+    const std::string local =
+        (fs::path(plan_.run_dir) / TaskDirName(t.plan->role, t.plan->index) /
+         kExitFile)
+            .string();
+    if (!WriteFileAtomically(local, **exit).ok()) continue;
+    StatusOr<std::optional<ExitRecord>> record = ReadExitRecord(local);
+    if (!record.ok() || !record->has_value()) continue;
+    PumpOutput(t, true);
+    t.exit = **record;
+    record_.tasks[i].state = t.exit->state;
+    changed = true;
+    exited.push_back(i);
+    Note(StrCat(t.plan->name(), " on ", t.plan->host, " ", t.exit->state,
+                t.exit->exit_code ? StrCat(" (", *t.exit->exit_code, ")")
+                                  : std::string()));
+  }
+  if (changed) WriteRecord();
+  return exited;
+}
+
+std::string SshRun::StderrTail(size_t i) {
+  Task& t = tasks_[i];
+  StatusOr<std::optional<std::string>> data =
+      t.host->ReadAt(t.plan->stderr_file, 0, 1 << 20);
+  if (!data.ok() || !data->has_value() || (*data)->empty()) {
+    return StrCat(" (its stderr, ", t.plan->host, ":", t.plan->stderr_file,
+                  ", is empty)");
+  }
+  std::vector<std::string> lines;
+  std::string_view text = **data;
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  while (!text.empty() && lines.size() < options_.failure_lines) {
+    const size_t nl = text.rfind('\n');
+    lines.insert(
+        lines.begin(),
+        std::string(nl == std::string_view::npos ? text : text.substr(nl + 1)));
+    text =
+        nl == std::string_view::npos ? std::string_view() : text.substr(0, nl);
+  }
+  std::string out = StrCat("; the last lines of ", t.plan->host, ":",
+                           t.plan->stderr_file, ":");
+  for (const std::string& line : lines) StrAppend(&out, "\n  ", line);
+  return out;
+}
+
+void SshRun::Fail(const Status& why) {
+  if (stopping_) return;
+  failure_ = why;
+  Stop(why);
+}
+
+void SshRun::Stop(const Status& why) {
+  if (over_) return;
+  if (!stopping_ || failure_.ok()) failure_ = why;
+  stopping_ = true;
+  Finish();
+}
+
+void SshRun::Finish() {
+  // Every task that has not exited gets SIGTERM, then SIGKILL after grace.
+  auto running = [&](RemoteHost* host) {
+    std::vector<const TaskPlan*> out;
+    for (const Task& t : tasks_) {
+      if (t.host == host && t.started && !t.exit) out.push_back(t.plan);
+    }
+    return out;
+  };
+  bool any = false;
+  for (const Task& t : tasks_) any = any || (t.started && !t.exit);
+  if (any && stopping_) Note("stopping every task");
+  for (int round = 0; round < 2 && any; ++round) {
+    for (const std::unique_ptr<RemoteHost>& host : hosts_) {
+      if (host == nullptr) continue;
+      std::vector<const TaskPlan*> tasks = running(host.get());
+      if (tasks.empty()) continue;
+      StatusOr<std::vector<std::string>> signalled =
+          host->SignalTasks(plan_, tasks, /*kill=*/round == 1);
+      if (!signalled.ok()) {
+        Note(StrCat("warning: ", Message(signalled.status())));
+      } else if (round == 1) {
+        for (const std::string& name : *signalled) {
+          Note(StrCat(name, " did not stop within ", Seconds(options_.grace),
+                      "; killed"));
+        }
+      }
+    }
+    const auto until =
+        Clock::now() +
+        (round == 0 ? options_.grace : std::chrono::milliseconds(5000));
+    for (;;) {
+      Look(false);
+      any = false;
+      for (const Task& t : tasks_) any = any || (t.started && !t.exit);
+      if (!any || Clock::now() >= until) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    Task& t = tasks_[i];
+    if (t.exit || !t.started) continue;
+    // Gone without a word (its host unreachable): recorded as lost.
+    ExitRecord e;
+    e.task = t.plan->name();
+    e.state = "lost";
+    e.finished_ms = NowMs();
+    (void)WriteExitRecord((fs::path(plan_.run_dir) /
+                           TaskDirName(t.plan->role, t.plan->index) / kExitFile)
+                              .string(),
+                          e);
+    t.exit = e;
+    record_.tasks[i].state = "lost";
+  }
+  for (Task& t : tasks_) {
+    if (t.started) PumpOutput(t, true);
+  }
+  FetchMetrics();
+  const RunOutcome o = outcome();
+  record_.state = o.state;
+  record_.exit_code = o.exit_code;
+  record_.message = std::string(Message(o.status));
+  record_.ended_ms = NowMs();
+  WriteRecord();
+  over_ = true;
+}
+
+void SshRun::FetchMetrics() {
+  if (plan_.metrics_out.empty()) return;
+  Task& chief = tasks_[static_cast<size_t>(plan_.ps)];
+  if (!chief.started || chief.host == nullptr) return;
+  const std::string remote = StrCat(chief.plan->work_dir, "/runs/",
+                                    plan_.run_id, "/", kRemoteMetricsFile);
+  StatusOr<std::optional<std::string>> data =
+      chief.host->ReadAt(remote, 0, 16 << 20);
+  if (!data.ok() || !data->has_value()) return;
+  Status s = WriteFileAtomically(plan_.metrics_out, **data);
+  if (!s.ok()) Note(StrCat("warning: ", Message(s)));
+}
+
+RunOutcome SshRun::outcome() const {
+  RunOutcome o;
+  const Task& chief = tasks_[static_cast<size_t>(plan_.ps)];
+  if (!failure_.ok()) {
+    o.status = failure_;
+    o.state = failure_.code() == StatusCode::kCancelled ? "stopped" : "failed";
+    return o;
+  }
+  if (!chief.exit || !chief.exit->exit_code) {
+    o.status = InternalError("the run ended before its chief");
+    o.state = "failed";
+    return o;
+  }
+  o.exit_code = *chief.exit->exit_code;
+  if (o.exit_code == 0) {
+    o.state = "succeeded";
+    return o;
+  }
+  o.state = "failed";
+  o.status = absl::AbortedError(
+      ToAbsl(StrCat("the chief (", chief.plan->name(), " on ", chief.plan->host,
+                    ") exited with status ", *o.exit_code)));
+  return o;
+}
+
+bool SshRun::Poll() {
+  if (over_) return true;
+  if (options_.cancel != nullptr && options_.cancel->load()) {
+    Stop(CancelledError(
+        StrCat("interrupted; stopped every task of run ", plan_.run_id)));
+    return true;
+  }
+  if (StopRequested() && !linger_until_) {
+    Stop(CancelledError(
+        StrCat("run ", plan_.run_id, " was stopped (dtf stop)")));
+    return true;
+  }
+  for (const std::unique_ptr<RemoteHost>& host : hosts_) {
+    if (host == nullptr) continue;
+    Status alive = host->session().KeepAlive();
+    if (!alive.ok()) {
+      Fail(Annotate(alive, "lost the connection"));
+      return true;
+    }
+  }
+  const size_t chief = static_cast<size_t>(plan_.ps);
+  for (size_t i : Look(false)) {
+    if (over_) return true;
+    const Task& t = tasks_[i];
+    const bool clean = t.exit->state == "exited";
+    if (i == chief) {
+      linger_until_ = Clock::now() + options_.grace;
+      continue;
+    }
+    if (clean || linger_until_) continue;
+    if (t.plan->role == "worker") {
+      Note(StrCat("task ", t.plan->name(), " on ", t.plan->host, " ",
+                  t.exit->state, "; the run goes on without it",
+                  StderrTail(i)));
+      continue;
+    }
+    Fail(absl::AbortedError(ToAbsl(StrCat(
+        "task ", t.plan->name(), " on ", t.plan->host, " ", t.exit->state,
+        t.exit->exit_code ? StrCat(" (exit ", *t.exit->exit_code, ")") : "",
+        " before the run ended; stopped the other tasks", StderrTail(i)))));
+    return true;
+  }
+  if (over_) return true;
+  if (tasks_[chief].exit) {
+    bool others = false;
+    for (const Task& t : tasks_) others = others || !t.exit;
+    if (!others || Clock::now() >= *linger_until_) {
+      if (others) {
+        Note(StrCat("the chief exited ", Seconds(options_.grace),
+                    " ago; stopping the tasks still running"));
+        stopping_ = true;
+      }
+      Finish();
+      return true;
+    }
+    return false;
+  }
+  if (Clock::now() - started_ > options_.start_timeout) {
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      if (tasks_[i].ready || tasks_[i].exit) continue;
+      Fail(DeadlineExceededError(
+          StrCat("task ", tasks_[i].plan->name(), " on ", tasks_[i].plan->host,
+                 " did not write its ready file within ",
+                 Seconds(options_.start_timeout), "; stopped every task",
+                 StderrTail(i))));
+      return true;
+    }
+  }
+  return false;
+}
+
+RunOutcome SshRun::Wait() {
+  const auto poll = std::max(options_.poll, std::chrono::milliseconds(200));
+  while (!Poll()) std::this_thread::sleep_for(poll);
+  return outcome();
+}
+
+void FetchRemoteExits(RunView* run) {
+  std::map<std::string, std::unique_ptr<RemoteHost>> hosts;
+  for (const TaskPlan& t : run->plan.tasks) {
+    if (run->exits.count(t.name()) != 0) continue;
+    auto it = hosts.find(t.host);
+    if (it == hosts.end()) {
+      StatusOr<std::unique_ptr<RemoteHost>> host =
+          ConnectTaskHost(run->plan, t);
+      it = hosts.emplace(t.host, host.ok() ? *std::move(host) : nullptr).first;
+    }
+    if (it->second == nullptr) continue;
+    StatusOr<std::optional<std::string>> exit =
+        it->second->ReadAt(t.exit_file, 0, 64 << 10);
+    if (!exit.ok() || !exit->has_value() || (*exit)->empty()) continue;
+    const std::string local =
+        (fs::path(run->dir) / TaskDirName(t.role, t.index) / kExitFile)
+            .string();
+    if (!WriteFileAtomically(local, **exit).ok()) continue;
+    StatusOr<std::optional<ExitRecord>> record = ReadExitRecord(local);
+    if (record.ok() && record->has_value()) run->exits[t.name()] = **record;
+  }
+}
+
+StatusOr<PreflightOptions> RuntimeNeeds() {
+  PreflightOptions o;
+  o.arch = MachineArch();
+  DTF_ASSIGN_OR_RETURN(const std::string self, SelfExecutable());
+  DTF_ASSIGN_OR_RETURN(const pack::ElfFile elf, pack::ReadElfFile(self));
+  o.glibc = pack::GlibcVersionNeeded(elf);
+  std::error_code ec;
+  o.need_bytes = fs::file_size(self, ec) + kSpareBytes;
+  DTF_ASSIGN_OR_RETURN(const std::vector<pack::ResolvedLibrary> libs,
+                       pack::ResolveDependencies(self, pack::LibrarySearch{}));
+  for (const pack::ResolvedLibrary& lib : libs) {
+    o.need_bytes += fs::file_size(lib.path, ec);
+  }
+  return o;
+}
+
+StatusOr<std::unique_ptr<RemoteHost>> ConnectTaskHost(const Plan& plan,
+                                                      const TaskPlan& task) {
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<ssh::Session> session,
+                       ssh::Session::Connect(TargetFor(
+                           plan, task.host, task.ssh_user, task.ssh_port)));
+  return std::make_unique<RemoteHost>(std::move(session), task.work_dir);
+}
+
+StatusOr<RemoteStopReport> StopRemoteTasks(const Plan& plan,
+                                           std::chrono::milliseconds grace) {
+  RemoteStopReport report;
+  std::map<std::string, std::unique_ptr<RemoteHost>> hosts;
+  std::vector<std::string> errors;
+  for (const TaskPlan& t : plan.tasks) {
+    if (hosts.count(t.host) != 0) continue;
+    StatusOr<std::unique_ptr<RemoteHost>> host = ConnectTaskHost(plan, t);
+    if (!host.ok()) {
+      errors.push_back(std::string(Message(host.status())));
+      hosts[t.host] = nullptr;
+    } else {
+      hosts[t.host] = *std::move(host);
+    }
+  }
+  auto tasks_on = [&](const std::string& host) {
+    std::vector<const TaskPlan*> out;
+    for (const TaskPlan& t : plan.tasks) {
+      if (t.host == host) out.push_back(&t);
+    }
+    return out;
+  };
+  for (int round = 0; round < 2; ++round) {
+    for (auto& [name, host] : hosts) {
+      if (host == nullptr) continue;
+      StatusOr<std::vector<std::string>> s =
+          host->SignalTasks(plan, tasks_on(name), round == 1);
+      if (!s.ok()) {
+        errors.push_back(std::string(Message(s.status())));
+        continue;
+      }
+      auto& into = round == 0 ? report.signalled : report.killed;
+      into.insert(into.end(), s->begin(), s->end());
+    }
+    if (round == 0 && report.signalled.empty()) break;
+    // Until every exit.json is there, or grace has passed.
+    const auto until = Clock::now() + grace;
+    for (;;) {
+      bool all = true;
+      for (const TaskPlan& t : plan.tasks) {
+        RemoteHost* host = hosts[t.host].get();
+        if (host == nullptr) continue;
+        StatusOr<std::optional<std::string>> exit =
+            host->ReadAt(t.exit_file, 0, 64 << 10);
+        if (exit.ok() && exit->has_value() && !(*exit)->empty()) {
+          (void)WriteFileAtomically((fs::path(plan.run_dir) /
+                                     TaskDirName(t.role, t.index) / kExitFile)
+                                        .string(),
+                                    **exit);
+        } else {
+          all = false;
+        }
+      }
+      if (all || Clock::now() >= until) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  if (!errors.empty() && report.signalled.empty()) {
+    return UnavailableError(StrCat("stop:", JoinLines(errors)));
+  }
+  return report;
+}
+
+}  // namespace dtf::launch

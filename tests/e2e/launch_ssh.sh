@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# tests/e2e/launch_ssh.sh DTF SHARED_DIR BUILD_DIR WORK_DIR
+#
+# The SSH backend against real OpenSSH servers started here
+# (tests/launch/ssh/sshd.sh): two "hosts", 127.0.0.2 and 127.0.0.3, each an
+# sshd of its own with a generated host key; a generated client key; a
+# known_hosts file. The census job (examples/census) over the UCI Adult
+# files, shipped with its data (with_data = true).
+#   1. dtf doctor: both hosts ready
+#   2. foreground launch, 2 PS x 2 workers across the two hosts: exits 0,
+#      accuracy >= 0.85, every exit.json 0, nothing left running
+#   3. a second launch, detached: nothing uploaded again; status shows it
+#      running; logs -f streams it prefixed by task; stop ends it and the
+#      follower; nothing left
+#   4. failures, each before or during launch with its one-line cause and
+#      nothing left running: unknown host key (then dtf hosts trust),
+#      changed host key (then --replace), wrong client key, a host that
+#      refuses, a host that never answers, a port taken on a host, a work
+#      dir that cannot be written, a full disk, a task that exits at once
+set -euo pipefail
+
+if [[ $# -ne 4 ]]; then
+  echo "usage: $0 DTF SHARED_DIR BUILD_DIR WORK_DIR" >&2
+  exit 2
+fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source_dir="$(cd "$here/../.." && pwd)"
+dtf="$(realpath "$1")"
+shared="$(realpath "$2")"
+work="$4"
+rm -rf "$work"
+mkdir -p "$work"
+work="$(realpath "$work")"
+py=/usr/bin/python3
+sshd_sh="$source_dir/tests/launch/ssh/sshd.sh"
+ssh_dir="$work/ssh"
+remote="$work/remote"
+pids_to_kill=()
+mounted=""
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+cleanup() {
+  local name
+  for name in h1 h2; do bash "$sshd_sh" stop "$ssh_dir" "$name" || true; done
+  for pid in "${pids_to_kill[@]}"; do kill "$pid" 2>/dev/null || true; done
+  [[ -n "$mounted" ]] && umount "$mounted" 2>/dev/null || true
+  # Whatever a failed check left: no task of these runs outlives the test.
+  pkill -f -- "$remote/" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+if [[ ! -x /usr/sbin/sshd ]]; then
+  echo "SKIPPED: /usr/sbin/sshd is not installed (apt-get install openssh-server)"
+  exit 0
+fi
+
+# free_port ADDR: a TCP port nothing uses on ADDR.
+free_port() {
+  "$py" -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$1"
+}
+
+metric() {
+  "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+}
+
+at_least() {
+  "$py" -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)' "$1" "$2" \
+    || fail "$3: $1 < $2"
+  echo "ok: $3 = $1 (goal >= $2)"
+}
+
+# nothing_left WAIT_S: within WAIT_S seconds no process runs anything under
+# the hosts' work directories.
+nothing_left() {
+  local deadline=$((SECONDS + ${1:-10})) left
+  while :; do
+    left="$(pgrep -a -f -- "$remote/" || true)"
+    [[ -z "$left" ]] && break
+    ((SECONDS >= deadline)) && fail "processes left on the hosts: $left"
+    sleep 0.2
+  done
+  echo "ok: no task left on any host"
+}
+
+# expect_fail NAME PATTERN ARGS...: dtf ARGS exits non-zero and its stderr
+# matches PATTERN (grep -E); nothing is left running.
+expect_fail() {
+  local name="$1" pattern="$2" rc=0
+  shift 2
+  "$dtf" "$@" > "$work/$name.out" 2> "$work/$name.err" || rc=$?
+  if [[ $rc -eq 0 ]]; then
+    cat "$work/$name.out" "$work/$name.err" >&2
+    fail "$name: dtf $* succeeded"
+  fi
+  if ! grep -Eq -- "$pattern" "$work/$name.err"; then
+    cat "$work/$name.err" >&2
+    fail "$name: stderr does not match /$pattern/"
+  fi
+  echo "ok: $name fails (exit $rc): $(grep -E -m1 -- "$pattern" "$work/$name.err")"
+  nothing_left 15
+}
+
+# --- hosts ------------------------------------------------------------------
+bash "$sshd_sh" keys "$ssh_dir"
+port1="$(free_port 127.0.0.2)"
+port2="$(free_port 127.0.0.3)"
+bash "$sshd_sh" start "$ssh_dir" h1 127.0.0.2 "$port1"
+bash "$sshd_sh" start "$ssh_dir" h2 127.0.0.3 "$port2"
+bash "$sshd_sh" known-host "$ssh_dir" h1 127.0.0.2 "$port1"
+bash "$sshd_sh" known-host "$ssh_dir" h2 127.0.0.3 "$port2"
+echo "ok: sshd on 127.0.0.2:$port1 and 127.0.0.3:$port2"
+
+# --- the job ----------------------------------------------------------------
+mkdir -p "$work/census/profiles"
+job="$work/census/dtf.toml"
+sed "s#\.\./\.\./\.\./shared#$shared#g" "$source_dir/examples/census/dtf.toml" > "$job"
+cd "$work/census"
+"$dtf" gen-records --job "$job" > /dev/null
+user="$(id -un)"
+
+# profile NAME HOSTFILE_TEXT [EXTRA TOML]: profiles/NAME.toml and its
+# hostfile.
+profile() {
+  printf '%s\n' "$2" > "profiles/$1.hosts"
+  cat > "profiles/$1.toml" <<TOML
+backend = "ssh"
+hostfile = "$1.hosts"
+ps = 2
+workers = 2
+with_data = true
+work_dir = "$remote/{host}"
+${3:-}
+[ssh]
+user = "$user"
+identity_file = "$ssh_dir/id_ed25519"
+known_hosts = "${KNOWN_HOSTS:-$ssh_dir/known_hosts}"
+config = "none"
+connect_timeout = 3
+TOML
+}
+hosts="127.0.0.2 slots=1 port=$port1
+127.0.0.3 slots=1 port=$port2"
+profile ssh "$hosts"
+
+# --- 1. doctor --------------------------------------------------------------
+"$dtf" doctor --profile ssh > doctor.out 2> doctor.err \
+  || { cat doctor.out doctor.err >&2; fail "doctor failed"; }
+grep -q "all 2 hosts ready" doctor.out || { cat doctor.out; fail "doctor: not ready"; }
+echo "ok: doctor"; cat doctor.out
+
+# --- 2. foreground launch ---------------------------------------------------
+start=$SECONDS
+rc=0
+"$dtf" launch --profile ssh --metrics-out "$work/fg.json" > fg.out 2> fg.err || rc=$?
+if [[ $rc -ne 0 ]]; then
+  tail -n 40 fg.out fg.err >&2
+  fail "foreground launch exited $rc"
+fi
+run_id="$(ls .dtf/runs | sort | tail -n 1)"
+echo "ok: run $run_id exited 0 in $((SECONDS - start)) s"
+grep -q "127.0.0.2: shipped the runtime and the job" fg.err || fail "no shipping note for 127.0.0.2"
+grep -q '^\[worker:0\]' fg.out fg.err || fail "no [worker:0] output streamed"
+at_least "$(metric "$work/fg.json" accuracy)" 0.85 "ssh accuracy"
+for t in ps-0 ps-1 worker-0 worker-1; do
+  code="$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["exit_code"])' ".dtf/runs/$run_id/$t/exit.json")"
+  [[ "$code" == 0 ]] || fail "$t exit code $code"
+done
+grep -q '"host": "127.0.0.3"' ".dtf/runs/$run_id/plan.json" || fail "no task on 127.0.0.3"
+echo "ok: every task exited 0"
+nothing_left 10
+
+# --- 3. detached, cached, status, logs -f, stop -----------------------------
+id="$("$dtf" launch --profile ssh --detach --set train.epochs=50 2> det.err)" \
+  || { cat det.err >&2; fail "detached launch failed"; }
+grep -q "runtime and job already there" ".dtf/runs/$id/supervisor.log" \
+  || { cat ".dtf/runs/$id/supervisor.log" >&2; fail "second launch shipped again"; }
+[[ "$(grep -c "already there" ".dtf/runs/$id/supervisor.log")" == 2 ]] \
+  || fail "a host was shipped to again"
+echo "ok: second launch uploaded nothing"
+for i in $(seq 1 300); do
+  "$dtf" status "$id" --json > status.json 2>/dev/null || true
+  if "$py" -c 'import json,sys; s=json.load(open("status.json")); sys.exit(0 if s["chief"]["reachable"] and s["chief"]["global_step"] > 0 else 1)' 2>/dev/null; then
+    break
+  fi
+  sleep 0.2
+done
+"$py" -c 'import json,sys; s=json.load(open("status.json")); sys.exit(0 if s["chief"]["reachable"] else 1)' \
+  || { cat status.json; fail "status: chief not reachable"; }
+"$dtf" status "$id" | head -n 3
+timeout 120 "$dtf" logs "$id" -f > follow.out 2> follow.err &
+follower=$!
+pids_to_kill+=("$follower")
+sleep 2
+"$dtf" stop "$id" --grace 5 > stop.out || fail "dtf stop failed"
+cat stop.out
+grep -q "stopped" stop.out || fail "stop: $(cat stop.out)"
+wait "$follower" || fail "logs -f exited $?"
+grep -Eq '^\[(ps|worker):[0-9]\] ' follow.out follow.err || fail "logs -f: no prefixed lines"
+state="$("$dtf" status "$id" --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["state"])')"
+[[ "$state" == stopped ]] || fail "status after stop: $state"
+echo "ok: status, logs -f and stop"
+nothing_left 10
+
+# --- 4. failures ------------------------------------------------------------
+# Unknown host key: 127.0.0.3 is not in this known_hosts.
+grep -v "127.0.0.3" "$ssh_dir/known_hosts" > "$work/partial_known_hosts"
+KNOWN_HOSTS="$work/partial_known_hosts" profile unknown "$hosts"
+fp="$(ssh-keygen -lf "$ssh_dir/h2/ssh_host_ed25519_key.pub" | awk '{print $2}')"
+expect_fail unknown_key "127.0.0.3: .*$fp.*dtf hosts trust 127.0.0.3" \
+  launch --profile unknown
+"$dtf" hosts trust 127.0.0.3 --profile unknown > trust.out || fail "hosts trust failed"
+grep -q "$fp" trust.out || fail "hosts trust did not show $fp"
+"$dtf" doctor --profile unknown > /dev/null || fail "doctor after trust"
+echo "ok: dtf hosts trust"
+
+# Changed host key: h2 restarted with a new key.
+bash "$sshd_sh" stop "$ssh_dir" h2
+bash "$sshd_sh" new-host-key "$ssh_dir" h2
+bash "$sshd_sh" start "$ssh_dir" h2 127.0.0.3 "$port2"
+expect_fail changed_key "127.0.0.3: .*CHANGED" launch --profile ssh
+expect_fail changed_no_replace "CHANGED.*--replace" hosts trust 127.0.0.3 --profile ssh
+"$dtf" hosts trust 127.0.0.3 --profile ssh --replace > /dev/null || fail "trust --replace"
+echo "ok: a changed key is replaced only with --replace"
+
+# Wrong client key.
+ssh-keygen -q -t ed25519 -N '' -f "$work/other_key"
+sed "s#$ssh_dir/id_ed25519#$work/other_key#" profiles/ssh.toml > profiles/wrongkey.toml
+cp profiles/ssh.hosts profiles/wrongkey.hosts
+sed -i 's#ssh.hosts#wrongkey.hosts#' profiles/wrongkey.toml
+expect_fail wrong_key "127.0.0.2: .*(no key was accepted|denied)" launch --profile wrongkey
+
+# A host that refuses, and one that never answers.
+dead="$(free_port 127.0.0.3)"
+profile refused "127.0.0.2 slots=1 port=$port1
+127.0.0.3 slots=1 port=$dead"
+expect_fail refused "127.0.0.3: .*(refused|unreachable|sshd listens)" launch --profile refused
+silent="$(free_port 127.0.0.3)"
+"$py" -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.3", int(sys.argv[1]))); s.listen(8); time.sleep(600)' "$silent" &
+pids_to_kill+=($!)
+sleep 0.3
+profile silent "127.0.0.2 slots=1 port=$port1
+127.0.0.3 slots=1 port=$silent"
+start=$SECONDS
+expect_fail silent "127.0.0.3: .*(timed out|timeout|no answer|within)" launch --profile silent
+((SECONDS - start < 30)) || fail "silent host took $((SECONDS - start)) s"
+
+# A port taken on a host (fixed ports: worker:1 is task 3, on 127.0.0.3).
+"$py" -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.3", int(sys.argv[1]))); s.listen(8); time.sleep(600)' 47003 &
+pids_to_kill+=($!)
+sleep 0.3
+profile taken "$hosts" "base_port = 47000"
+expect_fail port_taken "127.0.0.3: port 47003 \(worker:1\) is in use" launch --profile taken
+
+# A work dir that cannot be written (under a regular file).
+touch "$work/a_file"
+sed "s#work_dir = .*#work_dir = \"$work/a_file/{host}\"#" profiles/ssh.toml > profiles/nowrite.toml
+sed -i 's#ssh.hosts#nowrite.hosts#' profiles/nowrite.toml
+cp profiles/ssh.hosts profiles/nowrite.hosts
+expect_fail not_writable "127.0.0.2: work directory .* cannot be created or written" \
+  launch --profile nowrite
+
+# A full disk: the work dir on a 1 MiB tmpfs.
+mkdir -p "$work/tiny"
+if mount -t tmpfs -o size=1m tmpfs "$work/tiny" 2>/dev/null; then
+  mounted="$work/tiny"
+  sed "s#work_dir = .*#work_dir = \"$work/tiny/{host}\"#" profiles/ssh.toml > profiles/full.toml
+  sed -i 's#ssh.hosts#full.hosts#' profiles/full.toml
+  cp profiles/ssh.hosts profiles/full.hosts
+  expect_fail disk_full "127.0.0.2: work directory .* has [0-9]+ MiB free, the run needs" \
+    launch --profile full
+  umount "$work/tiny" && mounted=""
+else
+  echo "SKIPPED: disk full (mounting a tmpfs needs CAP_SYS_ADMIN here)"
+fi
+
+# A task that exits at once: every task rejects the override.
+expect_fail exits_at_once "(task ps:[01] on 127.0.0.[23] failed.*stopped the other tasks|the chief \(worker:0 on 127.0.0.2\) exited with status 1)" \
+  launch --profile ssh --set train.batch_size=0
+
+echo "PASS: launch_ssh"
