@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <map>
 #include <set>
 #include <thread>
 
@@ -33,15 +32,14 @@ void ConnectFailed(const Status& status, const ssh::Target& target,
                         target.port == 0 ? 22 : target.port, " through");
       break;
     case StatusCode::kFailedPrecondition:
+      // The message names the command that trusts the key.
       if (message.find("CHANGED") != std::string::npos) {
         row->ssh = "key changed";
-        row->fix =
-            StrCat("if the host was reinstalled and the new key is right: ",
-                   target.trust_command, " --replace");
       } else {
         row->ssh = "unknown key";
-        row->fix = StrCat("check the fingerprint, then: ", target.trust_command,
-                          " (or launch with --accept-new-host-keys)");
+        row->fix =
+            "check the fingerprint first; --accept-new-host-keys records "
+            "keys on first contact";
       }
       break;
     case StatusCode::kPermissionDenied:
@@ -202,18 +200,17 @@ PreflightResult Preflight(const Plan& plan, const PreflightOptions& options) {
 
 std::vector<int> ChoosePorts(const Plan& plan, const PreflightResult& result,
                              int first) {
-  std::vector<int> ports;
-  std::map<std::string, std::set<int>> used;
-  for (size_t i = 0; i < plan.hosts.size(); ++i) {
-    const std::vector<int>& l = result.rows[i].facts.listening;
-    used[plan.hosts[i].host].insert(l.begin(), l.end());
+  // Ports are distinct across the whole run, not only per host: two host
+  // names may be one machine (tasks bind every address).
+  std::set<int> taken;
+  for (const HostRow& row : result.rows) {
+    taken.insert(row.facts.listening.begin(), row.facts.listening.end());
   }
-  for (const TaskPlan& t : plan.tasks) {
-    std::set<int>& taken = used[t.host];
-    int port = first;
+  std::vector<int> ports;
+  int port = first;
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
     while (taken.count(port) != 0) ++port;
-    taken.insert(port);
-    ports.push_back(port);
+    ports.push_back(port++);
   }
   return ports;
 }

@@ -68,8 +68,8 @@ struct PreflightResult {
 // are chosen afterwards from what each host has free (ChoosePorts).
 PreflightResult Preflight(const Plan& plan, const PreflightOptions& options);
 
-// Ports for the tasks of `plan` (plan order), each free on its host as the
-// probe saw it, different from one another on a host, from `first` up.
+// Ports for the tasks of `plan` (plan order), from `first` up: each free on
+// every host as the probe saw them, and no two alike.
 std::vector<int> ChoosePorts(const Plan& plan, const PreflightResult& result,
                              int first = 20000);
 

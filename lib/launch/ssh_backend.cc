@@ -1,5 +1,6 @@
 #include "lib/launch/ssh_backend.h"
 
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <climits>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "lib/base/build_config.h"
@@ -14,8 +16,10 @@
 #include "lib/data/file.h"
 #include "lib/launch/pack/elf_deps.h"
 #include "lib/launch/pack/elf_file.h"
+#include "lib/launch/pack/manifest.h"
 #include "lib/launch/pack/pack_env.h"
 #include "lib/launch/pack/pack_job.h"
+#include "lib/launch/pack/sha256.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/status_client.h"
@@ -25,6 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using Json = nlohmann::ordered_json;
 
 // Room beyond the archives for logs, checkpoints and exports.
 constexpr uint64_t kSpareBytes = uint64_t{256} << 20;
@@ -53,17 +58,70 @@ struct Packed {
   uint64_t unpacked_bytes = 0;
 };
 
+// A key for the runtime's inputs as they are now: the path, size and
+// modification time of the binary and of every library it would pack.
+StatusOr<std::string> EnvInputsKey(const std::string& binary) {
+  DTF_ASSIGN_OR_RETURN(
+      const std::vector<pack::ResolvedLibrary> libs,
+      pack::ResolveDependencies(binary, pack::LibrarySearch{}));
+  std::string key = kVersion;
+  std::vector<std::string> paths = {binary};
+  for (const pack::ResolvedLibrary& lib : libs) paths.push_back(lib.path);
+  for (const std::string& path : paths) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return ErrnoToStatus(errno, path);
+    StrAppend(&key, "\n", path, " ", st.st_size, " ", st.st_mtim.tv_sec, ".",
+              st.st_mtim.tv_nsec);
+  }
+  DTF_ASSIGN_OR_RETURN(const std::string digest, pack::Sha256Hex(key));
+  return digest.substr(0, 16);
+}
+
+// The runtime archive: packed once for a binary and libraries as they are
+// (packing a debug build takes seconds); later launches find it through
+// <out>/env-cache/<inputs key>.json while the archive is still there.
+StatusOr<pack::PackResult> PackEnvCached(const std::string& out) {
+  pack::PackEnvOptions env;
+  DTF_ASSIGN_OR_RETURN(env.binary, SelfExecutable());
+  env.dtf_version = kVersion;
+  env.out_dir = out;
+  DTF_ASSIGN_OR_RETURN(const std::string key, EnvInputsKey(env.binary));
+  const std::string cache = StrCat(out, "/env-cache/", key, ".json");
+  if (StatusOr<std::string> text = ReadFileToString(cache); text.ok()) {
+    const Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("archive") && j.contains("manifest")) {
+      pack::PackResult r;
+      r.archive.path = j.value("archive", "");
+      r.archive.sha256 = j.value("sha256", "");
+      r.archive.size = j.value("size", uint64_t{0});
+      std::error_code ec;
+      StatusOr<pack::Manifest> m =
+          pack::ParseManifest(j["manifest"].dump(), cache);
+      if (m.ok() && fs::file_size(r.archive.path, ec) == r.archive.size &&
+          !ec) {
+        r.manifest = *std::move(m);
+        return r;
+      }
+    }
+  }
+  DTF_ASSIGN_OR_RETURN(pack::PackResult r, pack::PackEnv(env));
+  std::error_code ec;
+  fs::create_directories(fs::path(cache).parent_path(), ec);
+  const Json j = {{"archive", r.archive.path},
+                  {"sha256", r.archive.sha256},
+                  {"size", r.archive.size},
+                  {"manifest", Json::parse(pack::ManifestToJson(r.manifest))}};
+  (void)WriteFileAtomically(cache, j.dump(2) + "\n");
+  return r;
+}
+
 // The archives, packed beside the job (.dtf/pack); reproducible, so an
 // unchanged binary and job give the same ids every time.
 StatusOr<Packed> PackArchives(const PlanRequest& r) {
   const std::string out =
       (fs::path(r.job).parent_path() / ".dtf" / "pack").string();
-  pack::PackEnvOptions env;
-  DTF_ASSIGN_OR_RETURN(env.binary, SelfExecutable());
-  env.dtf_version = kVersion;
-  env.out_dir = out;
-  DTF_ASSIGN_OR_RETURN(const pack::PackResult e, pack::PackEnv(env));
-  pack::PackJobOptions job;
+  DTF_ASSIGN_OR_RETURN(const pack::PackResult e, PackEnvCached(out));
+  pack::PackJobOptions job;  // small: packed every time
   job.job = r.job;
   job.with_data = r.profile.with_data;
   job.dtf_version = kVersion;
@@ -144,15 +202,27 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
   request.run_id = kUnchosenRunId;
   request.ports.clear();
   DTF_ASSIGN_OR_RETURN(const Plan draft, MakePlan(request));
-  DTF_ASSIGN_OR_RETURN(const Packed packed, PackArchives(request));
-  PreflightOptions pre;
-  pre.arch = MachineArch();
-  pre.glibc = packed.glibc;
-  pre.need_bytes = packed.unpacked_bytes + kSpareBytes;
+  // The hosts are checked while the archives are packed.
+  DTF_ASSIGN_OR_RETURN(PreflightOptions pre, RuntimeNeeds());
   pre.accept_new_host_keys = options.accept_new_host_keys;
+  StatusOr<Packed> packing = InternalError("not packed");
+  std::thread packer([&] { packing = PackArchives(request); });
   PreflightResult checked = Preflight(draft, pre);
+  packer.join();
   if (options.on_preflight) options.on_preflight(PreflightTable(checked));
   DTF_RETURN_IF_ERROR(checked.ToStatus());
+  DTF_RETURN_IF_ERROR(packing.status());
+  const Packed& packed = *packing;
+  // A packed library may need a newer glibc than the binary itself.
+  for (size_t h = 0; h < checked.rows.size(); ++h) {
+    const HostRow& row = checked.rows[h];
+    if (!packed.glibc.empty() &&
+        pack::CompareVersions(row.facts.glibc, packed.glibc) < 0) {
+      return FailedPreconditionError(
+          StrCat("preflight: ", row.host, ": glibc ", row.facts.glibc,
+                 ", the packed runtime needs ", packed.glibc));
+    }
+  }
 
   if (draft.base_port == 0) request.ports = ChoosePorts(draft, checked);
   request.env_id = packed.env.id;

@@ -210,10 +210,11 @@ nothing_left 10
 grep -v "127.0.0.3" "$ssh_dir/known_hosts" > "$work/partial_known_hosts"
 KNOWN_HOSTS="$work/partial_known_hosts" profile unknown "$hosts"
 fp="$(ssh-keygen -lf "$ssh_dir/h2/ssh_host_ed25519_key.pub" | awk '{print $2}')"
-expect_fail unknown_key "127.0.0.3: .*$fp.*dtf hosts trust 127.0.0.3" \
+fp_re="$(printf '%s' "$fp" | sed 's/[+/.]/\\&/g')"
+expect_fail unknown_key "127.0.0.3: .*$fp_re.*dtf hosts trust 127.0.0.3" \
   launch --profile unknown
 "$dtf" hosts trust 127.0.0.3 --profile unknown > trust.out || fail "hosts trust failed"
-grep -q "$fp" trust.out || fail "hosts trust did not show $fp"
+grep -qF "$fp" trust.out || fail "hosts trust did not show $fp"
 "$dtf" doctor --profile unknown > /dev/null || fail "doctor after trust"
 echo "ok: dtf hosts trust"
 

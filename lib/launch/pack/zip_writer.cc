@@ -159,7 +159,9 @@ StatusOr<WrittenArchive> ZipWriter::Write(const std::string& dir,
       return fail(ZipArchiveError(za, StrCat(temp, ": ", e->path)));
     }
     const auto i = static_cast<zip_uint64_t>(index);
-    if (zip_set_file_compression(za, i, ZIP_CM_DEFLATE, 0) != 0 ||
+    // Level 1: an archive of a debug build is hundreds of MiB, and the
+    // higher levels cost seconds per launch for a few percent.
+    if (zip_set_file_compression(za, i, ZIP_CM_DEFLATE, 1) != 0 ||
         zip_file_set_dostime(za, i, kDosTime, kDosDate, 0) != 0 ||
         zip_file_set_external_attributes(
             za, i, 0, ZIP_OPSYS_UNIX,

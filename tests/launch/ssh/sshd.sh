@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# The OpenSSH server fixture for tests, shell end-to-end tests and benchmarks:
+# throwaway sshd instances on loopback addresses, all state under one DIR.
+#
+#   sshd.sh keys DIR                       client key DIR/id_ed25519 (+ .pub)
+#                                          and DIR/authorized_keys holding it
+#   sshd.sh start DIR NAME ADDR PORT       a server in DIR/NAME listening on
+#                                          ADDR:PORT (host key, config, log
+#                                          DIR/NAME/sshd.log); waits until the
+#                                          port accepts connections
+#   sshd.sh known-host DIR NAME ADDR PORT  appends "[ADDR]:PORT <host key>" to
+#                                          DIR/known_hosts
+#   sshd.sh new-host-key DIR NAME          replaces the server's host key (takes
+#                                          effect on the next start)
+#   sshd.sh stop DIR NAME                  stops that server and its sessions
+#
+# Needs /usr/sbin/sshd (or $SSHD) and ssh-keygen; run as root or as the user
+# that logs in (sessions run as the user sshd runs as when not root).
+set -euo pipefail
+
+SSHD="${SSHD:-/usr/sbin/sshd}"
+
+die() {
+  echo "sshd.sh: $*" >&2
+  exit 1
+}
+
+usage() {
+  die "usage: sshd.sh keys DIR | start DIR NAME ADDR PORT |" \
+    "known-host DIR NAME ADDR PORT | new-host-key DIR NAME | stop DIR NAME"
+}
+
+abspath() {
+  mkdir -p "$1"
+  (cd "$1" && pwd)
+}
+
+cmd_keys() {
+  local dir
+  dir="$(abspath "$1")"
+  if [[ ! -f "$dir/id_ed25519" ]]; then
+    ssh-keygen -q -t ed25519 -N '' -C dtf-test-client -f "$dir/id_ed25519"
+  fi
+  if [[ ! -f "$dir/authorized_keys" ]]; then
+    cp "$dir/id_ed25519.pub" "$dir/authorized_keys"
+    chmod 600 "$dir/authorized_keys"
+  fi
+}
+
+host_key_file() {
+  echo "$1/$2/ssh_host_ed25519_key"
+}
+
+make_host_key() {
+  local key="$1"
+  rm -f "$key" "$key.pub"
+  ssh-keygen -q -t ed25519 -N '' -C "dtf-test-host" -f "$key"
+}
+
+# Waits until ADDR:PORT accepts TCP connections (up to ~10 s).
+wait_listening() {
+  local addr="$1" port="$2" pid_file="$3" log="$4"
+  local i
+  for ((i = 0; i < 200; i++)); do
+    if (exec 3<>"/dev/tcp/$addr/$port") 2>/dev/null; then
+      return 0
+    fi
+    if [[ -f "$pid_file" ]] && ! kill -0 "$(cat "$pid_file")" 2>/dev/null; then
+      break
+    fi
+    sleep 0.05
+  done
+  echo "sshd.sh: sshd did not start listening on $addr:$port" >&2
+  [[ -f "$log" ]] && tail -n 20 "$log" >&2
+  return 1
+}
+
+cmd_start() {
+  local dir name addr port
+  dir="$(abspath "$1")" name="$2" addr="$3" port="$4"
+  [[ -x "$SSHD" ]] || die "$SSHD not found"
+  [[ -f "$dir/authorized_keys" ]] || cmd_keys "$dir"
+  local home="$dir/$name"
+  mkdir -p "$home"
+  local key
+  key="$(host_key_file "$dir" "$name")"
+  [[ -f "$key" ]] || make_host_key "$key"
+  # Privilege separation wants its empty directory.
+  mkdir -p /run/sshd 2>/dev/null || true
+  cat >"$home/sshd_config" <<EOF
+ListenAddress $addr:$port
+HostKey $key
+AuthorizedKeysFile $dir/authorized_keys
+PidFile $home/sshd.pid
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PermitRootLogin prohibit-password
+AllowTcpForwarding yes
+Subsystem sftp internal-sftp
+AcceptEnv none
+MaxStartups 100:30:200
+MaxSessions 100
+LogLevel VERBOSE
+EOF
+  rm -f "$home/sshd.pid"
+  "$SSHD" -f "$home/sshd_config" -E "$home/sshd.log" ||
+    die "$SSHD failed to start; see $home/sshd.log"
+  wait_listening "$addr" "$port" "$home/sshd.pid" "$home/sshd.log"
+}
+
+cmd_known_host() {
+  local dir name addr port
+  dir="$(abspath "$1")" name="$2" addr="$3" port="$4"
+  local pub
+  pub="$(host_key_file "$dir" "$name").pub"
+  [[ -f "$pub" ]] || die "no host key $pub (start the server first)"
+  local type blob
+  read -r type blob _ <"$pub"
+  local host="$addr"
+  [[ "$port" == 22 ]] || host="[$addr]:$port"
+  echo "$host $type $blob" >>"$dir/known_hosts"
+  chmod 600 "$dir/known_hosts"
+}
+
+cmd_new_host_key() {
+  local dir
+  dir="$(abspath "$1")"
+  make_host_key "$(host_key_file "$dir" "$2")"
+}
+
+# Whether process PID is still running (a zombie waiting for its reaper is
+# not: it has closed everything).
+alive() {
+  local state
+  state="$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" || return 1
+  [[ -n "$state" && "$state" != Z ]]
+}
+
+cmd_stop() {
+  local dir name
+  dir="$(abspath "$1")" name="$2"
+  local pid_file="$dir/$name/sshd.pid"
+  [[ -f "$pid_file" ]] || return 0
+  local pid
+  pid="$(cat "$pid_file")"
+  # Sessions are children of the listener (per-connection sshd processes).
+  local children
+  children="$(pgrep -P "$pid" 2>/dev/null || true)"
+  kill "$pid" 2>/dev/null || true
+  local child
+  for child in $children; do
+    kill "$child" 2>/dev/null || true
+  done
+  local i
+  for ((i = 0; i < 100; i++)); do
+    alive "$pid" || break
+    sleep 0.02
+  done
+  if alive "$pid"; then
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$pid_file"
+}
+
+[[ $# -ge 2 ]] || usage
+command="$1"
+shift
+case "$command" in
+  keys) [[ $# -eq 1 ]] || usage && cmd_keys "$@" ;;
+  start) [[ $# -eq 4 ]] || usage && cmd_start "$@" ;;
+  known-host) [[ $# -eq 4 ]] || usage && cmd_known_host "$@" ;;
+  new-host-key) [[ $# -eq 2 ]] || usage && cmd_new_host_key "$@" ;;
+  stop) [[ $# -eq 2 ]] || usage && cmd_stop "$@" ;;
+  *) usage ;;
+esac
