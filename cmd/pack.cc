@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/run_common.h"
 #include "lib/base/build_config.h"
 #include "lib/base/strings.h"
 #include "lib/launch/pack/pack_env.h"
@@ -24,19 +25,14 @@ namespace {
 struct PackFlags {
   std::string out = ".dtf/pack";
   bool json = false;
+  // env
+  bool strip_debug = false;
   // zip
   std::string job = "dtf.toml";
   bool with_data = false;
   // list
   std::string archive;
 };
-
-StatusOr<std::string> SelfExecutable() {
-  char buffer[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-  if (n < 0) return ErrnoToStatus(errno, "/proc/self/exe");
-  return std::string(buffer, static_cast<size_t>(n));
-}
 
 // LD_LIBRARY_PATH's directories (':' or ';' separated, as ld.so reads it).
 std::vector<std::string> LibraryPathFromEnvironment() {
@@ -87,6 +83,7 @@ Status RunPackEnv(const PackFlags& f, Context* ctx) {
   options.dtf_version = kVersion;
   options.search.library_path = LibraryPathFromEnvironment();
   options.out_dir = f.out;
+  options.strip_debug = f.strip_debug;
   DTF_ASSIGN_OR_RETURN(const pack::PackResult r, pack::PackEnv(options));
   if (!f.json && !r.manifest.glibc.empty()) {
     ctx->console.Info(StrCat("dtf: the hosts need glibc ", r.manifest.glibc,
@@ -171,6 +168,9 @@ void SetupPack(CLI::App* app, Context* ctx) {
                   "Directory for the archive (default: .dtf/pack)");
   env->add_flag("--json", f->json,
                 "Print the archive and its manifest as JSON");
+  env->add_flag("--strip-debug", f->strip_debug,
+                "Pack the binary without its debug sections (objcopy "
+                "--strip-debug; what dtf launch ships over SSH)");
   env->callback([f, ctx] { ctx->status = RunPackEnv(*f, ctx); });
 
   CLI::App* zip = sub->add_subcommand(

@@ -33,6 +33,7 @@ using Json = nlohmann::ordered_json;
 
 // Room beyond the archives for logs, checkpoints and exports.
 constexpr uint64_t kSpareBytes = uint64_t{256} << 20;
+constexpr std::chrono::milliseconds kLookEvery{200};
 
 std::string Seconds(std::chrono::milliseconds ms) {
   return StrCat(static_cast<double>(ms.count()) / 1000.0, " s");
@@ -85,7 +86,11 @@ StatusOr<pack::PackResult> PackEnvCached(const std::string& out) {
   DTF_ASSIGN_OR_RETURN(env.binary, SelfExecutable());
   env.dtf_version = kVersion;
   env.out_dir = out;
-  DTF_ASSIGN_OR_RETURN(const std::string key, EnvInputsKey(env.binary));
+  // What a host needs is the code; a debug build's binary is mostly debug
+  // sections, which would cost every first launch their shipping.
+  env.strip_debug = pack::CanStripDebug();
+  DTF_ASSIGN_OR_RETURN(std::string key, EnvInputsKey(env.binary));
+  if (env.strip_debug) key += "-stripped";
   const std::string cache = StrCat(out, "/env-cache/", key, ".json");
   if (StatusOr<std::string> text = ReadFileToString(cache); text.ok()) {
     const Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
@@ -313,21 +318,43 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
                                         " host", errors.size() == 1 ? "" : "s",
                                         ":", JoinLines(errors))));
   }
-  for (size_t i = 0; i < p.tasks.size(); ++i) {
-    Task& t = run->tasks_[i];
-    StatusOr<ProcessId> id = t.host->StartTask(p, *t.plan);
-    if (!id.ok()) {
-      return fail(
-          Annotate(id.status(), StrCat("task ", t.plan->name(), " on ",
-                                       t.plan->host, " failed to start")));
+  // Parameter servers first, then workers; within each, every host at once
+  // (a host's own tasks one after another on its session).
+  for (const char* role : {"ps", "worker"}) {
+    // A task after one that failed on the same host is not tried.
+    std::vector<StatusOr<ProcessId>> ids(p.tasks.size(),
+                                         CancelledError("not tried"));
+    ForEachParallel(run->hosts_.size(), [&](size_t h) {
+      for (size_t i = 0; i < p.tasks.size(); ++i) {
+        Task& t = run->tasks_[i];
+        if (t.plan->role != role || t.host != run->hosts_[h].get()) continue;
+        ids[i] = t.host->StartTask(p, *t.plan);
+        if (!ids[i].ok()) return;
+      }
+    });
+    Status first_error;
+    for (size_t i = 0; i < p.tasks.size(); ++i) {
+      Task& t = run->tasks_[i];
+      if (t.plan->role != role) continue;
+      if (!ids[i].ok()) {
+        if (first_error.ok() &&
+            ids[i].status().code() != StatusCode::kCancelled) {
+          first_error = Annotate(ids[i].status(),
+                                 StrCat("task ", t.plan->name(), " on ",
+                                        t.plan->host, " failed to start"));
+        }
+        continue;
+      }
+      t.process = *ids[i];
+      t.started = true;
+      t.tails[0] = RemoteTail(t.host, t.plan->stdout_file);
+      t.tails[1] = RemoteTail(t.host, t.plan->stderr_file);
+      run->record_.tasks[i].process = *ids[i];
+      run->Note(StrCat(t.plan->name(), " started on ", t.plan->host, " (pid ",
+                       ids[i]->pid, ")"));
     }
-    t.process = *id;
-    t.started = true;
-    t.tails[0] = RemoteTail(t.host, t.plan->stdout_file);
-    t.tails[1] = RemoteTail(t.host, t.plan->stderr_file);
-    run->record_.tasks[i].process = *id;
-    run->Note(StrCat(t.plan->name(), " started on ", t.plan->host, " (pid ",
-                     id->pid, ")"));
+    // Every task that did start is stopped again by fail().
+    if (!first_error.ok()) return fail(first_error);
   }
   run->WriteRecord();
   return run;
@@ -554,6 +581,11 @@ bool SshRun::Poll() {
         StrCat("interrupted; stopped every task of run ", plan_.run_id)));
     return true;
   }
+  // Each look is a few SFTP requests per task: at most every kLookEvery,
+  // however often the caller polls.
+  const auto now = Clock::now();
+  if (now - last_look_ < kLookEvery) return false;
+  last_look_ = now;
   if (StopRequested() && !linger_until_) {
     Stop(CancelledError(
         StrCat("run ", plan_.run_id, " was stopped (dtf stop)")));
@@ -619,8 +651,7 @@ bool SshRun::Poll() {
 }
 
 RunOutcome SshRun::Wait() {
-  const auto poll = std::max(options_.poll, std::chrono::milliseconds(200));
-  while (!Poll()) std::this_thread::sleep_for(poll);
+  while (!Poll()) std::this_thread::sleep_for(kLookEvery);
   return outcome();
 }
 

@@ -82,6 +82,7 @@ class SshRun : public Run {
   RunRecord record_;
   std::chrono::steady_clock::time_point started_;
   std::optional<std::chrono::steady_clock::time_point> linger_until_;
+  std::chrono::steady_clock::time_point last_look_;
   bool stopping_ = false;
   bool over_ = false;
   Status failure_;

@@ -1,12 +1,20 @@
 #include "lib/launch/pack/pack_env.h"
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <string_view>
 
 #include "lib/base/strings.h"
 #include "lib/launch/pack/sha256.h"
 #include "lib/launch/pack/zip_format.h"
+
+extern char** environ;
 
 namespace dtf::pack {
 namespace {
@@ -59,6 +67,43 @@ std::string GlibcVersionNeeded(const ElfFile& elf) {
   return best;
 }
 
+namespace {
+
+// Runs `objcopy --strip-debug from to`.
+Status StripDebugCopy(const std::string& from, const std::string& to) {
+  const char* argv[] = {"objcopy", "--strip-debug", from.c_str(), to.c_str(),
+                        nullptr};
+  pid_t pid = 0;
+  const int e = ::posix_spawnp(&pid, "objcopy", nullptr, nullptr,
+                               const_cast<char* const*>(argv), environ);
+  if (e != 0) return ErrnoToStatus(e, "objcopy (binutils)");
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return InternalError(StrCat("objcopy --strip-debug ", from, " ", to,
+                                " failed (status ", status, ")"));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+bool CanStripDebug() {
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/bin:/bin";
+  while (!dirs.empty()) {
+    const size_t colon = dirs.find(':');
+    const std::string dir(dirs.substr(0, colon));
+    if (!dir.empty() && ::access((dir + "/objcopy").c_str(), X_OK) == 0) {
+      return true;
+    }
+    dirs = colon == std::string_view::npos ? std::string_view()
+                                           : dirs.substr(colon + 1);
+  }
+  return false;
+}
+
 StatusOr<PackResult> PackEnv(const PackEnvOptions& options) {
   if (options.binary.empty()) {
     return InvalidArgumentError("dtf pack env: no binary to pack");
@@ -91,7 +136,22 @@ StatusOr<PackResult> PackEnv(const PackEnvOptions& options) {
   DTF_RETURN_IF_ERROR(zip.AddBytes(kEnvLauncher, launcher, kModeExecutable));
   manifest.files.push_back(
       {kEnvLauncher, launcher.size(), launcher_sha, kModeExecutable});
-  DTF_RETURN_IF_ERROR(add_file(kEnvBinary, options.binary, kModeExecutable));
+  std::string binary_file = options.binary;
+  std::string stripped;
+  struct Remove {
+    std::string* path;
+    ~Remove() {
+      if (!path->empty()) ::unlink(path->c_str());
+    }
+  } remove_stripped{&stripped};
+  if (options.strip_debug) {
+    std::error_code ec;
+    fs::create_directories(options.out_dir, ec);
+    stripped = StrCat(options.out_dir, "/.dtf-stripped-", ::getpid());
+    DTF_RETURN_IF_ERROR(StripDebugCopy(options.binary, stripped));
+    binary_file = stripped;
+  }
+  DTF_RETURN_IF_ERROR(add_file(kEnvBinary, binary_file, kModeExecutable));
   for (const ResolvedLibrary& lib : libraries) {
     const std::string file = fs::path(lib.name).filename().string();
     DTF_RETURN_IF_ERROR(

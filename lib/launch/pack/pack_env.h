@@ -33,7 +33,14 @@ struct PackEnvOptions {
   LibrarySearch search;
   // Where the archive goes. Default: .dtf/pack.
   std::string out_dir = ".dtf/pack";
+  // Pack the binary without its debug sections (`objcopy --strip-debug`
+  // into a temporary copy; symbols stay). A debug build's binary is then a
+  // tenth of its size. Default: false, the binary unchanged.
+  bool strip_debug = false;
 };
+
+// Whether `objcopy` (binutils), which strip_debug needs, is on the PATH.
+bool CanStripDebug();
 
 struct PackResult {
   WrittenArchive archive;

@@ -147,6 +147,43 @@ TEST_F(PackEnvTest, UnpackedArchiveRunsWithAnEmptyEnvironment) {
   EXPECT_THAT(r.err, HasSubstr(moved + "/lib/libgrpc++.so"));
 }
 
+TEST_F(PackEnvTest, StripDebugPacksARunnableSmallerBinary) {
+  if (!CanStripDebug()) GTEST_SKIP() << "objcopy (binutils) is not installed";
+  ASSERT_NE(result_, nullptr);
+  PackEnvOptions options;
+  options.binary = DTF_BINARY;
+  options.dtf_version = "0.1.0-test";
+  options.out_dir = dir_->Join("stripped");
+  options.strip_debug = true;
+  StatusOr<PackResult> r = PackEnv(options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const ManifestFile* full = Find(kEnvBinary);
+  const ManifestFile* stripped = nullptr;
+  for (const ManifestFile& f : r->manifest.files) {
+    if (f.path == kEnvBinary) stripped = &f;
+  }
+  ASSERT_NE(full, nullptr);
+  ASSERT_NE(stripped, nullptr);
+  EXPECT_LE(stripped->size, full->size);
+  // Reproducible too, and no temporary copy is left behind.
+  StatusOr<PackResult> again = PackEnv(options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->archive.sha256, r->archive.sha256);
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(options.out_dir)) {
+    ++files;
+    EXPECT_EQ(e.path().extension(), ".zip") << e.path();
+  }
+  EXPECT_EQ(files, 1u);
+  const std::string root = dir_->Join("stripped-unpacked");
+  ASSERT_TRUE(UnpackArchive(r->archive.path, root).ok());
+  testing::Result run =
+      testing::Sh(dir_->path(),
+                  "env -i PATH=/usr/bin:/bin '" + root + "/bin/dtf' --version");
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_THAT(run.out, StartsWith("dtf "));
+}
+
 TEST(PackEnv, NotAnElfBinary) {
   dtf::testing::TempDir dir;
   const std::string script = dir.Join("dtf");
