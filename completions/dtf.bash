@@ -6,7 +6,7 @@ _dtf() {
   prev="${COMP_WORDS[COMP_CWORD-1]}"
   cmd="${COMP_WORDS[1]}"
   if [[ ${COMP_CWORD} -eq 1 ]]; then
-    COMPREPLY=($(compgen -W "gen-records init inspect train predict launch status logs stop pack --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "gen-records init inspect train predict serve launch status logs stop pack doctor hosts task --help --version" -- "$cur"))
     return
   fi
   case "$prev" in
@@ -28,8 +28,9 @@ _dtf() {
       names=$(ls profiles/*.toml 2>/dev/null | sed 's|^profiles/||; s|\.toml$||')
       COMPREPLY=($(compgen -W "local $names" -- "$cur") $(compgen -f -X '!*.toml' -- "$cur"))
       return ;;
-    --runs-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --task-binary) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --runs-dir|--dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    --task-binary|--env-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --signal) COMPREPLY=($(compgen -W "TERM KILL" -- "$cur")); return ;;
   esac
   case "$cmd" in
     gen-records) opts="--help --job --schema --infer --infer-rows --label --out --shards --shard-key --split --no-header --delimiter --quote --no-trim --missing --compression --threads --index --on-error --overwrite --schema-out --json" ;;
@@ -38,22 +39,42 @@ _dtf() {
     train) opts="--help --job --batch-size --steps --epochs --threads --no-eval --restart --quiet --metrics-out" ;;
     serve) opts="--help --job --role --index --ps --workers --cluster_spec --run-id --run-dir --secret-file --ready-file --threads --set --metrics-out --restore --quiet" ;;
     predict) opts="--help --model --input --format --output --keep --batch-size --threads" ;;
-    launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --json --detach --task-binary --grace --start-timeout" ;;
+    launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --json --detach --accept-new-host-keys --task-binary --grace --start-timeout" ;;
     status) opts="--help --job --runs-dir --json --watch" ;;
     logs) opts="--help --job --runs-dir -f --follow" ;;
     stop) opts="--help --job --runs-dir --grace" ;;
     pack)
       # dtf pack env|zip|list: the second word picks the flags.
       case "${COMP_WORDS[2]}" in
-        env) opts="--help --out --json" ;;
+        env) opts="--help --out --json --strip-debug" ;;
         zip) opts="--help --job --with-data --out --json" ;;
         list) opts="--help --json" ;;
+        unpack) opts="--help" ;;
+        verify) opts="--help" ;;
+        *) opts="--help" ;;
+      esac ;;
+    doctor) opts="--help --job --runs-dir --profile --ps --workers --accept-new-host-keys --timeout" ;;
+    hosts)
+      # dtf hosts trust
+      case "${COMP_WORDS[2]}" in
+        trust) opts="--help --profile --job --replace --check" ;;
+        *) opts="--help" ;;
+      esac ;;
+    task)
+      # dtf task exec|signal: what dtf launch runs on a task's host.
+      case "${COMP_WORDS[2]}" in
+        exec) opts="--help --task --dir --env-file --append" ;;
+        signal) opts="--help --dir --signal" ;;
         *) opts="--help" ;;
       esac ;;
     *) opts="" ;;
   esac
   if [[ "$cmd" == pack && ${COMP_CWORD} -eq 2 ]]; then
-    COMPREPLY=($(compgen -W "env zip list --help" -- "$cur"))
+    COMPREPLY=($(compgen -W "env zip list unpack verify --help" -- "$cur"))
+  elif [[ "$cmd" == hosts && ${COMP_CWORD} -eq 2 ]]; then
+    COMPREPLY=($(compgen -W "trust --help" -- "$cur"))
+  elif [[ "$cmd" == task && ${COMP_CWORD} -eq 2 ]]; then
+    COMPREPLY=($(compgen -W "exec signal --help" -- "$cur"))
   elif [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [[ "$cmd" == status || "$cmd" == logs || "$cmd" == stop ]]; then
@@ -62,8 +83,14 @@ _dtf() {
     runs=$(ls .dtf/runs 2>/dev/null)
     if [[ "$cmd" == logs ]]; then runs="$runs ps:0 worker:0 worker:1"; fi
     COMPREPLY=($(compgen -W "$runs" -- "$cur"))
+  elif [[ "$cmd" == pack && "${COMP_WORDS[2]}" == verify ]]; then
+    COMPREPLY=($(compgen -d -- "$cur"))
   elif [[ "$cmd" == pack ]]; then
     COMPREPLY=($(compgen -f -X '!*.zip' -- "$cur") $(compgen -d -- "$cur"))
+  elif [[ "$cmd" == hosts ]]; then
+    COMPREPLY=($(compgen -A hostname -- "$cur"))
+  elif [[ "$cmd" == doctor ]]; then
+    COMPREPLY=()
   else
     COMPREPLY=($(compgen -f -- "$cur"))
   fi
