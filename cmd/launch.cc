@@ -96,9 +96,13 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
     return Print(StrCat(id, "\n"));
   }
   std::vector<std::string> names;
+  bool remote = false;
   {
     DTF_ASSIGN_OR_RETURN(const launch::Plan draft, launch::MakePlan(request));
-    for (const launch::TaskPlan& t : draft.tasks) names.push_back(t.name());
+    remote = draft.remote();
+    for (const launch::TaskPlan& t : draft.tasks) {
+      names.push_back(TaskLabel(t, remote));
+    }
   }
   const TaskPrefixes out_prefixes(names, ColorFor(STDOUT_FILENO));
   const TaskPrefixes err_prefixes(names, ColorFor(STDERR_FILENO));
@@ -106,9 +110,10 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   options.on_output = [&](const launch::TaskPlan& task, launch::Stream stream,
                           std::string_view line) {
     const bool is_out = stream == launch::Stream::kStdout;
-    const std::string text = StrCat(
-        is_out ? out_prefixes.For(task.name()) : err_prefixes.For(task.name()),
-        line, "\n");
+    const std::string text =
+        StrCat(is_out ? out_prefixes.For(TaskLabel(task, remote))
+                      : err_prefixes.For(TaskLabel(task, remote)),
+               line, "\n");
     std::FILE* to = is_out ? stdout : stderr;
     std::fwrite(text.data(), 1, text.size(), to);
     std::fflush(to);

@@ -57,27 +57,31 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, run_id));
   DTF_ASSIGN_OR_RETURN(const launch::RunView run, launch::LoadRun(dir));
   std::vector<std::string> names;
-  for (const launch::TaskPlan& t : run.plan.tasks) names.push_back(t.name());
+  std::vector<std::string> labels;
+  for (const launch::TaskPlan& t : run.plan.tasks) {
+    names.push_back(t.name());
+    labels.push_back(TaskLabel(t, run.plan.remote()));
+  }
   std::vector<Source> sources;
   // An SSH run's logs are on its hosts: one connection per host.
   std::map<std::string, std::unique_ptr<launch::RemoteHost>> hosts;
   for (const launch::TaskPlan& t : run.plan.tasks) {
     if (!task.empty() && t.name() != task) continue;
     if (!run.plan.remote()) {
-      sources.push_back(
-          {t.name(), true, std::make_unique<launch::LineTail>(t.stdout_file)});
-      sources.push_back(
-          {t.name(), false, std::make_unique<launch::LineTail>(t.stderr_file)});
+      sources.push_back({TaskLabel(t, false), true,
+                         std::make_unique<launch::LineTail>(t.stdout_file)});
+      sources.push_back({TaskLabel(t, false), false,
+                         std::make_unique<launch::LineTail>(t.stderr_file)});
       continue;
     }
     std::unique_ptr<launch::RemoteHost>& host = hosts[t.host];
     if (host == nullptr) {
       DTF_ASSIGN_OR_RETURN(host, launch::ConnectTaskHost(run.plan, t));
     }
-    sources.push_back(
-        {t.name(), true, launch::RemoteTail(host.get(), t.stdout_file)});
-    sources.push_back(
-        {t.name(), false, launch::RemoteTail(host.get(), t.stderr_file)});
+    sources.push_back({TaskLabel(t, true), true,
+                       launch::RemoteTail(host.get(), t.stdout_file)});
+    sources.push_back({TaskLabel(t, true), false,
+                       launch::RemoteTail(host.get(), t.stderr_file)});
   }
   if (sources.empty()) {
     return NotFoundError(StrCat("run ", run.plan.run_id, " has no task ", task,
@@ -86,8 +90,8 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
   }
   // One task's output as it is; all tasks' prefixed.
   const bool prefixed = task.empty();
-  const TaskPrefixes out_prefixes(names, ColorFor(STDOUT_FILENO));
-  const TaskPrefixes err_prefixes(names, ColorFor(STDERR_FILENO));
+  const TaskPrefixes out_prefixes(labels, ColorFor(STDOUT_FILENO));
+  const TaskPrefixes err_prefixes(labels, ColorFor(STDERR_FILENO));
   auto pump = [&](bool flush) {
     for (Source& s : sources) {
       std::FILE* to = s.is_stdout ? stdout : stderr;

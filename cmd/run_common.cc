@@ -50,6 +50,10 @@ StatusOr<std::string> SelfExecutable() {
   return std::string(buffer, static_cast<size_t>(n));
 }
 
+std::string TaskLabel(const launch::TaskPlan& task, bool remote) {
+  return remote ? StrCat(task.host, " ", task.name()) : task.name();
+}
+
 bool IsTaskName(std::string_view s) {
   const size_t colon = s.find(':');
   if (colon == std::string_view::npos) return false;

@@ -8,6 +8,7 @@
 
 #include "CLI/CLI.hpp"
 #include "lib/base/status.h"
+#include "lib/launch/plan.h"
 
 namespace dtf::cli {
 
@@ -26,6 +27,10 @@ StatusOr<std::string> FindRun(const RunsFlags& flags, const std::string& id);
 std::string AbsolutePath(const std::string& path);
 // This program, from /proc/self/exe.
 StatusOr<std::string> SelfExecutable();
+
+// How output names a task: "worker:1", or "10.0.0.2 worker:1" for a task on
+// another host (an SSH run).
+std::string TaskLabel(const launch::TaskPlan& task, bool remote);
 
 // Whether `s` reads as a task name: "ps:N" or "worker:N".
 bool IsTaskName(std::string_view s);

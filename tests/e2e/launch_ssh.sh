@@ -163,7 +163,7 @@ fi
 run_id="$(ls .dtf/runs | sort | tail -n 1)"
 echo "ok: run $run_id exited 0 in $((SECONDS - start)) s"
 grep -q "127.0.0.2: shipped the runtime and the job" fg.err || fail "no shipping note for 127.0.0.2"
-grep -q '^\[worker:0\]' fg.out fg.err || fail "no [worker:0] output streamed"
+grep -q '^\[127.0.0.2 worker:0\]' fg.out fg.err || fail "no [127.0.0.2 worker:0] output streamed"
 at_least "$(metric "$work/fg.json" accuracy)" 0.85 "ssh accuracy"
 for t in ps-0 ps-1 worker-0 worker-1; do
   code="$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["exit_code"])' ".dtf/runs/$run_id/$t/exit.json")"
@@ -199,7 +199,8 @@ sleep 2
 cat stop.out
 grep -q "stopped" stop.out || fail "stop: $(cat stop.out)"
 wait "$follower" || fail "logs -f exited $?"
-grep -Eq '^\[(ps|worker):[0-9]\] ' follow.out follow.err || fail "logs -f: no prefixed lines"
+grep -Eq '^\[127\.0\.0\.[23] (ps|worker):[0-9]\] ' follow.out follow.err \
+  || fail "logs -f: no lines prefixed with host and task"
 state="$("$dtf" status "$id" --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["state"])')"
 [[ "$state" == stopped ]] || fail "status after stop: $state"
 echo "ok: status, logs -f and stop"
