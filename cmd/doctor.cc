@@ -2,43 +2,29 @@
 // checked at once, one row per host, failures first with what to do.
 #include <cerrno>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "cmd/app.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
-#include "lib/data/job_file.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/preflight.h"
-#include "lib/launch/profile.h"
 #include "lib/launch/ssh_backend.h"
 
 namespace dtf::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 struct DoctorFlags {
   RunsFlags runs;
-  std::string profile = "local";
-  int ps = 0;
-  int workers = 0;
+  ProfileFlags profile;
   bool accept_new_host_keys = false;
   double timeout = 20;
 };
 
 Status RunDoctor(const DoctorFlags& f) {
-  launch::PlanRequest r;
-  r.job = AbsolutePath(f.runs.job);
-  DTF_RETURN_IF_ERROR(LoadJobFile(r.job).status());
-  DTF_ASSIGN_OR_RETURN(
-      r.profile, launch::ResolveProfile(fs::path(r.job).parent_path().string(),
-                                        f.profile));
-  DTF_ASSIGN_OR_RETURN(r.binary, SelfExecutable());
-  r.overrides.ps = f.ps;
-  r.overrides.workers = f.workers;
+  DTF_ASSIGN_OR_RETURN(const launch::PlanRequest r,
+                       PlanRequestFor(f.runs, f.profile));
   DTF_ASSIGN_OR_RETURN(const launch::Plan plan, launch::MakePlan(r));
   std::string out;
   if (!plan.remote()) {
@@ -79,13 +65,7 @@ void SetupDoctor(CLI::App* app, Context* ctx) {
       "glibc, disk, ports, GPUs, clock): one row per host, failures first "
       "with what to do");
   AddRunsFlags(sub, &f->runs);
-  sub->add_option("--profile", f->profile,
-                  "profiles/<NAME>.toml beside the job file, or a path to a "
-                  ".toml file (default: local)");
-  sub->add_option("--ps", f->ps, "Parameter servers (default: the profile's)")
-      ->check(CLI::Range(1, 1000));
-  sub->add_option("--workers", f->workers, "Workers (default: the profile's)")
-      ->check(CLI::Range(1, 10000));
+  AddProfileFlags(sub, &f->profile);
   sub->add_flag("--accept-new-host-keys", f->accept_new_host_keys,
                 "Record the host key of a host known_hosts does not have yet");
   sub->add_option("--timeout", f->timeout,

@@ -33,28 +33,6 @@ StatusOr<char> OneChar(std::string_view flag, const std::string& value) {
   return value[0];
 }
 
-// `s` as one shell word: bare when that is safe, else in single quotes.
-std::string ShellWord(std::string_view s) {
-  bool bare = !s.empty();
-  for (char c : s) {
-    bool safe =
-        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-        (c >= '0' && c <= '9') ||
-        std::string_view("_-./+:,@%=").find(c) != std::string_view::npos;
-    if (!safe) bare = false;
-  }
-  if (bare) return std::string(s);
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 Status RunInit(const InitFlags& f) {
   ScaffoldOptions o;
   o.dir = f.dir;
@@ -78,7 +56,7 @@ Status RunInit(const InitFlags& f) {
                            ":\n");
   for (const std::string& file : r.files) StrAppend(&out, "  ", file, "\n");
   StrAppend(&out, "Next:\n  ",
-            f.dir == "." ? "" : StrCat("cd ", ShellWord(f.dir), " && "),
+            f.dir == "." ? "" : StrCat("cd ", ShellQuote(f.dir), " && "),
             "dtf gen-records --job dtf.toml && dtf train --job dtf.toml\n");
   std::fputs(out.c_str(), stdout);
   if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");

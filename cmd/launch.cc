@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,21 +12,15 @@
 #include "cmd/app.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
-#include "lib/data/job_file.h"
 #include "lib/launch/local_backend.h"
 #include "lib/launch/plan.h"
-#include "lib/launch/profile.h"
 
 namespace dtf::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 struct LaunchFlags {
   RunsFlags runs;
-  std::string profile = "local";
-  int ps = 0;
-  int workers = 0;
+  ProfileFlags profile;
   std::vector<std::string> sets;
   std::string metrics_out;
   bool dry_run = false;
@@ -50,21 +43,9 @@ Status Print(std::string_view text) {
 }
 
 StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
-  launch::PlanRequest r;
-  r.job = AbsolutePath(f.runs.job);
-  // The job is checked up front, as every task will load it.
-  DTF_RETURN_IF_ERROR(LoadJobFile(r.job).status());
-  DTF_ASSIGN_OR_RETURN(
-      r.profile, launch::ResolveProfile(fs::path(r.job).parent_path().string(),
-                                        f.profile));
-  if (!f.task_binary.empty()) {
-    r.binary = AbsolutePath(f.task_binary);
-  } else {
-    DTF_ASSIGN_OR_RETURN(r.binary, SelfExecutable());
-  }
-  if (!f.runs.runs_dir.empty()) r.runs_dir = AbsolutePath(f.runs.runs_dir);
-  r.overrides.ps = f.ps;
-  r.overrides.workers = f.workers;
+  DTF_ASSIGN_OR_RETURN(launch::PlanRequest r,
+                       PlanRequestFor(f.runs, f.profile));
+  if (!f.task_binary.empty()) r.binary = AbsolutePath(f.task_binary);
   r.overrides.sets = f.sets;
   if (!f.metrics_out.empty())
     r.overrides.metrics_out = AbsolutePath(f.metrics_out);
@@ -146,14 +127,7 @@ void SetupLaunch(CLI::App* app, Context* ctx) {
       "(every task on this machine with the local profile), or print the "
       "plan");
   AddRunsFlags(sub, &f->runs);
-  sub->add_option("--profile", f->profile,
-                  "profiles/<NAME>.toml beside the job file, or a path to a "
-                  ".toml file (default: local; built in when the job has "
-                  "none)");
-  sub->add_option("--ps", f->ps, "Parameter servers (default: the profile's)")
-      ->check(CLI::Range(1, 1000));
-  sub->add_option("--workers", f->workers, "Workers (default: the profile's)")
-      ->check(CLI::Range(1, 10000));
+  AddProfileFlags(sub, &f->profile);
   sub->add_option("--set", f->sets,
                   "section.key=value passed to every task (repeatable)")
       ->allow_extra_args(false);

@@ -9,6 +9,8 @@
 #include <filesystem>
 
 #include "lib/base/strings.h"
+#include "lib/data/job_file.h"
+#include "lib/launch/profile.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/run_registry.h"
 
@@ -23,6 +25,34 @@ void AddRunsFlags(CLI::App* sub, RunsFlags* flags) {
   sub->add_option("--runs-dir", flags->runs_dir,
                   "Where runs are recorded (default: .dtf/runs beside the "
                   "job file)");
+}
+
+void AddProfileFlags(CLI::App* sub, ProfileFlags* flags) {
+  sub->add_option("--profile", flags->profile,
+                  "profiles/<NAME>.toml beside the job file, or a path to a "
+                  ".toml file (default: local; built in when the job has "
+                  "none)");
+  sub->add_option("--ps", flags->ps,
+                  "Parameter servers (default: the profile's)")
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--workers", flags->workers,
+                  "Workers (default: the profile's)")
+      ->check(CLI::Range(1, 10000));
+}
+
+StatusOr<launch::PlanRequest> PlanRequestFor(const RunsFlags& runs,
+                                             const ProfileFlags& profile) {
+  launch::PlanRequest r;
+  r.job = AbsolutePath(runs.job);
+  DTF_RETURN_IF_ERROR(LoadJobFile(r.job).status());
+  DTF_ASSIGN_OR_RETURN(
+      r.profile, launch::ResolveProfile(fs::path(r.job).parent_path().string(),
+                                        profile.profile));
+  DTF_ASSIGN_OR_RETURN(r.binary, SelfExecutable());
+  if (!runs.runs_dir.empty()) r.runs_dir = AbsolutePath(runs.runs_dir);
+  r.overrides.ps = profile.ps;
+  r.overrides.workers = profile.workers;
+  return r;
 }
 
 std::string RunsDirOf(const RunsFlags& flags) {
@@ -41,13 +71,6 @@ StatusOr<std::string> FindRun(const RunsFlags& flags, const std::string& id) {
 std::string AbsolutePath(const std::string& path) {
   std::error_code ec;
   return fs::absolute(path, ec).lexically_normal().string();
-}
-
-StatusOr<std::string> SelfExecutable() {
-  char buffer[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-  if (n < 0) return ErrnoToStatus(errno, "/proc/self/exe");
-  return std::string(buffer, static_cast<size_t>(n));
 }
 
 std::string TaskLabel(const launch::TaskPlan& task, bool remote) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "lib/base/os.h"
 #include "lib/base/status.h"
 #include "lib/launch/plan.h"
 
@@ -18,6 +19,21 @@ struct RunsFlags {
   std::string runs_dir;
 };
 void AddRunsFlags(CLI::App* sub, RunsFlags* flags);
+// --profile, --ps and --workers: the profile and the task counts that
+// replace its own.
+struct ProfileFlags {
+  std::string profile = "local";
+  int ps = 0;
+  int workers = 0;
+};
+void AddProfileFlags(CLI::App* sub, ProfileFlags* flags);
+
+// What dtf launch and dtf doctor start from: the job (loaded, so that an
+// invalid one stops here), the profile, this dtf as every task's binary,
+// --runs-dir and the task counts.
+StatusOr<launch::PlanRequest> PlanRequestFor(const RunsFlags& runs,
+                                             const ProfileFlags& profile);
+
 // --runs-dir, or .dtf/runs beside the job file; absolute.
 std::string RunsDirOf(const RunsFlags& flags);
 // The directory of run `id` (a unique prefix will do; "" is the latest).
@@ -25,8 +41,6 @@ StatusOr<std::string> FindRun(const RunsFlags& flags, const std::string& id);
 
 // `path` made absolute (against the working directory) and normal.
 std::string AbsolutePath(const std::string& path);
-// This program, from /proc/self/exe.
-StatusOr<std::string> SelfExecutable();
 
 // How output names a task: "worker:1", or "10.0.0.2 worker:1" for a task on
 // another host (an SSH run).

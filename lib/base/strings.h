@@ -25,6 +25,10 @@ std::string StrCat(const Args&... args) {
   return out;
 }
 
+// `s` as one POSIX shell word: bare when it holds only characters no shell
+// reads specially, otherwise single-quoted.
+std::string ShellQuote(std::string_view s);
+
 }  // namespace dtf
 
 // Lets fmt (and so StrCat) format absl::string_view, e.g. Status::message().

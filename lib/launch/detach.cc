@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "lib/base/os.h"
 #include "lib/base/strings.h"
 #include "lib/launch/local_backend.h"
 #include "lib/launch/run_layout.h"
@@ -17,13 +18,9 @@
 namespace dtf::launch {
 namespace {
 
-void WriteAll(int fd, std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    text.remove_prefix(static_cast<size_t>(n));
-  }
+// A pipe or log the supervisor reports on; a failed write has nowhere to go.
+void WriteToPipe(int fd, std::string_view text) {
+  (void)WriteAllFd(fd, text, "pipe");
 }
 
 std::string Timestamp() {
@@ -58,15 +55,16 @@ std::string Timestamp() {
   options.on_note = [&](std::string_view note) {
     const std::string line = StrCat(Timestamp(), " ", note, "\n");
     if (log_fd >= 0) {
-      WriteAll(log_fd, line);
+      WriteToPipe(log_fd, line);
     } else {
       pending += line;
     }
   };
   StatusOr<std::unique_ptr<Run>> run = StartRun(std::move(request), options);
   if (!run.ok()) {
-    WriteAll(report_fd, StrCat("error ", static_cast<int>(run.status().code()),
-                               " ", Message(run.status())));
+    WriteToPipe(report_fd,
+                StrCat("error ", static_cast<int>(run.status().code()), " ",
+                       Message(run.status())));
     ::_exit(1);
   }
   const std::string log =
@@ -75,10 +73,10 @@ std::string Timestamp() {
   if (log_fd >= 0) {
     ::dup2(log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);
-    WriteAll(log_fd, StrCat(Timestamp(), " supervisor pid ", ::getpid(),
-                            " for run ", (*run)->run_id(), "\n", pending));
+    WriteToPipe(log_fd, StrCat(Timestamp(), " supervisor pid ", ::getpid(),
+                               " for run ", (*run)->run_id(), "\n", pending));
   }
-  WriteAll(report_fd, StrCat("ok ", (*run)->run_id()));
+  WriteToPipe(report_fd, StrCat("ok ", (*run)->run_id()));
   ::close(report_fd);
 
   const timespec zero{0, 0};

@@ -250,17 +250,25 @@ std::string LocalRun::StderrTail(size_t i) const {
   return out;
 }
 
-void LocalRun::Fail(const Status& why) {
+void Run::Fail(const Status& why) {
   if (stopping_) return;
   failure_ = why;
   Stop(why);
 }
 
-void LocalRun::Stop(const Status& why) {
+void Run::Stop(const Status& why) {
   if (over_) return;
   if (!stopping_ || failure_.ok()) failure_ = why;
   stopping_ = true;
   Finish();
+}
+
+std::optional<RunOutcome> Run::FailureOutcome() const {
+  if (failure_.ok()) return std::nullopt;
+  RunOutcome o;
+  o.status = failure_;
+  o.state = failure_.code() == StatusCode::kCancelled ? "stopped" : "failed";
+  return o;
 }
 
 void LocalRun::Finish() {
@@ -307,11 +315,7 @@ void LocalRun::Finish() {
 RunOutcome LocalRun::outcome() const {
   RunOutcome o;
   const Task& chief = tasks_[static_cast<size_t>(plan_.ps)];
-  if (!failure_.ok()) {
-    o.status = failure_;
-    o.state = failure_.code() == StatusCode::kCancelled ? "stopped" : "failed";
-    return o;
-  }
+  if (std::optional<RunOutcome> failed = FailureOutcome()) return *failed;
   if (!chief.exit || (chief.exit->code < 0 && chief.exit->signal == 0)) {
     o.status = InternalError("the run ended before its chief");
     o.state = "failed";

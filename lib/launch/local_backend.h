@@ -92,9 +92,22 @@ class Run {
   // Polls until the run is over.
   virtual RunOutcome Wait() = 0;
   // Stops every task now and ends the run with `why`.
-  virtual void Stop(const Status& why) = 0;
+  void Stop(const Status& why);
   // Meaningful once the run is over.
   virtual RunOutcome outcome() const = 0;
+
+ protected:
+  // Ends the run with `why`, unless it is already ending.
+  void Fail(const Status& why);
+  // Stops whatever still runs, records the outcome and sets over_.
+  virtual void Finish() = 0;
+  // The outcome of a run that ended other than by its chief: "stopped"
+  // (Cancelled) or "failed"; nullopt when failure_ is OK.
+  std::optional<RunOutcome> FailureOutcome() const;
+
+  bool stopping_ = false;
+  bool over_ = false;
+  Status failure_;  // set when the run ends other than by the chief
 };
 
 // Starts a run on the backend its profile names: LocalRun::Start or
@@ -127,8 +140,6 @@ class LocalRun : public Run {
   bool Poll() override;
   // Polls until the run is over.
   RunOutcome Wait() override;
-  // Stops every task now and ends the run with `why`.
-  void Stop(const Status& why) override;
   // Meaningful once the run is over.
   RunOutcome outcome() const override;
 
@@ -155,9 +166,7 @@ class LocalRun : public Run {
   // Starts task i again after a failure (a PS restoring the last
   // checkpoint); false when that failed.
   bool Restart(size_t i);
-  // Ends the run with `why` (unless it is already ending).
-  void Fail(const Status& why);
-  void Finish();
+  void Finish() override;
   void WriteRecord();
   std::string StderrTail(size_t i) const;
 
@@ -168,9 +177,6 @@ class LocalRun : public Run {
   RunRecord record_;
   std::chrono::steady_clock::time_point started_;
   std::optional<std::chrono::steady_clock::time_point> linger_until_;
-  bool stopping_ = false;
-  bool over_ = false;
-  Status failure_;  // set when the run ends other than by the chief
 };
 
 // Starts the run (StartRun) under a supervisor process of its own (double fork,

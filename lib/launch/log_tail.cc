@@ -54,9 +54,8 @@ size_t LineTail::Poll(const std::function<void(std::string_view)>& line,
 std::vector<std::string> LastLines(const std::string& path, size_t n) {
   // Only the end of a long log is read.
   constexpr off_t kWindow = 64 * 1024;
-  std::vector<std::string> all;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return all;
+  if (fd < 0) return {};
   struct stat st {};
   const off_t size = ::fstat(fd, &st) == 0 ? st.st_size : 0;
   const off_t start = size > kWindow ? size - kWindow : 0;
@@ -71,15 +70,20 @@ std::vector<std::string> LastLines(const std::string& path, size_t n) {
   }
   ::close(fd);
   text.resize(got);
-  std::string_view rest(text);
-  if (start > 0) {  // the first line is cut: drop it
-    const size_t nl = rest.find('\n');
-    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+  return LastLinesOf(text, n, /*cut=*/start > 0);
+}
+
+std::vector<std::string> LastLinesOf(std::string_view text, size_t n,
+                                     bool cut) {
+  if (cut) {  // the first line is partial: drop it
+    const size_t nl = text.find('\n');
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
   }
-  while (!rest.empty()) {
-    const size_t nl = rest.find('\n');
-    all.emplace_back(rest.substr(0, nl));
-    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+  std::vector<std::string> all;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    all.emplace_back(text.substr(0, nl));
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
   }
   if (all.size() > n) all.erase(all.begin(), all.end() - static_cast<long>(n));
   return all;

@@ -46,5 +46,9 @@ class LineTail {
 // The last `n` lines of the file at `path` (fewer when it has fewer; none
 // when it cannot be read).
 std::vector<std::string> LastLines(const std::string& path, size_t n);
+// The same for text in hand (the end of a log read from another host);
+// with `cut`, the text starts inside a line, which is left out.
+std::vector<std::string> LastLinesOf(std::string_view text, size_t n,
+                                     bool cut = false);
 
 }  // namespace dtf::launch

@@ -148,7 +148,4 @@ std::string PlanToText(const Plan& plan);
 // A remote work directory with "{host}" replaced by `host`.
 std::string ExpandWorkDir(std::string_view work_dir, std::string_view host);
 
-// `s` as one POSIX shell word: bare when safe, otherwise single-quoted.
-std::string ShellQuote(std::string_view s);
-
 }  // namespace dtf::launch

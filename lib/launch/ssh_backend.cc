@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "lib/base/build_config.h"
+#include "lib/base/os.h"
 #include "lib/base/strings.h"
 #include "lib/data/file.h"
 #include "lib/launch/pack/elf_deps.h"
@@ -37,13 +38,6 @@ constexpr std::chrono::milliseconds kLookEvery{200};
 
 std::string Seconds(std::chrono::milliseconds ms) {
   return StrCat(static_cast<double>(ms.count()) / 1000.0, " s");
-}
-
-StatusOr<std::string> SelfExecutable() {
-  char buffer[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-  if (n < 0) return ErrnoToStatus(errno, "/proc/self/exe");
-  return std::string(buffer, static_cast<size_t>(n));
 }
 
 std::string MachineArch() {
@@ -433,40 +427,32 @@ std::vector<size_t> SshRun::Look(bool flush) {
 
 std::string SshRun::StderrTail(size_t i) {
   Task& t = tasks_[i];
-  StatusOr<std::optional<std::string>> data =
-      t.host->ReadAt(t.plan->stderr_file, 0, 1 << 20);
-  if (!data.ok() || !data->has_value() || (*data)->empty()) {
+  // Only the last 64 KiB count; a long log is read through to its end.
+  constexpr size_t kWindow = 64 << 10;
+  std::string window;
+  bool cut = false;
+  for (uint64_t offset = 0;;) {
+    StatusOr<std::optional<std::string>> data =
+        t.host->ReadAt(t.plan->stderr_file, offset, kWindow);
+    if (!data.ok() || !data->has_value() || (*data)->empty()) break;
+    offset += (*data)->size();
+    window += **data;
+    if (window.size() > kWindow) {
+      window.erase(0, window.size() - kWindow);
+      cut = true;
+    }
+    if ((*data)->size() < kWindow) break;
+  }
+  const std::vector<std::string> lines =
+      LastLinesOf(window, options_.failure_lines, cut);
+  if (lines.empty()) {
     return StrCat(" (its stderr, ", t.plan->host, ":", t.plan->stderr_file,
                   ", is empty)");
-  }
-  std::vector<std::string> lines;
-  std::string_view text = **data;
-  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
-  while (!text.empty() && lines.size() < options_.failure_lines) {
-    const size_t nl = text.rfind('\n');
-    lines.insert(
-        lines.begin(),
-        std::string(nl == std::string_view::npos ? text : text.substr(nl + 1)));
-    text =
-        nl == std::string_view::npos ? std::string_view() : text.substr(0, nl);
   }
   std::string out = StrCat("; the last lines of ", t.plan->host, ":",
                            t.plan->stderr_file, ":");
   for (const std::string& line : lines) StrAppend(&out, "\n  ", line);
   return out;
-}
-
-void SshRun::Fail(const Status& why) {
-  if (stopping_) return;
-  failure_ = why;
-  Stop(why);
-}
-
-void SshRun::Stop(const Status& why) {
-  if (over_) return;
-  if (!stopping_ || failure_.ok()) failure_ = why;
-  stopping_ = true;
-  Finish();
 }
 
 void SshRun::Finish() {
@@ -552,11 +538,7 @@ void SshRun::FetchMetrics() {
 RunOutcome SshRun::outcome() const {
   RunOutcome o;
   const Task& chief = tasks_[static_cast<size_t>(plan_.ps)];
-  if (!failure_.ok()) {
-    o.status = failure_;
-    o.state = failure_.code() == StatusCode::kCancelled ? "stopped" : "failed";
-    return o;
-  }
+  if (std::optional<RunOutcome> failed = FailureOutcome()) return *failed;
   if (!chief.exit || !chief.exit->exit_code) {
     o.status = InternalError("the run ended before its chief");
     o.state = "failed";

@@ -41,7 +41,6 @@ class SshRun : public Run {
   const Plan& plan() const override { return plan_; }
   bool Poll() override;
   RunOutcome Wait() override;
-  void Stop(const Status& why) override;
   RunOutcome outcome() const override;
 
   // Whether task `i` (plan order) has written its ready file.
@@ -69,8 +68,7 @@ class SshRun : public Run {
   // that exited this time; an SSH error ends the run.
   std::vector<size_t> Look(bool flush);
   void PumpOutput(Task& t, bool flush);
-  void Fail(const Status& why);
-  void Finish();
+  void Finish() override;
   void FetchMetrics();
   std::string StderrTail(size_t i);
 
@@ -83,9 +81,6 @@ class SshRun : public Run {
   std::chrono::steady_clock::time_point started_;
   std::optional<std::chrono::steady_clock::time_point> linger_until_;
   std::chrono::steady_clock::time_point last_look_;
-  bool stopping_ = false;
-  bool over_ = false;
-  Status failure_;
 };
 
 // Stops the tasks of a recorded SSH run whose launcher is gone: connects to

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "lib/base/os.h"
 #include "lib/base/strings.h"
 #include "lib/data/file.h"
 #include "lib/launch/run_layout.h"
@@ -18,24 +19,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void WriteAll(int fd, std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    text.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
-std::string ReadAll(int fd) {
-  std::string out;
-  char buffer[512];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return out;
-    out.append(buffer, static_cast<size_t>(n));
-  }
+// The monitor's report to the process that started it; a failed write has
+// nowhere to go.
+void WriteToPipe(int fd, std::string_view text) {
+  (void)WriteAllFd(fd, text, "pipe");
 }
 
 std::string PidText(const ProcessId& id) {
@@ -64,19 +51,21 @@ std::string PidText(const ProcessId& id) {
   spawn.die_with_parent = true;
   StatusOr<ProcessId> id = Spawn(spawn);
   if (!id.ok()) {
-    WriteAll(report_fd, StrCat("error ", static_cast<int>(id.status().code()),
-                               " ", Message(id.status())));
+    WriteToPipe(report_fd,
+                StrCat("error ", static_cast<int>(id.status().code()), " ",
+                       Message(id.status())));
     ::_exit(1);
   }
   const Status pid_written =
       WriteFileAtomically(dir + "/" + kPidFile, PidText(*id));
   if (!pid_written.ok()) {
     ::kill(-id->pid, SIGKILL);
-    WriteAll(report_fd, StrCat("error ", static_cast<int>(pid_written.code()),
-                               " ", Message(pid_written)));
+    WriteToPipe(report_fd,
+                StrCat("error ", static_cast<int>(pid_written.code()), " ",
+                       Message(pid_written)));
     ::_exit(1);
   }
-  WriteAll(report_fd, StrCat("ok ", id->pid, " ", id->start_ticks));
+  WriteToPipe(report_fd, StrCat("ok ", id->pid, " ", id->start_ticks));
   ::close(report_fd);
 
   int status = 0;
@@ -168,7 +157,7 @@ StatusOr<ProcessId> StartMonitoredTask(const TaskExecOptions& options) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  const std::string reply = ReadAll(report[0]);
+  const std::string reply = ReadAllFd(report[0]);
   ::close(report[0]);
   if (reply.starts_with("ok ")) {
     ProcessId id;

@@ -164,15 +164,21 @@ StatusOr<PackResult> PackEnv(const PackEnvOptions& options) {
     if (StartsWith(file, "libcudart.so")) manifest.cuda = LibraryVersion(lib);
     if (StartsWith(file, "libnccl.so")) manifest.nccl = LibraryVersion(lib);
   }
+  return WriteArchive(&zip, std::move(manifest), options.out_dir,
+                      kEnvArchivePrefix);
+}
+
+StatusOr<PackResult> WriteArchive(ZipWriter* zip, Manifest manifest,
+                                  const std::string& out_dir,
+                                  std::string_view prefix) {
   std::sort(manifest.files.begin(), manifest.files.end(),
             [](const ManifestFile& a, const ManifestFile& b) {
               return a.path < b.path;
             });
   DTF_RETURN_IF_ERROR(
-      zip.AddBytes(kManifestName, ManifestToJson(manifest), kModeFile));
+      zip->AddBytes(kManifestName, ManifestToJson(manifest), kModeFile));
   PackResult result;
-  DTF_ASSIGN_OR_RETURN(result.archive,
-                       zip.Write(options.out_dir, kEnvArchivePrefix));
+  DTF_ASSIGN_OR_RETURN(result.archive, zip->Write(out_dir, prefix));
   result.manifest = std::move(manifest);
   return result;
 }

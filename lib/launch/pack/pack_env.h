@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "lib/base/status.h"
 #include "lib/launch/pack/elf_deps.h"
@@ -46,6 +47,12 @@ struct PackResult {
   WrittenArchive archive;
   Manifest manifest;
 };
+
+// Finishes an archive of either kind: sorts the manifest's files, adds
+// manifest.json and writes the zip under `out_dir` (ZipWriter::Write).
+StatusOr<PackResult> WriteArchive(ZipWriter* zip, Manifest manifest,
+                                  const std::string& out_dir,
+                                  std::string_view prefix);
 
 // Packs and writes the archive. Errors: those of ResolveDependencies,
 // the file system's naming the file, and ZipWriter::Write's.

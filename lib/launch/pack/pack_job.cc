@@ -141,17 +141,8 @@ StatusOr<PackResult> PackJob(const PackJobOptions& options) {
     DTF_RETURN_IF_ERROR(zip.AddFile(entry, f, mode));
     manifest.files.push_back({entry, digest.size, digest.sha256, mode});
   }
-  std::sort(manifest.files.begin(), manifest.files.end(),
-            [](const ManifestFile& a, const ManifestFile& b) {
-              return a.path < b.path;
-            });
-  DTF_RETURN_IF_ERROR(
-      zip.AddBytes(kManifestName, ManifestToJson(manifest), kModeFile));
-  PackResult result;
-  DTF_ASSIGN_OR_RETURN(result.archive,
-                       zip.Write(options.out_dir, kJobArchivePrefix));
-  result.manifest = std::move(manifest);
-  return result;
+  return WriteArchive(&zip, std::move(manifest), options.out_dir,
+                      kJobArchivePrefix);
 }
 
 }  // namespace dtf::pack

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 
+#include "lib/base/os.h"
 #include "lib/base/strings.h"
 #include "lib/data/file.h"
 #include "lib/launch/pack/archive_reader.h"
@@ -116,18 +117,6 @@ class StagingDir {
   std::string path_;
 };
 
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoToStatus(errno, path);
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return OkStatus();
-}
-
 }  // namespace
 
 StatusOr<ArchiveListing> ListArchive(const std::string& zip_path) {
@@ -172,7 +161,7 @@ StatusOr<Manifest> UnpackArchive(const std::string& zip_path,
     if (fd < 0) return ErrnoToStatus(errno, target);
     Status status = VerifyEntry(
         *reader, checked.index[i], files[i],
-        [&](std::string_view chunk) { return WriteAll(fd, chunk, target); });
+        [&](std::string_view chunk) { return WriteAllFd(fd, chunk, target); });
     if (status.ok() && ::fchmod(fd, files[i].mode) != 0) {
       status = ErrnoToStatus(errno, target);
     }

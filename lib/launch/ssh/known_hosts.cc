@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/base/os.h"
 #include "lib/base/strings.h"
 #include "lib/launch/ssh/ssh_error.h"
 
@@ -203,18 +204,6 @@ Status MakeParentDirs(const std::string& file) {
   return OkStatus();
 }
 
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoToStatus(errno, path);
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return OkStatus();
-}
-
 // Adds the session's host key to `path` (created 0600), first dropping the
 // lines for `name` when `replace`.
 Status RecordHostKey(ssh_session session, const std::string& path,
@@ -241,7 +230,7 @@ Status RecordHostKey(ssh_session session, const std::string& path,
         open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) return ErrnoToStatus(errno, path);
     if (!content.empty() && !content.ends_with('\n')) entry = "\n" + entry;
-    Status status = WriteAll(fd, entry, path);
+    Status status = WriteAllFd(fd, entry, path);
     if (close(fd) != 0 && status.ok()) status = ErrnoToStatus(errno, path);
     return status;
   }
@@ -260,7 +249,7 @@ Status RecordHostKey(ssh_session session, const std::string& path,
   std::string temp = StrCat(path, ".tmp-", getpid());
   int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return ErrnoToStatus(errno, temp);
-  Status status = WriteAll(fd, kept, temp);
+  Status status = WriteAllFd(fd, kept, temp);
   if (close(fd) != 0 && status.ok()) status = ErrnoToStatus(errno, temp);
   if (status.ok() && rename(temp.c_str(), path.c_str()) != 0) {
     status = ErrnoToStatus(errno, path);

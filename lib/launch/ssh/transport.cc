@@ -29,19 +29,6 @@ std::string HomeDirectory() {
   return result->pw_dir;
 }
 
-std::string ShellQuote(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  out += "'";
-  return out;
-}
-
 Status SetOption(ssh_session session, ssh_options_e option, const void* value,
                  std::string_view label, std::string_view what) {
   if (ssh_options_set(session, option, value) < 0) {

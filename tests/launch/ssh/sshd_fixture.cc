@@ -19,18 +19,6 @@ std::string Script() {
   return StrCat(DTF_SOURCE_DIR, "/tests/launch/ssh/sshd.sh");
 }
 
-std::string Quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 }  // namespace
 
 std::string SshdUnavailableReason() {
@@ -42,7 +30,8 @@ std::string SshdUnavailableReason() {
 }
 
 Status RunSshdScript(const std::string& args) {
-  std::string command = StrCat("bash ", Quote(Script()), " ", args, " 2>&1");
+  std::string command =
+      StrCat("bash ", ShellQuote(Script()), " ", args, " 2>&1");
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return InternalError(StrCat("cannot run ", command));
   std::string output;
@@ -83,7 +72,7 @@ StatusOr<std::unique_ptr<Sshd>> Sshd::Start(const std::string& dir,
                                             const std::string& name,
                                             const std::string& address,
                                             bool known) {
-  DTF_RETURN_IF_ERROR(RunSshdScript(StrCat("keys ", Quote(dir))));
+  DTF_RETURN_IF_ERROR(RunSshdScript(StrCat("keys ", ShellQuote(dir))));
   std::unique_ptr<Sshd> sshd(new Sshd(dir, name, address, FreePort(address)));
   DTF_RETURN_IF_ERROR(sshd->Restart());
   if (known) DTF_RETURN_IF_ERROR(sshd->AddKnownHost());
@@ -93,7 +82,8 @@ StatusOr<std::unique_ptr<Sshd>> Sshd::Start(const std::string& dir,
 Sshd::~Sshd() { (void)Stop(); }
 
 std::string Sshd::Args(const std::string& command, bool with_address) const {
-  std::string args = StrCat(command, " ", Quote(dir_), " ", Quote(name_));
+  std::string args =
+      StrCat(command, " ", ShellQuote(dir_), " ", ShellQuote(name_));
   if (with_address) StrAppend(&args, " ", address_, " ", port_);
   return args;
 }

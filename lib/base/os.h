@@ -1,0 +1,22 @@
+// Small wrappers over POSIX calls that several layers need: whole writes and
+// reads on a file descriptor, and the path of the running program.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "lib/base/status.h"
+
+namespace dtf {
+
+// Writes all of `data` to `fd`, retrying short writes and EINTR; an error
+// names `what` (the file or pipe).
+Status WriteAllFd(int fd, std::string_view data, std::string_view what);
+
+// Everything `fd` yields until end of file (or an error, which ends it).
+std::string ReadAllFd(int fd);
+
+// This program's path, from /proc/self/exe.
+StatusOr<std::string> SelfExecutable();
+
+}  // namespace dtf
