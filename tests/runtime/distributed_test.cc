@@ -177,8 +177,14 @@ TEST_F(DistributedTest, ADeadWorkerDoesNotHangSyncSteps) {
   job.train.heartbeat_timeout = 2;
   const Cluster c = MakeCluster(1, 3);
   std::atomic<bool> kill_worker2{false};
+  // Worker 2 dies once the run is under way (global step 20 of about 200),
+  // not after a fixed time: a fast machine could finish before a timer.
   std::thread killer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    PsClient watcher(c.ps, {"test-run", kSecret, ""}, -1,
+                     std::chrono::seconds(5));
+    for (int i = 0; i < 600 && !watcher.Pull({}, {}, 20).ok(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     kill_worker2 = true;
   });
   const auto start = Clock::now();
