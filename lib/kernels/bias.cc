@@ -3,7 +3,9 @@
 #include <cstdint>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/cuda/dense.h"
 #include "lib/kernels/dense.h"
+#include "lib/kernels/internal/dispatch.h"
 #include "lib/kernels/internal/parallel.h"
 
 namespace dtf::kernels {
@@ -23,6 +25,7 @@ Status BiasAdd(const Context& ctx, const Tensor& bias, Tensor* x) {
   }
   DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, bias.device(), "BiasAdd"));
   DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, x->device(), "BiasAdd"));
+  DTF_CUDA_DISPATCH(ctx, cuda::BiasAdd(ctx, bias, x));
   const int64_t d = x->cols();
   const float* b = bias.data();
   float* data = x->data();
@@ -43,14 +46,13 @@ Status BiasAddGrad(const Context& ctx, const Tensor& dy, Tensor* dbias) {
         "BiasAddGrad: dy ", ShapeString(dy.shape()), " must be a matrix"));
   }
   DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, dy.device(), "BiasAddGrad"));
-  DTF_RETURN_IF_ERROR(
-      internal::CheckDevice(ctx, dbias->device(), "BiasAddGrad"));
-  if (dbias->data() == dy.data() && dy.size() > 0) {
+  if (dbias == &dy) {
     return InvalidArgumentError("BiasAddGrad: dbias must not alias dy");
   }
   const int64_t rows = dy.rows();
   const int64_t d = dy.cols();
-  dbias->Resize({d});
+  internal::PlaceOutput(ctx, dbias, {d});
+  DTF_CUDA_DISPATCH(ctx, cuda::BiasAddGrad(ctx, dy, dbias));
   const float* in = dy.data();
   float* out = dbias->data();
   // Each task owns a block of columns and adds the rows in order, so every

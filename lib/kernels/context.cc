@@ -3,8 +3,10 @@
 #include <thread>
 #include <utility>
 
+#include "lib/base/strings.h"
 #include "lib/kernels/internal/cpu_context.h"
 #include "lib/kernels/internal/cpu_support.h"
+#include "lib/kernels/internal/cuda_memory.h"
 #include "lib/kernels/internal/parallel.h"
 
 namespace dtf::kernels {
@@ -30,10 +32,38 @@ Context Context::Cpu(int threads) {
   return Context(std::move(impl));
 }
 
+StatusOr<Context> Context::Cuda(int ordinal) {
+  if (ordinal < 0) {
+    return InvalidArgumentError(
+        StrCat("CUDA device ", ordinal, ": ordinals start at 0"));
+  }
+  DTF_ASSIGN_OR_RETURN(std::shared_ptr<internal::CudaState> state,
+                       internal::CreateCudaState(ordinal));
+  auto impl = std::make_unique<Impl>();
+  impl->device = Device::kCuda;
+  impl->cuda = std::move(state);
+  return Context(std::move(impl));
+}
+
 Device Context::device() const { return impl_->device; }
 int Context::num_threads() const { return impl_->threads; }
 
+int Context::cuda_ordinal() const {
+  return impl_->cuda ? internal::CudaOrdinal(*impl_->cuda) : -1;
+}
+
+Status Context::Synchronize() const {
+  if (device() != Device::kCuda) return OkStatus();
+  return internal::CudaSynchronize(*this);
+}
+
+StatusOr<std::vector<CudaDeviceInfo>> CudaDevices() {
+  return internal::ListCudaDevices();
+}
+
 namespace internal {
+
+CudaState& CudaStateOf(const Context& ctx) { return *ctx.impl().cuda; }
 
 void RunOnPool(const Context& ctx, int64_t n, double cycles_per_item,
                const std::function<void(int64_t, int64_t)>& f) {

@@ -1,11 +1,14 @@
 // MatMul: Eigen's GEMM on the calling thread for small products, Eigen's
-// tensor contraction on the context's thread pool for large ones.
+// tensor contraction on the context's thread pool for large ones, cuBLAS on
+// a CUDA context (cuda/dense.cu).
 #include <algorithm>
 #include <cstdint>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/cuda/dense.h"
 #include "lib/kernels/dense.h"
 #include "lib/kernels/internal/cpu_context.h"
+#include "lib/kernels/internal/dispatch.h"
 #include "lib/kernels/internal/parallel.h"
 
 namespace dtf::kernels {
@@ -109,7 +112,6 @@ Status MatMul(const Context& ctx, const Tensor& a, const Tensor& b, Tensor* c,
   }
   DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, a.device(), "MatMul: A"));
   DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, b.device(), "MatMul: B"));
-  DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, c->device(), "MatMul: C"));
   const int64_t m = options.transpose_a ? a.cols() : a.rows();
   const int64_t k = options.transpose_a ? a.rows() : a.cols();
   const int64_t kb = options.transpose_b ? b.cols() : b.rows();
@@ -121,16 +123,23 @@ Status MatMul(const Context& ctx, const Tensor& a, const Tensor& b, Tensor* c,
         ", transpose_b=", options.transpose_b, ")"));
   }
   if (options.beta == 0.0f) {
-    c->Resize({m, n});
-  } else if (c->rank() != 2 || c->rows() != m || c->cols() != n) {
-    return InvalidArgumentError(StrCat("MatMul: with beta != 0, C must be [", m,
-                                       ", ", n, "], is ",
-                                       ShapeString(c->shape())));
+    if (c == &a || c == &b) {
+      return InvalidArgumentError("MatMul: C must not alias A or B");
+    }
+    internal::PlaceOutput(ctx, c, {m, n});
+  } else {
+    DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, c->device(), "MatMul: C"));
+    if (c->rank() != 2 || c->rows() != m || c->cols() != n) {
+      return InvalidArgumentError(StrCat("MatMul: with beta != 0, C must be [",
+                                         m, ", ", n, "], is ",
+                                         ShapeString(c->shape())));
+    }
   }
   if (c->size() == 0) return OkStatus();
   if (c->data() == a.data() || c->data() == b.data()) {
     return InvalidArgumentError("MatMul: C must not alias A or B");
   }
+  DTF_CUDA_DISPATCH(ctx, cuda::MatMul(ctx, a, b, c, m, n, k, options));
   if (k == 0) {
     float* out = c->data();
     for (int64_t i = 0; i < c->size(); ++i) {

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/internal/cuda_memory.h"
 
 namespace dtf::kernels {
 namespace internal {
@@ -16,6 +17,30 @@ void* AllocateAligned(size_t bytes) {
 
 void FreeAligned(void* p) {
   if (p != nullptr) ::operator delete (p, std::align_val_t{64});
+}
+
+void* Allocate(Memory memory, size_t bytes) {
+  if (memory == Memory::kHost || bytes == 0) return AllocateAligned(bytes);
+  return CudaAllocate(memory, bytes);
+}
+
+void Free(Memory memory, void* p) {
+  if (p == nullptr) return;
+  if (memory == Memory::kHost) {
+    FreeAligned(p);
+  } else {
+    CudaFree(memory, p);
+  }
+}
+
+void CopyBytes(void* dst, Memory dst_memory, const void* src, Memory src_memory,
+               size_t bytes) {
+  if (bytes == 0) return;
+  if (dst_memory != Memory::kDevice && src_memory != Memory::kDevice) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  CudaCopy(dst, src, bytes);
 }
 
 }  // namespace internal
@@ -30,9 +55,9 @@ int64_t NumElements(std::span<const int64_t> shape) {
 
 }  // namespace
 
-Tensor Tensor::Empty(std::span<const int64_t> shape) {
+Tensor Tensor::Empty(std::span<const int64_t> shape, Memory memory) {
   Tensor t;
-  t.Resize(shape);
+  t.ResizeIn(memory, shape);
   return t;
 }
 
@@ -61,10 +86,17 @@ void Tensor::Resize(std::span<const int64_t> shape) {
   storage_.Resize(NumElements(shape));
 }
 
-Tensor Tensor::Clone() const {
+void Tensor::ResizeIn(Memory memory, std::span<const int64_t> shape) {
+  shape_.assign(shape.begin(), shape.end());
+  storage_.ResizeIn(memory, NumElements(shape));
+}
+
+Tensor Tensor::Clone() const { return CloneIn(memory()); }
+
+Tensor Tensor::CloneIn(Memory memory) const {
   Tensor t;
   t.shape_ = shape_;
-  t.storage_ = storage_.Clone();
+  t.storage_ = storage_.CloneIn(memory);
   return t;
 }
 

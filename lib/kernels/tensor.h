@@ -1,7 +1,11 @@
-// Tensors: dense float32 arrays and int64 id arrays that own device-resident,
-// 64-byte-aligned storage (host memory in this build; Device::kCuda is
-// reserved for the CUDA implementation). Layout is row-major: element
-// (i, j) of a [rows x cols] tensor is data()[i * cols + j].
+// Tensors: dense float32 arrays and int64 id arrays that own their storage
+// in one of three kinds of memory (Memory): 64-byte-aligned host memory,
+// page-locked ("pinned") host memory that CUDA copies from and to without
+// staging, or CUDA device memory. Layout is row-major: element (i, j) of a
+// [rows x cols] tensor is data()[i * cols + j]. Host tensors (kHost and
+// kPinnedHost) are on Device::kCpu; device tensors on Device::kCuda can only
+// be read by kernels given a CUDA context, and moved with lib/kernels/
+// transfer.h.
 //
 // Tensors are move-only; copying is explicit (Clone). An op writes its result
 // into a caller-owned output tensor, which it resizes with Resize: storage is
@@ -27,11 +31,26 @@ namespace dtf::kernels {
 
 enum class Device { kCpu, kCuda };
 
+// Where a tensor's storage lives. kPinnedHost and kDevice need a build with
+// CUDA and a CUDA device; a Context::Cuda exists only then.
+enum class Memory { kHost, kPinnedHost, kDevice };
+
+inline Device DeviceOf(Memory memory) {
+  return memory == Memory::kDevice ? Device::kCuda : Device::kCpu;
+}
+
 namespace internal {
 // Returns 64-byte-aligned uninitialised storage of `bytes` bytes (nullptr for
 // 0); aborts when memory is exhausted.
 void* AllocateAligned(size_t bytes);
 void FreeAligned(void* p);
+// Uninitialised storage of `bytes` bytes in `memory` (nullptr for 0); aborts
+// with a message when it cannot be had (out of memory, or no CUDA).
+void* Allocate(Memory memory, size_t bytes);
+void Free(Memory memory, void* p);
+// Copies `bytes` bytes between any two kinds of memory; waits until done.
+void CopyBytes(void* dst, Memory dst_memory, const void* src, Memory src_memory,
+               size_t bytes);
 }  // namespace internal
 
 // A 1-D array of T in device memory. T is trivially copyable.
@@ -42,22 +61,22 @@ class Buffer {
   Buffer(Buffer&& other) noexcept { *this = std::move(other); }
   Buffer& operator=(Buffer&& other) noexcept {
     if (this != &other) {
-      internal::FreeAligned(data_);
+      internal::Free(memory_, data_);
       data_ = std::exchange(other.data_, nullptr);
       size_ = std::exchange(other.size_, 0);
       capacity_ = std::exchange(other.capacity_, 0);
-      device_ = other.device_;
+      memory_ = other.memory_;
     }
     return *this;
   }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() { internal::FreeAligned(data_); }
+  ~Buffer() { internal::Free(memory_, data_); }
 
-  // `n` uninitialised elements.
-  static Buffer Empty(int64_t n) {
+  // `n` uninitialised elements in `memory`.
+  static Buffer Empty(int64_t n, Memory memory = Memory::kHost) {
     Buffer b;
-    b.Resize(n);
+    b.ResizeIn(memory, n);
     return b;
   }
   static Buffer Filled(int64_t n, T value) {
@@ -82,15 +101,34 @@ class Buffer {
   // are unspecified.
   void Resize(int64_t n) {
     if (n > capacity_) {
-      internal::FreeAligned(data_);
+      internal::Free(memory_, data_);
+      data_ = nullptr;
+      capacity_ = 0;
       data_ = static_cast<T*>(
-          internal::AllocateAligned(static_cast<size_t>(n) * sizeof(T)));
+          internal::Allocate(memory_, static_cast<size_t>(n) * sizeof(T)));
       capacity_ = n;
     }
     size_ = n;
   }
-  Buffer Clone() const {
-    return FromValues(std::span<const T>(data_, static_cast<size_t>(size_)));
+  // Resize, first moving the storage to `memory` (contents unspecified) when
+  // it is elsewhere.
+  void ResizeIn(Memory memory, int64_t n) {
+    if (memory != memory_) {
+      internal::Free(memory_, data_);
+      data_ = nullptr;
+      capacity_ = 0;
+      memory_ = memory;
+    }
+    Resize(n);
+  }
+  // A copy in the same kind of memory.
+  Buffer Clone() const { return CloneIn(memory_); }
+  // A copy in `memory`.
+  Buffer CloneIn(Memory memory) const {
+    Buffer b = Empty(size_, memory);
+    internal::CopyBytes(b.data_, memory, data_, memory_,
+                        static_cast<size_t>(size_) * sizeof(T));
+    return b;
   }
 
   T* data() { return data_; }
@@ -98,7 +136,8 @@ class Buffer {
   int64_t size() const { return size_; }
   int64_t capacity() const { return capacity_; }
   bool empty() const { return size_ == 0; }
-  Device device() const { return device_; }
+  Device device() const { return DeviceOf(memory_); }
+  Memory memory() const { return memory_; }
   // Element access; REQUIRES: device() == Device::kCpu and 0 <= i < size().
   T& operator[](int64_t i) { return data_[i]; }
   const T& operator[](int64_t i) const { return data_[i]; }
@@ -111,7 +150,7 @@ class Buffer {
   T* data_ = nullptr;
   int64_t size_ = 0;
   int64_t capacity_ = 0;
-  Device device_ = Device::kCpu;
+  Memory memory_ = Memory::kHost;
 };
 
 // Sparse ids (embedding rows, bucket ids, hashed ids).
@@ -127,9 +166,11 @@ class Tensor {
   Tensor& operator=(const Tensor&) = delete;
 
   // Uninitialised contents. REQUIRES: every dimension >= 0.
-  static Tensor Empty(std::span<const int64_t> shape);
-  static Tensor Empty(std::initializer_list<int64_t> shape) {
-    return Empty(std::span<const int64_t>(shape.begin(), shape.size()));
+  static Tensor Empty(std::span<const int64_t> shape,
+                      Memory memory = Memory::kHost);
+  static Tensor Empty(std::initializer_list<int64_t> shape,
+                      Memory memory = Memory::kHost) {
+    return Empty(std::span<const int64_t>(shape.begin(), shape.size()), memory);
   }
   static Tensor Zeros(std::span<const int64_t> shape) {
     return Filled(shape, 0.0f);
@@ -156,7 +197,17 @@ class Tensor {
   void Resize(std::initializer_list<int64_t> shape) {
     Resize(std::span<const int64_t>(shape.begin(), shape.size()));
   }
+  // Resize, first moving the storage to `memory` (contents unspecified) when
+  // it is elsewhere: how a kernel places its output on its context's device.
+  void ResizeIn(Memory memory, std::span<const int64_t> shape);
+  void ResizeIn(Memory memory, std::initializer_list<int64_t> shape) {
+    ResizeIn(memory, std::span<const int64_t>(shape.begin(), shape.size()));
+  }
+  // A copy in the same kind of memory.
   Tensor Clone() const;
+  // A copy in `memory` (a device-to-host or host-to-device copy that waits
+  // until done; kernels' own copies use lib/kernels/transfer.h).
+  Tensor CloneIn(Memory memory) const;
 
   float* data() { return storage_.data(); }
   const float* data() const { return storage_.data(); }
@@ -169,6 +220,7 @@ class Tensor {
   int64_t rows() const { return shape_[0]; }
   int64_t cols() const { return shape_[1]; }
   Device device() const { return storage_.device(); }
+  Memory memory() const { return storage_.memory(); }
   // REQUIRES: device() == Device::kCpu.
   std::span<float> span() { return storage_.span(); }
   std::span<const float> span() const { return storage_.span(); }

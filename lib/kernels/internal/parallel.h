@@ -5,11 +5,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
+#include <span>
 #include <string_view>
 
 #include "lib/base/status.h"
 #include "lib/base/strings.h"
 #include "lib/kernels/context.h"
+#include "lib/kernels/tensor.h"
 
 namespace dtf::kernels::internal {
 
@@ -40,6 +43,31 @@ void ParallelFor(const Context& ctx, int64_t n, double cycles_per_item, F&& f) {
   }
   RunOnPool(ctx, n, cycles_per_item,
             [&f](int64_t begin, int64_t end) { f(begin, end); });
+}
+
+// Sizes a pure output (one whose old contents are never read) to `shape` on
+// the context's device: kept where it is when it already lives there (so a
+// pinned host tensor stays pinned), moved otherwise. Inputs and in-place
+// operands are checked with CheckDevice instead.
+inline void PlaceOutput(const Context& ctx, Tensor* t,
+                        std::span<const int64_t> shape) {
+  if (t->device() == ctx.device()) {
+    t->Resize(shape);
+  } else {
+    t->ResizeIn(ctx.memory(), shape);
+  }
+}
+inline void PlaceOutput(const Context& ctx, Tensor* t,
+                        std::initializer_list<int64_t> shape) {
+  PlaceOutput(ctx, t, std::span<const int64_t>(shape.begin(), shape.size()));
+}
+template <typename T>
+void PlaceOutput(const Context& ctx, Buffer<T>* b, int64_t n) {
+  if (b->device() == ctx.device()) {
+    b->Resize(n);
+  } else {
+    b->ResizeIn(ctx.memory(), n);
+  }
 }
 
 // InvalidArgument unless `device` is the context's device.

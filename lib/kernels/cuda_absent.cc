@@ -1,0 +1,39 @@
+// lib/kernels/internal/cuda_memory.h in a build without CUDA: no CUDA
+// context can be made, so device and pinned memory are never asked for.
+#include <cstdio>
+#include <cstdlib>
+
+#include "lib/base/strings.h"
+#include "lib/kernels/internal/cuda_memory.h"
+
+namespace dtf::kernels::internal {
+namespace {
+
+constexpr char kNoCuda[] =
+    "this dtf was built without CUDA (nvcc was not found when it was "
+    "configured)";
+
+[[noreturn]] void Abort(const char* what) {
+  std::fprintf(stderr, "dtf: %s: %s\n", what, kNoCuda);
+  std::abort();
+}
+
+}  // namespace
+
+void* CudaAllocate(Memory, size_t) { Abort("CUDA memory"); }
+void CudaFree(Memory, void*) { Abort("CUDA memory"); }
+void CudaCopy(void*, const void*, size_t) { Abort("CUDA copy"); }
+
+StatusOr<std::shared_ptr<CudaState>> CreateCudaState(int) {
+  return UnavailableError(kNoCuda);
+}
+int CudaOrdinal(const CudaState&) { return -1; }
+Status CudaCopyAsync(const Context&, void*, const void*, size_t) {
+  return UnavailableError(kNoCuda);
+}
+Status CudaSynchronize(const Context&) { return UnavailableError(kNoCuda); }
+StatusOr<std::vector<CudaDeviceInfo>> ListCudaDevices() {
+  return UnavailableError(kNoCuda);
+}
+
+}  // namespace dtf::kernels::internal
