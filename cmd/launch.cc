@@ -44,9 +44,8 @@ Status Print(std::string_view text) {
 
 StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
   DTF_ASSIGN_OR_RETURN(launch::PlanRequest r,
-                       PlanRequestFor(f.runs, f.profile));
+                       PlanRequestFor(f.runs, f.profile, f.sets));
   if (!f.task_binary.empty()) r.binary = AbsolutePath(f.task_binary);
-  r.overrides.sets = f.sets;
   if (!f.metrics_out.empty())
     r.overrides.metrics_out = AbsolutePath(f.metrics_out);
   return r;

@@ -40,11 +40,21 @@ void AddProfileFlags(CLI::App* sub, ProfileFlags* flags) {
       ->check(CLI::Range(1, 10000));
 }
 
-StatusOr<launch::PlanRequest> PlanRequestFor(const RunsFlags& runs,
-                                             const ProfileFlags& profile) {
+StatusOr<launch::PlanRequest> PlanRequestFor(
+    const RunsFlags& runs, const ProfileFlags& profile,
+    const std::vector<std::string>& sets) {
   launch::PlanRequest r;
   r.job = AbsolutePath(runs.job);
-  DTF_RETURN_IF_ERROR(LoadJobFile(r.job).status());
+  // A malformed --set is reported by the plan, naming the flag.
+  const bool sets_valid = std::all_of(
+      sets.begin(), sets.end(),
+      [](const std::string& set) { return launch::ValidateSet(set).ok(); });
+  DTF_ASSIGN_OR_RETURN(
+      const JobFile job,
+      LoadJobFile(r.job, sets_valid ? sets : std::vector<std::string>{}));
+  r.job_device = job.train.device;
+  r.allreduce = job.train.mode == TrainMode::kAllreduce;
+  r.overrides.sets = sets;
   DTF_ASSIGN_OR_RETURN(
       r.profile, launch::ResolveProfile(fs::path(r.job).parent_path().string(),
                                         profile.profile));

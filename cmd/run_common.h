@@ -28,11 +28,13 @@ struct ProfileFlags {
 };
 void AddProfileFlags(CLI::App* sub, ProfileFlags* flags);
 
-// What dtf launch and dtf doctor start from: the job (loaded, so that an
-// invalid one stops here), the profile, this dtf as every task's binary,
-// --runs-dir and the task counts.
-StatusOr<launch::PlanRequest> PlanRequestFor(const RunsFlags& runs,
-                                             const ProfileFlags& profile);
+// What dtf launch and dtf doctor start from: the job (loaded with the --set
+// overrides `sets`, so that an invalid one stops here, and its device and
+// mode read), the profile, this dtf as every task's binary, --runs-dir and
+// the task counts.
+StatusOr<launch::PlanRequest> PlanRequestFor(
+    const RunsFlags& runs, const ProfileFlags& profile,
+    const std::vector<std::string>& sets = {});
 
 // --runs-dir, or .dtf/runs beside the job file; absolute.
 std::string RunsDirOf(const RunsFlags& flags);

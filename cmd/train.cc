@@ -6,6 +6,7 @@
 
 #include "cmd/app.h"
 #include "cmd/train_report.h"
+#include "lib/base/device_name.h"
 #include "lib/base/strings.h"
 #include "lib/data/file.h"
 #include "lib/data/job_file.h"
@@ -20,6 +21,7 @@ struct TrainFlags {
   int64_t steps = 0;
   int64_t epochs = 0;
   int threads = 0;
+  std::string device;
   bool no_eval = false;
   bool restart = false;
   bool quiet = false;
@@ -28,6 +30,14 @@ struct TrainFlags {
 
 Status RunTrain(const TrainFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job));
+  if (!f.device.empty()) {
+    StatusOr<DeviceName> device = ParseDeviceName(f.device);
+    if (!device.ok()) {
+      return InvalidArgumentError(
+          StrCat("--device: ", Message(device.status())));
+    }
+    job.train.device = *device;
+  }
   const Console& console = ctx->console;
   runtime::TrainOptions options;
   options.batch_size = f.batch_size;
@@ -91,6 +101,8 @@ void SetupTrain(CLI::App* app, Context* ctx) {
                   "Compute threads (default: the job's train.threads, 0 = "
                   "one per core)")
       ->check(CLI::NonNegativeNumber);
+  sub->add_option("--device", f->device,
+                  "cpu, cuda or cuda:N (default: the job's train.device)");
   sub->add_flag("--no-eval", f->no_eval, "Skip evaluation");
   sub->add_flag("--restart", f->restart,
                 "Start afresh, replacing the checkpoint in the output "

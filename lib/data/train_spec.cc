@@ -190,7 +190,7 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
       t, "train",
       {"batch_size", "epochs", "steps", "shuffle_buffer", "seed",
        "eval_every_steps", "log_every_steps", "checkpoint_every_steps",
-       "output_dir", "threads", "mode", "replicas_to_aggregate",
+       "output_dir", "threads", "device", "mode", "replicas_to_aggregate",
        "max_staleness", "heartbeat_timeout", "coordinator_timeout", "optimizer",
        "wide_optimizer", "deep_optimizer"}));
   DTF_RETURN_IF_ERROR(
@@ -219,6 +219,14 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
     train->output_dir = toml_util::ResolvePath(dir, out);
   }
   DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "threads", 0, &train->threads));
+  if (const toml::node* n = t.get("device")) {
+    DTF_ASSIGN_OR_RETURN(const std::string device,
+                         r.GetString(*n, "train.device"));
+    StatusOr<DeviceName> parsed = ParseDeviceName(device);
+    if (!parsed.ok())
+      return r.Error(*n, "train.device", Message(parsed.status()));
+    train->device = *parsed;
+  }
   if (const toml::node* n = t.get("mode")) {
     DTF_ASSIGN_OR_RETURN(
         const int mode,

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "lib/base/device_name.h"
 #include "lib/base/status.h"
 #include "lib/data/model_spec.h"
 
@@ -77,7 +78,13 @@ struct TrainSpec {
   std::string output_dir;
   // threads (>= 0): compute threads per process; 0: one per core. Default: 0.
   int64_t threads = 0;
-  // mode. Default: sync.
+  // device: where workers (and `dtf train`) compute: "cpu", "cuda" or
+  // "cuda:N"; parameter servers always compute on the CPU. A profile's
+  // device wins over it. Default: "cpu".
+  DeviceName device;
+  // mode. Default: sync. "allreduce" runs without parameter servers: every
+  // worker holds the whole model on its GPU and gradients are averaged over
+  // NCCL (needs device = "cuda").
   TrainMode mode = TrainMode::kSync;
   // replicas_to_aggregate (>= 0): sync mode applies a step once this many
   // workers pushed gradients for it (fewer than the workers: the rest are

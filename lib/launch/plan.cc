@@ -1,6 +1,8 @@
 #include "lib/launch/plan.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "lib/base/strings.h"
 #include "lib/launch/run_layout.h"
@@ -32,6 +34,8 @@ struct TaskPaths {
   std::string run_dir;
   std::string secret_file;
   std::string metrics_out;
+  // "train.device=..." for a worker whose device the plan sets.
+  std::string device_set;
 };
 
 std::vector<std::string> ServeArgv(const Plan& plan, const TaskPlan& task,
@@ -51,6 +55,10 @@ std::vector<std::string> ServeArgv(const Plan& plan, const TaskPlan& task,
   for (const std::string& set : plan.sets) {
     argv.push_back("--set");
     argv.push_back(set);
+  }
+  if (!paths.device_set.empty()) {
+    argv.push_back("--set");
+    argv.push_back(paths.device_set);
   }
   if (task.chief && !paths.metrics_out.empty()) {
     argv.push_back("--metrics-out");
@@ -74,7 +82,7 @@ StatusOr<std::vector<const HostEntry*>> PlaceTasks(const Plan& plan,
     if (h.ps) ps_hosts.push_back(&h);
     slots += h.slots;
   }
-  if (ps_hosts.empty()) {
+  if (ps_hosts.empty() && plan.ps > 0) {
     return InvalidArgumentError(
         StrCat(where(hosts_key.c_str()), ": ", hosts_key,
                ": every host has ps=false; at least one must run parameter "
@@ -100,6 +108,58 @@ StatusOr<std::vector<const HostEntry*>> PlaceTasks(const Plan& plan,
     next = (next + 1) % plan.hosts.size();
   }
   return out;
+}
+
+// Gives each worker its device (see MakePlan in plan.h): the GPU goes into
+// its environment, the device into paths[k].device_set.
+Status AssignDevices(const PlanRequest& r, const Profile& profile,
+                     const std::vector<const HostEntry*>& placed, Plan* plan,
+                     std::vector<TaskPaths>* paths) {
+  const DeviceName device = profile.device.value_or(r.job_device);
+  const auto where = [&](const char* key) {
+    auto it = profile.where.find(key);
+    return it == profile.where.end() ? profile.source : it->second;
+  };
+  std::map<std::string, int> next_gpu;  // per host
+  for (size_t k = size_t(plan->ps); k < plan->tasks.size(); ++k) {
+    TaskPlan& t = plan->tasks[k];
+    if (!device.cuda) {
+      if (r.job_device.cuda) (*paths)[k].device_set = "train.device=cpu";
+      continue;
+    }
+    const HostEntry* host = plan->remote() ? placed[k] : nullptr;
+    const int gpus = host != nullptr ? host->gpus : profile.gpus;
+    if (host != nullptr && gpus == 0) {
+      return InvalidArgumentError(StrCat(
+          where(plan->hostfile.empty() ? "hosts" : "hostfile"), ": host ",
+          host->host, " has no gpus= but the plan puts CUDA task ", t.name(),
+          " there (add gpus=N to its line, or set device = \"cpu\")"));
+    }
+    int gpu = device.ordinal;
+    if (gpu < 0) {
+      gpu = next_gpu[t.host]++;
+      if (gpus > 0 && gpu >= gpus) {
+        if (r.allreduce) {
+          return InvalidArgumentError(
+              StrCat(where(host != nullptr ? "hostfile" : "gpus"),
+                     ": allreduce needs "
+                     "a GPU per worker, and ",
+                     t.host, " has ", gpus,
+                     " for more "
+                     "workers (raise gpus or lower --workers)"));
+        }
+        gpu %= gpus;
+      }
+    } else if (gpus > 0 && gpu >= gpus) {
+      return InvalidArgumentError(
+          StrCat(where("device"), ": device: cuda:", gpu, " but ", t.host,
+                 " has ", gpus, " GPU", gpus == 1 ? "" : "s"));
+    }
+    t.env.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(gpu));
+    std::sort(t.env.begin(), t.env.end());
+    (*paths)[k].device_set = "train.device=cuda";
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -165,7 +225,8 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
   plan.profile_name = profile.name;
   plan.profile_source = profile.source;
   plan.backend = profile.backend;
-  plan.ps = o.ps > 0 ? o.ps : profile.ps;
+  // Allreduce averages gradients between the workers: no parameter servers.
+  plan.ps = r.allreduce ? 0 : o.ps > 0 ? o.ps : profile.ps;
   plan.workers = o.workers > 0 ? o.workers : profile.workers;
   plan.host = profile.host;
   plan.base_port = profile.base_port;
@@ -211,8 +272,8 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
     t.chief = t.role == "worker" && t.index == 0;
     t.host = plan.host;
     std::string run_dir = plan.run_dir;
-    TaskPaths p{plan.binary, plan.job, plan.run_dir, plan.secret_file,
-                plan.metrics_out};
+    TaskPaths p{plan.binary,      plan.job,         plan.run_dir,
+                plan.secret_file, plan.metrics_out, ""};
     if (plan.remote()) {
       const HostEntry& h = *placed[static_cast<size_t>(k)];
       t.host = h.host;
@@ -240,6 +301,7 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
     t.exit_file = t.dir + "/" + kExitFile;
     plan.tasks.push_back(std::move(t));
   }
+  DTF_RETURN_IF_ERROR(AssignDevices(r, profile, placed, &plan, &paths));
   for (size_t k = 0; k < plan.tasks.size(); ++k) {
     plan.tasks[k].argv = ServeArgv(plan, plan.tasks[k], paths[k]);
   }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "lib/base/device_name.h"
 #include "lib/base/status.h"
 #include "lib/launch/profile.h"
 
@@ -53,6 +54,10 @@ struct PlanRequest {
   std::string env_id = kUnchosenEnvId;
   std::string job_id = kUnchosenJobId;
   std::string job_entry;
+  // The job's train.device and whether its train.mode is "allreduce" (with
+  // the --set overrides applied), as the launcher read them.
+  DeviceName job_device;
+  bool allreduce = false;
 };
 
 struct TaskPlan {
@@ -122,6 +127,15 @@ struct Plan {
 // is not empty.
 Status ValidateSet(std::string_view set);
 
+// Workers on CUDA (the profile's device, else the job's) each get a GPU of
+// their host: CUDA_VISIBLE_DEVICES in their environment and --set
+// train.device=cuda, so the task's first visible GPU is the one planned.
+// "cuda:N" gives every worker GPU N; "cuda" gives the workers of a host its
+// GPUs in turn, sharing them round-robin in PS modes when there are more
+// workers than GPUs (allreduce needs one GPU per worker). A host's GPUs are
+// its hostfile gpus= (SSH) or the profile's gpus (local; 0 leaves it open:
+// worker i gets GPU i). In allreduce mode the plan has no parameter servers.
+//
 // The plan; InvalidArgument for overrides that do not fit (a relative
 // --metrics-out, a port range past 65535, more workers than the hosts have
 // slots, no host that may run a PS; naming the profile key).

@@ -108,11 +108,11 @@ Status ReadBounded(Reader* reader, Profile* p, const toml::table& table,
 Status CheckKeys(const Reader& reader, const toml::table& table,
                  std::string_view backend) {
   const std::initializer_list<std::string_view> kLocal = {
-      "backend",   "ps",      "workers", "host",
-      "base_port", "threads", "env",     "max_restarts"};
+      "backend", "ps",  "workers",      "host",   "base_port",
+      "threads", "env", "max_restarts", "device", "gpus"};
   const std::initializer_list<std::string_view> kSsh = {
       "backend",   "ps",        "workers", "hosts", "hostfile", "work_dir",
-      "with_data", "base_port", "threads", "env",   "ssh"};
+      "with_data", "base_port", "threads", "env",   "ssh",      "device"};
   const bool ssh = backend == "ssh";
   const std::initializer_list<std::string_view>& keys = ssh ? kSsh : kLocal;
   const std::initializer_list<std::string_view>& others = ssh ? kLocal : kSsh;
@@ -337,6 +337,18 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
       ReadBounded(&reader, &p, table, "threads", 0, 4096, &p.threads));
   DTF_RETURN_IF_ERROR(ReadBounded(&reader, &p, table, "max_restarts", 0, 1000,
                                   &p.max_restarts));
+  DTF_RETURN_IF_ERROR(
+      ReadBounded(&reader, &p, table, "gpus", 0, 1024, &p.gpus));
+  if (const toml::node* node = table.get("device")) {
+    p.where["device"] = Where(reader, *node);
+    DTF_ASSIGN_OR_RETURN(const std::string device,
+                         reader.GetString(*node, "device"));
+    StatusOr<DeviceName> parsed = ParseDeviceName(device);
+    if (!parsed.ok()) {
+      return reader.Error(*node, "device", Message(parsed.status()));
+    }
+    p.device = *parsed;
+  }
   if (const toml::node* node = table.get("host")) {
     p.where["host"] = Where(reader, *node);
     DTF_ASSIGN_OR_RETURN(p.host, reader.GetString(*node, "host"));

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "lib/base/device_name.h"
 #include "lib/base/status.h"
 #include "lib/launch/hostfile.h"
 
@@ -42,6 +44,14 @@ struct Profile {
   // the chief that fails is started again (a PS restoring the last
   // checkpoint). Default 0.
   int max_restarts = 0;
+  // device: where workers compute, "cpu", "cuda" or "cuda:N" (docs/
+  // launch.md, "GPUs"); unset: the job's train.device. Parameter servers
+  // always compute on the CPU.
+  std::optional<DeviceName> device;
+  // gpus (backend = "local"): the GPUs of this machine the plan hands to
+  // CUDA workers, one each in turn; 0 (the default): worker i gets GPU i.
+  // With backend = "ssh" each host's gpus= in the hostfile says it.
+  int gpus = 0;
   // backend = "ssh" only:
   // hosts = ["h1", "h2 slots=2"] (each a hostfile line) or hostfile =
   // "PATH" (relative to the profile's directory): where tasks may run.

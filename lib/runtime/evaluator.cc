@@ -3,6 +3,7 @@
 #include "lib/data/input_pipeline.h"
 #include "lib/kernels/activation.h"
 #include "lib/kernels/loss.h"
+#include "lib/runtime/device.h"
 
 namespace dtf::runtime {
 
@@ -70,7 +71,8 @@ StatusOr<EvalMetrics> Evaluate(const kernels::Context& ctx,
   DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(options));
   MetricSet metrics(model.spec().loss);
   Batch batch;
-  ModelInputs inputs;
+  ModelInputs host_inputs, device_inputs;
+  PinInputs(ctx, &host_inputs);
   kernels::Tensor logits;
   while (true) {
     if (cancel != nullptr && cancel->load()) {
@@ -78,7 +80,11 @@ StatusOr<EvalMetrics> Evaluate(const kernels::Context& ctx,
     }
     DTF_ASSIGN_OR_RETURN(bool more, pipeline->Next(&batch));
     if (!more) break;
-    DTF_RETURN_IF_ERROR(layer.Transform(ctx, batch, true, &inputs));
+    DTF_RETURN_IF_ERROR(
+        layer.Transform(HostContext(ctx), batch, true, &host_inputs));
+    DTF_ASSIGN_OR_RETURN(const ModelInputs* staged,
+                         StageInputs(ctx, host_inputs, &device_inputs));
+    const ModelInputs& inputs = *staged;
     DTF_RETURN_IF_ERROR(model.Forward(ctx, inputs, false, &logits));
     DTF_RETURN_IF_ERROR(metrics.Update(ctx, logits, inputs));
   }

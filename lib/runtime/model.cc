@@ -255,7 +255,7 @@ Status Model::Forward(const Context& ctx, const ModelInputs& inputs,
   const int64_t rows = inputs.rows;
   const int64_t outputs = spec_.outputs();
   if (rows == 0) {
-    logits->Resize({0, outputs});
+    logits->ResizeIn(ctx.memory(), {0, outputs});
     return OkStatus();
   }
   if (spec_.has_wide()) {
@@ -263,7 +263,7 @@ Status Model::Forward(const Context& ctx, const ModelInputs& inputs,
       DTF_RETURN_IF_ERROR(
           kernels::MatMul(ctx, inputs.wide_dense, var(wide_dense_), logits));
     } else {
-      *logits = Tensor::Zeros({rows, outputs});
+      *logits = Tensor::Zeros({rows, outputs}).CloneIn(ctx.memory());
     }
     for (size_t i = 0; i < sparse_.size(); ++i) {
       if (wide_tables_[i] < 0) continue;

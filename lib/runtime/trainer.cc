@@ -12,6 +12,7 @@
 #include "lib/kernels/context.h"
 #include "lib/kernels/loss.h"
 #include "lib/runtime/checkpoint.h"
+#include "lib/runtime/device.h"
 #include "lib/runtime/job_records.h"
 #include "lib/runtime/optimizers.h"
 #include "lib/runtime/train_step.h"
@@ -63,7 +64,9 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
   };
   const int threads =
       options.threads > 0 ? options.threads : static_cast<int>(train.threads);
-  const kernels::Context ctx = kernels::Context::Cpu(threads);
+  DTF_ASSIGN_OR_RETURN(const kernels::Context ctx,
+                       MakeComputeContext(train.device, threads));
+  const kernels::Context& host_ctx = HostContext(ctx);
   const int64_t batch_size =
       options.batch_size > 0 ? options.batch_size : train.batch_size;
   int64_t max_steps = train.steps;
@@ -107,12 +110,26 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
     note(StrCat("resuming from ", checkpoint_path, " at step ",
                 state.global_step));
   } else if (layer.needs_normalizer()) {
-    DTF_ASSIGN_OR_RETURN(int64_t n, FitNormalizer(ctx, records.train, &layer));
+    DTF_ASSIGN_OR_RETURN(int64_t n,
+                         FitNormalizer(host_ctx, records.train, &layer));
     note(StrCat("normalizer statistics fit over ", n, " training examples"));
   }
+  // On a GPU the variables and optimizer slots live there from here on;
+  // checkpoints and the export bring them back to the host for a moment.
+  MoveModel(ctx.memory(), model.get(), &states);
+  auto on_host = [&](auto write) -> Status {
+    if (ctx.device() == kernels::Device::kCpu) return write();
+    DTF_RETURN_IF_ERROR(ctx.Synchronize());
+    MoveModel(kernels::Memory::kHost, model.get(), &states);
+    Status st = write();
+    MoveModel(ctx.memory(), model.get(), &states);
+    return st;
+  };
   auto write_checkpoint = [&]() {
-    return MakeCheckpoint(layer, *model, states, state, model_toml)
-        .WriteFile(checkpoint_path);
+    return on_host([&] {
+      return MakeCheckpoint(layer, *model, states, state, model_toml)
+          .WriteFile(checkpoint_path);
+    });
   };
 
   const std::vector<std::string>& eval_files =
@@ -148,7 +165,8 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
   DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(input));
 
   Batch batch;
-  ModelInputs inputs;
+  ModelInputs host_inputs, device_inputs;
+  PinInputs(ctx, &host_inputs);
   kernels::Tensor logits;
   kernels::Tensor dlogits;
   std::vector<Gradient> grads;
@@ -186,7 +204,10 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
     const auto t0 = Clock::now();
     DTF_ASSIGN_OR_RETURN(bool more, pipeline->Next(&batch));
     if (!more) break;
-    DTF_RETURN_IF_ERROR(layer.Transform(ctx, batch, true, &inputs));
+    DTF_RETURN_IF_ERROR(layer.Transform(host_ctx, batch, true, &host_inputs));
+    DTF_ASSIGN_OR_RETURN(const ModelInputs* staged,
+                         StageInputs(ctx, host_inputs, &device_inputs));
+    const ModelInputs& inputs = *staged;
     DTF_RETURN_IF_ERROR(model->Forward(ctx, inputs, true, &logits));
     DTF_ASSIGN_OR_RETURN(float loss,
                          ComputeLoss(ctx, spec.loss, logits, inputs, &dlogits));
@@ -256,8 +277,9 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
   DTF_RETURN_IF_ERROR(write_checkpoint());
   result.checkpoint = checkpoint_path;
   result.export_dir = (fs::path(train.output_dir) / kExportDir).string();
-  DTF_RETURN_IF_ERROR(
-      ExportModel(result.export_dir, model_toml, layer, *model));
+  DTF_RETURN_IF_ERROR(on_host([&] {
+    return ExportModel(result.export_dir, model_toml, layer, *model);
+  }));
   return result;
 }
 

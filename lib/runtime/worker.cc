@@ -14,6 +14,7 @@
 #include "lib/data/job_toml.h"
 #include "lib/kernels/context.h"
 #include "lib/runtime/checkpoint.h"
+#include "lib/runtime/device.h"
 #include "lib/runtime/event_writer.h"
 #include "lib/runtime/job_records.h"
 #include "lib/runtime/model.h"
@@ -151,13 +152,18 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
   auto note = [&](std::string_view text) {
     if (options.on_note) options.on_note(text);
   };
-  const kernels::Context ctx = kernels::Context::Cpu(
-      options.threads > 0 ? options.threads : int(train.threads));
+  DTF_ASSIGN_OR_RETURN(
+      const kernels::Context ctx,
+      MakeComputeContext(train.device, options.threads > 0
+                                           ? options.threads
+                                           : int(train.threads)));
+  DeviceMirror mirror;
   DTF_ASSIGN_OR_RETURN(JobRecords records, FindJobRecords(job));
   DTF_ASSIGN_OR_RETURN(FeatureLayer layer,
                        FeatureLayer::Create(job.schema, job.features, spec));
   if (layer.needs_normalizer()) {
-    DTF_RETURN_IF_ERROR(FitNormalizer(ctx, records.train, &layer).status());
+    DTF_RETURN_IF_ERROR(
+        FitNormalizer(HostContext(ctx), records.train, &layer).status());
   }
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
                        Model::Create(layer, spec, uint64_t(train.seed)));
@@ -198,7 +204,8 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
   TrainResult result;
   result.num_parameters = model->num_parameters();
   kernels::Tensor logits, dlogits;
-  std::vector<Gradient> grads;
+  std::vector<Gradient> grads, host_grads;
+  ModelInputs device_inputs;
   std::vector<PsClient::DenseVar> dense;
   std::vector<PsClient::SparseVar> sparse;
   std::vector<kernels::Tensor> before;  // untrainable values as pulled
@@ -242,10 +249,13 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
     DTF_RETURN_IF_ERROR(ps.Pull(dense, sparse, 0));
     const std::vector<std::string>& files =
         records.eval.empty() ? records.train : records.eval;
-    DTF_ASSIGN_OR_RETURN(
-        EvalMetrics metrics,
+    DTF_RETURN_IF_ERROR(mirror.ToDevice(ctx, model.get()));
+    StatusOr<EvalMetrics> evaluated =
         Evaluate(ctx, layer, *model, files,
-                 std::max<int64_t>(train.batch_size, 1024), options.cancel));
+                 std::max<int64_t>(train.batch_size, 1024), options.cancel);
+    DTF_RETURN_IF_ERROR(
+        mirror.ToHost(ctx, model.get(), nullptr, nullptr).status());
+    DTF_ASSIGN_OR_RETURN(EvalMetrics metrics, std::move(evaluated));
     if (options.coordinator)
       options.coordinator->SetEvalMetrics(metrics.values);
     if (events) {
@@ -327,6 +337,7 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
     Compact(&p->inputs, &p->unique);
   };
   Prepared slots[2];
+  for (Prepared& slot : slots) PinInputs(ctx, &slot.inputs);
   Prepared* cur = &slots[0];
   Prepared* next = &slots[1];
   Prefetcher prefetcher(prepare);
@@ -350,7 +361,9 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
     }
     if (train.steps > 0 && global_step >= train.steps) break;
     const auto t0 = Clock::now();
-    ModelInputs& inputs = cur->inputs;
+    DTF_ASSIGN_OR_RETURN(const ModelInputs* staged,
+                         StageInputs(ctx, cur->inputs, &device_inputs));
+    const ModelInputs& inputs = *staged;
     const int64_t rows = cur->batch.rows;
     const int64_t epoch = cur->epoch;
     auto& vars = model->variables();
@@ -358,10 +371,13 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
     for (size_t v = 0; v < vars.size(); ++v) {
       if (!vars[v].trainable) before[v] = vars[v].value.Clone();
     }
+    DTF_RETURN_IF_ERROR(mirror.ToDevice(ctx, model.get()));
     DTF_RETURN_IF_ERROR(model->Forward(ctx, inputs, true, &logits));
     DTF_ASSIGN_OR_RETURN(float loss,
                          ComputeLoss(ctx, spec.loss, logits, inputs, &dlogits));
     DTF_RETURN_IF_ERROR(model->Backward(ctx, inputs, dlogits, &grads));
+    DTF_ASSIGN_OR_RETURN(const std::vector<Gradient>* step_grads,
+                         mirror.ToHost(ctx, model.get(), &grads, &host_grads));
 
     // Gradients to the PS that hold their rows; for untrainable variables
     // (moving statistics) the change this step made.
@@ -371,7 +387,7 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
       const std::vector<int64_t>& shape = full_shapes[v];
       const int64_t cols = PieceCols(shape);
       if (!vars[v].sparse) {
-        const float* g = grads[v].dense.data();
+        const float* g = (*step_grads)[v].dense.data();
         kernels::Tensor delta;
         if (!vars[v].trainable) {
           delta = vars[v].value.Clone();
@@ -387,7 +403,7 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
         }
         continue;
       }
-      const kernels::SparseGrad& sg = grads[v].sparse;
+      const kernels::SparseGrad& sg = (*step_grads)[v].sparse;
       const std::vector<int64_t>& u =
           cur->unique[size_t(model->SparseInputOf(v))];
       std::vector<std::vector<int64_t>> ids(size_t(ps.num_ps()));

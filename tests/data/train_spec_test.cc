@@ -93,6 +93,7 @@ log_every_steps = 0
 checkpoint_every_steps = 100
 output_dir = "/abs/run"
 threads = 4
+device = "cuda:1"
 mode = "allreduce"
 [train.optimizer]
 type = "sgd"
@@ -111,6 +112,7 @@ nesterov = true
   EXPECT_EQ(train.output_dir, "/abs/run");
   EXPECT_EQ(train.threads, 4);
   EXPECT_EQ(train.mode, TrainMode::kAllreduce);
+  EXPECT_EQ(train.device, (DeviceName{true, 1}));
   ASSERT_TRUE(train.optimizer.has_value());
   EXPECT_EQ(train.optimizer->type, OptimizerType::kSgd);
   EXPECT_EQ(train.optimizer->learning_rate, 0.1);
@@ -166,6 +168,12 @@ TEST_F(TrainSpecTest, Errors) {
   EXPECT_EQ(Error("mlp", "[train]\nmode = \"ps\"\n"),
             "job.toml:11:8: train.mode: expected one of sync, async, "
             "allreduce, got \"ps\"");
+  EXPECT_EQ(Error("mlp", "[train]\ndevice = \"gpu\"\n"),
+            "job.toml:11:10: train.device: \"gpu\" is not a device; expected "
+            "\"cpu\", \"cuda\" or \"cuda:N\" (N from 0)");
+  EXPECT_EQ(Error("mlp", "[train]\ndevice = \"cuda:x\"\n"),
+            "job.toml:11:10: train.device: \"cuda:x\" is not a device; "
+            "expected \"cpu\", \"cuda\" or \"cuda:N\" (N from 0)");
   EXPECT_EQ(Error("mlp", "[train]\noutput_dir = \"\"\n"),
             "job.toml:11:14: train.output_dir: empty path");
   EXPECT_EQ(Error("mlp", "[train]\nseed = 1.5\n"),

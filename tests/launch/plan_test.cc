@@ -307,6 +307,98 @@ TEST(Plan, SshNeedsSlotsForEveryWorker) {
   EXPECT_THAT(Message(plan.status()), HasSubstr("every host has ps=false"));
 }
 
+// The CUDA_VISIBLE_DEVICES each task of `plan` gets ("-" for none).
+std::vector<std::string> VisibleGpus(const Plan& plan) {
+  std::vector<std::string> out;
+  for (const TaskPlan& t : plan.tasks) {
+    std::string gpu = "-";
+    for (const auto& [name, value] : t.env) {
+      if (name == "CUDA_VISIBLE_DEVICES") gpu = value;
+    }
+    out.push_back(gpu);
+  }
+  return out;
+}
+
+bool HasSet(const TaskPlan& t, std::string_view set) {
+  for (size_t i = 0; i + 1 < t.argv.size(); ++i) {
+    if (t.argv[i] == "--set" && t.argv[i + 1] == set) return true;
+  }
+  return false;
+}
+
+TEST(Plan, CudaWorkersGetAGpuEachAndPsStayOnTheCpu) {
+  PlanRequest r = FixedRequest();
+  r.overrides.workers = 3;
+  r.profile.device = DeviceName{true, -1};
+  r.profile.gpus = 2;
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // Three workers on two GPUs share them in turn (PS mode).
+  EXPECT_THAT(VisibleGpus(*plan), ElementsAre("-", "0", "1", "0"));
+  EXPECT_FALSE(HasSet(plan->tasks[0], "train.device=cuda"));
+  EXPECT_TRUE(HasSet(plan->tasks[1], "train.device=cuda"));
+  // The environment stays sorted by name.
+  EXPECT_EQ(plan->tasks[1].env.front().first, "CUDA_VISIBLE_DEVICES");
+  StatusOr<Plan> back = PlanFromJson(PlanToJson(*plan), "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(PlanToJson(*back), PlanToJson(*plan));
+
+  // "cuda:1" pins every worker to GPU 1; the job's device is used when the
+  // profile names none.
+  r.profile.device = DeviceName{true, 1};
+  plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(VisibleGpus(*plan), ElementsAre("-", "1", "1", "1"));
+  r.profile.device.reset();
+  r.profile.gpus = 0;  // not stated: worker i gets GPU i
+  r.job_device = DeviceName{true, -1};
+  plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(VisibleGpus(*plan), ElementsAre("-", "0", "1", "2"));
+
+  // A CPU profile for a CUDA job: the workers are told so.
+  r.profile.device = DeviceName{};
+  plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(VisibleGpus(*plan), ElementsAre("-", "-", "-", "-"));
+  EXPECT_TRUE(HasSet(plan->tasks[1], "train.device=cpu"));
+}
+
+TEST(Plan, AllreduceHasNoParameterServersAndAGpuPerWorker) {
+  PlanRequest r = FixedRequest();
+  r.allreduce = true;
+  r.job_device = DeviceName{true, -1};
+  r.profile.gpus = 2;
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->ps, 0);
+  EXPECT_EQ(plan->chief().name(), "worker:0");
+  EXPECT_THAT(VisibleGpus(*plan), ElementsAre("0", "1"));
+  r.overrides.workers = 3;
+  plan = MakePlan(r);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(
+      Message(plan.status()),
+      HasSubstr("allreduce needs a GPU per worker, and 127.0.0.1 has 2"));
+}
+
+TEST(Plan, SshCudaWorkersUseTheirHostsGpus) {
+  PlanRequest r = SshRequest(/*workers=*/4);
+  r.profile.device = DeviceName{true, -1};
+  StatusOr<Plan> plan = MakePlan(r);
+  // gpu-a says gpus=0: no GPU to give worker:0.
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(Message(plan.status()),
+              HasSubstr("host gpu-a has no gpus= but the plan puts CUDA task "
+                        "worker:0 there"));
+  for (HostEntry& h : r.profile.hosts) h.gpus = 2;
+  plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // Workers alternate between the hosts; each host numbers its own GPUs.
+  EXPECT_THAT(VisibleGpus(*plan), ElementsAre("-", "-", "0", "0", "1", "1"));
+}
+
 TEST(Plan, CorruptJsonIsDataLoss) {
   StatusOr<Plan> bad = PlanFromJson("{\"version\": 1}", "x/plan.json");
   ASSERT_FALSE(bad.ok());

@@ -40,6 +40,8 @@ host = "localhost"
 base_port = 7000
 threads = 3
 max_restarts = 2
+device = "cuda"
+gpus = 4
 
 [env]
 OMP_NUM_THREADS = "1"
@@ -53,6 +55,8 @@ TF_CPP_MIN_LOG_LEVEL = "2"
   EXPECT_EQ(p->base_port, 7000);
   EXPECT_EQ(p->threads, 3);
   EXPECT_EQ(p->max_restarts, 2);
+  EXPECT_EQ(p->device, (DeviceName{true, -1}));
+  EXPECT_EQ(p->gpus, 4);
   ASSERT_EQ(p->env.size(), 2u);
   EXPECT_EQ(p->env.at("OMP_NUM_THREADS"), "1");
   EXPECT_EQ(p->where.at("base_port"), "p.toml:5:13");
@@ -94,6 +98,11 @@ TEST(Profile, BadValuesNameFileLineAndKey) {
             "profiles/x.toml:2:5: env.A: expected a string, got an integer");
   EXPECT_THAT(ErrorOf("[env]\n\"1X\" = \"a\"\n"),
               HasSubstr("profiles/x.toml:2:1: env.1X: not a variable"));
+  EXPECT_EQ(ErrorOf("device = \"tpu\"\n"),
+            "profiles/x.toml:1:10: device: \"tpu\" is not a device; expected "
+            "\"cpu\", \"cuda\" or \"cuda:N\" (N from 0)");
+  EXPECT_EQ(ErrorOf("gpus = -2\n"),
+            "profiles/x.toml:1:8: gpus: must be at least 0, got -2");
   EXPECT_EQ(ErrorOf("env = 3\n"),
             "profiles/x.toml:1:7: env: expected a table of strings, got an "
             "integer");
