@@ -1,13 +1,16 @@
 // dtf doctor: the preflight of an SSH profile, on its own — every host
-// checked at once, one row per host, failures first with what to do.
+// checked at once, one row per host, failures first with what to do; for a
+// local profile, the GPUs this machine shows against the plan's.
 #include <cerrno>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cmd/app.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
+#include "lib/kernels/context.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/preflight.h"
 #include "lib/launch/ssh_backend.h"
@@ -22,18 +25,52 @@ struct DoctorFlags {
   double timeout = 20;
 };
 
+// A local profile: the GPUs this machine shows, against the GPUs the plan
+// gives its CUDA workers.
+Status LocalDoctor(const launch::Plan& plan) {
+  std::string out =
+      StrCat("profile ", plan.profile_name, " (", plan.profile_source,
+             "): backend local, every task runs on this machine; nothing "
+             "to check over SSH\n");
+  StatusOr<std::vector<kernels::CudaDeviceInfo>> devices =
+      kernels::CudaDevices();
+  const size_t seen = devices.ok() ? devices->size() : 0;
+  if (!devices.ok()) {
+    StrAppend(&out, "GPUs: none (", Message(devices.status()), ")\n");
+  } else {
+    StrAppend(&out, "GPUs: ", seen, "\n");
+    for (const kernels::CudaDeviceInfo& d : *devices) {
+      StrAppend(&out, "  cuda:", d.ordinal, "  ", d.name, "  ",
+                d.memory_bytes >> 30, " GiB  compute ", d.compute_major, ".",
+                d.compute_minor, "\n");
+    }
+  }
+  std::string missing;
+  for (const launch::TaskPlan& t : plan.tasks) {
+    for (const auto& [name, value] : t.env) {
+      if (name == "CUDA_VISIBLE_DEVICES" && std::stoul(value) >= seen) {
+        StrAppend(&missing, missing.empty() ? "" : ", ", t.name(), " gets GPU ",
+                  value);
+      }
+    }
+  }
+  std::fputs(out.c_str(), stdout);
+  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
+  if (missing.empty()) return OkStatus();
+  return FailedPreconditionError(
+      StrCat("doctor: the plan puts CUDA workers on GPUs this machine does "
+             "not show (",
+             missing, "; it shows ", seen,
+             "): lower --workers or the profile's gpus, or set device = "
+             "\"cpu\""));
+}
+
 Status RunDoctor(const DoctorFlags& f) {
   DTF_ASSIGN_OR_RETURN(const launch::PlanRequest r,
                        PlanRequestFor(f.runs, f.profile));
   DTF_ASSIGN_OR_RETURN(const launch::Plan plan, launch::MakePlan(r));
   std::string out;
-  if (!plan.remote()) {
-    out = StrCat("profile ", plan.profile_name, " (", plan.profile_source,
-                 "): backend local, every task runs on this machine; nothing "
-                 "to check over SSH\n");
-    std::fputs(out.c_str(), stdout);
-    return OkStatus();
-  }
+  if (!plan.remote()) return LocalDoctor(plan);
   DTF_ASSIGN_OR_RETURN(launch::PreflightOptions options,
                        launch::RuntimeNeeds());
   options.accept_new_host_keys = f.accept_new_host_keys;

@@ -60,6 +60,7 @@ complete -c dtf -n '__fish_seen_subcommand_from train' -l batch-size -r -d 'Exam
 complete -c dtf -n '__fish_seen_subcommand_from train' -l steps -r -d 'Train until this global step'
 complete -c dtf -n '__fish_seen_subcommand_from train' -l epochs -r -d 'Epochs in all'
 complete -c dtf -n '__fish_seen_subcommand_from train' -l threads -r -d 'Compute threads'
+complete -c dtf -n '__fish_seen_subcommand_from train' -l device -r -d 'cpu, cuda or cuda:N'
 complete -c dtf -n '__fish_seen_subcommand_from train' -l no-eval -d 'Skip evaluation'
 complete -c dtf -n '__fish_seen_subcommand_from train' -l restart -d 'Replace the checkpoint and start afresh'
 complete -c dtf -n '__fish_seen_subcommand_from train' -l quiet -d 'Print only the summary'
