@@ -1,3 +1,5 @@
+// BatchNormTrain, BatchNormInfer and BatchNormGrad: column blocks on the
+// context's threads on the CPU, cuda/batch_norm.cu on CUDA.
 #include "lib/kernels/batch_norm.h"
 
 #include <algorithm>
@@ -6,6 +8,8 @@
 #include <string_view>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/cuda/batch_norm.h"
+#include "lib/kernels/internal/dispatch.h"
 #include "lib/kernels/internal/parallel.h"
 
 namespace dtf::kernels {
@@ -67,18 +71,19 @@ Status BatchNormTrain(const Context& ctx, const Tensor& x, const Tensor& gamma,
   if (y == &cache->xhat || y == &cache->inv_std) {
     return InvalidArgumentError(StrCat(kOp, ": y must not be in the cache"));
   }
-  for (const Tensor* t : {&x, &gamma, &beta, static_cast<const Tensor*>(y),
-                          static_cast<const Tensor*>(moving_mean),
-                          static_cast<const Tensor*>(moving_variance),
-                          static_cast<const Tensor*>(&cache->xhat),
-                          static_cast<const Tensor*>(&cache->inv_std)}) {
+  for (const Tensor* t :
+       {&x, &gamma, &beta, static_cast<const Tensor*>(moving_mean),
+        static_cast<const Tensor*>(moving_variance)}) {
     DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, t->device(), kOp));
   }
   const int64_t n = x.rows();
   const int64_t d = x.cols();
-  cache->xhat.Resize(x.shape());
-  cache->inv_std.Resize({d});
-  if (y != &x) y->Resize(x.shape());
+  internal::PlaceOutput(ctx, &cache->xhat, x.shape());
+  internal::PlaceOutput(ctx, &cache->inv_std, {d});
+  if (y != &x) internal::PlaceOutput(ctx, y, x.shape());
+  DTF_CUDA_DISPATCH(ctx,
+                    cuda::BatchNormTrain(ctx, x, gamma, beta, moving_mean,
+                                         moving_variance, options, y, cache));
   const float* in = x.data();
   const float* g = gamma.data();
   const float* b = beta.data();
@@ -147,13 +152,14 @@ Status BatchNormInfer(const Context& ctx, const Tensor& x, const Tensor& gamma,
   DTF_RETURN_IF_ERROR(CheckColumnVector(kOp, "moving_mean", moving_mean, x));
   DTF_RETURN_IF_ERROR(
       CheckColumnVector(kOp, "moving_variance", moving_variance, x));
-  for (const Tensor* t : {&x, &gamma, &beta, &moving_mean, &moving_variance,
-                          static_cast<const Tensor*>(y)}) {
+  for (const Tensor* t : {&x, &gamma, &beta, &moving_mean, &moving_variance}) {
     DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, t->device(), kOp));
   }
   const int64_t n = x.rows();
   const int64_t d = x.cols();
-  if (y != &x) y->Resize(x.shape());
+  if (y != &x) internal::PlaceOutput(ctx, y, x.shape());
+  DTF_CUDA_DISPATCH(ctx, cuda::BatchNormInfer(ctx, x, gamma, beta, moving_mean,
+                                              moving_variance, options, y));
   const float* in = x.data();
   const float* g = gamma.data();
   const float* b = beta.data();
@@ -202,17 +208,20 @@ Status BatchNormGrad(const Context& ctx, const Tensor& dy, const Tensor& gamma,
     return InvalidArgumentError(
         StrCat(kOp, ": dx must not be gamma or the cached inv_std"));
   }
-  for (const Tensor* t :
-       {&dy, &gamma, &cache.xhat, &cache.inv_std,
-        static_cast<const Tensor*>(dx), static_cast<const Tensor*>(dgamma),
-        static_cast<const Tensor*>(dbeta)}) {
+  for (const Tensor* t : {&dy, &gamma, &cache.xhat, &cache.inv_std}) {
     DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, t->device(), kOp));
   }
   const int64_t n = dy.rows();
   const int64_t d = dy.cols();
-  if (dx != &dy) dx->Resize(dy.shape());
-  dgamma->Resize({d});
-  dbeta->Resize({d});
+  // dx may be dy or the cached xhat (read and written element by element);
+  // otherwise it is a pure output.
+  if (dx != &dy && dx != &cache.xhat) {
+    internal::PlaceOutput(ctx, dx, dy.shape());
+  }
+  internal::PlaceOutput(ctx, dgamma, {d});
+  internal::PlaceOutput(ctx, dbeta, {d});
+  DTF_CUDA_DISPATCH(
+      ctx, cuda::BatchNormGrad(ctx, dy, gamma, cache, dx, dgamma, dbeta));
   const float* pdy = dy.data();
   const float* g = gamma.data();
   const float* xhat = cache.xhat.data();

@@ -1,3 +1,5 @@
+// ConcatColumns, SplitColumns and AddInPlace: row loops on the CPU,
+// cuda/elementwise.cu on CUDA.
 #include "lib/kernels/concat.h"
 
 #include <algorithm>
@@ -5,6 +7,8 @@
 #include <string_view>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/cuda/elementwise.h"
+#include "lib/kernels/internal/dispatch.h"
 #include "lib/kernels/internal/parallel.h"
 
 namespace dtf::kernels {
@@ -15,7 +19,6 @@ Status ConcatColumns(const Context& ctx, std::span<const Tensor* const> parts,
   if (parts.empty()) {
     return InvalidArgumentError(StrCat(kOp, ": no parts"));
   }
-  DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, out->device(), kOp));
   int64_t n = -1;
   int64_t total = 0;
   for (size_t p = 0; p < parts.size(); ++p) {
@@ -34,7 +37,8 @@ Status ConcatColumns(const Context& ctx, std::span<const Tensor* const> parts,
     n = part->rows();
     total += part->cols();
   }
-  out->Resize({n, total});
+  internal::PlaceOutput(ctx, out, {n, total});
+  DTF_CUDA_DISPATCH(ctx, cuda::ConcatColumns(ctx, parts, out));
   float* result = out->data();
   internal::ParallelFor(ctx, n,
                         internal::kStreamingCycles * static_cast<double>(total),
@@ -79,7 +83,6 @@ Status SplitColumns(const Context& ctx, const Tensor& x,
       return InvalidArgumentError(
           StrCat(kOp, ": part ", p, " is null, x or an earlier part"));
     }
-    DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, part->device(), kOp));
   }
   if (total != x.cols()) {
     return InvalidArgumentError(StrCat(kOp, ": widths sum to ", total,
@@ -87,7 +90,10 @@ Status SplitColumns(const Context& ctx, const Tensor& x,
                                        " has ", x.cols(), " columns"));
   }
   const int64_t n = x.rows();
-  for (size_t p = 0; p < parts.size(); ++p) parts[p]->Resize({n, widths[p]});
+  for (size_t p = 0; p < parts.size(); ++p) {
+    internal::PlaceOutput(ctx, parts[p], {n, widths[p]});
+  }
+  DTF_CUDA_DISPATCH(ctx, cuda::SplitColumns(ctx, x, widths, parts));
   const float* in = x.data();
   internal::ParallelFor(ctx, n,
                         internal::kStreamingCycles * static_cast<double>(total),
@@ -113,6 +119,7 @@ Status AddInPlace(const Context& ctx, const Tensor& x, Tensor* y) {
   }
   DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, x.device(), kOp));
   DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, y->device(), kOp));
+  DTF_CUDA_DISPATCH(ctx, cuda::AddInPlace(ctx, x, y));
   const float* in = x.data();
   float* out = y->data();
   internal::ParallelFor(ctx, x.size(), internal::kStreamingCycles,

@@ -1,9 +1,14 @@
+// Dropout and its gradient. The mask's bits come from
+// internal::DropoutKeep (cuda/elementwise.h), which the CUDA kernel shares,
+// so a seed gives one mask on either device.
 #include "lib/kernels/dropout.h"
 
 #include <cstdint>
 #include <string_view>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/cuda/elementwise.h"
+#include "lib/kernels/internal/dispatch.h"
 #include "lib/kernels/internal/parallel.h"
 
 namespace dtf::kernels {
@@ -11,15 +16,6 @@ namespace {
 
 // Cost per element, in cycles, of hashing its index and scaling it.
 constexpr double kDropoutCycles = 4.0;
-
-constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
-
-// splitmix64's finalizer (Steele, Lea and Flood), a bijection on 64 bits.
-inline uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 }  // namespace
 
@@ -34,29 +30,24 @@ Status Dropout(const Context& ctx, const Tensor& x, float rate, uint64_t seed,
     return InvalidArgumentError(StrCat(kOp, ": mask must not be x or y"));
   }
   DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, x.device(), kOp));
-  DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, y->device(), kOp));
-  DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, mask->device(), kOp));
-  if (y != &x) y->Resize(x.shape());
-  mask->Resize(x.shape());
+  if (y != &x) internal::PlaceOutput(ctx, y, x.shape());
+  internal::PlaceOutput(ctx, mask, x.shape());
+  const internal::DropoutDraw draw = internal::MakeDropoutDraw(rate, seed);
+  DTF_CUDA_DISPATCH(ctx, cuda::Dropout(ctx, x, draw, y, mask));
   const float* in = x.data();
   float* out = y->data();
   float* m = mask->data();
-  // Drop when the 53-bit fraction is below rate, i.e. the bits are below
-  // rate * 2^53 (exact in double; truncated only for rate < 2^-29).
-  const uint64_t threshold =
-      static_cast<uint64_t>(static_cast<double>(rate) * 9007199254740992.0);
-  const float scale = 1.0f / (1.0f - rate);
-  const uint64_t state = Mix(seed);
-  internal::ParallelFor(
-      ctx, x.size(), kDropoutCycles, [&](int64_t lo, int64_t hi) {
-        for (int64_t i = lo; i < hi; ++i) {
-          const uint64_t bits =
-              Mix(state + (static_cast<uint64_t>(i) + 1) * kGolden) >> 11;
-          const float keep = bits < threshold ? 0.0f : scale;
-          m[i] = keep;
-          out[i] = in[i] * keep;
-        }
-      });
+  internal::ParallelFor(ctx, x.size(), kDropoutCycles,
+                        [&](int64_t lo, int64_t hi) {
+                          // A copy of its own, which the stores below
+                          // cannot alias.
+                          const internal::DropoutDraw local = draw;
+                          for (int64_t i = lo; i < hi; ++i) {
+                            const float keep = internal::DropoutKeep(local, i);
+                            m[i] = keep;
+                            out[i] = in[i] * keep;
+                          }
+                        });
   return OkStatus();
 }
 
@@ -70,8 +61,8 @@ Status DropoutGrad(const Context& ctx, const Tensor& dy, const Tensor& mask,
   }
   DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, dy.device(), kOp));
   DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, mask.device(), kOp));
-  DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, dx->device(), kOp));
-  if (dx != &dy && dx != &mask) dx->Resize(dy.shape());
+  if (dx != &dy && dx != &mask) internal::PlaceOutput(ctx, dx, dy.shape());
+  DTF_CUDA_DISPATCH(ctx, cuda::DropoutGrad(ctx, dy, mask, dx));
   const float* g = dy.data();
   const float* m = mask.data();
   float* out = dx->data();

@@ -1,10 +1,14 @@
-// Normalize and NormalizerFit (feature_transforms.h).
+// Normalize and NormalizerFit (feature_transforms.h). Normalize runs on
+// either device (cuda/elementwise.cu on CUDA); NormalizerFit adds in double
+// on the host.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/cuda/elementwise.h"
 #include "lib/kernels/feature_transforms.h"
+#include "lib/kernels/internal/dispatch.h"
 #include "lib/kernels/internal/parallel.h"
 
 namespace dtf::kernels {
@@ -34,8 +38,9 @@ Status Normalize(const Context& ctx, const Tensor& values,
                " deviations; expected [N] or [N x F] with F of each"));
   }
   DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, values.device(), "Normalize"));
-  DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, out->device(), "Normalize"));
-  if (out != &values) out->Resize(values.shape());
+  if (out != &values) internal::PlaceOutput(ctx, out, values.shape());
+  DTF_CUDA_DISPATCH(
+      ctx, cuda::Normalize(ctx, values, f, mean, stddev, kMinStddev, out));
   const int64_t rows = f == 0 ? 0 : values.size() / f;
   const float* in = values.data();
   float* result = out->data();
@@ -59,15 +64,20 @@ NormalizerFit::NormalizerFit(int64_t num_features)
       batch_mean_(static_cast<size_t>(num_features)),
       batch_m2_(static_cast<size_t>(num_features)) {}
 
-Status NormalizerFit::Add(const Context& ctx, const Tensor& values) {
+Status NormalizerFit::Add(const Context& /*ctx*/, const Tensor& values) {
   const int64_t f = static_cast<int64_t>(mean_.size());
   if (NumFeatures(values) != f || (values.rank() == 1 && f != 1)) {
     return InvalidArgumentError(StrCat("NormalizerFit: values ",
                                        ShapeString(values.shape()),
                                        " do not have ", f, " features"));
   }
-  DTF_RETURN_IF_ERROR(
-      internal::CheckDevice(ctx, values.device(), "NormalizerFit"));
+  // The fit adds on the host in double, whatever the context (a CUDA
+  // worker fits from the host batches it reads), so values must be there.
+  if (values.device() != Device::kCpu) {
+    return InvalidArgumentError(
+        "NormalizerFit: values are on a CUDA device; NormalizerFit takes host "
+        "values (copy them with CopyToHost)");
+  }
   const int64_t n = values.size() / std::max<int64_t>(f, 1);
   if (n == 0 || f == 0) return OkStatus();
   const float* in = values.data();
