@@ -3,7 +3,9 @@
 #include <cmath>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/cuda/optimizers.h"
 #include "lib/kernels/internal/apply.h"
+#include "lib/kernels/internal/dispatch.h"
 
 namespace dtf::kernels {
 namespace {
@@ -11,6 +13,9 @@ namespace {
 struct AdagradKernel {
   float lr;
   float epsilon;
+
+  // The same update for the CUDA kernel.
+  cuda::AdagradUpdate CudaUpdate() const { return {lr, epsilon}; }
 
   void operator()(float* w, const float* g, float* a, float*, int64_t n) const {
     for (int64_t i = 0; i < n; ++i) {
@@ -51,8 +56,10 @@ Status Adagrad::ApplyDense(const Context& ctx, Tensor* param,
   DTF_RETURN_IF_ERROR(
       internal::CheckDenseApply(ctx, name(), *param, grad, *state));
   state->set_step(state->step() + 1);
-  internal::RunDense(ctx, param, grad, state, 1.0,
-                     AdagradKernel{options_.learning_rate, options_.epsilon});
+  const AdagradKernel kernel{options_.learning_rate, options_.epsilon};
+  DTF_CUDA_DISPATCH(
+      ctx, cuda::ApplyDense(ctx, kernel.CudaUpdate(), param, grad, state));
+  internal::RunDense(ctx, param, grad, state, 1.0, kernel);
   return OkStatus();
 }
 
@@ -62,8 +69,10 @@ Status Adagrad::ApplySparse(const Context& ctx, Tensor* param,
   DTF_RETURN_IF_ERROR(
       internal::CheckSparseApply(ctx, name(), *param, grad, *state));
   state->set_step(state->step() + 1);
-  internal::RunSparse(ctx, param, grad, state, 1.0,
-                      AdagradKernel{options_.learning_rate, options_.epsilon});
+  const AdagradKernel kernel{options_.learning_rate, options_.epsilon};
+  DTF_CUDA_DISPATCH(
+      ctx, cuda::ApplySparse(ctx, kernel.CudaUpdate(), param, grad, state));
+  internal::RunSparse(ctx, param, grad, state, 1.0, kernel);
   return OkStatus();
 }
 

@@ -3,7 +3,9 @@
 #include <cmath>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/cuda/optimizers.h"
 #include "lib/kernels/internal/apply.h"
+#include "lib/kernels/internal/dispatch.h"
 
 namespace dtf::kernels {
 namespace {
@@ -13,6 +15,11 @@ struct AdamKernel {
   float beta_1;
   float beta_2;
   float epsilon;
+
+  // The same update for the CUDA kernel.
+  cuda::AdamUpdate CudaUpdate() const {
+    return {lr_t, 1.0f - beta_1, 1.0f - beta_2, epsilon};
+  }
 
   void operator()(float* w, const float* g, float* m, float* v,
                   int64_t n) const {
@@ -67,6 +74,8 @@ Status Adam::ApplyDense(const Context& ctx, Tensor* param, const Tensor& grad,
       internal::CheckDenseApply(ctx, name(), *param, grad, *state));
   const AdamKernel kernel{NextStepRate(state), options_.beta_1, options_.beta_2,
                           options_.epsilon};
+  DTF_CUDA_DISPATCH(
+      ctx, cuda::ApplyDense(ctx, kernel.CudaUpdate(), param, grad, state));
   internal::RunDense(ctx, param, grad, state, 1.5, kernel);
   return OkStatus();
 }
@@ -77,6 +86,8 @@ Status Adam::ApplySparse(const Context& ctx, Tensor* param,
       internal::CheckSparseApply(ctx, name(), *param, grad, *state));
   const AdamKernel kernel{NextStepRate(state), options_.beta_1, options_.beta_2,
                           options_.epsilon};
+  DTF_CUDA_DISPATCH(
+      ctx, cuda::ApplySparse(ctx, kernel.CudaUpdate(), param, grad, state));
   internal::RunSparse(ctx, param, grad, state, 1.5, kernel);
   return OkStatus();
 }

@@ -5,6 +5,8 @@
 #include <cstdint>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/cuda/embedding.h"
+#include "lib/kernels/internal/dispatch.h"
 #include "lib/kernels/internal/parallel.h"
 
 namespace dtf::kernels {
@@ -31,21 +33,78 @@ float RowScale(const SparseIds& ids, Combiner combiner, int64_t begin,
       combiner == Combiner::kMean ? 1.0 / total : 1.0 / std::sqrt(total));
 }
 
-Status CheckInputs(const Context& ctx, std::string_view op,
-                   const SparseIds& ids, int64_t num_rows) {
-  DTF_RETURN_IF_ERROR(Annotate(CheckSparseIds(ids), op));
-  DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, ids.ids.device(), op));
+// The first id >= num_rows (position -1 when there is none), looked for
+// where the ids are. Device ids also get their row_splits copied to
+// *host_splits in the same wait; for host ids it is left empty. (ctx and
+// host_splits are read only in a build with CUDA.)
+StatusOr<cuda::BadId> FindBadId([[maybe_unused]] const Context& ctx,
+                                const SparseIds& ids, int64_t num_rows,
+                                [[maybe_unused]] IdTensor* host_splits) {
+  DTF_CUDA_DISPATCH(ctx, cuda::FindBadId(ctx, ids, num_rows, host_splits));
   const int64_t* id = ids.ids.data();
   for (int64_t j = 0; j < ids.ids.size(); ++j) {
-    if (id[j] >= num_rows) {
-      const int64_t* splits = ids.row_splits.data();
-      const int64_t row =
-          std::upper_bound(splits, splits + ids.row_splits.size(), j) - splits -
-          1;
-      return InvalidArgumentError(
-          StrCat(op, ": id ", id[j], " (batch row ", row, ", position ", j,
-                 ") is out of range for a table of ", num_rows, " rows"));
+    if (id[j] >= num_rows) return cuda::BadId{j, id[j]};
+  }
+  return cuda::BadId{};
+}
+
+// CheckSparseIds for ids whose row_splits were copied to the host as
+// `splits`: the same checks, in the same order, with the same messages.
+Status CheckCopiedSplits(const IdTensor& splits, const SparseIds& ids) {
+  if (splits.empty()) {
+    return InvalidArgumentError(
+        "sparse ids: row_splits is empty; a batch of B rows needs B + 1 "
+        "splits");
+  }
+  if (splits[0] != 0) {
+    return InvalidArgumentError(
+        StrCat("sparse ids: row_splits[0] is ", splits[0], ", expected 0"));
+  }
+  for (int64_t b = 1; b < splits.size(); ++b) {
+    if (splits[b] < splits[b - 1]) {
+      return InvalidArgumentError(StrCat("sparse ids: row_splits decreases at ",
+                                         b, " (", splits[b - 1], " -> ",
+                                         splits[b], ")"));
     }
+  }
+  if (splits[splits.size() - 1] != ids.ids.size()) {
+    return InvalidArgumentError(
+        StrCat("sparse ids: row_splits ends at ", splits[splits.size() - 1],
+               " but there are ", ids.ids.size(), " ids"));
+  }
+  if (ids.has_weights() && ids.weights.size() != ids.ids.size()) {
+    return InvalidArgumentError(StrCat("sparse ids: ", ids.weights.size(),
+                                       " weights for ", ids.ids.size(),
+                                       " ids"));
+  }
+  return OkStatus();
+}
+
+Status CheckInputs(const Context& ctx, std::string_view op,
+                   const SparseIds& ids, int64_t num_rows) {
+  DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, ids.ids.device(), op));
+  DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, ids.row_splits.device(), op));
+  if (ids.has_weights()) {
+    DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, ids.weights.device(), op));
+  }
+  // The range check scans only ids[0, size), so it may run before the
+  // splits are known to be well formed; device ids bring their splits (B + 1
+  // entries) back with its result, for the checks and the message below.
+  IdTensor host_splits;
+  DTF_ASSIGN_OR_RETURN(const cuda::BadId bad,
+                       FindBadId(ctx, ids, num_rows, &host_splits));
+  const bool on_host = ids.row_splits.device() == Device::kCpu;
+  DTF_RETURN_IF_ERROR(Annotate(
+      on_host ? CheckSparseIds(ids) : CheckCopiedSplits(host_splits, ids), op));
+  if (bad.position >= 0) {
+    const IdTensor& row_splits = on_host ? ids.row_splits : host_splits;
+    const int64_t* splits = row_splits.data();
+    const int64_t row =
+        std::upper_bound(splits, splits + row_splits.size(), bad.position) -
+        splits - 1;
+    return InvalidArgumentError(StrCat(
+        op, ": id ", bad.id, " (batch row ", row, ", position ", bad.position,
+        ") is out of range for a table of ", num_rows, " rows"));
   }
   return OkStatus();
 }
@@ -64,7 +123,8 @@ Status EmbeddingLookup(const Context& ctx, const Tensor& table,
   DTF_RETURN_IF_ERROR(CheckInputs(ctx, "EmbeddingLookup", ids, table.rows()));
   const int64_t batch = ids.batch_size();
   const int64_t d = table.cols();
-  out->Resize({batch, d});
+  internal::PlaceOutput(ctx, out, {batch, d});
+  DTF_CUDA_DISPATCH(ctx, cuda::EmbeddingLookup(ctx, table, ids, combiner, out));
   const int64_t* id = ids.ids.data();
   const int64_t* splits = ids.row_splits.data();
   const float* w = ids.has_weights() ? ids.weights.data() : nullptr;
@@ -108,11 +168,13 @@ Status EmbeddingLookupGrad(const Context& ctx, const SparseIds& ids,
         StrCat("EmbeddingLookupGrad: dout ", ShapeString(dout.shape()),
                " must be [", batch, ", D] for a batch of ", batch, " rows"));
   }
+  DTF_CUDA_DISPATCH(
+      ctx, cuda::EmbeddingLookupGrad(ctx, ids, combiner, dout, num_rows, grad));
   const int64_t d = dout.cols();
   const int64_t nnz = ids.ids.size();
   const int64_t* id = ids.ids.data();
 
-  grad->ids.Resize(nnz);
+  internal::PlaceOutput(ctx, &grad->ids, nnz);
   int64_t* unique = grad->ids.data();
   int64_t count = 0;
   for (int64_t j = 0; j < nnz; ++j) {
@@ -121,7 +183,7 @@ Status EmbeddingLookupGrad(const Context& ctx, const SparseIds& ids,
   std::sort(unique, unique + count);
   count = std::unique(unique, unique + count) - unique;
   grad->ids.Resize(count);
-  grad->rows.Resize({count, d});
+  internal::PlaceOutput(ctx, &grad->rows, {count, d});
 
   const int64_t* splits = ids.row_splits.data();
   const float* w = ids.has_weights() ? ids.weights.data() : nullptr;

@@ -3,7 +3,9 @@
 #include <cmath>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/cuda/optimizers.h"
 #include "lib/kernels/internal/apply.h"
+#include "lib/kernels/internal/dispatch.h"
 
 namespace dtf::kernels {
 namespace {
@@ -17,6 +19,11 @@ struct FtrlKernel {
   float l1;
   float l2;
   float l2_shrinkage;
+
+  // The same update for the CUDA kernel, which picks sqrt as this does.
+  cuda::FtrlUpdate CudaUpdate() const {
+    return {lr, lr_power, l1, l2, l2_shrinkage};
+  }
 
   float Pow(float x) const {
     if constexpr (kSqrt) {
@@ -98,6 +105,9 @@ Status Ftrl::ApplyDense(const Context& ctx, Tensor* param, const Tensor& grad,
   DTF_RETURN_IF_ERROR(
       internal::CheckDenseApply(ctx, name(), *param, grad, *state));
   state->set_step(state->step() + 1);
+  DTF_CUDA_DISPATCH(
+      ctx, cuda::ApplyDense(ctx, MakeKernel<true>(options_).CudaUpdate(), param,
+                            grad, state));
   if (options_.learning_rate_power == -0.5f) {
     internal::RunDense(ctx, param, grad, state, 2.5,
                        MakeKernel<true>(options_));
@@ -113,6 +123,9 @@ Status Ftrl::ApplySparse(const Context& ctx, Tensor* param,
   DTF_RETURN_IF_ERROR(
       internal::CheckSparseApply(ctx, name(), *param, grad, *state));
   state->set_step(state->step() + 1);
+  DTF_CUDA_DISPATCH(
+      ctx, cuda::ApplySparse(ctx, MakeKernel<true>(options_).CudaUpdate(),
+                             param, grad, state));
   if (options_.learning_rate_power == -0.5f) {
     internal::RunSparse(ctx, param, grad, state, 2.5,
                         MakeKernel<true>(options_));

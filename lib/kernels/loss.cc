@@ -6,24 +6,35 @@
 #include <string_view>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/cuda/loss.h"
+#include "lib/kernels/internal/dispatch.h"
 #include "lib/kernels/internal/parallel.h"
 
 namespace dtf::kernels {
 namespace {
 
 Status CheckPair(const Context& ctx, std::string_view op, const Tensor& x,
-                 const Tensor& y, std::string_view y_name, const Tensor* dx) {
+                 const Tensor& y, std::string_view y_name) {
   if (x.shape() != y.shape()) {
     return InvalidArgumentError(
         StrCat(op, ": input ", ShapeString(x.shape()), " and ", y_name, " ",
                ShapeString(y.shape()), " differ in shape"));
   }
   DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, x.device(), op));
-  DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, y.device(), op));
-  if (dx != nullptr) {
-    DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, dx->device(), op));
+  return internal::CheckDevice(ctx, y.device(), op);
+}
+
+// The first label outside [0, classes), looked for where the labels are
+// (ctx is read only in a build with CUDA).
+StatusOr<cuda::BadLabel> FindBadLabel([[maybe_unused]] const Context& ctx,
+                                      const IdTensor& labels, int64_t classes) {
+  DTF_CUDA_DISPATCH(ctx, cuda::FindBadLabel(ctx, labels, classes));
+  for (int64_t b = 0; b < labels.size(); ++b) {
+    if (labels[b] < 0 || labels[b] >= classes) {
+      return cuda::BadLabel{b, labels[b]};
+    }
   }
-  return OkStatus();
+  return cuda::BadLabel{};
 }
 
 }  // namespace
@@ -31,16 +42,15 @@ Status CheckPair(const Context& ctx, std::string_view op, const Tensor& x,
 StatusOr<float> SigmoidCrossEntropy(const Context& ctx, const Tensor& logits,
                                     const Tensor& labels, Tensor* dlogits) {
   DTF_RETURN_IF_ERROR(
-      CheckPair(ctx, "SigmoidCrossEntropy", logits, labels, "labels", dlogits));
+      CheckPair(ctx, "SigmoidCrossEntropy", logits, labels, "labels"));
   const int64_t n = logits.size();
   if (n == 0) return 0.0f;
+  if (dlogits != nullptr) internal::PlaceOutput(ctx, dlogits, logits.shape());
+  DTF_CUDA_DISPATCH(ctx,
+                    cuda::SigmoidCrossEntropy(ctx, logits, labels, dlogits));
   const float* x = logits.data();
   const float* z = labels.data();
-  float* dx = nullptr;
-  if (dlogits != nullptr) {
-    dlogits->Resize(logits.shape());
-    dx = dlogits->data();
-  }
+  float* dx = dlogits != nullptr ? dlogits->data() : nullptr;
   const float inv_n = 1.0f / static_cast<float>(n);
   double total = 0.0;
   for (int64_t i = 0; i < n; ++i) {
@@ -67,21 +77,18 @@ StatusOr<float> SoftmaxCrossEntropy(const Context& ctx, const Tensor& logits,
       internal::CheckDevice(ctx, labels.device(), "SoftmaxCrossEntropy"));
   const int64_t batch = logits.rows();
   const int64_t classes = logits.cols();
-  for (int64_t b = 0; b < batch; ++b) {
-    if (labels[b] < 0 || labels[b] >= classes) {
-      return InvalidArgumentError(
-          StrCat("SoftmaxCrossEntropy: label ", labels[b], " of row ", b,
-                 " is not a class in [0, ", classes, ")"));
-    }
+  DTF_ASSIGN_OR_RETURN(const cuda::BadLabel bad,
+                       FindBadLabel(ctx, labels, classes));
+  if (bad.row >= 0) {
+    return InvalidArgumentError(
+        StrCat("SoftmaxCrossEntropy: label ", bad.label, " of row ", bad.row,
+               " is not a class in [0, ", classes, ")"));
   }
   if (batch == 0) return 0.0f;
-  float* dx = nullptr;
-  if (dlogits != nullptr) {
-    DTF_RETURN_IF_ERROR(
-        internal::CheckDevice(ctx, dlogits->device(), "SoftmaxCrossEntropy"));
-    dlogits->Resize(logits.shape());
-    dx = dlogits->data();
-  }
+  if (dlogits != nullptr) internal::PlaceOutput(ctx, dlogits, logits.shape());
+  DTF_CUDA_DISPATCH(ctx,
+                    cuda::SoftmaxCrossEntropy(ctx, logits, labels, dlogits));
+  float* dx = dlogits != nullptr ? dlogits->data() : nullptr;
   const float inv_b = 1.0f / static_cast<float>(batch);
   double total = 0.0;
   for (int64_t b = 0; b < batch; ++b) {
@@ -105,17 +112,18 @@ StatusOr<float> SoftmaxCrossEntropy(const Context& ctx, const Tensor& logits,
 
 StatusOr<float> MeanSquaredError(const Context& ctx, const Tensor& predictions,
                                  const Tensor& targets, Tensor* dpredictions) {
-  DTF_RETURN_IF_ERROR(CheckPair(ctx, "MeanSquaredError", predictions, targets,
-                                "targets", dpredictions));
+  DTF_RETURN_IF_ERROR(
+      CheckPair(ctx, "MeanSquaredError", predictions, targets, "targets"));
   const int64_t n = predictions.size();
   if (n == 0) return 0.0f;
+  if (dpredictions != nullptr) {
+    internal::PlaceOutput(ctx, dpredictions, predictions.shape());
+  }
+  DTF_CUDA_DISPATCH(
+      ctx, cuda::MeanSquaredError(ctx, predictions, targets, dpredictions));
   const float* p = predictions.data();
   const float* t = targets.data();
-  float* dp = nullptr;
-  if (dpredictions != nullptr) {
-    dpredictions->Resize(predictions.shape());
-    dp = dpredictions->data();
-  }
+  float* dp = dpredictions != nullptr ? dpredictions->data() : nullptr;
   const float scale = 2.0f / static_cast<float>(n);
   double total = 0.0;
   for (int64_t i = 0; i < n; ++i) {

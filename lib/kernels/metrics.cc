@@ -4,9 +4,14 @@
 #include <cmath>
 #include <limits>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/cuda/loss.h"
+#include "lib/kernels/internal/dispatch.h"
 #include "lib/kernels/internal/parallel.h"
+#include "lib/kernels/transfer.h"
 
 namespace dtf::kernels {
 namespace {
@@ -30,11 +35,45 @@ double Ratio(double num, int64_t den) {
   return den == 0 ? kNaN : num / static_cast<double>(den);
 }
 
+// The first label outside [0, classes), looked for where the labels are
+// (ctx is read only in a build with CUDA).
+StatusOr<cuda::BadLabel> FindBadLabel([[maybe_unused]] const Context& ctx,
+                                      const IdTensor& labels, int64_t classes) {
+  DTF_CUDA_DISPATCH(ctx, cuda::FindBadLabel(ctx, labels, classes));
+  for (int64_t b = 0; b < labels.size(); ++b) {
+    if (labels[b] < 0 || labels[b] >= classes) {
+      return cuda::BadLabel{b, labels[b]};
+    }
+  }
+  return cuda::BadLabel{};
+}
+
+// Appends the (score, label > 0.5) pairs of host tensors `scores` and
+// `labels`; InvalidArgument, appending nothing, for a NaN score.
+Status AppendExamples(const Tensor& scores, const Tensor& labels,
+                      std::vector<std::pair<float, bool>>* examples) {
+  const float* s = scores.data();
+  const float* y = labels.data();
+  for (int64_t i = 0; i < scores.size(); ++i) {
+    if (std::isnan(s[i])) {
+      return InvalidArgumentError(
+          StrCat("RocAuc: score ", i, " of the batch is NaN"));
+    }
+  }
+  examples->reserve(examples->size() + static_cast<size_t>(scores.size()));
+  for (int64_t i = 0; i < scores.size(); ++i) {
+    examples->emplace_back(s[i], y[i] > 0.5f);
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status BinaryAccuracy::Update(const Context& ctx, const Tensor& probabilities,
                               const Tensor& labels) {
   DTF_RETURN_IF_ERROR(CheckPair(ctx, "BinaryAccuracy", probabilities, labels));
+  DTF_CUDA_DISPATCH(ctx, cuda::UpdateBinaryAccuracy(ctx, probabilities, labels,
+                                                    &correct_, &count_));
   const float* p = probabilities.data();
   const float* y = labels.data();
   for (int64_t i = 0; i < probabilities.size(); ++i) {
@@ -56,19 +95,15 @@ double BinaryAccuracy::Result() const {
 Status RocAuc::Update(const Context& ctx, const Tensor& scores,
                       const Tensor& labels) {
   DTF_RETURN_IF_ERROR(CheckPair(ctx, "RocAuc", scores, labels));
-  const float* s = scores.data();
-  const float* y = labels.data();
-  for (int64_t i = 0; i < scores.size(); ++i) {
-    if (std::isnan(s[i])) {
-      return InvalidArgumentError(
-          StrCat("RocAuc: score ", i, " of the batch is NaN"));
-    }
+  if (ctx.device() == Device::kCuda) {
+    // Every example is kept on the host anyway: the batch comes back and
+    // goes through the CPU path.
+    Tensor host_scores, host_labels;
+    DTF_RETURN_IF_ERROR(CopyToHost(ctx, scores, &host_scores));
+    DTF_RETURN_IF_ERROR(CopyToHost(ctx, labels, &host_labels));
+    return AppendExamples(host_scores, host_labels, &examples_);
   }
-  examples_.reserve(examples_.size() + static_cast<size_t>(scores.size()));
-  for (int64_t i = 0; i < scores.size(); ++i) {
-    examples_.emplace_back(s[i], y[i] > 0.5f);
-  }
-  return OkStatus();
+  return AppendExamples(scores, labels, &examples_);
 }
 
 void RocAuc::Merge(const RocAuc& other) {
@@ -106,6 +141,8 @@ double RocAuc::Result() const {
 Status LogLoss::Update(const Context& ctx, const Tensor& probabilities,
                        const Tensor& labels) {
   DTF_RETURN_IF_ERROR(CheckPair(ctx, "LogLoss", probabilities, labels));
+  DTF_CUDA_DISPATCH(
+      ctx, cuda::UpdateLogLoss(ctx, probabilities, labels, &sum_, &count_));
   const float* p = probabilities.data();
   const float* y = labels.data();
   for (int64_t i = 0; i < probabilities.size(); ++i) {
@@ -135,13 +172,15 @@ Status MulticlassAccuracy::Update(const Context& ctx, const Tensor& scores,
   DTF_RETURN_IF_ERROR(
       internal::CheckDevice(ctx, labels.device(), "MulticlassAccuracy"));
   const int64_t classes = scores.cols();
-  for (int64_t b = 0; b < labels.size(); ++b) {
-    if (labels[b] < 0 || labels[b] >= classes) {
-      return InvalidArgumentError(
-          StrCat("MulticlassAccuracy: label ", labels[b], " of row ", b,
-                 " is not a class in [0, ", classes, ")"));
-    }
+  DTF_ASSIGN_OR_RETURN(const cuda::BadLabel bad,
+                       FindBadLabel(ctx, labels, classes));
+  if (bad.row >= 0) {
+    return InvalidArgumentError(
+        StrCat("MulticlassAccuracy: label ", bad.label, " of row ", bad.row,
+               " is not a class in [0, ", classes, ")"));
   }
+  DTF_CUDA_DISPATCH(ctx, cuda::UpdateMulticlassAccuracy(ctx, scores, labels,
+                                                        &correct_, &count_));
   int64_t correct = 0;
   for (int64_t b = 0; b < labels.size(); ++b) {
     const float* row = scores.data() + b * classes;
@@ -164,6 +203,8 @@ double MulticlassAccuracy::Result() const {
 Status SquaredError::Update(const Context& ctx, const Tensor& predictions,
                             const Tensor& targets) {
   DTF_RETURN_IF_ERROR(CheckPair(ctx, "SquaredError", predictions, targets));
+  DTF_CUDA_DISPATCH(
+      ctx, cuda::UpdateSquaredError(ctx, predictions, targets, &sum_, &count_));
   const float* p = predictions.data();
   const float* t = targets.data();
   for (int64_t i = 0; i < predictions.size(); ++i) {

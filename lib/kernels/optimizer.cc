@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/cuda/optimizers.h"
 #include "lib/kernels/internal/apply.h"
+#include "lib/kernels/internal/dispatch.h"
 
 namespace dtf::kernels {
 
@@ -12,6 +14,12 @@ Tensor* OptimizerState::FindSlot(std::string_view name) {
     if (names_[i] == name) return &slots_[i];
   }
   return nullptr;
+}
+
+void OptimizerState::MoveTo(Memory memory) {
+  for (Tensor& slot : slots_) {
+    if (slot.memory() != memory) slot = slot.CloneIn(memory);
+  }
 }
 
 OptimizerState Optimizer::MakeState(std::span<const int64_t> shape,
@@ -55,6 +63,24 @@ Status CheckState(const Context& ctx, std::string_view optimizer,
   return OkStatus();
 }
 
+// The first id that is out of [0, rows) or not above the one before it. On a
+// CUDA context the ids are on the device and are checked there (ctx is used
+// by that dispatch only, which a build without CUDA compiles away).
+Status FirstSparseIdFault([[maybe_unused]] const Context& ctx,
+                          const IdTensor& ids, int64_t rows,
+                          cuda::SparseIdFault* fault) {
+  DTF_CUDA_DISPATCH(ctx, cuda::FindSparseIdFault(ctx, ids, rows, fault));
+  *fault = cuda::SparseIdFault{};
+  const int64_t* data = ids.data();
+  for (int64_t i = 0; i < ids.size(); ++i) {
+    if (data[i] < 0 || data[i] >= rows || (i > 0 && data[i] <= data[i - 1])) {
+      *fault = {i, data[i], i > 0 ? data[i - 1] : 0};
+      return OkStatus();
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status CheckDenseApply(const Context& ctx, std::string_view optimizer,
@@ -86,18 +112,17 @@ Status CheckSparseApply(const Context& ctx, std::string_view optimizer,
   }
   DTF_RETURN_IF_ERROR(CheckDevice(ctx, grad.rows.device(), optimizer));
   DTF_RETURN_IF_ERROR(CheckDevice(ctx, grad.ids.device(), optimizer));
-  const int64_t* ids = grad.ids.data();
-  for (int64_t i = 0; i < u; ++i) {
-    if (ids[i] < 0 || ids[i] >= param.rows()) {
+  cuda::SparseIdFault fault;
+  DTF_RETURN_IF_ERROR(FirstSparseIdFault(ctx, grad.ids, param.rows(), &fault));
+  if (fault.index >= 0) {
+    if (fault.id < 0 || fault.id >= param.rows()) {
       return InvalidArgumentError(StrCat(optimizer, ": sparse gradient id ",
-                                         ids[i], " is out of range for ",
+                                         fault.id, " is out of range for ",
                                          param.rows(), " rows"));
     }
-    if (i > 0 && ids[i] <= ids[i - 1]) {
-      return InvalidArgumentError(
-          StrCat(optimizer, ": sparse gradient ids must be sorted and unique; ",
-                 ids[i], " follows ", ids[i - 1]));
-    }
+    return InvalidArgumentError(
+        StrCat(optimizer, ": sparse gradient ids must be sorted and unique; ",
+               fault.id, " follows ", fault.previous));
   }
   return CheckState(ctx, optimizer, param, state);
 }

@@ -47,6 +47,12 @@ class OptimizerState {
   // nullptr when there is no slot of that name.
   Tensor* FindSlot(std::string_view name);
 
+  // Moves every slot to `memory` (a copy that waits until done; slots already
+  // there stay as they are). A CUDA worker moves a variable's state to
+  // Memory::kDevice once, before its first Apply on a CUDA context, which
+  // requires the param, the gradient and every slot on the device.
+  void MoveTo(Memory memory);
+
  private:
   friend class Optimizer;
 
@@ -80,7 +86,9 @@ class Optimizer {
   // grad.rows ([U x D]): TensorFlow's lazy sparse-apply semantics, where rows
   // without a gradient keep their values and state. grad.ids must be sorted,
   // unique and in [0, V), as EmbeddingLookupGrad makes them; otherwise
-  // InvalidArgument with nothing updated.
+  // InvalidArgument with nothing updated. On a CUDA context the ids are
+  // checked on the device, and the call waits for the stream to read the
+  // result before it queues the update.
   virtual Status ApplySparse(const Context& ctx, Tensor* param,
                              const SparseGrad& grad,
                              OptimizerState* state) const = 0;

@@ -3,7 +3,9 @@
 #include <cmath>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/cuda/optimizers.h"
 #include "lib/kernels/internal/apply.h"
+#include "lib/kernels/internal/dispatch.h"
 
 namespace dtf::kernels {
 namespace {
@@ -12,6 +14,9 @@ struct SgdKernel {
   float lr;
   float momentum;
   bool nesterov;
+
+  // The same update for the CUDA kernel.
+  cuda::SgdUpdate CudaUpdate() const { return {lr, momentum, nesterov}; }
 
   void operator()(float* w, const float* g, float* v, float*, int64_t n) const {
     if (v == nullptr) {
@@ -57,9 +62,11 @@ Status Sgd::ApplyDense(const Context& ctx, Tensor* param, const Tensor& grad,
   DTF_RETURN_IF_ERROR(
       internal::CheckDenseApply(ctx, name(), *param, grad, *state));
   state->set_step(state->step() + 1);
-  internal::RunDense(
-      ctx, param, grad, state, 0.25,
-      SgdKernel{options_.learning_rate, options_.momentum, options_.nesterov});
+  const SgdKernel kernel{options_.learning_rate, options_.momentum,
+                         options_.nesterov};
+  DTF_CUDA_DISPATCH(
+      ctx, cuda::ApplyDense(ctx, kernel.CudaUpdate(), param, grad, state));
+  internal::RunDense(ctx, param, grad, state, 0.25, kernel);
   return OkStatus();
 }
 
@@ -68,9 +75,11 @@ Status Sgd::ApplySparse(const Context& ctx, Tensor* param,
   DTF_RETURN_IF_ERROR(
       internal::CheckSparseApply(ctx, name(), *param, grad, *state));
   state->set_step(state->step() + 1);
-  internal::RunSparse(
-      ctx, param, grad, state, 0.25,
-      SgdKernel{options_.learning_rate, options_.momentum, options_.nesterov});
+  const SgdKernel kernel{options_.learning_rate, options_.momentum,
+                         options_.nesterov};
+  DTF_CUDA_DISPATCH(
+      ctx, cuda::ApplySparse(ctx, kernel.CudaUpdate(), param, grad, state));
+  internal::RunSparse(ctx, param, grad, state, 0.25, kernel);
   return OkStatus();
 }
 

@@ -162,6 +162,40 @@ TEST(Optimizer, OneAndFourThreadsGiveIdenticalResults) {
   }
 }
 
+// Moving a state to where its slots already are keeps them, values and
+// storage; a CUDA worker moves its states to Memory::kDevice the same way
+// (tests/kernels/cuda_optimizers_test.cc).
+TEST(Optimizer, MoveToHostKeepsHostSlots) {
+  Context ctx = Context::Cpu(1);
+  std::mt19937 rng(4);
+  for (const auto& opt : AllOptimizers()) {
+    SCOPED_TRACE(std::string(opt->name()));
+    Tensor w = RandomTensor({6, 3}, rng);
+    OptimizerState state = opt->CreateState(w.shape());
+    ASSERT_TRUE(
+        opt->ApplyDense(ctx, &w, RandomTensor({6, 3}, rng), &state).ok());
+    std::vector<Tensor> before;
+    std::vector<const float*> storage;
+    for (int s = 0; s < state.num_slots(); ++s) {
+      before.push_back(state.slot(s).Clone());
+      storage.push_back(state.slot(s).data());
+    }
+    state.MoveTo(Memory::kHost);
+    ASSERT_EQ(state.num_slots(), static_cast<int>(before.size()));
+    for (int s = 0; s < state.num_slots(); ++s) {
+      const size_t i = static_cast<size_t>(s);
+      EXPECT_EQ(state.slot(s).memory(), Memory::kHost);
+      EXPECT_EQ(state.slot(s).data(), storage[i]);
+      EXPECT_TRUE(Equal(state.slot(s), before[i]));
+    }
+    EXPECT_EQ(state.step(), 1);
+    // The moved state keeps working.
+    ASSERT_TRUE(
+        opt->ApplyDense(ctx, &w, RandomTensor({6, 3}, rng), &state).ok());
+    EXPECT_EQ(state.step(), 2);
+  }
+}
+
 TEST(Optimizer, LearningRateCanChange) {
   for (const auto& opt : AllOptimizers()) {
     opt->set_learning_rate(0.25f);

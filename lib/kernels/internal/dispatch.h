@@ -19,5 +19,6 @@
 #else
 #define DTF_CUDA_DISPATCH(ctx, call) \
   do {                               \
+    (void)(ctx);                     \
   } while (0)
 #endif
