@@ -1,9 +1,12 @@
-// lib/kernels/internal/cuda_memory.h in a build without CUDA: no CUDA
-// context can be made, so device and pinned memory are never asked for.
+// lib/kernels/internal/cuda_memory.h and lib/kernels/collective.h in a
+// build without CUDA: no CUDA context can be made, so device and pinned
+// memory are never asked for, and no communicator can be joined.
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/collective.h"
 #include "lib/kernels/internal/cuda_memory.h"
 
 namespace dtf::kernels::internal {
@@ -37,3 +40,32 @@ StatusOr<std::vector<CudaDeviceInfo>> ListCudaDevices() {
 }
 
 }  // namespace dtf::kernels::internal
+
+namespace dtf::kernels {
+
+struct Communicator::Impl {};
+
+StatusOr<std::string> Communicator::NewId() {
+  return UnavailableError(internal::kNoCuda);
+}
+StatusOr<std::unique_ptr<Communicator>> Communicator::Join(const Context&,
+                                                           std::string_view,
+                                                           int, int) {
+  return UnavailableError(internal::kNoCuda);
+}
+Communicator::Communicator(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+Communicator::~Communicator() = default;
+Status Communicator::AllReduceMean(Tensor*) {
+  return UnavailableError(internal::kNoCuda);
+}
+Status Communicator::AllReduceMin(float*) {
+  return UnavailableError(internal::kNoCuda);
+}
+Status Communicator::Broadcast(Tensor*, int) {
+  return UnavailableError(internal::kNoCuda);
+}
+int Communicator::rank() const { return 0; }
+int Communicator::size() const { return 0; }
+
+}  // namespace dtf::kernels

@@ -1,6 +1,11 @@
 #include "lib/runtime/coordinator_service.h"
 
+#include <algorithm>
+#include <memory>
+#include <thread>
 #include <utility>
+
+#include "lib/base/strings.h"
 
 namespace dtf::runtime {
 
@@ -63,6 +68,24 @@ grpc::Status CoordinatorService::Status(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+grpc::Status CoordinatorService::CommId(grpc::ServerContext* context,
+                                        const rpc::CommIdRequest*,
+                                        rpc::CommIdResponse* response) {
+  if (grpc::Status st = CheckCall(*context, credentials_); !st.ok()) return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (comm_id_.empty()) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        "the chief has not made the NCCL unique id yet");
+  }
+  response->set_id(comm_id_);
+  return grpc::Status::OK;
+}
+
+void CoordinatorService::SetCommId(std::string id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  comm_id_ = std::move(id);
+}
+
 void CoordinatorService::Update(const std::string& task,
                                 const std::string& state, int64_t step,
                                 double loss, double examples_per_sec) {
@@ -106,6 +129,44 @@ std::vector<std::string> CoordinatorService::RunningWorkers(
     running.push_back(name);
   }
   return running;
+}
+
+StatusOr<std::string> FetchCommId(const std::string& chief,
+                                  const RunCredentials& credentials,
+                                  const std::string& task,
+                                  std::chrono::seconds timeout,
+                                  const std::atomic<bool>* cancel) {
+  std::unique_ptr<rpc::Coordinator::Stub> stub =
+      rpc::Coordinator::NewStub(MakeChannel(chief));
+  rpc::CommIdRequest request;
+  request.set_task(task);
+  const auto deadline = Clock::now() + timeout;
+  Status last;
+  while (true) {
+    if (cancel != nullptr && cancel->load()) {
+      return CancelledError(
+          StrCat(task, ": stopped while waiting for the NCCL unique id"));
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - Clock::now());
+    if (left.count() <= 0) break;
+    auto context = MakeClientContext(
+        credentials,
+        std::min<std::chrono::milliseconds>(left, std::chrono::seconds(5)));
+    rpc::CommIdResponse response;
+    last = FromGrpc(stub->CommId(context.get(), request, &response),
+                    StrCat("the chief (", chief, "): CommId"));
+    if (last.ok()) return response.id();
+    if (last.code() != StatusCode::kUnavailable &&
+        last.code() != StatusCode::kDeadlineExceeded) {
+      return last;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  return DeadlineExceededError(
+      StrCat(task, ": no NCCL unique id from the chief (", chief, ") within ",
+             timeout.count(),
+             " s (train.coordinator_timeout); last: ", Message(last)));
 }
 
 }  // namespace dtf::runtime

@@ -11,6 +11,7 @@
 #include "lib/data/crc32c.h"
 #include "lib/data/file.h"
 #include "lib/data/job_toml.h"
+#include "lib/runtime/allreduce_worker.h"
 #include "lib/runtime/checkpoint.h"
 #include "lib/runtime/coordinator_service.h"
 #include "lib/runtime/ps_client.h"
@@ -117,6 +118,12 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   }
   if (options.workers.empty()) {
     return InvalidArgumentError("the cluster has no workers");
+  }
+  const bool allreduce = job.train.mode == TrainMode::kAllreduce;
+  if (ps_role && allreduce) {
+    return InvalidArgumentError(StrCat(
+        task, ": the job trains with mode = \"", TrainModeName(job.train.mode),
+        "\", which has no parameter servers; start only workers"));
   }
   const bool chief = !ps_role && options.index == 0;
   const std::string address = own[size_t(options.index)];
@@ -252,7 +259,8 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   };
   wo.cancel = &stop;
   if (heartbeat) heartbeat->Set("running", 0, 0, 0);
-  StatusOr<TrainResult> result = RunWorker(job, wo);
+  StatusOr<TrainResult> result =
+      allreduce ? RunAllreduceWorker(job, wo) : RunWorker(job, wo);
   if (heartbeat) {
     if (heartbeat->lost) {
       result = UnavailableError(
@@ -266,12 +274,15 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
     // Let the chief hear the final state before this task goes.
     std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   }
+  // A failed chief ends the run; in a PS run it also sends every PS home.
   if (chief && !result.ok()) {
     coordinator->EndRun();
-    PsClient ps(options.ps, creds, -1, std::chrono::seconds(10));
-    Status st =
-        ps.Shutdown(StrCat("the chief failed: ", Message(result.status())));
-    if (!st.ok()) note(StrCat("could not stop every PS: ", Message(st)));
+    if (!allreduce) {
+      PsClient ps(options.ps, creds, -1, std::chrono::seconds(10));
+      Status st =
+          ps.Shutdown(StrCat("the chief failed: ", Message(result.status())));
+      if (!st.ok()) note(StrCat("could not stop every PS: ", Message(st)));
+    }
   }
   return finish(std::move(result));
 }

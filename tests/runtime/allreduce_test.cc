@@ -1,0 +1,226 @@
+// mode = "allreduce": what can be checked without a GPU (the refusals and
+// the NCCL unique id handed out by the chief's Coordinator over loopback
+// gRPC), and training on a GPU where there is one.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "lib/base/strings.h"
+#include "lib/kernels/collective.h"
+#include "lib/kernels/context.h"
+#include "lib/runtime/allreduce_worker.h"
+#include "lib/runtime/coordinator_service.h"
+#include "lib/runtime/serve.h"
+#include "tests/runtime/runtime_testing.h"
+
+namespace dtf::runtime {
+namespace {
+
+using testing::LoadJobWithRecords;
+using testing::WriteExampleJob;
+
+constexpr char kSecret[] = "00112233445566778899aabbccddeeff";
+
+// A loopback port nothing listens on now.
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+ServeOptions Options(TaskRole role, int index, std::vector<std::string> ps,
+                     std::vector<std::string> workers) {
+  ServeOptions o;
+  o.role = role;
+  o.index = index;
+  o.ps = std::move(ps);
+  o.workers = std::move(workers);
+  o.credentials.run_id = "test-run";
+  o.credentials.secret = kSecret;
+  o.threads = 1;
+  return o;
+}
+
+class AllreduceTest : public ::testing::Test {
+ protected:
+  // The titanic example in allreduce mode on `device`.
+  StatusOr<JobFile> Job(std::string_view device, bool records) {
+    const std::string train = StrCat(
+        "log_every_steps = 10\nmode = \"allreduce\"\n"
+        "device = \"",
+        device, "\"");
+    DTF_ASSIGN_OR_RETURN(
+        std::string path,
+        WriteExampleJob("titanic", dir_, {{"log_every_steps = 10", train}}));
+    if (records) return LoadJobWithRecords(path);
+    return LoadJobFile(path);
+  }
+  dtf::testing::TempDir dir_;
+};
+
+TEST_F(AllreduceTest, CpuDeviceIsRefused) {
+  StatusOr<JobFile> job = Job("cpu", /*records=*/false);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_EQ(job->train.mode, TrainMode::kAllreduce);
+  WorkerOptions options;
+  options.workers = {"127.0.0.1:1"};
+  StatusOr<TrainResult> result = RunAllreduceWorker(*job, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(result.status().message().find("set device = \"cuda\""),
+            std::string_view::npos)
+      << result.status();
+}
+
+TEST_F(AllreduceTest, ServeRefusesAWorkerOnTheCpu) {
+  StatusOr<JobFile> job = Job("cpu", /*records=*/false);
+  ASSERT_TRUE(job.ok()) << job.status();
+  StatusOr<TrainResult> result = Serve(
+      *job,
+      Options(TaskRole::kWorker, 0, {}, {StrCat("127.0.0.1:", FreePort())}));
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(result.status().message().find("mode = \"allreduce\""),
+            std::string_view::npos)
+      << result.status();
+}
+
+TEST_F(AllreduceTest, ServeRefusesAParameterServer) {
+  StatusOr<JobFile> job = Job("cuda", /*records=*/false);
+  ASSERT_TRUE(job.ok()) << job.status();
+  StatusOr<TrainResult> result =
+      Serve(*job, Options(TaskRole::kPs, 0, {StrCat("127.0.0.1:", FreePort())},
+                          {StrCat("127.0.0.1:", FreePort())}));
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(result.status().message().find("allreduce"), std::string_view::npos)
+      << result.status();
+  EXPECT_NE(result.status().message().find("no parameter servers"),
+            std::string_view::npos)
+      << result.status();
+}
+
+// A Coordinator service on a loopback port, as the chief serves it.
+class CoordinatorServer {
+ public:
+  explicit CoordinatorServer(const RunCredentials& credentials)
+      : address_(StrCat("127.0.0.1:", FreePort())),
+        service_(credentials, {{"worker:0", address_}, {"worker:1", ""}}) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(address_, grpc::InsecureServerCredentials());
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+  }
+  ~CoordinatorServer() {
+    if (server_) server_->Shutdown();
+  }
+  bool started() const { return server_ != nullptr; }
+  const std::string& address() const { return address_; }
+  CoordinatorService& service() { return service_; }
+
+ private:
+  std::string address_;
+  CoordinatorService service_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+TEST(CommIdTest, AnotherWorkerFetchesTheIdTheChiefSet) {
+  const RunCredentials creds{"test-run", kSecret, ""};
+  CoordinatorServer chief(creds);
+  ASSERT_TRUE(chief.started());
+  // Any bytes, zeros included, travel as they are.
+  std::string id(128, '\0');
+  for (size_t i = 0; i < id.size(); ++i) id[i] = char(i * 7);
+  StatusOr<std::string> fetched = InternalError("not run");
+  std::thread worker([&] {
+    fetched = FetchCommId(chief.address(), creds, "worker:1",
+                          std::chrono::seconds(20), nullptr);
+  });
+  // The worker asks before the chief has an id, and again until it has.
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  chief.service().SetCommId(id);
+  worker.join();
+  ASSERT_TRUE(fetched.ok()) << fetched.status();
+  EXPECT_EQ(*fetched, id);
+}
+
+TEST(CommIdTest, NoIdWithinTheTimeoutIsDeadlineExceeded) {
+  const RunCredentials creds{"test-run", kSecret, ""};
+  CoordinatorServer chief(creds);
+  ASSERT_TRUE(chief.started());
+  StatusOr<std::string> fetched = FetchCommId(
+      chief.address(), creds, "worker:1", std::chrono::seconds(1), nullptr);
+  ASSERT_FALSE(fetched.ok());
+  EXPECT_EQ(fetched.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(fetched.status().message().find("coordinator_timeout"),
+            std::string_view::npos)
+      << fetched.status();
+  EXPECT_NE(fetched.status().message().find("has not made the NCCL unique id"),
+            std::string_view::npos)
+      << fetched.status();
+}
+
+TEST(CommIdTest, AWrongSecretIsRefusedAtOnce) {
+  const RunCredentials creds{"test-run", kSecret, ""};
+  CoordinatorServer chief(creds);
+  ASSERT_TRUE(chief.started());
+  chief.service().SetCommId("id");
+  const RunCredentials wrong{"test-run", "ffffffffffffffffffffffffffffffff",
+                             ""};
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<std::string> fetched = FetchCommId(
+      chief.address(), wrong, "worker:1", std::chrono::seconds(30), nullptr);
+  ASSERT_FALSE(fetched.ok());
+  EXPECT_EQ(fetched.status().code(), StatusCode::kPermissionDenied)
+      << fetched.status();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+TEST(CommIdTest, CancelStopsTheWait) {
+  const RunCredentials creds{"test-run", kSecret, ""};
+  CoordinatorServer chief(creds);
+  ASSERT_TRUE(chief.started());
+  std::atomic<bool> cancel{true};
+  StatusOr<std::string> fetched = FetchCommId(
+      chief.address(), creds, "worker:1", std::chrono::seconds(30), &cancel);
+  EXPECT_EQ(fetched.status().code(), StatusCode::kCancelled);
+}
+
+TEST_F(AllreduceTest, TitanicOneWorkerOnCudaReachesTheGoal) {
+  StatusOr<kernels::Context> gpu = kernels::Context::Cuda(0);
+  if (!gpu.ok()) {
+    GTEST_SKIP() << "no CUDA device to train on: " << gpu.status();
+  }
+  StatusOr<std::string> nccl = kernels::Communicator::NewId();
+  if (!nccl.ok()) GTEST_SKIP() << "NCCL is not usable: " << nccl.status();
+  StatusOr<JobFile> job = Job("cuda", /*records=*/true);
+  ASSERT_TRUE(job.ok()) << job.status();
+  StatusOr<TrainResult> result = Serve(
+      *job,
+      Options(TaskRole::kWorker, 0, {}, {StrCat("127.0.0.1:", FreePort())}));
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_TRUE(result->eval.has_value());
+  EXPECT_GE(*result->eval->metrics.Get("accuracy"), 0.75);
+  EXPECT_GT(result->steps, 0);
+  EXPECT_TRUE(std::filesystem::exists(result->checkpoint));
+  EXPECT_TRUE(std::filesystem::exists(result->export_dir + "/variables.dtf"));
+}
+
+}  // namespace
+}  // namespace dtf::runtime
