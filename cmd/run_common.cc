@@ -45,13 +45,17 @@ StatusOr<launch::PlanRequest> PlanRequestFor(
     const std::vector<std::string>& sets) {
   launch::PlanRequest r;
   r.job = AbsolutePath(runs.job);
-  // A malformed --set is reported by the plan, naming the flag.
+  DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(r.job));
+  // The device and mode as the tasks will see them, --set applied. A set
+  // the job cannot take is the plan's (a malformed one) or the task's to
+  // report, as before.
   const bool sets_valid = std::all_of(
       sets.begin(), sets.end(),
       [](const std::string& set) { return launch::ValidateSet(set).ok(); });
-  DTF_ASSIGN_OR_RETURN(
-      const JobFile job,
-      LoadJobFile(r.job, sets_valid ? sets : std::vector<std::string>{}));
+  if (!sets.empty() && sets_valid) {
+    StatusOr<JobFile> with_sets = LoadJobFile(r.job, sets);
+    if (with_sets.ok()) job = *std::move(with_sets);
+  }
   r.job_device = job.train.device;
   r.allreduce = job.train.mode == TrainMode::kAllreduce;
   r.overrides.sets = sets;
