@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <utility>
 
 #include "lib/base/strings.h"
 #include "lib/data/job_file.h"
@@ -45,17 +46,17 @@ StatusOr<launch::PlanRequest> PlanRequestFor(
     const std::vector<std::string>& sets) {
   launch::PlanRequest r;
   r.job = AbsolutePath(runs.job);
-  DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(r.job));
   // The device and mode as the tasks will see them, --set applied. A set
   // the job cannot take is the plan's (a malformed one) or the task's to
-  // report, as before.
+  // report: then the job is read as written.
   const bool sets_valid = std::all_of(
       sets.begin(), sets.end(),
       [](const std::string& set) { return launch::ValidateSet(set).ok(); });
-  if (!sets.empty() && sets_valid) {
-    StatusOr<JobFile> with_sets = LoadJobFile(r.job, sets);
-    if (with_sets.ok()) job = *std::move(with_sets);
-  }
+  StatusOr<JobFile> loaded = sets.empty() || !sets_valid
+                                 ? LoadJobFile(r.job)
+                                 : LoadJobFile(r.job, sets);
+  if (!loaded.ok() && !sets.empty() && sets_valid) loaded = LoadJobFile(r.job);
+  DTF_ASSIGN_OR_RETURN(const JobFile job, std::move(loaded));
   r.job_device = job.train.device;
   r.allreduce = job.train.mode == TrainMode::kAllreduce;
   r.overrides.sets = sets;

@@ -48,38 +48,6 @@ StatusOr<cuda::BadId> FindBadId([[maybe_unused]] const Context& ctx,
   return cuda::BadId{};
 }
 
-// CheckSparseIds for ids whose row_splits were copied to the host as
-// `splits`: the same checks, in the same order, with the same messages.
-Status CheckCopiedSplits(const IdTensor& splits, const SparseIds& ids) {
-  if (splits.empty()) {
-    return InvalidArgumentError(
-        "sparse ids: row_splits is empty; a batch of B rows needs B + 1 "
-        "splits");
-  }
-  if (splits[0] != 0) {
-    return InvalidArgumentError(
-        StrCat("sparse ids: row_splits[0] is ", splits[0], ", expected 0"));
-  }
-  for (int64_t b = 1; b < splits.size(); ++b) {
-    if (splits[b] < splits[b - 1]) {
-      return InvalidArgumentError(StrCat("sparse ids: row_splits decreases at ",
-                                         b, " (", splits[b - 1], " -> ",
-                                         splits[b], ")"));
-    }
-  }
-  if (splits[splits.size() - 1] != ids.ids.size()) {
-    return InvalidArgumentError(
-        StrCat("sparse ids: row_splits ends at ", splits[splits.size() - 1],
-               " but there are ", ids.ids.size(), " ids"));
-  }
-  if (ids.has_weights() && ids.weights.size() != ids.ids.size()) {
-    return InvalidArgumentError(StrCat("sparse ids: ", ids.weights.size(),
-                                       " weights for ", ids.ids.size(),
-                                       " ids"));
-  }
-  return OkStatus();
-}
-
 Status CheckInputs(const Context& ctx, std::string_view op,
                    const SparseIds& ids, int64_t num_rows) {
   DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, ids.ids.device(), op));
@@ -94,8 +62,8 @@ Status CheckInputs(const Context& ctx, std::string_view op,
   DTF_ASSIGN_OR_RETURN(const cuda::BadId bad,
                        FindBadId(ctx, ids, num_rows, &host_splits));
   const bool on_host = ids.row_splits.device() == Device::kCpu;
-  DTF_RETURN_IF_ERROR(Annotate(
-      on_host ? CheckSparseIds(ids) : CheckCopiedSplits(host_splits, ids), op));
+  DTF_RETURN_IF_ERROR(
+      Annotate(CheckSparseIds(ids, on_host ? nullptr : &host_splits), op));
   if (bad.position >= 0) {
     const IdTensor& row_splits = on_host ? ids.row_splits : host_splits;
     const int64_t* splits = row_splits.data();

@@ -110,8 +110,9 @@ std::string ShapeString(std::span<const int64_t> shape) {
   return out;
 }
 
-Status CheckSparseIds(const SparseIds& ids) {
-  const IdTensor& splits = ids.row_splits;
+Status CheckSparseIds(const SparseIds& ids, const IdTensor* host_splits) {
+  const IdTensor& splits =
+      host_splits != nullptr ? *host_splits : ids.row_splits;
   if (splits.empty()) {
     return InvalidArgumentError(
         "sparse ids: row_splits is empty; a batch of B rows needs B + 1 "

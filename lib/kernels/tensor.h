@@ -251,7 +251,9 @@ struct SparseIds {
 
 // OK when `ids` is well formed as described above (ids themselves are not
 // range-checked here); InvalidArgument naming the first fault otherwise.
-Status CheckSparseIds(const SparseIds& ids);
+// For ids on a device, `host_splits` is a host copy of their row_splits.
+Status CheckSparseIds(const SparseIds& ids,
+                      const IdTensor* host_splits = nullptr);
 
 // The gradient of an embedding table for the rows one batch touched: row u of
 // `rows` ([U x D]) is the gradient of table row ids[u]. ids are unique and

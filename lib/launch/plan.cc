@@ -68,12 +68,16 @@ std::vector<std::string> ServeArgv(const Plan& plan, const TaskPlan& task,
 }
 
 // The host of each task (plan order) for an SSH profile.
+// "<file>:<line>:<col>" of a profile key, or the profile's file when the
+// key was not written (a default).
+std::string WhereOf(const Profile& profile, const char* key) {
+  auto it = profile.where.find(key);
+  return it == profile.where.end() ? profile.source : it->second;
+}
+
 StatusOr<std::vector<const HostEntry*>> PlaceTasks(const Plan& plan,
                                                    const Profile& profile) {
-  const auto where = [&](const char* key) {
-    auto it = profile.where.find(key);
-    return it == profile.where.end() ? profile.source : it->second;
-  };
+  const auto where = [&](const char* key) { return WhereOf(profile, key); };
   const std::string hosts_key = plan.hostfile.empty() ? "hosts" : "hostfile";
   std::vector<const HostEntry*> out;
   std::vector<const HostEntry*> ps_hosts;
@@ -116,10 +120,7 @@ Status AssignDevices(const PlanRequest& r, const Profile& profile,
                      const std::vector<const HostEntry*>& placed, Plan* plan,
                      std::vector<TaskPaths>* paths) {
   const DeviceName device = profile.device.value_or(r.job_device);
-  const auto where = [&](const char* key) {
-    auto it = profile.where.find(key);
-    return it == profile.where.end() ? profile.source : it->second;
-  };
+  const auto where = [&](const char* key) { return WhereOf(profile, key); };
   std::map<std::string, int> next_gpu;  // per host
   for (size_t k = size_t(plan->ps); k < plan->tasks.size(); ++k) {
     TaskPlan& t = plan->tasks[k];

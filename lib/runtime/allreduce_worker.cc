@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -20,16 +21,13 @@
 #include "lib/runtime/model.h"
 #include "lib/runtime/optimizers.h"
 #include "lib/runtime/train_step.h"
+#include "lib/runtime/worker_progress.h"
 
 namespace dtf::runtime {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
 
 // The most one gradient bucket holds (PyTorch DDP's default): large enough
 // that NCCL runs at full bandwidth, small enough to bound the extra memory.
@@ -146,14 +144,9 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
   }
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
                        Model::Create(layer, spec, uint64_t(train.seed)));
-  DTF_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Optimizer> wide_optimizer,
-                       MakeOptimizer(train.optimizer ? *train.optimizer
-                                                     : *train.wide_optimizer));
-  DTF_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Optimizer> deep_optimizer,
-                       MakeOptimizer(train.optimizer ? *train.optimizer
-                                                     : *train.deep_optimizer));
+  DTF_ASSIGN_OR_RETURN(const Optimizers optimizers, MakeOptimizers(train));
   auto optimizer_of = [&](const Variable& v) -> const kernels::Optimizer& {
-    return v.part == Part::kWide ? *wide_optimizer : *deep_optimizer;
+    return optimizers.For(v.part);
   };
   std::vector<Variable>& vars = model->variables();
   std::vector<kernels::OptimizerState> states(vars.size());
@@ -165,12 +158,8 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
   // Variables and optimizer slots live on the GPU from here on; checkpoints
   // and the export bring them back to the host for a moment.
   MoveModel(ctx.memory(), model.get(), &states);
-  auto on_host = [&](auto write) -> Status {
-    DTF_RETURN_IF_ERROR(ctx.Synchronize());
-    MoveModel(kernels::Memory::kHost, model.get(), &states);
-    Status st = write();
-    MoveModel(ctx.memory(), model.get(), &states);
-    return st;
+  auto on_host = [&](const std::function<Status()>& write) {
+    return WithModelOnHost(ctx, model.get(), &states, write);
   };
 
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<kernels::Communicator> comm,
@@ -198,37 +187,8 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
   TrainResult result;
   result.num_parameters = model->num_parameters();
   int64_t step = 0;
-  double window_loss = 0, epoch_loss = 0;
-  int64_t window_rows = 0, epoch_rows = 0, window_steps = 0;
   int64_t last_epoch = 0;
-  Clock::duration in_steps{}, window_time{};
-  const auto start = Clock::now();
-  auto report = [&]() {
-    if (window_steps == 0) return;
-    TrainProgress p;
-    p.step = step;
-    p.epoch = last_epoch;
-    p.examples = result.examples;
-    p.loss = window_loss / double(window_rows);
-    p.examples_per_sec = double(window_rows) / Seconds(window_time);
-    p.elapsed_seconds = Seconds(Clock::now() - start);
-    result.loss = p.loss;
-    if (options.coordinator) {
-      options.coordinator->Update(self, "running", step, p.loss,
-                                  p.examples_per_sec);
-      options.coordinator->SetRunState("running", step);
-    }
-    if (options.on_progress) options.on_progress(p);
-    if (events) {
-      Status st = events->AddScalars(
-          {{"loss", p.loss}, {"examples_per_sec", p.examples_per_sec}}, step);
-      if (st.ok()) st = events->Flush();
-      if (!st.ok()) note(StrCat("TensorBoard events: ", Message(st)));
-    }
-    window_loss = 0;
-    window_rows = window_steps = 0;
-    window_time = {};
-  };
+  WorkerProgress progress(options, self, events.get());
 
   // The chief evaluates the replica it holds (every rank's is the same).
   const std::vector<std::string>& eval_files =
@@ -238,19 +198,10 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
         EvalMetrics metrics,
         Evaluate(ctx, layer, *model, eval_files,
                  std::max<int64_t>(train.batch_size, 1024), options.cancel));
-    if (options.coordinator) {
-      options.coordinator->SetEvalMetrics(metrics.values);
-    }
-    std::vector<std::pair<std::string, double>> scalars;
-    for (const auto& [name, value] : metrics.values) {
-      scalars.emplace_back(StrCat("eval/", name), value);
-    }
-    DTF_RETURN_IF_ERROR(events->AddScalars(scalars, step));
-    DTF_RETURN_IF_ERROR(events->Flush());
-    EvalReport report{step, std::move(metrics),
-                      records.eval.empty() ? "train" : records.eval_split};
-    if (options.on_eval) options.on_eval(report);
-    result.eval = std::move(report);
+    DTF_ASSIGN_OR_RETURN(
+        result.eval, progress.Evaluated(
+                         std::move(metrics), step,
+                         records.eval.empty() ? "train" : records.eval_split));
     return OkStatus();
   };
 
@@ -331,27 +282,17 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
     DTF_RETURN_IF_ERROR(model->Backward(ctx, inputs, dlogits, &grads));
     DTF_RETURN_IF_ERROR(apply_averaged());
 
-    const auto step_time = Clock::now() - t0;
-    in_steps += step_time;
-    window_time += step_time;
+    progress.AddStep(batch.rows, loss, Clock::now() - t0);
     ++step;
     const int64_t epoch = pipeline->position().epoch;
-    result.examples += batch.rows;
-    window_loss += double(loss) * double(batch.rows);
-    epoch_loss += double(loss) * double(batch.rows);
-    window_rows += batch.rows;
-    epoch_rows += batch.rows;
-    ++window_steps;
     if (train.log_every_steps > 0 && step % train.log_every_steps == 0) {
-      report();
+      progress.Report(step, last_epoch);
     }
     const bool epoch_done = epoch != last_epoch;
     if (epoch_done) {
       last_epoch = epoch;
-      result.loss = epoch_loss / double(epoch_rows);
-      epoch_loss = 0;
-      epoch_rows = 0;
-      if (train.log_every_steps == 0) report();
+      progress.EndEpoch();
+      if (train.log_every_steps == 0) progress.Report(step, last_epoch);
     }
     if (!chief) continue;
     if (train.eval_every_steps > 0 ? step % train.eval_every_steps == 0
@@ -367,12 +308,12 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
     if (chief) DTF_RETURN_IF_ERROR(write_checkpoint());
     return CancelledError(StrCat(self, ": stopped at step ", step));
   }
-  report();
+  progress.Report(step, last_epoch);
   result.steps = step;
-  result.train_seconds = Seconds(in_steps);
-  result.examples_per_sec = result.train_seconds > 0
-                                ? double(result.examples) / result.train_seconds
-                                : 0;
+  result.loss = progress.loss();
+  result.examples = progress.examples();
+  result.train_seconds = progress.train_seconds();
+  result.examples_per_sec = progress.examples_per_sec();
   if (!chief) return result;
 
   // Every rank stopped at this step: the chief evaluates, writes the

@@ -32,6 +32,17 @@ void MoveModel(kernels::Memory memory, Model* model,
   }
 }
 
+Status WithModelOnHost(const kernels::Context& ctx, Model* model,
+                       std::vector<kernels::OptimizerState>* states,
+                       const std::function<Status()>& write) {
+  if (ctx.device() == kernels::Device::kCpu) return write();
+  DTF_RETURN_IF_ERROR(ctx.Synchronize());
+  MoveModel(kernels::Memory::kHost, model, states);
+  Status st = write();
+  MoveModel(ctx.memory(), model, states);
+  return st;
+}
+
 void PinInputs(const kernels::Context& ctx, ModelInputs* host) {
   if (ctx.device() != kernels::Device::kCuda) return;
   const kernels::Memory pinned = kernels::Memory::kPinnedHost;

@@ -8,6 +8,7 @@
 // forward pass to the optimizer update then stays on the GPU.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "lib/base/device_name.h"
@@ -30,6 +31,13 @@ StatusOr<kernels::Context> MakeComputeContext(const DeviceName& device,
 // (either may be null) to `memory`; what is there already stays.
 void MoveModel(kernels::Memory memory, Model* model,
                std::vector<kernels::OptimizerState>* states);
+
+// Runs `write` (a checkpoint, an export) with the model and its optimizer
+// states on the host: on a GPU they are brought back for the call and moved
+// to the device again after it; on the CPU `write` just runs.
+Status WithModelOnHost(const kernels::Context& ctx, Model* model,
+                       std::vector<kernels::OptimizerState>* states,
+                       const std::function<Status()>& write);
 
 // Host buffers for batches that go to a GPU: page-locked, so that the copy
 // to the device is asynchronous. No-op for a CPU context.

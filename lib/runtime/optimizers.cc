@@ -47,4 +47,15 @@ StatusOr<std::unique_ptr<kernels::Optimizer>> MakeOptimizer(
   return std::unique_ptr<kernels::Optimizer>(std::move(opt));
 }
 
+StatusOr<Optimizers> MakeOptimizers(const TrainSpec& train) {
+  const OptimizerSpec& wide =
+      train.optimizer ? *train.optimizer : *train.wide_optimizer;
+  const OptimizerSpec& deep =
+      train.optimizer ? *train.optimizer : *train.deep_optimizer;
+  Optimizers o;
+  DTF_ASSIGN_OR_RETURN(o.wide, MakeOptimizer(wide));
+  DTF_ASSIGN_OR_RETURN(o.deep, MakeOptimizer(deep));
+  return o;
+}
+
 }  // namespace dtf::runtime

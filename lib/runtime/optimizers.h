@@ -7,6 +7,7 @@
 #include "lib/base/status.h"
 #include "lib/data/train_spec.h"
 #include "lib/kernels/optimizer.h"
+#include "lib/runtime/model.h"
 
 namespace dtf::runtime {
 
@@ -14,5 +15,16 @@ namespace dtf::runtime {
 // job file's checks make that rare).
 StatusOr<std::unique_ptr<kernels::Optimizer>> MakeOptimizer(
     const OptimizerSpec& spec);
+
+// The optimizers of a model's parts: [train.optimizer] for both, or the
+// wide and deep tables of a wide_deep model.
+struct Optimizers {
+  std::unique_ptr<kernels::Optimizer> wide;
+  std::unique_ptr<kernels::Optimizer> deep;
+  const kernels::Optimizer& For(Part part) const {
+    return part == Part::kWide ? *wide : *deep;
+  }
+};
+StatusOr<Optimizers> MakeOptimizers(const TrainSpec& train);
 
 }  // namespace dtf::runtime

@@ -2,6 +2,7 @@
 // distributed worker.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,11 @@
 #include "lib/runtime/feature_layer.h"
 
 namespace dtf::runtime {
+
+// A duration in seconds, for throughput figures.
+inline double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 // The loss of `logits` against the labels of `inputs`, and d(loss)/d(logits).
 StatusOr<float> ComputeLoss(const kernels::Context& ctx, Loss loss,

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -22,31 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-
-// The optimizers of a model's parts.
-struct Optimizers {
-  std::unique_ptr<kernels::Optimizer> wide;
-  std::unique_ptr<kernels::Optimizer> deep;
-  const kernels::Optimizer& For(Part part) const {
-    return part == Part::kWide ? *wide : *deep;
-  }
-};
-
-StatusOr<Optimizers> MakeOptimizers(const TrainSpec& train) {
-  Optimizers o;
-  if (train.optimizer) {
-    DTF_ASSIGN_OR_RETURN(o.wide, MakeOptimizer(*train.optimizer));
-    DTF_ASSIGN_OR_RETURN(o.deep, MakeOptimizer(*train.optimizer));
-    return o;
-  }
-  DTF_ASSIGN_OR_RETURN(o.wide, MakeOptimizer(*train.wide_optimizer));
-  DTF_ASSIGN_OR_RETURN(o.deep, MakeOptimizer(*train.deep_optimizer));
-  return o;
-}
 
 }  // namespace
 
@@ -117,13 +93,8 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
   // On a GPU the variables and optimizer slots live there from here on;
   // checkpoints and the export bring them back to the host for a moment.
   MoveModel(ctx.memory(), model.get(), &states);
-  auto on_host = [&](auto write) -> Status {
-    if (ctx.device() == kernels::Device::kCpu) return write();
-    DTF_RETURN_IF_ERROR(ctx.Synchronize());
-    MoveModel(kernels::Memory::kHost, model.get(), &states);
-    Status st = write();
-    MoveModel(ctx.memory(), model.get(), &states);
-    return st;
+  auto on_host = [&](const std::function<Status()>& write) {
+    return WithModelOnHost(ctx, model.get(), &states, write);
   };
   auto write_checkpoint = [&]() {
     return on_host([&] {

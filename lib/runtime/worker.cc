@@ -22,16 +22,13 @@
 #include "lib/runtime/ps_client.h"
 #include "lib/runtime/tensor_pieces.h"
 #include "lib/runtime/train_step.h"
+#include "lib/runtime/worker_progress.h"
 
 namespace dtf::runtime {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
 
 // The rows of each sparse input a batch touches: sorted unique global ids;
 // the batch's ids are rewritten to positions in that list.
@@ -210,38 +207,8 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
   std::vector<PsClient::SparseVar> sparse;
   std::vector<kernels::Tensor> before;  // untrainable values as pulled
   int64_t local_steps = 0, global_step = 0;
-  double window_loss = 0, epoch_loss = 0;
-  int64_t window_rows = 0, epoch_rows = 0, window_steps = 0;
   int64_t last_epoch = 0;
-  Clock::duration in_steps{}, window_time{};
-  const auto start = Clock::now();
-  auto report = [&]() {
-    if (window_steps == 0) return;
-    TrainProgress p;
-    p.step = global_step;
-    p.epoch = last_epoch;
-    p.examples = result.examples;
-    p.loss = window_loss / double(window_rows);
-    p.examples_per_sec = double(window_rows) / Seconds(window_time);
-    p.elapsed_seconds = Seconds(Clock::now() - start);
-    result.loss = p.loss;
-    if (options.coordinator) {
-      options.coordinator->Update(self, "running", global_step, p.loss,
-                                  p.examples_per_sec);
-      options.coordinator->SetRunState("running", global_step);
-    }
-    if (options.on_progress) options.on_progress(p);
-    if (events) {
-      Status st = events->AddScalars(
-          {{"loss", p.loss}, {"examples_per_sec", p.examples_per_sec}},
-          global_step);
-      if (st.ok()) st = events->Flush();
-      if (!st.ok()) note(StrCat("TensorBoard events: ", Message(st)));
-    }
-    window_loss = 0;
-    window_rows = window_steps = 0;
-    window_time = {};
-  };
+  WorkerProgress progress(options, self, events.get());
 
   // The chief evaluates with every row of every variable pulled.
   auto evaluate = [&]() -> Status {
@@ -256,20 +223,10 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
     DTF_RETURN_IF_ERROR(
         mirror.ToHost(ctx, model.get(), nullptr, nullptr).status());
     DTF_ASSIGN_OR_RETURN(EvalMetrics metrics, std::move(evaluated));
-    if (options.coordinator)
-      options.coordinator->SetEvalMetrics(metrics.values);
-    if (events) {
-      std::vector<std::pair<std::string, double>> scalars;
-      for (const auto& [name, value] : metrics.values) {
-        scalars.emplace_back(StrCat("eval/", name), value);
-      }
-      DTF_RETURN_IF_ERROR(events->AddScalars(scalars, global_step));
-      DTF_RETURN_IF_ERROR(events->Flush());
-    }
-    EvalReport report{global_step, std::move(metrics),
-                      records.eval.empty() ? "train" : records.eval_split};
-    if (options.on_eval) options.on_eval(report);
-    result.eval = std::move(report);
+    DTF_ASSIGN_OR_RETURN(
+        result.eval, progress.Evaluated(
+                         std::move(metrics), global_step,
+                         records.eval.empty() ? "train" : records.eval_split));
     return OkStatus();
   };
 
@@ -444,26 +401,16 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
     std::swap(cur, next);
     if (cur->more) prefetcher.Start(next);
 
-    const auto step_time = Clock::now() - t0;
-    in_steps += step_time;
-    window_time += step_time;
+    progress.AddStep(rows, loss, Clock::now() - t0);
     ++local_steps;
-    result.examples += rows;
-    window_loss += double(loss) * double(rows);
-    epoch_loss += double(loss) * double(rows);
-    window_rows += rows;
-    epoch_rows += rows;
-    ++window_steps;
     if (train.log_every_steps > 0 && local_steps % train.log_every_steps == 0) {
-      report();
+      progress.Report(global_step, last_epoch);
     }
     bool evaluated = false;
     if (epoch != last_epoch) {
       last_epoch = epoch;
-      result.loss = epoch_loss / double(epoch_rows);
-      epoch_loss = 0;
-      epoch_rows = 0;
-      if (train.log_every_steps == 0) report();
+      progress.EndEpoch();
+      if (train.log_every_steps == 0) progress.Report(global_step, last_epoch);
       if (chief && train.eval_every_steps == 0) {
         DTF_RETURN_IF_ERROR(evaluate());
         evaluated = true;
@@ -486,12 +433,12 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
       DTF_RETURN_IF_ERROR(ps.Pull(dense, sparse, 0));
     }
   }
-  report();
+  progress.Report(global_step, last_epoch);
   result.steps = global_step;
-  result.train_seconds = Seconds(in_steps);
-  result.examples_per_sec = result.train_seconds > 0
-                                ? double(result.examples) / result.train_seconds
-                                : 0;
+  result.loss = progress.loss();
+  result.examples = progress.examples();
+  result.train_seconds = progress.train_seconds();
+  result.examples_per_sec = progress.examples_per_sec();
   DTF_RETURN_IF_ERROR(ps.WorkerDone());
   if (!chief) return result;
 
