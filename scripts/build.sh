@@ -4,6 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${DTF_BUILD_DIR:-build}"
 if [[ ! -f "$build/build.ninja" ]]; then
-  cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+  cmake -G Ninja -S . -B "$build" -DCMAKE_BUILD_TYPE="${DTF_BUILD_TYPE:-Release}" "$@"
 fi
 cmake --build "$build" -j "$(nproc)"
