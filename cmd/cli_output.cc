@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 namespace dtf::cli {
@@ -21,6 +23,12 @@ void Line(const Console& c, const char* color, std::string_view label,
 }
 
 }  // namespace
+
+Status PrintStdout(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
+  return OkStatus();
+}
 
 Console Console::FromEnvironment() {
   Console c;

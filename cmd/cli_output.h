@@ -9,6 +9,10 @@
 
 namespace dtf::cli {
 
+// Writes `text` to stdout and flushes it; an error names <stdout> (a closed
+// pipe, a full disk).
+Status PrintStdout(std::string_view text);
+
 struct Console {
   // stderr is a terminal: progress bars may be drawn.
   bool stderr_tty = false;

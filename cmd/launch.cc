@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/launch/local_backend.h"
@@ -36,12 +37,6 @@ std::chrono::milliseconds Millis(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
-Status Print(std::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
-  return OkStatus();
-}
-
 StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
   DTF_ASSIGN_OR_RETURN(launch::PlanRequest r,
                        PlanRequestFor(f.runs, f.profile, f.sets));
@@ -56,7 +51,8 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   const Console& console = ctx->console;
   if (f.dry_run) {
     DTF_ASSIGN_OR_RETURN(const launch::Plan plan, launch::MakePlan(request));
-    return Print(f.json ? launch::PlanToJson(plan) : launch::PlanToText(plan));
+    return PrintStdout(f.json ? launch::PlanToJson(plan)
+                              : launch::PlanToText(plan));
   }
   launch::RunOptions options;
   options.grace = Millis(f.grace);
@@ -73,7 +69,7 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
                         "'dtf status ",
                         id, "', 'dtf logs ", id, " -f', end it with 'dtf stop ",
                         id, "'"));
-    return Print(StrCat(id, "\n"));
+    return PrintStdout(StrCat(id, "\n"));
   }
   std::vector<std::string> names;
   bool remote = false;

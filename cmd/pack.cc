@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
 #include "cmd/run_common.h"
 #include "lib/base/build_config.h"
 #include "lib/base/strings.h"
@@ -52,12 +53,6 @@ std::vector<std::string> LibraryPathFromEnvironment() {
   return dirs;
 }
 
-Status Print(std::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
-  return OkStatus();
-}
-
 std::string HumanSize(uint64_t bytes) {
   if (bytes < 10 * 1024) return StrCat(bytes, " B");
   if (bytes < 10 * 1024 * 1024) return StrCat(bytes / 1024, " KiB");
@@ -66,15 +61,15 @@ std::string HumanSize(uint64_t bytes) {
 
 Status Report(const PackFlags& f, const pack::PackResult& r, Context* ctx) {
   if (f.json) {
-    return Print(pack::ArchiveSummaryToJson(r.archive.path, r.archive.sha256,
-                                            r.archive.size, r.manifest));
+    return PrintStdout(pack::ArchiveSummaryToJson(
+        r.archive.path, r.archive.sha256, r.archive.size, r.manifest));
   }
   uint64_t total = 0;
   for (const pack::ManifestFile& file : r.manifest.files) total += file.size;
   ctx->console.Info(StrCat("dtf: packed ", r.manifest.files.size(), " files (",
                            HumanSize(total), ", ", HumanSize(r.archive.size),
                            " compressed)"));
-  return Print(StrCat(r.archive.path, "\n"));
+  return PrintStdout(StrCat(r.archive.path, "\n"));
 }
 
 Status RunPackEnv(const PackFlags& f, Context* ctx) {
@@ -107,8 +102,8 @@ Status RunPackList(const PackFlags& f) {
                        pack::ListArchive(f.archive));
   const pack::Manifest& m = listing.manifest;
   if (f.json) {
-    return Print(pack::ArchiveSummaryToJson(listing.path, listing.sha256,
-                                            listing.size, m));
+    return PrintStdout(pack::ArchiveSummaryToJson(listing.path, listing.sha256,
+                                                  listing.size, m));
   }
   std::string text = StrCat(listing.path, ": ", m.kind, " archive of dtf ",
                             m.dtf_version, ", entry ", m.entry);
@@ -133,21 +128,22 @@ Status RunPackList(const PackFlags& f) {
               fmt::format("{}  {:>{}}  {}  {}\n", pack::ModeString(file.mode),
                           file.size, width, file.sha256, file.path));
   }
-  return Print(text);
+  return PrintStdout(text);
 }
 
 Status RunPackVerify(const PackFlags& f) {
   DTF_ASSIGN_OR_RETURN(const pack::Manifest m, pack::VerifyTree(f.archive));
-  return Print(StrCat(f.archive, ": ", m.files.size(),
-                      " files match manifest.json (", m.kind,
-                      " archive of dtf ", m.dtf_version, ")\n"));
+  return PrintStdout(StrCat(f.archive, ": ", m.files.size(),
+                            " files match manifest.json (", m.kind,
+                            " archive of dtf ", m.dtf_version, ")\n"));
 }
 
 Status RunPackUnpack(const PackFlags& f) {
   DTF_ASSIGN_OR_RETURN(const pack::Manifest m,
                        pack::UnpackArchive(f.archive, f.out));
-  return Print(StrCat(f.archive, ": ", m.files.size(), " files unpacked into ",
-                      f.out, ", every one matching manifest.json\n"));
+  return PrintStdout(StrCat(f.archive, ": ", m.files.size(),
+                            " files unpacked into ", f.out,
+                            ", every one matching manifest.json\n"));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
 #include "lib/base/strings.h"
 #include "lib/launch/task_exec.h"
 
@@ -21,23 +22,17 @@ struct TaskFlags {
   std::string signal = "TERM";
 };
 
-Status Print(std::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
-  return OkStatus();
-}
-
 Status RunTaskExec(const TaskFlags& f) {
   DTF_ASSIGN_OR_RETURN(const launch::ProcessId id,
                        launch::StartMonitoredTask(f.exec));
-  return Print(StrCat(id.pid, " ", id.start_ticks, "\n"));
+  return PrintStdout(StrCat(id.pid, " ", id.start_ticks, "\n"));
 }
 
 Status RunTaskSignal(const TaskFlags& f) {
   const int signal = f.signal == "KILL" ? SIGKILL : SIGTERM;
   DTF_ASSIGN_OR_RETURN(const bool signalled,
                        launch::SignalTask(f.exec.dir, signal));
-  return Print(signalled ? "signalled\n" : "gone\n");
+  return PrintStdout(signalled ? "signalled\n" : "gone\n");
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
-bash scripts/build.sh
+bash scripts/build.sh dtf
 dtf="$PWD/build/cmd/dtf"
 job=examples/census/dtf.toml
 "$dtf" gen-records --job "$job" --overwrite

@@ -23,4 +23,10 @@ std::string ShellQuote(std::string_view s) {
   return out + "'";
 }
 
+std::string PadRight(std::string_view s, size_t width) {
+  std::string out(s);
+  if (out.size() < width) out.append(width - out.size(), ' ');
+  return out;
+}
+
 }  // namespace dtf

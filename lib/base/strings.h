@@ -3,6 +3,7 @@
 // std::string_view).
 #pragma once
 
+#include <cstddef>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ std::string StrCat(const Args&... args) {
 // `s` as one POSIX shell word: bare when it holds only characters no shell
 // reads specially, otherwise single-quoted.
 std::string ShellQuote(std::string_view s);
+
+// `s` followed by spaces up to `width` characters (a table column).
+std::string PadRight(std::string_view s, size_t width);
 
 }  // namespace dtf
 

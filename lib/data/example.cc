@@ -17,17 +17,15 @@ using wire::kLengthDelimited;
 using wire::MakeTag;
 using wire::VarintSize;
 
-constexpr uint32_t kFeaturesTag =
-    MakeTag(wire::kExampleFeatures, kLengthDelimited);
-constexpr uint32_t kEntryTag =
-    MakeTag(wire::kFeaturesFeature, kLengthDelimited);
-constexpr uint32_t kKeyTag = MakeTag(wire::kMapKey, kLengthDelimited);
-constexpr uint32_t kValueTag = MakeTag(wire::kMapValue, kLengthDelimited);
-constexpr uint32_t kBytesListTag = MakeTag(wire::kBytesList, kLengthDelimited);
-constexpr uint32_t kFloatListTag = MakeTag(wire::kFloatList, kLengthDelimited);
-constexpr uint32_t kInt64ListTag = MakeTag(wire::kInt64List, kLengthDelimited);
+using wire::kBytesListTag;
+using wire::kEntryTag;
+using wire::kFeaturesTag;
+using wire::kFloatListTag;
+using wire::kInt64ListTag;
+using wire::kKeyTag;
+using wire::kValueTag;
 // A bytes value, or a run of packed floats or int64s.
-constexpr uint32_t kListValueTag = MakeTag(wire::kListValue, kLengthDelimited);
+using wire::kListValueTag;
 constexpr uint32_t kUnpackedFloatTag =
     MakeTag(wire::kListValue, wire::kFixed32);
 constexpr uint32_t kUnpackedInt64Tag = MakeTag(wire::kListValue, wire::kVarint);

@@ -13,13 +13,11 @@ namespace {
 using wire::kLengthDelimited;
 using wire::MakeTag;
 
-constexpr uint32_t kFeaturesTag =
-    MakeTag(wire::kExampleFeatures, kLengthDelimited);
-constexpr uint32_t kEntryTag =
-    MakeTag(wire::kFeaturesFeature, kLengthDelimited);
-constexpr uint32_t kKeyTag = MakeTag(wire::kMapKey, kLengthDelimited);
-constexpr uint32_t kValueTag = MakeTag(wire::kMapValue, kLengthDelimited);
-constexpr uint32_t kListValueTag = MakeTag(wire::kListValue, kLengthDelimited);
+using wire::kEntryTag;
+using wire::kFeaturesTag;
+using wire::kKeyTag;
+using wire::kListValueTag;
+using wire::kValueTag;
 
 constexpr uint32_t ListTag(FeatureType type) {
   switch (type) {

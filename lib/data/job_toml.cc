@@ -16,19 +16,6 @@ namespace {
 
 using toml_util::Quote;
 
-// `d` as a TOML float literal that reads back to exactly `d`: the shortest
-// round-trip decimal, with ".0" added where it would otherwise read as an
-// integer (TOML has no "1" float).
-std::string TomlFloat(double d) {
-  if (std::isnan(d)) return "nan";
-  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  char buf[64];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), d);
-  std::string s(buf, ec == std::errc() ? end : buf);
-  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
-  return s;
-}
-
 std::string_view Bool(bool b) { return b ? "true" : "false"; }
 
 // `key = value\n`.
@@ -67,7 +54,8 @@ void AppendNumeric(std::string* out, const NumericFeature& f) {
   AppendHeader(out, FeatureKind::kNumeric, f.name);
   AppendKey(out, "source", Quote(f.source));
   AppendKey(out, "normalize", Bool(f.normalize));
-  if (f.default_value) AppendKey(out, "default", TomlFloat(*f.default_value));
+  if (f.default_value)
+    AppendKey(out, "default", toml_util::Float(*f.default_value));
   AppendKey(out, "deep", Bool(f.deep));
   AppendKey(out, "wide", Bool(f.wide));
 }
@@ -95,7 +83,7 @@ void AppendHashed(std::string* out, const HashedFeature& f) {
 void AppendBucketized(std::string* out, const BucketizedFeature& f) {
   AppendHeader(out, FeatureKind::kBucketized, f.name);
   AppendKey(out, "source", Quote(f.source));
-  AppendList(out, "boundaries", f.boundaries, TomlFloat);
+  AppendList(out, "boundaries", f.boundaries, toml_util::Float);
   AppendUse(out, f);
 }
 
@@ -131,7 +119,7 @@ std::string ModelSpecToToml(const ModelSpec& model) {
                [](int64_t size) { return StrCat(size); });
     AppendKey(&out, "activation", Quote(ActivationName(model.activation)));
     AppendKey(&out, "batch_norm", Bool(model.batch_norm));
-    AppendKey(&out, "dropout", TomlFloat(model.dropout));
+    AppendKey(&out, "dropout", toml_util::Float(model.dropout));
   }
   AppendKey(&out, "loss", Quote(LossName(model.loss)));
   if (model.loss == Loss::kSoftmaxCrossentropy) {

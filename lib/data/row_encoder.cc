@@ -14,12 +14,10 @@ namespace {
 
 using wire::VarintSize;
 
-constexpr char kEntryTag =
-    wire::MakeTag(wire::kFeaturesFeature, wire::kLengthDelimited);
-constexpr char kValueTag =
-    wire::MakeTag(wire::kMapValue, wire::kLengthDelimited);
-constexpr char kListTag =
-    wire::MakeTag(wire::kListValue, wire::kLengthDelimited);
+// The tags as the single bytes they encode to (each is below 0x80).
+constexpr char kEntryByte = static_cast<char>(wire::kEntryTag);
+constexpr char kValueByte = static_cast<char>(wire::kValueTag);
+constexpr char kListByte = static_cast<char>(wire::kListValueTag);
 
 char FeatureTag(ValueType t) {
   uint32_t field = t == ValueType::kInt     ? wire::kInt64List
@@ -325,24 +323,24 @@ Status RowEncoder::Encode(const CsvRow& row, std::string_view source,
     const Scratch::Slot& slot = slots[i];
     if (!slot.kind) continue;
     const Output& o = outputs[i];
-    *p++ = kEntryTag;
+    *p++ = kEntryByte;
     p = wire::EncodeVarint(slot.entry_size, p);
     p = Put(p, o.key_prefix);
-    *p++ = kValueTag;
+    *p++ = kValueByte;
     p = wire::EncodeVarint(slot.feature_size, p);
     *p++ = FeatureTag(o.type);
     p = wire::EncodeVarint(slot.list_size, p);
     const size_t first = slot.first, count = slot.count;
     switch (o.type) {
       case ValueType::kInt:
-        *p++ = kListTag;
+        *p++ = kListByte;
         p = wire::EncodeVarint(slot.payload, p);
         for (size_t k = 0; k < count; ++k) {
           p = wire::EncodeVarint(static_cast<uint64_t>(ints[first + k]), p);
         }
         break;
       case ValueType::kFloat:
-        *p++ = kListTag;
+        *p++ = kListByte;
         p = wire::EncodeVarint(4 * count, p);
         for (size_t k = 0; k < count; ++k) {
           p = wire::EncodeFixed32(std::bit_cast<uint32_t>(floats[first + k]),
@@ -352,7 +350,7 @@ Status RowEncoder::Encode(const CsvRow& row, std::string_view source,
       case ValueType::kString:
         for (size_t k = 0; k < count; ++k) {
           std::string_view b = bytes[first + k];
-          *p++ = kListTag;
+          *p++ = kListByte;
           p = wire::EncodeVarint(b.size(), p);
           p = Put(p, b);
         }

@@ -191,18 +191,9 @@ std::optional<SchemaProblem> CheckLabel(
   return std::nullopt;
 }
 
-// A float as a TOML float literal (TOML has no "1" float, so one gets ".0").
-std::string TomlFloat(double d) {
-  if (std::isnan(d)) return "nan";
-  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  std::string s = ValueToString(Value(d));
-  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
-  return s;
-}
-
 std::string TomlValue(const Value& v) {
   if (const int64_t* i = std::get_if<int64_t>(&v)) return absl::StrCat(*i);
-  if (const double* d = std::get_if<double>(&v)) return TomlFloat(*d);
+  if (const double* d = std::get_if<double>(&v)) return toml_util::Float(*d);
   return toml_util::Quote(std::get<std::string>(v));
 }
 

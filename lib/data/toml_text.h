@@ -3,12 +3,28 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "absl/strings/str_format.h"
 
 namespace dtf::toml_util {
+
+// `d` as a TOML float literal that reads back to exactly `d`: the shortest
+// round-trip decimal, with ".0" added where it would otherwise read as an
+// integer (TOML has no "1" float).
+inline std::string Float(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), d);
+  std::string s(buf, ec == std::errc() ? end : buf);
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  return s;
+}
 
 // `s` as a TOML basic string: quoted, with quotes, backslashes and control
 // characters escaped.

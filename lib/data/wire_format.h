@@ -32,6 +32,18 @@ inline constexpr uint32_t kFloatList = 2;        // Feature.float_list
 inline constexpr uint32_t kInt64List = 3;        // Feature.int64_list
 inline constexpr uint32_t kListValue = 1;        // *List.value
 
+// Tags of the length-delimited Example fields that dtf writes and parses.
+inline constexpr uint32_t kFeaturesTag =
+    MakeTag(kExampleFeatures, kLengthDelimited);
+inline constexpr uint32_t kEntryTag =
+    MakeTag(kFeaturesFeature, kLengthDelimited);
+inline constexpr uint32_t kKeyTag = MakeTag(kMapKey, kLengthDelimited);
+inline constexpr uint32_t kValueTag = MakeTag(kMapValue, kLengthDelimited);
+inline constexpr uint32_t kBytesListTag = MakeTag(kBytesList, kLengthDelimited);
+inline constexpr uint32_t kFloatListTag = MakeTag(kFloatList, kLengthDelimited);
+inline constexpr uint32_t kInt64ListTag = MakeTag(kInt64List, kLengthDelimited);
+inline constexpr uint32_t kListValueTag = MakeTag(kListValue, kLengthDelimited);
+
 inline constexpr size_t kMaxVarintSize = 10;
 
 inline size_t VarintSize(uint64_t v) {

@@ -17,7 +17,7 @@ namespace {
 
 // Columns handled by one task: its statistics live on the stack, and a
 // layer of a few hundred units still splits over several threads.
-constexpr int64_t kColumnBlock = 32;
+constexpr int64_t kNormColumnBlock = 32;
 
 // Cost per element, in cycles, of the passes over a column block (sums in
 // double, then the normalization).
@@ -36,13 +36,14 @@ Status CheckColumnVector(std::string_view op, std::string_view name,
 // block on one thread.
 template <typename F>
 void ForColumnBlocks(const Context& ctx, int64_t rows, int64_t d, F&& f) {
-  const int64_t blocks = (d + kColumnBlock - 1) / kColumnBlock;
+  const int64_t blocks = (d + kNormColumnBlock - 1) / kNormColumnBlock;
   internal::ParallelFor(
-      ctx, blocks, kCyclesPerElement * static_cast<double>(rows * kColumnBlock),
+      ctx, blocks,
+      kCyclesPerElement * static_cast<double>(rows * kNormColumnBlock),
       [&](int64_t lo, int64_t hi) {
         for (int64_t b = lo; b < hi; ++b) {
-          const int64_t c0 = b * kColumnBlock;
-          f(c0, std::min(kColumnBlock, d - c0));
+          const int64_t c0 = b * kNormColumnBlock;
+          f(c0, std::min(kNormColumnBlock, d - c0));
         }
       });
 }
@@ -95,12 +96,12 @@ Status BatchNormTrain(const Context& ctx, const Tensor& x, const Tensor& gamma,
   const double eps = options.epsilon;
   const float momentum = options.momentum;
   ForColumnBlocks(ctx, n, d, [&](int64_t c0, int64_t width) {
-    double sum[kColumnBlock] = {};
+    double sum[kNormColumnBlock] = {};
     for (int64_t i = 0; i < n; ++i) {
       const float* row = in + i * d + c0;
       for (int64_t j = 0; j < width; ++j) sum[j] += row[j];
     }
-    double mean[kColumnBlock];
+    double mean[kNormColumnBlock];
     for (int64_t j = 0; j < width; ++j) {
       mean[j] = sum[j] / static_cast<double>(n);
       sum[j] = 0.0;
@@ -114,8 +115,8 @@ Status BatchNormTrain(const Context& ctx, const Tensor& x, const Tensor& gamma,
         sum[j] += diff * diff;
       }
     }
-    float mean_f[kColumnBlock];
-    float inv_f[kColumnBlock];
+    float mean_f[kNormColumnBlock];
+    float inv_f[kNormColumnBlock];
     for (int64_t j = 0; j < width; ++j) {
       const double var = sum[j] / static_cast<double>(n);
       mean_f[j] = static_cast<float>(mean[j]);
@@ -168,7 +169,7 @@ Status BatchNormInfer(const Context& ctx, const Tensor& x, const Tensor& gamma,
   float* out = y->data();
   const double eps = options.epsilon;
   ForColumnBlocks(ctx, n, d, [&](int64_t c0, int64_t width) {
-    float scale[kColumnBlock];
+    float scale[kNormColumnBlock];
     for (int64_t j = 0; j < width; ++j) {
       scale[j] = static_cast<float>(g[c0 + j] / std::sqrt(mv[c0 + j] + eps));
     }
@@ -230,8 +231,8 @@ Status BatchNormGrad(const Context& ctx, const Tensor& dy, const Tensor& gamma,
   float* dg = dgamma->data();
   float* db = dbeta->data();
   ForColumnBlocks(ctx, n, d, [&](int64_t c0, int64_t width) {
-    double sum_dy[kColumnBlock] = {};
-    double sum_dy_xhat[kColumnBlock] = {};
+    double sum_dy[kNormColumnBlock] = {};
+    double sum_dy_xhat[kNormColumnBlock] = {};
     for (int64_t i = 0; i < n; ++i) {
       const int64_t off = i * d + c0;
       for (int64_t j = 0; j < width; ++j) {
@@ -240,9 +241,9 @@ Status BatchNormGrad(const Context& ctx, const Tensor& dy, const Tensor& gamma,
       }
     }
     // dx = gamma * inv_std * (dy - mean(dy) - xhat * mean(dy * xhat)).
-    float scale[kColumnBlock];
-    float mean_dy[kColumnBlock];
-    float mean_dy_xhat[kColumnBlock];
+    float scale[kNormColumnBlock];
+    float mean_dy[kNormColumnBlock];
+    float mean_dy_xhat[kNormColumnBlock];
     for (int64_t j = 0; j < width; ++j) {
       scale[j] = g[c0 + j] * inv_std[c0 + j];
       mean_dy[j] = static_cast<float>(sum_dy[j] / static_cast<double>(n));

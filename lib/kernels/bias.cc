@@ -13,7 +13,7 @@ namespace {
 
 // Columns summed together by one BiasAddGrad task: a multiple of the vector
 // width, small enough to split a wide layer over threads.
-constexpr int64_t kColumnBlock = 64;
+constexpr int64_t kBiasColumnBlock = 64;
 
 }  // namespace
 
@@ -57,13 +57,13 @@ Status BiasAddGrad(const Context& ctx, const Tensor& dy, Tensor* dbias) {
   float* out = dbias->data();
   // Each task owns a block of columns and adds the rows in order, so every
   // thread count gives bit-identical sums.
-  const int64_t blocks = (d + kColumnBlock - 1) / kColumnBlock;
+  const int64_t blocks = (d + kBiasColumnBlock - 1) / kBiasColumnBlock;
   internal::ParallelFor(
       ctx, blocks,
-      internal::kStreamingCycles * static_cast<double>(rows * kColumnBlock),
+      internal::kStreamingCycles * static_cast<double>(rows * kBiasColumnBlock),
       [&](int64_t lo, int64_t hi) {
-        const int64_t c0 = lo * kColumnBlock;
-        const int64_t c1 = std::min(d, hi * kColumnBlock);
+        const int64_t c0 = lo * kBiasColumnBlock;
+        const int64_t c1 = std::min(d, hi * kBiasColumnBlock);
         float* acc = out + c0;
         const int64_t width = c1 - c0;
         std::fill_n(acc, width, 0.0f);

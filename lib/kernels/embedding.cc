@@ -13,7 +13,7 @@ namespace dtf::kernels {
 namespace {
 
 // Columns of the gradient handled by one task.
-constexpr int64_t kColumnBlock = 64;
+constexpr int64_t kGradColumnBlock = 64;
 
 // The factor applied to row [begin, end)'s weighted sum: 1, 1 / sum w or
 // 1 / sqrt(sum w^2), and 0 when that divisor is 0.
@@ -159,12 +159,12 @@ Status EmbeddingLookupGrad(const Context& ctx, const SparseIds& ids,
   float* rows = grad->rows.data();
   // A task owns a block of columns and visits the ids in batch order, so
   // every thread count adds the same terms in the same order.
-  const int64_t blocks = (d + kColumnBlock - 1) / kColumnBlock;
+  const int64_t blocks = (d + kGradColumnBlock - 1) / kGradColumnBlock;
   const double per_block =
-      static_cast<double>(nnz + count) * std::min(d, kColumnBlock);
+      static_cast<double>(nnz + count) * std::min(d, kGradColumnBlock);
   internal::ParallelFor(ctx, blocks, per_block, [&](int64_t lo, int64_t hi) {
-    const int64_t c0 = lo * kColumnBlock;
-    const int64_t width = std::min(d, hi * kColumnBlock) - c0;
+    const int64_t c0 = lo * kGradColumnBlock;
+    const int64_t width = std::min(d, hi * kGradColumnBlock) - c0;
     for (int64_t u = 0; u < count; ++u) {
       std::fill_n(rows + u * d + c0, width, 0.0f);
     }

@@ -8,6 +8,7 @@
 #include "lib/base/strings.h"
 #include "lib/kernels/cuda/loss.h"
 #include "lib/kernels/internal/dispatch.h"
+#include "lib/kernels/internal/labels.h"
 #include "lib/kernels/internal/parallel.h"
 
 namespace dtf::kernels {
@@ -22,19 +23,6 @@ Status CheckPair(const Context& ctx, std::string_view op, const Tensor& x,
   }
   DTF_RETURN_IF_ERROR(internal::CheckDevice(ctx, x.device(), op));
   return internal::CheckDevice(ctx, y.device(), op);
-}
-
-// The first label outside [0, classes), looked for where the labels are
-// (ctx is read only in a build with CUDA).
-StatusOr<cuda::BadLabel> FindBadLabel([[maybe_unused]] const Context& ctx,
-                                      const IdTensor& labels, int64_t classes) {
-  DTF_CUDA_DISPATCH(ctx, cuda::FindBadLabel(ctx, labels, classes));
-  for (int64_t b = 0; b < labels.size(); ++b) {
-    if (labels[b] < 0 || labels[b] >= classes) {
-      return cuda::BadLabel{b, labels[b]};
-    }
-  }
-  return cuda::BadLabel{};
 }
 
 }  // namespace
@@ -78,7 +66,7 @@ StatusOr<float> SoftmaxCrossEntropy(const Context& ctx, const Tensor& logits,
   const int64_t batch = logits.rows();
   const int64_t classes = logits.cols();
   DTF_ASSIGN_OR_RETURN(const cuda::BadLabel bad,
-                       FindBadLabel(ctx, labels, classes));
+                       internal::FindBadLabel(ctx, labels, classes));
   if (bad.row >= 0) {
     return InvalidArgumentError(
         StrCat("SoftmaxCrossEntropy: label ", bad.label, " of row ", bad.row,
@@ -133,5 +121,22 @@ StatusOr<float> MeanSquaredError(const Context& ctx, const Tensor& predictions,
   }
   return static_cast<float>(total / static_cast<double>(n));
 }
+
+namespace internal {
+
+// The first label outside [0, classes), looked for where the labels are
+// (ctx is read only in a build with CUDA). Declared in internal/labels.h.
+StatusOr<cuda::BadLabel> FindBadLabel([[maybe_unused]] const Context& ctx,
+                                      const IdTensor& labels, int64_t classes) {
+  DTF_CUDA_DISPATCH(ctx, cuda::FindBadLabel(ctx, labels, classes));
+  for (int64_t b = 0; b < labels.size(); ++b) {
+    if (labels[b] < 0 || labels[b] >= classes) {
+      return cuda::BadLabel{b, labels[b]};
+    }
+  }
+  return cuda::BadLabel{};
+}
+
+}  // namespace internal
 
 }  // namespace dtf::kernels

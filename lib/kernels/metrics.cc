@@ -10,6 +10,7 @@
 #include "lib/base/strings.h"
 #include "lib/kernels/cuda/loss.h"
 #include "lib/kernels/internal/dispatch.h"
+#include "lib/kernels/internal/labels.h"
 #include "lib/kernels/internal/parallel.h"
 #include "lib/kernels/transfer.h"
 
@@ -33,19 +34,6 @@ Status CheckPair(const Context& ctx, std::string_view metric, const Tensor& a,
 
 double Ratio(double num, int64_t den) {
   return den == 0 ? kNaN : num / static_cast<double>(den);
-}
-
-// The first label outside [0, classes), looked for where the labels are
-// (ctx is read only in a build with CUDA).
-StatusOr<cuda::BadLabel> FindBadLabel([[maybe_unused]] const Context& ctx,
-                                      const IdTensor& labels, int64_t classes) {
-  DTF_CUDA_DISPATCH(ctx, cuda::FindBadLabel(ctx, labels, classes));
-  for (int64_t b = 0; b < labels.size(); ++b) {
-    if (labels[b] < 0 || labels[b] >= classes) {
-      return cuda::BadLabel{b, labels[b]};
-    }
-  }
-  return cuda::BadLabel{};
 }
 
 // Appends the (score, label > 0.5) pairs of host tensors `scores` and
@@ -173,7 +161,7 @@ Status MulticlassAccuracy::Update(const Context& ctx, const Tensor& scores,
       internal::CheckDevice(ctx, labels.device(), "MulticlassAccuracy"));
   const int64_t classes = scores.cols();
   DTF_ASSIGN_OR_RETURN(const cuda::BadLabel bad,
-                       FindBadLabel(ctx, labels, classes));
+                       internal::FindBadLabel(ctx, labels, classes));
   if (bad.row >= 0) {
     return InvalidArgumentError(
         StrCat("MulticlassAccuracy: label ", bad.label, " of row ", bad.row,

@@ -7,12 +7,6 @@
 namespace dtf::launch {
 namespace {
 
-std::string Pad(std::string_view s, size_t width) {
-  std::string out(s);
-  if (out.size() < width) out.append(width - out.size(), ' ');
-  return out;
-}
-
 // The command line as shell words, one flag per line.
 std::string CommandText(const std::vector<std::string>& argv) {
   std::string out = "  ";
@@ -67,13 +61,14 @@ std::string PlanToText(const Plan& plan) {
     name_width = std::max(name_width, t.name().size());
     address_width = std::max(address_width, t.address().size());
   }
-  StrAppend(&out, Pad("TASK", name_width), "  ", Pad("ADDRESS", address_width),
-            "  ROLE    LOGS\n");
+  StrAppend(&out, PadRight("TASK", name_width), "  ",
+            PadRight("ADDRESS", address_width), "  ROLE    LOGS\n");
   for (const TaskPlan& t : plan.tasks) {
-    StrAppend(
-        &out, Pad(t.name(), name_width), "  ", Pad(t.address(), address_width),
-        "  ", Pad(t.chief ? "chief" : t.role, 6), "  ",
-        plan.remote() ? StrCat(t.host, ":") : "", t.dir, "/{stdout,stderr}\n");
+    StrAppend(&out, PadRight(t.name(), name_width), "  ",
+              PadRight(t.address(), address_width), "  ",
+              PadRight(t.chief ? "chief" : t.role, 6), "  ",
+              plan.remote() ? StrCat(t.host, ":") : "", t.dir,
+              "/{stdout,stderr}\n");
   }
   if (plan.base_port == 0) {
     out += "(port 0: a free port chosen at launch)\n";

@@ -157,12 +157,6 @@ void Check(const Plan& plan, const PreflightOptions& options,
   *out = std::move(host);
 }
 
-std::string Pad(std::string_view s, size_t width) {
-  std::string out(s);
-  if (out.size() < width) out.append(width - out.size(), ' ');
-  return out;
-}
-
 }  // namespace
 
 bool PreflightResult::ok() const {
@@ -243,7 +237,7 @@ std::string PreflightTable(const PreflightResult& result) {
     std::string out;
     for (size_t c = 0; c < row.size(); ++c) {
       StrAppend(&out, c == 0 ? "" : "  ",
-                c + 1 == row.size() ? row[c] : Pad(row[c], width[c]));
+                c + 1 == row.size() ? row[c] : PadRight(row[c], width[c]));
     }
     return out + "\n";
   };

@@ -37,12 +37,6 @@ std::string Duration(int64_t ms) {
   return StrCat(s / 3600, "h", fmt::format("{:02d}", (s / 60) % 60), "m");
 }
 
-std::string Pad(std::string_view s, size_t width) {
-  std::string out(s);
-  if (out.size() < width) out.append(width - out.size(), ' ');
-  return out;
-}
-
 }  // namespace
 
 bool RunStatus::over() const { return RunStateFinal(state); }
@@ -228,7 +222,7 @@ std::string RunStatusToText(const RunStatus& s, int64_t now_ms) {
     std::string line;
     for (size_t c = 0; c < row.size(); ++c) {
       StrAppend(&line, c ? "  " : "",
-                c + 1 < row.size() ? Pad(row[c], widths[c]) : row[c]);
+                c + 1 < row.size() ? PadRight(row[c], widths[c]) : row[c]);
     }
     StrAppend(&out, line, "\n");
   }

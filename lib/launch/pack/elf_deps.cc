@@ -17,10 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
     s.remove_prefix(1);
@@ -46,7 +42,7 @@ void ReadLdSoConfInto(const std::string& path, int depth,
     }
     l = Trim(l);
     if (l.empty()) continue;
-    if (StartsWith(l, "include") && l.size() > 7 &&
+    if (l.starts_with("include") && l.size() > 7 &&
         (l[7] == ' ' || l[7] == '\t')) {
       std::string pattern(Trim(l.substr(7)));
       if (!pattern.empty() && pattern[0] != '/') {
@@ -61,7 +57,7 @@ void ReadLdSoConfInto(const std::string& path, int depth,
       ::globfree(&g);
       continue;
     }
-    if (StartsWith(l, "hwcap") && l.size() > 5 &&
+    if (l.starts_with("hwcap") && l.size() > 5 &&
         (l[5] == ' ' || l[5] == '\t')) {
       continue;
     }
@@ -140,7 +136,7 @@ bool IsBaseSystemLibrary(std::string_view name) {
       "libnvidia-",
   };
   for (std::string_view prefix : kGlibc) {
-    if (StartsWith(name, prefix)) return true;
+    if (name.starts_with(prefix)) return true;
   }
   return false;
 }

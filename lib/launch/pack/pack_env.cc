@@ -21,10 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 // The version in a library's file name: libcudart.so.12.2.140 -> 12.2.140.
 // The real file's name says most; the soname gives at least the major.
 std::string LibraryVersion(const ResolvedLibrary& lib) {
@@ -56,7 +52,7 @@ std::string GlibcVersionNeeded(const ElfFile& elf) {
   std::string best;
   for (const ElfFile::VersionNeed& need : elf.version_needs) {
     for (const std::string& v : need.versions) {
-      if (!StartsWith(v, "GLIBC_") || v.size() <= 6 || v[6] < '0' ||
+      if (!v.starts_with("GLIBC_") || v.size() <= 6 || v[6] < '0' ||
           v[6] > '9') {
         continue;  // GLIBC_PRIVATE, GLIBCXX_*, ...
       }
@@ -161,8 +157,8 @@ StatusOr<PackResult> PackEnv(const PackEnvOptions& options) {
                            CompareVersions(glibc, manifest.glibc) > 0)) {
       manifest.glibc = glibc;
     }
-    if (StartsWith(file, "libcudart.so")) manifest.cuda = LibraryVersion(lib);
-    if (StartsWith(file, "libnccl.so")) manifest.nccl = LibraryVersion(lib);
+    if (file.starts_with("libcudart.so")) manifest.cuda = LibraryVersion(lib);
+    if (file.starts_with("libnccl.so")) manifest.nccl = LibraryVersion(lib);
   }
   return WriteArchive(&zip, std::move(manifest), options.out_dir,
                       kEnvArchivePrefix);

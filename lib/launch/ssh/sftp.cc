@@ -17,8 +17,6 @@
 namespace dtf::launch::ssh {
 namespace {
 
-constexpr size_t kChunk = 64 * 1024;
-
 struct FileCloser {
   void operator()(sftp_file file) const {
     if (file != nullptr) sftp_close(file);
@@ -181,9 +179,9 @@ StatusOr<std::optional<std::string>> Session::ReadAt(const std::string& path,
     return SftpError(sftp, label, "seek", path);
   }
   std::string out;
-  std::string buffer(kChunk, '\0');
+  std::string buffer(kSftpChunk, '\0');
   while (out.size() < max) {
-    size_t want = std::min(kChunk, max - out.size());
+    size_t want = std::min(kSftpChunk, max - out.size());
     ssize_t n = sftp_read(file.get(), buffer.data(), want);
     if (n < 0) return SftpError(sftp, label, "read", path);
     if (n == 0) break;

@@ -12,7 +12,6 @@
 namespace dtf::launch::ssh {
 namespace {
 
-constexpr size_t kChunk = 64 * 1024;
 constexpr size_t kMaxInFlight = 16;
 constexpr char kPosixRename[] = "posix-rename@openssh.com";
 
@@ -120,7 +119,7 @@ Status WritePipelined(sftp_file file, std::string_view label,
       ssh_string_len(file->handle));
   std::set<uint32_t> in_flight;
   Status failed = OkStatus();  // the first error; replies are still drained
-  std::string data(kChunk, '\0');
+  std::string data(kSftpChunk, '\0');
   std::string body;
   uint64_t offset = 0;
   bool end = false;

@@ -7,6 +7,7 @@
 
 #include <libssh/sftp.h>
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,9 @@
 #include "lib/base/status.h"
 
 namespace dtf::launch::ssh {
+
+// The size of one SFTP read or write request.
+inline constexpr size_t kSftpChunk = 64 * 1024;
 
 // Fills up to `size` bytes of `buffer`; 0 at the end.
 using ReadFn = std::function<StatusOr<size_t>(char* buffer, size_t size)>;
