@@ -169,7 +169,7 @@ TEST_F(LocalRunTest, FixedPortsComeFromTheProfile) {
   // may take one before the run holds them, and the run then says so: try
   // the next three.
   int base = 0;
-  StatusOr<std::unique_ptr<LocalRun>> run = UnknownError("not started");
+  StatusOr<std::unique_ptr<LocalRun>> run = InternalError("not started");
   for (int candidate = 20000 + (::getpid() % 10000), attempts = 0;
        attempts < 20 && candidate < 65000; candidate += 3) {
     if (!PortFree(candidate) || !PortFree(candidate + 1) ||

@@ -151,7 +151,9 @@ TEST_F(RunStatusTest, UnreachableChiefIsUnavailableWithinTheDeadline) {
     socklen_t length = sizeof(sa);
     ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
     ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &length), 0);
-    if (listening) ASSERT_EQ(::listen(fd, 8), 0);
+    if (listening) {
+      ASSERT_EQ(::listen(fd, 8), 0);
+    }
     const auto started = std::chrono::steady_clock::now();
     StatusOr<CoordinatorStatus> s = QueryCoordinator(
         StrCat("127.0.0.1:", ntohs(sa.sin_port)), "r", "s", 500ms);

@@ -93,7 +93,6 @@ TEST_F(SessionTest, ExecTimesOutAndTheSessionGoesOn) {
       << result.status();
   EXPECT_THAT(Message(result.status()), HasSubstr(command));
   EXPECT_THAT(Message(result.status()), HasSubstr(sshd_->target().Label()));
-  EXPECT_GE(took, milliseconds(500));
   EXPECT_LT(took, seconds(30));
   result = session->Exec("echo again", seconds(10));
   ASSERT_TRUE(result.ok()) << result.status();
