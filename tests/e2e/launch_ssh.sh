@@ -32,6 +32,8 @@ source_dir="$(cd "$here/../.." && pwd)"
 dtf="$(realpath "$1")"
 shared="$(realpath "$2")"
 work="$4"
+# A tmpfs an interrupted disk-full run left mounted.
+umount "$work/tiny" 2>/dev/null || true
 rm -rf "$work"
 mkdir -p "$work"
 work="$(realpath "$work")"
