@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang into build-fuzz/ and runs each for
 # SECONDS (default 30), starting from a small seed corpus made from the
-# sample data. Fails when a target finds a crash.
+# sample data: CSV excerpts, and (written by fuzz_seeds, dtf's own encoders)
+# serialized Examples and TFRecord files, plain, gzip and zlib. Fails when a
+# target finds a crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-30}"
@@ -12,14 +14,19 @@ if [[ ! -f "$build/build.ninja" ]]; then
     -DDTF_BUILD_TESTS=OFF -DDTF_ENABLE_CUDA=OFF >/dev/null
 fi
 targets=(csv_reader_fuzz record_reader_fuzz example_fuzz)
-cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" fuzz_seeds
 shared="${DTF_SHARED_DIR:-../shared}"
+titanic="$shared/data/titanic/train.csv"
+[[ -f "$titanic" ]] || { echo "fuzz: no sample data at $titanic" >&2; exit 1; }
+"$build/tests/fuzz/fuzz_seeds" "$titanic" "$build/seeds"
 for t in "${targets[@]}"; do
   corpus="$build/corpus/$t"
   mkdir -p "$corpus"
-  if [[ "$t" == csv_reader_fuzz && -d "$shared/data/titanic" ]]; then
-    head -c 4000 "$shared/data/titanic/train.csv" > "$corpus/titanic.csv"
+  if [[ "$t" == csv_reader_fuzz ]]; then
+    head -c 4000 "$titanic" > "$corpus/titanic.csv"
     head -c 4000 "$shared/data/adult/adult.data" > "$corpus/adult.csv"
+  else
+    cp "$build/seeds/$t"/* "$corpus/"
   fi
   echo "fuzz: $t for ${seconds}s" >&2
   "$build/tests/fuzz/$t" -max_total_time="$seconds" -print_final_stats=0 \

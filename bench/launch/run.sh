@@ -55,8 +55,7 @@ bash "$sshd_sh" keys "$ssh_dir"
 ports=()
 for ((i = 1; i <= max_hosts; i++)); do
   addr="127.0.0.$((i + 1))"
-  port="$("$py" -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$addr")"
-  bash "$sshd_sh" start "$ssh_dir" "h$i" "$addr" "$port"
+  port="$(bash "$sshd_sh" start "$ssh_dir" "h$i" "$addr" 0)"
   bash "$sshd_sh" known-host "$ssh_dir" "h$i" "$addr" "$port"
   ports+=("$port")
 done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/e2e/launch_ssh.sh DTF SHARED_DIR BUILD_DIR WORK_DIR
+# tests/e2e/launch_ssh.sh DTF SHARED_DIR BUILD_DIR WORK_DIR [disk-full]
 #
 # The SSH backend against real OpenSSH servers started here
 # (tests/launch/ssh/sshd.sh): two "hosts", 127.0.0.2 and 127.0.0.3, each an
@@ -16,18 +16,24 @@
 #      nothing left running: unknown host key (then dtf hosts trust),
 #      changed host key (then --replace), wrong client key, a host that
 #      refuses, a host that never answers, a port taken on a host, a work
-#      dir that cannot be written, a full disk, a task that exits at once
+#      dir that cannot be written, a task that exits at once
+# With disk-full, only the hosts, the job and one more failure: a work dir
+# on a full disk (a 1 MiB tmpfs). Mounting one needs CAP_SYS_ADMIN; without
+# it the script exits 77, which CTest reports as skipped.
 set -euo pipefail
 
-if [[ $# -ne 4 ]]; then
-  echo "usage: $0 DTF SHARED_DIR BUILD_DIR WORK_DIR" >&2
+if [[ $# -ne 4 && ! ($# -eq 5 && "${5:-}" == disk-full) ]]; then
+  echo "usage: $0 DTF SHARED_DIR BUILD_DIR WORK_DIR [disk-full]" >&2
   exit 2
 fi
+mode="${5:-all}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source_dir="$(cd "$here/../.." && pwd)"
 dtf="$(realpath "$1")"
 shared="$(realpath "$2")"
 work="$4"
+# A tmpfs an interrupted disk-full run left mounted.
+umount "$work/tiny" 2>/dev/null || true
 rm -rf "$work"
 mkdir -p "$work"
 work="$(realpath "$work")"
@@ -55,12 +61,40 @@ trap cleanup EXIT
 
 if [[ ! -x /usr/sbin/sshd ]]; then
   echo "SKIPPED: /usr/sbin/sshd is not installed (apt-get install openssh-server)"
+  [[ "$mode" == disk-full ]] && exit 77
   exit 0
 fi
+if [[ "$mode" == disk-full ]]; then
+  mkdir -p "$work/tiny"
+  if ! mount -t tmpfs -o size=1m tmpfs "$work/tiny" 2>/dev/null; then
+    echo "SKIPPED: disk full (mounting a tmpfs needs CAP_SYS_ADMIN here)"
+    exit 77
+  fi
+  mounted="$work/tiny"
+fi
 
-# free_port ADDR: a TCP port nothing uses on ADDR.
-free_port() {
-  "$py" -c 'import socket,sys; s=socket.socket(); s.bind((sys.argv[1],0)); print(s.getsockname()[1])' "$1"
+# hold_port ADDR bind|listen: sets held_port to a port on ADDR that a
+# process of this test holds until the end: bound only (connections are
+# refused), or listened on and never answered.
+held_port=""
+hold_port() {
+  local file="$work/held.$RANDOM.$RANDOM" i
+  "$py" -c '
+import os, socket, sys, time
+s = socket.socket()
+s.bind((sys.argv[1], 0))
+if sys.argv[2] == "listen":
+    s.listen(8)
+with open(sys.argv[3] + ".tmp", "w") as f:
+    f.write(str(s.getsockname()[1]))
+os.rename(sys.argv[3] + ".tmp", sys.argv[3])
+time.sleep(3600)' "$1" "$2" "$file" < /dev/null > /dev/null 2>&1 &
+  pids_to_kill+=($!)
+  for ((i = 0; i < 600; i++)); do
+    [[ -s "$file" ]] && { held_port="$(cat "$file")"; return 0; }
+    sleep 0.1
+  done
+  fail "no port held on $1 after 60 s"
 }
 
 metric() {
@@ -106,10 +140,8 @@ expect_fail() {
 
 # --- hosts ------------------------------------------------------------------
 bash "$sshd_sh" keys "$ssh_dir"
-port1="$(free_port 127.0.0.2)"
-port2="$(free_port 127.0.0.3)"
-bash "$sshd_sh" start "$ssh_dir" h1 127.0.0.2 "$port1"
-bash "$sshd_sh" start "$ssh_dir" h2 127.0.0.3 "$port2"
+port1="$(bash "$sshd_sh" start "$ssh_dir" h1 127.0.0.2 0)"
+port2="$(bash "$sshd_sh" start "$ssh_dir" h2 127.0.0.3 0)"
 bash "$sshd_sh" known-host "$ssh_dir" h1 127.0.0.2 "$port1"
 bash "$sshd_sh" known-host "$ssh_dir" h2 127.0.0.3 "$port2"
 echo "ok: sshd on 127.0.0.2:$port1 and 127.0.0.3:$port2"
@@ -145,6 +177,16 @@ TOML
 hosts="127.0.0.2 slots=1 port=$port1
 127.0.0.3 slots=1 port=$port2"
 profile ssh "$hosts"
+
+if [[ "$mode" == disk-full ]]; then
+  sed "s#work_dir = .*#work_dir = \"$work/tiny/{host}\"#" profiles/ssh.toml > profiles/full.toml
+  sed -i 's#ssh.hosts#full.hosts#' profiles/full.toml
+  cp profiles/ssh.hosts profiles/full.hosts
+  expect_fail disk_full "127.0.0.2: work directory .* has [0-9]+ MiB free, the run needs" \
+    launch --profile full
+  echo "PASS: launch_ssh disk-full"
+  exit 0
+fi
 
 # --- 1. doctor --------------------------------------------------------------
 "$dtf" doctor --profile ssh > doctor.out 2> doctor.err \
@@ -194,7 +236,12 @@ done
 timeout 120 "$dtf" logs "$id" -f > follow.out 2> follow.err &
 follower=$!
 pids_to_kill+=("$follower")
-sleep 2
+# Stopped once it streams the run's lines.
+for ((i = 0; i < 600; i++)); do
+  grep -Eq '^\[127\.0\.0\.[23] (ps|worker):[0-9]\] ' follow.out follow.err && break
+  kill -0 "$follower" 2>/dev/null || break
+  sleep 0.1
+done
 "$dtf" stop "$id" --grace 5 > stop.out || fail "dtf stop failed"
 cat stop.out
 grep -q "stopped" stop.out || fail "stop: $(cat stop.out)"
@@ -222,7 +269,7 @@ echo "ok: dtf hosts trust"
 # Changed host key: h2 restarted with a new key.
 bash "$sshd_sh" stop "$ssh_dir" h2
 bash "$sshd_sh" new-host-key "$ssh_dir" h2
-bash "$sshd_sh" start "$ssh_dir" h2 127.0.0.3 "$port2"
+bash "$sshd_sh" start "$ssh_dir" h2 127.0.0.3 "$port2" > /dev/null
 expect_fail changed_key "127.0.0.3: .*CHANGED" launch --profile ssh
 expect_fail changed_no_replace "CHANGED.*--replace" hosts trust 127.0.0.3 --profile ssh
 "$dtf" hosts trust 127.0.0.3 --profile ssh --replace > /dev/null || fail "trust --replace"
@@ -236,26 +283,25 @@ sed -i 's#ssh.hosts#wrongkey.hosts#' profiles/wrongkey.toml
 expect_fail wrong_key "127.0.0.2: .*(no key was accepted|denied)" launch --profile wrongkey
 
 # A host that refuses, and one that never answers.
-dead="$(free_port 127.0.0.3)"
+hold_port 127.0.0.3 bind
+dead="$held_port"
 profile refused "127.0.0.2 slots=1 port=$port1
 127.0.0.3 slots=1 port=$dead"
 expect_fail refused "127.0.0.3: .*(refused|unreachable|sshd listens)" launch --profile refused
-silent="$(free_port 127.0.0.3)"
-"$py" -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.3", int(sys.argv[1]))); s.listen(8); time.sleep(600)' "$silent" &
-pids_to_kill+=($!)
-sleep 0.3
+hold_port 127.0.0.3 listen
+silent="$held_port"
 profile silent "127.0.0.2 slots=1 port=$port1
 127.0.0.3 slots=1 port=$silent"
 start=$SECONDS
 expect_fail silent "127.0.0.3: .*(timed out|timeout|no answer|within)" launch --profile silent
-((SECONDS - start < 30)) || fail "silent host took $((SECONDS - start)) s"
+((SECONDS - start < 60)) || fail "silent host took $((SECONDS - start)) s"
 
-# A port taken on a host (fixed ports: worker:1 is task 3, on 127.0.0.3).
-"$py" -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.3", int(sys.argv[1]))); s.listen(8); time.sleep(600)' 47003 &
-pids_to_kill+=($!)
-sleep 0.3
-profile taken "$hosts" "base_port = 47000"
-expect_fail port_taken "127.0.0.3: port 47003 \(worker:1\) is in use" launch --profile taken
+# A port taken on a host: fixed ports from base_port, and ps:1 (task 1, the
+# first task on 127.0.0.3) on a port something listens on there.
+hold_port 127.0.0.3 listen
+taken="$held_port"
+profile taken "$hosts" "base_port = $((taken - 1))"
+expect_fail port_taken "127.0.0.3: port $taken \(ps:1\) is in use" launch --profile taken
 
 # A work dir that cannot be written (under a regular file).
 touch "$work/a_file"
@@ -264,20 +310,6 @@ sed -i 's#ssh.hosts#nowrite.hosts#' profiles/nowrite.toml
 cp profiles/ssh.hosts profiles/nowrite.hosts
 expect_fail not_writable "127.0.0.2: work directory .* cannot be created or written" \
   launch --profile nowrite
-
-# A full disk: the work dir on a 1 MiB tmpfs.
-mkdir -p "$work/tiny"
-if mount -t tmpfs -o size=1m tmpfs "$work/tiny" 2>/dev/null; then
-  mounted="$work/tiny"
-  sed "s#work_dir = .*#work_dir = \"$work/tiny/{host}\"#" profiles/ssh.toml > profiles/full.toml
-  sed -i 's#ssh.hosts#full.hosts#' profiles/full.toml
-  cp profiles/ssh.hosts profiles/full.hosts
-  expect_fail disk_full "127.0.0.2: work directory .* has [0-9]+ MiB free, the run needs" \
-    launch --profile full
-  umount "$work/tiny" && mounted=""
-else
-  echo "SKIPPED: disk full (mounting a tmpfs needs CAP_SYS_ADMIN here)"
-fi
 
 # A task that exits at once: every task rejects the override.
 expect_fail exits_at_once "(task ps:[01] on 127.0.0.[23] failed.*stopped the other tasks|the chief \(worker:0 on 127.0.0.2\) exited with status 1)" \

@@ -1,8 +1,6 @@
 #include "lib/kernels/dense.h"
 
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <random>
 #include <vector>
@@ -144,32 +142,6 @@ TEST(MatMul, RejectsBadShapesAndAliasing) {
   Tensor square = RandomTensor({3, 3}, rng);
   EXPECT_EQ(MatMul(ctx, square, square, &square).code(),
             StatusCode::kInvalidArgument);
-}
-
-// Not a benchmark (the machine may be shared); it prints the rate seen for
-// a 1024x512 by 512x512 product so regressions are visible in test logs.
-TEST(MatMul, ReportsThroughput) {
-  std::mt19937 rng(6);
-  Tensor a = RandomTensor({1024, 512}, rng);
-  Tensor b = RandomTensor({512, 512}, rng);
-  Tensor c;
-  for (int threads : {1, 2}) {
-    Context ctx = Context::Cpu(threads);
-    ASSERT_TRUE(MatMul(ctx, a, b, &c).ok());
-    double best = 1e9;
-    for (int rep = 0; rep < 5; ++rep) {
-      const auto start = std::chrono::steady_clock::now();
-      ASSERT_TRUE(MatMul(ctx, a, b, &c).ok());
-      best = std::min(best, std::chrono::duration<double>(
-                                std::chrono::steady_clock::now() - start)
-                                .count());
-    }
-    const double gflops = 2.0 * 1024 * 512 * 512 / best / 1e9;
-    std::printf("MatMul 1024x512x512, %d thread(s): %.2f ms, %.1f GFLOP/s\n",
-                threads, best * 1e3, gflops);
-    RecordProperty(threads == 1 ? "gflops_1_thread" : "gflops_2_threads",
-                   static_cast<int>(gflops));
-  }
 }
 
 TEST(BiasAdd, AddsTheBiasToEveryRow) {

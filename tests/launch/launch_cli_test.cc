@@ -170,7 +170,10 @@ TEST_F(LaunchCliTest, ATaskFailingStopsTheRunWithItsStderr) {
 }
 
 TEST_F(LaunchCliTest, AWorkerFailingIsReportedAndTheRunGoesOn) {
-  Profile("[env]\nSTANDIN_FAIL = \"worker:1\"\nSTANDIN_CHIEF_SLEEP = \"1\"\n");
+  // The chief ends once the run has recorded worker:1's exit.
+  Profile(
+      "[env]\nSTANDIN_FAIL = \"worker:1\"\n"
+      "STANDIN_CHIEF_WAIT = \"worker-1/exit.json\"\n");
   Result r = Run("launch --grace 0.3" + StandIn());
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("task worker:1 exited with status 3; the run "

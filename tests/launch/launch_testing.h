@@ -21,13 +21,16 @@ namespace dtf::launch::testing {
 // and its environment's STANDIN_* to <task dir>/env, a line to stdout and
 // one to stderr, then:
 //   STANDIN_FAIL=<task>: that task prints "boom" on stderr and exits 3;
-//   STANDIN_READY_DELAY=<s>: waits that long before writing its ready file;
+//   STANDIN_READY_WAIT=<path>: waits until <run dir>/<path> exists before
+//   writing its ready file;
 //   STANDIN_NO_READY=1: never writes it;
 //   STANDIN_CHIEF_ADDRESS=<host:port>: the chief writes that as its address;
-//   the chief sleeps STANDIN_CHIEF_SLEEP (default 0.5 s) and exits with
-//   STANDIN_CHIEF_EXIT (default 0); every other task starts a child
+//   the chief sleeps STANDIN_CHIEF_SLEEP (default 0.5 s), or with
+//   STANDIN_CHIEF_WAIT=<path> waits until <run dir>/<path> exists, and exits
+//   with STANDIN_CHIEF_EXIT (default 0); every other task starts a child
 //   (`sleep`, its pid in <task dir>/child.pid) and waits for it, until
-//   stopped.
+//   stopped. A wait for a file gives up after 60 s: the task says so on
+//   stderr and exits 9.
 inline constexpr char kStandIn[] = R"(#!/bin/sh
 role= index= ready= ps= workers=
 prev=
@@ -42,7 +45,19 @@ for a in "$@"; do
   prev=$a
 done
 dir=$(dirname "$ready")
+run=$(dirname "$dir")
 task="$role:$index"
+await() {
+  i=0
+  while [ ! -e "$run/$1" ]; do
+    i=$((i + 1))
+    if [ "$i" -gt 1200 ]; then
+      echo "stand-in $task: $run/$1 did not appear within 60 s" >&2
+      exit 9
+    fi
+    sleep 0.05
+  done
+}
 printf '%s\n' "$@" > "$dir/argv"
 env | grep '^STANDIN_\|^PROFILE_' | sort > "$dir/env"
 echo "hello from $task"
@@ -51,7 +66,7 @@ if [ "$task" = "$STANDIN_FAIL" ]; then
   echo "boom: $task cannot start" >&2
   exit 3
 fi
-sleep "${STANDIN_READY_DELAY:-0}"
+if [ -n "$STANDIN_READY_WAIT" ]; then await "$STANDIN_READY_WAIT"; fi
 if [ "$role" = ps ]; then list=$ps; else list=$workers; fi
 address=$(echo "$list" | cut -d, -f$((index + 1)))
 if [ "$task" = "worker:0" ] && [ -n "$STANDIN_CHIEF_ADDRESS" ]; then
@@ -61,7 +76,11 @@ if [ -z "$STANDIN_NO_READY" ]; then
   printf '%s' "$address" > "$ready.tmp" && mv "$ready.tmp" "$ready"
 fi
 if [ "$task" = "worker:0" ]; then
-  sleep "${STANDIN_CHIEF_SLEEP:-0.5}"
+  if [ -n "$STANDIN_CHIEF_WAIT" ]; then
+    await "$STANDIN_CHIEF_WAIT"
+  else
+    sleep "${STANDIN_CHIEF_SLEEP:-0.5}"
+  fi
   echo "chief done"
   exit "${STANDIN_CHIEF_EXIT:-0}"
 fi
@@ -101,7 +120,7 @@ inline pid_t ReadPid(const std::string& path) {
 // Waits up to `timeout` for `done()`.
 template <typename F>
 bool WaitFor(F done, std::chrono::milliseconds timeout =
-                         std::chrono::milliseconds(10000)) {
+                         std::chrono::milliseconds(60000)) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (done()) return true;

@@ -47,7 +47,7 @@ class LocalRunTest : public ::testing::Test {
   RunOptions Options() {
     RunOptions o;
     o.grace = 300ms;
-    o.start_timeout = 10s;
+    o.start_timeout = 60s;
     o.poll = 10ms;
     o.on_note = [this](std::string_view note) { notes_.emplace_back(note); };
     o.on_output = [this](const TaskPlan& task, Stream stream,
@@ -128,21 +128,26 @@ TEST_F(LocalRunTest, RunsUntilTheChiefExitsAndStopsTheRest) {
 }
 
 TEST_F(LocalRunTest, PortsAreHeldUntilEachTaskIsReadyThenReleased) {
+  // No task is ready before the test writes <run dir>/go; the chief runs
+  // until the test stops the run.
   StatusOr<std::unique_ptr<LocalRun>> run = LocalRun::Start(
-      Request("STANDIN_READY_DELAY = \"0.5\"\nSTANDIN_CHIEF_SLEEP = \"5\"\n"),
+      Request("STANDIN_READY_WAIT = \"go\"\nSTANDIN_CHIEF_WAIT = \"end\"\n"),
       Options());
   ASSERT_TRUE(run.ok()) << run.status();
   LocalRun& r = **run;
+  EXPECT_FALSE(r.Poll());
   std::vector<int> ports;
   for (size_t i = 0; i < r.plan().tasks.size(); ++i) {
     const int port = r.plan().tasks[i].port;
     EXPECT_GT(port, 0);
     ports.push_back(port);
+    EXPECT_FALSE(r.ready(i));
     EXPECT_TRUE(r.port_held(i));
     EXPECT_FALSE(PortFree(port)) << "port " << port << " is not held";
   }
   // The command lines name the chosen ports.
   EXPECT_EQ(r.plan().tasks[0].argv[9], StrCat("127.0.0.1:", ports[0]));
+  dtf::testing::WriteFile(r.plan().run_dir + "/go", "");
   ASSERT_TRUE(testing::WaitFor([&] {
     r.Poll();
     return r.ready(0) && r.ready(1) && r.ready(2);
@@ -160,19 +165,29 @@ TEST_F(LocalRunTest, PortsAreHeldUntilEachTaskIsReadyThenReleased) {
 }
 
 TEST_F(LocalRunTest, FixedPortsComeFromTheProfile) {
-  // Find three free consecutive ports.
+  // Three consecutive ports that are free when looked at; another program
+  // may take one before the run holds them, and the run then says so: try
+  // the next three.
   int base = 0;
-  for (int candidate = 20000 + (::getpid() % 20000); base == 0;
-       candidate += 3) {
-    if (PortFree(candidate) && PortFree(candidate + 1) &&
-        PortFree(candidate + 2)) {
-      base = candidate;
+  StatusOr<std::unique_ptr<LocalRun>> run = InternalError("not started");
+  for (int candidate = 20000 + (::getpid() % 10000), attempts = 0;
+       attempts < 20 && candidate < 65000; candidate += 3) {
+    if (!PortFree(candidate) || !PortFree(candidate + 1) ||
+        !PortFree(candidate + 2)) {
+      continue;
+    }
+    ++attempts;
+    base = candidate;
+    PlanRequest request = testing::Request(
+        dir_, binary_, StrCat("ps = 1\nworkers = 2\nbase_port = ", base, "\n"));
+    run = LocalRun::Start(request, Options());
+    if (run.ok() || run.status().code() != StatusCode::kUnavailable ||
+        Message(run.status()).find("is in use") == std::string_view::npos) {
+      break;
     }
   }
-  PlanRequest request = testing::Request(
-      dir_, binary_, StrCat("ps = 1\nworkers = 2\nbase_port = ", base, "\n"));
-  StatusOr<std::unique_ptr<LocalRun>> run = LocalRun::Start(request, Options());
   ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ((*run)->plan().tasks[0].port, base);
   EXPECT_EQ((*run)->plan().tasks[2].port, base + 2);
   EXPECT_TRUE((*run)->Wait().status.ok());
 }
@@ -192,12 +207,13 @@ TEST_F(LocalRunTest, ChiefExitCodeIsTheRunsAndItsStderrIsQuoted) {
 
 TEST_F(LocalRunTest, ATaskFailingAtOnceStopsTheOthers) {
   StatusOr<std::unique_ptr<LocalRun>> run = LocalRun::Start(
-      Request("STANDIN_FAIL = \"ps:0\"\nSTANDIN_CHIEF_SLEEP = \"30\"\n"),
+      Request("STANDIN_FAIL = \"ps:0\"\nSTANDIN_CHIEF_SLEEP = \"120\"\n"),
       Options());
   ASSERT_TRUE(run.ok()) << run.status();
   const auto started = std::chrono::steady_clock::now();
   const RunOutcome outcome = (*run)->Wait();
-  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+  // Well before the chief would have ended on its own.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 60s);
   EXPECT_EQ(outcome.status.code(), StatusCode::kAborted);
   const std::string message(Message(outcome.status));
   EXPECT_THAT(message, HasSubstr("task ps:0 exited with status 3 before the "
@@ -215,9 +231,11 @@ TEST_F(LocalRunTest, ATaskFailingAtOnceStopsTheOthers) {
 }
 
 TEST_F(LocalRunTest, AWorkerFailingIsReportedAndTheRunGoesOn) {
-  StatusOr<std::unique_ptr<LocalRun>> run = LocalRun::Start(
-      Request("STANDIN_FAIL = \"worker:1\"\nSTANDIN_CHIEF_SLEEP = \"1\"\n"),
-      Options());
+  // The chief ends once the run has recorded worker:1's exit.
+  StatusOr<std::unique_ptr<LocalRun>> run =
+      LocalRun::Start(Request("STANDIN_FAIL = \"worker:1\"\n"
+                              "STANDIN_CHIEF_WAIT = \"worker-1/exit.json\"\n"),
+                      Options());
   ASSERT_TRUE(run.ok()) << run.status();
   const RunOutcome outcome = (*run)->Wait();
   EXPECT_TRUE(outcome.status.ok()) << outcome.status;
@@ -237,8 +255,9 @@ TEST_F(LocalRunTest, AWorkerFailingIsReportedAndTheRunGoesOn) {
 }
 
 TEST_F(LocalRunTest, AWorkerKilledMidRunDoesNotStopTheRun) {
+  // The chief ends when the test writes <run dir>/end.
   StatusOr<std::unique_ptr<LocalRun>> run =
-      LocalRun::Start(Request("STANDIN_CHIEF_SLEEP = \"2\"\n"), Options());
+      LocalRun::Start(Request("STANDIN_CHIEF_WAIT = \"end\"\n"), Options());
   ASSERT_TRUE(run.ok()) << run.status();
   LocalRun& r = **run;
   ASSERT_TRUE(testing::WaitFor([&] {
@@ -260,6 +279,7 @@ TEST_F(LocalRunTest, AWorkerKilledMidRunDoesNotStopTheRun) {
   EXPECT_EQ(record->state, "running");
   EXPECT_EQ(record->tasks[2].state, "failed");
 
+  dtf::testing::WriteFile(r.plan().run_dir + "/end", "");
   const RunOutcome outcome = r.Wait();
   EXPECT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(outcome.exit_code, 0);
@@ -274,7 +294,7 @@ TEST_F(LocalRunTest, AWorkerKilledMidRunDoesNotStopTheRun) {
 
 TEST_F(LocalRunTest, AParameterServerKilledMidRunStopsTheRun) {
   StatusOr<std::unique_ptr<LocalRun>> run =
-      LocalRun::Start(Request("STANDIN_CHIEF_SLEEP = \"30\"\n"), Options());
+      LocalRun::Start(Request("STANDIN_CHIEF_SLEEP = \"120\"\n"), Options());
   ASSERT_TRUE(run.ok()) << run.status();
   LocalRun& r = **run;
   ASSERT_TRUE(testing::WaitFor([&] {
@@ -284,7 +304,8 @@ TEST_F(LocalRunTest, AParameterServerKilledMidRunStopsTheRun) {
   ASSERT_EQ(::kill(r.process(0).pid, SIGKILL), 0);
   const auto started = std::chrono::steady_clock::now();
   const RunOutcome outcome = r.Wait();
-  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+  // Well before the chief would have ended on its own.
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 60s);
   EXPECT_EQ(outcome.status.code(), StatusCode::kAborted);
   EXPECT_THAT(Message(outcome.status),
               HasSubstr("task ps:0 killed by SIGKILL before the run ended"));

@@ -1,10 +1,6 @@
 // mode = "allreduce": what can be checked without a GPU (the refusals and
 // the NCCL unique id handed out by the chief's Coordinator over loopback
 // gRPC), and training on a GPU where there is one.
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -26,23 +22,12 @@
 namespace dtf::runtime {
 namespace {
 
+using testing::HeldPort;
 using testing::LoadJobWithRecords;
 using testing::WriteExampleJob;
+using namespace std::chrono_literals;
 
 constexpr char kSecret[] = "00112233445566778899aabbccddeeff";
-
-// A loopback port nothing listens on now.
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 ServeOptions Options(TaskRole role, int index, std::vector<std::string> ps,
                      std::vector<std::string> workers) {
@@ -91,9 +76,9 @@ TEST_F(AllreduceTest, CpuDeviceIsRefused) {
 TEST_F(AllreduceTest, ServeRefusesAWorkerOnTheCpu) {
   StatusOr<JobFile> job = Job("cpu", /*records=*/false);
   ASSERT_TRUE(job.ok()) << job.status();
-  StatusOr<TrainResult> result = Serve(
-      *job,
-      Options(TaskRole::kWorker, 0, {}, {StrCat("127.0.0.1:", FreePort())}));
+  const HeldPort port;
+  StatusOr<TrainResult> result =
+      Serve(*job, Options(TaskRole::kWorker, 0, {}, {port.address()}));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(result.status().message().find("mode = \"allreduce\""),
@@ -104,9 +89,9 @@ TEST_F(AllreduceTest, ServeRefusesAWorkerOnTheCpu) {
 TEST_F(AllreduceTest, ServeRefusesAParameterServer) {
   StatusOr<JobFile> job = Job("cuda", /*records=*/false);
   ASSERT_TRUE(job.ok()) << job.status();
-  StatusOr<TrainResult> result =
-      Serve(*job, Options(TaskRole::kPs, 0, {StrCat("127.0.0.1:", FreePort())},
-                          {StrCat("127.0.0.1:", FreePort())}));
+  const HeldPort ps, worker;
+  StatusOr<TrainResult> result = Serve(
+      *job, Options(TaskRole::kPs, 0, {ps.address()}, {worker.address()}));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(result.status().message().find("allreduce"), std::string_view::npos)
@@ -116,16 +101,54 @@ TEST_F(AllreduceTest, ServeRefusesAParameterServer) {
       << result.status();
 }
 
+// Hands every call to the chief's CoordinatorService, counting the CommId
+// calls: all of them, and those answered with an id.
+class CountingCoordinator final : public rpc::Coordinator::Service {
+ public:
+  explicit CountingCoordinator(CoordinatorService* inner) : inner_(inner) {}
+
+  grpc::Status Heartbeat(grpc::ServerContext* context,
+                         const rpc::HeartbeatRequest* request,
+                         rpc::HeartbeatResponse* response) override {
+    return inner_->Heartbeat(context, request, response);
+  }
+  grpc::Status Status(grpc::ServerContext* context,
+                      const rpc::StatusRequest* request,
+                      rpc::StatusResponse* response) override {
+    return inner_->Status(context, request, response);
+  }
+  grpc::Status CommId(grpc::ServerContext* context,
+                      const rpc::CommIdRequest* request,
+                      rpc::CommIdResponse* response) override {
+    ++calls_;
+    grpc::Status status = inner_->CommId(context, request, response);
+    if (status.ok()) ++answered_;
+    return status;
+  }
+
+  int calls() const { return calls_; }
+  int answered() const { return answered_; }
+
+ private:
+  CoordinatorService* const inner_;
+  std::atomic<int> calls_{0};
+  std::atomic<int> answered_{0};
+};
+
 // A Coordinator service on a loopback port, as the chief serves it.
 class CoordinatorServer {
  public:
   explicit CoordinatorServer(const RunCredentials& credentials)
-      : address_(StrCat("127.0.0.1:", FreePort())),
-        service_(credentials, {{"worker:0", address_}, {"worker:1", ""}}) {
+      : address_(port_.address()),
+        service_(credentials, {{"worker:0", address_}, {"worker:1", ""}}),
+        counting_(&service_) {
     grpc::ServerBuilder builder;
-    builder.AddListeningPort(address_, grpc::InsecureServerCredentials());
-    builder.RegisterService(&service_);
+    int bound = 0;
+    builder.AddListeningPort(address_, grpc::InsecureServerCredentials(),
+                             &bound);
+    builder.RegisterService(&counting_);
     server_ = builder.BuildAndStart();
+    if (bound != port_.port()) server_.reset();
   }
   ~CoordinatorServer() {
     if (server_) server_->Shutdown();
@@ -133,12 +156,25 @@ class CoordinatorServer {
   bool started() const { return server_ != nullptr; }
   const std::string& address() const { return address_; }
   CoordinatorService& service() { return service_; }
+  const CountingCoordinator& counts() const { return counting_; }
 
  private:
+  const HeldPort port_;
   std::string address_;
   CoordinatorService service_;
+  CountingCoordinator counting_;
   std::unique_ptr<grpc::Server> server_;
 };
+
+// Waits up to `timeout` for `done()`.
+template <typename F>
+bool WaitFor(F done, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  return done();
+}
 
 TEST(CommIdTest, AnotherWorkerFetchesTheIdTheChiefSet) {
   const RunCredentials creds{"test-run", kSecret, ""};
@@ -150,14 +186,18 @@ TEST(CommIdTest, AnotherWorkerFetchesTheIdTheChiefSet) {
   StatusOr<std::string> fetched = InternalError("not run");
   std::thread worker([&] {
     fetched = FetchCommId(chief.address(), creds, "worker:1",
-                          std::chrono::seconds(20), nullptr);
+                          std::chrono::seconds(120), nullptr);
   });
   // The worker asks before the chief has an id, and again until it has.
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  EXPECT_TRUE(WaitFor([&] { return chief.counts().calls() >= 1; }, 60s))
+      << "the worker did not ask within 60 s";
+  EXPECT_EQ(chief.counts().answered(), 0);
   chief.service().SetCommId(id);
   worker.join();
   ASSERT_TRUE(fetched.ok()) << fetched.status();
   EXPECT_EQ(*fetched, id);
+  EXPECT_GE(chief.counts().calls(), 2);
+  EXPECT_EQ(chief.counts().answered(), 1);
 }
 
 TEST(CommIdTest, NoIdWithinTheTimeoutIsDeadlineExceeded) {
@@ -185,11 +225,13 @@ TEST(CommIdTest, AWrongSecretIsRefusedAtOnce) {
                              ""};
   const auto start = std::chrono::steady_clock::now();
   StatusOr<std::string> fetched = FetchCommId(
-      chief.address(), wrong, "worker:1", std::chrono::seconds(30), nullptr);
+      chief.address(), wrong, "worker:1", std::chrono::seconds(300), nullptr);
   ASSERT_FALSE(fetched.ok());
   EXPECT_EQ(fetched.status().code(), StatusCode::kPermissionDenied)
       << fetched.status();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  // Asked once, not again until the 300 s timeout.
+  EXPECT_EQ(chief.counts().calls(), 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
 }
 
 TEST(CommIdTest, CancelStopsTheWait) {
@@ -211,9 +253,9 @@ TEST_F(AllreduceTest, TitanicOneWorkerOnCudaReachesTheGoal) {
   if (!nccl.ok()) GTEST_SKIP() << "NCCL is not usable: " << nccl.status();
   StatusOr<JobFile> job = Job("cuda", /*records=*/true);
   ASSERT_TRUE(job.ok()) << job.status();
-  StatusOr<TrainResult> result = Serve(
-      *job,
-      Options(TaskRole::kWorker, 0, {}, {StrCat("127.0.0.1:", FreePort())}));
+  const HeldPort port;
+  StatusOr<TrainResult> result =
+      Serve(*job, Options(TaskRole::kWorker, 0, {}, {port.address()}));
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_TRUE(result->eval.has_value());
   EXPECT_GE(*result->eval->metrics.Get("accuracy"), 0.75);

@@ -1,13 +1,11 @@
 // Distributed training with every task a thread of this process, talking
 // gRPC over loopback: parameter servers, workers and the chief as `dtf
 // serve` runs them.
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <future>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,43 +21,26 @@
 namespace dtf::runtime {
 namespace {
 
+using testing::HeldPort;
 using testing::LoadJobWithRecords;
 using testing::WriteExampleJob;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kSecret[] = "00112233445566778899aabbccddeeff";
 
-// `n` distinct ports nothing listens on now (bound together, read,
-// released).
-std::vector<int> FreePorts(int n) {
-  std::vector<int> fds, ports;
-  for (int i = 0; i < n; ++i) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-    socklen_t len = sizeof(addr);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    fds.push_back(fd);
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : fds) close(fd);
-  return ports;
-}
-
+// Every task's address, each port held (HeldPort) for as long as the
+// cluster lives.
 struct Cluster {
   std::vector<std::string> ps, workers;
+  std::vector<HeldPort> held;
 };
 
 Cluster MakeCluster(int ps, int workers) {
   Cluster c;
-  std::vector<int> ports = FreePorts(ps + workers);
-  for (int i = 0; i < ps; ++i) {
-    c.ps.push_back(StrCat("127.0.0.1:", ports[size_t(i)]));
-  }
-  for (int i = 0; i < workers; ++i) {
-    c.workers.push_back(StrCat("127.0.0.1:", ports[size_t(ps + i)]));
+  for (int i = 0; i < ps + workers; ++i) {
+    c.held.emplace_back();
+    EXPECT_GT(c.held.back().port(), 0) << "no loopback port to hold";
+    (i < ps ? c.ps : c.workers).push_back(c.held.back().address());
   }
   return c;
 }
@@ -77,24 +58,48 @@ ServeOptions Options(const Cluster& c, TaskRole role, int index) {
 }
 
 // Runs every task of `c` as a thread; returns each task's result, PS first.
+// Worker i stops when worker_cancel[i] (if given and not null) is set. A
+// run still going after `limit` fails the test, and every task is
+// cancelled: a hang fails rather than blocks.
 std::vector<StatusOr<TrainResult>> RunCluster(
     const JobFile& job, const Cluster& c,
-    std::vector<const std::atomic<bool>*> worker_cancel = {}) {
+    std::vector<const std::atomic<bool>*> worker_cancel = {},
+    std::chrono::seconds limit = std::chrono::seconds(900)) {
   const size_t n = c.ps.size() + c.workers.size();
+  worker_cancel.resize(c.workers.size(), nullptr);
   std::vector<StatusOr<TrainResult>> results(n, InternalError("not run"));
+  std::vector<std::atomic<bool>> cancel(n);
+  std::atomic<bool> over{false};
+  std::thread watchdog([&] {
+    const auto deadline = Clock::now() + limit;
+    while (!over) {
+      for (size_t i = 0; i < c.workers.size(); ++i) {
+        if (worker_cancel[i] != nullptr && worker_cancel[i]->load()) {
+          cancel[c.ps.size() + i] = true;
+        }
+      }
+      if (Clock::now() >= deadline) {
+        ADD_FAILURE() << "the cluster still runs " << limit.count()
+                      << " s after it started; cancelling every task";
+        for (std::atomic<bool>& flag : cancel) flag = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
   std::vector<std::thread> threads;
-  for (size_t i = 0; i < c.ps.size(); ++i) {
-    threads.emplace_back(
-        [&, i] { results[i] = Serve(job, Options(c, TaskRole::kPs, int(i))); });
-  }
-  for (size_t i = 0; i < c.workers.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     threads.emplace_back([&, i] {
-      ServeOptions o = Options(c, TaskRole::kWorker, int(i));
-      if (i < worker_cancel.size()) o.cancel = worker_cancel[i];
-      results[c.ps.size() + i] = Serve(job, o);
+      const bool ps = i < c.ps.size();
+      ServeOptions o = Options(c, ps ? TaskRole::kPs : TaskRole::kWorker,
+                               ps ? int(i) : int(i - c.ps.size()));
+      o.cancel = &cancel[i];
+      results[i] = Serve(job, o);
     });
   }
   for (std::thread& t : threads) t.join();
+  over = true;
+  watchdog.join();
   return results;
 }
 
@@ -182,15 +187,14 @@ TEST_F(DistributedTest, ADeadWorkerDoesNotHangSyncSteps) {
   std::thread killer([&] {
     PsClient watcher(c.ps, {"test-run", kSecret, ""}, -1,
                      std::chrono::seconds(5));
-    for (int i = 0; i < 600 && !watcher.Pull({}, {}, 20).ok(); ++i) {
+    for (int i = 0; i < 1200 && !watcher.Pull({}, {}, 20).ok(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     kill_worker2 = true;
   });
-  const auto start = Clock::now();
-  auto results = RunCluster(job, c, {nullptr, nullptr, &kill_worker2});
+  auto results = RunCluster(job, c, {nullptr, nullptr, &kill_worker2},
+                            std::chrono::seconds(120));
   killer.join();
-  EXPECT_LT(Clock::now() - start, std::chrono::seconds(60));
   EXPECT_TRUE(results[0].ok()) << results[0].status();
   ASSERT_TRUE(results[1].ok()) << results[1].status();
   EXPECT_TRUE(results[1]->eval.has_value());
@@ -202,34 +206,75 @@ TEST_F(DistributedTest, APsWithoutItsChiefExits) {
   JobFile job = Job("titanic");
   job.train.coordinator_timeout = 2;
   const Cluster c = MakeCluster(1, 1);
-  const auto start = Clock::now();
-  StatusOr<TrainResult> r = Serve(job, Options(c, TaskRole::kPs, 0));
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+  std::atomic<bool> cancel{false};
+  ServeOptions o = Options(c, TaskRole::kPs, 0);
+  o.cancel = &cancel;
+  std::future<StatusOr<TrainResult>> ps =
+      std::async(std::launch::async, [&] { return Serve(job, o); });
+  // It gives up after coordinator_timeout (2 s); a PS still there after
+  // 60 s would run on for ever.
+  if (ps.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    ADD_FAILURE() << "the PS still runs 60 s without its chief";
+    cancel = true;
+  }
+  StatusOr<TrainResult> r = ps.get();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
   EXPECT_NE(Message(r.status()).find("unreachable"), std::string::npos)
       << r.status();
-  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));
 }
 
-// A call without the run's secret is refused.
+// Calls without the run's secret are refused, and change nothing: the PS
+// serves on until a call with the secret ends it.
 TEST_F(DistributedTest, CallsWithoutTheSecretAreRefused) {
   JobFile job = Job("titanic");
-  job.train.coordinator_timeout = 3;
+  // No chief in this test: the PS must not give up on it meanwhile.
+  job.train.coordinator_timeout = 600;
   const Cluster c = MakeCluster(1, 1);
-  std::thread ps([&] { (void)Serve(job, Options(c, TaskRole::kPs, 0)); });
-  RunCredentials wrong{"test-run", "ffffffffffffffffffffffffffffffff", ""};
-  PsClient client(c.ps, wrong, 0, std::chrono::seconds(5));
-  Status st;
-  for (int i = 0; i < 50; ++i) {  // until the PS listens
-    st = client.Pull({}, {}, 0);
-    if (st.code() != absl::StatusCode::kUnavailable) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::mutex mu;
+  std::string notes;
+  std::atomic<bool> cancel{false};
+  ServeOptions o = Options(c, TaskRole::kPs, 0);
+  o.ready_file = dir_.Join("ps-0.ready");
+  o.cancel = &cancel;
+  o.on_note = [&](std::string_view note) {
+    std::lock_guard<std::mutex> lock(mu);
+    StrAppend(&notes, note, "\n");
+  };
+  std::future<StatusOr<TrainResult>> ps =
+      std::async(std::launch::async, [&] { return Serve(job, o); });
+  // Whatever fails below, the PS ends before the test does.
+  struct CancelOnExit {
+    std::atomic<bool>* flag;
+    ~CancelOnExit() { *flag = true; }
+  } cancel_on_exit{&cancel};
+  // Once the PS listens (its ready file), or it has ended.
+  for (auto deadline = Clock::now() + std::chrono::seconds(60);
+       !std::filesystem::exists(o.ready_file) && Clock::now() < deadline &&
+       ps.wait_for(std::chrono::milliseconds(20)) !=
+           std::future_status::ready;) {
   }
+  ASSERT_TRUE(std::filesystem::exists(o.ready_file))
+      << "the PS did not listen within 60 s";
+
+  RunCredentials wrong{"test-run", "ffffffffffffffffffffffffffffffff", ""};
+  PsClient client(c.ps, wrong, 0, std::chrono::seconds(30));
+  Status st = client.Pull({}, {}, 0);
   EXPECT_EQ(st.code(), absl::StatusCode::kPermissionDenied) << st;
-  EXPECT_NE(Message(st).find("wrong run id or secret"), std::string::npos);
+  EXPECT_NE(Message(st).find("wrong run id or secret"), std::string::npos)
+      << st;
+  st = client.Shutdown("a stranger's shutdown");
+  EXPECT_EQ(st.code(), absl::StatusCode::kPermissionDenied) << st;
+
   RunCredentials right{"test-run", kSecret, ""};
-  PsClient good(c.ps, right, 0, std::chrono::seconds(5));
+  PsClient good(c.ps, right, 0, std::chrono::seconds(30));
   EXPECT_TRUE(good.Shutdown("test over").ok());
-  ps.join();
+  ASSERT_EQ(ps.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "the PS still runs 60 s after its shutdown";
+  StatusOr<TrainResult> r = ps.get();
+  EXPECT_TRUE(r.ok()) << r.status();
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_NE(notes.find("ps:0: exiting (test over)"), std::string::npos)
+      << notes;
 }
 
 }  // namespace

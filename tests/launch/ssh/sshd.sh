@@ -6,8 +6,11 @@
 #                                          and DIR/authorized_keys holding it
 #   sshd.sh start DIR NAME ADDR PORT       a server in DIR/NAME listening on
 #                                          ADDR:PORT (host key, config, log
-#                                          DIR/NAME/sshd.log); waits until the
-#                                          port accepts connections
+#                                          DIR/NAME/sshd.log); returns once it
+#                                          listens, and prints the port (also
+#                                          in DIR/NAME/port). PORT 0: a free
+#                                          port, another one tried when some
+#                                          other program takes it first
 #   sshd.sh known-host DIR NAME ADDR PORT  appends "[ADDR]:PORT <host key>" to
 #                                          DIR/known_hosts
 #   sshd.sh new-host-key DIR NAME          replaces the server's host key (takes
@@ -57,21 +60,39 @@ make_host_key() {
   ssh-keygen -q -t ed25519 -N '' -C "dtf-test-host" -f "$key"
 }
 
-# Waits until ADDR:PORT accepts TCP connections (up to ~10 s).
-wait_listening() {
-  local addr="$1" port="$2" pid_file="$3" log="$4"
-  local i
-  for ((i = 0; i < 200; i++)); do
-    if (exec 3<>"/dev/tcp/$addr/$port") 2>/dev/null; then
+# A port to try for a server: below the kernel's ephemeral range, so that
+# no outgoing connection is handed it meanwhile.
+candidate_port() {
+  local low=32768
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+  ((low > 11000)) || low=32768
+  echo $((10000 + (RANDOM * 32768 + RANDOM) % (low - 10000)))
+}
+
+# run_sshd HOME: runs sshd in the foreground (-D), in the background, and
+# waits (up to 60 s) until it has written its pid file, which sshd does only
+# once it listens. Returns 0 then; 2 when sshd exited because the address
+# was in use; 1 on any other failure.
+run_sshd() {
+  local home="$1"
+  local pid i logged=0
+  [[ -f "$home/sshd.log" ]] && logged="$(stat -c %s "$home/sshd.log")"
+  "$SSHD" -D -f "$home/sshd_config" -E "$home/sshd.log" \
+    </dev/null >/dev/null 2>&1 &
+  pid=$!
+  for ((i = 0; i < 1200; i++)); do
+    if [[ -s "$home/sshd.pid" && "$(cat "$home/sshd.pid")" == "$pid" ]]; then
       return 0
     fi
-    if [[ -f "$pid_file" ]] && ! kill -0 "$(cat "$pid_file")" 2>/dev/null; then
-      break
+    if ! kill -0 "$pid" 2>/dev/null; then
+      wait "$pid" 2>/dev/null || true
+      tail -c +$((logged + 1)) "$home/sshd.log" 2>/dev/null |
+        grep -q "Address already in use" && return 2
+      return 1
     fi
     sleep 0.05
   done
-  echo "sshd.sh: sshd did not start listening on $addr:$port" >&2
-  [[ -f "$log" ]] && tail -n 20 "$log" >&2
+  kill "$pid" 2>/dev/null || true
   return 1
 }
 
@@ -87,6 +108,29 @@ cmd_start() {
   [[ -f "$key" ]] || make_host_key "$key"
   # Privilege separation wants its empty directory.
   mkdir -p /run/sshd 2>/dev/null || true
+  local chosen="$port" attempt rc
+  for ((attempt = 1; ; attempt++)); do
+    [[ "$port" != 0 ]] || chosen="$(candidate_port)"
+    write_config "$dir" "$home" "$key" "$addr" "$chosen"
+    rm -f "$home/sshd.pid"
+    rc=0
+    run_sshd "$home" || rc=$?
+    if ((rc == 0)); then
+      echo "$chosen" >"$home/port"
+      echo "$chosen"
+      return 0
+    fi
+    if ((rc != 2 || port != 0 || attempt >= 20)); then
+      echo "sshd.sh: sshd did not start listening on $addr:$chosen" >&2
+      tail -n 20 "$home/sshd.log" >&2
+      return 1
+    fi
+  done
+}
+
+# write_config DIR HOME KEY ADDR PORT: HOME/sshd_config.
+write_config() {
+  local dir="$1" home="$2" key="$3" addr="$4" port="$5"
   cat >"$home/sshd_config" <<EOF
 ListenAddress $addr:$port
 HostKey $key
@@ -102,12 +146,8 @@ Subsystem sftp internal-sftp
 AcceptEnv none
 MaxStartups 100:30:200
 MaxSessions 100
-LogLevel VERBOSE
+LogLevel DEBUG1
 EOF
-  rm -f "$home/sshd.pid"
-  "$SSHD" -f "$home/sshd_config" -E "$home/sshd.log" ||
-    die "$SSHD failed to start; see $home/sshd.log"
-  wait_listening "$addr" "$port" "$home/sshd.pid" "$home/sshd.log"
 }
 
 cmd_known_host() {

@@ -8,7 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "lib/base/strings.h"
+#include "tests/testing/temp_dir.h"
 
 namespace dtf::launch::ssh::testing {
 namespace {
@@ -48,19 +51,21 @@ Status RunSshdScript(const std::string& args) {
   return OkStatus();
 }
 
-int FreePort(const std::string& address) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+ClosedPort::ClosedPort(const std::string& address) {
+  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   struct sockaddr_in sa = {};
   sa.sin_family = AF_INET;
   inet_pton(AF_INET, address.c_str(), &sa.sin_addr);
   socklen_t length = sizeof(sa);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &length) == 0) {
-    port = ntohs(sa.sin_port);
+  if (fd_ >= 0 &&
+      bind(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0 &&
+      getsockname(fd_, reinterpret_cast<sockaddr*>(&sa), &length) == 0) {
+    port_ = ntohs(sa.sin_port);
   }
-  close(fd);
-  return port;
+}
+
+ClosedPort::~ClosedPort() {
+  if (fd_ >= 0) close(fd_);
 }
 
 std::string LocalUser() {
@@ -73,7 +78,7 @@ StatusOr<std::unique_ptr<Sshd>> Sshd::Start(const std::string& dir,
                                             const std::string& address,
                                             bool known) {
   DTF_RETURN_IF_ERROR(RunSshdScript(StrCat("keys ", ShellQuote(dir))));
-  std::unique_ptr<Sshd> sshd(new Sshd(dir, name, address, FreePort(address)));
+  std::unique_ptr<Sshd> sshd(new Sshd(dir, name, address, 0));
   DTF_RETURN_IF_ERROR(sshd->Restart());
   if (known) DTF_RETURN_IF_ERROR(sshd->AddKnownHost());
   return sshd;
@@ -98,6 +103,12 @@ Status Sshd::Restart() {
   DTF_RETURN_IF_ERROR(Stop());
   DTF_RETURN_IF_ERROR(RunSshdScript(Args("start", true)));
   running_ = true;
+  if (port_ == 0) {
+    const std::string file = StrCat(dir_, "/", name_, "/port");
+    port_ = std::atoi(dtf::testing::ReadFile(file).c_str());
+    if (port_ <= 0)
+      return InternalError(StrCat("sshd.sh left no port in ", file));
+  }
   return OkStatus();
 }
 

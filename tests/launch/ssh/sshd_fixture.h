@@ -1,6 +1,7 @@
 // Real OpenSSH servers for the lib/launch/ssh tests, started through
-// tests/launch/ssh/sshd.sh on loopback addresses (127.0.0.x) at free ports,
-// with all their state (keys, known_hosts, logs) in one directory.
+// tests/launch/ssh/sshd.sh on loopback addresses (127.0.0.x) at free ports
+// (another one when some other program takes the first), with all their
+// state (keys, known_hosts, logs) in one directory.
 #pragma once
 
 #include <memory>
@@ -18,8 +19,22 @@ std::string SshdUnavailableReason();
 // Runs `sshd.sh <args>`; the error carries its output.
 Status RunSshdScript(const std::string& args);
 
-// A TCP port nothing listens on at `address` right now.
-int FreePort(const std::string& address);
+// A TCP port on `address` that refuses connections for as long as this
+// object lives: bound by it and never listened on, so no other program can
+// take it meanwhile. port() is 0 when nothing could be bound.
+class ClosedPort {
+ public:
+  explicit ClosedPort(const std::string& address);
+  ~ClosedPort();
+  ClosedPort(const ClosedPort&) = delete;
+  ClosedPort& operator=(const ClosedPort&) = delete;
+
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
 
 // The local user's name (what the servers accept).
 std::string LocalUser();
@@ -28,8 +43,8 @@ std::string LocalUser();
 // every server in that dir) and dir/known_hosts.
 class Sshd {
  public:
-  // Starts server `name` on `address`; with `known`, its host key is added
-  // to dir/known_hosts.
+  // Starts server `name` on `address` at a free port; with `known`, its host
+  // key is added to dir/known_hosts.
   static StatusOr<std::unique_ptr<Sshd>> Start(const std::string& dir,
                                                const std::string& name,
                                                const std::string& address,
@@ -53,6 +68,7 @@ class Sshd {
   std::string log_file() const;
 
  private:
+  // `port` 0: the first Restart picks one.
   Sshd(std::string dir, std::string name, std::string address, int port)
       : dir_(std::move(dir)),
         name_(std::move(name)),

@@ -179,7 +179,9 @@ TEST_F(TunnelTest, ReconnectsAfterTheServerRestarts) {
 
 TEST_F(TunnelTest, OpenFailsLikeConnect) {
   Target target = sshd_->target();
-  target.port = FreePort(target.host);
+  ClosedPort closed(target.host);
+  ASSERT_GT(closed.port(), 0);
+  target.port = closed.port();
   auto tunnel = Tunnel::Open(target, "127.0.0.1", 1);
   EXPECT_EQ(tunnel.status().code(), StatusCode::kUnavailable)
       << tunnel.status();
