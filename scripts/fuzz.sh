@@ -10,7 +10,8 @@ seconds="${1:-30}"
 build="${DTF_FUZZ_BUILD_DIR:-build-fuzz}"
 if [[ ! -f "$build/build.ninja" ]]; then
   CC=clang-14 CXX=clang++-14 cmake -G Ninja -S . -B "$build" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDTF_BUILD_FUZZERS=ON \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS=-gline-tables-only \
+    -DDTF_BUILD_FUZZERS=ON \
     -DDTF_BUILD_TESTS=OFF -DDTF_ENABLE_CUDA=OFF >/dev/null
 fi
 targets=(csv_reader_fuzz record_reader_fuzz example_fuzz)

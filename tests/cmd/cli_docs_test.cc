@@ -11,6 +11,7 @@
 
 #include "cmd/app.h"
 #include "gtest/gtest.h"
+#include "tests/testing/paths.h"
 
 namespace dtf::cli {
 namespace {

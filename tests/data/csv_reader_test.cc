@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/data/file.h"
+#include "tests/testing/paths.h"
 
 namespace dtf {
 namespace {

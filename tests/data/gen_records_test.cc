@@ -13,6 +13,7 @@
 #include "lib/data/example.h"
 #include "lib/data/record_reader.h"
 #include "tests/data/schema_testing.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
 
 namespace dtf {

@@ -20,6 +20,7 @@
 #include "lib/data/example.h"
 #include "lib/data/gen_records.h"
 #include "lib/data/record_writer.h"
+#include "tests/testing/paths.h"
 
 namespace dtf {
 namespace {

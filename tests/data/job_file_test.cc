@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/data/job_file_testing.h"
+#include "tests/testing/paths.h"
 
 namespace dtf {
 namespace {

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
 #include "lib/data/job_file.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
 
 namespace dtf {

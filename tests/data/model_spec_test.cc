@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "lib/data/job_file.h"
 #include "tests/data/job_file_testing.h"
+#include "tests/testing/paths.h"
 
 namespace dtf {
 namespace {

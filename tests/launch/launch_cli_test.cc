@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "lib/launch/run_registry.h"
 #include "tests/launch/launch_testing.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
 
 namespace dtf::launch {

@@ -16,6 +16,7 @@
 #include "lib/base/strings.h"
 #include "lib/data/gen_records.h"
 #include "lib/data/job_file.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
 
 namespace dtf::runtime::testing {

@@ -10,6 +10,7 @@
 #include "lib/launch/pack/sha256.h"
 #include "lib/launch/pack/unpack.h"
 #include "tests/launch/pack/pack_testing.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
 
 namespace dtf::pack {

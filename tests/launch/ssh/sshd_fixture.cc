@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "lib/base/strings.h"
+#include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
 
 namespace dtf::launch::ssh::testing {
