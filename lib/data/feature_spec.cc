@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 #include "lib/data/schema_internal.h"
 #include "lib/data/toml_util.h"
 

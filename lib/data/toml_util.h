@@ -18,8 +18,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/base/file.h"
 #include "lib/base/status.h"
-#include "lib/data/file.h"
 #include "lib/data/schema_internal.h"
 #include "lib/data/toml_text.h"
 

@@ -2,8 +2,8 @@
 
 #include <charconv>
 
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 
 namespace dtf::launch {
 namespace {

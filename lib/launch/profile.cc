@@ -8,8 +8,8 @@
 #include <initializer_list>
 #include <utility>
 
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 #include "lib/data/toml_util.h"
 
 namespace dtf::launch {

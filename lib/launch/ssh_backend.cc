@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "lib/base/build_config.h"
+#include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 #include "lib/launch/pack/elf_deps.h"
 #include "lib/launch/pack/elf_file.h"
 #include "lib/launch/pack/manifest.h"
