@@ -29,6 +29,13 @@ std::string StrCat(const Args&... args) {
 // reads specially, otherwise single-quoted.
 std::string ShellQuote(std::string_view s);
 
+// `text` in double quotes with control characters and quotes escaped, cut
+// after 100 bytes: the form user text takes in messages.
+std::string QuoteForMessage(std::string_view text);
+
+// The shortest text that reads back as `d` ("0.1", "1e+300", "inf").
+std::string FormatDouble(double d);
+
 }  // namespace dtf
 
 // Lets fmt (and so StrCat) format absl::string_view, e.g. Status::message().

@@ -9,8 +9,10 @@
 #include <utility>
 
 #include "lib/base/file.h"
+#include "lib/base/host_name.h"
 #include "lib/base/strings.h"
-#include "lib/data/toml_util.h"
+#include "lib/base/toml_text.h"
+#include "lib/base/toml_util.h"
 
 namespace dtf::launch {
 
@@ -35,28 +37,6 @@ namespace {
 namespace fs = std::filesystem;
 using toml_util::Reader;
 
-StatusOr<toml::table> ParseText(std::string_view text,
-                                const std::string& source) {
-  auto error = [&](std::string_view description,
-                   const toml::source_region& where) {
-    return InvalidArgumentError(StrCat(source, ":", where.begin.line, ":",
-                                       where.begin.column, ": ", description));
-  };
-#if TOML_EXCEPTIONS
-  try {
-    return toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    return error(e.description(), e.source());
-  }
-#else
-  toml::parse_result result = toml::parse(text, source);
-  if (!result) {
-    return error(result.error().description(), result.error().source());
-  }
-  return std::move(result).table();
-#endif
-}
-
 std::string Where(const Reader& reader, const toml::node& node) {
   const toml::source_position& p = node.source().begin;
   return StrCat(reader.file(), ":", std::max<uint32_t>(p.line, 1), ":",
@@ -76,13 +56,10 @@ bool IsEnvName(std::string_view name) {
 Status CheckHost(const Reader& reader, const toml::node& node,
                  const std::string& host) {
   if (host.empty()) return reader.Error(node, "host", "must not be empty");
-  for (char c : host) {
-    if (c == ':' || c == '/' || c == ' ' || c == '\t' || c == '[' || c == ']' ||
-        static_cast<unsigned char>(c) < 0x20) {
-      return reader.Error(node, "host",
-                          StrCat("expected a host name or IPv4 address, got ",
-                                 toml_util::Text(node)));
-    }
+  if (!IsValidHost(host, HostRule::kBindAddress)) {
+    return reader.Error(node, "host",
+                        StrCat("expected a host name or IPv4 address, got ",
+                               toml_util::Text(node)));
   }
   return OkStatus();
 }
@@ -308,7 +285,8 @@ Status ReadSshProfile(const Reader& reader, const toml::table& table,
 
 StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
                                std::string name) {
-  DTF_ASSIGN_OR_RETURN(const toml::table table, ParseText(text, source));
+  DTF_ASSIGN_OR_RETURN(const toml::table table,
+                       toml_util::ParseText(text, source));
   Reader reader(source);
   Profile p;
   p.name = std::move(name);
