@@ -10,8 +10,8 @@
 
 #include "cmd/app.h"
 #include "cmd/progress.h"
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 #include "lib/data/job_file.h"
 #include "lib/data/json.h"
 

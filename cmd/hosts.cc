@@ -34,10 +34,10 @@ StatusOr<launch::ssh::Target> TargetOf(const HostsFlags& f,
   launch::ssh::Target t;
   t.host = host;
   if (f.profile.empty()) return t;
-  DTF_ASSIGN_OR_RETURN(
-      const launch::Profile p,
-      launch::ResolveProfile(
-          fs::path(AbsolutePath(f.job)).parent_path().string(), f.profile));
+  DTF_ASSIGN_OR_RETURN(const launch::Profile p,
+                       launch::ResolveProfile(
+                           fs::path(AbsolutePath(f.job)).parent_path().string(),
+                           f.profile, ProfileOptionsFromEnv()));
   t.user = p.ssh.user;
   t.port = p.ssh.port;
   for (const launch::HostEntry& e : p.hosts) {

@@ -58,6 +58,7 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   options.grace = Millis(f.grace);
   options.start_timeout = Millis(f.start_timeout);
   options.accept_new_host_keys = f.accept_new_host_keys;
+  options.search_path = SearchPathFromEnv();
   options.on_preflight = [&](std::string_view table) {
     console.Info(StrCat("dtf: preflight\n", table));
   };

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 #include "lib/data/input_pipeline.h"
 #include "lib/data/json.h"
 #include "lib/kernels/activation.h"

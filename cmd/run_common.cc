@@ -61,13 +61,25 @@ StatusOr<launch::PlanRequest> PlanRequestFor(
   r.allreduce = job.train.mode == TrainMode::kAllreduce;
   r.overrides.sets = sets;
   DTF_ASSIGN_OR_RETURN(
-      r.profile, launch::ResolveProfile(fs::path(r.job).parent_path().string(),
-                                        profile.profile));
+      r.profile,
+      launch::ResolveProfile(fs::path(r.job).parent_path().string(),
+                             profile.profile, ProfileOptionsFromEnv()));
   DTF_ASSIGN_OR_RETURN(r.binary, SelfExecutable());
   if (!runs.runs_dir.empty()) r.runs_dir = AbsolutePath(runs.runs_dir);
   r.overrides.ps = profile.ps;
   r.overrides.workers = profile.workers;
   return r;
+}
+
+launch::ProfileOptions ProfileOptionsFromEnv() {
+  launch::ProfileOptions options;
+  if (const char* home = std::getenv("HOME")) options.home_dir = home;
+  return options;
+}
+
+std::string SearchPathFromEnv() {
+  const char* path = std::getenv("PATH");
+  return path != nullptr ? path : "/usr/bin:/bin";
 }
 
 std::string RunsDirOf(const RunsFlags& flags) {

@@ -10,6 +10,7 @@
 #include "lib/base/os.h"
 #include "lib/base/status.h"
 #include "lib/launch/plan.h"
+#include "lib/launch/profile.h"
 
 namespace dtf::cli {
 
@@ -35,6 +36,13 @@ void AddProfileFlags(CLI::App* sub, ProfileFlags* flags);
 StatusOr<launch::PlanRequest> PlanRequestFor(
     const RunsFlags& runs, const ProfileFlags& profile,
     const std::vector<std::string>& sets = {});
+
+// What the launch library takes from this process's environment (only cmd/
+// reads it): $HOME, which "~" stands for in a profile's paths.
+launch::ProfileOptions ProfileOptionsFromEnv();
+// $PATH, or "/usr/bin:/bin" when it is unset: where objcopy is looked for
+// (launch::RunOptions::search_path, pack::CanStripDebug).
+std::string SearchPathFromEnv();
 
 // --runs-dir, or .dtf/runs beside the job file; absolute.
 std::string RunsDirOf(const RunsFlags& flags);

@@ -7,8 +7,8 @@
 #include "cmd/app.h"
 #include "cmd/train_report.h"
 #include "lib/base/device_name.h"
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 #include "lib/data/job_file.h"
 #include "lib/runtime/trainer.h"
 

@@ -1,5 +1,11 @@
 #include "lib/base/strings.h"
 
+#include <algorithm>
+#include <charconv>
+#include <system_error>
+
+#include "absl/strings/escaping.h"
+
 namespace dtf {
 
 std::string ShellQuote(std::string_view s) {
@@ -27,6 +33,19 @@ std::string PadRight(std::string_view s, size_t width) {
   std::string out(s);
   if (out.size() < width) out.append(width - out.size(), ' ');
   return out;
+}
+
+std::string QuoteForMessage(std::string_view text) {
+  constexpr size_t kMax = 100;
+  const absl::string_view head(text.data(), std::min(text.size(), kMax));
+  return StrCat("\"", absl::Utf8SafeCEscape(head),
+                text.size() > kMax ? "\"..." : "\"");
+}
+
+std::string FormatDouble(double d) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), d);
+  return std::string(buf, ec == std::errc() ? end : buf);
 }
 
 }  // namespace dtf

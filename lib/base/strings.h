@@ -33,6 +33,13 @@ std::string ShellQuote(std::string_view s);
 // `s` followed by spaces up to `width` characters (a table column).
 std::string PadRight(std::string_view s, size_t width);
 
+// `text` in double quotes with control characters and quotes escaped, cut
+// after 100 bytes: the form user text takes in messages.
+std::string QuoteForMessage(std::string_view text);
+
+// The shortest text that reads back as `d` ("0.1", "1e+300", "inf").
+std::string FormatDouble(double d);
+
 }  // namespace dtf
 
 // Lets fmt (and so StrCat) format absl::string_view, e.g. Status::message().

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "lib/base/file.h"
 #include "lib/base/status.h"
-#include "lib/data/file.h"
 
 namespace dtf {
 

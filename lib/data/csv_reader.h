@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/base/file.h"
 #include "lib/base/status.h"
-#include "lib/data/file.h"
 
 namespace dtf {
 

@@ -8,10 +8,10 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
+#include "lib/base/toml_util.h"
 #include "lib/data/schema_internal.h"
-#include "lib/data/toml_util.h"
 
 namespace dtf {
 

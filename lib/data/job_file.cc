@@ -12,8 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/base/strings.h"
+#include "lib/base/toml_text.h"
+#include "lib/base/toml_util.h"
 #include "lib/data/schema_internal.h"
-#include "lib/data/toml_util.h"
 
 namespace dtf {
 namespace {
@@ -22,6 +23,45 @@ using toml_util::KeyPart;
 using toml_util::Reader;
 
 using toml_util::ResolvePath;
+
+// "int", "float" or "str".
+StatusOr<ValueType> GetType(const Reader& r, const toml::node& node,
+                            std::string_view key) {
+  DTF_ASSIGN_OR_RETURN(const std::string name, r.GetString(node, key));
+  StatusOr<ValueType> type = ParseValueType(name);
+  if (!type.ok()) return r.Error(node, key, Message(type.status()));
+  return *type;
+}
+
+// A value of `type`; an integer for a float, or an integral float for an
+// int, converts where exact.
+StatusOr<Value> GetValue(const Reader& r, const toml::node& node,
+                         ValueType type, std::string_view key) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  constexpr int64_t kTwo53 = int64_t{1} << 53;
+  if (type == ValueType::kInt) {
+    if (const auto* i = node.as_integer()) return Value(i->get());
+    if (const auto* f = node.as_floating_point()) {
+      const double d = f->get();
+      if (d == std::trunc(d) && d >= -kTwo63 && d < kTwo63) {
+        return Value(static_cast<int64_t>(d));
+      }
+    }
+  } else if (type == ValueType::kFloat) {
+    if (const auto* f = node.as_floating_point()) return Value(f->get());
+    if (const auto* i = node.as_integer()) {
+      if (i->get() >= -kTwo53 && i->get() <= kTwo53) {
+        return Value(static_cast<double>(i->get()));
+      }
+    }
+  } else if (const auto* s = node.as_string()) {
+    return Value(s->get());
+  }
+  return r.Error(
+      node, key,
+      absl::StrFormat("expected %s, got %s", ValueTypeWithArticle(type),
+                      toml_util::Text(node)));
+}
 
 Status LoadCsv(const Reader& r, const toml::node& node, const std::string& dir,
                DataSpec* data) {
@@ -216,10 +256,10 @@ StatusOr<ColumnSpec> LoadColumnTable(Reader& r, const toml::table& t,
   if (type == nullptr) {
     return r.Error(t, key + ".type", "missing (int, float or str)");
   }
-  DTF_ASSIGN_OR_RETURN(column.type, r.GetType(*type, key + ".type"));
+  DTF_ASSIGN_OR_RETURN(column.type, GetType(r, *type, key + ".type"));
   if (const toml::node* n = t.get("default")) {
     DTF_ASSIGN_OR_RETURN(column.default_value,
-                         r.GetValue(*n, column.type, key + ".default"));
+                         GetValue(r, *n, column.type, key + ".default"));
     r.Remember(key + ".default", *n);
   }
   if (const toml::node* n = t.get("required")) {
@@ -313,7 +353,7 @@ Status LoadVectors(Reader& r, const toml::node& node, Schema* schema) {
     DTF_ASSIGN_OR_RETURN(vector.name, r.GetString(*name, key + ".name"));
     r.Remember(key + ".name", *name);
     if (const toml::node* n = t->get("type")) {
-      DTF_ASSIGN_OR_RETURN(vector.type, r.GetType(*n, key + ".type"));
+      DTF_ASSIGN_OR_RETURN(vector.type, GetType(r, *n, key + ".type"));
       r.Remember(key + ".type", *n);
     }
     const toml::node* columns = t->get("columns");
@@ -324,7 +364,7 @@ Status LoadVectors(Reader& r, const toml::node& node, Schema* schema) {
     r.Remember(key + ".columns", *columns);
     if (const toml::node* n = t->get("default")) {
       DTF_ASSIGN_OR_RETURN(vector.default_value,
-                           r.GetValue(*n, vector.type, key + ".default"));
+                           GetValue(r, *n, vector.type, key + ".default"));
       r.Remember(key + ".default", *n);
     }
     schema->vectors.push_back(std::move(vector));

@@ -8,10 +8,10 @@
 #include <random>
 #include <set>
 
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
+#include "lib/base/toml_text.h"
 #include "lib/data/column_profile.h"
-#include "lib/data/file.h"
-#include "lib/data/toml_text.h"
 
 namespace dtf {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "lib/base/strings.h"
-#include "lib/data/toml_text.h"
+#include "lib/base/toml_text.h"
 
 namespace dtf {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "lib/base/strings.h"
+#include "lib/base/toml_util.h"
 #include "lib/data/schema_internal.h"
-#include "lib/data/toml_util.h"
 
 namespace dtf {
 

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "lib/base/file.h"
 #include "lib/base/status.h"
 #include "lib/data/compression.h"
-#include "lib/data/file.h"
 
 namespace dtf {
 

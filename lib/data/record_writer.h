@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
+#include "lib/base/file.h"
 #include "lib/base/status.h"
 #include "lib/data/compression.h"
-#include "lib/data/file.h"
 
 namespace dtf {
 

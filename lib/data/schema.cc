@@ -7,12 +7,12 @@
 #include <map>
 #include <system_error>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/base/strings.h"
+#include "lib/base/toml_text.h"
 #include "lib/data/job_file.h"
 #include "lib/data/schema_internal.h"
-#include "lib/data/toml_text.h"
 
 namespace dtf {
 namespace {
@@ -238,13 +238,6 @@ std::string LabelMap(const LabelSpec& label, std::string_view separator) {
 
 }  // namespace
 
-std::string QuoteForMessage(std::string_view text) {
-  constexpr size_t kMax = 100;
-  const absl::string_view head(text.data(), std::min(text.size(), kMax));
-  return absl::StrCat("\"", absl::Utf8SafeCEscape(head),
-                      text.size() > kMax ? "\"..." : "\"");
-}
-
 std::string_view ValueTypeWithArticle(ValueType type) {
   switch (type) {
     case ValueType::kInt:
@@ -302,11 +295,7 @@ StatusOr<Value> ParseValue(std::string_view text, ValueType type) {
 
 std::string ValueToString(const Value& v) {
   if (const int64_t* i = std::get_if<int64_t>(&v)) return absl::StrCat(*i);
-  if (const double* d = std::get_if<double>(&v)) {
-    char buf[64];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), *d);
-    return std::string(buf, ec == std::errc() ? end : buf);
-  }
+  if (const double* d = std::get_if<double>(&v)) return FormatDouble(*d);
   return std::get<std::string>(v);
 }
 

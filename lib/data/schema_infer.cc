@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/base/strings.h"
 #include "lib/data/schema.h"
 #include "lib/data/schema_internal.h"
 

@@ -21,10 +21,6 @@ struct SchemaProblem {
 // when the schema is valid.
 std::optional<SchemaProblem> FindSchemaProblem(const Schema& schema);
 
-// `text` in double quotes with control characters and quotes escaped, cut
-// after 100 bytes: the form user text takes in messages.
-std::string QuoteForMessage(std::string_view text);
-
 // "an int", "a float", "a str": the phrase after "expected".
 std::string_view ValueTypeWithArticle(ValueType type);
 

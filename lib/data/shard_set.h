@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/base/file.h"
 #include "lib/base/status.h"
 #include "lib/data/compression.h"
-#include "lib/data/file.h"
 #include "lib/data/record_writer.h"
 
 namespace dtf {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "lib/base/strings.h"
-#include "lib/data/toml_util.h"
+#include "lib/base/toml_util.h"
 
 namespace dtf {
 

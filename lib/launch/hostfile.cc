@@ -2,26 +2,14 @@
 
 #include <charconv>
 
+#include "lib/base/file.h"
+#include "lib/base/host_name.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 
 namespace dtf::launch {
 namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-
-// A host name or address: letters, digits, '.', '-', '_', ':' (IPv6) and
-// brackets; nothing a shell would read.
-bool ValidHost(std::string_view host) {
-  if (host.empty() || host.size() > 253 || host[0] == '-') return false;
-  for (char c : host) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '.' || c == '-' ||
-                    c == '_' || c == ':' || c == '[' || c == ']';
-    if (!ok) return false;
-  }
-  return true;
-}
 
 // A POSIX portable user name: letters, digits, '.', '_', '-', not starting
 // with '-'.
@@ -91,7 +79,7 @@ StatusOr<std::vector<HostEntry>> ParseHostfile(std::string_view text,
       e.slots = *slots;
       host = host.substr(0, colon);
     }
-    if (!ValidHost(host)) {
+    if (!IsValidHost(host, HostRule::kSshHost)) {
       return error(fields[0].second,
                    StrCat("\"", host, "\" is not a host name or address"));
     }

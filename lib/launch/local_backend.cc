@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 #include "lib/launch/log_tail.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"

@@ -62,6 +62,11 @@ struct RunOptions {
   // instead of failing; and the preflight's table, once it is done.
   bool accept_new_host_keys = false;
   std::function<void(std::string_view table)> on_preflight;
+  // SSH runs: the ':'-separated directories objcopy is looked for in; when
+  // it is there, the shipped binary loses its debug sections
+  // (pack::CanStripDebug). cmd/ passes $PATH, or "/usr/bin:/bin" when it is
+  // unset. Default "": the binary is shipped as it is.
+  std::string search_path;
 };
 
 // How a run ended.

@@ -11,8 +11,8 @@
 #include <cstring>
 #include <thread>
 
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 
 extern char** environ;
 

@@ -8,9 +8,11 @@
 #include <initializer_list>
 #include <utility>
 
+#include "lib/base/file.h"
+#include "lib/base/host_name.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
-#include "lib/data/toml_util.h"
+#include "lib/base/toml_text.h"
+#include "lib/base/toml_util.h"
 
 namespace dtf::launch {
 
@@ -35,28 +37,6 @@ namespace {
 namespace fs = std::filesystem;
 using toml_util::Reader;
 
-StatusOr<toml::table> ParseText(std::string_view text,
-                                const std::string& source) {
-  auto error = [&](std::string_view description,
-                   const toml::source_region& where) {
-    return InvalidArgumentError(StrCat(source, ":", where.begin.line, ":",
-                                       where.begin.column, ": ", description));
-  };
-#if TOML_EXCEPTIONS
-  try {
-    return toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    return error(e.description(), e.source());
-  }
-#else
-  toml::parse_result result = toml::parse(text, source);
-  if (!result) {
-    return error(result.error().description(), result.error().source());
-  }
-  return std::move(result).table();
-#endif
-}
-
 std::string Where(const Reader& reader, const toml::node& node) {
   const toml::source_position& p = node.source().begin;
   return StrCat(reader.file(), ":", std::max<uint32_t>(p.line, 1), ":",
@@ -76,13 +56,10 @@ bool IsEnvName(std::string_view name) {
 Status CheckHost(const Reader& reader, const toml::node& node,
                  const std::string& host) {
   if (host.empty()) return reader.Error(node, "host", "must not be empty");
-  for (char c : host) {
-    if (c == ':' || c == '/' || c == ' ' || c == '\t' || c == '[' || c == ']' ||
-        static_cast<unsigned char>(c) < 0x20) {
-      return reader.Error(node, "host",
-                          StrCat("expected a host name or IPv4 address, got ",
-                                 toml_util::Text(node)));
-    }
+  if (!IsValidHost(host, HostRule::kBindAddress)) {
+    return reader.Error(node, "host",
+                        StrCat("expected a host name or IPv4 address, got ",
+                               toml_util::Text(node)));
   }
   return OkStatus();
 }
@@ -134,13 +111,12 @@ Status CheckKeys(const Reader& reader, const toml::table& table,
   return OkStatus();
 }
 
-// A local path from a profile: "~/" is the home directory, a relative path
-// is relative to the profile's directory.
+// A local path from a profile: "~/" is `home_dir`, a relative path is
+// relative to the profile's directory.
 std::string LocalPath(const std::string& profile_source,
-                      const std::string& value) {
+                      const std::string& home_dir, const std::string& value) {
   if (value == "~" || value.starts_with("~/")) {
-    const char* home = std::getenv("HOME");
-    return StrCat(home ? home : "", value.substr(1));
+    return StrCat(home_dir, value.substr(1));
   }
   if (fs::path(value).is_absolute() ||
       profile_source == kBuiltInProfileSource) {
@@ -194,7 +170,8 @@ Status ReadInlineHosts(const Reader& reader, const toml::node& node,
 }
 
 // The [ssh] table.
-Status ReadSsh(const Reader& reader, const toml::node& node, Profile* p) {
+Status ReadSsh(const Reader& reader, const toml::node& node,
+               const ProfileOptions& options, Profile* p) {
   const toml::table* table = node.as_table();
   if (table == nullptr) {
     return reader.Error(
@@ -241,7 +218,7 @@ Status ReadSsh(const Reader& reader, const toml::node& node, Profile* p) {
       } else if (name == "config" && s == "none") {
         ssh.config = std::move(s);
       } else {
-        std::string local = LocalPath(p->source, s);
+        std::string local = LocalPath(p->source, options.home_dir, s);
         if (name == "identity_file") ssh.identity_file = std::move(local);
         if (name == "known_hosts") ssh.known_hosts = std::move(local);
         if (name == "config") ssh.config = std::move(local);
@@ -253,7 +230,7 @@ Status ReadSsh(const Reader& reader, const toml::node& node, Profile* p) {
 
 // The keys only an SSH profile has.
 Status ReadSshProfile(const Reader& reader, const toml::table& table,
-                      Profile* p) {
+                      const ProfileOptions& options, Profile* p) {
   const toml::node* hosts = table.get("hosts");
   const toml::node* hostfile = table.get("hostfile");
   if (hosts != nullptr && hostfile != nullptr) {
@@ -273,7 +250,7 @@ Status ReadSshProfile(const Reader& reader, const toml::table& table,
     p->where["hostfile"] = Where(reader, *hostfile);
     DTF_ASSIGN_OR_RETURN(const std::string path,
                          reader.GetString(*hostfile, "hostfile"));
-    p->hostfile = LocalPath(p->source, path);
+    p->hostfile = LocalPath(p->source, options.home_dir, path);
     StatusOr<std::vector<HostEntry>> entries = LoadHostfile(p->hostfile);
     if (!entries.ok()) {
       return Status(entries.status().code(),
@@ -299,7 +276,7 @@ Status ReadSshProfile(const Reader& reader, const toml::table& table,
   }
   if (const toml::node* node = table.get("ssh")) {
     p->where["ssh"] = Where(reader, *node);
-    DTF_RETURN_IF_ERROR(ReadSsh(reader, *node, p));
+    DTF_RETURN_IF_ERROR(ReadSsh(reader, *node, options, p));
   }
   return OkStatus();
 }
@@ -307,8 +284,10 @@ Status ReadSshProfile(const Reader& reader, const toml::table& table,
 }  // namespace
 
 StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
-                               std::string name) {
-  DTF_ASSIGN_OR_RETURN(const toml::table table, ParseText(text, source));
+                               std::string name,
+                               const ProfileOptions& options) {
+  DTF_ASSIGN_OR_RETURN(const toml::table table,
+                       toml_util::ParseText(text, source));
   Reader reader(source);
   Profile p;
   p.name = std::move(name);
@@ -374,28 +353,31 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
     }
   }
   if (p.backend == "ssh") {
-    DTF_RETURN_IF_ERROR(ReadSshProfile(reader, table, &p));
+    DTF_RETURN_IF_ERROR(ReadSshProfile(reader, table, options, &p));
   }
   return p;
 }
 
-StatusOr<Profile> LoadProfileFile(const std::string& path) {
+StatusOr<Profile> LoadProfileFile(const std::string& path,
+                                  const ProfileOptions& options) {
   DTF_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path));
-  return ParseProfile(text, path, fs::path(path).stem().string());
+  return ParseProfile(text, path, fs::path(path).stem().string(), options);
 }
 
 StatusOr<Profile> ResolveProfile(const std::string& job_dir,
-                                 const std::string& arg) {
+                                 const std::string& arg,
+                                 const ProfileOptions& options) {
   if (arg.empty()) return InvalidArgumentError("--profile: empty name");
   const bool is_path = arg.find('/') != std::string::npos ||
                        (arg.size() > 5 && arg.ends_with(".toml"));
-  if (is_path) return LoadProfileFile(arg);
+  if (is_path) return LoadProfileFile(arg, options);
   const std::string path =
       (fs::path(job_dir) / "profiles" / (arg + ".toml")).string();
   std::error_code ec;
-  if (fs::exists(path, ec)) return LoadProfileFile(path);
+  if (fs::exists(path, ec)) return LoadProfileFile(path, options);
   if (arg == "local") {
-    return ParseProfile(kDefaultLocalProfile, kBuiltInProfileSource, "local");
+    return ParseProfile(kDefaultLocalProfile, kBuiltInProfileSource, "local",
+                        options);
   }
   return NotFoundError(
       StrCat("profile \"", arg, "\": no ", path,

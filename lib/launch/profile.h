@@ -81,13 +81,24 @@ struct Profile {
   std::map<std::string, std::string> where;
 };
 
+// What reading a profile takes from the environment it runs in; cmd/ fills
+// it.
+struct ProfileOptions {
+  // The directory "~" stands for in a profile's local paths
+  // (ssh.identity_file, ssh.known_hosts, ssh.config, hostfile): $HOME.
+  // Default "": "~/x" reads as "/x", as with HOME unset.
+  std::string home_dir;
+};
+
 // Parses profile text; `source` names it in errors, `name` becomes
 // Profile::name.
 StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
-                               std::string name);
+                               std::string name,
+                               const ProfileOptions& options = {});
 // Reads and parses a profile file; its name is the file name without
 // ".toml".
-StatusOr<Profile> LoadProfileFile(const std::string& path);
+StatusOr<Profile> LoadProfileFile(const std::string& path,
+                                  const ProfileOptions& options = {});
 
 // The profile `arg` names, for a job file in `job_dir`: a path when it ends
 // in ".toml" or holds a '/' (relative to the working directory), otherwise
@@ -95,6 +106,7 @@ StatusOr<Profile> LoadProfileFile(const std::string& path);
 // `arg` is "local" and that file does not exist. NotFound when a named
 // profile is missing.
 StatusOr<Profile> ResolveProfile(const std::string& job_dir,
-                                 const std::string& arg);
+                                 const std::string& arg,
+                                 const ProfileOptions& options = {});
 
 }  // namespace dtf::launch

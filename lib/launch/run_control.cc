@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/ssh_backend.h"
 

@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "lib/base/build_config.h"
+#include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 #include "lib/launch/pack/elf_deps.h"
 #include "lib/launch/pack/elf_file.h"
 #include "lib/launch/pack/manifest.h"
@@ -75,14 +75,15 @@ StatusOr<std::string> EnvInputsKey(const std::string& binary) {
 // The runtime archive: packed once for a binary and libraries as they are
 // (packing a debug build takes seconds); later launches find it through
 // <out>/env-cache/<inputs key>.json while the archive is still there.
-StatusOr<pack::PackResult> PackEnvCached(const std::string& out) {
+StatusOr<pack::PackResult> PackEnvCached(const std::string& out,
+                                         const std::string& search_path) {
   pack::PackEnvOptions env;
   DTF_ASSIGN_OR_RETURN(env.binary, SelfExecutable());
   env.dtf_version = kVersion;
   env.out_dir = out;
   // What a host needs is the code; a debug build's binary is mostly debug
   // sections, which would cost every first launch their shipping.
-  env.strip_debug = pack::CanStripDebug();
+  env.strip_debug = pack::CanStripDebug(search_path);
   DTF_ASSIGN_OR_RETURN(std::string key, EnvInputsKey(env.binary));
   if (env.strip_debug) key += "-stripped";
   const std::string cache = StrCat(out, "/env-cache/", key, ".json");
@@ -116,10 +117,12 @@ StatusOr<pack::PackResult> PackEnvCached(const std::string& out) {
 
 // The archives, packed beside the job (.dtf/pack); reproducible, so an
 // unchanged binary and job give the same ids every time.
-StatusOr<Packed> PackArchives(const PlanRequest& r) {
+StatusOr<Packed> PackArchives(const PlanRequest& r,
+                              const std::string& search_path) {
   const std::string out =
       (fs::path(r.job).parent_path() / ".dtf" / "pack").string();
-  DTF_ASSIGN_OR_RETURN(const pack::PackResult e, PackEnvCached(out));
+  DTF_ASSIGN_OR_RETURN(const pack::PackResult e,
+                       PackEnvCached(out, search_path));
   pack::PackJobOptions job;  // small: packed every time
   job.job = r.job;
   job.with_data = r.profile.with_data;
@@ -205,7 +208,8 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
   DTF_ASSIGN_OR_RETURN(PreflightOptions pre, RuntimeNeeds());
   pre.accept_new_host_keys = options.accept_new_host_keys;
   StatusOr<Packed> packing = InternalError("not packed");
-  std::thread packer([&] { packing = PackArchives(request); });
+  std::thread packer(
+      [&] { packing = PackArchives(request, options.search_path); });
   PreflightResult checked = Preflight(draft, pre);
   packer.join();
   if (options.on_preflight) options.on_preflight(PreflightTable(checked));

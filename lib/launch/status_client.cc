@@ -2,8 +2,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 #include "proto/dtf.grpc.pb.h"
 
 namespace dtf::launch {

@@ -8,9 +8,9 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/run_registry.h"
 

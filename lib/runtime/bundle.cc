@@ -3,9 +3,9 @@
 #include <cstring>
 #include <utility>
 
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/data/crc32c.h"
-#include "lib/data/file.h"
 #include "lib/data/little_endian.h"
 
 namespace dtf::runtime {

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <utility>
 
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 
 namespace dtf::runtime {
 namespace fs = std::filesystem;

@@ -9,6 +9,7 @@
 #include <string>
 #include <system_error>
 
+#include "lib/base/host_name.h"
 #include "lib/base/strings.h"
 #include "nlohmann/json.hpp"
 
@@ -52,31 +53,6 @@ bool ParseDecimal(std::string_view s, int64_t max, int64_t* value) {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size() || v > max) return false;
   *value = v;
-  return true;
-}
-
-bool IsHostNameChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
-         c == '_';
-}
-
-// The bracketed part of "[v6]:port": hex digits, ':' and '.', then an
-// optional "%zone".
-bool IsIpv6Host(std::string_view host) {
-  size_t zone = host.find('%');
-  std::string_view address = host.substr(0, zone);
-  if (address.find(':') == std::string_view::npos) return false;
-  for (char c : address) {
-    if (!std::isxdigit(static_cast<unsigned char>(c)) && c != ':' && c != '.') {
-      return false;
-    }
-  }
-  if (zone == std::string_view::npos) return true;
-  std::string_view name = host.substr(zone + 1);
-  if (name.empty()) return false;
-  for (char c : name) {
-    if (!IsHostNameChar(c)) return false;
-  }
   return true;
 }
 
@@ -279,7 +255,7 @@ StatusOr<TaskAddress> ParseTaskAddress(std::string_view text) {
     rest = text.substr(close + 1);
     if (!rest.starts_with(':')) return error("expected ':port' after ']'");
     rest.remove_prefix(1);
-    if (!IsIpv6Host(host)) {
+    if (!IsIpv6Address(host)) {
       return error(StrCat("\"", host, "\" in brackets is not an IPv6 address"));
     }
   } else {
@@ -293,11 +269,10 @@ StatusOr<TaskAddress> ParseTaskAddress(std::string_view text) {
       return error("an IPv6 host goes in brackets, as \"[::1]:2222\"");
     }
     if (host.empty()) return error("the host is empty");
-    for (char c : host) {
-      if (!IsHostNameChar(c)) {
-        return error(StrCat("host \"", host, "\" holds '", c,
-                            "'; expected a name or an IP address"));
-      }
+    if (const size_t bad = FindInvalidHostChar(host, HostRule::kName);
+        bad != std::string_view::npos) {
+      return error(StrCat("host \"", host, "\" holds '", host[bad],
+                          "'; expected a name or an IP address"));
     }
   }
   int64_t port = 0;

@@ -4,8 +4,8 @@
 
 #include <cctype>
 
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 
 namespace dtf::runtime {
 namespace {

@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "grpcpp/grpcpp.h"
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/data/crc32c.h"
-#include "lib/data/file.h"
 #include "lib/data/job_toml.h"
 #include "lib/runtime/allreduce_worker.h"
 #include "lib/runtime/checkpoint.h"

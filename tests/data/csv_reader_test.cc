@@ -7,7 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lib/data/file.h"
+#include "lib/base/file.h"
 #include "tests/testing/paths.h"
 
 namespace dtf {

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/base/file.h"
 #include "lib/data/csv_reader.h"
-#include "lib/data/file.h"
 
 namespace {
 

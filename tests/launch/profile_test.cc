@@ -158,6 +158,28 @@ keepalive = 0
   EXPECT_EQ(ExpandWorkDir(p->work_dir, "h2"), "/scratch/h2/dtf");
 }
 
+TEST(Profile, TildeIsTheHomeDirectoryTheCallerGives) {
+  const char kText[] = R"(backend = "ssh"
+hosts = ["h1"]
+[ssh]
+identity_file = "~/.ssh/id_dtf"
+known_hosts = "~"
+config = "~user/config"
+)";
+  StatusOr<Profile> p = ParseProfile(kText, "/jobs/a/profiles/c.toml", "c",
+                                     ProfileOptions{.home_dir = "/home/ada"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->ssh.identity_file, "/home/ada/.ssh/id_dtf");
+  EXPECT_EQ(p->ssh.known_hosts, "/home/ada");
+  // Only "~" and "~/": "~user" is a relative path.
+  EXPECT_EQ(p->ssh.config, "/jobs/a/profiles/~user/config");
+
+  // No home directory (HOME unset): "~/x" reads as "/x".
+  p = ParseProfile(kText, "/jobs/a/profiles/c.toml", "c");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->ssh.identity_file, "/.ssh/id_dtf");
+}
+
 TEST(Profile, SshReadsAHostfileBesideIt) {
   testing::TempDir dir;
   { std::ofstream(dir.Join("hosts")) << "# cluster\nnode1 slots=4 gpus=2\n"; }

@@ -85,9 +85,8 @@ Status StripDebugCopy(const std::string& from, const std::string& to) {
 
 }  // namespace
 
-bool CanStripDebug() {
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path != nullptr ? path : "/usr/bin:/bin";
+bool CanStripDebug(std::string_view search_path) {
+  std::string_view dirs = search_path;
   while (!dirs.empty()) {
     const size_t colon = dirs.find(':');
     const std::string dir(dirs.substr(0, colon));

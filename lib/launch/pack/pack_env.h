@@ -40,8 +40,11 @@ struct PackEnvOptions {
   bool strip_debug = false;
 };
 
-// Whether `objcopy` (binutils), which strip_debug needs, is on the PATH.
-bool CanStripDebug();
+// Whether `objcopy` (binutils), which strip_debug needs, is in one of the
+// ':'-separated directories of `search_path` (the PATH that strip_debug's
+// objcopy is looked up in; cmd/ passes $PATH, or "/usr/bin:/bin" when it is
+// unset).
+bool CanStripDebug(std::string_view search_path);
 
 struct PackResult {
   WrittenArchive archive;

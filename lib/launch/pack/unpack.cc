@@ -10,9 +10,9 @@
 #include <map>
 #include <memory>
 
+#include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
-#include "lib/data/file.h"
 #include "lib/launch/pack/archive_reader.h"
 #include "lib/launch/pack/sha256.h"
 #include "lib/launch/pack/zip_format.h"

@@ -1,4 +1,4 @@
-#include "lib/data/file.h"
+#include "lib/base/file.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

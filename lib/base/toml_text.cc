@@ -1,34 +1,22 @@
-// Internal to lib/data: TOML text for strings and keys, shared by the
-// job-file reader and SchemaToToml.
-#pragma once
+#include "lib/base/toml_text.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <string>
-#include <string_view>
-#include <system_error>
 
-#include "absl/strings/str_format.h"
+#include "fmt/format.h"
+#include "lib/base/strings.h"
 
 namespace dtf::toml_util {
 
-// `d` as a TOML float literal that reads back to exactly `d`: the shortest
-// round-trip decimal, with ".0" added where it would otherwise read as an
-// integer (TOML has no "1" float).
-inline std::string Float(double d) {
+std::string Float(double d) {
   if (std::isnan(d)) return "nan";
   if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  char buf[64];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), d);
-  std::string s(buf, ec == std::errc() ? end : buf);
+  std::string s = FormatDouble(d);
   if (s.find_first_of(".eE") == std::string::npos) s += ".0";
   return s;
 }
 
-// `s` as a TOML basic string: quoted, with quotes, backslashes and control
-// characters escaped.
-inline std::string Quote(std::string_view s) {
+std::string Quote(std::string_view s) {
   std::string out = "\"";
   for (const char c : s) {
     switch (c) {
@@ -49,7 +37,9 @@ inline std::string Quote(std::string_view s) {
         break;
       default:
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          out += absl::StrFormat("\\u%04X", static_cast<unsigned char>(c));
+          out +=
+              fmt::format("\\u{:04X}",
+                          static_cast<unsigned>(static_cast<unsigned char>(c)));
         } else {
           out += c;
         }
@@ -58,8 +48,7 @@ inline std::string Quote(std::string_view s) {
   return out + "\"";
 }
 
-// `key` as one component of a dotted key: bare when TOML allows, else quoted.
-inline std::string KeyPart(std::string_view key) {
+std::string KeyPart(std::string_view key) {
   const bool bare =
       !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
