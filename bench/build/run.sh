@@ -54,7 +54,7 @@ busy_cores() {
       -v i2="${b[4]}" -v w2="${b[5]}" 'BEGIN {
         busy = (u2 - u1) + (n2 - n1) + (s2 - s1)
         total = busy + (i2 - i1) + (w2 - w1)
-        printf "%.2f", total > 0 ? busy / total : 0 }'
+        printf "%.2f", (total > 0 ? busy / total : 0) }'
 }
 
 # With --wait-idle S: waits, at most S seconds, for an idle machine, and

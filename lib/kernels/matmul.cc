@@ -9,6 +9,7 @@
 #include "lib/kernels/dense.h"
 #include "lib/kernels/internal/cpu_gemm.h"
 #include "lib/kernels/internal/dispatch.h"
+#include "lib/kernels/internal/parallel.h"
 
 namespace dtf::kernels {
 namespace {

@@ -15,6 +15,7 @@
 #include "lib/kernels/context.h"
 #include "lib/kernels/fuse.h"
 #include "lib/runtime/checkpoint.h"
+#include "lib/runtime/coordinator_service.h"
 #include "lib/runtime/device.h"
 #include "lib/runtime/event_writer.h"
 #include "lib/runtime/job_records.h"

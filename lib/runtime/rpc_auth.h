@@ -1,7 +1,7 @@
 // What every RPC between the tasks of a run carries (docs/protocol.md): the
-// run id, the run's secret and the protocol version as gRPC metadata, and a
-// deadline. Servers check them before anything else; statuses cross the gRPC
-// boundary only through ToGrpc / FromGrpc.
+// run's credentials (run_credentials.h) as gRPC metadata, and a deadline.
+// Servers check them before anything else; statuses cross the gRPC boundary
+// only through ToGrpc / FromGrpc.
 #pragma once
 
 #include <chrono>
@@ -11,27 +11,9 @@
 
 #include "grpcpp/grpcpp.h"
 #include "lib/base/status.h"
+#include "lib/runtime/run_credentials.h"
 
 namespace dtf::runtime {
-
-inline constexpr std::string_view kProtocolVersion = "1";
-inline constexpr char kRunHeader[] = "dtf-run";
-inline constexpr char kSecretHeader[] = "dtf-secret";
-inline constexpr char kVersionHeader[] = "dtf-version";
-inline constexpr char kJobHeader[] = "dtf-job";
-
-// The identity of a run that every call presents.
-struct RunCredentials {
-  std::string run_id;
-  std::string secret;  // hex
-  // A fingerprint of the job's model definition and training settings:
-  // tasks of one run must agree on it. Empty: not checked (dtf status).
-  std::string job;
-};
-
-// Reads the secret from a file: InvalidArgument unless it is a file only
-// its owner may read (mode 0600 or stricter) holding 32 to 256 hex digits.
-StatusOr<std::string> ReadSecretFile(const std::string& path);
 
 // A client context carrying `creds` and a deadline `timeout` from now; the
 // call waits for the server to come up until then.

@@ -16,7 +16,7 @@
 
 #include "lib/base/status.h"
 #include "lib/data/job_file.h"
-#include "lib/runtime/rpc_auth.h"
+#include "lib/runtime/run_credentials.h"
 #include "lib/runtime/trainer.h"
 
 namespace dtf::runtime {

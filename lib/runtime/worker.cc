@@ -1,3 +1,4 @@
+#include "lib/runtime/coordinator_service.h"
 #include "lib/runtime/worker.h"
 
 #include <algorithm>

@@ -19,11 +19,12 @@
 
 #include "lib/base/status.h"
 #include "lib/data/job_file.h"
-#include "lib/runtime/coordinator_service.h"
-#include "lib/runtime/rpc_auth.h"
+#include "lib/runtime/run_credentials.h"
 #include "lib/runtime/trainer.h"
 
 namespace dtf::runtime {
+
+class CoordinatorService;
 
 struct WorkerOptions {
   int index = 0;

@@ -1,3 +1,4 @@
+#include "lib/runtime/coordinator_service.h"
 #include "lib/runtime/worker_progress.h"
 
 #include <utility>
