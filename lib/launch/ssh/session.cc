@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <string_view>
 #include <utility>
 
 #include "lib/base/strings.h"
@@ -114,7 +115,9 @@ Status Authenticate(ssh_session session, const Target& target,
 std::string Shorten(const std::string& command) {
   constexpr size_t kMax = 80;
   if (command.size() <= kMax) return command;
-  return command.substr(0, kMax) + "...";
+  // StrCat, not `substr(...) + "..."`, which GCC 12 at -O2 misreads as
+  // writing past the string (-Warray-bounds) in some builds.
+  return StrCat(std::string_view(command).substr(0, kMax), "...");
 }
 
 }  // namespace
