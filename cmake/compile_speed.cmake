@@ -4,7 +4,8 @@
 # translation unit, so the headers they share are parsed, and the inline
 # and template code they share optimized, once per batch instead of once per
 # file (half the compile time of lib/data). Off with -DDTF_UNITY_BUILD=OFF,
-# which also shows two files that define the same internal name.
+# which also shows a file that compiles only thanks to the includes of the
+# files batched before it.
 option(DTF_UNITY_BUILD "Compile each target's files in batches" ON)
 set(DTF_UNITY_BATCH_SIZE 6 CACHE STRING "Files per unity batch")
 if(DTF_UNITY_BUILD)
@@ -33,13 +34,4 @@ function(dtf_precompile target)
     return()
   endif()
   target_precompile_headers(${target} PRIVATE ${DTF_PCH_COMMON} ${ARGN})
-endfunction()
-
-# dtf_precompile_reuse(TARGET FROM): TARGET uses FROM's precompiled header
-# (the two must be compiled with the same options).
-function(dtf_precompile_reuse target from)
-  if(NOT DTF_PRECOMPILED_HEADERS)
-    return()
-  endif()
-  target_precompile_headers(${target} REUSE_FROM ${from})
 endfunction()

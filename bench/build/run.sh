@@ -45,35 +45,8 @@ work="$(realpath "$work")"
 results="$work/results.tsv"
 : > "$results"
 
-# The fraction of the machine's cores busy over one second (/proc/stat).
-busy_cores() {
-  local a b
-  a=($(head -1 /proc/stat)); sleep 1; b=($(head -1 /proc/stat))
-  awk -v u1="${a[1]}" -v n1="${a[2]}" -v s1="${a[3]}" -v i1="${a[4]}" \
-      -v w1="${a[5]}" -v u2="${b[1]}" -v n2="${b[2]}" -v s2="${b[3]}" \
-      -v i2="${b[4]}" -v w2="${b[5]}" 'BEGIN {
-        busy = (u2 - u1) + (n2 - n1) + (s2 - s1)
-        total = busy + (i2 - i1) + (w2 - w1)
-        printf "%.2f", (total > 0 ? busy / total : 0) }'
-}
-
-# With --wait-idle S: waits, at most S seconds, for an idle machine, and
-# records how busy it was just before the measurement.
-wait_idle() {
-  local deadline=$(( $(date +%s) + wait_idle_s )) busy
-  while :; do
-    busy=$(busy_cores)
-    if (( wait_idle_s <= 0 )) || awk -v b="$busy" 'BEGIN { exit !(b < 0.10) }'; then
-      break
-    fi
-    if (( $(date +%s) >= deadline )); then
-      log "the machine stayed busy ($busy of its cores); measuring anyway"
-      break
-    fi
-    sleep 5
-  done
-  echo "$busy"
-}
+# cpu_busy, busy_cores, wait_idle.
+source "$here/../idle.sh"
 
 # The ten slowest objects of a build directory, from its .ninja_log.
 slowest() {
@@ -88,8 +61,8 @@ measure() {
   local name="$1" target="$2" cache="$3" src="$work/$1/src" busy t0 t1
   git clone -q --no-local "$repo" "$src"
   git -C "$src" checkout -q "$ref"
-  busy=$(wait_idle)
-  log "$name: building $target (cores busy before: $busy)"
+  busy=$(wait_idle "$wait_idle_s")
+  log "$name: building $target ($busy cores busy before)"
   t0=$(date +%s.%N)
   # shellcheck disable=SC2086  # cmake_args is a list of options
   CCACHE_DIR="$cache" cmake -G Ninja -S "$src" -B "$src/build" \
@@ -125,7 +98,7 @@ for w in "${whats[@]}"; do
 done
 
 echo
-printf '%-9s %-6s %10s %8s %12s\n' build target seconds objects "busy before"
+printf '%-9s %-6s %10s %8s %12s\n' build target seconds objects "cores busy"
 while IFS=$'\t' read -r name target secs objects busy; do
   printf '%-9s %-6s %7s s %8s %12s\n' "$name" "$target" \
     "$(awk -v s="$secs" 'BEGIN { printf "%d:%02d", s / 60, s % 60 }')" \

@@ -188,8 +188,8 @@ make_records() {
 
 now_ns() { date +%s%N; }
 
-# Busy CPU time of the whole machine (all cores), in clock ticks.
-cpu_busy() { awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+# cpu_busy, busy_cores, wait_idle.
+source "$here/../idle.sh"
 
 # CPU seconds used so far by this shell's finished children (bash `times`,
 # second line), from WORK/.times, which the caller fills in this shell.
@@ -200,30 +200,6 @@ children_cpu() {
     printf "%.3f\n", s }' "$work/.times"
 }
 
-# Cores busy over the next 2 seconds (this shell is asleep meanwhile).
-busy_cores() {
-  local b0 b1
-  b0=$(cpu_busy); sleep 2; b1=$(cpu_busy)
-  awk -v d=$((b1 - b0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f\n", d / hz / 2 }'
-}
-
-# With --wait-idle S: waits, at most S seconds, for an idle machine.
-wait_idle() {
-  (( wait_idle_s > 0 )) || return 0
-  local deadline=$(( $(date +%s) + wait_idle_s )) busy logged=""
-  while :; do
-    busy=$(busy_cores)
-    awk -v b="$busy" 'BEGIN { exit !(b < 0.15) }' && return 0
-    if (( $(date +%s) >= deadline )); then
-      log "still $busy cores busy after ${wait_idle_s} s; measuring anyway"
-      return 0
-    fi
-    [[ -n "$logged" ]] || log "waiting for an idle machine ($busy cores busy)"
-    logged=1
-    sleep 3
-  done
-}
-
 # measured NAME CMD...: runs CMD; WORK/NAME.cpu gets its wall seconds, the
 # CPU seconds it (and its children: every task) used, and the CPU seconds
 # the rest of the machine used meanwhile (noise on a shared machine).
@@ -231,7 +207,7 @@ wait_idle() {
 measured() {
   local name="$1"; shift
   local t0 b0 c0 t1 b1 c1 rc=0
-  wait_idle
+  (( wait_idle_s <= 0 )) || wait_idle "$wait_idle_s" > /dev/null
   times > "$work/.times"; c0=$(children_cpu); b0=$(cpu_busy); t0=$(now_ns)
   "$@" || rc=$?
   t1=$(now_ns); b1=$(cpu_busy); times > "$work/.times"; c1=$(children_cpu)

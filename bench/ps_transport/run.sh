@@ -63,35 +63,8 @@ fi
 
 # ------------------------------------------------------------- the timings
 
-# Busy CPU time of the whole machine (all cores), in clock ticks.
-cpu_busy() { awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
-
-# Cores busy over the next 2 seconds (this shell is asleep meanwhile).
-busy_cores() {
-  local b0 b1
-  b0=$(cpu_busy); sleep 2; b1=$(cpu_busy)
-  awk -v d=$((b1 - b0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f\n", d / hz / 2 }'
-}
-
-# With --wait-idle S: waits, at most S seconds, for an idle machine. Writes
-# the cores busy just before the measurement to WORK/NAME.busy.
-wait_idle() {
-  local name="$1" deadline=$(( $(date +%s) + wait_idle_s )) busy logged=""
-  while :; do
-    busy=$(busy_cores)
-    if (( wait_idle_s <= 0 )) || awk -v b="$busy" 'BEGIN { exit !(b < 0.15) }'; then
-      break
-    fi
-    if (( $(date +%s) >= deadline )); then
-      log "still $busy cores busy after ${wait_idle_s} s; measuring anyway"
-      break
-    fi
-    [[ -n "$logged" ]] || log "waiting for an idle machine ($busy cores busy)"
-    logged=1
-    sleep 3
-  done
-  echo "$busy" > "$work/$name.busy"
-}
+# cpu_busy, busy_cores, wait_idle.
+source "$here/../idle.sh"
 
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -99,7 +72,7 @@ free_port() {
 
 bench_dtf() {
   local name="$1"
-  wait_idle "$name"
+  wait_idle "$wait_idle_s" > "$work/$name.busy"
   "$bench" --iters "$iters" --warmup "$warmup" --calls "$calls" \
     --json "$work/$name.json" --work "$work/tmp" > "$work/$name.log"
   cat "$work/$name.log" >&2
@@ -107,7 +80,7 @@ bench_dtf() {
 
 bench_iperf3() {
   local name="$1" port pid
-  wait_idle "$name"
+  wait_idle "$wait_idle_s" > "$work/$name.busy"
   port=$(free_port)
   iperf3 -s -1 -p "$port" > /dev/null &
   pid=$!

@@ -11,27 +11,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/os.h"
 
 namespace dtf {
 namespace {
 
 constexpr size_t kWriteBufferSize = size_t{1} << 20;
 constexpr size_t kReadChunkSize = size_t{1} << 20;
-
-// Writes all of data[0, n) to `fd`, retrying on EINTR and short writes.
-// Returns the errno of the failure, or 0.
-int WriteAll(int fd, const char* data, size_t n) {
-  while (n > 0) {
-    ssize_t done = ::write(fd, data, n);
-    if (done < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    data += done;
-    n -= static_cast<size_t>(done);
-  }
-  return 0;
-}
 
 int CloseFd(int fd) {
   // Linux releases the descriptor even when close fails with EINTR, so it is
@@ -133,9 +119,9 @@ class PosixWritableFile final : public WritableFile {
   }
 
   Status WriteRaw(std::string_view data) {
-    int error = WriteAll(fd_, data.data(), data.size());
-    if (error != 0) return Fail(error);
-    return OkStatus();
+    Status written = WriteAllFd(fd_, data, name_);
+    if (!written.ok()) status_ = written;
+    return written;
   }
 
   Status FlushBuffer() {
@@ -296,16 +282,20 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   if (fd < 0) return ErrnoToStatus(errno, path);
   temp.assign(temp_buffer.data());
 
-  int error = 0;
-  if (::fchmod(fd, 0644) != 0) error = errno;
-  if (error == 0) error = WriteAll(fd, contents.data(), contents.size());
-  if (error == 0 && ::fsync(fd) != 0) error = errno;
-  int close_error = CloseFd(fd);
-  if (error == 0) error = close_error;
-  if (error == 0 && ::rename(temp.c_str(), path.c_str()) != 0) error = errno;
-  if (error != 0) {
+  Status status = OkStatus();
+  if (::fchmod(fd, 0644) != 0) status = ErrnoToStatus(errno, path);
+  if (status.ok()) status = WriteAllFd(fd, contents, path);
+  if (status.ok() && ::fsync(fd) != 0) status = ErrnoToStatus(errno, path);
+  const int close_error = CloseFd(fd);
+  if (status.ok() && close_error != 0) {
+    status = ErrnoToStatus(close_error, path);
+  }
+  if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
+    status = ErrnoToStatus(errno, path);
+  }
+  if (!status.ok()) {
     ::unlink(temp.c_str());
-    return ErrnoToStatus(error, path);
+    return status;
   }
   return SyncDirectory(dir);
 }

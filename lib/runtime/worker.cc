@@ -1,4 +1,3 @@
-#include "lib/runtime/coordinator_service.h"
 #include "lib/runtime/worker.h"
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include "lib/data/job_toml.h"
 #include "lib/kernels/context.h"
 #include "lib/runtime/checkpoint.h"
+#include "lib/runtime/coordinator_service.h"
 #include "lib/runtime/device.h"
 #include "lib/runtime/event_writer.h"
 #include "lib/runtime/job_records.h"

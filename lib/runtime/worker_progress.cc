@@ -1,10 +1,10 @@
-#include "lib/runtime/coordinator_service.h"
 #include "lib/runtime/worker_progress.h"
 
 #include <utility>
 #include <vector>
 
 #include "lib/base/strings.h"
+#include "lib/runtime/coordinator_service.h"
 
 namespace dtf::runtime {
 

@@ -3,10 +3,6 @@
 // their TFRecord shards written there; loopback ports held for servers.
 #pragma once
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,6 +12,7 @@
 #include "lib/base/strings.h"
 #include "lib/data/gen_records.h"
 #include "lib/data/job_file.h"
+#include "lib/launch/ports.h"
 #include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
 
@@ -60,67 +57,23 @@ inline StatusOr<JobFile> LoadJobWithRecords(const std::string& path) {
   return job;
 }
 
-// A loopback port held from construction to destruction by a socket bound
-// with SO_REUSEADDR|SO_REUSEPORT and never listened on: no other program
-// can take it, while a gRPC server (which binds with SO_REUSEPORT, as Serve
-// does) can. So a port is chosen for a task before the task starts, with no
-// window in which it is free. port() is 0 when none could be held.
+// A loopback port held from construction to destruction (launch::HoldPort):
+// chosen for a task before the task starts, with no window in which it is
+// free, while the task's gRPC server (which binds with SO_REUSEPORT, as
+// Serve does) can still bind it. port() is 0 when none could be held.
 // Move-only.
 class HeldPort {
  public:
   HeldPort() {
-    // A port 0 bind with SO_REUSEPORT may share a port that another such
-    // socket holds; an exclusive bind first finds one nobody uses.
-    for (int attempt = 0; attempt < 20 && fd_ < 0; ++attempt) {
-      const int probe = Bind(0, /*reuse_port=*/false);
-      if (probe < 0) return;
-      const int port = PortOf(probe);
-      ::close(probe);
-      fd_ = Bind(port, /*reuse_port=*/true);
-    }
-    if (fd_ >= 0) port_ = PortOf(fd_);
-  }
-  HeldPort(HeldPort&& other) noexcept
-      : fd_(std::exchange(other.fd_, -1)), port_(other.port_) {}
-  HeldPort(const HeldPort&) = delete;
-  HeldPort& operator=(const HeldPort&) = delete;
-  ~HeldPort() {
-    if (fd_ >= 0) ::close(fd_);
+    StatusOr<launch::HeldPort> held = launch::HoldPort("127.0.0.1", 0);
+    if (held.ok()) held_ = std::move(*held);
   }
 
-  int port() const { return port_; }
-  std::string address() const { return StrCat("127.0.0.1:", port_); }
+  int port() const { return held_.port(); }
+  std::string address() const { return StrCat("127.0.0.1:", port()); }
 
  private:
-  static int Bind(int port, bool reuse_port) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    const int one = 1;
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    sa.sin_port = htons(static_cast<uint16_t>(port));
-    if ((reuse_port &&
-         (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-          ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) !=
-              0)) ||
-        ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
-      ::close(fd);
-      return -1;
-    }
-    return fd;
-  }
-  static int PortOf(int fd) {
-    sockaddr_in sa{};
-    socklen_t length = sizeof(sa);
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &length) != 0) {
-      return 0;
-    }
-    return ntohs(sa.sin_port);
-  }
-
-  int fd_ = -1;
-  int port_ = 0;
+  launch::HeldPort held_;
 };
 
 }  // namespace dtf::runtime::testing

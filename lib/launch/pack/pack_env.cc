@@ -86,15 +86,15 @@ Status StripDebugCopy(const std::string& from, const std::string& to) {
 }  // namespace
 
 bool CanStripDebug(std::string_view search_path) {
-  std::string_view dirs = search_path;
-  while (!dirs.empty()) {
-    const size_t colon = dirs.find(':');
-    const std::string dir(dirs.substr(0, colon));
+  while (!search_path.empty()) {
+    const size_t colon = search_path.find(':');
+    const std::string dir(search_path.substr(0, colon));
     if (!dir.empty() && ::access((dir + "/objcopy").c_str(), X_OK) == 0) {
       return true;
     }
-    dirs = colon == std::string_view::npos ? std::string_view()
-                                           : dirs.substr(colon + 1);
+    search_path = colon == std::string_view::npos
+                      ? std::string_view()
+                      : search_path.substr(colon + 1);
   }
   return false;
 }
