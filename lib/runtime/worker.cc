@@ -211,10 +211,43 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
   int64_t last_epoch = 0;
   WorkerProgress progress(options, self, events.get());
 
+  // After a failed call: pulls (the rows of the next batch, when `pull`)
+  // until every PS answers, for at most coordinator_timeout.
+  auto rejoin = [&](const Status& why, bool pull) -> Status {
+    note(StrCat(Message(why), "; waiting up to ", train.coordinator_timeout,
+                " s for it"));
+    const auto deadline =
+        Clock::now() + std::chrono::seconds(train.coordinator_timeout);
+    while (true) {
+      if (options.cancel != nullptr && options.cancel->load()) {
+        return CancelledError(StrCat(self, ": stopped at step ", global_step));
+      }
+      Status st = pull ? ps.Pull(dense, sparse, 0) : ps.Pull({}, {}, 0);
+      if (st.ok()) break;
+      const bool transient = st.code() == absl::StatusCode::kUnavailable ||
+                             st.code() == absl::StatusCode::kDeadlineExceeded;
+      if (!transient || Clock::now() >= deadline) return st;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    global_step = *std::max_element(ps.steps().begin(), ps.steps().end());
+    note(StrCat("every parameter server answers again; global step ",
+                global_step));
+    return OkStatus();
+  };
+
+  // Pulls what dense and sparse ask for (with optimizer slots when
+  // `slots`); a PS that went away is waited for (rejoin) and asked again.
+  auto pull_waiting = [&](bool slots) -> Status {
+    Status st = ps.Pull(dense, sparse, 0, slots);
+    if (st.code() != absl::StatusCode::kUnavailable) return st;
+    DTF_RETURN_IF_ERROR(rejoin(st, /*pull=*/false));
+    return ps.Pull(dense, sparse, 0, slots);
+  };
+
   // The chief evaluates with every row of every variable pulled.
   auto evaluate = [&]() -> Status {
     PullRequests(*model, nullptr, &dense, &sparse, full_shapes);
-    DTF_RETURN_IF_ERROR(ps.Pull(dense, sparse, 0));
+    DTF_RETURN_IF_ERROR(pull_waiting(/*slots=*/false));
     const std::vector<std::string>& files =
         records.eval.empty() ? records.train : records.eval;
     DTF_RETURN_IF_ERROR(mirror.ToDevice(ctx, model.get()));
@@ -247,37 +280,13 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
       states[v] = opt.CreateState(full_shapes[v]);
     }
     PullRequests(*model, nullptr, &dense, &sparse, full_shapes, &states);
-    DTF_RETURN_IF_ERROR(ps.Pull(dense, sparse, 0, /*slots=*/true));
+    DTF_RETURN_IF_ERROR(pull_waiting(/*slots=*/true));
     std::error_code ec;
     fs::create_directories(train.output_dir, ec);
     TrainState state;
     state.global_step = global_step;
     return MakeCheckpoint(layer, *model, states, state, model_toml)
         .WriteFile(checkpoint_path);
-  };
-
-  // After a failed call: pulls (the rows of the next batch, when `pull`)
-  // until every PS answers, for at most coordinator_timeout.
-  auto rejoin = [&](const Status& why, bool pull) -> Status {
-    note(StrCat(Message(why), "; waiting up to ", train.coordinator_timeout,
-                " s for it"));
-    const auto deadline =
-        Clock::now() + std::chrono::seconds(train.coordinator_timeout);
-    while (true) {
-      if (options.cancel != nullptr && options.cancel->load()) {
-        return CancelledError(StrCat(self, ": stopped at step ", global_step));
-      }
-      Status st = pull ? ps.Pull(dense, sparse, 0) : ps.Pull({}, {}, 0);
-      if (st.ok()) break;
-      const bool transient = st.code() == absl::StatusCode::kUnavailable ||
-                             st.code() == absl::StatusCode::kDeadlineExceeded;
-      if (!transient || Clock::now() >= deadline) return st;
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-    global_step = *std::max_element(ps.steps().begin(), ps.steps().end());
-    note(StrCat("every parameter server answers again; global step ",
-                global_step));
-    return OkStatus();
   };
 
   // The step loop is a pipeline: while step k computes, the next batch is
@@ -304,7 +313,7 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
   DTF_RETURN_IF_ERROR(cur->status);
   if (cur->more) {
     PullRequests(*model, &cur->unique, &dense, &sparse, full_shapes);
-    DTF_RETURN_IF_ERROR(ps.Pull(dense, sparse, 0));
+    DTF_RETURN_IF_ERROR(pull_waiting(/*slots=*/false));
     prefetcher.Start(next);
   }
   // Waits for the prefetch thread on every way out of the loop.
@@ -431,7 +440,7 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
       // Evaluation and checkpoints pulled whole tables: the next batch's
       // rows again.
       PullRequests(*model, &cur->unique, &dense, &sparse, full_shapes);
-      DTF_RETURN_IF_ERROR(ps.Pull(dense, sparse, 0));
+      DTF_RETURN_IF_ERROR(pull_waiting(/*slots=*/false));
     }
   }
   progress.Report(global_step, last_epoch);

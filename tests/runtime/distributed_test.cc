@@ -17,6 +17,7 @@
 #include "lib/runtime/serve.h"
 #include "proto/event.pb.h"
 #include "tests/runtime/runtime_testing.h"
+#include "tests/testing/reset_proxy.h"
 
 namespace dtf::runtime {
 namespace {
@@ -199,6 +200,53 @@ TEST_F(DistributedTest, ADeadWorkerDoesNotHangSyncSteps) {
   ASSERT_TRUE(results[1].ok()) << results[1].status();
   EXPECT_TRUE(results[1]->eval.has_value());
   EXPECT_EQ(results[3].status().code(), absl::StatusCode::kCancelled);
+}
+
+// A connection to a PS that breaks in the middle of the chief's pull after
+// an evaluation (the PS killed mid-call, "Connection reset by peer") is
+// waited out as a broken step is: every pull outside a step (evaluation,
+// checkpoint, the next batch's rows after them) rejoins.
+TEST_F(DistributedTest, AConnectionResetAfterAnEvaluationIsRejoined) {
+  JobFile job = Job("titanic");
+  job.train.eval_every_steps = 5;
+  const Cluster c = MakeCluster(1, 1);
+  dtf::testing::ResetProxy proxy(c.held[0].port());
+  ASSERT_FALSE(proxy.address().empty()) << "the proxy could not listen";
+  std::atomic<bool> cancel_ps{false}, cancel_chief{false};
+  ServeOptions ps = Options(c, TaskRole::kPs, 0);
+  ps.cancel = &cancel_ps;
+  ServeOptions chief = Options(c, TaskRole::kWorker, 0);
+  chief.ps = {proxy.address()};
+  chief.cancel = &cancel_chief;
+  std::mutex mu;
+  std::string notes;
+  chief.on_note = [&](std::string_view note) {
+    std::lock_guard<std::mutex> lock(mu);
+    StrAppend(&notes, note, "\n");
+  };
+  // The chief's first call after its first evaluation is cut.
+  chief.on_eval = [&](const EvalReport&) {
+    if (proxy.resets() == 0) proxy.Arm();
+  };
+  std::future<StatusOr<TrainResult>> ps_run =
+      std::async(std::launch::async, [&] { return Serve(job, ps); });
+  std::future<StatusOr<TrainResult>> chief_run =
+      std::async(std::launch::async, [&] { return Serve(job, chief); });
+  if (chief_run.wait_for(std::chrono::seconds(300)) !=
+      std::future_status::ready) {
+    ADD_FAILURE() << "the chief still runs 300 s after it started";
+    cancel_chief = true;
+  }
+  StatusOr<TrainResult> result = chief_run.get();
+  cancel_ps = true;  // whatever the chief did, the PS ends with the test
+  StatusOr<TrainResult> ps_result = ps_run.get();
+  EXPECT_EQ(proxy.resets(), 1);
+  ASSERT_TRUE(result.ok()) << result.status() << "\nnotes:\n" << notes;
+  EXPECT_TRUE(result->eval.has_value());
+  EXPECT_TRUE(ps_result.ok()) << ps_result.status();
+  EXPECT_NE(notes.find("every parameter server answers again"),
+            std::string::npos)
+      << notes;
 }
 
 // No PS is ever left running: without its chief it exits on its own.
