@@ -152,6 +152,23 @@ TEST_F(CliTest, JobWhoseEvalSourceFailsLeavesNoRecordsOfAnySplit) {
                         "train/part-00000-of-00001.tfrecord"));
 }
 
+TEST_F(CliTest, MissingLabelNamesFileAndLineOrIsSkipped) {
+  Write("schema.toml",
+        "[schema]\ncolumns = [\"a:int\", \"b:str\"]\nmissing = [\"?\"]\n"
+        "label = { column = \"b\", map = { x = 0, y = 1 } }\n");
+  Write("in.csv", "a,b\n1,x\n2,\n3,y\n4,?\n");
+  Result r = Run("gen-records --schema schema.toml --out records in.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("in.csv:3:3: label column \"b\" is missing"));
+  EXPECT_FALSE(fs::exists(dir_ / "records"));
+  r =
+      Run("gen-records --schema schema.toml --out records --on-error skip "
+          "in.csv");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("skipped 2 rows"));
+  EXPECT_THAT(r.err, HasSubstr("in.csv:5:3: label column \"b\" is missing"));
+}
+
 TEST_F(CliTest, ExistingShardsNeedOverwrite) {
   Write("schema.toml", kSchema);
   Write("in.csv", "a,b\n1,x\n");

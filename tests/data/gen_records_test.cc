@@ -431,5 +431,53 @@ TEST_F(GenRecordsTest, FailedCommitOfASplitRunLeavesNoSplitDirectory) {
   EXPECT_EQ(left, std::vector<std::string>{"eval"});
 }
 
+TEST_F(GenRecordsTest, MissingLabelIsRefusedAtItsLine) {
+  std::string csv = Write("in.csv",
+                          "x,note,y\n1,ok,yes\n2,\"two\nlines\",\n"
+                          "3,ok,no\n4,ok,?\n");
+  GenRecordsOptions o;
+  o.inputs = {csv};
+  o.schema = Cols({{"x", ValueType::kInt},
+                   {"note", ValueType::kString},
+                   {"y", ValueType::kString}});
+  o.schema->missing_values = {"", "?"};
+  o.schema->label = LabelSpec{"y", {{"no", 0}, {"yes", 1}}};
+  o.out_dir = (dir_ / "out").string();
+  auto r = GenRecords(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            csv + ":4:8: label column \"y\" is missing (the cell is empty)");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+
+  o.on_error = OnError::kSkip;
+  r = GenRecords(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->rows_read, 4);
+  EXPECT_EQ(r->rows_written, 2);
+  EXPECT_EQ(r->rows_skipped, 2);
+  ASSERT_EQ(r->rejected.size(), 2u);
+  EXPECT_EQ(r->rejected[0].line, 3);
+  EXPECT_THAT(r->rejected[0].error, HasSubstr(":4:8: label column \"y\""));
+  EXPECT_EQ(r->rejected[1].line, 6);
+  EXPECT_THAT(r->rejected[1].error, HasSubstr(":6:6: label column \"y\""));
+  std::vector<Example> rows = ReadAll(
+      (dir_ / "out" / ShardFileName(0, 1, Compression::kNone)).string());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].Find("y")->int64_list[0], 1);
+  EXPECT_EQ(rows[1].Find("y")->int64_list[0], 0);
+}
+
+TEST_F(GenRecordsTest, MissingLabelIsRefusedWithAnInferredSchema) {
+  std::string csv = Write("in.csv", "n,y\n1,no\n2,yes\n3,\n");
+  GenRecordsOptions o;
+  o.inputs = {csv};
+  o.infer_label = "y";
+  o.out_dir = (dir_ / "out").string();
+  auto r = GenRecords(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("in.csv:4:3: label column \"y\" is missing"));
+}
+
 }  // namespace
 }  // namespace dtf
