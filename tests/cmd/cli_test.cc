@@ -169,6 +169,21 @@ TEST_F(CliTest, MissingLabelNamesFileAndLineOrIsSkipped) {
   EXPECT_THAT(r.err, HasSubstr("in.csv:5:3: label column \"b\" is missing"));
 }
 
+TEST_F(CliTest, QuotedLineBreaksReachTheRecordsByteForByte) {
+  Write("schema.toml", kSchema);
+  Write("in.csv", "a,b\r\n1,\"x\r\ny\"\r\n2,\" z\n\"\r\n");
+  ASSERT_EQ(
+      Run("gen-records --schema schema.toml --out records --no-trim in.csv")
+          .code,
+      0);
+  Result r = Run("inspect records/part-00000-of-00001.tfrecord");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "{\"a\": {\"int64\": [1]}, \"b\": {\"bytes\": "
+            "[\"x\\u000d\\u000ay\"]}}\n"
+            "{\"a\": {\"int64\": [2]}, \"b\": {\"bytes\": [\" z\\u000a\"]}}\n");
+}
+
 TEST_F(CliTest, ExistingShardsNeedOverwrite) {
   Write("schema.toml", kSchema);
   Write("in.csv", "a,b\n1,x\n");
