@@ -190,6 +190,9 @@ Status RunGenRecords(const GenRecordsFlags& f, Context* ctx) {
       f.threads > 0
           ? f.threads
           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // A job's sources go into place together: a failed one leaves no output
+  // of the others either.
+  StagedRecords staged;
   std::vector<GenRecordsResult> results;
   for (GenRecordsOptions& o : runs) {
     o.threads = threads;
@@ -207,10 +210,15 @@ Status RunGenRecords(const GenRecordsFlags& f, Context* ctx) {
     o.progress = [&bar](const GenRecordsProgress& p) {
       bar.Update(p.bytes_read, p.bytes_total, p.rows);
     };
-    DTF_ASSIGN_OR_RETURN(GenRecordsResult r, GenRecords(o));
+    DTF_ASSIGN_OR_RETURN(GenRecordsResult r, staged.Stage(o));
     bar.Finish();
-    if (!f.json) PrintSummary(ctx->console, o, r);
     results.push_back(std::move(r));
+  }
+  DTF_RETURN_IF_ERROR(staged.Commit());
+  if (!f.json) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      PrintSummary(ctx->console, runs[i], results[i]);
+    }
   }
   if (!f.schema_out.empty()) {
     DTF_RETURN_IF_ERROR(

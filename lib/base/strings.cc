@@ -42,6 +42,19 @@ std::string QuoteForMessage(std::string_view text) {
                 text.size() > kMax ? "\"..." : "\"");
 }
 
+std::string ListForMessage(const std::vector<std::string>& items,
+                           size_t max_items) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < max_items; ++i) {
+    StrAppend(&out, i > 0 ? ", " : "", QuoteForMessage(items[i]));
+  }
+  if (items.size() > max_items) {
+    StrAppend(&out, max_items > 0 ? ", " : "", "... and ",
+              items.size() - max_items, " more");
+  }
+  return out;
+}
+
 std::string FormatDouble(double d) {
   char buf[64];
   const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), d);

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "fmt/format.h"
@@ -36,6 +37,12 @@ std::string PadRight(std::string_view s, size_t width);
 // `text` in double quotes with control characters and quotes escaped, cut
 // after 100 bytes: the form user text takes in messages.
 std::string QuoteForMessage(std::string_view text);
+
+// The first `max_items` of `items`, each as QuoteForMessage writes it,
+// joined by ", ", then ", ... and N more" when there are more: how a message
+// lists user values (a header, a label map's keys) however many there are.
+std::string ListForMessage(const std::vector<std::string>& items,
+                           size_t max_items = 10);
 
 // The shortest text that reads back as `d` ("0.1", "1e+300", "inf").
 std::string FormatDouble(double d);

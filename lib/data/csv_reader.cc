@@ -299,6 +299,10 @@ Status CsvChunkParser::ParseQuotedRecord(CsvRow* row) {
   for (;;) {
     while (p < n && is_trimmed(data[p])) ++p;
     const int32_t column = Column(p);
+    if (line_ != row->line && row->field_lines.empty()) {
+      row->field_lines.assign(row->fields.size(), row->line);
+    }
+    if (!row->field_lines.empty()) row->field_lines.push_back(line_);
     if (p < n && data[p] == quote) {
       const int64_t open_line = line_;
       size_t segment = ++p;  // start of bytes not yet copied to storage
@@ -307,16 +311,11 @@ Status CsvChunkParser::ParseQuotedRecord(CsvRow* row) {
       for (;;) {
         const char* q = Find(data + p, end, quote);
         const char* stop = q != nullptr ? q : end;
+        // Line breaks inside quotes are data, kept byte for byte (a CR LF
+        // stays CR LF); they only advance the line count.
         for (const char* nl; (nl = Find(data + p, stop, '\n')) != nullptr;) {
-          const size_t i = nl - data;
           ++line_;
-          line_start_ = i + 1;
-          if (i > segment && data[i - 1] == '\r') {  // CR LF reads as LF
-            row->storage.append(data + segment, i - 1 - segment);
-            segment = i;
-            stored = true;
-          }
-          p = i + 1;
+          p = line_start_ = nl - data + 1;
         }
         if (q == nullptr) {
           return ErrorAt(open_line, column,
@@ -414,6 +413,7 @@ StatusOr<bool> CsvChunkParser::Next(CsvRow* row) {
   row->fields.clear();
   row->columns.clear();
   row->quoted.clear();
+  row->field_lines.clear();
   row->storage.clear();
   row->line = line_;
   const char* begin = data + pos_;

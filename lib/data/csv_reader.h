@@ -1,8 +1,10 @@
 // CSV as real files hold it: RFC 4180 quoting ("" inside quotes is one ",
-// newlines inside quotes belong to the field), LF or CRLF line ends (inside
-// quotes CRLF reads as LF; a lone CR is data), a UTF-8 byte-order mark, any
-// one-byte delimiter, spaces around fields (UCI Adult's ", "), blank lines
-// (empty or a lone CR) skipped. The dialect is specified in docs/job-file.md.
+// line breaks inside quotes belong to the field, byte for byte: a CR LF there
+// stays CR LF, as in Python's csv module), LF or CRLF line ends (a lone CR
+// outside quotes is data), a UTF-8 byte-order mark, any one-byte delimiter,
+// spaces around fields (UCI Adult's ", "), blank lines (empty or a lone CR)
+// skipped. Apart from "" and optional trimming outside quotes, a field's
+// bytes are the file's bytes. The dialect is specified in docs/job-file.md.
 //
 // Reading is split in two so it parallelises: CsvChunker cuts the byte stream
 // into chunks that end on record boundaries (tracking quotes), counting lines
@@ -93,10 +95,19 @@ struct CsvRow {
   std::vector<int32_t> columns;
   // 1-based physical line on which the record starts.
   int64_t line = 0;
+  // 1-based physical line on which each field starts; empty when every
+  // field starts on `line` (no quoted line break before the last one).
+  std::vector<int64_t> field_lines;
   // True for each field that was quoted (a quoted empty field is a value, not
   // a missing cell).
   std::vector<bool> quoted;
   std::string storage;
+
+  // The physical line on which field `i` starts (`columns[i]` counts from
+  // the start of that line).
+  int64_t FieldLine(size_t i) const {
+    return field_lines.empty() ? line : field_lines[i];
+  }
 };
 
 // Parses the records of one chunk in order. Malformed quoting (a stray quote

@@ -405,7 +405,7 @@ Status Pipeline::Run(GenRecordsResult* result) {
   for (std::thread& t : workers) t.join();
   if (!st.ok()) return st;
   if (failed()) return error_;
-  DTF_RETURN_IF_ERROR(shards_->Commit());
+  DTF_RETURN_IF_ERROR(shards_->Finish());
   result->rows_read = rows_read_;
   result->rows_written = rows_written_;
   result->rows_skipped = rows_skipped_;
@@ -476,6 +476,33 @@ StatusOr<std::vector<std::string>> ExpandInputs(
 }
 
 StatusOr<GenRecordsResult> GenRecords(const GenRecordsOptions& options) {
+  StagedRecords staged;
+  DTF_ASSIGN_OR_RETURN(GenRecordsResult result, staged.Stage(options));
+  DTF_RETURN_IF_ERROR(staged.Commit());
+  return result;
+}
+
+StagedRecords::StagedRecords() = default;
+
+StagedRecords::~StagedRecords() {
+  // Last staged first: a later run's output directory may sit inside one an
+  // earlier run created.
+  while (!runs_.empty()) runs_.pop_back();
+}
+
+Status StagedRecords::Commit() {
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    Status status = runs_[i]->Publish();
+    if (!status.ok()) {
+      for (size_t j = i; j-- > 0;) runs_[j]->Unpublish();
+      return status;
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<GenRecordsResult> StagedRecords::Stage(
+    const GenRecordsOptions& options) {
   if (options.threads < 1) {
     return InvalidArgumentError(
         StrCat("threads must be at least 1, got ", options.threads));
@@ -494,6 +521,7 @@ StatusOr<GenRecordsResult> GenRecords(const GenRecordsOptions& options) {
   GenRecordsResult result;
   Pipeline pipeline(options, shards.get());
   DTF_RETURN_IF_ERROR(pipeline.Run(&result));
+  runs_.push_back(std::move(shards));
   return result;
 }
 

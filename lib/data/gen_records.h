@@ -7,11 +7,14 @@
 // column; with splits, each row's split is chosen by the hash of its fields.
 // Files are written under a staging directory and renamed into place only
 // when the whole run succeeded: a failed or cancelled run leaves no output.
+// StagedRecords extends this to several runs (a job's train and eval
+// sources): all of them go into place, or none.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -97,7 +100,36 @@ struct GenRecordsResult {
   Schema schema;
 };
 
+// Converts, and moves the files into place when every row went well (or
+// was skipped with kSkip).
 StatusOr<GenRecordsResult> GenRecords(const GenRecordsOptions& options);
+
+class ShardSet;
+
+// Runs whose files are written and closed under staging directories (inside
+// each run's output directory) but not yet in place, committed together.
+// Destroying it before Commit() succeeded removes every staged file and every
+// directory the runs created, so the output directories are as they were.
+// After a successful Commit() it removes the shards the runs replaced. Not
+// thread-safe.
+class StagedRecords {
+ public:
+  StagedRecords();
+  ~StagedRecords();
+  StagedRecords(const StagedRecords&) = delete;
+  StagedRecords& operator=(const StagedRecords&) = delete;
+
+  // Converts as GenRecords does, leaving the files staged. A run that fails
+  // leaves nothing of its own; the runs staged before it stay staged.
+  StatusOr<GenRecordsResult> Stage(const GenRecordsOptions& options);
+  // Renames the files of every staged run into place. When a rename fails,
+  // the ones made are undone (older shards go back into place) and the
+  // error is returned.
+  Status Commit();
+
+ private:
+  std::vector<std::unique_ptr<ShardSet>> runs_;
+};
 
 // The runs `dtf gen-records --job` makes: one per CSV source of the job's
 // [data] table, each into records/<split>/ (or records/ for an unnamed source

@@ -5,7 +5,6 @@
 #include <charconv>
 #include <cstring>
 
-#include "absl/strings/str_join.h"
 #include "lib/base/strings.h"
 #include "lib/data/wire_format.h"
 
@@ -67,9 +66,9 @@ StatusOr<RowEncoder> RowEncoder::Create(const Schema& schema,
     enc.csv_names_ = header;
     for (const ColumnSpec& c : schema.columns) {
       if (enc.CsvIndex(c.name) < 0) {
-        return InvalidArgumentError(StrCat(source, ":1: schema column \"",
-                                           c.name, "\" is not in the header (",
-                                           absl::StrJoin(header, ", "), ")"));
+        return InvalidArgumentError(
+            StrCat(source, ":1: schema column ", QuoteForMessage(c.name),
+                   " is not in the header (", ListForMessage(header), ")"));
       }
     }
   }
@@ -97,8 +96,8 @@ StatusOr<RowEncoder> RowEncoder::Create(const Schema& schema,
     o.has_default = c.default_value.has_value();
     if (o.has_default) o.default_value = *c.default_value;
     o.required = c.required;
-    if (schema.label && schema.label->column == c.name &&
-        !schema.label->mapping.empty()) {
+    o.label = schema.label && schema.label->column == c.name;
+    if (o.label && !schema.label->mapping.empty()) {
       o.type = ValueType::kInt;
       o.mapped = true;
     }
@@ -137,9 +136,10 @@ Status RowEncoder::ParseCell(const Output& o, std::string_view cell,
     if (it == label_.mapping.end()) {
       std::vector<std::string> known;
       for (const auto& [k, v] : label_.mapping) known.push_back(k);
-      return InvalidArgumentError(StrCat(
-          "label \"", cell, "\" of column \"", o.name,
-          "\" is not in schema.label.map (", absl::StrJoin(known, ", "), ")"));
+      return InvalidArgumentError(
+          StrCat("label ", QuoteForMessage(cell), " of column \"", o.name,
+                 "\" is not in schema.label.map (", label_.mapping.size(),
+                 " values: ", ListForMessage(known), ")"));
     }
     s->ints.push_back(it->second);
     return OkStatus();
@@ -208,6 +208,15 @@ Status RowEncoder::Parse(const Output& o, const CsvRow& row,
           s->bytes.push_back(std::get<std::string>(o.default_value));
           break;
       }
+    } else if (o.label) {
+      // An Example without its label would fail training far from here.
+      return InvalidArgumentError(
+          StrCat(source, ":", row.FieldLine(index), ":", row.columns[index],
+                 ": label column \"", csv_names_[index], "\" is missing (",
+                 cell.empty() ? std::string("the cell is empty")
+                              : StrCat("the cell ", QuoteForMessage(cell),
+                                       " is a missing-value token"),
+                 ")"));
     } else if (o.required) {
       st = InvalidArgumentError(StrCat("missing value for required column \"",
                                        csv_names_[index], "\""));
@@ -215,7 +224,7 @@ Status RowEncoder::Parse(const Output& o, const CsvRow& row,
       return OkStatus();  // left out of this Example
     }
     if (!st.ok()) {
-      return Status(st.code(), StrCat(source, ":", row.line, ":",
+      return Status(st.code(), StrCat(source, ":", row.FieldLine(index), ":",
                                       row.columns[index], ": column \"",
                                       csv_names_[index], "\": ", st.message()));
     }

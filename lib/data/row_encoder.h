@@ -45,8 +45,10 @@ class RowEncoder {
 
   // Appends the Example for `row` to `*out`. A row that does not fit the
   // schema (too few fields, a value of the wrong type, a required cell
-  // missing, a label not in the map) is InvalidArgument
-  // "source:line:col: ..." and leaves `*out` as it was. Thread-safe for
+  // missing, the label cell missing (empty or a missing value) while the
+  // label column has no default, a label not in the map) is InvalidArgument
+  // "source:line:col: ..." (the physical line and column where the cell
+  // starts) and leaves `*out` as it was. Thread-safe for
   // distinct `scratch` objects.
   Status Encode(const CsvRow& row, std::string_view source, Scratch* scratch,
                 std::string* out) const;
@@ -66,6 +68,8 @@ class RowEncoder {
     bool has_default = false;
     Value default_value;
     bool required = false;
+    // The label column: a missing cell without a default rejects the row.
+    bool label = false;
     // Label with a value map: cells are looked up in `label_.mapping`.
     bool mapped = false;
     // csv_index[0] when the feature is one plain column, else -1.

@@ -33,9 +33,11 @@ void RemoveStaleStaging(const std::string& dir) {
     if (!name.starts_with(kStagingPrefix) || !name.ends_with(kStagingSuffix)) {
       continue;
     }
+    // ".gen-records-<pid>-<n>.tmp" (or "...-<pid>.tmp" from older runs).
     std::string_view pid_text(name);
     pid_text.remove_prefix(kStagingPrefix.size());
     pid_text.remove_suffix(kStagingSuffix.size());
+    pid_text = pid_text.substr(0, pid_text.find('-'));
     int pid = 0;
     auto [end, ec] = std::from_chars(pid_text.data(),
                                      pid_text.data() + pid_text.size(), pid);
@@ -90,9 +92,16 @@ Status ShardSet::Open() {
   const std::string& out = options_.out_dir;
   std::error_code ec;
   if (!fs::exists(out, ec)) {
+    fs::path missing = fs::path(out).lexically_normal();
+    if (!missing.has_filename()) missing = missing.parent_path();
+    for (; !missing.empty() && !fs::exists(missing, ec);
+         missing = missing.parent_path()) {
+      created_dirs_.insert(created_dirs_.begin(), missing.string());
+      if (missing == missing.parent_path()) break;
+    }
     fs::create_directories(out, ec);
     if (ec) return FsError(ec, out);
-    created_out_dir_ = true;
+    open_created_dirs_ = created_dirs_.size();
   } else if (!fs::is_directory(out, ec)) {
     return FailedPreconditionError(
         StrCat(out, ": exists and is not a directory"));
@@ -109,8 +118,16 @@ Status ShardSet::Open() {
     }
   }
   RemoveStaleStaging(out);
-  staging_dir_ = StrCat(out, "/", kStagingPrefix, getpid(), kStagingSuffix);
-  fs::remove_all(staging_dir_, ec);
+  // Several sets of one process may share an output directory.
+  for (int n = 0;; ++n) {
+    std::string dir =
+        StrCat(out, "/", kStagingPrefix, getpid(), "-", n, kStagingSuffix);
+    if (fs::create_directory(dir, ec)) {
+      staging_dir_ = std::move(dir);
+      break;
+    }
+    if (ec) return FsError(ec, dir);
+  }
   for (const std::string& split : options_.splits) {
     std::string stage =
         split.empty() ? staging_dir_ : StrCat(staging_dir_, "/", split);
@@ -140,14 +157,16 @@ Status ShardSet::Open() {
 
 ShardSet::~ShardSet() {
   Abort();
-  if (committed_) return;
   for (auto& sink : sinks_) {
     sink->writer.reset();
     sink->index.reset();
   }
   std::error_code ec;
   if (!staging_dir_.empty()) fs::remove_all(staging_dir_, ec);
-  if (created_out_dir_) fs::remove(options_.out_dir, ec);  // only if empty
+  if (published_) return;
+  for (size_t i = created_dirs_.size(); i-- > 0;) {
+    fs::remove(created_dirs_[i], ec);  // only if empty
+  }
 }
 
 StatusOr<bool> ShardSet::Append(int index, int64_t seq,
@@ -185,6 +204,12 @@ void ShardSet::Abort() {
 }
 
 Status ShardSet::Commit() {
+  DTF_RETURN_IF_ERROR(Finish());
+  return Publish();
+}
+
+Status ShardSet::Finish() {
+  files_.clear();
   for (auto& sink : sinks_) {
     FileInfo info{sink->split, sink->final_path,
                   static_cast<int64_t>(sink->writer->records()), 0};
@@ -194,32 +219,69 @@ Status ShardSet::Commit() {
     info.bytes = fs::file_size(sink->staged_path, ec);
     files_.push_back(std::move(info));
   }
+  return OkStatus();
+}
+
+Status ShardSet::MoveFile(const std::string& from, const std::string& to) {
   std::error_code ec;
-  for (const std::string& split : options_.splits) {
-    std::string dir =
-        split.empty() ? options_.out_dir : StrCat(options_.out_dir, "/", split);
-    fs::create_directories(dir, ec);
-    if (ec) return FsError(ec, dir);
-    if (options_.overwrite) {
+  fs::rename(from, to, ec);
+  if (ec) return FsError(ec, to);
+  moves_.push_back({from, to});
+  return OkStatus();
+}
+
+Status ShardSet::Publish() {
+  moves_.clear();
+  created_dirs_.resize(open_created_dirs_);
+  auto publish = [&]() -> Status {
+    std::error_code ec;
+    for (const std::string& split : options_.splits) {
+      const std::string dir = split.empty()
+                                  ? options_.out_dir
+                                  : StrCat(options_.out_dir, "/", split);
+      if (!fs::exists(dir, ec)) {
+        fs::create_directory(dir, ec);
+        if (ec) return FsError(ec, dir);
+        created_dirs_.push_back(dir);
+      }
+      if (!options_.overwrite) continue;
+      const std::string stage =
+          split.empty() ? staging_dir_ : StrCat(staging_dir_, "/", split);
       for (const std::string& old : ExistingShardFiles(dir)) {
-        fs::remove(old, ec);
-        if (ec) return FsError(ec, old);
+        DTF_RETURN_IF_ERROR(
+            MoveFile(old, StrCat(stage, "/", fs::path(old).filename().string(),
+                                 ".replaced")));
       }
     }
-  }
-  for (auto& sink : sinks_) {
-    fs::rename(sink->staged_path, sink->final_path, ec);
-    if (ec) return FsError(ec, sink->final_path);
-    if (sink->index) {
-      std::string from = StrCat(sink->staged_path, kIndexSuffix);
-      std::string to = StrCat(sink->final_path, kIndexSuffix);
-      fs::rename(from, to, ec);
-      if (ec) return FsError(ec, to);
+    for (auto& sink : sinks_) {
+      DTF_RETURN_IF_ERROR(MoveFile(sink->staged_path, sink->final_path));
+      if (sink->index) {
+        DTF_RETURN_IF_ERROR(MoveFile(StrCat(sink->staged_path, kIndexSuffix),
+                                     StrCat(sink->final_path, kIndexSuffix)));
+      }
     }
+    return OkStatus();
+  };
+  Status status = publish();
+  if (!status.ok()) {
+    Unpublish();
+    return status;
   }
-  committed_ = true;
-  fs::remove_all(staging_dir_, ec);
+  published_ = true;
   return OkStatus();
+}
+
+void ShardSet::Unpublish() {
+  std::error_code ec;
+  for (size_t i = moves_.size(); i-- > 0;) {
+    fs::rename(moves_[i].to, moves_[i].from, ec);
+  }
+  moves_.clear();
+  for (size_t i = created_dirs_.size(); i-- > open_created_dirs_;) {
+    fs::remove(created_dirs_[i], ec);
+  }
+  created_dirs_.resize(open_created_dirs_);
+  published_ = false;
 }
 
 }  // namespace dtf

@@ -1,7 +1,8 @@
 // The output files of one gen-records run: for each split, `shards` TFRecord
 // files (and their index files), written under a staging directory inside the
-// output directory and moved into place by Commit() only. Internal to
-// lib/data.
+// output directory and moved into place by Commit() (or Finish() and
+// Publish(), which let several sets go into place all or none) only. Internal
+// to lib/data.
 #pragma once
 
 #include <atomic>
@@ -44,8 +45,9 @@ class ShardSet {
   // Checks the output directories (existing shards need `overwrite`),
   // creates the staging directory and opens every file.
   static StatusOr<std::unique_ptr<ShardSet>> Create(const Options& options);
-  // Removes the staging directory (and the output directory when Create
-  // made it) unless Commit() succeeded.
+  // Removes the staging directory. Unless the files were published, also
+  // removes the directories Create made (the output directory and its
+  // missing parents), when empty.
   ~ShardSet();
 
   int size() const { return static_cast<int>(sinks_.size()); }
@@ -59,9 +61,19 @@ class ShardSet {
   // Wakes every waiting Append; later Appends return false at once.
   void Abort();
 
-  // Closes the files and renames them into place, replacing older shards
-  // when `overwrite`.
+  // Finish() then Publish().
   Status Commit();
+  // Closes the files; files() then describes them. Nothing is in place yet.
+  Status Finish();
+  // REQUIRES: Finish() succeeded. Renames the files into place. Older
+  // shards are replaced when `overwrite`: they move into the staging
+  // directory, deleted with it. On failure the renames made are undone, so
+  // the output directories are as they were.
+  Status Publish();
+  // REQUIRES: Publish() succeeded. Undoes it: the new files go back to the
+  // staging directory and older shards back into place (best effort; every
+  // step is a rename within one directory tree).
+  void Unpublish();
 
   struct FileInfo {
     std::string split;
@@ -85,14 +97,25 @@ class ShardSet {
     std::string final_path;
   };
 
+  struct Move {
+    std::string from;
+    std::string to;
+  };
+
   explicit ShardSet(const Options& options) : options_(options) {}
   Status Open();
+  // Renames from -> to and records the move for Unpublish().
+  Status MoveFile(const std::string& from, const std::string& to);
 
   Options options_;
   int shards_ = 1;
   std::string staging_dir_;
-  bool created_out_dir_ = false;
-  bool committed_ = false;
+  // Directories made by Open() (the output directory and its missing
+  // parents) and by Publish() (split directories), deepest last.
+  std::vector<std::string> created_dirs_;
+  size_t open_created_dirs_ = 0;  // how many of them Open() made
+  std::vector<Move> moves_;       // Publish()'s renames, in order
+  bool published_ = false;
   std::atomic<bool> aborted_{false};
   std::vector<std::unique_ptr<Sink>> sinks_;
   std::vector<FileInfo> files_;

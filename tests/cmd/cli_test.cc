@@ -119,6 +119,71 @@ TEST_F(CliTest, GenRecordsThenInspectPrintsTheRows) {
             "{\"a\": {\"int64\": [-2]}, \"b\": {\"bytes\": [\"y, z\"]}}\n");
 }
 
+TEST_F(CliTest, JobWhoseEvalSourceFailsLeavesNoRecordsOfAnySplit) {
+  Write("dtf.toml",
+        "[data]\ncsv = { train = [\"train.csv\"], eval = [\"eval.csv\"] }\n"
+        "[schema]\ncolumns = [\"a:int\", \"b:str\"]\n");
+  Write("train.csv", "a,b\n1,x\n2,y\n");
+  Write("eval.csv", "a,b\n3,z\nbad,w\n");
+  Result r = Run("gen-records --job dtf.toml");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("eval.csv:3:1:"));
+  EXPECT_FALSE(fs::exists(dir_ / "records")) << r.err;
+
+  // An earlier good output is not half-replaced by a failed --overwrite.
+  Write("eval.csv", "a,b\n3,z\n");
+  ASSERT_EQ(Run("gen-records --job dtf.toml").code, 0);
+  const fs::path train = dir_ / "records/train/part-00000-of-00001.tfrecord";
+  const fs::path eval = dir_ / "records/eval/part-00000-of-00001.tfrecord";
+  const std::string train_bytes = Slurp(train), eval_bytes = Slurp(eval);
+  Write("train.csv", "a,b\n7,x\n8,y\n9,z\n");
+  Write("eval.csv", "a,b\n3,z\nbad,w\n");
+  r = Run("gen-records --job dtf.toml --overwrite");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(Slurp(train), train_bytes);
+  EXPECT_EQ(Slurp(eval), eval_bytes);
+  std::vector<std::string> left;
+  for (const auto& e : fs::recursive_directory_iterator(dir_ / "records")) {
+    left.push_back(fs::relative(e.path(), dir_ / "records").string());
+  }
+  std::sort(left.begin(), left.end());
+  EXPECT_THAT(left, ::testing::ElementsAre(
+                        "eval", "eval/part-00000-of-00001.tfrecord", "train",
+                        "train/part-00000-of-00001.tfrecord"));
+}
+
+TEST_F(CliTest, MissingLabelNamesFileAndLineOrIsSkipped) {
+  Write("schema.toml",
+        "[schema]\ncolumns = [\"a:int\", \"b:str\"]\nmissing = [\"?\"]\n"
+        "label = { column = \"b\", map = { x = 0, y = 1 } }\n");
+  Write("in.csv", "a,b\n1,x\n2,\n3,y\n4,?\n");
+  Result r = Run("gen-records --schema schema.toml --out records in.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("in.csv:3:3: label column \"b\" is missing"));
+  EXPECT_FALSE(fs::exists(dir_ / "records"));
+  r =
+      Run("gen-records --schema schema.toml --out records --on-error skip "
+          "in.csv");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("skipped 2 rows"));
+  EXPECT_THAT(r.err, HasSubstr("in.csv:5:3: label column \"b\" is missing"));
+}
+
+TEST_F(CliTest, QuotedLineBreaksReachTheRecordsByteForByte) {
+  Write("schema.toml", kSchema);
+  Write("in.csv", "a,b\r\n1,\"x\r\ny\"\r\n2,\" z\n\"\r\n");
+  ASSERT_EQ(
+      Run("gen-records --schema schema.toml --out records --no-trim in.csv")
+          .code,
+      0);
+  Result r = Run("inspect records/part-00000-of-00001.tfrecord");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "{\"a\": {\"int64\": [1]}, \"b\": {\"bytes\": "
+            "[\"x\\u000d\\u000ay\"]}}\n"
+            "{\"a\": {\"int64\": [2]}, \"b\": {\"bytes\": [\" z\\u000a\"]}}\n");
+}
+
 TEST_F(CliTest, ExistingShardsNeedOverwrite) {
   Write("schema.toml", kSchema);
   Write("in.csv", "a,b\n1,x\n");

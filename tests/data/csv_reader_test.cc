@@ -114,8 +114,47 @@ TEST(CsvReader, QuotedFieldWithNewline) {
 TEST(CsvReader, CrLfLineEnds) {
   const Parsed p = Parse("a,b\r\n\"c\r\nd\",\"e\rf\"\r\ng,\r\n");
   ASSERT_TRUE(p.status.ok()) << p.status;
-  EXPECT_EQ(p.rows, (Rows{{"a", "b"}, {"c\nd", "e\rf"}, {"g", ""}}));
+  EXPECT_EQ(p.rows, (Rows{{"a", "b"}, {"c\r\nd", "e\rf"}, {"g", ""}}));
   EXPECT_THAT(p.lines, ElementsAre(1, 2, 4));
+}
+
+TEST(CsvReader, LineBreaksInsideQuotesAreKeptByteForByte) {
+  // As RFC 4180 and Python's csv module read them: CR LF, LF, a lone CR and
+  // CR CR LF inside quotes are the field's bytes, whatever the line ends
+  // outside quotes and wherever the chunks end.
+  const std::string input =
+      "\"a\r\nb\",\"c\nd\"\r\n\"e\rf\",\"g\r\r\nh\"\n\"\r\n\","
+      "\"\"\"\r\n\"\"\"\r\n";
+  const Rows want = {
+      {"a\r\nb", "c\nd"}, {"e\rf", "g\r\r\nh"}, {"\r\n", "\"\r\n\""}};
+  for (const bool trim : {true, false}) {
+    CsvOptions options;
+    options.trim_spaces = trim;
+    for (size_t chunk_bytes : {1, 2, 3, 5, 1 << 20}) {
+      const Parsed p = Parse(input, options, chunk_bytes);
+      ASSERT_TRUE(p.status.ok()) << p.status;
+      EXPECT_EQ(p.rows, want) << "chunks of " << chunk_bytes;
+      EXPECT_THAT(p.lines, ElementsAre(1, 4, 6));
+    }
+  }
+}
+
+TEST(CsvReader, FieldLinesFollowQuotedLineBreaks) {
+  CsvChunk chunk;
+  chunk.data = "a,\"b\nc\",d,\"e\r\n\r\nf\",g\nh,i\n";
+  chunk.source = "t.csv";
+  chunk.first_line = 10;
+  CsvChunkParser parser(chunk, CsvOptions{});
+  CsvRow row;
+  ASSERT_TRUE(*parser.Next(&row));
+  EXPECT_EQ(row.line, 10);
+  EXPECT_THAT(row.field_lines, ElementsAre(10, 10, 11, 11, 13));
+  EXPECT_THAT(row.columns, ElementsAre(1, 3, 4, 6, 4));
+  EXPECT_EQ(row.FieldLine(4), 13);
+  ASSERT_TRUE(*parser.Next(&row));
+  EXPECT_EQ(row.line, 14);
+  EXPECT_TRUE(row.field_lines.empty());
+  EXPECT_EQ(row.FieldLine(1), 14);
 }
 
 TEST(CsvReader, LoneCarriageReturnOutsideQuotesIsData) {

@@ -317,5 +317,167 @@ TEST_F(GenRecordsTest, StaleStagingOfADeadRunIsRemoved) {
   EXPECT_FALSE(fs::exists(dir_ / "out" / ".gen-records-999999999.tmp"));
 }
 
+// The staging directories left anywhere under `dir`.
+std::vector<std::string> StagingDirs(const fs::path& dir) {
+  std::vector<std::string> found;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().filename().string().starts_with(".gen-records-")) {
+      found.push_back(e.path().string());
+    }
+  }
+  return found;
+}
+
+TEST_F(GenRecordsTest, StagedRunsThatFailLeaveNoSplitBehind) {
+  // A job's train source converts; its eval source then fails: neither
+  // records/train nor records/ may be left.
+  Schema schema = Cols({{"a", ValueType::kInt}});
+  GenRecordsOptions train;
+  train.inputs = {Write("train.csv", "a\n1\n2\n")};
+  train.schema = schema;
+  train.out_dir = (dir_ / "records" / "train").string();
+  GenRecordsOptions eval = train;
+  eval.inputs = {Write("eval.csv", "a\n3\nx\n")};
+  eval.out_dir = (dir_ / "records" / "eval").string();
+  {
+    StagedRecords staged;
+    ASSERT_TRUE(staged.Stage(train).ok());
+    EXPECT_TRUE(fs::exists(dir_ / "records" / "train"));  // staged inside
+    auto r = staged.Stage(eval);
+    ASSERT_FALSE(r.ok());
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr("eval.csv:3:1:"));
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "records"));
+}
+
+TEST_F(GenRecordsTest, StagedRunsGoIntoPlaceTogether) {
+  Schema schema = Cols({{"a", ValueType::kInt}});
+  GenRecordsOptions train;
+  train.inputs = {Write("train.csv", "a\n1\n2\n")};
+  train.schema = schema;
+  train.out_dir = (dir_ / "records" / "train").string();
+  GenRecordsOptions eval = train;
+  eval.inputs = {Write("eval.csv", "a\n3\n")};
+  eval.out_dir = (dir_ / "records" / "eval").string();
+  const std::string name = ShardFileName(0, 1, Compression::kNone);
+  {
+    StagedRecords staged;
+    ASSERT_TRUE(staged.Stage(train).ok());
+    auto r = staged.Stage(eval);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->rows_written, 1);
+    EXPECT_FALSE(fs::exists(dir_ / "records" / "train" / name));
+    ASSERT_TRUE(staged.Commit().ok());
+  }
+  EXPECT_EQ(ReadAll((dir_ / "records" / "train" / name).string()).size(), 2u);
+  EXPECT_EQ(ReadAll((dir_ / "records" / "eval" / name).string()).size(), 1u);
+  EXPECT_EQ(StagingDirs(dir_), std::vector<std::string>{});
+}
+
+TEST_F(GenRecordsTest, FailedCommitPutsTheOlderShardsBack) {
+  // Both splits hold shards of an earlier run; the new run replaces them
+  // (overwrite), but the eval split cannot go into place: the train split,
+  // already moved, must be undone, and no file of either half-replaced.
+  const std::string name = ShardFileName(0, 1, Compression::kNone);
+  fs::create_directories(dir_ / "records" / "train");
+  fs::create_directories(dir_ / "records" / "eval");
+  Write("records/train/" + name, "OLD TRAIN");
+  Write("records/train/" + name + ".index", "OLD INDEX");
+  Write("records/eval/" + name, "OLD EVAL");
+  Schema schema = Cols({{"a", ValueType::kInt}});
+  GenRecordsOptions train;
+  train.inputs = {Write("train.csv", "a\n1\n2\n")};
+  train.schema = schema;
+  train.out_dir = (dir_ / "records" / "train").string();
+  train.overwrite = true;
+  GenRecordsOptions eval = train;
+  eval.inputs = {Write("eval.csv", "a\n3\n")};
+  eval.out_dir = (dir_ / "records" / "eval").string();
+  // Pulls the eval run's staged files away before they can be renamed.
+  eval.progress = [this](const GenRecordsProgress&) {
+    for (const std::string& stage : StagingDirs(dir_ / "records" / "eval")) {
+      fs::remove_all(stage);
+    }
+  };
+  {
+    StagedRecords staged;
+    ASSERT_TRUE(staged.Stage(train).ok());
+    ASSERT_TRUE(staged.Stage(eval).ok());
+    EXPECT_FALSE(staged.Commit().ok());
+  }
+  EXPECT_EQ(Slurp(dir_ / "records" / "train" / name), "OLD TRAIN");
+  EXPECT_EQ(Slurp(dir_ / "records" / "train" / (name + ".index")), "OLD INDEX");
+  EXPECT_EQ(Slurp(dir_ / "records" / "eval" / name), "OLD EVAL");
+  EXPECT_EQ(StagingDirs(dir_), std::vector<std::string>{});
+}
+
+TEST_F(GenRecordsTest, FailedCommitOfASplitRunLeavesNoSplitDirectory) {
+  GenRecordsOptions o;
+  o.inputs = {Write("in.csv", "a\n1\n2\n3\n4\n5\n6\n")};
+  o.schema = Cols({{"a", ValueType::kInt}});
+  o.out_dir = (dir_ / "out").string();
+  o.splits = {{"train", 0.5}, {"eval", 0.5}};
+  // A file where the eval split's directory should go: train goes into
+  // place first and must be taken back.
+  o.progress = [this](const GenRecordsProgress&) {
+    Write("out/eval", "in the way");
+  };
+  auto r = GenRecords(o);
+  ASSERT_FALSE(r.ok());
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir_ / "out")) {
+    left.push_back(e.path().filename().string());
+  }
+  EXPECT_EQ(left, std::vector<std::string>{"eval"});
+}
+
+TEST_F(GenRecordsTest, MissingLabelIsRefusedAtItsLine) {
+  std::string csv = Write("in.csv",
+                          "x,note,y\n1,ok,yes\n2,\"two\nlines\",\n"
+                          "3,ok,no\n4,ok,?\n");
+  GenRecordsOptions o;
+  o.inputs = {csv};
+  o.schema = Cols({{"x", ValueType::kInt},
+                   {"note", ValueType::kString},
+                   {"y", ValueType::kString}});
+  o.schema->missing_values = {"", "?"};
+  o.schema->label = LabelSpec{"y", {{"no", 0}, {"yes", 1}}};
+  o.out_dir = (dir_ / "out").string();
+  auto r = GenRecords(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            csv + ":4:8: label column \"y\" is missing (the cell is empty)");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+
+  o.on_error = OnError::kSkip;
+  r = GenRecords(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->rows_read, 4);
+  EXPECT_EQ(r->rows_written, 2);
+  EXPECT_EQ(r->rows_skipped, 2);
+  ASSERT_EQ(r->rejected.size(), 2u);
+  EXPECT_EQ(r->rejected[0].line, 3);
+  EXPECT_THAT(r->rejected[0].error, HasSubstr(":4:8: label column \"y\""));
+  EXPECT_EQ(r->rejected[1].line, 6);
+  EXPECT_THAT(r->rejected[1].error, HasSubstr(":6:6: label column \"y\""));
+  std::vector<Example> rows = ReadAll(
+      (dir_ / "out" / ShardFileName(0, 1, Compression::kNone)).string());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].Find("y")->int64_list[0], 1);
+  EXPECT_EQ(rows[1].Find("y")->int64_list[0], 0);
+}
+
+TEST_F(GenRecordsTest, MissingLabelIsRefusedWithAnInferredSchema) {
+  std::string csv = Write("in.csv", "n,y\n1,no\n2,yes\n3,\n");
+  GenRecordsOptions o;
+  o.inputs = {csv};
+  o.infer_label = "y";
+  o.out_dir = (dir_ / "out").string();
+  auto r = GenRecords(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("in.csv:4:3: label column \"y\" is missing"));
+}
+
 }  // namespace
 }  // namespace dtf

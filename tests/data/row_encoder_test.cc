@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -197,6 +198,104 @@ TEST(RowEncoder, RequiredCellMissing) {
   EXPECT_THAT(std::string(st.message()),
               HasSubstr("in.csv:9:1: column \"a\": missing value for "
                         "required column \"a\""));
+}
+
+TEST(RowEncoder, MissingLabelIsRefusedWhereItsCellIs) {
+  Schema s = Cols({{"x", ValueType::kInt}, {"y", ValueType::kString}});
+  s.missing_values = {"", "?"};
+  s.label = LabelSpec{"y", {{"no", 0}, {"yes", 1}}};
+  auto enc = RowEncoder::Create(s, {}, "in.csv");
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  RowEncoder::Scratch scratch;
+  std::string got = "keep";
+  auto empty = Parse("1,", 12);
+  Status st = enc->Encode(empty->row, "in.csv", &scratch, &got);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(),
+            "in.csv:12:3: label column \"y\" is missing (the cell is empty)");
+  auto token = Parse("1, ?", 13);
+  st = enc->Encode(token->row, "in.csv", &scratch, &got);
+  EXPECT_EQ(st.message(),
+            "in.csv:13:4: label column \"y\" is missing (the cell \"?\" is a "
+            "missing-value token)");
+  auto quoted_empty = Parse("1,\"\"", 14);
+  st = enc->Encode(quoted_empty->row, "in.csv", &scratch, &got);
+  EXPECT_THAT(std::string(st.message()),
+              HasSubstr("in.csv:14:3: label column \"y\" is missing"));
+  EXPECT_EQ(got, "keep");
+}
+
+TEST(RowEncoder, MissingLabelWithoutMapIsRefusedToo) {
+  Schema s = Cols({{"x", ValueType::kInt}, {"y", ValueType::kFloat}});
+  s.label = LabelSpec{"y", {}};
+  auto enc = RowEncoder::Create(s, {}, "in.csv");
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  RowEncoder::Scratch scratch;
+  std::string got;
+  auto p = Parse("1,", 2);
+  EXPECT_THAT(
+      std::string(enc->Encode(p->row, "in.csv", &scratch, &got).message()),
+      HasSubstr("in.csv:2:3: label column \"y\" is missing"));
+  // The label's default, when the schema gives one, stands in for it.
+  s.columns[1].default_value = Value(0.0);
+  auto with_default = RowEncoder::Create(s, {}, "in.csv");
+  ASSERT_TRUE(with_default.ok()) << with_default.status();
+  ASSERT_TRUE(with_default->Encode(p->row, "in.csv", &scratch, &got).ok());
+  tensorflow::Example e;
+  ASSERT_TRUE(e.ParseFromString(got));
+  EXPECT_EQ(e.features().feature().at("y").float_list().value(0), 0.0f);
+}
+
+TEST(RowEncoder, ErrorsNameTheLineTheCellIsOn) {
+  // A quoted line break before the bad cell: the error points at the
+  // physical line the cell starts on, not the record's first line.
+  Schema s = Cols({{"note", ValueType::kString}, {"y", ValueType::kInt}});
+  s.label = LabelSpec{"y", {}};
+  auto enc = RowEncoder::Create(s, {}, "in.csv");
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  RowEncoder::Scratch scratch;
+  std::string got;
+  auto missing = Parse("\"two\nlines\",", 20);
+  EXPECT_THAT(
+      std::string(
+          enc->Encode(missing->row, "in.csv", &scratch, &got).message()),
+      HasSubstr("in.csv:21:8: label column \"y\" is missing"));
+  auto bad = Parse("\"two\r\nlines\",abc", 20);
+  EXPECT_THAT(
+      std::string(enc->Encode(bad->row, "in.csv", &scratch, &got).message()),
+      HasSubstr("in.csv:21:8: column \"y\": expected an int"));
+}
+
+TEST(RowEncoder, LongListsInMessagesAreCut) {
+  Schema s = Cols({{"y", ValueType::kString}});
+  LabelSpec label{"y", {}};
+  for (int i = 0; i < 1822; ++i) {
+    label.mapping.emplace(fmt::format("class-{:04d}", i), i);
+  }
+  s.label = label;
+  auto enc = RowEncoder::Create(s, {}, "in.csv");
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  RowEncoder::Scratch scratch;
+  std::string got;
+  auto p = Parse(std::string(5000, 'z'), 4);
+  const std::string message(
+      enc->Encode(p->row, "in.csv", &scratch, &got).message());
+  EXPECT_LT(message.size(), 500u) << message;
+  EXPECT_THAT(message, HasSubstr("1822 values: \"class-0000\", "));
+  EXPECT_THAT(message, HasSubstr("\"class-0009\", ... and 1812 more)"));
+  EXPECT_THAT(message, ::testing::Not(HasSubstr("class-0010")));
+
+  std::vector<std::string> header;
+  for (int i = 0; i < 500; ++i) header.push_back(fmt::format("col{}", i));
+  auto missing =
+      RowEncoder::Create(Cols({{"nope", ValueType::kInt}}), header, "wide.csv");
+  ASSERT_FALSE(missing.ok());
+  const std::string header_message(missing.status().message());
+  EXPECT_LT(header_message.size(), 300u) << header_message;
+  EXPECT_THAT(header_message,
+              HasSubstr("wide.csv:1: schema column \"nope\" is not in the "
+                        "header (\"col0\", "));
+  EXPECT_THAT(header_message, HasSubstr("... and 490 more)"));
 }
 
 }  // namespace
