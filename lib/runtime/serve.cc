@@ -28,8 +28,9 @@ std::string Port(const std::string& address) {
 }
 
 // Heartbeats to the chief once a second from a background thread. Sets
-// `stop` when the chief says the run is over, `lost` (and `stop`) when it
-// has been unreachable for `timeout`.
+// `stop` when the chief says the run is over, `stop_training` when it
+// stopped training early, `lost` (and `stop`) when it has been unreachable
+// for `timeout`.
 class Heartbeat {
  public:
   Heartbeat(const std::string& chief, RunCredentials creds, std::string task,
@@ -55,6 +56,7 @@ class Heartbeat {
     eps_ = eps;
   }
   std::atomic<bool> stop{false};
+  std::atomic<bool> stop_training{false};
   std::atomic<bool> lost{false};
 
  private:
@@ -76,6 +78,7 @@ class Heartbeat {
       if (st.ok()) {
         last_ok = Clock::now();
         if (response.shutdown()) stop = true;
+        if (response.stop_training()) stop_training = true;
       } else if (Clock::now() - last_ok > timeout_) {
         lost = true;
         stop = true;
@@ -258,6 +261,7 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
     if (options.on_progress) options.on_progress(p);
   };
   wo.cancel = &stop;
+  if (heartbeat) wo.end_training = &heartbeat->stop_training;
   if (heartbeat) heartbeat->Set("running", 0, 0, 0);
   StatusOr<TrainResult> result =
       allreduce ? RunAllreduceWorker(job, wo) : RunWorker(job, wo);

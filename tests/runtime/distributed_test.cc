@@ -13,6 +13,11 @@
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
 #include "lib/data/record_reader.h"
+#include "lib/runtime/bundle.h"
+#include "lib/runtime/checkpoint.h"
+#include "lib/runtime/evaluator.h"
+#include "lib/runtime/job_records.h"
+#include "lib/runtime/optimizers.h"
 #include "lib/runtime/ps_client.h"
 #include "lib/runtime/serve.h"
 #include "proto/event.pb.h"
@@ -247,6 +252,98 @@ TEST_F(DistributedTest, AConnectionResetAfterAnEvaluationIsRejoined) {
   EXPECT_NE(notes.find("every parameter server answers again"),
             std::string::npos)
       << notes;
+}
+
+// Early stopping on the chief ends the whole run as running out of data
+// does: the other worker stops, the PS exits, every task succeeds, and the
+// export is the best evaluation's model (checkpoint-best.dtf).
+TEST_F(DistributedTest, EarlyStoppingOnTheChiefEndsTheRun) {
+  // min_delta 10: only the first evaluation improves the loss, and the
+  // third (local step 30) stops training, long before 10 epochs.
+  JobFile job = Job("census", {{"[train]\n",
+                                "[train]\neval_every_steps = 10\n"
+                                "early_stopping = { patience = 2, "
+                                "min_delta = 10.0 }\n"}});
+  const Cluster c = MakeCluster(1, 2);
+  auto results = RunCluster(job, c, {}, std::chrono::seconds(300));
+  for (size_t i = 0; i < results.size(); ++i) {
+    ASSERT_TRUE(results[i].ok()) << "task " << i << ": " << results[i].status();
+  }
+  const TrainResult& chief = *results[1];
+  EXPECT_TRUE(chief.stopped_early);
+  EXPECT_EQ(chief.examples, 30 * 256);
+  // The other worker heard it within a heartbeat or two and stopped short
+  // of its 10 epochs (of 636 steps).
+  EXPECT_LT(results[2]->examples, 32561 * 10 / 2);
+  ASSERT_TRUE(chief.best_eval.has_value());
+  EXPECT_EQ(chief.best_metric, "loss");
+  EXPECT_LE(chief.best_eval->step, 20);  // the first evaluation
+  ASSERT_TRUE(chief.eval.has_value());
+  EXPECT_GT(chief.eval->step, chief.best_eval->step);
+  EXPECT_TRUE(std::filesystem::exists(chief.best_checkpoint));
+
+  StatusOr<LoadedModel> exported = LoadExportedModel(chief.export_dir);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  StatusOr<JobRecords> records = FindJobRecords(job);
+  ASSERT_TRUE(records.ok()) << records.status();
+  StatusOr<EvalMetrics> again =
+      Evaluate(kernels::Context::Cpu(0), exported->layer, *exported->model,
+               records->eval, 1024);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_NEAR(*again->Get("loss"), *chief.best_eval->metrics.Get("loss"), 1e-6);
+  EXPECT_NE(*again->Get("loss"), *chief.eval->metrics.Get("loss"));
+}
+
+// A chief cancelled mid-run (Ctrl-C, SIGTERM) writes its checkpoint,
+// pulled from the PS, before it returns; the checkpoint restores.
+TEST_F(DistributedTest, ACancelledChiefWritesItsCheckpoint) {
+  JobFile job = Job("titanic");
+  const Cluster c = MakeCluster(1, 1);
+  std::atomic<bool> cancel_chief{false};
+  // Once the run is under way (global step 20 of about 460).
+  std::thread canceller([&] {
+    PsClient watcher(c.ps, {"test-run", kSecret, ""}, -1,
+                     std::chrono::seconds(5));
+    for (int i = 0; i < 1200 && !watcher.Pull({}, {}, 20).ok(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    cancel_chief = true;
+  });
+  auto results = RunCluster(job, c, {&cancel_chief}, std::chrono::seconds(120));
+  canceller.join();
+  const Status& st = results[1].status();
+  ASSERT_EQ(st.code(), absl::StatusCode::kCancelled) << st;
+  const std::string checkpoint =
+      (std::filesystem::path(job.train.output_dir) / kCheckpointFile).string();
+  EXPECT_NE(Message(st).find("checkpoint " + checkpoint), std::string::npos)
+      << st;
+  StatusOr<Bundle> bundle = Bundle::ReadFile(checkpoint);
+  ASSERT_TRUE(bundle.ok()) << bundle.status();
+  StatusOr<std::vector<int64_t>> step = bundle->GetInt64s("train/global_step");
+  ASSERT_TRUE(step.ok() && step->size() == 1);
+  EXPECT_GE((*step)[0], 20);
+
+  // It restores into the job's model, optimizer slots included.
+  StatusOr<FeatureLayer> layer =
+      FeatureLayer::Create(job.schema, job.features, *job.model);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  StatusOr<std::unique_ptr<Model>> model =
+      Model::Create(*layer, *job.model, uint64_t(job.train.seed));
+  ASSERT_TRUE(model.ok()) << model.status();
+  StatusOr<Optimizers> optimizers = MakeOptimizers(job.train);
+  ASSERT_TRUE(optimizers.ok()) << optimizers.status();
+  std::vector<kernels::OptimizerState> states((*model)->variables().size());
+  for (size_t i = 0; i < states.size(); ++i) {
+    const Variable& v = (*model)->variables()[i];
+    if (v.trainable) {
+      states[i] = optimizers->For(v.part).CreateState(v.value.shape());
+    }
+  }
+  TrainState state;
+  Status restored =
+      RestoreCheckpoint(*bundle, &*layer, model->get(), &states, &state);
+  EXPECT_TRUE(restored.ok()) << restored;
+  EXPECT_EQ(state.global_step, (*step)[0]);
 }
 
 // No PS is ever left running: without its chief it exits on its own.
