@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "lib/base/strings.h"
 #include "lib/runtime/bundle.h"
 #include "lib/runtime/checkpoint.h"
 #include "lib/runtime/job_records.h"
@@ -116,6 +117,72 @@ TEST(Trainer, EarlyStoppingEndsAnOverfittingJobAndExportsTheBest) {
   EXPECT_NEAR(*again->Get("loss"), lowest, 1e-6);
   EXPECT_DOUBLE_EQ(*again->Get("accuracy"),
                    *r->best_eval->metrics.Get("accuracy"));
+}
+
+// At 1% positives a model that predicts "no" everywhere is 99% accurate:
+// training says so, once, and reports precision, recall and PR-AUC.
+TEST(Trainer, AccuracyAtTheMajorityRateIsFlaggedOnce) {
+  dtf::testing::TempDir dir;
+  std::string csv = "x,color,label\n";
+  const char* colors[] = {"red", "green", "blue"};
+  for (int i = 0; i < 2000; ++i) {
+    StrAppend(&csv, i / 2000.0, ",", colors[i % 3], ",", i % 100 == 7 ? 1 : 0,
+              "\n");
+  }
+  dtf::testing::WriteFile(dir.Join("data.csv"), csv);
+  dtf::testing::WriteFile(dir.Join("dtf.toml"), R"([data]
+csv = ["data.csv"]
+split = { train = 0.8, eval = 0.2 }
+records = "records"
+[schema]
+label = "label"
+columns = ["x:float", "color:str", "label:int"]
+[[features.numeric]]
+name = "x"
+[[features.categorical]]
+name = "color"
+vocabulary = ["red", "green", "blue"]
+embedding = 4
+wide = true
+[model]
+type = "wide_deep"
+hidden = [8]
+loss = "binary_crossentropy"
+[train]
+batch_size = 64
+epochs = 10
+seed = 1
+threads = 1
+)");
+  StatusOr<JobFile> job = LoadJobWithRecords(dir.Join("dtf.toml"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  std::vector<std::string> warnings;
+  int evals = 0;
+  TrainOptions options;
+  options.on_eval = [&](const EvalReport&) { ++evals; };
+  options.on_note = [&](std::string_view n) {
+    if (n.find("majority-class rate") != std::string_view::npos) {
+      warnings.emplace_back(n);
+    }
+  };
+  StatusOr<TrainResult> r = Train(*job, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(evals, 10);
+  ASSERT_EQ(warnings.size(), 1u);  // once per run
+  EXPECT_NE(warnings[0].find("the model may predict one class; see "
+                             "precision, recall and pr_auc"),
+            std::string::npos)
+      << warnings[0];
+  ASSERT_TRUE(r->eval.has_value());
+  const EvalMetrics& m = r->eval->metrics;
+  ASSERT_TRUE(m.positive_rate.has_value());
+  EXPECT_NEAR(*m.positive_rate, 0.01, 0.01);
+  EXPECT_LE(*m.Get("accuracy"), 1 - *m.positive_rate + 0.005);
+  for (const char* name : {"precision", "recall", "pr_auc"}) {
+    ASSERT_TRUE(m.Get(name).has_value()) << name;
+    EXPECT_GE(*m.Get(name), 0.0) << name;
+    EXPECT_LE(*m.Get(name), 1.0) << name;
+  }
 }
 
 TEST(Trainer, CensusWideDeepReachesItsAccuracyGoal) {
