@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "grpcpp/grpcpp.h"
@@ -22,6 +23,9 @@ namespace dtf::runtime {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How long an interrupted PS keeps serving for the chief's last checkpoint.
+constexpr std::chrono::seconds kInterruptedPsGrace(10);
 
 std::string Port(const std::string& address) {
   return address.substr(address.rfind(':') + 1);
@@ -228,6 +232,10 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   if (ps_role) {
     heartbeat->Set("running", 0, 0, 0);
     note(StrCat(task, ": serving on ", address));
+    // Interrupted (Ctrl-C stops every task at once), a PS serves on for a
+    // while so that the interrupted chief can pull its last checkpoint; the
+    // chief then sends it home.
+    std::optional<Clock::time_point> interrupted_until;
     while (!ps_service->WaitForShutdown(std::chrono::milliseconds(200))) {
       ps_service->Tick();
       heartbeat->Set("running", ps_service->global_step(), 0, 0);
@@ -239,10 +247,20 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
       }
       if (heartbeat->stop) break;
       if (options.cancel && options.cancel->load()) {
-        return finish(CancelledError(StrCat(task, ": interrupted")));
+        if (!interrupted_until) {
+          interrupted_until = Clock::now() + kInterruptedPsGrace;
+          note(StrCat(task, ": interrupted; serving up to ",
+                      kInterruptedPsGrace.count(),
+                      " s more for the chief's checkpoint"));
+        } else if (Clock::now() >= *interrupted_until) {
+          return finish(CancelledError(StrCat(task, ": interrupted")));
+        }
       }
     }
     note(StrCat(task, ": exiting (", ps_service->shutdown_reason(), ")"));
+    if (interrupted_until) {
+      return finish(CancelledError(StrCat(task, ": interrupted")));
+    }
     return finish(TrainResult{});
   }
 

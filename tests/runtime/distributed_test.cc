@@ -64,13 +64,15 @@ ServeOptions Options(const Cluster& c, TaskRole role, int index) {
 }
 
 // Runs every task of `c` as a thread; returns each task's result, PS first.
-// Worker i stops when worker_cancel[i] (if given and not null) is set. A
+// Worker i stops when worker_cancel[i] (if given and not null) is set,
+// every PS when *ps_cancel (if not null) is. A
 // run still going after `limit` fails the test, and every task is
 // cancelled: a hang fails rather than blocks.
 std::vector<StatusOr<TrainResult>> RunCluster(
     const JobFile& job, const Cluster& c,
     std::vector<const std::atomic<bool>*> worker_cancel = {},
-    std::chrono::seconds limit = std::chrono::seconds(900)) {
+    std::chrono::seconds limit = std::chrono::seconds(900),
+    const std::atomic<bool>* ps_cancel = nullptr) {
   const size_t n = c.ps.size() + c.workers.size();
   worker_cancel.resize(c.workers.size(), nullptr);
   std::vector<StatusOr<TrainResult>> results(n, InternalError("not run"));
@@ -83,6 +85,9 @@ std::vector<StatusOr<TrainResult>> RunCluster(
         if (worker_cancel[i] != nullptr && worker_cancel[i]->load()) {
           cancel[c.ps.size() + i] = true;
         }
+      }
+      if (ps_cancel != nullptr && ps_cancel->load()) {
+        for (size_t i = 0; i < c.ps.size(); ++i) cancel[i] = true;
       }
       if (Clock::now() >= deadline) {
         ADD_FAILURE() << "the cluster still runs " << limit.count()
@@ -294,23 +299,34 @@ TEST_F(DistributedTest, EarlyStoppingOnTheChiefEndsTheRun) {
   EXPECT_NE(*again->Get("loss"), *chief.eval->metrics.Get("loss"));
 }
 
-// A chief cancelled mid-run (Ctrl-C, SIGTERM) writes its checkpoint,
-// pulled from the PS, before it returns; the checkpoint restores.
+// Ctrl-C mid-run (SIGTERM to every task, the PS's arriving first): the PS
+// serves on while the chief pulls and writes its checkpoint, then the chief
+// sends it home; the checkpoint restores.
 TEST_F(DistributedTest, ACancelledChiefWritesItsCheckpoint) {
-  JobFile job = Job("titanic");
+  JobFile job = Job("census");
   const Cluster c = MakeCluster(1, 1);
-  std::atomic<bool> cancel_chief{false};
-  // Once the run is under way (global step 20 of about 460).
+  std::atomic<bool> cancel_ps{false}, cancel_chief{false};
+  Clock::time_point cancelled_at;
+  // Once the run is under way (global step 20 of about 1300).
   std::thread canceller([&] {
     PsClient watcher(c.ps, {"test-run", kSecret, ""}, -1,
                      std::chrono::seconds(5));
     for (int i = 0; i < 1200 && !watcher.Pull({}, {}, 20).ok(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+    cancelled_at = Clock::now();
+    cancel_ps = true;
+    // Longer than a PS takes to notice (200 ms).
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
     cancel_chief = true;
   });
-  auto results = RunCluster(job, c, {&cancel_chief}, std::chrono::seconds(120));
+  auto results = RunCluster(job, c, {&cancel_chief}, std::chrono::seconds(120),
+                            &cancel_ps);
   canceller.join();
+  // The chief sent the PS home before its 10 s grace ran out.
+  EXPECT_LT(Clock::now() - cancelled_at, std::chrono::seconds(8));
+  EXPECT_EQ(results[0].status().code(), absl::StatusCode::kCancelled)
+      << results[0].status();
   const Status& st = results[1].status();
   ASSERT_EQ(st.code(), absl::StatusCode::kCancelled) << st;
   const std::string checkpoint =
