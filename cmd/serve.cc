@@ -141,6 +141,9 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
     StrAppend(&summary, "; global step ", r.steps, "; ",
               FormatMetrics(r.eval->metrics), "\nmodel: ", r.export_dir);
   }
+  if (const std::string best = BestLine(r); !best.empty()) {
+    StrAppend(&summary, "\n", best);
+  }
   console.Info(summary);
   return OkStatus();
 }

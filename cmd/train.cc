@@ -69,6 +69,9 @@ Status RunTrain(const TrainFlags& f, Context* ctx) {
       "examples/s",
       r.steps, r.examples, r.train_seconds, r.examples_per_sec);
   if (r.eval) StrAppend(&summary, "; ", FormatMetrics(r.eval->metrics));
+  if (const std::string best = BestLine(r); !best.empty()) {
+    StrAppend(&summary, "\n", best);
+  }
   StrAppend(&summary, "\nmodel: ", r.export_dir, "\ncheckpoint: ", r.checkpoint,
             "\n");
   std::fputs(summary.c_str(), stdout);

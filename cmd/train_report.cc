@@ -1,6 +1,8 @@
 #include "cmd/train_report.h"
 
 #include <cmath>
+#include <filesystem>
+#include <optional>
 
 #include "lib/base/strings.h"
 #include "lib/data/json.h"
@@ -39,6 +41,20 @@ std::string FormatMetrics(const runtime::EvalMetrics& m) {
   return out;
 }
 
+std::string BestLine(const runtime::TrainResult& r) {
+  if (!r.best_eval) return "";
+  const std::optional<double> value = r.best_eval->metrics.Get(r.best_metric);
+  std::string out = StrCat(
+      "best: eval ", r.best_metric, " ",
+      fmt::format("{:.4f}", value.value_or(0)), " at step ", r.best_eval->step,
+      " (", std::filesystem::path(r.best_checkpoint).filename().string(),
+      ", exported)");
+  if (r.stopped_early) {
+    StrAppend(&out, "; early stopping ended training at step ", r.steps);
+  }
+  return out;
+}
+
 std::string MetricsJson(const runtime::TrainResult& r) {
   std::string out = "{";
   AppendJsonNumber(&out, "steps", double(r.steps));
@@ -56,6 +72,14 @@ std::string MetricsJson(const runtime::TrainResult& r) {
   } else {
     AppendJsonNumber(&out, "loss", r.loss);
   }
+  if (r.best_eval) {
+    AppendJsonNumber(&out, "best_step", double(r.best_eval->step));
+    StrAppend(&out, ",\"best_metric\":", JsonString(r.best_metric));
+    AppendJsonNumber(&out, "best_value",
+                     r.best_eval->metrics.Get(r.best_metric).value_or(NAN));
+    StrAppend(&out, ",\"best_checkpoint\":", JsonString(r.best_checkpoint));
+  }
+  StrAppend(&out, ",\"stopped_early\":", r.stopped_early ? "true" : "false");
   StrAppend(&out, ",\"checkpoint\":", JsonString(r.checkpoint),
             ",\"model\":", JsonString(r.export_dir), "}\n");
   return out;

@@ -14,6 +14,10 @@ std::string FormatMetrics(const runtime::EvalMetrics& m);
 std::string ProgressLine(const runtime::TrainProgress& p);
 // "eval  step 128  (eval, 16281 examples)  loss ..."
 std::string EvalLine(const runtime::EvalReport& e);
+// "best: eval loss 0.9012 at step 120 (checkpoint-best.dtf, exported);
+// early stopping ended training at step 200"; empty without a best
+// evaluation.
+std::string BestLine(const runtime::TrainResult& r);
 // The --metrics-out object (docs/training.md), with a trailing newline.
 std::string MetricsJson(const runtime::TrainResult& r);
 

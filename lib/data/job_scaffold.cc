@@ -255,6 +255,7 @@ StatusOr<std::string> JobToml(const ScaffoldOptions& o,
             rows, " training rows profiled).\n[train]\n",
             "batch_size = ", small ? 32 : 256, "\nepochs = ", small ? 20 : 12,
             "\nshuffle_buffer = 10000\nseed = 42\noutput_dir = \"out\"\n"
+            "early_stopping = { metric = \"loss\", patience = 3 }\n"
             "\n[train.wide_optimizer]\ntype = \"ftrl\"\nlearning_rate = 0.05\n"
             "\n[train.deep_optimizer]\ntype = \"adagrad\"\nlearning_rate = ",
             small ? "0.05" : "0.02", "\n");

@@ -30,6 +30,22 @@ OptimizerSpec DefaultOptimizer(OptimizerType type) {
   return o;
 }
 
+std::vector<std::string_view> EvalMetricNames(Loss loss) {
+  switch (loss) {
+    case Loss::kBinaryCrossentropy:
+      return {"loss", "accuracy", "auc", "precision", "recall", "pr_auc"};
+    case Loss::kSoftmaxCrossentropy:
+      return {"loss", "accuracy"};
+    case Loss::kSquaredError:
+      return {"loss", "rmse"};
+  }
+  return {"loss"};
+}
+
+bool HigherIsBetter(std::string_view name) {
+  return name != "loss" && name != "rmse";
+}
+
 namespace {
 
 using toml_util::Reader;
@@ -129,6 +145,42 @@ StatusOr<OptimizerSpec> ParseOptimizer(Reader& r, const toml::node& node,
   return o;
 }
 
+StatusOr<EarlyStoppingSpec> ParseEarlyStopping(Reader& r,
+                                               const toml::node& node,
+                                               const ModelSpec& model) {
+  const std::string path = "train.early_stopping";
+  const toml::table* t = node.as_table();
+  if (t == nullptr) {
+    return r.Error(node, path,
+                   StrCat("expected a table (early_stopping = { metric = "
+                          "\"loss\", patience = 3 }), got ",
+                          toml_util::Describe(node)));
+  }
+  r.Remember(path, node);
+  DTF_RETURN_IF_ERROR(
+      r.CheckKeys(*t, path, {"metric", "patience", "min_delta"}));
+  EarlyStoppingSpec e;
+  if (const toml::node* n = t->get("metric")) {
+    DTF_ASSIGN_OR_RETURN(e.metric, r.GetString(*n, path + ".metric"));
+    const std::vector<std::string_view> names = EvalMetricNames(model.loss);
+    if (std::find(names.begin(), names.end(), e.metric) == names.end()) {
+      std::string list;
+      for (std::string_view name : names) {
+        StrAppend(&list, list.empty() ? "" : ", ", name);
+      }
+      return r.Error(
+          *n, path + ".metric",
+          StrCat("\"", e.metric, "\" is not an evaluation metric of a ",
+                 LossName(model.loss), " model (it has ", list, ")"));
+    }
+  }
+  DTF_RETURN_IF_ERROR(r.ReadInt(*t, path, "patience", 1, &e.patience));
+  DTF_RETURN_IF_ERROR(ReadChecked(
+      r, *t, path, "min_delta", ">= 0", [](double v) { return v >= 0; },
+      &e.min_delta));
+  return e;
+}
+
 // The optimizer tables the model type takes, and their defaults.
 Status ReadOptimizers(Reader& r, const toml::table* t, const ModelSpec& model,
                       TrainSpec* train) {
@@ -186,13 +238,27 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
                    "needs a [model] table (the optimizers depend on the "
                    "model type)");
   }
-  DTF_RETURN_IF_ERROR(r.CheckKeys(
-      t, "train",
-      {"batch_size", "epochs", "steps", "shuffle_buffer", "seed",
-       "eval_every_steps", "log_every_steps", "checkpoint_every_steps",
-       "output_dir", "threads", "device", "mode", "replicas_to_aggregate",
-       "max_staleness", "heartbeat_timeout", "coordinator_timeout", "optimizer",
-       "wide_optimizer", "deep_optimizer"}));
+  DTF_RETURN_IF_ERROR(r.CheckKeys(t, "train",
+                                  {"batch_size",
+                                   "epochs",
+                                   "steps",
+                                   "shuffle_buffer",
+                                   "seed",
+                                   "eval_every_steps",
+                                   "log_every_steps",
+                                   "checkpoint_every_steps",
+                                   "output_dir",
+                                   "threads",
+                                   "device",
+                                   "mode",
+                                   "replicas_to_aggregate",
+                                   "max_staleness",
+                                   "heartbeat_timeout",
+                                   "coordinator_timeout",
+                                   "optimizer",
+                                   "wide_optimizer",
+                                   "deep_optimizer",
+                                   "early_stopping"}));
   DTF_RETURN_IF_ERROR(
       r.ReadInt(t, "train", "batch_size", 1, &train->batch_size));
   if (t.contains("epochs") && t.contains("steps")) {
@@ -246,6 +312,10 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
       r.ReadInt(t, "train", "heartbeat_timeout", 1, &train->heartbeat_timeout));
   DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "coordinator_timeout", 1,
                                 &train->coordinator_timeout));
+  if (const toml::node* n = t.get("early_stopping")) {
+    DTF_ASSIGN_OR_RETURN(train->early_stopping,
+                         ParseEarlyStopping(r, *n, *model));
+  }
   return ReadOptimizers(r, &t, *model, train);
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lib/base/device_name.h"
 #include "lib/base/status.h"
@@ -51,6 +52,28 @@ struct OptimizerSpec {
 
 // An optimizer of `type` with every default (its learning rate included).
 OptimizerSpec DefaultOptimizer(OptimizerType type);
+
+// The evaluation metrics of a model trained with `loss`, in the order the
+// evaluator reports them (lib/runtime/evaluator.h): binary_crossentropy
+// loss, accuracy, auc, precision, recall, pr_auc; softmax_crossentropy loss,
+// accuracy; squared_error loss, rmse.
+std::vector<std::string_view> EvalMetricNames(Loss loss);
+// Whether a larger value of metric `name` is better (loss and rmse: no).
+bool HigherIsBetter(std::string_view name);
+
+// [train.early_stopping]: training stops once the evaluation metric has not
+// improved for `patience` evaluations in a row. The metric also picks the
+// best checkpoint (checkpoint-best.dtf, which the export comes from).
+struct EarlyStoppingSpec {
+  // metric: one of EvalMetricNames(the model's loss). Default: "loss".
+  std::string metric = "loss";
+  // patience (>= 1): evaluations in a row without improvement that stop
+  // training. Default: 3.
+  int64_t patience = 3;
+  // min_delta (>= 0): the least change of the metric, in its better
+  // direction, that counts as an improvement. Default: 0.
+  double min_delta = 0;
+};
 
 struct TrainSpec {
   // batch_size (>= 1): examples per step per worker. Default: 256.
@@ -100,6 +123,9 @@ struct TrainSpec {
   // coordinator_timeout (>= 1, seconds): a task that cannot reach the chief
   // for this long exits on its own. Default: 60.
   int64_t coordinator_timeout = 60;
+  // [train.early_stopping]; absent: train every epoch or step asked for (the
+  // best checkpoint is still kept, by the eval loss).
+  std::optional<EarlyStoppingSpec> early_stopping;
   // [train.optimizer]: the optimizer of a linear or mlp model. Absent table:
   // ftrl for linear, adagrad for mlp (TF's LinearClassifier and
   // DNNClassifier). Set exactly when the model is linear or mlp.

@@ -38,20 +38,36 @@ double Ratio(double num, int64_t den) {
 
 // Appends the (score, label > 0.5) pairs of host tensors `scores` and
 // `labels`; InvalidArgument, appending nothing, for a NaN score.
-Status AppendExamples(const Tensor& scores, const Tensor& labels,
+Status AppendExamples(std::string_view metric, const Tensor& scores,
+                      const Tensor& labels,
                       std::vector<std::pair<float, bool>>* examples) {
   const float* s = scores.data();
   const float* y = labels.data();
   for (int64_t i = 0; i < scores.size(); ++i) {
     if (std::isnan(s[i])) {
       return InvalidArgumentError(
-          StrCat("RocAuc: score ", i, " of the batch is NaN"));
+          StrCat(metric, ": score ", i, " of the batch is NaN"));
     }
   }
   examples->reserve(examples->size() + static_cast<size_t>(scores.size()));
   for (int64_t i = 0; i < scores.size(); ++i) {
     examples->emplace_back(s[i], y[i] > 0.5f);
   }
+  return OkStatus();
+}
+
+// `scores` and `labels` as host tensors: themselves on a CPU context, else
+// copies in *host_scores and *host_labels.
+Status OnHost(const Context& ctx, const Tensor& scores, const Tensor& labels,
+              Tensor* host_scores, Tensor* host_labels, const Tensor** s,
+              const Tensor** y) {
+  *s = &scores;
+  *y = &labels;
+  if (ctx.device() != Device::kCuda) return OkStatus();
+  DTF_RETURN_IF_ERROR(CopyToHost(ctx, scores, host_scores));
+  DTF_RETURN_IF_ERROR(CopyToHost(ctx, labels, host_labels));
+  *s = host_scores;
+  *y = host_labels;
   return OkStatus();
 }
 
@@ -89,9 +105,9 @@ Status RocAuc::Update(const Context& ctx, const Tensor& scores,
     Tensor host_scores, host_labels;
     DTF_RETURN_IF_ERROR(CopyToHost(ctx, scores, &host_scores));
     DTF_RETURN_IF_ERROR(CopyToHost(ctx, labels, &host_labels));
-    return AppendExamples(host_scores, host_labels, &examples_);
+    return AppendExamples("RocAuc", host_scores, host_labels, &examples_);
   }
-  return AppendExamples(scores, labels, &examples_);
+  return AppendExamples("RocAuc", scores, labels, &examples_);
 }
 
 void RocAuc::Merge(const RocAuc& other) {
@@ -124,6 +140,90 @@ double RocAuc::Result() const {
   const double p = static_cast<double>(positives);
   return (positive_rank_sum - p * (p + 1.0) / 2.0) /
          (p * static_cast<double>(negatives));
+}
+
+Status BinaryPrecisionRecall::Update(const Context& ctx,
+                                     const Tensor& probabilities,
+                                     const Tensor& labels) {
+  DTF_RETURN_IF_ERROR(
+      CheckPair(ctx, "BinaryPrecisionRecall", probabilities, labels));
+  Tensor host_p, host_y;
+  const Tensor* p = nullptr;
+  const Tensor* y = nullptr;
+  DTF_RETURN_IF_ERROR(
+      OnHost(ctx, probabilities, labels, &host_p, &host_y, &p, &y));
+  for (int64_t i = 0; i < p->size(); ++i) {
+    const bool predicted = p->data()[i] > 0.5f;
+    const bool actual = y->data()[i] > 0.5f;
+    true_positives_ += predicted && actual;
+    false_positives_ += predicted && !actual;
+    positives_ += actual;
+  }
+  count_ += p->size();
+  return OkStatus();
+}
+
+void BinaryPrecisionRecall::Merge(const BinaryPrecisionRecall& other) {
+  true_positives_ += other.true_positives_;
+  false_positives_ += other.false_positives_;
+  positives_ += other.positives_;
+  count_ += other.count_;
+}
+
+double BinaryPrecisionRecall::Precision() const {
+  if (count_ == 0) return kNaN;
+  const int64_t predicted = true_positives_ + false_positives_;
+  return predicted == 0 ? 0.0 : Ratio(double(true_positives_), predicted);
+}
+
+double BinaryPrecisionRecall::Recall() const {
+  if (count_ == 0) return kNaN;
+  return positives_ == 0 ? 0.0 : Ratio(double(true_positives_), positives_);
+}
+
+double BinaryPrecisionRecall::PositiveRate() const {
+  return Ratio(double(positives_), count_);
+}
+
+Status AveragePrecision::Update(const Context& ctx, const Tensor& scores,
+                                const Tensor& labels) {
+  DTF_RETURN_IF_ERROR(CheckPair(ctx, "AveragePrecision", scores, labels));
+  Tensor host_s, host_y;
+  const Tensor* s = nullptr;
+  const Tensor* y = nullptr;
+  DTF_RETURN_IF_ERROR(OnHost(ctx, scores, labels, &host_s, &host_y, &s, &y));
+  return AppendExamples("AveragePrecision", *s, *y, &examples_);
+}
+
+void AveragePrecision::Merge(const AveragePrecision& other) {
+  examples_.insert(examples_.end(), other.examples_.begin(),
+                   other.examples_.end());
+}
+
+double AveragePrecision::Result() const {
+  std::vector<std::pair<float, bool>> sorted = examples_;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  int64_t positives = 0;
+  for (const auto& e : sorted) positives += e.second;
+  if (positives == 0) return kNaN;
+  double sum = 0.0, last_recall = 0.0;
+  int64_t true_positives = 0;
+  const size_t n = sorted.size();
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j < n && sorted[j].first == sorted[i].first) {
+      true_positives += sorted[j].second;
+      ++j;
+    }
+    // Every score >= sorted[i].first predicted positive: the first j.
+    const double recall = double(true_positives) / double(positives);
+    const double precision = double(true_positives) / double(j);
+    sum += (recall - last_recall) * precision;
+    last_recall = recall;
+    i = j;
+  }
+  return sum;
 }
 
 Status LogLoss::Update(const Context& ctx, const Tensor& probabilities,

@@ -53,6 +53,53 @@ class RocAuc {
   std::vector<std::pair<float, bool>> examples_;
 };
 
+// Precision and recall of binary predictions at BinaryAccuracy's threshold
+// (a probability p predicts 1 when p > 0.5; a label is 1 when > 0.5):
+//   precision = TP / (TP + FP),  recall = TP / (TP + FN).
+// A ratio whose denominator is zero is 0 (sklearn's zero_division=0). Also
+// counts the positive labels, for the class balance. On a CUDA context the
+// batch is copied to the host first.
+class BinaryPrecisionRecall {
+ public:
+  Status Update(const Context& ctx, const Tensor& probabilities,
+                const Tensor& labels);
+  void Merge(const BinaryPrecisionRecall& other);
+  // NaN before any example.
+  double Precision() const;
+  double Recall() const;
+  // Fraction of the labels that are positive; NaN before any example.
+  double PositiveRate() const;
+  int64_t count() const { return count_; }
+  void Reset() { *this = BinaryPrecisionRecall(); }
+
+ private:
+  int64_t true_positives_ = 0;
+  int64_t false_positives_ = 0;
+  int64_t positives_ = 0;
+  int64_t count_ = 0;
+};
+
+// Average precision, the area under the precision-recall curve as
+// sklearn.metrics.average_precision_score defines it: with the distinct
+// scores taken in descending order as thresholds t_1 > t_2 > ..., and P_n,
+// R_n the precision and recall of predicting 1 for every score >= t_n,
+//   AP = sum_n (R_n - R_{n-1}) P_n,  R_0 = 0
+// (a step function, no interpolation; tied scores enter together). Keeps
+// every (score, label) pair, as RocAuc does; labels are positive when > 0.5.
+// A NaN score is InvalidArgument.
+class AveragePrecision {
+ public:
+  Status Update(const Context& ctx, const Tensor& scores, const Tensor& labels);
+  void Merge(const AveragePrecision& other);
+  // NaN unless a positive was seen. Sorts a copy: O(n log n).
+  double Result() const;
+  int64_t count() const { return static_cast<int64_t>(examples_.size()); }
+  void Reset() { examples_.clear(); }
+
+ private:
+  std::vector<std::pair<float, bool>> examples_;
+};
+
 // Mean binary cross-entropy of probabilities p against labels y in [0, 1],
 // with p clipped to [1e-7, 1 - 1e-7] (Keras' epsilon) first:
 //   -(y log(p) + (1 - y) log(1 - p)).

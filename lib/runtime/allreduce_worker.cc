@@ -17,6 +17,7 @@
 #include "lib/runtime/checkpoint.h"
 #include "lib/runtime/coordinator_service.h"
 #include "lib/runtime/device.h"
+#include "lib/runtime/eval_tracker.h"
 #include "lib/runtime/event_writer.h"
 #include "lib/runtime/job_records.h"
 #include "lib/runtime/model.h"
@@ -35,7 +36,8 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kBucketBytes = int64_t{25} << 20;
 
 // What the ranks agree on before each step, the smallest value winning:
-// every rank has a batch, one ran out of data, or one was cancelled.
+// every rank has a batch, one ran out of data (or the chief's early
+// stopping ended training), or one was cancelled.
 constexpr float kCancelled = 0.0f;
 constexpr float kOutOfData = 1.0f;
 constexpr float kHaveBatch = 2.0f;
@@ -191,35 +193,48 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
   int64_t last_epoch = 0;
   WorkerProgress progress(options, self, events.get());
 
-  // The chief evaluates the replica it holds (every rank's is the same).
-  const std::vector<std::string>& eval_files =
-      records.eval.empty() ? records.train : records.eval;
-  auto evaluate = [&]() -> Status {
-    DTF_ASSIGN_OR_RETURN(
-        EvalMetrics metrics,
-        Evaluate(ctx, layer, *model, eval_files,
-                 std::max<int64_t>(train.batch_size, 1024), options.cancel));
-    DTF_ASSIGN_OR_RETURN(
-        result.eval, progress.Evaluated(
-                         std::move(metrics), step,
-                         records.eval.empty() ? "train" : records.eval_split));
-    return OkStatus();
-  };
-
   // The chief's checkpoint: the global step, not the input position (each
   // worker's own, as in a PS run).
   const std::string checkpoint_path =
       (fs::path(train.output_dir) / kCheckpointFile).string();
+  const std::string best_path =
+      (fs::path(train.output_dir) / kBestCheckpointFile).string();
   const std::string model_toml = ModelDefinitionToToml(job);
-  auto write_checkpoint = [&]() -> Status {
+  auto write_checkpoint_to = [&](const std::string& path) -> Status {
     std::error_code ec;
     fs::create_directories(train.output_dir, ec);
     TrainState state;
     state.global_step = step;
     return on_host([&] {
       return MakeCheckpoint(layer, *model, states, state, model_toml)
-          .WriteFile(checkpoint_path);
+          .WriteFile(path);
     });
+  };
+  auto write_checkpoint = [&]() {
+    return write_checkpoint_to(checkpoint_path);
+  };
+
+  // The chief evaluates the replica it holds (every rank's is the same),
+  // keeps the best one, and says whether early stopping ends training. An
+  // evaluation cancelled midway is no evaluation: the ranks then agree to
+  // stop before the next step.
+  const std::vector<std::string>& eval_files =
+      records.eval.empty() ? records.train : records.eval;
+  EvalTracker tracker(train);
+  auto evaluate = [&]() -> StatusOr<bool> {
+    StatusOr<EvalMetrics> metrics =
+        Evaluate(ctx, layer, *model, eval_files,
+                 std::max<int64_t>(train.batch_size, 1024), options.cancel);
+    if (metrics.status().code() == absl::StatusCode::kCancelled) return false;
+    DTF_RETURN_IF_ERROR(metrics.status());
+    DTF_ASSIGN_OR_RETURN(
+        result.eval, progress.Evaluated(
+                         *std::move(metrics), step,
+                         records.eval.empty() ? "train" : records.eval_split));
+    const EvalVerdict verdict = tracker.Observe(*result.eval);
+    if (!verdict.warning.empty()) note(verdict.warning);
+    if (verdict.improved) DTF_RETURN_IF_ERROR(write_checkpoint_to(best_path));
+    return verdict.stop;
   };
 
   // The step's gradients averaged over every rank and applied: the same
@@ -262,12 +277,15 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
   PinInputs(ctx, &host_inputs);
   kernels::Tensor logits, dlogits;
   bool cancelled = false;
+  // The chief's early stopping ended training: it says so in the next
+  // agreement, and every rank stops at the same step.
+  bool stop_early = false;
   while (train.steps == 0 || step < train.steps) {
     const auto t0 = Clock::now();
     DTF_ASSIGN_OR_RETURN(bool more, pipeline->Next(&batch));
     float agreed = options.cancel != nullptr && options.cancel->load()
                        ? kCancelled
-                       : (more ? kHaveBatch : kOutOfData);
+                       : (more && !stop_early ? kHaveBatch : kOutOfData);
     DTF_RETURN_IF_ERROR(comm->AllReduceMin(&agreed));
     if (agreed != kHaveBatch) {
       cancelled = agreed == kCancelled;
@@ -298,7 +316,8 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
     if (!chief) continue;
     if (train.eval_every_steps > 0 ? step % train.eval_every_steps == 0
                                    : epoch_done) {
-      DTF_RETURN_IF_ERROR(evaluate());
+      DTF_ASSIGN_OR_RETURN(stop_early, evaluate());
+      if (stop_early) note(tracker.StopNote(step));
     }
     if (train.checkpoint_every_steps > 0 &&
         step % train.checkpoint_every_steps == 0) {
@@ -306,8 +325,10 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
     }
   }
   if (cancelled) {
-    if (chief) DTF_RETURN_IF_ERROR(write_checkpoint());
-    return CancelledError(StrCat(self, ": stopped at step ", step));
+    if (!chief) return CancelledError(StrCat(self, ": stopped at step ", step));
+    DTF_RETURN_IF_ERROR(write_checkpoint());
+    return CancelledError(StrCat(self, ": stopped at step ", step,
+                                 "; checkpoint ", checkpoint_path));
   }
   progress.Report(step, last_epoch);
   result.steps = step;
@@ -325,12 +346,22 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
     options.coordinator->SetRunState("evaluating", step);
   }
   if (!result.eval || result.eval->step != step) {
-    DTF_RETURN_IF_ERROR(evaluate());
+    DTF_RETURN_IF_ERROR(evaluate().status());
+    if (options.cancel != nullptr && options.cancel->load()) {
+      DTF_RETURN_IF_ERROR(write_checkpoint());
+      return CancelledError(StrCat(self, ": stopped at step ", step,
+                                   "; checkpoint ", checkpoint_path));
+    }
   }
   DTF_RETURN_IF_ERROR(write_checkpoint());
   result.checkpoint = checkpoint_path;
+  RecordBest(tracker, best_path, &result);
   result.export_dir = (fs::path(train.output_dir) / kExportDir).string();
   DTF_RETURN_IF_ERROR(on_host([&] {
+    if (result.best_eval && !tracker.last_was_best()) {
+      return ExportCheckpoint(best_path, result.export_dir, model_toml, &layer,
+                              model.get());
+    }
     return ExportModel(result.export_dir, model_toml, layer, *model);
   }));
   DTF_RETURN_IF_ERROR(events->Close());

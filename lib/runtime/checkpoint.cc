@@ -190,6 +190,17 @@ Status ExportModel(const std::string& dir, std::string_view model_toml,
   return status;
 }
 
+Status ExportCheckpoint(const std::string& checkpoint, const std::string& dir,
+                        std::string_view model_toml, FeatureLayer* layer,
+                        Model* model) {
+  DTF_ASSIGN_OR_RETURN(const Bundle bundle, Bundle::ReadFile(checkpoint));
+  std::vector<kernels::OptimizerState> no_slots;
+  TrainState state;
+  DTF_RETURN_IF_ERROR(
+      RestoreCheckpoint(bundle, layer, model, &no_slots, &state));
+  return ExportModel(dir, model_toml, *layer, *model);
+}
+
 StatusOr<LoadedModel> LoadExportedModel(const std::string& dir) {
   const std::string toml = (fs::path(dir) / kModelToml).string();
   if (!fs::exists(toml)) {

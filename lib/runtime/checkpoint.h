@@ -25,6 +25,9 @@
 namespace dtf::runtime {
 
 inline constexpr std::string_view kCheckpointFile = "checkpoint.dtf";
+// The checkpoint of the best evaluation so far (lib/runtime/eval_tracker.h),
+// written beside kCheckpointFile; the export comes from it.
+inline constexpr std::string_view kBestCheckpointFile = "checkpoint-best.dtf";
 inline constexpr std::string_view kExportDir = "model";
 inline constexpr std::string_view kModelToml = "model.toml";
 inline constexpr std::string_view kVariablesFile = "variables.dtf";
@@ -65,6 +68,14 @@ StatusOr<int64_t> ReadCheckpointStep(const Bundle& bundle,
 // complete).
 Status ExportModel(const std::string& dir, std::string_view model_toml,
                    const FeatureLayer& layer, const Model& model);
+
+// Exports the model of the checkpoint at `checkpoint` to `dir`: its
+// variables and normalizer statistics are restored into `layer` and `model`
+// (built for the same job, on the host) first. Errors as Bundle::ReadFile,
+// RestoreCheckpoint and ExportModel.
+Status ExportCheckpoint(const std::string& checkpoint, const std::string& dir,
+                        std::string_view model_toml, FeatureLayer* layer,
+                        Model* model);
 
 struct LoadedModel {
   JobFile definition;  // model.toml, loaded

@@ -40,6 +40,7 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
   t.loss = request->loss();
   t.examples_per_sec = request->examples_per_sec();
   response->set_shutdown(ended_);
+  response->set_stop_training(stop_training_);
   return grpc::Status::OK;
 }
 
@@ -110,6 +111,11 @@ void CoordinatorService::SetEvalMetrics(
     const std::vector<std::pair<std::string, double>>& m) {
   std::lock_guard<std::mutex> lock(mu_);
   eval_ = m;
+}
+
+void CoordinatorService::StopTraining() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stop_training_ = true;
 }
 
 void CoordinatorService::EndRun() {

@@ -44,6 +44,10 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   // The NCCL unique id of an allreduce run (lib/kernels/collective.h),
   // which CommId hands to the other workers from now on.
   void SetCommId(std::string id);
+  // From now on heartbeats answer stop_training = true: training stopped
+  // early, every worker ends as when its data runs out (parameter servers
+  // keep serving until EndRun).
+  void StopTraining();
   // From now on heartbeats answer shutdown = true.
   void EndRun();
   // Workers (other than `self`) that are neither done nor silent for
@@ -70,6 +74,7 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   int64_t global_step_ = 0;
   std::vector<std::pair<std::string, double>> eval_;
   bool ended_ = false;
+  bool stop_training_ = false;
   std::string comm_id_;
 };
 

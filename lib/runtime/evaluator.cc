@@ -23,6 +23,10 @@ Status MetricSet::Update(const kernels::Context& ctx,
       DTF_RETURN_IF_ERROR(kernels::Sigmoid(ctx, logits, &scratch_));
       DTF_RETURN_IF_ERROR(accuracy_.Update(ctx, scratch_, inputs.labels));
       DTF_RETURN_IF_ERROR(auc_.Update(ctx, scratch_, inputs.labels));
+      DTF_RETURN_IF_ERROR(
+          precision_recall_.Update(ctx, scratch_, inputs.labels));
+      DTF_RETURN_IF_ERROR(
+          average_precision_.Update(ctx, scratch_, inputs.labels));
       return log_loss_.Update(ctx, scratch_, inputs.labels);
     case Loss::kSoftmaxCrossentropy: {
       DTF_ASSIGN_OR_RETURN(float loss,
@@ -44,7 +48,13 @@ EvalMetrics MetricSet::Result() const {
     case Loss::kBinaryCrossentropy:
       m.values = {{"loss", log_loss_.Result()},
                   {"accuracy", accuracy_.Result()},
-                  {"auc", auc_.Result()}};
+                  {"auc", auc_.Result()},
+                  {"precision", precision_recall_.Precision()},
+                  {"recall", precision_recall_.Recall()},
+                  {"pr_auc", average_precision_.Result()}};
+      if (precision_recall_.count() > 0) {
+        m.positive_rate = precision_recall_.PositiveRate();
+      }
       break;
     case Loss::kSoftmaxCrossentropy:
       m.values = {

@@ -22,9 +22,12 @@ namespace dtf::runtime {
 struct EvalMetrics {
   int64_t examples = 0;
   // In a fixed order per loss: binary cross-entropy gives loss (log-loss),
-  // accuracy (threshold 0.5) and auc (exact ROC AUC); softmax cross-entropy
+  // accuracy (threshold 0.5), auc (exact ROC AUC), precision and recall
+  // (threshold 0.5) and pr_auc (average precision); softmax cross-entropy
   // loss and accuracy; squared error loss (MSE) and rmse.
   std::vector<std::pair<std::string, double>> values;
+  // Binary labels only: the fraction of the examples labelled positive.
+  std::optional<double> positive_rate;
   std::optional<double> Get(std::string_view name) const;
 };
 
@@ -42,6 +45,8 @@ class MetricSet {
   kernels::Tensor scratch_;
   kernels::BinaryAccuracy accuracy_;
   kernels::RocAuc auc_;
+  kernels::BinaryPrecisionRecall precision_recall_;
+  kernels::AveragePrecision average_precision_;
   kernels::LogLoss log_loss_;
   kernels::MulticlassAccuracy class_accuracy_;
   kernels::SquaredError squared_;

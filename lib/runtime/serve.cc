@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "grpcpp/grpcpp.h"
@@ -23,13 +24,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long an interrupted PS keeps serving for the chief's last checkpoint.
+constexpr std::chrono::seconds kInterruptedPsGrace(10);
+
 std::string Port(const std::string& address) {
   return address.substr(address.rfind(':') + 1);
 }
 
 // Heartbeats to the chief once a second from a background thread. Sets
-// `stop` when the chief says the run is over, `lost` (and `stop`) when it
-// has been unreachable for `timeout`.
+// `stop` when the chief says the run is over, `stop_training` when it
+// stopped training early, `lost` (and `stop`) when it has been unreachable
+// for `timeout`.
 class Heartbeat {
  public:
   Heartbeat(const std::string& chief, RunCredentials creds, std::string task,
@@ -55,6 +60,7 @@ class Heartbeat {
     eps_ = eps;
   }
   std::atomic<bool> stop{false};
+  std::atomic<bool> stop_training{false};
   std::atomic<bool> lost{false};
 
  private:
@@ -76,6 +82,7 @@ class Heartbeat {
       if (st.ok()) {
         last_ok = Clock::now();
         if (response.shutdown()) stop = true;
+        if (response.stop_training()) stop_training = true;
       } else if (Clock::now() - last_ok > timeout_) {
         lost = true;
         stop = true;
@@ -225,6 +232,10 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   if (ps_role) {
     heartbeat->Set("running", 0, 0, 0);
     note(StrCat(task, ": serving on ", address));
+    // Interrupted (Ctrl-C stops every task at once), a PS serves on for a
+    // while so that the interrupted chief can pull its last checkpoint; the
+    // chief then sends it home.
+    std::optional<Clock::time_point> interrupted_until;
     while (!ps_service->WaitForShutdown(std::chrono::milliseconds(200))) {
       ps_service->Tick();
       heartbeat->Set("running", ps_service->global_step(), 0, 0);
@@ -236,10 +247,20 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
       }
       if (heartbeat->stop) break;
       if (options.cancel && options.cancel->load()) {
-        return finish(CancelledError(StrCat(task, ": interrupted")));
+        if (!interrupted_until) {
+          interrupted_until = Clock::now() + kInterruptedPsGrace;
+          note(StrCat(task, ": interrupted; serving up to ",
+                      kInterruptedPsGrace.count(),
+                      " s more for the chief's checkpoint"));
+        } else if (Clock::now() >= *interrupted_until) {
+          return finish(CancelledError(StrCat(task, ": interrupted")));
+        }
       }
     }
     note(StrCat(task, ": exiting (", ps_service->shutdown_reason(), ")"));
+    if (interrupted_until) {
+      return finish(CancelledError(StrCat(task, ": interrupted")));
+    }
     return finish(TrainResult{});
   }
 
@@ -258,6 +279,7 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
     if (options.on_progress) options.on_progress(p);
   };
   wo.cancel = &stop;
+  if (heartbeat) wo.end_training = &heartbeat->stop_training;
   if (heartbeat) heartbeat->Set("running", 0, 0, 0);
   StatusOr<TrainResult> result =
       allreduce ? RunAllreduceWorker(job, wo) : RunWorker(job, wo);

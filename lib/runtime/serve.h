@@ -2,7 +2,9 @@
 // worker (worker 0 being the chief), with its gRPC server, its heartbeats to
 // the chief, and the rules that end it:
 //   - a PS runs until the chief tells it to exit, or until it cannot reach
-//     the chief for train.coordinator_timeout seconds;
+//     the chief for train.coordinator_timeout seconds; cancelled, it serves
+//     on for up to 10 s, until the chief (cancelled too) has pulled its
+//     checkpoint and told it to exit;
 //   - a worker runs until its data is done (the chief: until the run is
 //     over), or until the chief is unreachable that long;
 //   - a chief that fails tells every PS to exit before it returns.

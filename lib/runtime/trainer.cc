@@ -14,6 +14,7 @@
 #include "lib/kernels/loss.h"
 #include "lib/runtime/checkpoint.h"
 #include "lib/runtime/device.h"
+#include "lib/runtime/eval_tracker.h"
 #include "lib/runtime/job_records.h"
 #include "lib/runtime/optimizers.h"
 #include "lib/runtime/train_step.h"
@@ -96,12 +97,25 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
   auto on_host = [&](const std::function<Status()>& write) {
     return WithModelOnHost(ctx, model.get(), &states, write);
   };
-  auto write_checkpoint = [&]() {
+  auto write_checkpoint_to = [&](const std::string& path) {
     return on_host([&] {
       return MakeCheckpoint(layer, *model, states, state, model_toml)
-          .WriteFile(checkpoint_path);
+          .WriteFile(path);
     });
   };
+  auto write_checkpoint = [&]() {
+    return write_checkpoint_to(checkpoint_path);
+  };
+  // Cancelled: the checkpoint written first, so that a later run resumes.
+  auto cancelled = [&]() -> Status {
+    DTF_RETURN_IF_ERROR(write_checkpoint());
+    return CancelledError(StrCat("training cancelled at step ",
+                                 state.global_step, "; checkpoint ",
+                                 checkpoint_path));
+  };
+  const std::string best_path =
+      (fs::path(train.output_dir) / kBestCheckpointFile).string();
+  EvalTracker tracker(train);
 
   const std::vector<std::string>& eval_files =
       records.eval.empty() ? records.train : records.eval;
@@ -114,15 +128,23 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
   }
   TrainResult result;
   result.num_parameters = model->num_parameters();
-  auto evaluate = [&]() -> Status {
-    DTF_ASSIGN_OR_RETURN(
-        EvalMetrics metrics,
+  // Evaluates, keeps the best model, and says whether early stopping ends
+  // training.
+  auto evaluate = [&]() -> StatusOr<bool> {
+    StatusOr<EvalMetrics> metrics =
         Evaluate(ctx, layer, *model, eval_files,
-                 std::max<int64_t>(batch_size, 1024), options.cancel));
-    EvalReport report{state.global_step, std::move(metrics), eval_split};
+                 std::max<int64_t>(batch_size, 1024), options.cancel);
+    if (metrics.status().code() == absl::StatusCode::kCancelled) {
+      return cancelled();
+    }
+    DTF_RETURN_IF_ERROR(metrics.status());
+    EvalReport report{state.global_step, *std::move(metrics), eval_split};
     if (options.on_eval) options.on_eval(report);
+    const EvalVerdict verdict = tracker.Observe(report);
+    if (!verdict.warning.empty()) note(verdict.warning);
+    if (verdict.improved) DTF_RETURN_IF_ERROR(write_checkpoint_to(best_path));
     result.eval = std::move(report);
-    return OkStatus();
+    return verdict.stop;
   };
 
   InputPipelineOptions input;
@@ -167,10 +189,7 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
 
   while (max_steps == 0 || state.global_step < max_steps) {
     if (options.cancel != nullptr && options.cancel->load()) {
-      DTF_RETURN_IF_ERROR(write_checkpoint());
-      return CancelledError(StrCat("training cancelled at step ",
-                                   state.global_step, "; checkpoint ",
-                                   checkpoint_path));
+      return cancelled();
     }
     const auto t0 = Clock::now();
     DTF_ASSIGN_OR_RETURN(bool more, pipeline->Next(&batch));
@@ -223,13 +242,18 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
         options.eval && (train.eval_every_steps > 0
                              ? state.global_step % train.eval_every_steps == 0
                              : epoch_done);
+    bool stop = false;
     if (eval_now) {
-      DTF_RETURN_IF_ERROR(evaluate());
+      DTF_ASSIGN_OR_RETURN(stop, evaluate());
       last_eval_step = state.global_step;
     }
     if (train.checkpoint_every_steps > 0 &&
         state.global_step % train.checkpoint_every_steps == 0) {
       DTF_RETURN_IF_ERROR(write_checkpoint());
+    }
+    if (stop) {
+      note(tracker.StopNote(state.global_step));
+      break;
     }
   }
   report();
@@ -243,12 +267,17 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
                                 ? double(result.examples) / result.train_seconds
                                 : 0;
   if (options.eval && last_eval_step != state.global_step) {
-    DTF_RETURN_IF_ERROR(evaluate());
+    DTF_RETURN_IF_ERROR(evaluate().status());
   }
   DTF_RETURN_IF_ERROR(write_checkpoint());
   result.checkpoint = checkpoint_path;
+  RecordBest(tracker, best_path, &result);
   result.export_dir = (fs::path(train.output_dir) / kExportDir).string();
   DTF_RETURN_IF_ERROR(on_host([&] {
+    if (result.best_eval && !tracker.last_was_best()) {
+      return ExportCheckpoint(best_path, result.export_dir, model_toml, &layer,
+                              model.get());
+    }
     return ExportModel(result.export_dir, model_toml, layer, *model);
   }));
   return result;

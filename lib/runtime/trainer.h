@@ -55,8 +55,8 @@ struct TrainOptions {
   std::function<void(const TrainProgress&)> on_progress;
   std::function<void(const EvalReport&)> on_eval;
   std::function<void(std::string_view)> on_note;
-  // Training stops with Cancelled (after writing a checkpoint) once this
-  // becomes true.
+  // Training stops with Cancelled (after writing a checkpoint, which a
+  // later call resumes from) once this becomes true.
   const std::atomic<bool>* cancel = nullptr;
 };
 
@@ -66,8 +66,18 @@ struct TrainResult {
   double train_seconds = 0;  // time in training steps, eval excluded
   double examples_per_sec = 0;
   double loss = 0;  // mean training loss of the last epoch or window
-  std::optional<EvalReport> eval;
-  std::string checkpoint;  // path written
+  std::optional<EvalReport> eval;  // the last evaluation
+  std::string checkpoint;          // path written (the last step)
+  // The best evaluation by `best_metric` (train.early_stopping.metric, or
+  // the eval loss without early stopping) and the checkpoint of its model
+  // (checkpoint-best.dtf), which the export comes from; none without an
+  // evaluation that had a finite metric (the export is then the last
+  // step's).
+  std::optional<EvalReport> best_eval;
+  std::string best_metric;
+  std::string best_checkpoint;
+  // Early stopping ended training before its epochs or steps.
+  bool stopped_early = false;
   std::string export_dir;  // path written
   int64_t num_parameters = 0;
 };

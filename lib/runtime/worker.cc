@@ -16,6 +16,7 @@
 #include "lib/runtime/checkpoint.h"
 #include "lib/runtime/coordinator_service.h"
 #include "lib/runtime/device.h"
+#include "lib/runtime/eval_tracker.h"
 #include "lib/runtime/event_writer.h"
 #include "lib/runtime/job_records.h"
 #include "lib/runtime/model.h"
@@ -244,33 +245,15 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
     return ps.Pull(dense, sparse, 0, slots);
   };
 
-  // The chief evaluates with every row of every variable pulled.
-  auto evaluate = [&]() -> Status {
-    PullRequests(*model, nullptr, &dense, &sparse, full_shapes);
-    DTF_RETURN_IF_ERROR(pull_waiting(/*slots=*/false));
-    const std::vector<std::string>& files =
-        records.eval.empty() ? records.train : records.eval;
-    DTF_RETURN_IF_ERROR(mirror.ToDevice(ctx, model.get()));
-    StatusOr<EvalMetrics> evaluated =
-        Evaluate(ctx, layer, *model, files,
-                 std::max<int64_t>(train.batch_size, 1024), options.cancel);
-    DTF_RETURN_IF_ERROR(
-        mirror.ToHost(ctx, model.get(), nullptr, nullptr).status());
-    DTF_ASSIGN_OR_RETURN(EvalMetrics metrics, std::move(evaluated));
-    DTF_ASSIGN_OR_RETURN(
-        result.eval, progress.Evaluated(
-                         std::move(metrics), global_step,
-                         records.eval.empty() ? "train" : records.eval_split));
-    return OkStatus();
-  };
-
   // The chief's checkpoint: every variable and optimizer slot, pulled from
   // the parameter servers. It records the global step; the input position
   // is each worker's own and is not kept.
   const std::string checkpoint_path =
       (fs::path(train.output_dir) / kCheckpointFile).string();
+  const std::string best_path =
+      (fs::path(train.output_dir) / kBestCheckpointFile).string();
   const std::string model_toml = ModelDefinitionToToml(job);
-  auto write_checkpoint = [&]() -> Status {
+  auto write_checkpoint_to = [&](const std::string& path) -> Status {
     auto& vars = model->variables();
     std::vector<kernels::OptimizerState> states(vars.size());
     for (size_t v = 0; v < vars.size(); ++v) {
@@ -286,7 +269,55 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
     TrainState state;
     state.global_step = global_step;
     return MakeCheckpoint(layer, *model, states, state, model_toml)
-        .WriteFile(checkpoint_path);
+        .WriteFile(path);
+  };
+  auto write_checkpoint = [&]() {
+    return write_checkpoint_to(checkpoint_path);
+  };
+  // Cancelled (Ctrl-C, SIGTERM): the chief writes its checkpoint first, as
+  // `dtf train` does, so that the run can resume.
+  auto cancelled = [&]() -> Status {
+    if (!chief) {
+      return CancelledError(StrCat(self, ": stopped at step ", global_step));
+    }
+    if (Status st = write_checkpoint(); !st.ok()) {
+      return CancelledError(StrCat(self, ": stopped at step ", global_step,
+                                   "; no checkpoint: ", Message(st)));
+    }
+    return CancelledError(StrCat(self, ": stopped at step ", global_step,
+                                 "; checkpoint ", checkpoint_path));
+  };
+  auto is_cancelled = [&] {
+    return options.cancel != nullptr && options.cancel->load();
+  };
+
+  // The chief evaluates with every row of every variable pulled, keeps the
+  // best model, and says whether early stopping ends training.
+  EvalTracker tracker(train);
+  auto evaluate = [&]() -> StatusOr<bool> {
+    PullRequests(*model, nullptr, &dense, &sparse, full_shapes);
+    DTF_RETURN_IF_ERROR(pull_waiting(/*slots=*/false));
+    const std::vector<std::string>& files =
+        records.eval.empty() ? records.train : records.eval;
+    DTF_RETURN_IF_ERROR(mirror.ToDevice(ctx, model.get()));
+    StatusOr<EvalMetrics> evaluated =
+        Evaluate(ctx, layer, *model, files,
+                 std::max<int64_t>(train.batch_size, 1024), options.cancel);
+    DTF_RETURN_IF_ERROR(
+        mirror.ToHost(ctx, model.get(), nullptr, nullptr).status());
+    if (evaluated.status().code() == absl::StatusCode::kCancelled &&
+        is_cancelled()) {
+      return cancelled();
+    }
+    DTF_ASSIGN_OR_RETURN(EvalMetrics metrics, std::move(evaluated));
+    DTF_ASSIGN_OR_RETURN(
+        result.eval, progress.Evaluated(
+                         std::move(metrics), global_step,
+                         records.eval.empty() ? "train" : records.eval_split));
+    const EvalVerdict verdict = tracker.Observe(*result.eval);
+    if (!verdict.warning.empty()) note(verdict.warning);
+    if (verdict.improved) DTF_RETURN_IF_ERROR(write_checkpoint_to(best_path));
+    return verdict.stop;
   };
 
   // The step loop is a pipeline: while step k computes, the next batch is
@@ -323,10 +354,13 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
   } drain{&prefetcher};
 
   while (cur->more) {
-    if (options.cancel != nullptr && options.cancel->load()) {
-      return CancelledError(StrCat(self, ": stopped at step ", global_step));
-    }
+    if (is_cancelled()) return cancelled();
     if (train.steps > 0 && global_step >= train.steps) break;
+    // The chief stopped training early: end as when the data runs out.
+    if (options.end_training != nullptr && options.end_training->load()) {
+      note(StrCat(self, ": the chief stopped training at step ", global_step));
+      break;
+    }
     const auto t0 = Clock::now();
     DTF_ASSIGN_OR_RETURN(const ModelInputs* staged,
                          StageInputs(ctx, cur->inputs, &device_inputs));
@@ -417,24 +451,32 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
       progress.Report(global_step, last_epoch);
     }
     bool evaluated = false;
+    bool stop = false;
     if (epoch != last_epoch) {
       last_epoch = epoch;
       progress.EndEpoch();
       if (train.log_every_steps == 0) progress.Report(global_step, last_epoch);
       if (chief && train.eval_every_steps == 0) {
-        DTF_RETURN_IF_ERROR(evaluate());
+        DTF_ASSIGN_OR_RETURN(stop, evaluate());
         evaluated = true;
       }
     }
     if (chief && train.eval_every_steps > 0 &&
         local_steps % train.eval_every_steps == 0) {
-      DTF_RETURN_IF_ERROR(evaluate());
+      DTF_ASSIGN_OR_RETURN(stop, evaluate());
       evaluated = true;
     }
     if (chief && train.checkpoint_every_steps > 0 &&
         local_steps % train.checkpoint_every_steps == 0) {
       DTF_RETURN_IF_ERROR(write_checkpoint());
       evaluated = true;
+    }
+    if (stop) {
+      // The other workers hear it with their next heartbeat and end as
+      // when their data runs out.
+      note(tracker.StopNote(global_step));
+      if (options.coordinator != nullptr) options.coordinator->StopTraining();
+      break;
     }
     if (evaluated && cur->more) {
       // Evaluation and checkpoints pulled whole tables: the next batch's
@@ -461,9 +503,7 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
     std::vector<std::string> running =
         options.coordinator->RunningWorkers(self, silent);
     if (running.empty()) break;
-    if (options.cancel != nullptr && options.cancel->load()) {
-      return CancelledError("stopped while waiting for the other workers");
-    }
+    if (is_cancelled()) return cancelled();
     if (Clock::now() - last_note > std::chrono::seconds(10)) {
       note(StrCat("waiting for ", running.size(), " worker(s) to finish"));
       last_note = Clock::now();
@@ -471,13 +511,19 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   options.coordinator->SetRunState("evaluating", global_step);
-  DTF_RETURN_IF_ERROR(evaluate());
+  DTF_RETURN_IF_ERROR(evaluate().status());
   result.steps = std::max(global_step, result.eval->step);
   DTF_RETURN_IF_ERROR(write_checkpoint());
   result.checkpoint = checkpoint_path;
+  RecordBest(tracker, best_path, &result);
   result.export_dir = (fs::path(train.output_dir) / kExportDir).string();
-  DTF_RETURN_IF_ERROR(
-      ExportModel(result.export_dir, model_toml, layer, *model));
+  if (result.best_eval && !tracker.last_was_best()) {
+    DTF_RETURN_IF_ERROR(ExportCheckpoint(best_path, result.export_dir,
+                                         model_toml, &layer, model.get()));
+  } else {
+    DTF_RETURN_IF_ERROR(
+        ExportModel(result.export_dir, model_toml, layer, *model));
+  }
   DTF_RETURN_IF_ERROR(events->Close());
   options.coordinator->SetRunState("finished", global_step);
   options.coordinator->EndRun();

@@ -6,9 +6,11 @@
 // files as workers, else records by index).
 //
 // Worker 0 is the chief: it also serves the Coordinator (heartbeats,
-// status), evaluates, writes TensorBoard events, the checkpoint and the
-// exported model, and ends the run: once every other worker finished (or
-// went silent for train.heartbeat_timeout) it tells every PS to exit.
+// status), evaluates, writes TensorBoard events, the checkpoints (the last
+// and the best) and the exported model (the best), and ends the run: once
+// every other worker finished (or went silent for train.heartbeat_timeout)
+// it tells every PS to exit. When early stopping ends training the chief
+// tells the other workers through its Coordinator (end_training) first.
 #pragma once
 
 #include <atomic>
@@ -38,8 +40,12 @@ struct WorkerOptions {
   std::function<void(const TrainProgress&)> on_progress;
   std::function<void(const EvalReport&)> on_eval;
   std::function<void(std::string_view)> on_note;
-  // Set when the run must stop (Ctrl-C, or the chief said so).
+  // Set when the run must stop (Ctrl-C, SIGTERM, or the chief lost): the
+  // worker returns Cancelled, the chief after writing its checkpoint.
   const std::atomic<bool>* cancel = nullptr;
+  // Other workers: set once the chief stopped training early (early
+  // stopping); the worker then ends as when its data runs out. May be null.
+  const std::atomic<bool>* end_training = nullptr;
 };
 
 // Trains this worker's share. The chief's result holds the final evaluation

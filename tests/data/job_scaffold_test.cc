@@ -39,6 +39,9 @@ TEST(JobScaffold, TitanicJobLoadsAndUsesTheColumns) {
   ASSERT_TRUE(job->schema.label.has_value());
   EXPECT_EQ(job->schema.label->column, "Survived");
   ASSERT_EQ(job->data.split.size(), 2u);
+  // Early stopping on the eval loss is on.
+  ASSERT_TRUE(job->train.early_stopping.has_value());
+  EXPECT_EQ(job->train.early_stopping->metric, "loss");
   std::string toml = testing::ReadFile(o.dir + "/dtf.toml");
   // Identifiers feed nothing; low-cardinality strings get a vocabulary,
   // the rest are hashed; numbers are normalised and bucketized.

@@ -230,6 +230,46 @@ TEST_F(TrainSpecTest, OptimizerErrors) {
             "false, got 1");
 }
 
+TEST_F(TrainSpecTest, EarlyStopping) {
+  EXPECT_FALSE(Load("mlp", "").early_stopping.has_value());
+  const TrainSpec inline_table =
+      Load("mlp",
+           "[train]\nearly_stopping = { metric = \"pr_auc\", patience = 2 }\n");
+  ASSERT_TRUE(inline_table.early_stopping.has_value());
+  EXPECT_EQ(inline_table.early_stopping->metric, "pr_auc");
+  EXPECT_EQ(inline_table.early_stopping->patience, 2);
+  EXPECT_EQ(inline_table.early_stopping->min_delta, 0);
+  const TrainSpec table =
+      Load("wide_deep", "[train.early_stopping]\nmin_delta = 0.01\n");
+  ASSERT_TRUE(table.early_stopping.has_value());
+  EXPECT_EQ(table.early_stopping->metric, "loss");
+  EXPECT_EQ(table.early_stopping->patience, 3);
+  EXPECT_EQ(table.early_stopping->min_delta, 0.01);
+  EXPECT_TRUE(HigherIsBetter("pr_auc"));
+  EXPECT_FALSE(HigherIsBetter("loss"));
+  EXPECT_FALSE(HigherIsBetter("rmse"));
+}
+
+TEST_F(TrainSpecTest, EarlyStoppingErrors) {
+  EXPECT_EQ(Error("mlp", "[train]\nearly_stopping = true\n"),
+            "job.toml:11:18: train.early_stopping: expected a table "
+            "(early_stopping = { metric = \"loss\", patience = 3 }), got a "
+            "boolean");
+  EXPECT_EQ(Error("mlp", "[train]\nearly_stopping = { patience = 0 }\n"),
+            "job.toml:11:31: train.early_stopping.patience: must be at least "
+            "1, got 0");
+  EXPECT_EQ(Error("mlp", "[train]\nearly_stopping = { min_delta = -1 }\n"),
+            "job.toml:11:32: train.early_stopping.min_delta: must be >= 0, got "
+            "-1");
+  EXPECT_EQ(Error("mlp", "[train]\nearly_stopping = { metrc = \"auc\" }\n"),
+            "job.toml:11:20: train.early_stopping.metrc: unknown key (did you "
+            "mean metric?)");
+  EXPECT_EQ(Error("mlp", "[train]\nearly_stopping = { metric = \"rmse\" }\n"),
+            "job.toml:11:29: train.early_stopping.metric: \"rmse\" is not an "
+            "evaluation metric of a binary_crossentropy model (it has loss, "
+            "accuracy, auc, precision, recall, pr_auc)");
+}
+
 TEST_F(TrainSpecTest, WithoutAModelNothingButDefaults) {
   StatusOr<JobFile> job =
       LoadText("[data]\ncsv = [\"a.csv\"]\n[schema]\ncolumns = [\"a:int\"]\n");

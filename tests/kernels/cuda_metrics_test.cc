@@ -156,6 +156,29 @@ TEST_F(CudaMetricsTest, RocAucMatchesCpu) {
   EXPECT_EQ(on_gpu.count(), on_cpu.count());
 }
 
+// Precision, recall and average precision go through the host: the same
+// counts, and the same result, as on the CPU.
+TEST_F(CudaMetricsTest, PrecisionRecallAndAveragePrecisionMatchCpu) {
+  BinaryPrecisionRecall pr_cpu, pr_gpu;
+  AveragePrecision ap_cpu, ap_gpu;
+  for (int64_t n : {int64_t{1}, int64_t{257}, int64_t{5003}}) {
+    Tensor p = RandomProbabilities(n, rng_);
+    Tensor y = RandomBinaryLabels(n, rng_);
+    ASSERT_TRUE(pr_cpu.Update(cpu(), p, y).ok());
+    ASSERT_TRUE(ap_cpu.Update(cpu(), p, y).ok());
+    Status st = pr_gpu.Update(gpu(), ToGpu(p), ToGpu(y));
+    ASSERT_TRUE(st.ok()) << st;
+    st = ap_gpu.Update(gpu(), ToGpu(p), ToGpu(y));
+    ASSERT_TRUE(st.ok()) << st;
+  }
+  EXPECT_EQ(pr_gpu.count(), pr_cpu.count());
+  EXPECT_EQ(pr_gpu.Precision(), pr_cpu.Precision());
+  EXPECT_EQ(pr_gpu.Recall(), pr_cpu.Recall());
+  EXPECT_EQ(pr_gpu.PositiveRate(), pr_cpu.PositiveRate());
+  EXPECT_EQ(ap_gpu.count(), ap_cpu.count());
+  EXPECT_EQ(ap_gpu.Result(), ap_cpu.Result());
+}
+
 TEST_F(CudaMetricsTest, EmptyBatchesCountNothing) {
   Tensor empty = Tensor::Empty({0});
   BinaryAccuracy accuracy;

@@ -15,7 +15,11 @@
 #include "lib/kernels/collective.h"
 #include "lib/kernels/context.h"
 #include "lib/runtime/allreduce_worker.h"
+#include "lib/runtime/bundle.h"
+#include "lib/runtime/checkpoint.h"
 #include "lib/runtime/coordinator_service.h"
+#include "lib/runtime/evaluator.h"
+#include "lib/runtime/job_records.h"
 #include "lib/runtime/serve.h"
 #include "tests/runtime/runtime_testing.h"
 
@@ -44,12 +48,14 @@ ServeOptions Options(TaskRole role, int index, std::vector<std::string> ps,
 
 class AllreduceTest : public ::testing::Test {
  protected:
-  // The titanic example in allreduce mode on `device`.
-  StatusOr<JobFile> Job(std::string_view device, bool records) {
+  // The titanic example in allreduce mode on `device`, with `extra` [train]
+  // lines.
+  StatusOr<JobFile> Job(std::string_view device, bool records,
+                        std::string_view extra = "") {
     const std::string train = StrCat(
         "log_every_steps = 10\nmode = \"allreduce\"\n"
         "device = \"",
-        device, "\"");
+        device, "\"\n", extra);
     DTF_ASSIGN_OR_RETURN(
         std::string path,
         WriteExampleJob("titanic", dir_, {{"log_every_steps = 10", train}}));
@@ -262,6 +268,71 @@ TEST_F(AllreduceTest, TitanicOneWorkerOnCudaReachesTheGoal) {
   EXPECT_GT(result->steps, 0);
   EXPECT_TRUE(std::filesystem::exists(result->checkpoint));
   EXPECT_TRUE(std::filesystem::exists(result->export_dir + "/variables.dtf"));
+}
+
+// Early stopping on the chief: min_delta 10 lets only the first evaluation
+// (epoch 1, step 23) improve the loss, so the third (step 67) stops every
+// rank; the export is the first evaluation's model.
+TEST_F(AllreduceTest, EarlyStoppingStopsTheRunAndExportsTheBest) {
+  StatusOr<kernels::Context> gpu = kernels::Context::Cuda(0);
+  if (!gpu.ok()) {
+    GTEST_SKIP() << "no CUDA device to train on: " << gpu.status();
+  }
+  StatusOr<std::string> nccl = kernels::Communicator::NewId();
+  if (!nccl.ok()) GTEST_SKIP() << "NCCL is not usable: " << nccl.status();
+  StatusOr<JobFile> job =
+      Job("cuda", /*records=*/true,
+          "early_stopping = { patience = 2, min_delta = 10.0 }\n");
+  ASSERT_TRUE(job.ok()) << job.status();
+  const HeldPort port;
+  StatusOr<TrainResult> result =
+      Serve(*job, Options(TaskRole::kWorker, 0, {}, {port.address()}));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->stopped_early);
+  EXPECT_EQ(result->steps, 67);
+  ASSERT_TRUE(result->best_eval.has_value());
+  EXPECT_EQ(result->best_eval->step, 23);
+  EXPECT_TRUE(std::filesystem::exists(result->best_checkpoint));
+  StatusOr<LoadedModel> exported = LoadExportedModel(result->export_dir);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  StatusOr<JobRecords> records = FindJobRecords(*job);
+  ASSERT_TRUE(records.ok()) << records.status();
+  StatusOr<EvalMetrics> again =
+      Evaluate(kernels::Context::Cpu(1), exported->layer, *exported->model,
+               records->eval, 1024);
+  ASSERT_TRUE(again.ok()) << again.status();
+  // Evaluated on the CPU here, on the GPU in training.
+  EXPECT_NEAR(*again->Get("loss"), *result->best_eval->metrics.Get("loss"),
+              1e-4);
+}
+
+// A cancelled chief writes its replica's checkpoint before it returns.
+TEST_F(AllreduceTest, ACancelledChiefWritesItsCheckpoint) {
+  StatusOr<kernels::Context> gpu = kernels::Context::Cuda(0);
+  if (!gpu.ok()) {
+    GTEST_SKIP() << "no CUDA device to train on: " << gpu.status();
+  }
+  StatusOr<std::string> nccl = kernels::Communicator::NewId();
+  if (!nccl.ok()) GTEST_SKIP() << "NCCL is not usable: " << nccl.status();
+  StatusOr<JobFile> job = Job("cuda", /*records=*/true);
+  ASSERT_TRUE(job.ok()) << job.status();
+  const HeldPort port;
+  std::atomic<bool> cancel{false};
+  ServeOptions o = Options(TaskRole::kWorker, 0, {}, {port.address()});
+  o.cancel = &cancel;
+  o.on_progress = [&](const TrainProgress&) { cancel = true; };
+  StatusOr<TrainResult> result = Serve(*job, o);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled)
+      << result.status();
+  StatusOr<Bundle> checkpoint = Bundle::ReadFile(
+      (std::filesystem::path(job->train.output_dir) / kCheckpointFile)
+          .string());
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  StatusOr<std::vector<int64_t>> step =
+      checkpoint->GetInt64s("train/global_step");
+  ASSERT_TRUE(step.ok()) << step.status();
+  ASSERT_EQ(step->size(), 1u);
+  EXPECT_GE((*step)[0], 10);  // log_every_steps
 }
 
 }  // namespace

@@ -13,6 +13,11 @@
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
 #include "lib/data/record_reader.h"
+#include "lib/runtime/bundle.h"
+#include "lib/runtime/checkpoint.h"
+#include "lib/runtime/evaluator.h"
+#include "lib/runtime/job_records.h"
+#include "lib/runtime/optimizers.h"
 #include "lib/runtime/ps_client.h"
 #include "lib/runtime/serve.h"
 #include "proto/event.pb.h"
@@ -59,13 +64,15 @@ ServeOptions Options(const Cluster& c, TaskRole role, int index) {
 }
 
 // Runs every task of `c` as a thread; returns each task's result, PS first.
-// Worker i stops when worker_cancel[i] (if given and not null) is set. A
+// Worker i stops when worker_cancel[i] (if given and not null) is set,
+// every PS when *ps_cancel (if not null) is. A
 // run still going after `limit` fails the test, and every task is
 // cancelled: a hang fails rather than blocks.
 std::vector<StatusOr<TrainResult>> RunCluster(
     const JobFile& job, const Cluster& c,
     std::vector<const std::atomic<bool>*> worker_cancel = {},
-    std::chrono::seconds limit = std::chrono::seconds(900)) {
+    std::chrono::seconds limit = std::chrono::seconds(900),
+    const std::atomic<bool>* ps_cancel = nullptr) {
   const size_t n = c.ps.size() + c.workers.size();
   worker_cancel.resize(c.workers.size(), nullptr);
   std::vector<StatusOr<TrainResult>> results(n, InternalError("not run"));
@@ -78,6 +85,9 @@ std::vector<StatusOr<TrainResult>> RunCluster(
         if (worker_cancel[i] != nullptr && worker_cancel[i]->load()) {
           cancel[c.ps.size() + i] = true;
         }
+      }
+      if (ps_cancel != nullptr && ps_cancel->load()) {
+        for (size_t i = 0; i < c.ps.size(); ++i) cancel[i] = true;
       }
       if (Clock::now() >= deadline) {
         ADD_FAILURE() << "the cluster still runs " << limit.count()
@@ -247,6 +257,109 @@ TEST_F(DistributedTest, AConnectionResetAfterAnEvaluationIsRejoined) {
   EXPECT_NE(notes.find("every parameter server answers again"),
             std::string::npos)
       << notes;
+}
+
+// Early stopping on the chief ends the whole run as running out of data
+// does: the other worker stops, the PS exits, every task succeeds, and the
+// export is the best evaluation's model (checkpoint-best.dtf).
+TEST_F(DistributedTest, EarlyStoppingOnTheChiefEndsTheRun) {
+  // min_delta 10: only the first evaluation improves the loss, and the
+  // third (local step 30) stops training, long before 10 epochs.
+  JobFile job = Job("census", {{"[train]\n",
+                                "[train]\neval_every_steps = 10\n"
+                                "early_stopping = { patience = 2, "
+                                "min_delta = 10.0 }\n"}});
+  const Cluster c = MakeCluster(1, 2);
+  auto results = RunCluster(job, c, {}, std::chrono::seconds(300));
+  for (size_t i = 0; i < results.size(); ++i) {
+    ASSERT_TRUE(results[i].ok()) << "task " << i << ": " << results[i].status();
+  }
+  const TrainResult& chief = *results[1];
+  EXPECT_TRUE(chief.stopped_early);
+  EXPECT_EQ(chief.examples, 30 * 256);
+  // The other worker heard it within a heartbeat or two and stopped short
+  // of its 10 epochs (of 636 steps).
+  EXPECT_LT(results[2]->examples, 32561 * 10 / 2);
+  ASSERT_TRUE(chief.best_eval.has_value());
+  EXPECT_EQ(chief.best_metric, "loss");
+  EXPECT_LE(chief.best_eval->step, 20);  // the first evaluation
+  ASSERT_TRUE(chief.eval.has_value());
+  EXPECT_GT(chief.eval->step, chief.best_eval->step);
+  EXPECT_TRUE(std::filesystem::exists(chief.best_checkpoint));
+
+  StatusOr<LoadedModel> exported = LoadExportedModel(chief.export_dir);
+  ASSERT_TRUE(exported.ok()) << exported.status();
+  StatusOr<JobRecords> records = FindJobRecords(job);
+  ASSERT_TRUE(records.ok()) << records.status();
+  StatusOr<EvalMetrics> again =
+      Evaluate(kernels::Context::Cpu(0), exported->layer, *exported->model,
+               records->eval, 1024);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_NEAR(*again->Get("loss"), *chief.best_eval->metrics.Get("loss"), 1e-6);
+  EXPECT_NE(*again->Get("loss"), *chief.eval->metrics.Get("loss"));
+}
+
+// Ctrl-C mid-run (SIGTERM to every task, the PS's arriving first): the PS
+// serves on while the chief pulls and writes its checkpoint, then the chief
+// sends it home; the checkpoint restores.
+TEST_F(DistributedTest, ACancelledChiefWritesItsCheckpoint) {
+  JobFile job = Job("census");
+  const Cluster c = MakeCluster(1, 1);
+  std::atomic<bool> cancel_ps{false}, cancel_chief{false};
+  Clock::time_point cancelled_at;
+  // Once the run is under way (global step 20 of about 1300).
+  std::thread canceller([&] {
+    PsClient watcher(c.ps, {"test-run", kSecret, ""}, -1,
+                     std::chrono::seconds(5));
+    for (int i = 0; i < 1200 && !watcher.Pull({}, {}, 20).ok(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    cancelled_at = Clock::now();
+    cancel_ps = true;
+    // Longer than a PS takes to notice (200 ms).
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    cancel_chief = true;
+  });
+  auto results = RunCluster(job, c, {&cancel_chief}, std::chrono::seconds(120),
+                            &cancel_ps);
+  canceller.join();
+  // The chief sent the PS home before its 10 s grace ran out.
+  EXPECT_LT(Clock::now() - cancelled_at, std::chrono::seconds(8));
+  EXPECT_EQ(results[0].status().code(), absl::StatusCode::kCancelled)
+      << results[0].status();
+  const Status& st = results[1].status();
+  ASSERT_EQ(st.code(), absl::StatusCode::kCancelled) << st;
+  const std::string checkpoint =
+      (std::filesystem::path(job.train.output_dir) / kCheckpointFile).string();
+  EXPECT_NE(Message(st).find("checkpoint " + checkpoint), std::string::npos)
+      << st;
+  StatusOr<Bundle> bundle = Bundle::ReadFile(checkpoint);
+  ASSERT_TRUE(bundle.ok()) << bundle.status();
+  StatusOr<std::vector<int64_t>> step = bundle->GetInt64s("train/global_step");
+  ASSERT_TRUE(step.ok() && step->size() == 1);
+  EXPECT_GE((*step)[0], 20);
+
+  // It restores into the job's model, optimizer slots included.
+  StatusOr<FeatureLayer> layer =
+      FeatureLayer::Create(job.schema, job.features, *job.model);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  StatusOr<std::unique_ptr<Model>> model =
+      Model::Create(*layer, *job.model, uint64_t(job.train.seed));
+  ASSERT_TRUE(model.ok()) << model.status();
+  StatusOr<Optimizers> optimizers = MakeOptimizers(job.train);
+  ASSERT_TRUE(optimizers.ok()) << optimizers.status();
+  std::vector<kernels::OptimizerState> states((*model)->variables().size());
+  for (size_t i = 0; i < states.size(); ++i) {
+    const Variable& v = (*model)->variables()[i];
+    if (v.trainable) {
+      states[i] = optimizers->For(v.part).CreateState(v.value.shape());
+    }
+  }
+  TrainState state;
+  Status restored =
+      RestoreCheckpoint(*bundle, &*layer, model->get(), &states, &state);
+  EXPECT_TRUE(restored.ok()) << restored;
+  EXPECT_EQ(state.global_step, (*step)[0]);
 }
 
 // No PS is ever left running: without its chief it exits on its own.

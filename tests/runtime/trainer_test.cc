@@ -1,10 +1,13 @@
 #include "lib/runtime/trainer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "lib/base/strings.h"
 #include "lib/runtime/bundle.h"
 #include "lib/runtime/checkpoint.h"
 #include "lib/runtime/job_records.h"
@@ -33,10 +36,153 @@ TEST(Trainer, TitanicReachesItsAccuracyGoal) {
   EXPECT_EQ(r->eval->split, "eval");
   EXPECT_GE(*r->eval->metrics.Get("accuracy"), 0.78);
   EXPECT_GT(*r->eval->metrics.Get("auc"), 0.80);
+  // Binary labels: precision, recall and PR-AUC too, and the class balance.
+  for (const char* name : {"precision", "recall", "pr_auc"}) {
+    ASSERT_TRUE(r->eval->metrics.Get(name).has_value()) << name;
+    EXPECT_GT(*r->eval->metrics.Get(name), 0.5) << name;
+    EXPECT_LE(*r->eval->metrics.Get(name), 1.0) << name;
+  }
+  ASSERT_TRUE(r->eval->metrics.positive_rate.has_value());
+  EXPECT_GT(*r->eval->metrics.positive_rate, 0.3);
+  EXPECT_LT(*r->eval->metrics.positive_rate, 0.45);
   EXPECT_EQ(evals, 20);  // after each epoch
+  // Without early stopping the best evaluation (by loss) is still kept.
+  ASSERT_TRUE(r->best_eval.has_value());
+  EXPECT_EQ(r->best_metric, "loss");
+  EXPECT_FALSE(r->stopped_early);
+  EXPECT_TRUE(std::filesystem::exists(r->best_checkpoint));
   EXPECT_GT(r->examples_per_sec, 0);
   EXPECT_TRUE(std::filesystem::exists(r->checkpoint));
   EXPECT_TRUE(std::filesystem::exists(r->export_dir + "/model.toml"));
+}
+
+// A job that overfits (a wide deep part, a high learning rate: the eval loss
+// falls to its lowest near epoch 8, then climbs): early stopping ends it
+// `patience` evaluations after its best, and the exported model is the best
+// evaluation's, not the last step's.
+TEST(Trainer, EarlyStoppingEndsAnOverfittingJobAndExportsTheBest) {
+  dtf::testing::TempDir dir;
+  StatusOr<std::string> path = WriteExampleJob(
+      "titanic", dir,
+      {{"hidden = [128]", "hidden = [256, 256]"},
+       {"learning_rate = 0.05", "learning_rate = 0.3"},
+       {"[train]\n",
+        "[train]\nearly_stopping = { metric = \"loss\", patience = 3 }\n"}});
+  ASSERT_TRUE(path.ok()) << path.status();
+  StatusOr<JobFile> job = LoadJobWithRecords(*path);
+  ASSERT_TRUE(job.ok()) << job.status();
+  std::vector<EvalReport> evals;
+  std::vector<std::string> notes;
+  TrainOptions options;
+  options.threads = 1;
+  options.on_eval = [&](const EvalReport& e) { evals.push_back(e); };
+  options.on_note = [&](std::string_view n) { notes.emplace_back(n); };
+  StatusOr<TrainResult> r = Train(*job, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->stopped_early);
+  EXPECT_LT(r->steps, 20 * 23);  // 20 epochs of 23 steps
+  ASSERT_TRUE(r->best_eval.has_value());
+  ASSERT_GE(evals.size(), 4u);
+  // The best is the lowest loss seen, and the last three were no better.
+  double lowest = 1e9;
+  for (const EvalReport& e : evals) {
+    lowest = std::min(lowest, *e.metrics.Get("loss"));
+  }
+  EXPECT_EQ(*r->best_eval->metrics.Get("loss"), lowest);
+  EXPECT_EQ(evals[evals.size() - 4].step, r->best_eval->step);
+  EXPECT_EQ(evals.back().step, r->steps);
+  EXPECT_GT(*r->eval->metrics.Get("loss"), lowest);
+  EXPECT_EQ(r->best_checkpoint, job->train.output_dir + "/checkpoint-best.dtf");
+  StatusOr<Bundle> best = Bundle::ReadFile(r->best_checkpoint);
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(*best->GetInt64s("train/global_step"),
+            std::vector<int64_t>{r->best_eval->step});
+  bool said = false;
+  for (const std::string& n : notes) {
+    said = said || n.starts_with(
+                       "early stopping: eval loss has not improved "
+                       "for 3 evaluations");
+  }
+  EXPECT_TRUE(said);
+
+  // The export scores the evaluation split as the best evaluation did.
+  StatusOr<LoadedModel> loaded = LoadExportedModel(r->export_dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  StatusOr<JobRecords> records = FindJobRecords(*job);
+  ASSERT_TRUE(records.ok());
+  StatusOr<EvalMetrics> again =
+      Evaluate(kernels::Context::Cpu(1), loaded->layer, *loaded->model,
+               records->eval, 1024);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_NEAR(*again->Get("loss"), lowest, 1e-6);
+  EXPECT_DOUBLE_EQ(*again->Get("accuracy"),
+                   *r->best_eval->metrics.Get("accuracy"));
+}
+
+// At 1% positives a model that predicts "no" everywhere is 99% accurate:
+// training says so, once, and reports precision, recall and PR-AUC.
+TEST(Trainer, AccuracyAtTheMajorityRateIsFlaggedOnce) {
+  dtf::testing::TempDir dir;
+  std::string csv = "x,color,label\n";
+  const char* colors[] = {"red", "green", "blue"};
+  for (int i = 0; i < 2000; ++i) {
+    StrAppend(&csv, i / 2000.0, ",", colors[i % 3], ",", i % 100 == 7 ? 1 : 0,
+              "\n");
+  }
+  dtf::testing::WriteFile(dir.Join("data.csv"), csv);
+  dtf::testing::WriteFile(dir.Join("dtf.toml"), R"([data]
+csv = ["data.csv"]
+split = { train = 0.8, eval = 0.2 }
+records = "records"
+[schema]
+label = "label"
+columns = ["x:float", "color:str", "label:int"]
+[[features.numeric]]
+name = "x"
+[[features.categorical]]
+name = "color"
+vocabulary = ["red", "green", "blue"]
+embedding = 4
+wide = true
+[model]
+type = "wide_deep"
+hidden = [8]
+loss = "binary_crossentropy"
+[train]
+batch_size = 64
+epochs = 10
+seed = 1
+threads = 1
+)");
+  StatusOr<JobFile> job = LoadJobWithRecords(dir.Join("dtf.toml"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  std::vector<std::string> warnings;
+  int evals = 0;
+  TrainOptions options;
+  options.on_eval = [&](const EvalReport&) { ++evals; };
+  options.on_note = [&](std::string_view n) {
+    if (n.find("majority-class rate") != std::string_view::npos) {
+      warnings.emplace_back(n);
+    }
+  };
+  StatusOr<TrainResult> r = Train(*job, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(evals, 10);
+  ASSERT_EQ(warnings.size(), 1u);  // once per run
+  EXPECT_NE(warnings[0].find("the model may predict one class; see "
+                             "precision, recall and pr_auc"),
+            std::string::npos)
+      << warnings[0];
+  ASSERT_TRUE(r->eval.has_value());
+  const EvalMetrics& m = r->eval->metrics;
+  ASSERT_TRUE(m.positive_rate.has_value());
+  EXPECT_NEAR(*m.positive_rate, 0.01, 0.01);
+  EXPECT_LE(*m.Get("accuracy"), 1 - *m.positive_rate + 0.005);
+  for (const char* name : {"precision", "recall", "pr_auc"}) {
+    ASSERT_TRUE(m.Get(name).has_value()) << name;
+    EXPECT_GE(*m.Get(name), 0.0) << name;
+    EXPECT_LE(*m.Get(name), 1.0) << name;
+  }
 }
 
 TEST(Trainer, CensusWideDeepReachesItsAccuracyGoal) {
