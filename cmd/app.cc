@@ -1,7 +1,10 @@
 #include "cmd/app.h"
 
 #include "cmd/exit_code.h"
+#include "cmd/manual.h"
+#include "cmd/usage.h"
 #include "lib/base/build_config.h"
+#include "lib/base/os.h"
 #include "lib/base/strings.h"
 
 namespace dtf::cli {
@@ -16,7 +19,8 @@ std::unique_ptr<CLI::App> BuildApp(Context* ctx) {
       "Print the version and exit");
   app->require_subcommand(1);
   app->footer(
-      "Run 'dtf <command> --help' for a command's flags; 'man dtf' for the "
+      "Run 'dtf help <command>' (or 'dtf <command> --help') for a command's "
+      "flags; 'dtf help --man [<command>]' for its manual page, with the "
       "exit codes.");
   SetupGenRecords(app.get(), ctx);
   SetupInit(app.get(), ctx);
@@ -35,10 +39,37 @@ std::unique_ptr<CLI::App> BuildApp(Context* ctx) {
   return app;
 }
 
+namespace {
+
+constexpr char kUsageHint[] =
+    "Run 'dtf help' for the commands, 'dtf help <command>' for a "
+    "command's flags.\n";
+
+}  // namespace
+
 int RunDtf(int argc, char** argv, Context* ctx) {
   std::unique_ptr<CLI::App> app = BuildApp(ctx);
+  std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
+  if (args.size() >= 2 && args[0] == "help" && args[1] == "--man") {
+    StatusOr<std::string> binary = SelfExecutable();
+    StatusOr<std::string> page =
+        binary.ok() ? ManPageFor(app.get(), ManDirFor(*binary),
+                                 {args.begin() + 2, args.end()})
+                    : StatusOr<std::string>(binary.status());
+    const Status status = page.ok() ? ExecMan(*page) : page.status();
+    ctx->console.Error(status);
+    return ExitCodeFor(status);
+  }
+  args = RewriteHelp(args);
+  if (const Status checked = CheckArgs(app.get(), args); !checked.ok()) {
+    ctx->console.Error(checked);
+    std::fputs(kUsageHint, stderr);
+    return kExitBadInput;
+  }
+  // CLI11 takes the arguments last first.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
-    app->parse(argc, argv);
+    app->parse(reversed);
   } catch (const CLI::CallForHelp& e) {
     return app->exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -46,12 +77,12 @@ int RunDtf(int argc, char** argv, Context* ctx) {
   } catch (const CLI::CallForVersion& e) {
     return app->exit(e);
   } catch (const CLI::ParseError& e) {
-    if (argc <= 1) {
+    if (args.empty()) {
       std::fputs(app->help().c_str(), stderr);
       return kExitBadInput;
     }
     ctx->console.Error(e.what());
-    std::fprintf(stderr, "Run 'dtf --help' or 'dtf <command> --help'.\n");
+    std::fputs(kUsageHint, stderr);
     return kExitBadInput;
   }
   if (!ctx->status.ok()) ctx->console.Error(ctx->status);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/flags.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/kernels/context.h"
@@ -108,7 +109,7 @@ void SetupDoctor(CLI::App* app, Context* ctx) {
   sub->add_option("--timeout", f->timeout,
                   "Seconds each host's checks may take once connected "
                   "(default 20)")
-      ->check(CLI::Range(1.0, 600.0));
+      ->check(NumberBetween(1, 600));
   sub->callback([f, ctx] { ctx->status = RunDoctor(*f); });
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/flags.h"
 #include "cmd/progress.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
@@ -238,7 +239,7 @@ void SetupGenRecords(CLI::App* app, Context* ctx) {
                               "float, then str)");
   auto* out = sub->add_option("--out", f->out, "Output directory");
   sub->add_option("--shards", f->shards, "Output files per split (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntAtLeast<int>(1));
   auto* no_header =
       sub->add_flag("--no-header", f->no_header,
                     "The CSV has no header line; schema columns are the CSV's "
@@ -269,7 +270,7 @@ void SetupGenRecords(CLI::App* app, Context* ctx) {
       ->check(CLI::IsMember({"none", "gzip", "zlib"}));
   sub->add_option("--threads", f->threads,
                   "Encoding threads (default: one per core)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntAtLeast<int>(1));
   sub->add_flag("--index", f->index,
                 "Write an index file (offset length per record) beside each "
                 "uncompressed shard");

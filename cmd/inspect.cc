@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/flags.h"
 #include "lib/base/strings.h"
 #include "lib/data/example.h"
 #include "lib/data/record_reader.h"
@@ -78,7 +79,7 @@ void SetupInspect(CLI::App* app, Context* ctx) {
       "as JSON lines");
   sub->add_option("--limit", f->limit,
                   "Print at most N records (all are still validated)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntAtLeast<int64_t>(0));
   sub->add_flag("--stats", f->stats,
                 "Print per-feature statistics instead of records");
   sub->add_flag("--json", f->json, "With --stats: print them as JSON");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/flags.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/data/input_pipeline.h"
@@ -203,10 +204,10 @@ void SetupPredict(CLI::App* app, Context* ctx) {
                   "an id)")
       ->delimiter(',');
   sub->add_option("--batch-size", f->batch_size, "Records per batch (1024)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntAtLeast<int64_t>(1));
   sub->add_option("--threads", f->threads,
                   "Compute threads (default: 0, one per core)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntAtLeast<int>(0));
   sub->callback([f, ctx] { ctx->status = RunPredict(*f, ctx); });
 }
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "cmd/flags.h"
 #include "lib/base/strings.h"
 #include "lib/data/job_file.h"
 #include "lib/launch/profile.h"
@@ -35,10 +36,10 @@ void AddProfileFlags(CLI::App* sub, ProfileFlags* flags) {
                   "none)");
   sub->add_option("--ps", flags->ps,
                   "Parameter servers (default: the profile's)")
-      ->check(CLI::Range(1, 1000));
+      ->check(IntBetween(1, 1000));
   sub->add_option("--workers", flags->workers,
                   "Workers (default: the profile's)")
-      ->check(CLI::Range(1, 10000));
+      ->check(IntBetween(1, 10000));
 }
 
 StatusOr<launch::PlanRequest> PlanRequestFor(

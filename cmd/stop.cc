@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cmd/app.h"
+#include "cmd/flags.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/launch/run_control.h"
@@ -66,7 +67,7 @@ void SetupStop(CLI::App* app, Context* ctx) {
   sub->add_option("--grace", f->grace,
                   "Seconds tasks get to exit after SIGTERM before SIGKILL "
                   "(default 10)")
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(NumberBetween(0, 3600));
   sub->callback([f, ctx] { ctx->status = RunStop(*f); });
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cmd/app.h"
+#include "cmd/flags.h"
 #include "cmd/train_report.h"
 #include "lib/base/device_name.h"
 #include "lib/base/file.h"
@@ -87,20 +88,20 @@ void SetupTrain(CLI::App* app, Context* ctx) {
   sub->add_option("--job", f->job, "The job file (default: dtf.toml)");
   sub->add_option("--batch-size", f->batch_size,
                   "Examples per step (default: the job's train.batch_size)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntAtLeast<int64_t>(1));
   sub->add_option("--steps", f->steps,
                   "Train this many steps in all (overrides the job's epochs "
                   "or steps)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntAtLeast<int64_t>(1));
   sub->add_option("--epochs", f->epochs,
                   "Train this many epochs in all (overrides the job's epochs "
                   "or steps)")
-      ->check(CLI::PositiveNumber)
+      ->check(IntAtLeast<int64_t>(1))
       ->excludes("--steps");
   sub->add_option("--threads", f->threads,
                   "Compute threads (default: the job's train.threads, 0 = "
                   "one per core)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntAtLeast<int>(0));
   sub->add_option("--device", f->device,
                   "cpu, cuda or cuda:N (default: the job's train.device)");
   sub->add_flag("--no-eval", f->no_eval, "Skip evaluation");
