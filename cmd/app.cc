@@ -85,6 +85,8 @@ int RunDtf(int argc, char** argv, Context* ctx) {
     std::fputs(kUsageHint, stderr);
     return kExitBadInput;
   }
+  // Whatever a command printed must have reached stdout.
+  if (ctx->status.ok() && !ctx->exit_code) ctx->status = FlushStdout();
   if (!ctx->status.ok()) ctx->console.Error(ctx->status);
   if (ctx->exit_code) return *ctx->exit_code;
   return ExitCodeFor(ctx->status);

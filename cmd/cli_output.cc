@@ -5,6 +5,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+
+#include "lib/base/strings.h"
 
 namespace dtf::cli {
 namespace {
@@ -26,8 +29,17 @@ void Line(const Console& c, const char* color, std::string_view label,
 
 Status PrintStdout(std::string_view text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
-  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
-  return OkStatus();
+  return FlushStdout();
+}
+
+Status FlushStdout() {
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && !std::ferror(stdout)) return OkStatus();
+  // A write that failed earlier left only the stream's error flag.
+  const int error = errno != 0 ? errno : EIO;
+  return ResourceExhaustedError(StrCat("<stdout>: ", std::strerror(error),
+                                       " (the output is incomplete)"));
 }
 
 Console Console::FromEnvironment() {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
 #include "cmd/flags.h"
 #include "cmd/progress.h"
 #include "lib/base/file.h"
@@ -217,7 +218,7 @@ Status RunGenRecords(const GenRecordsFlags& f, Context* ctx) {
     DTF_RETURN_IF_ERROR(
         WriteFileAtomically(f.schema_out, SchemaToToml(results[0].schema)));
   }
-  if (f.json) std::fputs(ResultJson(results).c_str(), stdout);
+  if (f.json) return PrintStdout(ResultJson(results));
   return OkStatus();
 }
 

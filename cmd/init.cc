@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
 #include "lib/base/strings.h"
 #include "lib/data/job_scaffold.h"
 
@@ -59,7 +60,7 @@ Status RunInit(const InitFlags& f) {
             f.dir == "." ? "" : StrCat("cd ", ShellQuote(f.dir), " && "),
             "dtf gen-records --job dtf.toml && dtf train --job dtf.toml\n");
   std::fputs(out.c_str(), stdout);
-  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
+  DTF_RETURN_IF_ERROR(FlushStdout());
   return OkStatus();
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
 #include "cmd/flags.h"
 #include "lib/base/strings.h"
 #include "lib/data/example.h"
@@ -63,9 +64,7 @@ Status RunInspect(const InspectFlags& f, Context* ctx) {
     std::string out = f.json ? stats.ToJson() + "\n" : stats.ToTable();
     std::fputs(out.c_str(), stdout);
   }
-  if (std::fflush(stdout) != 0) {
-    return ErrnoToStatus(errno, "<stdout>");
-  }
+  DTF_RETURN_IF_ERROR(FlushStdout());
   return OkStatus();
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
 #include "cmd/flags.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
@@ -176,7 +177,7 @@ Status RunPredict(const PredictFlags& f, Context* ctx) {
   }
   if (f.output == "-") {
     std::fwrite(out.data(), 1, out.size(), stdout);
-    if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
+    DTF_RETURN_IF_ERROR(FlushStdout());
     return OkStatus();
   }
   DTF_RETURN_IF_ERROR(WriteFileAtomically(f.output, out));

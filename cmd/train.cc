@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
 #include "cmd/flags.h"
 #include "cmd/train_report.h"
 #include "lib/base/device_name.h"
@@ -73,7 +74,7 @@ Status RunTrain(const TrainFlags& f, Context* ctx) {
   StrAppend(&summary, "\nmodel: ", r.export_dir, "\ncheckpoint: ", r.checkpoint,
             "\n");
   std::fputs(summary.c_str(), stdout);
-  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
+  DTF_RETURN_IF_ERROR(FlushStdout());
   return OkStatus();
 }
 

@@ -89,14 +89,14 @@ TEST_F(LaunchCliTest, DryRunPrintsThePlanAndTouchesNothing) {
               HasSubstr(" serve \\\n      --job " + dir_.Join("dtf.toml")));
   Result json =
       Run("launch --job dtf.toml --dry-run --json --ps 2 --workers 3 "
-          "--set train.steps=10 --metrics-out m.json");
+          "--set data.shards=2 --metrics-out m.json");
   ASSERT_EQ(json.code, 0) << json.err;
   EXPECT_THAT(json.out, HasSubstr("\"run_id\": \"<run-id>\""));
   EXPECT_THAT(json.out, HasSubstr("\"port\": 0"));
   EXPECT_THAT(json.out, HasSubstr("\"task\": \"worker:2\""));
   EXPECT_THAT(json.out, HasSubstr("\"" + dir_.Join("m.json") + "\""));
   EXPECT_EQ(Run("launch --job dtf.toml --dry-run --json --ps 2 --workers 3 "
-                "--set train.steps=10 --metrics-out m.json")
+                "--set data.shards=2 --metrics-out m.json")
                 .out,
             json.out);
   std::vector<std::string> after = dir_.List();
@@ -119,6 +119,16 @@ TEST_F(LaunchCliTest, BadProfileAndFlagsAreUsageErrors) {
   r = Run("launch --dry-run --set steps=3");
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("--set steps=3: no section"));
+  // A set key the job file does not have stops the dry run, as it would
+  // stop every task of the real launch.
+  r = Run("launch --dry-run --set data.shard=2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--set data.shard=2: data.shard: unknown key "
+                               "(did you mean shards?)"));
+  r = Run("launch --set data.shards=two");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("data.shards: expected an integer"));
+  EXPECT_FALSE(fs::exists(dir_.Join(".dtf/runs")));
   r = Run("launch --dry-run --profile prod");
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("profiles/prod.toml"));
