@@ -7,7 +7,6 @@
 #include <string_view>
 
 #include "cmd/app.h"
-#include "cmd/cli_output.h"
 #include "lib/base/strings.h"
 #include "lib/data/job_scaffold.h"
 
@@ -60,7 +59,7 @@ Status RunInit(const InitFlags& f) {
             f.dir == "." ? "" : StrCat("cd ", ShellQuote(f.dir), " && "),
             "dtf gen-records --job dtf.toml && dtf train --job dtf.toml\n");
   std::fputs(out.c_str(), stdout);
-  DTF_RETURN_IF_ERROR(FlushStdout());
+  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
   return OkStatus();
 }
 
