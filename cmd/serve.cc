@@ -10,6 +10,7 @@
 
 #include "cmd/app.h"
 #include "cmd/flags.h"
+#include "cmd/output_file.h"
 #include "cmd/train_report.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
@@ -133,7 +134,8 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(runtime::TrainResult r, runtime::Serve(job, o));
   if (o.role == runtime::TaskRole::kPs) return OkStatus();
   if (!f.metrics_out.empty() && o.index == 0) {
-    DTF_RETURN_IF_ERROR(WriteFileAtomically(f.metrics_out, MetricsJson(r)));
+    DTF_RETURN_IF_ERROR(
+        WriteOutput("--metrics-out", f.metrics_out, MetricsJson(r)));
   }
   std::string summary =
       fmt::format("{}: {} examples in {:.1f} s, {:.0f} examples/s", task,

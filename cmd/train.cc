@@ -7,6 +7,7 @@
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
+#include "cmd/output_file.h"
 #include "cmd/train_report.h"
 #include "lib/base/device_name.h"
 #include "lib/base/file.h"
@@ -31,6 +32,10 @@ struct TrainFlags {
 };
 
 Status RunTrain(const TrainFlags& f, Context* ctx) {
+  if (!f.metrics_out.empty()) {
+    // Refused before training rather than after it.
+    DTF_RETURN_IF_ERROR(OutputTarget("--metrics-out", f.metrics_out).status());
+  }
   DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job));
   if (!f.device.empty()) {
     StatusOr<DeviceName> device = ParseDeviceName(f.device);
@@ -64,7 +69,8 @@ Status RunTrain(const TrainFlags& f, Context* ctx) {
   };
   DTF_ASSIGN_OR_RETURN(runtime::TrainResult r, runtime::Train(job, options));
   if (!f.metrics_out.empty()) {
-    DTF_RETURN_IF_ERROR(WriteFileAtomically(f.metrics_out, MetricsJson(r)));
+    DTF_RETURN_IF_ERROR(
+        WriteOutput("--metrics-out", f.metrics_out, MetricsJson(r)));
   }
   std::string summary = fmt::format(
       "trained {} steps ({} examples) in {:.1f} s, {:.0f} "
@@ -111,7 +117,8 @@ void SetupTrain(CLI::App* app, Context* ctx) {
                 "directory (default: go on from it)");
   sub->add_flag("--quiet", f->quiet, "Print only the summary");
   sub->add_option("--metrics-out", f->metrics_out,
-                  "Write the final metrics as JSON to this file");
+                  "Write the final metrics as JSON to this file (atomically; "
+                  "through a symlink to its target), or '-' for stdout");
   sub->callback([f, ctx] { ctx->status = RunTrain(*f, ctx); });
 }
 

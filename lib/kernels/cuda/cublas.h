@@ -18,7 +18,7 @@ struct CublasApi {
 };
 
 // The loaded library (loaded once per process; later calls return the same
-// table or the same error). Unavailable naming the library when it cannot be
+// table or the same error). ResourceExhausted naming the library when it cannot be
 // found or lacks a function.
 StatusOr<const CublasApi*> LoadCublas();
 
