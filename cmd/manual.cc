@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "cmd/usage.h"
@@ -44,7 +45,10 @@ Status ExecMan(const std::string& page) {
   std::fflush(stdout);
   const char* argv[] = {"man", page.c_str(), nullptr};
   ::execvp("man", const_cast<char* const*>(argv));
-  return ErrnoToStatus(errno, StrCat("man (to show ", page, ")"));
+  // This machine lacks man(1): an environment error (exit 3) that says
+  // where the page is.
+  return ResourceExhaustedError(
+      StrCat("cannot run man to show ", page, ": ", std::strerror(errno)));
 }
 
 }  // namespace dtf::cli

@@ -22,7 +22,7 @@ StatusOr<std::string> ManPageFor(CLI::App* app, const std::string& man_dir,
                                  const std::vector<std::string>& words);
 
 // Runs `man PAGE` (the page's path) in place of this process; returns only
-// when man could not be started.
+// when man could not be started (ResourceExhausted naming the page).
 Status ExecMan(const std::string& page);
 
 }  // namespace dtf::cli

@@ -35,10 +35,12 @@ class LaunchCliTest : public ::testing::Test {
     fs::create_directories(dir_.Join("profiles"));
   }
 
-  Result Run(const std::string& args) {
+  // `out` is where stdout goes: out.txt, or /dev/full to see a write fail.
+  Result Run(const std::string& args, const std::string& out = "out.txt") {
+    dtf::testing::WriteFile(dir_.Join("out.txt"), "");
     const std::string cmd = "cd '" + dir_.path() + "' && NO_COLOR=1 '" +
-                            DTF_BINARY + "' " + args +
-                            " >out.txt 2>err.txt </dev/null";
+                            DTF_BINARY + "' " + args + " >" + out +
+                            " 2>err.txt </dev/null";
     const int status = std::system(cmd.c_str());
     Result r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -159,12 +161,37 @@ TEST_F(LaunchCliTest, ForegroundRunStreamsOutputAndExitsWithTheChiefsCode) {
   Result json = Run("status --json");
   EXPECT_THAT(json.out, HasSubstr("\"exit_code\": 7"));
 
+  // What a task wrote to its stdout, then to its stderr, all on stdout
+  // (`dtf logs worker:0 | grep loss` finds what a task prints on stderr).
   Result one = Run("logs worker:0");
   EXPECT_EQ(one.code, 0) << one.err;
-  EXPECT_EQ(one.out, "hello from worker:0\nchief done\n");
-  EXPECT_EQ(one.err, "worker:0 starting\n");
+  EXPECT_EQ(one.out, "hello from worker:0\nchief done\nworker:0 starting\n");
+  EXPECT_EQ(one.err, "");
   Result all = Run("logs " + fs::path(run_dir).filename().string());
   EXPECT_THAT(all.out, HasSubstr("[worker:1] hello from worker:1\n"));
+  EXPECT_THAT(all.out, HasSubstr("[worker:1] worker:1 starting\n"));
+  EXPECT_EQ(all.err, "");
+  Result logs_json = Run("logs --json worker:0");
+  EXPECT_EQ(logs_json.code, 0) << logs_json.err;
+  EXPECT_EQ(logs_json.out,
+            "{\"task\": \"worker:0\", \"stream\": \"stdout\", \"line\": "
+            "\"hello from worker:0\"}\n"
+            "{\"task\": \"worker:0\", \"stream\": \"stdout\", \"line\": "
+            "\"chief done\"}\n"
+            "{\"task\": \"worker:0\", \"stream\": \"stderr\", \"line\": "
+            "\"worker:0 starting\"}\n");
+  Result all_json = Run("logs --json");
+  EXPECT_THAT(all_json.out,
+              HasSubstr("{\"task\": \"ps:0\", \"stream\": "
+                        "\"stderr\", \"line\": \"ps:0 starting\"}"));
+  // A full stdout is an error of the environment, not a success.
+  Result full = Run("logs worker:0", "/dev/full");
+  EXPECT_EQ(full.code, 3);
+  EXPECT_THAT(full.err, HasSubstr("<stdout>"));
+  Result stop_full = Run("stop", "/dev/full");
+  EXPECT_EQ(stop_full.code, 3);
+  Result status_full = Run("status", "/dev/full");
+  EXPECT_EQ(status_full.code, 3);
   Result follow = Run("logs -f worker:1");  // the run is over: returns
   EXPECT_EQ(follow.code, 0);
   EXPECT_EQ(Run("logs worker:9").code, 2);
@@ -220,6 +247,11 @@ TEST_F(LaunchCliTest, DetachThenStatusLogsAndStop) {
   Result again = Run("stop " + id);
   EXPECT_EQ(again.code, 0);
   EXPECT_THAT(again.out, HasSubstr("nothing was running (stopped)"));
+  Result json = Run("stop --json " + id);
+  EXPECT_EQ(json.code, 0) << json.err;
+  EXPECT_EQ(json.out, "{\"run\": \"" + id +
+                          "\", \"state\": \"stopped\", \"stopped\": [], "
+                          "\"killed\": []}\n");
   Result watch = Run("status --watch");
   EXPECT_EQ(watch.code, 0);
   EXPECT_THAT(watch.out, HasSubstr(": stopped"));
