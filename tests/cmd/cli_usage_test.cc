@@ -158,6 +158,32 @@ TEST_F(CliUsageTest, HelpManShowsThePageBesideTheBinary) {
   }
 }
 
+TEST_F(CliUsageTest, InstalledPagesAreFoundBesideTheInstalledBinary) {
+  if (std::system("command -v cmake >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "cmake is not on PATH";
+  }
+  const fs::path prefix = dir_ / "prefix";
+  const std::string install = "cmake --install '" +
+                              std::string(DTF_BINARY_DIR) + "' --prefix '" +
+                              prefix.string() + "' >/dev/null";
+  ASSERT_EQ(std::system(install.c_str()), 0);
+  EXPECT_TRUE(fs::exists(prefix / "share/man/man1/dtf.1"));
+  EXPECT_TRUE(fs::exists(prefix / "share/man/man1/dtf-launch.1"));
+  EXPECT_TRUE(fs::exists(prefix / "share/man/man5/dtf.toml.5"));
+  fs::create_directory(dir_ / "bin");
+  Write("bin/man", "#!/bin/sh\necho \"page: $1\"\n");
+  ::chmod((dir_ / "bin/man").c_str(), 0755);
+  const std::string cmd = "cd '" + dir_.string() + "' && PATH='" +
+                          (dir_ / "bin").string() + "':$PATH '" +
+                          (prefix / "bin/dtf").string() +
+                          "' help --man launch >out.txt 2>err.txt";
+  ASSERT_EQ(std::system(cmd.c_str()), 0)
+      << dtf::testing::ReadFile((dir_ / "err.txt").string());
+  EXPECT_EQ(
+      dtf::testing::ReadFile((dir_ / "out.txt").string()),
+      "page: " + (prefix / "share/man/man1/dtf-launch.1").string() + "\n");
+}
+
 TEST_F(CliUsageTest, BadNumbersReadWell) {
   Result r = Run("train --steps abc");
   EXPECT_EQ(r.code, 2);
