@@ -1,15 +1,18 @@
 // The dtf binary when a user gets something wrong: unknown commands and
 // flags, bad numbers, help, manual pages, a full stdout, output paths that
 // are not regular files, exit codes.
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -343,6 +346,48 @@ TEST_F(CliUsageTest, LaunchSetKeysAreCheckedByADryRun) {
   r = Run("launch --job job/dtf.toml --dry-run --set train.batch_size=8");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "job/.dtf"));
+}
+
+TEST_F(CliUsageTest, InterruptingALocalLaunchStopsEveryTaskWithinTheGrace) {
+  TrainTextLabelModel();
+  // Training that would run for hours.
+  const fs::path job = dir_ / "job/dtf.toml";
+  Write("job/dtf.toml", std::regex_replace(dtf::testing::ReadFile(job.string()),
+                                           std::regex("\nepochs = [0-9]+\n"),
+                                           "\nsteps = 1000000000\n"));
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::chdir(dir_.c_str());
+    ::freopen("out.txt", "w", stdout);
+    ::freopen("err.txt", "w", stderr);
+    ::setenv("NO_COLOR", "1", 1);
+    ::execl(DTF_BINARY, DTF_BINARY, "launch", "--job", "job/dtf.toml",
+            "--grace", "30", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto err = [&] {
+    return dtf::testing::ReadFile((dir_ / "err.txt").string());
+  };
+  // Every task trains: the workers report steps.
+  const auto started = std::chrono::steady_clock::now();
+  while (err().find("[worker:1] step") == std::string::npos &&
+         std::chrono::steady_clock::now() - started <
+             std::chrono::seconds(60)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_THAT(err(), HasSubstr("[worker:1] step"));
+  const auto interrupted = std::chrono::steady_clock::now();
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const auto took = std::chrono::steady_clock::now() - interrupted;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << status;
+  // Each task went on its SIGTERM: nothing waited out the 30 s grace or
+  // was killed.
+  EXPECT_LT(took, std::chrono::seconds(15));
+  EXPECT_THAT(err(), HasSubstr("interrupted; stopped every task"));
+  EXPECT_THAT(err(), Not(HasSubstr("killed")));
 }
 
 }  // namespace
