@@ -1,5 +1,7 @@
 #include "cmd/app.h"
 
+#include <algorithm>
+
 #include "cmd/exit_code.h"
 #include "cmd/manual.h"
 #include "cmd/usage.h"
@@ -50,11 +52,14 @@ constexpr char kUsageHint[] =
 int RunDtf(int argc, char** argv, Context* ctx) {
   std::unique_ptr<CLI::App> app = BuildApp(ctx);
   std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
-  if (args.size() >= 2 && args[0] == "help" && args[1] == "--man") {
+  // dtf help --man [COMMAND], --man before or after the command.
+  const auto man = std::find(args.begin(), args.end(), "--man");
+  if (!args.empty() && args[0] == "help" && man != args.end()) {
+    std::vector<std::string> words(args.begin() + 1, args.end());
+    words.erase(words.begin() + (man - args.begin() - 1));
     StatusOr<std::string> binary = SelfExecutable();
     StatusOr<std::string> page =
-        binary.ok() ? ManPageFor(app.get(), ManDirFor(*binary),
-                                 {args.begin() + 2, args.end()})
+        binary.ok() ? ManPageFor(app.get(), ManDirFor(*binary), words)
                     : StatusOr<std::string>(binary.status());
     const Status status = page.ok() ? ExecMan(*page) : page.status();
     ctx->console.Error(status);

@@ -23,9 +23,9 @@ std::string ManDirFor(const std::string& binary) {
 StatusOr<std::string> ManPageFor(CLI::App* app, const std::string& man_dir,
                                  const std::vector<std::string>& words) {
   std::string page = "man1/dtf.1";
-  if (words.size() == 1 && (words[0] == "dtf.toml" || words[0] == "job")) {
+  if (words.size() == 1 && words[0] == "dtf.toml") {
     page = "man5/dtf.toml.5";
-  } else if (!words.empty()) {
+  } else if (!words.empty() && words[0] != "help") {  // dtf(1) has help
     DTF_RETURN_IF_ERROR(CheckArgs(app, {words[0]}));
     page = StrCat("man1/dtf-", words[0], ".1");
   }

@@ -14,8 +14,9 @@ namespace dtf::cli {
 // <directory of `binary`>/../share/man, normalized.
 std::string ManDirFor(const std::string& binary);
 
-// The page for `words` under `man_dir`: [] is dtf(1), ["train"] (or
-// ["pack", "env"]) dtf-train(1), ["dtf.toml"] dtf.toml(5). InvalidArgument
+// The page for `words` under `man_dir`: [] (and ["help"]) is dtf(1),
+// ["train"] dtf-train(1) (["pack", "env"] dtf-pack(1)), ["dtf.toml"]
+// dtf.toml(5). InvalidArgument
 // when `words` names no command of `app` (with a suggestion); NotFound when
 // the page is not there.
 StatusOr<std::string> ManPageFor(CLI::App* app, const std::string& man_dir,

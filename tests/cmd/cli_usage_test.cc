@@ -144,6 +144,8 @@ TEST_F(CliUsageTest, HelpManShowsThePageBesideTheBinary) {
                         "\n.TH DTF-TRAIN 1"));
   r = Run("help --man", path);
   EXPECT_THAT(r.out, HasSubstr("man1/dtf.1\n.TH DTF 1"));
+  r = Run("help train --man", path);
+  EXPECT_THAT(r.out, HasSubstr("man1/dtf-train.1\n"));
   r = Run("help --man dtf.toml", path);
   EXPECT_THAT(r.out, HasSubstr("man5/dtf.toml.5\n"));
   r = Run("help --man lanch", path);
