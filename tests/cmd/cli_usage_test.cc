@@ -352,11 +352,6 @@ TEST_F(CliUsageTest, LaunchSetKeysAreCheckedByADryRun) {
 
 TEST_F(CliUsageTest, InterruptingALocalLaunchStopsEveryTaskWithinTheGrace) {
   TrainTextLabelModel();
-  // Training that would run for hours.
-  const fs::path job = dir_ / "job/dtf.toml";
-  Write("job/dtf.toml", std::regex_replace(dtf::testing::ReadFile(job.string()),
-                                           std::regex("\nepochs = [0-9]+\n"),
-                                           "\nsteps = 1000000000\n"));
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -364,8 +359,11 @@ TEST_F(CliUsageTest, InterruptingALocalLaunchStopsEveryTaskWithinTheGrace) {
     ::freopen("out.txt", "w", stdout);
     ::freopen("err.txt", "w", stderr);
     ::setenv("NO_COLOR", "1", 1);
+    // Training that would run for hours (the steps replace the job's
+    // epochs).
     ::execl(DTF_BINARY, DTF_BINARY, "launch", "--job", "job/dtf.toml",
-            "--grace", "30", static_cast<char*>(nullptr));
+            "--grace", "30", "--set", "train.steps=1000000000",
+            static_cast<char*>(nullptr));
     ::_exit(127);
   }
   const auto err = [&] {
