@@ -93,9 +93,11 @@ std::string Suggest(std::string_view word,
 
 Status CheckArgs(CLI::App* app, const std::vector<std::string>& args) {
   CLI::App* at = app;
+  bool help = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--") break;
+    help |= arg == "--help" || arg == "-h";
     if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
       const std::string flag = arg.substr(0, arg.find('='));
       const CLI::Option* o = at->get_option_no_throw(flag);
@@ -128,6 +130,15 @@ Status CheckArgs(CLI::App* app, const std::vector<std::string>& args) {
         "unknown command '", arg, "'",
         at == app ? std::string() : StrCat(" for '", CommandPath(at), "'"),
         DidYouMean(arg, names)));
+  }
+  // A command made of commands (dtf hosts, dtf pack) given none of them.
+  if (at != app && !help && at->get_require_subcommand_min() > 0) {
+    std::string names;
+    for (CLI::App* s : SubcommandsOf(at)) {
+      StrAppend(&names, names.empty() ? "" : ", ", s->get_name());
+    }
+    return InvalidArgumentError(
+        StrCat("'", CommandPath(at), "' needs a command: ", names));
   }
   return OkStatus();
 }

@@ -23,8 +23,9 @@ std::string Suggest(std::string_view word,
 
 // Walks `args` (argv without the program name) through `app`'s tree and
 // returns InvalidArgument naming the first word that is no command or flag
-// of the command it follows, with a suggestion. Values of flags and
-// positional arguments are skipped; nothing after "--" is looked at.
+// of the command it follows, with a suggestion, or the command made of
+// commands (dtf pack) that was given none. Values of flags and positional
+// arguments are skipped; nothing after "--" is looked at.
 Status CheckArgs(CLI::App* app, const std::vector<std::string>& args);
 
 // When `args` is `help [COMMAND...]`, the same with "--help" in place of

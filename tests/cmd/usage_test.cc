@@ -48,6 +48,9 @@ TEST(CheckArgs, NamesTheFirstUnknownWord) {
   EXPECT_EQ(command.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(Message(command), HasSubstr("unknown command 'trian'; did you "
                                           "mean 'train'?"));
+  EXPECT_THAT(Message(CheckArgs(app.get(), {"pack"})),
+              HasSubstr("'dtf pack' needs a command: env, zip"));
+  EXPECT_TRUE(CheckArgs(app.get(), {"pack", "--help"}).ok());
   const Status flag = CheckArgs(app.get(), {"train", "--step", "3"});
   EXPECT_THAT(Message(flag), HasSubstr("unknown flag '--step' for 'dtf "
                                        "train'; did you mean '--steps'?"));
