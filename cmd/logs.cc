@@ -34,17 +34,23 @@ struct LogsFlags {
 };
 
 struct Source {
-  std::string task;
+  std::string task;  // as lines are prefixed: "worker:1", "10.0.0.2 worker:1"
+  std::string name;  // "worker:1"
+  std::string host;  // an SSH run's task's host; "" for a local run
   bool is_stdout = true;
   std::unique_ptr<launch::LineTail> tail;
 };
 
-// {"task": "worker:1", "stream": "stderr", "line": "..."} and a newline.
-std::string LogLineJson(std::string_view task, bool is_stdout,
-                        std::string_view line) {
+// {"task": "worker:1", "stream": "stderr", "line": "..."} and a newline;
+// for an SSH run "host" too, after "task".
+std::string LogLineJson(const Source& source, std::string_view line) {
   std::string out = "{\"task\": ";
-  AppendJsonString(task, &out);
-  StrAppend(&out, ", \"stream\": \"", is_stdout ? "stdout" : "stderr",
+  AppendJsonString(source.name, &out);
+  if (!source.host.empty()) {
+    out += ", \"host\": ";
+    AppendJsonString(source.host, &out);
+  }
+  StrAppend(&out, ", \"stream\": \"", source.is_stdout ? "stdout" : "stderr",
             "\", \"line\": ");
   AppendJsonString(line, &out);
   out += "}\n";
@@ -85,9 +91,9 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
   for (const launch::TaskPlan& t : run.plan.tasks) {
     if (!task.empty() && t.name() != task) continue;
     if (!run.plan.remote()) {
-      sources.push_back({TaskLabel(t, false), true,
+      sources.push_back({TaskLabel(t, false), t.name(), "", true,
                          std::make_unique<launch::LineTail>(t.stdout_file)});
-      sources.push_back({TaskLabel(t, false), false,
+      sources.push_back({TaskLabel(t, false), t.name(), "", false,
                          std::make_unique<launch::LineTail>(t.stderr_file)});
       continue;
     }
@@ -95,9 +101,9 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
     if (host == nullptr) {
       DTF_ASSIGN_OR_RETURN(host, launch::ConnectTaskHost(run.plan, t));
     }
-    sources.push_back({TaskLabel(t, true), true,
+    sources.push_back({TaskLabel(t, true), t.name(), t.host, true,
                        launch::RemoteTail(host.get(), t.stdout_file)});
-    sources.push_back({TaskLabel(t, true), false,
+    sources.push_back({TaskLabel(t, true), t.name(), t.host, false,
                        launch::RemoteTail(host.get(), t.stderr_file)});
   }
   if (sources.empty()) {
@@ -116,8 +122,7 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
       s.tail->Poll(
           [&](std::string_view line) {
             const std::string text =
-                f.json ? LogLineJson(s.task, s.is_stdout, line)
-                       : StrCat(prefix, line, "\n");
+                f.json ? LogLineJson(s, line) : StrCat(prefix, line, "\n");
             std::fwrite(text.data(), 1, text.size(), stdout);
           },
           flush);
