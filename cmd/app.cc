@@ -1,6 +1,7 @@
 #include "cmd/app.h"
 
 #include <algorithm>
+#include <iostream>
 
 #include "cmd/exit_code.h"
 #include "cmd/manual.h"
@@ -47,6 +48,15 @@ constexpr char kUsageHint[] =
     "Run 'dtf help' for the commands, 'dtf help <command>' for a "
     "command's flags.\n";
 
+// `code`, once what help or --version printed has reached stdout.
+int Printed(int code, const Context* ctx) {
+  std::cout.flush();
+  const Status flushed = FlushStdout();
+  if (flushed.ok()) return code;
+  ctx->console.Error(flushed);
+  return kExitEnvironment;
+}
+
 }  // namespace
 
 int RunDtf(int argc, char** argv, Context* ctx) {
@@ -76,11 +86,11 @@ int RunDtf(int argc, char** argv, Context* ctx) {
   try {
     app->parse(reversed);
   } catch (const CLI::CallForHelp& e) {
-    return app->exit(e);
+    return Printed(app->exit(e), ctx);
   } catch (const CLI::CallForAllHelp& e) {
-    return app->exit(e);
+    return Printed(app->exit(e), ctx);
   } catch (const CLI::CallForVersion& e) {
-    return app->exit(e);
+    return Printed(app->exit(e), ctx);
   } catch (const CLI::ParseError& e) {
     if (args.empty()) {
       std::fputs(app->help().c_str(), stderr);

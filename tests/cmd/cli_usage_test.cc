@@ -228,6 +228,10 @@ TEST_F(CliUsageTest, AFullStdoutExits3) {
   EXPECT_EQ(r.code, 3) << r.err;
   r = Run("launch --dry-run", "", "/dev/full");
   EXPECT_EQ(r.code, 3) << r.err;
+  r = Run("help train", "", "/dev/full");
+  EXPECT_EQ(r.code, 3) << r.err;
+  r = Run("--version", "", "/dev/full");
+  EXPECT_EQ(r.code, 3) << r.err;
   r = Run("init demo", "", "/dev/full");
   EXPECT_EQ(r.code, 3) << r.err;
 }
