@@ -334,7 +334,7 @@ TEST_F(CliUsageTest, AJobAskingForAMissingGpuExits3) {
   Result r = Run("train --job job/dtf.toml --steps 1 --no-eval --device cuda",
                  "CUDA_VISIBLE_DEVICES=");
   EXPECT_EQ(r.code, 3) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("cuda"));
+  EXPECT_THAT(r.err, HasSubstr("CUDA"));
 }
 
 TEST_F(CliUsageTest, LaunchSetKeysAreCheckedByADryRun) {
