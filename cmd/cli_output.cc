@@ -5,6 +5,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+
+#include "lib/base/strings.h"
 
 namespace dtf::cli {
 namespace {
@@ -24,11 +27,29 @@ void Line(const Console& c, const char* color, std::string_view label,
 
 }  // namespace
 
-Status PrintStdout(std::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
-  return OkStatus();
+namespace {
+
+// Flushes stdout; `earlier` is the errno of a write that already failed
+// (0 when none did), the reason to give when the flush has none.
+Status FlushStdoutAfter(int earlier) {
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && !std::ferror(stdout)) return OkStatus();
+  const int error = !flushed && errno != 0 ? errno : earlier;
+  return ResourceExhaustedError(
+      StrCat("<stdout>: ", error != 0 ? std::strerror(error) : "a write failed",
+             " (the output is incomplete)"));
 }
+
+}  // namespace
+
+Status PrintStdout(std::string_view text) {
+  errno = 0;
+  const size_t written = std::fwrite(text.data(), 1, text.size(), stdout);
+  return FlushStdoutAfter(written < text.size() ? errno : 0);
+}
+
+Status FlushStdout() { return FlushStdoutAfter(0); }
 
 Console Console::FromEnvironment() {
   Console c;

@@ -12,6 +12,10 @@ namespace dtf::cli {
 // Writes `text` to stdout and flushes it; an error names <stdout> (a closed
 // pipe, a full disk).
 Status PrintStdout(std::string_view text);
+// Flushes stdout and reports any write to it that failed since it was
+// opened: ResourceExhausted (exit 3, "the environment refused") naming
+// <stdout> and the system's reason.
+Status FlushStdout();
 
 struct Console {
   // stderr is a terminal: progress bars may be drawn.

@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
+#include "cmd/flags.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
+#include "lib/data/json.h"
 #include "lib/kernels/context.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/preflight.h"
@@ -23,11 +26,19 @@ struct DoctorFlags {
   ProfileFlags profile;
   bool accept_new_host_keys = false;
   double timeout = 20;
+  bool json = false;
 };
+
+void JsonField(std::string* out, std::string_view key, std::string_view value,
+               bool last = false) {
+  StrAppend(out, "\"", key, "\": ");
+  AppendJsonString(value, out);
+  if (!last) *out += ", ";
+}
 
 // A local profile: the GPUs this machine shows, against the GPUs the plan
 // gives its CUDA workers.
-Status LocalDoctor(const launch::Plan& plan) {
+Status LocalDoctor(const launch::Plan& plan, bool json) {
   std::string out =
       StrCat("profile ", plan.profile_name, " (", plan.profile_source,
              "): backend local, every task runs on this machine; nothing "
@@ -54,8 +65,29 @@ Status LocalDoctor(const launch::Plan& plan) {
       }
     }
   }
-  std::fputs(out.c_str(), stdout);
-  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
+  if (json) {
+    out = "{";
+    JsonField(&out, "profile", plan.profile_name);
+    JsonField(&out, "profile_source", plan.profile_source);
+    JsonField(&out, "backend", "local");
+    StrAppend(&out, "\"ok\": ", missing.empty() ? "true" : "false",
+              ", \"gpus\": [");
+    if (devices.ok()) {
+      for (const kernels::CudaDeviceInfo& d : *devices) {
+        StrAppend(&out, &d == &devices->front() ? "" : ", ",
+                  "{\"ordinal\": ", d.ordinal, ", ");
+        JsonField(&out, "name", d.name);
+        StrAppend(&out, "\"memory_bytes\": ", d.memory_bytes,
+                  ", \"compute\": \"", d.compute_major, ".", d.compute_minor,
+                  "\"}");
+      }
+    }
+    out += "], ";
+    JsonField(&out, "gpu_error", devices.ok() ? "" : Message(devices.status()));
+    JsonField(&out, "missing_gpus", missing, /*last=*/true);
+    out += "}\n";
+  }
+  DTF_RETURN_IF_ERROR(PrintStdout(out));
   if (missing.empty()) return OkStatus();
   return FailedPreconditionError(
       StrCat("doctor: the plan puts CUDA workers on GPUs this machine does "
@@ -70,22 +102,47 @@ Status RunDoctor(const DoctorFlags& f) {
                        PlanRequestFor(f.runs, f.profile));
   DTF_ASSIGN_OR_RETURN(const launch::Plan plan, launch::MakePlan(r));
   std::string out;
-  if (!plan.remote()) return LocalDoctor(plan);
+  if (!plan.remote()) return LocalDoctor(plan, f.json);
   DTF_ASSIGN_OR_RETURN(launch::PreflightOptions options,
                        launch::RuntimeNeeds());
   options.accept_new_host_keys = f.accept_new_host_keys;
   options.probe_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(f.timeout * 1000));
   const launch::PreflightResult result = launch::Preflight(plan, options);
-  out = launch::PreflightTable(result);
   size_t failed = 0;
   for (const launch::HostRow& row : result.rows) failed += row.ok ? 0 : 1;
-  StrAppend(&out, failed == 0
-                      ? StrCat("all ", result.rows.size(), " hosts ready\n")
-                      : StrCat(failed, " of ", result.rows.size(),
-                               " hosts not ready\n"));
-  std::fputs(out.c_str(), stdout);
-  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
+  if (f.json) {
+    out = "{";
+    JsonField(&out, "profile", plan.profile_name);
+    JsonField(&out, "profile_source", plan.profile_source);
+    JsonField(&out, "backend", "ssh");
+    StrAppend(&out, "\"ok\": ", failed == 0 ? "true" : "false",
+              ", \"hosts\": [");
+    for (const launch::HostRow& row : result.rows) {
+      StrAppend(&out, &row == &result.rows.front() ? "" : ", ", "{");
+      JsonField(&out, "host", row.host);
+      JsonField(&out, "label", row.label);
+      StrAppend(&out, "\"ok\": ", row.ok ? "true" : "false", ", ");
+      JsonField(&out, "ssh", row.ssh);
+      JsonField(&out, "arch", row.arch);
+      JsonField(&out, "glibc", row.glibc);
+      JsonField(&out, "disk", row.disk);
+      JsonField(&out, "ports", row.ports);
+      JsonField(&out, "gpus", row.gpus);
+      JsonField(&out, "clock", row.clock);
+      JsonField(&out, "problem", row.problem);
+      JsonField(&out, "fix", row.fix, /*last=*/true);
+      out += "}";
+    }
+    out += "]}\n";
+  } else {
+    out = launch::PreflightTable(result);
+    StrAppend(&out, failed == 0
+                        ? StrCat("all ", result.rows.size(), " hosts ready\n")
+                        : StrCat(failed, " of ", result.rows.size(),
+                                 " hosts not ready\n"));
+  }
+  DTF_RETURN_IF_ERROR(PrintStdout(out));
   if (failed == 0) return OkStatus();
   return FailedPreconditionError(StrCat("doctor: ", failed, " of ",
                                         result.rows.size(),
@@ -108,7 +165,9 @@ void SetupDoctor(CLI::App* app, Context* ctx) {
   sub->add_option("--timeout", f->timeout,
                   "Seconds each host's checks may take once connected "
                   "(default 20)")
-      ->check(CLI::Range(1.0, 600.0));
+      ->check(NumberBetween(1, 600));
+  sub->add_flag("--json", f->json,
+                "Print the result as one JSON object (see dtf-doctor(1))");
   sub->callback([f, ctx] { ctx->status = RunDoctor(*f); });
 }
 

@@ -11,7 +11,8 @@ enum ExitCode : int {
   kExitJobFailed = 1,
   // Usage or bad input: flags, job file, profile, CSV, corrupt records.
   kExitBadInput = 2,
-  // The environment refused: permissions, disk full, out of memory.
+  // The environment refused: permissions, disk full, out of memory, no GPU
+  // (or driver, or CUDA library) where one is asked for, stdout unwritable.
   kExitEnvironment = 3,
   // A host or task could not be reached in time.
   kExitUnreachable = 4,

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
+#include "cmd/flags.h"
 #include "cmd/progress.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
@@ -224,7 +226,7 @@ Status RunGenRecords(const GenRecordsFlags& f, Context* ctx) {
     DTF_RETURN_IF_ERROR(
         WriteFileAtomically(f.schema_out, SchemaToToml(results[0].schema)));
   }
-  if (f.json) std::fputs(ResultJson(results).c_str(), stdout);
+  if (f.json) return PrintStdout(ResultJson(results));
   return OkStatus();
 }
 
@@ -246,7 +248,7 @@ void SetupGenRecords(CLI::App* app, Context* ctx) {
                               "float, then str)");
   auto* out = sub->add_option("--out", f->out, "Output directory");
   sub->add_option("--shards", f->shards, "Output files per split (default 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntAtLeast<int>(1));
   auto* no_header =
       sub->add_flag("--no-header", f->no_header,
                     "The CSV has no header line; schema columns are the CSV's "
@@ -277,7 +279,7 @@ void SetupGenRecords(CLI::App* app, Context* ctx) {
       ->check(CLI::IsMember({"none", "gzip", "zlib"}));
   sub->add_option("--threads", f->threads,
                   "Encoding threads (default: one per core)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntAtLeast<int>(1));
   sub->add_flag("--index", f->index,
                 "Write an index file (offset length per record) beside each "
                 "uncompressed shard");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/launch/profile.h"
@@ -92,7 +93,7 @@ Status RunTrust(const HostsFlags& f) {
     }
     std::fputs((line + "\n").c_str(), stdout);
   }
-  std::fflush(stdout);
+  DTF_RETURN_IF_ERROR(FlushStdout());
   if (errors.empty()) return OkStatus();
   std::string text;
   for (const std::string& e : errors)

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
+#include "cmd/flags.h"
 #include "lib/base/strings.h"
 #include "lib/data/example.h"
 #include "lib/data/record_reader.h"
@@ -62,9 +64,7 @@ Status RunInspect(const InspectFlags& f, Context* ctx) {
     std::string out = f.json ? stats.ToJson() + "\n" : stats.ToTable();
     std::fputs(out.c_str(), stdout);
   }
-  if (std::fflush(stdout) != 0) {
-    return ErrnoToStatus(errno, "<stdout>");
-  }
+  DTF_RETURN_IF_ERROR(FlushStdout());
   return OkStatus();
 }
 
@@ -78,7 +78,7 @@ void SetupInspect(CLI::App* app, Context* ctx) {
       "as JSON lines");
   sub->add_option("--limit", f->limit,
                   "Print at most N records (all are still validated)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntAtLeast<int64_t>(0));
   sub->add_flag("--stats", f->stats,
                 "Print per-feature statistics instead of records");
   sub->add_flag("--json", f->json, "With --stats: print them as JSON");

@@ -11,6 +11,7 @@
 
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
+#include "cmd/flags.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/launch/local_backend.h"
@@ -149,10 +150,10 @@ void SetupLaunch(CLI::App* app, Context* ctx) {
   sub->add_option("--grace", f->grace,
                   "Seconds tasks get to exit after SIGTERM (or after the "
                   "chief exits) before they are killed (default 10)")
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(NumberBetween(0, 3600));
   sub->add_option("--start-timeout", f->start_timeout,
                   "Seconds each task gets to start serving (default 120)")
-      ->check(CLI::Range(0.1, 86400.0));
+      ->check(NumberBetween(0.1, 86400));
   sub->callback([f, ctx] { ctx->status = RunLaunch(*f, ctx); });
 }
 

@@ -1,5 +1,7 @@
 // dtf logs: a run's task output, one task's or all of them prefixed, and
-// followed as it grows with -f.
+// followed as it grows with -f. What the tasks wrote, to their stdout or
+// their stderr, goes to stdout (so that `dtf logs | grep loss` finds it);
+// dtf's own messages go to stderr.
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,8 +14,10 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
+#include "lib/data/json.h"
 #include "lib/launch/log_tail.h"
 #include "lib/launch/run_control.h"
 #include "lib/launch/run_registry.h"
@@ -26,13 +30,32 @@ struct LogsFlags {
   RunsFlags runs;
   std::vector<std::string> args;  // [RUN] [TASK]
   bool follow = false;
+  bool json = false;
 };
 
 struct Source {
-  std::string task;
+  std::string task;  // as lines are prefixed: "worker:1", "10.0.0.2 worker:1"
+  std::string name;  // "worker:1"
+  std::string host;  // an SSH run's task's host; "" for a local run
   bool is_stdout = true;
   std::unique_ptr<launch::LineTail> tail;
 };
+
+// {"task": "worker:1", "stream": "stderr", "line": "..."} and a newline;
+// for an SSH run "host" too, after "task".
+std::string LogLineJson(const Source& source, std::string_view line) {
+  std::string out = "{\"task\": ";
+  AppendJsonString(source.name, &out);
+  if (!source.host.empty()) {
+    out += ", \"host\": ";
+    AppendJsonString(source.host, &out);
+  }
+  StrAppend(&out, ", \"stream\": \"", source.is_stdout ? "stdout" : "stderr",
+            "\", \"line\": ");
+  AppendJsonString(line, &out);
+  out += "}\n";
+  return out;
+}
 
 // Whether the run has ended: recorded so, or nobody left to record it.
 bool RunOver(const std::string& dir) {
@@ -68,9 +91,9 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
   for (const launch::TaskPlan& t : run.plan.tasks) {
     if (!task.empty() && t.name() != task) continue;
     if (!run.plan.remote()) {
-      sources.push_back({TaskLabel(t, false), true,
+      sources.push_back({TaskLabel(t, false), t.name(), "", true,
                          std::make_unique<launch::LineTail>(t.stdout_file)});
-      sources.push_back({TaskLabel(t, false), false,
+      sources.push_back({TaskLabel(t, false), t.name(), "", false,
                          std::make_unique<launch::LineTail>(t.stderr_file)});
       continue;
     }
@@ -78,9 +101,9 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
     if (host == nullptr) {
       DTF_ASSIGN_OR_RETURN(host, launch::ConnectTaskHost(run.plan, t));
     }
-    sources.push_back({TaskLabel(t, true), true,
+    sources.push_back({TaskLabel(t, true), t.name(), t.host, true,
                        launch::RemoteTail(host.get(), t.stdout_file)});
-    sources.push_back({TaskLabel(t, true), false,
+    sources.push_back({TaskLabel(t, true), t.name(), t.host, false,
                        launch::RemoteTail(host.get(), t.stderr_file)});
   }
   if (sources.empty()) {
@@ -88,32 +111,28 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
                                 " (it has ", names.front(), " to ",
                                 names.back(), ")"));
   }
-  // One task's output as it is; all tasks' prefixed.
+  // One task's output as it is; all tasks' prefixed; with --json one
+  // object a line.
   const bool prefixed = task.empty();
-  const TaskPrefixes out_prefixes(labels, ColorFor(STDOUT_FILENO));
-  const TaskPrefixes err_prefixes(labels, ColorFor(STDERR_FILENO));
-  auto pump = [&](bool flush) {
+  const TaskPrefixes prefixes(labels, ColorFor(STDOUT_FILENO));
+  auto pump = [&](bool flush) -> Status {
     for (Source& s : sources) {
-      std::FILE* to = s.is_stdout ? stdout : stderr;
-      const std::string prefix = !prefixed     ? std::string()
-                                 : s.is_stdout ? out_prefixes.For(s.task)
-                                               : err_prefixes.For(s.task);
+      const std::string prefix =
+          prefixed && !f.json ? prefixes.For(s.task) : std::string();
       s.tail->Poll(
           [&](std::string_view line) {
-            const std::string text = StrCat(prefix, line, "\n");
-            std::fwrite(text.data(), 1, text.size(), to);
+            const std::string text =
+                f.json ? LogLineJson(s, line) : StrCat(prefix, line, "\n");
+            std::fwrite(text.data(), 1, text.size(), stdout);
           },
           flush);
-      std::fflush(to);
+      DTF_RETURN_IF_ERROR(FlushStdout());
     }
-  };
-  if (!f.follow) {
-    pump(true);
-    if (std::ferror(stdout)) return ErrnoToStatus(EIO, "<stdout>");
     return OkStatus();
-  }
+  };
+  if (!f.follow) return pump(true);
   for (;;) {
-    pump(false);
+    DTF_RETURN_IF_ERROR(pump(false));
     if (ctx->cancel != nullptr && ctx->cancel->load()) break;
     if (RunOver(dir)) break;
     for (int i = 0; i < 4; ++i) {
@@ -121,8 +140,7 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
-  pump(true);
-  return OkStatus();
+  return pump(true);
 }
 
 }  // namespace
@@ -141,6 +159,9 @@ void SetupLogs(CLI::App* app, Context* ctx) {
   sub->add_flag("-f,--follow", f->follow,
                 "Keep printing what the tasks write until the run ends or "
                 "Ctrl-C");
+  sub->add_flag("--json", f->json,
+                "One JSON object a line: {\"task\": \"worker:1\", \"stream\": "
+                "\"stdout\" or \"stderr\", \"line\": \"...\"}");
   sub->callback([f, ctx] { ctx->status = RunLogs(*f, ctx); });
 }
 

@@ -1,4 +1,5 @@
 // dtf predict: score TFRecord shards with an exported model.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -6,6 +7,9 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
+#include "cmd/flags.h"
+#include "cmd/output_file.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/data/input_pipeline.h"
@@ -29,6 +33,17 @@ struct PredictFlags {
 
 std::string Number(double v) {
   return std::isfinite(v) ? fmt::format("{}", v) : "null";
+}
+
+// `text` as a CSV cell: quoted when it holds a comma, quote or newline.
+std::string CsvCell(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char ch : text) {
+    if (ch == '"') quoted += '"';
+    quoted += ch;
+  }
+  return quoted + "\"";
 }
 
 // One kept column's value in row `r` as JSON, or as CSV text.
@@ -57,18 +72,30 @@ std::string KeptValue(const Column& c, int64_t r, bool csv) {
     }
   }
   if (n > 1 && !csv) out += "]";
-  if (csv && out.find_first_of(",\"\n\r") != std::string::npos) {
-    std::string quoted = "\"";
-    for (char ch : out) {
-      if (ch == '"') quoted += '"';
-      quoted += ch;
-    }
-    return quoted + "\"";
+  return csv ? CsvCell(out) : out;
+}
+
+// The name of each class id when the label was mapped from text ("dog"),
+// else empty. Several texts may map to one id (">50K" and ">50K."): the
+// shortest names it.
+std::vector<std::string> ClassNames(const Schema& schema, int64_t classes) {
+  std::vector<std::string> names;
+  if (!schema.label || schema.label->mapping.empty()) return names;
+  names.resize(static_cast<size_t>(std::max<int64_t>(classes, 2)));
+  std::vector<bool> named(names.size(), false);
+  for (const auto& [text, id] : schema.label->mapping) {
+    if (id < 0 || static_cast<size_t>(id) >= names.size()) continue;
+    const size_t i = static_cast<size_t>(id);
+    if (!named[i] || text.size() < names[i].size()) names[i] = text;
+    named[i] = true;
   }
-  return out;
+  return names;
 }
 
 Status RunPredict(const PredictFlags& f, Context* ctx) {
+  // A target that cannot be written is refused before any work.
+  DTF_ASSIGN_OR_RETURN(const std::string output,
+                       OutputTarget("--output", f.output));
   DTF_ASSIGN_OR_RETURN(runtime::LoadedModel loaded,
                        runtime::LoadExportedModel(f.model));
   const ModelSpec& spec = *loaded.definition.model;
@@ -98,14 +125,16 @@ Status RunPredict(const PredictFlags& f, Context* ctx) {
   const kernels::Context kctx = kernels::Context::Cpu(f.threads);
   const bool csv = f.format == "csv";
   const int64_t classes = spec.outputs();
+  const std::vector<std::string> names = ClassNames(schema, classes);
+  const std::string name_column = names.empty() ? "" : ",class_name";
   std::string out;
   if (csv) {
     for (const std::string& name : f.keep) StrAppend(&out, name, ",");
     if (spec.loss == Loss::kBinaryCrossentropy) {
-      out += "probability,class\n";
+      StrAppend(&out, "probability,class", name_column, "\n");
     } else if (spec.loss == Loss::kSoftmaxCrossentropy) {
       for (int64_t k = 0; k < classes; ++k) StrAppend(&out, "p", k, ",");
-      out += "class\n";
+      StrAppend(&out, "class", name_column, "\n");
     } else {
       out += "prediction\n";
     }
@@ -136,10 +165,17 @@ Status RunPredict(const PredictFlags& f, Context* ctx) {
       for (const std::string& name : f.keep) {
         field(name, KeptValue(*batch.Find(name), r, csv));
       }
+      // The class id and, for a mapped label, its name.
+      auto class_fields = [&](int64_t id) {
+        field("class", StrCat(id));
+        if (names.empty()) return;
+        const std::string& name = names[static_cast<size_t>(id)];
+        field("class_name", csv ? CsvCell(name) : JsonString(name));
+      };
       if (spec.loss == Loss::kBinaryCrossentropy) {
         const double p = 1.0 / (1.0 + std::exp(-double(z[0])));
         field("probability", Number(p));
-        field("class", p >= 0.5 ? "1" : "0");
+        class_fields(p >= 0.5 ? 1 : 0);
       } else if (spec.loss == Loss::kSoftmaxCrossentropy) {
         double max = z[0];
         int64_t best = 0;
@@ -161,24 +197,20 @@ Status RunPredict(const PredictFlags& f, Context* ctx) {
           }
           field("probabilities", list + "]");
         }
-        field("class", StrCat(best));
+        class_fields(best);
       } else {
         field("prediction", Number(z[0]));
       }
       out += csv ? "\n" : "}\n";
     }
     rows += batch.rows;
-    if (f.output == "-" && out.size() > (1 << 20)) {
-      std::fwrite(out.data(), 1, out.size(), stdout);
+    if (output == "-" && out.size() > (1 << 20)) {
+      DTF_RETURN_IF_ERROR(PrintStdout(out));
       out.clear();
     }
   }
-  if (f.output == "-") {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
-    return OkStatus();
-  }
-  DTF_RETURN_IF_ERROR(WriteFileAtomically(f.output, out));
+  if (output == "-") return PrintStdout(out);
+  DTF_RETURN_IF_ERROR(WriteOutput("--output", output, out));
   ctx->console.Info(StrCat("scored ", rows, " records into ", f.output));
   return OkStatus();
 }
@@ -197,16 +229,17 @@ void SetupPredict(CLI::App* app, Context* ctx) {
   sub->add_option("--format", f->format, "jsonl (default) or csv")
       ->check(CLI::IsMember({"jsonl", "csv"}));
   sub->add_option("--output", f->output,
-                  "Write here (atomically) instead of stdout");
+                  "Write to this file (atomically; through a symlink to its "
+                  "target) instead of stdout ('-')");
   sub->add_option("--keep", f->keep,
                   "Copy these columns of each record into the output (e.g. "
                   "an id)")
       ->delimiter(',');
   sub->add_option("--batch-size", f->batch_size, "Records per batch (1024)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntAtLeast<int64_t>(1));
   sub->add_option("--threads", f->threads,
                   "Compute threads (default: 0, one per core)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntAtLeast<int>(0));
   sub->callback([f, ctx] { ctx->status = RunPredict(*f, ctx); });
 }
 

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <utility>
 
+#include "absl/strings/str_join.h"
+#include "cmd/flags.h"
 #include "lib/base/strings.h"
 #include "lib/data/job_file.h"
 #include "lib/launch/profile.h"
@@ -35,28 +37,56 @@ void AddProfileFlags(CLI::App* sub, ProfileFlags* flags) {
                   "none)");
   sub->add_option("--ps", flags->ps,
                   "Parameter servers (default: the profile's)")
-      ->check(CLI::Range(1, 1000));
+      ->check(IntBetween(1, 1000));
   sub->add_option("--workers", flags->workers,
                   "Workers (default: the profile's)")
-      ->check(CLI::Range(1, 10000));
+      ->check(IntBetween(1, 10000));
 }
+
+namespace {
+
+// Why the job does not load with `sets`, naming them. A set key has no
+// place in the job file, so the position the job file reader gives it
+// ("dtf.toml:1:1: train.epoch: ...") is left out.
+Status SetError(const std::string& job, const std::vector<std::string>& sets,
+                const Status& why) {
+  std::string message(Message(why));
+  const std::string nowhere = StrCat(job, ":1:1: ");
+  if (message.rfind(nowhere, 0) == 0) {
+    const std::string rest = message.substr(nowhere.size());
+    for (const std::string& set : sets) {
+      const std::string key = set.substr(0, set.find('='));
+      const std::string table = key.substr(0, key.find('.'));
+      if (rest.rfind(key + ":", 0) == 0 || rest.rfind(table + ":", 0) == 0) {
+        message = rest;
+        break;
+      }
+    }
+  }
+  return InvalidArgumentError(
+      StrCat("--set ", absl::StrJoin(sets, " --set "), ": ", message));
+}
+
+}  // namespace
 
 StatusOr<launch::PlanRequest> PlanRequestFor(
     const RunsFlags& runs, const ProfileFlags& profile,
     const std::vector<std::string>& sets) {
   launch::PlanRequest r;
   r.job = AbsolutePath(runs.job);
-  // The device and mode as the tasks will see them, --set applied. A set
-  // the job cannot take is the plan's (a malformed one) or the task's to
-  // report: then the job is read as written.
-  const bool sets_valid = std::all_of(
-      sets.begin(), sets.end(),
-      [](const std::string& set) { return launch::ValidateSet(set).ok(); });
-  StatusOr<JobFile> loaded = sets.empty() || !sets_valid
-                                 ? LoadJobFile(r.job)
-                                 : LoadJobFile(r.job, sets);
-  if (!loaded.ok() && !sets.empty() && sets_valid) loaded = LoadJobFile(r.job);
-  DTF_ASSIGN_OR_RETURN(const JobFile job, std::move(loaded));
+  // The job as the tasks will read it, --set applied: a set that names no
+  // key of the job file, or gives a key a value it cannot take, stops the
+  // plan here (a dry run included) rather than every task it would start.
+  for (const std::string& set : sets) {
+    DTF_RETURN_IF_ERROR(launch::ValidateSet(set));
+  }
+  DTF_ASSIGN_OR_RETURN(const JobFile as_written, LoadJobFile(r.job));
+  JobFile job = as_written;
+  if (!sets.empty()) {
+    StatusOr<JobFile> with_sets = LoadJobFile(r.job, sets);
+    if (!with_sets.ok()) return SetError(r.job, sets, with_sets.status());
+    job = *std::move(with_sets);
+  }
   r.job_device = job.train.device;
   r.allreduce = job.train.mode == TrainMode::kAllreduce;
   r.overrides.sets = sets;

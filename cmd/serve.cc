@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/flags.h"
+#include "cmd/output_file.h"
 #include "cmd/train_report.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
@@ -132,7 +134,8 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(runtime::TrainResult r, runtime::Serve(job, o));
   if (o.role == runtime::TaskRole::kPs) return OkStatus();
   if (!f.metrics_out.empty() && o.index == 0) {
-    DTF_RETURN_IF_ERROR(WriteFileAtomically(f.metrics_out, MetricsJson(r)));
+    DTF_RETURN_IF_ERROR(
+        WriteOutput("--metrics-out", f.metrics_out, MetricsJson(r)));
   }
   std::string summary =
       fmt::format("{}: {} examples in {:.1f} s, {:.0f} examples/s", task,
@@ -160,7 +163,7 @@ void SetupServe(CLI::App* app, Context* ctx) {
   sub->add_option("--role", f->role, "ps, worker or chief")
       ->check(CLI::IsMember({"ps", "worker", "chief", "evaluator"}));
   sub->add_option("--index", f->index, "This task's index in its role")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntAtLeast<int>(0));
   sub->add_option("--ps", f->ps, "Parameter servers: host:port,host:port");
   sub->add_option("--workers", f->workers, "Workers: host:port,host:port");
   sub->add_option("--cluster_spec", f->cluster_spec,
@@ -176,7 +179,7 @@ void SetupServe(CLI::App* app, Context* ctx) {
                   "Written with host:port once the task listens");
   sub->add_option("--threads", f->threads,
                   "Compute threads (default: the job's train.threads)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntAtLeast<int>(0));
   sub->add_option("--set", f->set,
                   "Override a job-file key: section.key=value (repeatable)");
   sub->add_option("--metrics-out", f->metrics_out,

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/launch/run_registry.h"
@@ -38,7 +39,7 @@ Status RunStatus(const StatusFlags& f, Context* ctx) {
                            : launch::RunStatusToText(status, launch::NowMs());
     if (clear) text = "\033[H\033[2J" + text;
     std::fwrite(text.data(), 1, text.size(), stdout);
-    if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
+    DTF_RETURN_IF_ERROR(FlushStdout());
     if (!f.watch || status.over()) return OkStatus();
     // A second between refreshes, cut short by Ctrl-C.
     for (int i = 0; i < 20; ++i) {

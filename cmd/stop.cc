@@ -5,8 +5,11 @@
 #include <string>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
+#include "cmd/flags.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
+#include "lib/data/json.h"
 #include "lib/launch/run_control.h"
 #include "lib/launch/run_registry.h"
 
@@ -17,6 +20,7 @@ struct StopFlags {
   RunsFlags runs;
   std::string run;
   double grace = 10;
+  bool json = false;
 };
 
 std::string JoinNames(const std::vector<std::string>& names) {
@@ -34,6 +38,23 @@ Status RunStop(const StopFlags& f) {
                                static_cast<int64_t>(f.grace * 1000))));
   DTF_ASSIGN_OR_RETURN(const launch::RunRecord record,
                        launch::ReadRunRecord(dir));
+  if (f.json) {
+    auto list = [](const std::vector<std::string>& names) {
+      std::string out = "[";
+      for (const std::string& n : names) {
+        if (out.size() > 1) out += ", ";
+        AppendJsonString(n, &out);
+      }
+      return out + "]";
+    };
+    std::string out = "{\"run\": ";
+    AppendJsonString(record.run_id, &out);
+    StrAppend(&out, ", \"state\": ");
+    AppendJsonString(record.state, &out);
+    StrAppend(&out, ", \"stopped\": ", list(report.signalled),
+              ", \"killed\": ", list(report.killed), "}\n");
+    return PrintStdout(out);
+  }
   std::string out;
   if (report.signalled.empty()) {
     out = StrCat("run ", record.run_id, ": nothing was running (", record.state,
@@ -47,9 +68,7 @@ Status RunStop(const StopFlags& f) {
     }
     StrAppend(&out, "; state ", record.state, "\n");
   }
-  std::fputs(out.c_str(), stdout);
-  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
-  return OkStatus();
+  return PrintStdout(out);
 }
 
 }  // namespace
@@ -66,7 +85,10 @@ void SetupStop(CLI::App* app, Context* ctx) {
   sub->add_option("--grace", f->grace,
                   "Seconds tasks get to exit after SIGTERM before SIGKILL "
                   "(default 10)")
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(NumberBetween(0, 3600));
+  sub->add_flag("--json", f->json,
+                "Print {\"run\", \"state\", \"stopped\": [tasks], \"killed\": "
+                "[tasks]} as JSON");
   sub->callback([f, ctx] { ctx->status = RunStop(*f); });
 }
 

@@ -5,6 +5,9 @@
 #include <string>
 
 #include "cmd/app.h"
+#include "cmd/cli_output.h"
+#include "cmd/flags.h"
+#include "cmd/output_file.h"
 #include "cmd/train_report.h"
 #include "lib/base/device_name.h"
 #include "lib/base/file.h"
@@ -29,6 +32,10 @@ struct TrainFlags {
 };
 
 Status RunTrain(const TrainFlags& f, Context* ctx) {
+  if (!f.metrics_out.empty()) {
+    // Refused before training rather than after it.
+    DTF_RETURN_IF_ERROR(OutputTarget("--metrics-out", f.metrics_out).status());
+  }
   DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job));
   if (!f.device.empty()) {
     StatusOr<DeviceName> device = ParseDeviceName(f.device);
@@ -62,7 +69,8 @@ Status RunTrain(const TrainFlags& f, Context* ctx) {
   };
   DTF_ASSIGN_OR_RETURN(runtime::TrainResult r, runtime::Train(job, options));
   if (!f.metrics_out.empty()) {
-    DTF_RETURN_IF_ERROR(WriteFileAtomically(f.metrics_out, MetricsJson(r)));
+    DTF_RETURN_IF_ERROR(
+        WriteOutput("--metrics-out", f.metrics_out, MetricsJson(r)));
   }
   std::string summary = fmt::format(
       "trained {} steps ({} examples) in {:.1f} s, {:.0f} "
@@ -75,7 +83,7 @@ Status RunTrain(const TrainFlags& f, Context* ctx) {
   StrAppend(&summary, "\nmodel: ", r.export_dir, "\ncheckpoint: ", r.checkpoint,
             "\n");
   std::fputs(summary.c_str(), stdout);
-  if (std::fflush(stdout) != 0) return ErrnoToStatus(errno, "<stdout>");
+  DTF_RETURN_IF_ERROR(FlushStdout());
   return OkStatus();
 }
 
@@ -90,20 +98,20 @@ void SetupTrain(CLI::App* app, Context* ctx) {
   sub->add_option("--job", f->job, "The job file (default: dtf.toml)");
   sub->add_option("--batch-size", f->batch_size,
                   "Examples per step (default: the job's train.batch_size)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntAtLeast<int64_t>(1));
   sub->add_option("--steps", f->steps,
                   "Train this many steps in all (overrides the job's epochs "
                   "or steps)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntAtLeast<int64_t>(1));
   sub->add_option("--epochs", f->epochs,
                   "Train this many epochs in all (overrides the job's epochs "
                   "or steps)")
-      ->check(CLI::PositiveNumber)
+      ->check(IntAtLeast<int64_t>(1))
       ->excludes("--steps");
   sub->add_option("--threads", f->threads,
                   "Compute threads (default: the job's train.threads, 0 = "
                   "one per core)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntAtLeast<int>(0));
   sub->add_option("--device", f->device,
                   "cpu, cuda or cuda:N (default: the job's train.device)");
   sub->add_flag("--no-eval", f->no_eval, "Skip evaluation");
@@ -112,7 +120,8 @@ void SetupTrain(CLI::App* app, Context* ctx) {
                 "directory (default: go on from it)");
   sub->add_flag("--quiet", f->quiet, "Print only the summary");
   sub->add_option("--metrics-out", f->metrics_out,
-                  "Write the final metrics as JSON to this file");
+                  "Write the final metrics as JSON to this file (atomically; "
+                  "through a symlink to its target), or '-' for stdout");
   sub->callback([f, ctx] { ctx->status = RunTrain(*f, ctx); });
 }
 

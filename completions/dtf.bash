@@ -6,7 +6,7 @@ _dtf() {
   prev="${COMP_WORDS[COMP_CWORD-1]}"
   cmd="${COMP_WORDS[1]}"
   if [[ ${COMP_CWORD} -eq 1 ]]; then
-    COMPREPLY=($(compgen -W "gen-records init inspect train predict serve launch status logs stop pack doctor hosts task --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "gen-records init inspect train predict serve launch status logs stop pack doctor hosts task help --help --version" -- "$cur"))
     return
   fi
   case "$prev" in
@@ -41,8 +41,9 @@ _dtf() {
     predict) opts="--help --model --input --format --output --keep --batch-size --threads" ;;
     launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --json --detach --accept-new-host-keys --task-binary --grace --start-timeout" ;;
     status) opts="--help --job --runs-dir --json --watch" ;;
-    logs) opts="--help --job --runs-dir -f --follow" ;;
-    stop) opts="--help --job --runs-dir --grace" ;;
+    help) opts="--man gen-records init inspect train predict serve launch status logs stop pack doctor hosts task dtf.toml" ;;
+    logs) opts="--help --job --runs-dir -f --follow --json" ;;
+    stop) opts="--help --job --runs-dir --grace --json" ;;
     pack)
       # dtf pack env|zip|list: the second word picks the flags.
       case "${COMP_WORDS[2]}" in
@@ -53,7 +54,7 @@ _dtf() {
         verify) opts="--help" ;;
         *) opts="--help" ;;
       esac ;;
-    doctor) opts="--help --job --runs-dir --profile --ps --workers --accept-new-host-keys --timeout" ;;
+    doctor) opts="--help --job --runs-dir --profile --ps --workers --accept-new-host-keys --timeout --json" ;;
     hosts)
       # dtf hosts trust
       case "${COMP_WORDS[2]}" in

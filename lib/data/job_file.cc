@@ -499,6 +499,12 @@ Status ApplyOverride(const std::string& text, toml::table* root) {
   } else {
     table->insert_or_assign(parts.back(), value);
   }
+  // train.steps and train.epochs say one thing, how long to train: a set of
+  // one replaces the file's other (as dtf train --steps does).
+  if (parts.size() == 2 && parts[0] == "train" &&
+      (parts[1] == "steps" || parts[1] == "epochs")) {
+    table->erase(parts[1] == "steps" ? "epochs" : "steps");
+  }
   return OkStatus();
 }
 

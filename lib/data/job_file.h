@@ -72,8 +72,10 @@ StatusOr<JobFile> LoadJobFile(const std::string& path);
 // As LoadJobFile, with `overrides` ("section.key=value", e.g.
 // "train.mode=async", "train.batch_size=64") applied to the file's tables
 // first. The value is read as a TOML value ("64", "true", "[1, 2]",
-// "\"text\"") or, when it is none, as a string. InvalidArgument naming the
-// override when it is malformed or its path crosses a non-table.
+// "\"text\"") or, when it is none, as a string; "train.steps" replaces the
+// file's train.epochs and "train.epochs" its train.steps. InvalidArgument
+// naming the override when it is malformed or its path crosses a
+// non-table.
 StatusOr<JobFile> LoadJobFile(const std::string& path,
                               const std::vector<std::string>& overrides);
 // Reads the [schema] table of any TOML file (a job file or a schema file).

@@ -2,7 +2,8 @@
 // one GPU, one rank each) over NCCL. NCCL is loaded when the first
 // communicator is made (dlopen of libnccl.so.2) rather than linked, so a dtf
 // built with CUDA still starts on hosts without NCCL; there, and in a build
-// without CUDA, every call is Unavailable saying why.
+// without CUDA, every call is ResourceExhausted saying why (the machine
+// lacks what the call needs; a failed peer is Unavailable).
 //
 // A run's ranks agree on one unique id, made by rank 0 (NewId) and handed to
 // the others out of band (the chief's Coordinator, docs/protocol.md); each

@@ -31,8 +31,8 @@ struct CudaDeviceInfo {
   int compute_minor = 0;
 };
 
-// The CUDA devices this process can use. Unavailable, saying why, when the
-// build has no CUDA, no driver is loaded or no device is visible.
+// The CUDA devices this process can use. ResourceExhausted, saying why,
+// when the build has no CUDA, no driver is loaded or no device is visible.
 StatusOr<std::vector<CudaDeviceInfo>> CudaDevices();
 
 class Context {
@@ -44,7 +44,8 @@ class Context {
   static Context Cpu(int threads);
   // A context on CUDA device `ordinal` (0 is the first of
   // CUDA_VISIBLE_DEVICES) with a stream and a cuBLAS handle of its own.
-  // Unavailable, saying why, without CUDA, a driver, cuBLAS or the device.
+  // ResourceExhausted, saying why, without CUDA, a driver, cuBLAS or the
+  // device.
   static StatusOr<Context> Cuda(int ordinal);
 
   Context(Context&&) noexcept;

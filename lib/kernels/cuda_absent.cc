@@ -28,15 +28,17 @@ void CudaFree(Memory, void*) { Abort("CUDA memory"); }
 void CudaCopy(void*, const void*, size_t) { Abort("CUDA copy"); }
 
 StatusOr<std::shared_ptr<CudaState>> CreateCudaState(int) {
-  return UnavailableError(kNoCuda);
+  return ResourceExhaustedError(kNoCuda);
 }
 int CudaOrdinal(const CudaState&) { return -1; }
 Status CudaCopyAsync(const Context&, void*, const void*, size_t) {
-  return UnavailableError(kNoCuda);
+  return ResourceExhaustedError(kNoCuda);
 }
-Status CudaSynchronize(const Context&) { return UnavailableError(kNoCuda); }
+Status CudaSynchronize(const Context&) {
+  return ResourceExhaustedError(kNoCuda);
+}
 StatusOr<std::vector<CudaDeviceInfo>> ListCudaDevices() {
-  return UnavailableError(kNoCuda);
+  return ResourceExhaustedError(kNoCuda);
 }
 
 }  // namespace dtf::kernels::internal
@@ -46,24 +48,24 @@ namespace dtf::kernels {
 struct Communicator::Impl {};
 
 StatusOr<std::string> Communicator::NewId() {
-  return UnavailableError(internal::kNoCuda);
+  return ResourceExhaustedError(internal::kNoCuda);
 }
 StatusOr<std::unique_ptr<Communicator>> Communicator::Join(const Context&,
                                                            std::string_view,
                                                            int, int) {
-  return UnavailableError(internal::kNoCuda);
+  return ResourceExhaustedError(internal::kNoCuda);
 }
 Communicator::Communicator(std::unique_ptr<Impl> impl)
     : impl_(std::move(impl)) {}
 Communicator::~Communicator() = default;
 Status Communicator::AllReduceMean(Tensor*) {
-  return UnavailableError(internal::kNoCuda);
+  return ResourceExhaustedError(internal::kNoCuda);
 }
 Status Communicator::AllReduceMin(float*) {
-  return UnavailableError(internal::kNoCuda);
+  return ResourceExhaustedError(internal::kNoCuda);
 }
 Status Communicator::Broadcast(Tensor*, int) {
-  return UnavailableError(internal::kNoCuda);
+  return ResourceExhaustedError(internal::kNoCuda);
 }
 int Communicator::rank() const { return 0; }
 int Communicator::size() const { return 0; }

@@ -282,11 +282,13 @@ void LocalRun::Finish() {
     if (t.process.pid > 0 && !t.exit) any_running = true;
   }
   if (any_running && stopping_) Note("stopping every task");
-  const std::vector<std::string> killed =
-      StopGroups(groups, options_.grace, [this] {
+  const std::vector<std::string> killed = StopGroups(
+      groups, options_.grace,
+      [this] {
         Reap();
         PumpOutput(false);
-      });
+      },
+      IsParameterServer);
   for (const std::string& name : killed) {
     Note(StrCat(name, " did not stop within ", Seconds(options_.grace),
                 "; killed"));

@@ -251,34 +251,48 @@ std::optional<ExitInfo> TryReap(pid_t pid) {
 
 std::vector<std::string> StopGroups(
     const std::vector<std::pair<std::string, ProcessId>>& groups,
-    std::chrono::milliseconds grace, const std::function<void()>& tick) {
+    std::chrono::milliseconds grace, const std::function<void()>& tick,
+    const std::function<bool(const std::string&)>& last) {
   constexpr auto kPoll = std::chrono::milliseconds(50);
   constexpr auto kAfterKill = std::chrono::seconds(5);
-  auto alive = [&] {
+  auto is_last = [&](size_t i) { return last && last(groups[i].first); };
+  auto alive = [&](bool only_first) {
     std::vector<size_t> out;
     for (size_t i = 0; i < groups.size(); ++i) {
+      if (only_first && is_last(i)) continue;
       if (GroupAlive(groups[i].second)) out.push_back(i);
     }
     return out;
   };
-  auto wait = [&](Clock::time_point deadline) {
+  auto wait = [&](Clock::time_point deadline, bool only_first) {
     for (;;) {
       if (tick) tick();
-      std::vector<size_t> left = alive();
+      std::vector<size_t> left = alive(only_first);
       if (left.empty() || Clock::now() >= deadline) return left;
       std::this_thread::sleep_for(kPoll);
     }
   };
-  for (size_t i : alive()) SignalGroup(groups[i].second, SIGTERM);
-  std::vector<size_t> left = wait(Clock::now() + grace);
+  const auto start = Clock::now();
+  for (size_t i : alive(false)) {
+    if (!is_last(i)) SignalGroup(groups[i].second, SIGTERM);
+  }
+  wait(start + grace / 2, /*only_first=*/true);
+  for (size_t i : alive(false)) {
+    if (is_last(i)) SignalGroup(groups[i].second, SIGTERM);
+  }
+  std::vector<size_t> left = wait(start + grace, /*only_first=*/false);
   std::vector<std::string> killed;
   for (size_t i : left) {
     if (SignalGroup(groups[i].second, SIGKILL)) {
       killed.push_back(groups[i].first);
     }
   }
-  if (!killed.empty()) wait(Clock::now() + kAfterKill);
+  if (!killed.empty()) wait(Clock::now() + kAfterKill, false);
   return killed;
+}
+
+bool IsParameterServer(const std::string& task) {
+  return task.rfind("ps:", 0) == 0;
 }
 
 }  // namespace dtf::launch

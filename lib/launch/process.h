@@ -78,11 +78,18 @@ std::optional<ExitInfo> TryReap(pid_t pid);
 
 // Stops process groups: SIGTERM to every group still alive, up to `grace`
 // for them to go, then SIGKILL to what is left and up to a few seconds more.
+// Groups for which `last` (if set) holds, parameter servers, get their
+// SIGTERM once every other group is gone, or when half of `grace` has
+// passed: a chief that saves a checkpoint as it stops still finds them.
 // `tick` (if set) runs between polls, e.g. to reap children. Returns the
 // names of the groups that had to be killed; an entry's first member is
 // the label to report.
 std::vector<std::string> StopGroups(
     const std::vector<std::pair<std::string, ProcessId>>& groups,
-    std::chrono::milliseconds grace, const std::function<void()>& tick);
+    std::chrono::milliseconds grace, const std::function<void()>& tick,
+    const std::function<bool(const std::string&)>& last = nullptr);
+// Whether `task` ("ps:0") is a parameter server: what StopGroups stops
+// last.
+bool IsParameterServer(const std::string& task);
 
 }  // namespace dtf::launch

@@ -147,7 +147,7 @@ StatusOr<StopReport> StopRun(const std::string& run_dir,
   if (!StopMarked(run_dir) && !report.signalled.empty()) {
     DTF_RETURN_IF_ERROR(MarkStopped(run_dir));
   }
-  report.killed = StopGroups(groups, grace, nullptr);
+  report.killed = StopGroups(groups, grace, nullptr, IsParameterServer);
   // The supervisor records the exits of its children; give it a moment.
   const auto deadline = Clock::now() + std::chrono::seconds(5);
   while (run.record.supervisor.pid != ::getpid() &&

@@ -21,6 +21,7 @@
 #include "lib/launch/pack/pack_env.h"
 #include "lib/launch/pack/pack_job.h"
 #include "lib/launch/pack/sha256.h"
+#include "lib/launch/process.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/status_client.h"
@@ -460,41 +461,60 @@ std::string SshRun::StderrTail(size_t i) {
 }
 
 void SshRun::Finish() {
-  // Every task that has not exited gets SIGTERM, then SIGKILL after grace.
-  auto running = [&](RemoteHost* host) {
+  // Every task that has not exited gets SIGTERM: the workers first, the
+  // parameter servers once the workers are gone or half of grace has
+  // passed (the chief may need them to save a checkpoint); SIGKILL to
+  // what is left after grace.
+  enum Wave { kWorkers, kParameterServers, kKill };
+  auto in_wave = [](const Task& t, Wave wave) {
+    return wave == kKill ||
+           IsParameterServer(t.plan->name()) == (wave == kParameterServers);
+  };
+  auto running = [&](RemoteHost* host, Wave wave) {
     std::vector<const TaskPlan*> out;
     for (const Task& t : tasks_) {
-      if (t.host == host && t.started && !t.exit) out.push_back(t.plan);
+      if (t.host == host && t.started && !t.exit && in_wave(t, wave)) {
+        out.push_back(t.plan);
+      }
     }
     return out;
   };
-  bool any = false;
-  for (const Task& t : tasks_) any = any || (t.started && !t.exit);
-  if (any && stopping_) Note("stopping every task");
-  for (int round = 0; round < 2 && any; ++round) {
+  auto any_running = [&](Wave wave) {
+    for (const Task& t : tasks_) {
+      if (t.started && !t.exit && in_wave(t, wave)) return true;
+    }
+    return false;
+  };
+  if (any_running(kKill) && stopping_) Note("stopping every task");
+  const auto start = Clock::now();
+  for (Wave wave : {kWorkers, kParameterServers, kKill}) {
+    if (!any_running(kKill)) break;
     for (const std::unique_ptr<RemoteHost>& host : hosts_) {
       if (host == nullptr) continue;
-      std::vector<const TaskPlan*> tasks = running(host.get());
+      std::vector<const TaskPlan*> tasks = running(host.get(), wave);
       if (tasks.empty()) continue;
       StatusOr<std::vector<std::string>> signalled =
-          host->SignalTasks(plan_, tasks, /*kill=*/round == 1);
+          host->SignalTasks(plan_, tasks, /*kill=*/wave == kKill);
       if (!signalled.ok()) {
         Note(StrCat("warning: ", Message(signalled.status())));
-      } else if (round == 1) {
+      } else if (wave == kKill) {
         for (const std::string& name : *signalled) {
           Note(StrCat(name, " did not stop within ", Seconds(options_.grace),
                       "; killed"));
         }
       }
     }
-    const auto until =
-        Clock::now() +
-        (round == 0 ? options_.grace : std::chrono::milliseconds(5000));
+    const auto until = wave == kWorkers ? start + options_.grace / 2
+                       : wave == kParameterServers
+                           ? start + options_.grace
+                           : Clock::now() + std::chrono::milliseconds(5000);
+    // After the workers' wave, every task still there counts.
     for (;;) {
       Look(false);
-      any = false;
-      for (const Task& t : tasks_) any = any || (t.started && !t.exit);
-      if (!any || Clock::now() >= until) break;
+      if (!any_running(wave == kWorkers ? kWorkers : kKill) ||
+          Clock::now() >= until) {
+        break;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }

@@ -338,6 +338,20 @@ TEST_F(TrainSpecTest, OverridesApplyBeforeTheFileIsRead) {
     EXPECT_THAT(std::string(Message(r.status())),
                 ::testing::HasSubstr(StrCat("--set ", malformed)));
   }
+  // Steps replace the file's epochs and epochs its steps: both say how long.
+  const std::string epochs =
+      Write("e.toml", StrCat(Inputs("linear"),
+                             "[model]\ntype = \"linear\"\n"
+                             "[train]\nepochs = 3\n"));
+  StatusOr<JobFile> steps = LoadJobFile(epochs, {"train.steps=10"});
+  ASSERT_TRUE(steps.ok()) << steps.status();
+  EXPECT_EQ(steps->train.steps, 10);
+  EXPECT_EQ(steps->train.epochs, 0);
+  StatusOr<JobFile> back =
+      LoadJobFile(epochs, {"train.steps=10", "train.epochs=2"});
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->train.steps, 0);
+  EXPECT_EQ(back->train.epochs, 2);
   StatusOr<JobFile> through = LoadJobFile(path, {"train.batch_size.x=1"});
   EXPECT_THAT(std::string(Message(through.status())),
               ::testing::HasSubstr("is not a table"));

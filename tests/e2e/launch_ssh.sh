@@ -311,8 +311,14 @@ cp profiles/ssh.hosts profiles/nowrite.hosts
 expect_fail not_writable "127.0.0.2: work directory .* cannot be created or written" \
   launch --profile nowrite
 
-# A task that exits at once: every task rejects the override.
-expect_fail exits_at_once "(task ps:[01] on 127.0.0.[23] failed.*stopped the other tasks|the chief \(worker:0 on 127.0.0.2\) exited with status 1)" \
+# An override the job file cannot take stops the launch before any host is
+# contacted.
+expect_fail bad_set "--set train.batch_size=0: .*train.batch_size" \
   launch --profile ssh --set train.batch_size=0
+
+# A task that exits at once: the workers find no shards where the override
+# points.
+expect_fail exits_at_once "(task ps:[01] on 127.0.0.[23] failed.*stopped the other tasks|the chief \(worker:0 on 127.0.0.2\) exited with status [12])" \
+  launch --profile ssh --set data.records=/nonexistent/records
 
 echo "PASS: launch_ssh"

@@ -35,10 +35,12 @@ class LaunchCliTest : public ::testing::Test {
     fs::create_directories(dir_.Join("profiles"));
   }
 
-  Result Run(const std::string& args) {
+  // `out` is where stdout goes: out.txt, or /dev/full to see a write fail.
+  Result Run(const std::string& args, const std::string& out = "out.txt") {
+    dtf::testing::WriteFile(dir_.Join("out.txt"), "");
     const std::string cmd = "cd '" + dir_.path() + "' && NO_COLOR=1 '" +
-                            DTF_BINARY + "' " + args +
-                            " >out.txt 2>err.txt </dev/null";
+                            DTF_BINARY + "' " + args + " >" + out +
+                            " 2>err.txt </dev/null";
     const int status = std::system(cmd.c_str());
     Result r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -89,14 +91,14 @@ TEST_F(LaunchCliTest, DryRunPrintsThePlanAndTouchesNothing) {
               HasSubstr(" serve \\\n      --job " + dir_.Join("dtf.toml")));
   Result json =
       Run("launch --job dtf.toml --dry-run --json --ps 2 --workers 3 "
-          "--set train.steps=10 --metrics-out m.json");
+          "--set data.shards=2 --metrics-out m.json");
   ASSERT_EQ(json.code, 0) << json.err;
   EXPECT_THAT(json.out, HasSubstr("\"run_id\": \"<run-id>\""));
   EXPECT_THAT(json.out, HasSubstr("\"port\": 0"));
   EXPECT_THAT(json.out, HasSubstr("\"task\": \"worker:2\""));
   EXPECT_THAT(json.out, HasSubstr("\"" + dir_.Join("m.json") + "\""));
   EXPECT_EQ(Run("launch --job dtf.toml --dry-run --json --ps 2 --workers 3 "
-                "--set train.steps=10 --metrics-out m.json")
+                "--set data.shards=2 --metrics-out m.json")
                 .out,
             json.out);
   std::vector<std::string> after = dir_.List();
@@ -119,6 +121,16 @@ TEST_F(LaunchCliTest, BadProfileAndFlagsAreUsageErrors) {
   r = Run("launch --dry-run --set steps=3");
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("--set steps=3: no section"));
+  // A set key the job file does not have stops the dry run, as it would
+  // stop every task of the real launch.
+  r = Run("launch --dry-run --set data.shard=2");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--set data.shard=2: data.shard: unknown key "
+                               "(did you mean shards?)"));
+  r = Run("launch --set data.shards=two");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("data.shards: expected an integer"));
+  EXPECT_FALSE(fs::exists(dir_.Join(".dtf/runs")));
   r = Run("launch --dry-run --profile prod");
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("profiles/prod.toml"));
@@ -149,12 +161,37 @@ TEST_F(LaunchCliTest, ForegroundRunStreamsOutputAndExitsWithTheChiefsCode) {
   Result json = Run("status --json");
   EXPECT_THAT(json.out, HasSubstr("\"exit_code\": 7"));
 
+  // What a task wrote to its stdout, then to its stderr, all on stdout
+  // (`dtf logs worker:0 | grep loss` finds what a task prints on stderr).
   Result one = Run("logs worker:0");
   EXPECT_EQ(one.code, 0) << one.err;
-  EXPECT_EQ(one.out, "hello from worker:0\nchief done\n");
-  EXPECT_EQ(one.err, "worker:0 starting\n");
+  EXPECT_EQ(one.out, "hello from worker:0\nchief done\nworker:0 starting\n");
+  EXPECT_EQ(one.err, "");
   Result all = Run("logs " + fs::path(run_dir).filename().string());
   EXPECT_THAT(all.out, HasSubstr("[worker:1] hello from worker:1\n"));
+  EXPECT_THAT(all.out, HasSubstr("[worker:1] worker:1 starting\n"));
+  EXPECT_EQ(all.err, "");
+  Result logs_json = Run("logs --json worker:0");
+  EXPECT_EQ(logs_json.code, 0) << logs_json.err;
+  EXPECT_EQ(logs_json.out,
+            "{\"task\": \"worker:0\", \"stream\": \"stdout\", \"line\": "
+            "\"hello from worker:0\"}\n"
+            "{\"task\": \"worker:0\", \"stream\": \"stdout\", \"line\": "
+            "\"chief done\"}\n"
+            "{\"task\": \"worker:0\", \"stream\": \"stderr\", \"line\": "
+            "\"worker:0 starting\"}\n");
+  Result all_json = Run("logs --json");
+  EXPECT_THAT(all_json.out,
+              HasSubstr("{\"task\": \"ps:0\", \"stream\": "
+                        "\"stderr\", \"line\": \"ps:0 starting\"}"));
+  // A full stdout is an error of the environment, not a success.
+  Result full = Run("logs worker:0", "/dev/full");
+  EXPECT_EQ(full.code, 3);
+  EXPECT_THAT(full.err, HasSubstr("<stdout>"));
+  Result stop_full = Run("stop", "/dev/full");
+  EXPECT_EQ(stop_full.code, 3);
+  Result status_full = Run("status", "/dev/full");
+  EXPECT_EQ(status_full.code, 3);
   Result follow = Run("logs -f worker:1");  // the run is over: returns
   EXPECT_EQ(follow.code, 0);
   EXPECT_EQ(Run("logs worker:9").code, 2);
@@ -210,6 +247,11 @@ TEST_F(LaunchCliTest, DetachThenStatusLogsAndStop) {
   Result again = Run("stop " + id);
   EXPECT_EQ(again.code, 0);
   EXPECT_THAT(again.out, HasSubstr("nothing was running (stopped)"));
+  Result json = Run("stop --json " + id);
+  EXPECT_EQ(json.code, 0) << json.err;
+  EXPECT_EQ(json.out, "{\"run\": \"" + id +
+                          "\", \"state\": \"stopped\", \"stopped\": [], "
+                          "\"killed\": []}\n");
   Result watch = Run("status --watch");
   EXPECT_EQ(watch.code, 0);
   EXPECT_THAT(watch.out, HasSubstr(": stopped"));

@@ -5,11 +5,13 @@
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -329,6 +331,83 @@ TEST_F(LocalRunTest, CancelStopsEveryTask) {
   const RunOutcome outcome = r.Wait();
   EXPECT_EQ(outcome.status.code(), StatusCode::kCancelled);
   EXPECT_EQ(outcome.state, "stopped");
+  ExpectNothingLeft(r);
+}
+
+// A task that logs the SIGTERM it gets to <run dir>/signals.log and exits
+// on it; the chief (worker:0) first takes 0.2 s "saving a checkpoint" and
+// logs that too.
+constexpr char kTermLogger[] = R"sh(#!/bin/sh
+role= index= ready= ps= workers=
+prev=
+for a in "$@"; do
+  case "$prev" in
+    --role) role=$a ;;
+    --index) index=$a ;;
+    --ready-file) ready=$a ;;
+    --ps) ps=$a ;;
+    --workers) workers=$a ;;
+  esac
+  prev=$a
+done
+run=$(dirname "$(dirname "$ready")")
+task="$role:$index"
+log="$run/signals.log"
+if [ "$task" = worker:0 ]; then
+  trap 'echo "$task TERM" >> "$log"; sleep 0.2; echo "$task saved" >> "$log"; exit 0' TERM
+else
+  trap 'echo "$task TERM" >> "$log"; exit 0' TERM
+fi
+if [ "$role" = ps ]; then list=$ps; else list=$workers; fi
+address=$(echo "$list" | cut -d, -f$((index + 1)))
+printf '%s' "$address" > "$ready.tmp" && mv "$ready.tmp" "$ready"
+while :; do sleep 0.05; done
+)sh";
+
+TEST_F(LocalRunTest, InterruptSendsSigtermToWorkersThenParameterServers) {
+  const std::string logger = dir_.Join("term_logger.sh");
+  dtf::testing::WriteFile(logger, kTermLogger);
+  ::chmod(logger.c_str(), 0755);
+  std::atomic<bool> cancel{false};
+  RunOptions options = Options();
+  options.grace = 5s;
+  options.cancel = &cancel;
+  PlanRequest request = testing::Request(dir_, logger, "ps = 2\nworkers = 2\n");
+  StatusOr<std::unique_ptr<LocalRun>> run = LocalRun::Start(request, options);
+  ASSERT_TRUE(run.ok()) << run.status();
+  LocalRun& r = **run;
+  ASSERT_TRUE(testing::WaitFor([&] {
+    r.Poll();
+    return r.ready(0) && r.ready(1) && r.ready(2) && r.ready(3);
+  }));
+  const auto interrupted = std::chrono::steady_clock::now();
+  cancel = true;
+  const RunOutcome outcome = r.Wait();
+  const auto took = std::chrono::steady_clock::now() - interrupted;
+  EXPECT_EQ(outcome.status.code(), StatusCode::kCancelled);
+  // Every task went on SIGTERM, well within the grace period: none killed.
+  EXPECT_LT(took, 4s);
+  for (const std::string& note : notes_) {
+    EXPECT_THAT(note, ::testing::Not(HasSubstr("killed"))) << note;
+  }
+  const std::string log =
+      dtf::testing::ReadFile(r.plan().run_dir + "/signals.log");
+  std::vector<std::string> lines;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 5u) << log;
+  // The workers first, the chief done saving before a parameter server is
+  // told to go.
+  auto at = [&](const std::string& line) {
+    return std::find(lines.begin(), lines.end(), line) - lines.begin();
+  };
+  for (const char* line : {"worker:0 TERM", "worker:1 TERM", "worker:0 saved",
+                           "ps:0 TERM", "ps:1 TERM"}) {
+    EXPECT_LT(at(line), 5) << line << " missing from\n" << log;
+  }
+  EXPECT_GT(at("ps:0 TERM"), at("worker:0 saved")) << log;
+  EXPECT_GT(at("ps:1 TERM"), at("worker:0 saved")) << log;
+  EXPECT_GT(at("ps:0 TERM"), at("worker:1 TERM")) << log;
   ExpectNothingLeft(r);
 }
 

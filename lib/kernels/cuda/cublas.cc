@@ -23,7 +23,7 @@ StatusOr<const CublasApi*> Load() {
   if (library == nullptr) library = dlopen("libcublas.so", RTLD_NOW);
   if (library == nullptr) {
     const char* why = dlerror();
-    return UnavailableError(
+    return ResourceExhaustedError(
         StrCat("cuBLAS could not be loaded (", versioned,
                "): ", why != nullptr ? why : "not found",
                "; install the CUDA toolkit's libraries or add their "
@@ -43,7 +43,7 @@ StatusOr<const CublasApi*> Load() {
     missing = "cublasGetStatusString";
   }
   if (missing != nullptr) {
-    return UnavailableError(
+    return ResourceExhaustedError(
         StrCat("cuBLAS (", versioned, ") lacks the function ", missing));
   }
   return &api;

@@ -18,8 +18,8 @@ struct CublasApi {
 };
 
 // The loaded library (loaded once per process; later calls return the same
-// table or the same error). Unavailable naming the library when it cannot be
-// found or lacks a function.
+// table or the same error). ResourceExhausted naming the library when it cannot
+// be found or lacks a function.
 StatusOr<const CublasApi*> LoadCublas();
 
 // OK for CUBLAS_STATUS_SUCCESS; otherwise Internal naming `what`.

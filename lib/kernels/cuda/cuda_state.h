@@ -41,8 +41,8 @@ struct CudaState {
   size_t host_scratch_bytes_ = 0;
 };
 
-// OK for cudaSuccess; otherwise Internal (Unavailable for a missing driver
-// or device, ResourceExhausted for out-of-memory) naming `what` and CUDA's
+// OK for cudaSuccess; otherwise Internal (ResourceExhausted for a missing
+// driver or device, and for out-of-memory) naming `what` and CUDA's
 // own description.
 Status CudaError(cudaError_t error, std::string_view what);
 

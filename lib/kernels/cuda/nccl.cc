@@ -39,7 +39,7 @@ StatusOr<const NcclApi*> Load() {
   if (library == nullptr) library = dlopen("libnccl.so", RTLD_NOW);
   if (library == nullptr) {
     const char* why = dlerror();
-    return UnavailableError(
+    return ResourceExhaustedError(
         StrCat("NCCL could not be loaded (", versioned,
                "): ", why != nullptr ? why : "not found",
                "; install NCCL (libnccl2) or add its directory to "
@@ -61,7 +61,7 @@ StatusOr<const NcclApi*> Load() {
     missing = "ncclGetErrorString";
   }
   if (missing != nullptr) {
-    return UnavailableError(
+    return ResourceExhaustedError(
         StrCat("NCCL (", versioned, ") lacks the function ", missing));
   }
   Resolve(library, "ncclGetLastError", &api.last_error);

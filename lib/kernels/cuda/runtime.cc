@@ -35,7 +35,7 @@ Status CudaError(cudaError_t error, std::string_view what) {
     case cudaErrorInsufficientDriver:
     case cudaErrorInvalidDevice:
     case cudaErrorDevicesUnavailable:
-      return UnavailableError(
+      return ResourceExhaustedError(
           StrCat(message, "; CUDA_VISIBLE_DEVICES is ", VisibleDevices()));
     case cudaErrorMemoryAllocation:
       return ResourceExhaustedError(message);
@@ -121,7 +121,7 @@ StatusOr<std::shared_ptr<CudaState>> CreateCudaState(int ordinal) {
   int count = 0;
   DTF_RETURN_IF_ERROR(CudaError(cudaGetDeviceCount(&count), "CUDA devices"));
   if (ordinal >= count) {
-    return UnavailableError(
+    return ResourceExhaustedError(
         StrCat("CUDA device ", ordinal, " does not exist: this process sees ",
                count, " (CUDA_VISIBLE_DEVICES is ", VisibleDevices(), ")"));
   }
