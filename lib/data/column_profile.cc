@@ -3,12 +3,198 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
 
 #include "lib/base/strings.h"
+#include "lib/data/csv_sniff.h"
 
 namespace dtf {
+namespace {
 
-double ColumnProfile::Quantile(double q) const {
+uint64_t MixHash(uint64_t x) {  // splitmix64's finalizer
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Plain number: an int64, else a finite double.
+bool ReadPlain(std::string_view s, double* v, bool* is_int) {
+  if (!s.empty() && s[0] == '+') {
+    s.remove_prefix(1);
+    if (s.empty() || s[0] == '-' || s[0] == '+') return false;
+  }
+  const char* end = s.data() + s.size();
+  int64_t i;
+  auto [p, ec] = std::from_chars(s.data(), end, i);
+  if (ec == std::errc() && p == end) {
+    *v = static_cast<double>(i);
+    *is_int = true;
+    return true;
+  }
+  auto [q, ec2] = std::from_chars(s.data(), end, *v);
+  *is_int = false;
+  return ec2 == std::errc() && q == end && std::isfinite(*v);
+}
+
+// `cell` under `format`, as a finite double; `is_int` when it reads as an
+// int64 too.
+bool ReadFormatted(std::string_view cell, ColumnFormat format, double* v,
+                   bool* is_int) {
+  StatusOr<Value> f = ParseFormattedValue(cell, ValueType::kFloat, format);
+  if (!f.ok() || !std::isfinite(std::get<double>(*f))) return false;
+  *v = std::get<double>(*f);
+  *is_int = ParseFormattedValue(cell, ValueType::kInt, format).ok();
+  return true;
+}
+
+bool IsHex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+         (c >= 'A' && c <= 'F');
+}
+
+// 8-4-4-4-12 hex digits, or 16 or more hex digits holding a letter.
+bool LooksLikeUuid(std::string_view s) {
+  if (s.size() == 36) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+      if (dash ? s[i] != '-' : !IsHex(s[i])) return false;
+    }
+    return true;
+  }
+  if (s.size() < 16) return false;
+  bool letter = false;
+  for (char c : s) {
+    if (!IsHex(c)) return false;
+    letter |= c > '9';
+  }
+  return letter;
+}
+
+void RecordMissing(ColumnProfile* c, int64_t line) {
+  if (c->first_missing_line == 0) c->first_missing_line = line;
+}
+
+void AddValue(ColumnProfile& c, std::string_view cell, bool read_comma,
+              DistinctCounter* distinct, int64_t* last_int) {
+  ++c.values;
+  distinct->Add(cell);
+  if (!c.counts_capped) {
+    auto it = c.counts.find(cell);
+    if (it != c.counts.end()) {
+      ++it->second;
+    } else if (c.counts.size() < ColumnProfile::kMaxCounted) {
+      c.counts.emplace(std::string(cell), 1);
+    } else {
+      c.counts_capped = true;
+      c.counts.clear();
+    }
+  }
+  if (c.uuid_like && !LooksLikeUuid(cell)) c.uuid_like = false;
+  if (!c.plain.ok && !c.number.ok && !c.comma.ok) return;
+  double v = 0;
+  bool is_int = false;
+  const bool plain = ReadPlain(cell, &v, &is_int);
+  if (!plain) {
+    c.plain.Fail();
+    c.increasing = false;
+  } else if (c.plain.ok) {
+    c.plain.Add(v, is_int);
+    if (is_int && c.increasing) {
+      const int64_t i = static_cast<int64_t>(v);
+      if (c.plain.count > 1 && i <= *last_int) c.increasing = false;
+      *last_int = i;
+    }
+  }
+  if (c.number.ok) {
+    double nv = v;
+    bool n_int = is_int;
+    if (plain || ReadFormatted(cell, ColumnFormat::kNumber, &nv, &n_int)) {
+      c.number.Add(nv, n_int);
+      if (!plain && c.first_decorated.empty()) {
+        c.first_decorated = std::string(cell);
+      }
+    } else {
+      c.number.Fail();
+    }
+  }
+  const bool has_comma = cell.find(',') != std::string_view::npos;
+  if (has_comma && c.first_comma.empty()) c.first_comma = std::string(cell);
+  if (!read_comma) {
+    c.comma.Fail();
+  } else if (c.comma.ok) {
+    double cv = v;
+    bool c_int = is_int;
+    const bool same =
+        plain && !has_comma && cell.find('.') == std::string_view::npos;
+    if (same || ReadFormatted(cell, ColumnFormat::kDecimalComma, &cv, &c_int)) {
+      c.comma.Add(cv, c_int);
+    } else {
+      c.comma.Fail();
+    }
+  }
+}
+
+}  // namespace
+
+bool IsNaSpelling(std::string_view cell) {
+  if (cell.size() < 2 || cell.size() > 4) return false;
+  return std::find(std::begin(kNaSpellings), std::end(kNaSpellings), cell) !=
+         std::end(kNaSpellings);
+}
+
+void DistinctCounter::Add(std::string_view value) {
+  const uint64_t h = MixHash(std::hash<std::string_view>()(value));
+  if (full_ && h >= threshold_) return;
+  hashes_.push_back(h);
+  if (hashes_.size() >= 2 * kExact) Compact();
+}
+
+void DistinctCounter::Compact() {
+  std::sort(hashes_.begin(), hashes_.end());
+  hashes_.erase(std::unique(hashes_.begin(), hashes_.end()), hashes_.end());
+  if (hashes_.size() >= kExact) {
+    hashes_.resize(kExact);
+    full_ = true;
+    threshold_ = hashes_.back();
+  }
+}
+
+int64_t DistinctCounter::Count() {
+  Compact();
+  if (!full_) return static_cast<int64_t>(hashes_.size());
+  // The kExact-th smallest of n uniform hashes sits near kExact / n of the
+  // range.
+  const double fraction =
+      static_cast<double>(threshold_) / 18446744073709551616.0;
+  return std::llround(static_cast<double>(kExact - 1) / fraction);
+}
+
+void NumericStats::Add(double v, bool is_int) {
+  if (!ok) return;
+  all_int = all_int && is_int;
+  ++count;
+  sum += v;
+  min = std::min(min, v);
+  max = std::max(max, v);
+  if (sample.size() < kMaxSample) {
+    sample.push_back(v);
+  } else {
+    const uint64_t j =
+        MixHash(static_cast<uint64_t>(count)) % static_cast<uint64_t>(count);
+    if (j < kMaxSample) sample[j] = v;
+  }
+}
+
+void NumericStats::Fail() {
+  ok = false;
+  all_int = false;
+  sample.clear();
+  sample.shrink_to_fit();
+}
+
+double NumericStats::Quantile(double q) const {
   if (sample.empty()) return 0;
   double pos = q * static_cast<double>(sample.size() - 1);
   size_t lo = static_cast<size_t>(std::floor(pos));
@@ -24,27 +210,38 @@ StatusOr<std::vector<ColumnProfile>> ProfileCsv(
                        OpenSequentialFile(path));
   CsvChunker chunker(std::move(file), csv);
   std::vector<ColumnProfile> columns;
-  std::vector<bool> can_int, can_float;
-  std::vector<double> sum;
+  std::vector<DistinctCounter> distinct;
+  std::vector<int64_t> last_int;
+  const bool read_comma = csv.delimiter != ',';
   CsvChunk chunk;
   CsvRow row;
   bool header = true;
   int64_t rows = 0;
-  while (rows < max_rows) {
+  while (max_rows <= 0 || rows < max_rows) {
     DTF_ASSIGN_OR_RETURN(bool more, chunker.Next(&chunk));
     if (!more) break;
     CsvChunkParser parser(chunk, csv);
-    while (rows < max_rows) {
+    while (max_rows <= 0 || rows < max_rows) {
       DTF_ASSIGN_OR_RETURN(bool got, parser.Next(&row));
       if (!got) break;
       if (header) {
-        for (std::string_view f : row.fields) {
-          columns.push_back({});
-          columns.back().name = std::string(f);
+        std::vector<std::string> names;
+        for (size_t i = 0; i < row.fields.size(); ++i) {
+          names.emplace_back(row.fields[i]);
+          for (size_t j = 0; j < i; ++j) {
+            if (names[j] != names[i]) continue;
+            return InvalidArgumentError(StrCat(
+                path, ":", row.line, ":", row.columns[i], ": duplicate column ",
+                QuoteForMessage(names[i]), " (also at ", path, ":", row.line,
+                ":", row.columns[j], "); give each column a name of its own"));
+          }
+          columns.emplace_back();
+          columns.back().name = names[i];
+          columns.back().header_column = row.columns[i];
         }
-        can_int.assign(columns.size(), true);
-        can_float.assign(columns.size(), true);
-        sum.assign(columns.size(), 0);
+        DTF_RETURN_IF_ERROR(CheckHeaderSplit(path, names, csv.delimiter));
+        distinct.resize(columns.size());
+        last_int.assign(columns.size(), 0);
         header = false;
         continue;
       }
@@ -60,31 +257,12 @@ StatusOr<std::vector<ColumnProfile>> ProfileCsv(
         if (cell.empty() ||
             std::find(missing.begin(), missing.end(), cell) != missing.end()) {
           ++c.missing;
-          continue;
-        }
-        ++c.values;
-        if (!c.counts_capped) {
-          auto it = c.counts.find(std::string(cell));
-          if (it != c.counts.end()) {
-            ++it->second;
-          } else if (c.counts.size() < ColumnProfile::kMaxDistinct) {
-            c.counts.emplace(std::string(cell), 1);
-          } else {
-            c.counts_capped = true;
-          }
-        }
-        if (can_int[i] && !ParseValue(cell, ValueType::kInt).ok()) {
-          can_int[i] = false;
-        }
-        if (can_float[i]) {
-          auto v = ParseValue(cell, ValueType::kFloat);
-          if (!v.ok() || !std::isfinite(std::get<double>(*v))) {
-            can_float[i] = false;
-            c.sample.clear();
-          } else {
-            sum[i] += std::get<double>(*v);
-            c.sample.push_back(std::get<double>(*v));
-          }
+          RecordMissing(&c, row.line);
+        } else if (IsNaSpelling(cell)) {
+          ++c.na_counts[std::string(cell)];
+          RecordMissing(&c, row.line);
+        } else {
+          AddValue(c, cell, read_comma, &distinct[i], &last_int[i]);
         }
       }
     }
@@ -94,15 +272,16 @@ StatusOr<std::vector<ColumnProfile>> ProfileCsv(
   }
   for (size_t i = 0; i < columns.size(); ++i) {
     ColumnProfile& c = columns[i];
-    c.type = c.values == 0  ? ValueType::kString
-             : can_int[i]   ? ValueType::kInt
-             : can_float[i] ? ValueType::kFloat
-                            : ValueType::kString;
-    if (c.type == ValueType::kString) {
-      c.sample.clear();
-    } else {
-      c.mean = sum[i] / static_cast<double>(c.values);
-      std::sort(c.sample.begin(), c.sample.end());
+    c.distinct = distinct[i].Count();
+    if (c.values == 0) {
+      c.plain.Fail();
+      c.number.Fail();
+      c.comma.Fail();
+      c.uuid_like = false;
+      c.increasing = false;
+    }
+    for (NumericStats* s : {&c.plain, &c.number, &c.comma}) {
+      std::sort(s->sample.begin(), s->sample.end());
     }
   }
   return columns;
