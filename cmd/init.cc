@@ -72,8 +72,10 @@ std::string SummaryText(const ScaffoldResult& r) {
   for (const ScaffoldColumn& c : r.columns) {
     std::string note = c.why;
     if (!c.note.empty()) StrAppend(&note, note.empty() ? "" : "; ", c.note);
-    StrAppend(&out, fmt::format("  {:<{}}  {:<5}  {:<15}  {}\n", c.name, width,
-                                c.type, c.feature, note));
+    std::string line = fmt::format("  {:<{}}  {:<5}  {:<15}  {}", c.name, width,
+                                   c.type, c.feature, note);
+    while (line.back() == ' ') line.pop_back();
+    StrAppend(&out, line, "\n");
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #include "lib/data/column_plan.h"
 
 #include <cmath>
+#include <map>
 
 #include "lib/base/strings.h"
 
@@ -87,25 +88,29 @@ void ChooseReading(const ColumnProfile& c, ColumnPlan* p) {
     p->mean = static_cast<double>(yes) / static_cast<double>(c.values);
     p->min = 0;
     p->max = 1;
+    std::map<std::string, int64_t> sorted(c.counts.begin(), c.counts.end());
     std::string spellings;
-    for (const auto& [value, count] : c.counts) {
+    for (const auto& [value, count] : sorted) {
       StrAppend(&spellings, spellings.empty() ? "" : ", ", value);
     }
     p->note = StrCat("true/false spellings (", spellings, ") read as 1/0");
   } else if (c.plain.ok) {
     p->type = ValueType::kFloat;
     TakeStats(c.plain, p);
-  } else if (c.comma.ok && !c.first_comma.empty()) {
+  } else if (c.comma.ok && !c.first_comma.empty() &&
+             (c.comma_not_grouping || !c.Number().ok)) {
+    // "1,500" reads both ways; only a comma that cannot group thousands
+    // ("3,14") makes it a decimal one.
     p->type = c.comma.all_int ? ValueType::kInt : ValueType::kFloat;
     p->format = ColumnFormat::kDecimalComma;
     TakeStats(c.comma, p);
     StatusOr<Value> v = ParseFormattedValue(c.first_comma, p->type, p->format);
     p->note = StrCat("decimal comma: read \"", c.first_comma, "\" as ",
                      v.ok() ? ValueToString(*v) : "a number");
-  } else if (c.number.ok && !c.first_decorated.empty()) {
-    p->type = c.number.all_int ? ValueType::kInt : ValueType::kFloat;
+  } else if (c.Number().ok && !c.first_decorated.empty()) {
+    p->type = c.Number().all_int ? ValueType::kInt : ValueType::kFloat;
     p->format = ColumnFormat::kNumber;
-    TakeStats(c.number, p);
+    TakeStats(c.Number(), p);
     StatusOr<Value> v =
         ParseFormattedValue(c.first_decorated, p->type, p->format);
     p->note = StrCat("read \"", c.first_decorated, "\" as ",
@@ -183,7 +188,7 @@ bool ReadsAs(const ColumnProfile& c, ColumnFormat format) {
     case ColumnFormat::kPlain:
       return c.plain.ok;
     case ColumnFormat::kNumber:
-      return c.number.ok;
+      return c.Number().ok;
     case ColumnFormat::kDecimalComma:
       return c.comma.ok;
     case ColumnFormat::kBool:
@@ -197,7 +202,7 @@ bool ReadsAsInt(const ColumnProfile& c, ColumnFormat format) {
     case ColumnFormat::kPlain:
       return c.plain.all_int;
     case ColumnFormat::kNumber:
-      return c.number.all_int;
+      return c.Number().all_int;
     case ColumnFormat::kDecimalComma:
       return c.comma.all_int;
     case ColumnFormat::kBool:

@@ -76,16 +76,19 @@ void RecordMissing(ColumnProfile* c, int64_t line) {
   if (c->first_missing_line == 0) c->first_missing_line = line;
 }
 
-void AddValue(ColumnProfile& c, std::string_view cell, bool read_comma,
-              DistinctCounter* distinct, int64_t* last_int) {
+void AddValue(ColumnProfile& c, size_t cap, std::string_view cell,
+              bool read_comma, DistinctCounter* distinct, int64_t* last_int) {
   ++c.values;
   distinct->Add(cell);
   if (!c.counts_capped) {
-    auto it = c.counts.find(cell);
+    // A std::string key: GCC 12's heterogeneous find scans every entry.
+    thread_local std::string key;
+    key.assign(cell);
+    auto it = c.counts.find(key);
     if (it != c.counts.end()) {
       ++it->second;
-    } else if (c.counts.size() < ColumnProfile::kMaxCounted) {
-      c.counts.emplace(std::string(cell), 1);
+    } else if (c.counts.size() < cap) {
+      c.counts.emplace(key, 1);
     } else {
       c.counts_capped = true;
       c.counts.clear();
@@ -97,6 +100,8 @@ void AddValue(ColumnProfile& c, std::string_view cell, bool read_comma,
   bool is_int = false;
   const bool plain = ReadPlain(cell, &v, &is_int);
   if (!plain) {
+    // From here on the kNumber reading goes its own way.
+    if (c.plain.ok) c.number = c.plain;
     c.plain.Fail();
     c.increasing = false;
   } else if (c.plain.ok) {
@@ -107,7 +112,7 @@ void AddValue(ColumnProfile& c, std::string_view cell, bool read_comma,
       *last_int = i;
     }
   }
-  if (c.number.ok) {
+  if (c.number.ok && !c.plain.ok) {
     double nv = v;
     bool n_int = is_int;
     if (plain || ReadFormatted(cell, ColumnFormat::kNumber, &nv, &n_int)) {
@@ -121,6 +126,15 @@ void AddValue(ColumnProfile& c, std::string_view cell, bool read_comma,
   }
   const bool has_comma = cell.find(',') != std::string_view::npos;
   if (has_comma && c.first_comma.empty()) c.first_comma = std::string(cell);
+  if (has_comma && !c.comma_not_grouping) {
+    const size_t last = cell.rfind(',');
+    size_t digits = 0;
+    while (last + 1 + digits < cell.size() && cell[last + 1 + digits] >= '0' &&
+           cell[last + 1 + digits] <= '9') {
+      ++digits;
+    }
+    c.comma_not_grouping = digits != 3 || cell.find('.') < last;
+  }
   if (!read_comma) {
     c.comma.Fail();
   } else if (c.comma.ok) {
@@ -205,13 +219,15 @@ double NumericStats::Quantile(double q) const {
 
 StatusOr<std::vector<ColumnProfile>> ProfileCsv(
     const std::string& path, const CsvOptions& csv,
-    const std::vector<std::string>& missing, int64_t max_rows) {
+    const std::vector<std::string>& missing, int64_t max_rows,
+    std::string_view label) {
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file,
                        OpenSequentialFile(path));
   CsvChunker chunker(std::move(file), csv);
   std::vector<ColumnProfile> columns;
   std::vector<DistinctCounter> distinct;
   std::vector<int64_t> last_int;
+  std::vector<size_t> caps;
   const bool read_comma = csv.delimiter != ',';
   CsvChunk chunk;
   CsvRow row;
@@ -226,10 +242,12 @@ StatusOr<std::vector<ColumnProfile>> ProfileCsv(
       if (!got) break;
       if (header) {
         std::vector<std::string> names;
+        std::map<std::string_view, size_t> seen;
         for (size_t i = 0; i < row.fields.size(); ++i) {
           names.emplace_back(row.fields[i]);
-          for (size_t j = 0; j < i; ++j) {
-            if (names[j] != names[i]) continue;
+          const auto [it, added] = seen.emplace(row.fields[i], i);
+          if (!added) {
+            const size_t j = it->second;
             return InvalidArgumentError(StrCat(
                 path, ":", row.line, ":", row.columns[i], ": duplicate column ",
                 QuoteForMessage(names[i]), " (also at ", path, ":", row.line,
@@ -241,6 +259,10 @@ StatusOr<std::vector<ColumnProfile>> ProfileCsv(
         }
         DTF_RETURN_IF_ERROR(CheckHeaderSplit(path, names, csv.delimiter));
         distinct.resize(columns.size());
+        for (const ColumnProfile& c : columns) {
+          caps.push_back(c.name == label ? ColumnProfile::kMaxLabelCounted
+                                         : ColumnProfile::kMaxCounted);
+        }
         last_int.assign(columns.size(), 0);
         header = false;
         continue;
@@ -262,7 +284,7 @@ StatusOr<std::vector<ColumnProfile>> ProfileCsv(
           ++c.na_counts[std::string(cell)];
           RecordMissing(&c, row.line);
         } else {
-          AddValue(c, cell, read_comma, &distinct[i], &last_int[i]);
+          AddValue(c, caps[i], cell, read_comma, &distinct[i], &last_int[i]);
         }
       }
     }

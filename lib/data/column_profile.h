@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "lib/base/status.h"
@@ -70,24 +72,33 @@ struct ColumnProfile {
   std::map<std::string, int64_t> na_counts;
   // Line of the first missing or NA cell; 0 when there is none.
   int64_t first_missing_line = 0;
-  // Distinct values and their counts while there are at most kMaxCounted;
-  // emptied (counts_capped) past that.
-  static constexpr size_t kMaxCounted = 1000;
-  std::map<std::string, int64_t, std::less<>> counts;
+  // Distinct values and their counts while there are at most kMaxCounted
+  // (kMaxLabelCounted for the label); emptied (counts_capped) past that.
+  // Enough for a vocabulary, true/false spellings and a label's classes.
+  static constexpr size_t kMaxCounted = 128;
+  static constexpr size_t kMaxLabelCounted = 1000;
+  std::unordered_map<std::string, int64_t> counts;
   bool counts_capped = false;
   // Distinct values: exact up to DistinctCounter::kExact, then estimated.
   int64_t distinct = 0;
-  NumericStats plain;   // read as ParseValue reads them
-  NumericStats number;  // read as ColumnFormat::kNumber
-  NumericStats comma;   // read as kDecimalComma (ok = false for ',' files)
+  NumericStats plain;  // read as ParseValue reads them
+  // Read as ColumnFormat::kNumber; while `plain` is ok it is the same and
+  // stays empty, so use Number().
+  NumericStats number;
+  NumericStats comma;  // read as kDecimalComma (ok = false for ',' files)
   // A value kNumber reads but ParseValue does not ("$1,200"); empty if none.
   std::string first_decorated;
   // A value holding ',' (a decimal comma candidate); empty if none.
   std::string first_comma;
+  // Some value's last ',' is no thousands separator: not followed by
+  // exactly three digits ("3,14"), or after a '.' ("1.234,5").
+  bool comma_not_grouping = false;
   // Plain ints, each larger than the one before.
   bool increasing = true;
   // Every value looks like a UUID or a long hex key.
   bool uuid_like = true;
+
+  const NumericStats& Number() const { return plain.ok ? plain : number; }
 
   int64_t cells() const {
     int64_t na = 0;
@@ -103,12 +114,14 @@ struct ColumnProfile {
 
 // Profiles the data rows of `path` (a CSV with a header line), up to
 // `max_rows` of them (0: all); cells equal to one of `missing` (or empty)
-// are missing. Errors: I/O; a row whose field count differs from the
-// header's ("path:line: expected N fields ..."); a header naming a column
-// twice ("path:1:col: duplicate column ..."); a header that is one field
-// holding another delimiter (CheckHeaderSplit).
+// are missing. The column named `label` keeps more distinct values. Errors:
+// I/O; a row whose field count differs from the header's ("path:line: expected
+// N fields ..."); a header naming a column twice ("path:1:col: duplicate column
+// ..."); a header that is one field holding another delimiter
+// (CheckHeaderSplit).
 StatusOr<std::vector<ColumnProfile>> ProfileCsv(
     const std::string& path, const CsvOptions& csv,
-    const std::vector<std::string>& missing, int64_t max_rows);
+    const std::vector<std::string>& missing, int64_t max_rows,
+    std::string_view label = {});
 
 }  // namespace dtf

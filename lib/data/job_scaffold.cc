@@ -62,11 +62,14 @@ LabelValues CollectLabel(const ColumnProfile& train,
                          const ColumnProfile* eval) {
   LabelValues out;
   for (const auto& [value, count] : train.counts) out.values.push_back(value);
+  std::sort(out.values.begin(), out.values.end());
   for (size_t i = 0; i < out.values.size(); ++i) {
     out.mapping[out.values[i]] = static_cast<int64_t>(i);
   }
   if (eval) {
-    for (const auto& [value, count] : eval->counts) {
+    std::map<std::string, int64_t> sorted(eval->counts.begin(),
+                                          eval->counts.end());
+    for (const auto& [value, count] : sorted) {
       if (out.mapping.count(value)) continue;
       std::string trimmed = value;
       while (!trimmed.empty() &&
@@ -250,6 +253,13 @@ ScaffoldColumn Reported(const ColumnPlan& p) {
   return r;
 }
 
+// Most frequent first, ties by value.
+void SortClasses(std::vector<std::pair<std::string, int64_t>>* classes) {
+  std::sort(classes->begin(), classes->end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+}
+
 // The label: its loss (and classes) and the summary shown to the user.
 struct LabelChoice {
   std::string loss = "binary_crossentropy";
@@ -268,14 +278,12 @@ StatusOr<LabelChoice> ChooseLabel(const ScaffoldOptions& o,
   for (const auto& [value, count] : label.counts) {
     summary->classes.push_back({value, count});
   }
-  std::stable_sort(
-      summary->classes.begin(), summary->classes.end(),
-      [](const auto& a, const auto& b) { return a.second > b.second; });
+  SortClasses(&summary->classes);
   if (plan.type == ValueType::kString) {
     if (label.counts_capped) {
       return InvalidArgumentError(
           StrCat(o.train_csv, ": label column \"", label.name,
-                 "\" has more than ", ColumnProfile::kMaxCounted,
+                 "\" has more than ", ColumnProfile::kMaxLabelCounted,
                  " distinct texts; a regression target must be numbers"));
     }
     LabelValues lv = CollectLabel(label, eval_label);
@@ -316,9 +324,7 @@ StatusOr<LabelChoice> ChooseLabel(const ScaffoldOptions& o,
       merged[v.ok() ? ValueToString(*v) : text] += n;
     }
     summary->classes.assign(merged.begin(), merged.end());
-    std::stable_sort(
-        summary->classes.begin(), summary->classes.end(),
-        [](const auto& a, const auto& b) { return a.second > b.second; });
+    SortClasses(&summary->classes);
   }
   summary->min = plan.min;
   summary->max = plan.max;
@@ -400,8 +406,8 @@ StatusOr<std::string> JobToml(const ScaffoldOptions& o,
     result->columns.push_back(Reported(plans[i]));
     const PlannedFeature kind = plans[i].kind;
     deep += kind != PlannedFeature::kNone;
-    wide += kind == PlannedFeature::kCategorical || kind == PlannedFeature::kHashed ||
-            plans[i].bucketize;
+    wide += kind == PlannedFeature::kCategorical ||
+            kind == PlannedFeature::kHashed || plans[i].bucketize;
   }
   if (deep == 0) {
     return InvalidArgumentError(
@@ -642,12 +648,13 @@ StatusOr<ScaffoldResult> ScaffoldJob(const ScaffoldOptions& options) {
   result.delimiter = o.csv.delimiter;
   result.train_csv = o.train_csv;
   const std::vector<std::string> missing = {"?"};
-  DTF_ASSIGN_OR_RETURN(std::vector<ColumnProfile> train,
-                       ProfileCsv(train_path, o.csv, missing, o.max_rows));
+  DTF_ASSIGN_OR_RETURN(
+      std::vector<ColumnProfile> train,
+      ProfileCsv(train_path, o.csv, missing, o.max_rows, o.label));
   std::vector<ColumnProfile> eval;
   if (!eval_path.empty()) {
-    DTF_ASSIGN_OR_RETURN(eval,
-                         ProfileCsv(eval_path, o.csv, missing, o.max_rows));
+    DTF_ASSIGN_OR_RETURN(
+        eval, ProfileCsv(eval_path, o.csv, missing, o.max_rows, o.label));
   }
   DTF_ASSIGN_OR_RETURN(
       std::string job,
