@@ -76,24 +76,12 @@ void RecordMissing(ColumnProfile* c, int64_t line) {
   if (c->first_missing_line == 0) c->first_missing_line = line;
 }
 
-void AddValue(ColumnProfile& c, size_t cap, std::string_view cell,
+void AddValue(ColumnProfile& c, ValueCounter* counter, std::string_view cell,
               bool read_comma, DistinctCounter* distinct, int64_t* last_int) {
   ++c.values;
-  distinct->Add(cell);
-  if (!c.counts_capped) {
-    // A std::string key: GCC 12's heterogeneous find scans every entry.
-    thread_local std::string key;
-    key.assign(cell);
-    auto it = c.counts.find(key);
-    if (it != c.counts.end()) {
-      ++it->second;
-    } else if (c.counts.size() < cap) {
-      c.counts.emplace(key, 1);
-    } else {
-      c.counts_capped = true;
-      c.counts.clear();
-    }
-  }
+  const uint64_t hash = HashValue(cell);
+  distinct->Add(hash);
+  if (!counter->capped()) counter->Add(cell, hash);
   if (c.uuid_like && !LooksLikeUuid(cell)) c.uuid_like = false;
   if (!c.plain.ok && !c.number.ok && !c.comma.ok) return;
   double v = 0;
@@ -158,8 +146,50 @@ bool IsNaSpelling(std::string_view cell) {
          std::end(kNaSpellings);
 }
 
-void DistinctCounter::Add(std::string_view value) {
-  const uint64_t h = MixHash(std::hash<std::string_view>()(value));
+uint64_t HashValue(std::string_view value) {
+  return MixHash(std::hash<std::string_view>()(value));
+}
+
+ValueCounter::ValueCounter(size_t cap) : cap_(cap) {
+  size_t slots = 16;
+  while (slots < 2 * cap) slots *= 2;
+  slot_hash_.assign(slots, 0);
+  slot_value_.assign(slots, -1);
+}
+
+void ValueCounter::Add(std::string_view value, uint64_t hash) {
+  const size_t mask = slot_hash_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    if (slot_value_[i] < 0) {
+      if (values_.size() >= cap_) {
+        capped_ = true;
+        slot_hash_ = {};
+        slot_value_ = {};
+        values_ = {};
+        counts_ = {};
+        return;
+      }
+      slot_hash_[i] = hash;
+      slot_value_[i] = static_cast<int32_t>(values_.size());
+      values_.emplace_back(value);
+      counts_.push_back(1);
+      return;
+    }
+    if (slot_hash_[i] == hash) {
+      ++counts_[slot_value_[i]];
+      return;
+    }
+  }
+}
+
+void ValueCounter::TakeCounts(std::unordered_map<std::string, int64_t>* out) {
+  out->clear();
+  for (size_t i = 0; i < values_.size(); ++i) {
+    out->emplace(std::move(values_[i]), counts_[i]);
+  }
+}
+
+void DistinctCounter::Add(uint64_t h) {
   if (full_ && h >= threshold_) return;
   hashes_.push_back(h);
   if (hashes_.size() >= 2 * kExact) Compact();
@@ -227,7 +257,7 @@ StatusOr<std::vector<ColumnProfile>> ProfileCsv(
   std::vector<ColumnProfile> columns;
   std::vector<DistinctCounter> distinct;
   std::vector<int64_t> last_int;
-  std::vector<size_t> caps;
+  std::vector<ValueCounter> counters;
   const bool read_comma = csv.delimiter != ',';
   CsvChunk chunk;
   CsvRow row;
@@ -260,8 +290,9 @@ StatusOr<std::vector<ColumnProfile>> ProfileCsv(
         DTF_RETURN_IF_ERROR(CheckHeaderSplit(path, names, csv.delimiter));
         distinct.resize(columns.size());
         for (const ColumnProfile& c : columns) {
-          caps.push_back(c.name == label ? ColumnProfile::kMaxLabelCounted
-                                         : ColumnProfile::kMaxCounted);
+          counters.emplace_back(c.name == label
+                                    ? ColumnProfile::kMaxLabelCounted
+                                    : ColumnProfile::kMaxCounted);
         }
         last_int.assign(columns.size(), 0);
         header = false;
@@ -284,7 +315,8 @@ StatusOr<std::vector<ColumnProfile>> ProfileCsv(
           ++c.na_counts[std::string(cell)];
           RecordMissing(&c, row.line);
         } else {
-          AddValue(c, caps[i], cell, read_comma, &distinct[i], &last_int[i]);
+          AddValue(c, &counters[i], cell, read_comma, &distinct[i],
+                   &last_int[i]);
         }
       }
     }
@@ -295,6 +327,8 @@ StatusOr<std::vector<ColumnProfile>> ProfileCsv(
   for (size_t i = 0; i < columns.size(); ++i) {
     ColumnProfile& c = columns[i];
     c.distinct = distinct[i].Count();
+    c.counts_capped = counters[i].capped();
+    if (!c.counts_capped) counters[i].TakeCounts(&c.counts);
     if (c.values == 0) {
       c.plain.Fail();
       c.number.Fail();

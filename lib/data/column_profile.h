@@ -34,7 +34,8 @@ bool IsNaSpelling(std::string_view cell);
 class DistinctCounter {
  public:
   static constexpr size_t kExact = 8192;
-  void Add(std::string_view value);
+  // `hash`: a well-mixed 64-bit hash of the value (HashValue).
+  void Add(uint64_t hash);
   int64_t Count();
 
  private:
@@ -42,6 +43,30 @@ class DistinctCounter {
   std::vector<uint64_t> hashes_;  // unsorted since the last Compact
   uint64_t threshold_ = std::numeric_limits<uint64_t>::max();
   bool full_ = false;  // kExact distinct hashes seen: threshold_ applies
+};
+
+// The 64-bit hash DistinctCounter and ValueCounter take.
+uint64_t HashValue(std::string_view value);
+
+// Counts each distinct string while there are at most `cap` of them, in one
+// flat open-addressing table keyed by the 64-bit hash (two values with the
+// same hash count as one: about 1 in 10^13 for 1000 values). Past the cap
+// it stops and frees its memory. Not thread-safe.
+class ValueCounter {
+ public:
+  explicit ValueCounter(size_t cap = 0);
+  void Add(std::string_view value, uint64_t hash);
+  bool capped() const { return capped_; }
+  // Moves the counts into `*out`; REQUIRES: !capped().
+  void TakeCounts(std::unordered_map<std::string, int64_t>* out);
+
+ private:
+  size_t cap_;
+  bool capped_ = false;
+  std::vector<uint64_t> slot_hash_;
+  std::vector<int32_t> slot_value_;  // -1: empty
+  std::vector<std::string> values_;
+  std::vector<int64_t> counts_;
 };
 
 // A column's values read one way.
