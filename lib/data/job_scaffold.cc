@@ -429,10 +429,12 @@ StatusOr<std::string> JobToml(const ScaffoldOptions& o,
   StrAppend(&t, "\n# Tuned for ", small ? "a small" : "a large", " data set (",
             rows, " training rows profiled).\n[train]\n",
             "batch_size = ", small ? 32 : 256, "\nepochs = ", small ? 20 : 12,
-            "\nshuffle_buffer = 10000\nseed = 42\noutput_dir = \"out\"\n"
-            "\n[train.wide_optimizer]\ntype = \"ftrl\"\nlearning_rate = 0.05\n"
-            "\n[train.deep_optimizer]\ntype = \"adagrad\"\nlearning_rate = ",
-            small ? "0.05" : "0.02", "\n");
+            "\nshuffle_buffer = 10000\nseed = 42\noutput_dir = \"out\"\n",
+            wide ? "\n[train.wide_optimizer]\ntype = \"ftrl\"\n"
+                   "learning_rate = 0.05\n\n[train.deep_optimizer]\n"
+                 : "\n[train.optimizer]\n",
+            "type = \"adagrad\"\nlearning_rate = ", small ? "0.05" : "0.02",
+            "\n");
   return t;
 }
 

@@ -311,5 +311,22 @@ TEST(JobScaffold, EvalNumbersWithCurrencyWidenTheFormat) {
   EXPECT_EQ(Column(*r, "p")->type, "int");
 }
 
+TEST(JobScaffold, OnlyFewValuedNumbersMakeAnMlpJob) {
+  testing::TempDir temp("dtf_scaffold_test");
+  std::string csv = "a,b,label\n";
+  const char* yes_no[] = {"yes", "No", "Y"};
+  for (int i = 0; i < 60; ++i) {
+    StrAppend(&csv, i % 6, ",", yes_no[i % 3], ",", i % 2, "\n");
+  }
+  auto r = Scaffold(temp, csv);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Column(*r, "b")->format, "bool");
+  const std::string toml = testing::ReadFile(temp.Join("job/dtf.toml"));
+  EXPECT_THAT(toml, HasSubstr("type = \"mlp\""));
+  EXPECT_THAT(toml, HasSubstr("[train.optimizer]"));
+  auto job = LoadJobFile(temp.Join("job/dtf.toml"));
+  EXPECT_TRUE(job.ok()) << job.status();
+}
+
 }  // namespace
 }  // namespace dtf
