@@ -72,8 +72,8 @@ bool LooksLikeUuid(std::string_view s) {
   return letter;
 }
 
-void RecordMissing(ColumnProfile* c, int64_t line) {
-  if (c->first_missing_line == 0) c->first_missing_line = line;
+void RecordLine(int64_t* first, int64_t line) {
+  if (*first == 0) *first = line;
 }
 
 void AddValue(ColumnProfile& c, ValueCounter* counter, std::string_view cell,
@@ -310,10 +310,10 @@ StatusOr<std::vector<ColumnProfile>> ProfileCsv(
         if (cell.empty() ||
             std::find(missing.begin(), missing.end(), cell) != missing.end()) {
           ++c.missing;
-          RecordMissing(&c, row.line);
+          RecordLine(&c.first_missing_line, row.line);
         } else if (IsNaSpelling(cell)) {
           ++c.na_counts[std::string(cell)];
-          RecordMissing(&c, row.line);
+          RecordLine(&c.first_na_line, row.line);
         } else {
           AddValue(c, &counters[i], cell, read_comma, &distinct[i],
                    &last_int[i]);

@@ -95,8 +95,9 @@ struct ColumnProfile {
   int64_t missing = 0;        // empty cells and `missing` tokens
   // Cells spelled as NA (kNaSpellings), by spelling.
   std::map<std::string, int64_t> na_counts;
-  // Line of the first missing or NA cell; 0 when there is none.
+  // Lines of the first missing and the first NA cell; 0 when there is none.
   int64_t first_missing_line = 0;
+  int64_t first_na_line = 0;
   // Distinct values and their counts while there are at most kMaxCounted
   // (kMaxLabelCounted for the label); emptied (counts_capped) past that.
   // Enough for a vocabulary, true/false spellings and a label's classes.
@@ -125,11 +126,12 @@ struct ColumnProfile {
 
   const NumericStats& Number() const { return plain.ok ? plain : number; }
 
-  int64_t cells() const {
-    int64_t na = 0;
-    for (const auto& [spelling, n] : na_counts) na += n;
-    return values + missing + na;
+  int64_t na() const {
+    int64_t n = 0;
+    for (const auto& [spelling, count] : na_counts) n += count;
+    return n;
   }
+  int64_t cells() const { return values + missing + na(); }
   // Distinct values over values (0 with no values).
   double distinct_ratio() const {
     return values ? static_cast<double>(distinct) / static_cast<double>(values)

@@ -62,6 +62,8 @@ LabelValues CollectLabel(const ColumnProfile& train,
                          const ColumnProfile* eval) {
   LabelValues out;
   for (const auto& [value, count] : train.counts) out.values.push_back(value);
+  for (const auto& [value, count] : train.na_counts)
+    out.values.push_back(value);
   std::sort(out.values.begin(), out.values.end());
   for (size_t i = 0; i < out.values.size(); ++i) {
     out.mapping[out.values[i]] = static_cast<int64_t>(i);
@@ -69,6 +71,7 @@ LabelValues CollectLabel(const ColumnProfile& train,
   if (eval) {
     std::map<std::string, int64_t> sorted(eval->counts.begin(),
                                           eval->counts.end());
+    sorted.insert(eval->na_counts.begin(), eval->na_counts.end());
     for (const auto& [value, count] : sorted) {
       if (out.mapping.count(value)) continue;
       std::string trimmed = value;
@@ -140,13 +143,22 @@ Status CheckSameHeader(const ScaffoldOptions& o,
   return OkStatus();
 }
 
-Status CheckLabelPresent(const std::string& path, const ColumnProfile& label) {
-  if (label.first_missing_line == 0) return OkStatus();
-  const int64_t rows = label.cells() - label.values;
-  return InvalidArgumentError(StrCat(
-      path, ":", label.first_missing_line, ": no label: column \"", label.name,
-      "\" is missing on this row (", rows, rows == 1 ? " row" : " rows",
-      " in all); remove the rows without a label, or fill them in"));
+// Rows whose label is missing: an empty cell or a missing token, or an NA
+// spelling in a numeric label (in a str label "None" may be a class).
+Status CheckLabelPresent(const std::string& path, const ColumnProfile& label,
+                         bool numeric) {
+  int64_t line = label.first_missing_line;
+  int64_t rows = label.missing;
+  if (numeric && label.first_na_line != 0) {
+    line =
+        line == 0 ? label.first_na_line : std::min(line, label.first_na_line);
+    rows += label.na();
+  }
+  if (line == 0) return OkStatus();
+  return InvalidArgumentError(
+      StrCat(path, ":", line, ": no label: column \"", label.name,
+             "\" is missing on this row (", rows, rows == 1 ? " row" : " rows",
+             " in all); remove the rows without a label, or fill them in"));
 }
 
 // The type and format of a column read from both CSVs: the training CSV's
@@ -274,9 +286,15 @@ StatusOr<LabelChoice> ChooseLabel(const ScaffoldOptions& o,
                                   ScaffoldLabel* summary) {
   LabelChoice out;
   summary->column = label.name;
-  summary->rows = label.values;
+  summary->rows =
+      label.values + (plan.type == ValueType::kString ? label.na() : 0);
   for (const auto& [value, count] : label.counts) {
     summary->classes.push_back({value, count});
+  }
+  if (plan.type == ValueType::kString) {
+    for (const auto& [value, count] : label.na_counts) {
+      summary->classes.push_back({value, count});
+    }
   }
   SortClasses(&summary->classes);
   if (plan.type == ValueType::kString) {
@@ -348,12 +366,10 @@ StatusOr<std::string> JobToml(const ScaffoldOptions& o,
     return InvalidArgumentError(StrCat(o.train_csv, ": label column \"",
                                        o.label, "\" is not in the header"));
   }
-  DTF_RETURN_IF_ERROR(CheckLabelPresent(o.train_csv, *label));
   const ColumnProfile* eval_label = nullptr;
   if (eval) {
     DTF_RETURN_IF_ERROR(CheckSameHeader(o, train, *eval));
     eval_label = &(*eval)[label_index];
-    DTF_RETURN_IF_ERROR(CheckLabelPresent(o.eval_csv, *eval_label));
   }
   PlanOptions po;
   po.label = o.label;
@@ -368,6 +384,12 @@ StatusOr<std::string> JobToml(const ScaffoldOptions& o,
         missing.push_back(na);
       }
     }
+  }
+  const bool numeric_label = plans[label_index].type != ValueType::kString;
+  DTF_RETURN_IF_ERROR(CheckLabelPresent(o.train_csv, *label, numeric_label));
+  if (eval_label) {
+    DTF_RETURN_IF_ERROR(
+        CheckLabelPresent(o.eval_csv, *eval_label, numeric_label));
   }
   result->missing = missing;
   std::string t =

@@ -121,7 +121,8 @@ TEST(ColumnPlan, NaSpellingsAreMissingInANumericColumn) {
   EXPECT_TRUE(p->Plan("c").na_missing.empty());
   // A float label with NaN stays a float (a regression target).
   EXPECT_EQ(p->Plan("label").type, ValueType::kFloat);
-  EXPECT_EQ(p->columns[0].first_missing_line, 2);
+  EXPECT_EQ(p->columns[0].first_na_line, 2);
+  EXPECT_EQ(p->columns[0].first_missing_line, 72);
 }
 
 TEST(ColumnPlan, CurrencyGroupsAndPercentReadAsNumbers) {

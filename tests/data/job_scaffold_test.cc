@@ -328,5 +328,22 @@ TEST(JobScaffold, OnlyFewValuedNumbersMakeAnMlpJob) {
   EXPECT_TRUE(job.ok()) << job.status();
 }
 
+TEST(JobScaffold, NoneIsAClassOfAStrLabel) {
+  testing::TempDir temp("dtf_scaffold_test");
+  std::string csv = "x,label\n";
+  const char* risk[] = {"None", "Low", "High"};
+  for (int i = 0; i < 60; ++i) StrAppend(&csv, i % 5, ",", risk[i % 3], "\n");
+  auto r = Scaffold(temp, csv);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->label.task, "multiclass");
+  EXPECT_EQ(r->label.rows, 60);
+  ASSERT_EQ(r->label.classes.size(), 3u);
+  EXPECT_EQ(r->label.classes[0], (std::pair<std::string, int64_t>{"High", 20}));
+  EXPECT_EQ(r->label.classes[2], (std::pair<std::string, int64_t>{"None", 20}));
+  auto job = LoadJobFile(temp.Join("job/dtf.toml"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->schema.label->mapping.at("None"), 2);
+}
+
 }  // namespace
 }  // namespace dtf
