@@ -1,5 +1,6 @@
 // dtf init: a new job directory, from a CSV file or with a small synthetic
 // data set, ready for gen-records and train.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <memory>

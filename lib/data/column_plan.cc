@@ -1,5 +1,6 @@
 #include "lib/data/column_plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 

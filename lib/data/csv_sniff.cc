@@ -1,6 +1,7 @@
 #include "lib/data/csv_sniff.h"
 
 #include <algorithm>
+#include <iterator>
 #include <memory>
 
 #include "absl/strings/str_cat.h"

@@ -128,8 +128,8 @@ TEST(ColumnPlan, NaSpellingsAreMissingInANumericColumn) {
 TEST(ColumnPlan, CurrencyGroupsAndPercentReadAsNumbers) {
   std::string csv = "price,count,share,mixed,label\n";
   for (int i = 0; i < 60; ++i) {
-    StrAppend(&csv, "\"$", i % 9 + 1, ",", 100 + i, "\",\"", 1 + i, ",700\",", i,
-              ".", i % 10, "%,",
+    StrAppend(&csv, "\"$", i % 9 + 1, ",", 100 + i, "\",\"", 1 + i, ",700\",",
+              i, ".", i % 10, "%,",
               i % 2 ? "\xE2\x82\xAC"
                       "5"
                     : "7",
@@ -188,7 +188,8 @@ TEST(ColumnPlan, MixedTrueFalseSpellingsAreOneZeroInts) {
 
 TEST(ColumnProfile, DistinctValuesPastTheExactCapAreEstimated) {
   std::string csv = "k,m,label\n";
-  for (int i = 0; i < 60000; ++i) StrAppend(&csv, "k", i, ",v", i % 300, ",1\n");
+  for (int i = 0; i < 60000; ++i)
+    StrAppend(&csv, "k", i, ",v", i % 300, ",1\n");
   auto p = Profile(csv);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_NEAR(static_cast<double>(p->columns[0].distinct), 60000, 60000 * 0.04);
