@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "cmd/progress.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
+#include "lib/data/csv_sniff.h"
 #include "lib/data/job_file.h"
 #include "lib/data/json.h"
 
@@ -27,7 +29,7 @@ struct GenRecordsFlags {
   std::string out;
   std::vector<std::string> inputs;
   bool no_header = false;
-  std::string delimiter = ",";
+  std::string delimiter;  // empty: detected with --infer, else ","
   std::string quote = "\"";
   bool no_trim = false;
   std::vector<std::string> missing;
@@ -81,9 +83,23 @@ StatusOr<GenRecordsOptions> OptionsFromFlags(const GenRecordsFlags& f) {
   GenRecordsOptions o;
   o.inputs = f.inputs;
   o.header = !f.no_header;
-  DTF_ASSIGN_OR_RETURN(o.csv.delimiter, OneChar("--delimiter", f.delimiter));
   DTF_ASSIGN_OR_RETURN(o.csv.quote, OneChar("--quote", f.quote));
   o.csv.trim_spaces = !f.no_trim;
+  // With --infer the first file's delimiter is detected unless given; a
+  // header read as one column that holds another delimiter is an error.
+  std::error_code ec;
+  const bool file = !o.inputs.empty() && o.inputs[0] != "-" &&
+                    std::filesystem::is_regular_file(o.inputs[0], ec);
+  if (!f.delimiter.empty()) {
+    DTF_ASSIGN_OR_RETURN(o.csv.delimiter, OneChar("--delimiter", f.delimiter));
+  } else if (f.infer && file) {
+    DTF_ASSIGN_OR_RETURN(o.csv.delimiter, SniffDelimiter(o.inputs[0]));
+  }
+  if (file && o.header) {
+    DTF_ASSIGN_OR_RETURN(std::vector<std::string> header,
+                         ReadCsvHeader(o.inputs[0], o.csv));
+    DTF_RETURN_IF_ERROR(CheckHeaderSplit(o.inputs[0], header, o.csv.delimiter));
+  }
   if (!f.schema.empty()) {
     DTF_ASSIGN_OR_RETURN(Schema schema, LoadSchemaFile(f.schema));
     schema.missing_values.insert(schema.missing_values.end(), f.missing.begin(),
@@ -255,7 +271,8 @@ void SetupGenRecords(CLI::App* app, Context* ctx) {
                     "columns in order");
   auto* delimiter = sub->add_option("--delimiter", f->delimiter,
                                     "Field separator: one character or "
-                                    "\"tab\" (default ,)");
+                                    "\"tab\" (default ,; with --infer: "
+                                    "detected among , ; tab |)");
   auto* quote =
       sub->add_option("--quote", f->quote, "Quote character (default \")");
   auto* no_trim = sub->add_flag("--no-trim", f->no_trim,

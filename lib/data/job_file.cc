@@ -245,8 +245,8 @@ StatusOr<ColumnSpec> ParseCompactColumn(const Reader& r, const toml::node& n,
 
 StatusOr<ColumnSpec> LoadColumnTable(Reader& r, const toml::table& t,
                                      const std::string& key) {
-  DTF_RETURN_IF_ERROR(
-      r.CheckKeys(t, key, {"name", "type", "default", "required", "skip"}));
+  DTF_RETURN_IF_ERROR(r.CheckKeys(
+      t, key, {"name", "type", "default", "required", "skip", "format"}));
   ColumnSpec column;
   const toml::node* name = t.get("name");
   if (name == nullptr) return r.Error(t, key + ".name", "missing");
@@ -267,6 +267,15 @@ StatusOr<ColumnSpec> LoadColumnTable(Reader& r, const toml::table& t,
   }
   if (const toml::node* n = t.get("skip")) {
     DTF_ASSIGN_OR_RETURN(column.skip, r.GetBool(*n, key + ".skip"));
+  }
+  if (const toml::node* n = t.get("format")) {
+    DTF_ASSIGN_OR_RETURN(const std::string name,
+                         r.GetString(*n, key + ".format"));
+    StatusOr<ColumnFormat> format = ParseColumnFormat(name);
+    if (!format.ok())
+      return r.Error(*n, key + ".format", Message(format.status()));
+    column.format = *format;
+    r.Remember(key + ".format", *n);
   }
   return column;
 }

@@ -11,20 +11,15 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/base/toml_text.h"
+#include "lib/data/column_plan.h"
 #include "lib/data/column_profile.h"
+#include "lib/data/csv_sniff.h"
 
 namespace dtf {
 namespace {
 
 namespace fs = std::filesystem;
 using toml_util::Quote;
-
-// Columns with at most this many distinct values get a vocabulary; more get
-// hashed.
-constexpr size_t kMaxVocabulary = 100;
-// Numeric columns with more distinct values than this are also bucketized
-// (at their deciles) into the wide part.
-constexpr size_t kBucketizeAbove = 10;
 
 // TF's rule of thumb for embedding sizes: about the fourth root of the
 // number of ids, scaled, within [4, 16].
@@ -33,12 +28,9 @@ int64_t EmbeddingSize(size_t ids) {
   return std::clamp<int64_t>(std::llround(d), 4, 16);
 }
 
-// An identifier: every value distinct (PassengerId, Name). It generalises to
-// nothing, so it feeds no feature.
-bool IsIdentifier(const ColumnProfile& c) {
-  return c.values > 50 && !c.counts_capped &&
-         static_cast<int64_t>(c.counts.size()) == c.values;
-}
+// An int label with values in [0, kMaxClasses) names classes; other numbers
+// are a regression target.
+constexpr double kMaxClasses = 50;
 
 std::string Number(double v) {
   if (v == std::floor(v) && std::abs(v) < 1e15) {
@@ -70,11 +62,17 @@ LabelValues CollectLabel(const ColumnProfile& train,
                          const ColumnProfile* eval) {
   LabelValues out;
   for (const auto& [value, count] : train.counts) out.values.push_back(value);
+  for (const auto& [value, count] : train.na_counts)
+    out.values.push_back(value);
+  std::sort(out.values.begin(), out.values.end());
   for (size_t i = 0; i < out.values.size(); ++i) {
     out.mapping[out.values[i]] = static_cast<int64_t>(i);
   }
   if (eval) {
-    for (const auto& [value, count] : eval->counts) {
+    std::map<std::string, int64_t> sorted(eval->counts.begin(),
+                                          eval->counts.end());
+    sorted.insert(eval->na_counts.begin(), eval->na_counts.end());
+    for (const auto& [value, count] : sorted) {
       if (out.mapping.count(value)) continue;
       std::string trimmed = value;
       while (!trimmed.empty() &&
@@ -92,15 +90,20 @@ LabelValues CollectLabel(const ColumnProfile& train,
   return out;
 }
 
-std::string ValueTypeText(ValueType t) { return std::string(ValueTypeName(t)); }
-
-// Vocabulary, most frequent first (ties by value).
-std::vector<std::string> Vocabulary(const ColumnProfile& c) {
-  std::vector<std::pair<int64_t, std::string>> byCount;
-  for (const auto& [v, n] : c.counts) byCount.push_back({-n, v});
-  std::sort(byCount.begin(), byCount.end());
+// Vocabulary, most frequent first (ties by value): the column's values and
+// the NA spellings it holds that the schema does not read as missing.
+std::vector<std::string> Vocabulary(const ColumnProfile& c,
+                                    const std::vector<std::string>& missing) {
+  std::vector<std::pair<int64_t, std::string>> by_count;
+  for (const auto& [v, n] : c.counts) by_count.push_back({-n, v});
+  for (const auto& [v, n] : c.na_counts) {
+    if (std::find(missing.begin(), missing.end(), v) == missing.end()) {
+      by_count.push_back({-n, v});
+    }
+  }
+  std::sort(by_count.begin(), by_count.end());
   std::vector<std::string> out;
-  for (auto& [n, v] : byCount) out.push_back(v);
+  for (auto& [n, v] : by_count) out.push_back(v);
   return out;
 }
 
@@ -112,23 +115,283 @@ std::string QuotedList(const std::vector<std::string>& items) {
   return out + "]";
 }
 
+// The eval CSV must name the training CSV's columns, in order.
+Status CheckSameHeader(const ScaffoldOptions& o,
+                       const std::vector<ColumnProfile>& train,
+                       const std::vector<ColumnProfile>& eval) {
+  const size_t n = std::min(train.size(), eval.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (train[i].name == eval[i].name) continue;
+    return InvalidArgumentError(
+        StrCat(o.eval_csv, ":1:", eval[i].header_column, ": column ", i + 1,
+               " is \"", eval[i].name, "\" but in ", o.train_csv,
+               ":1:", train[i].header_column, " it is \"", train[i].name,
+               "\"; the eval CSV needs the training CSV's header"));
+  }
+  if (eval.size() < train.size()) {
+    return InvalidArgumentError(StrCat(
+        o.eval_csv, ":1: no column \"", train[n].name, "\" (", o.train_csv,
+        ":1:", train[n].header_column, "); the header ends after ", n,
+        " columns; the eval CSV needs the training CSV's header"));
+  }
+  if (eval.size() > train.size()) {
+    return InvalidArgumentError(
+        StrCat(o.eval_csv, ":1:", eval[n].header_column, ": extra column \"",
+               eval[n].name, "\", not in ", o.train_csv,
+               "'s header; the eval CSV needs the training CSV's header"));
+  }
+  return OkStatus();
+}
+
+// Rows whose label is missing: an empty cell or a missing token, or an NA
+// spelling in a numeric label (in a str label "None" may be a class).
+Status CheckLabelPresent(const std::string& path, const ColumnProfile& label,
+                         bool numeric) {
+  int64_t line = label.first_missing_line;
+  int64_t rows = label.missing;
+  if (numeric && label.first_na_line != 0) {
+    line =
+        line == 0 ? label.first_na_line : std::min(line, label.first_na_line);
+    rows += label.na();
+  }
+  if (line == 0) return OkStatus();
+  return InvalidArgumentError(
+      StrCat(path, ":", line, ": no label: column \"", label.name,
+             "\" is missing on this row (", rows, rows == 1 ? " row" : " rows",
+             " in all); remove the rows without a label, or fill them in"));
+}
+
+// The type and format of a column read from both CSVs: the training CSV's
+// plan when the eval CSV reads under it too, else the eval CSV's when the
+// training CSV does, else str.
+void MergeEvalColumn(const ColumnProfile& train, const ColumnProfile& eval,
+                     const PlanOptions& po, ColumnPlan* p) {
+  ColumnPlan e = PlanColumn(eval, po);
+  for (std::string& na : e.na_missing) {
+    if (std::find(p->na_missing.begin(), p->na_missing.end(), na) ==
+        p->na_missing.end()) {
+      p->na_missing.push_back(na);
+    }
+  }
+  if (p->type == ValueType::kString || eval.values == 0) return;
+  ColumnFormat format;
+  if (ReadsAs(eval, p->format)) {
+    format = p->format;
+  } else if (e.type != ValueType::kString && ReadsAs(train, e.format)) {
+    format = e.format;
+    p->note = e.note;
+  } else {
+    p->type = ValueType::kString;
+    p->format = ColumnFormat::kPlain;
+    p->kind = p->kind == PlannedFeature::kNone ? PlannedFeature::kNone
+              : train.distinct <= kMaxVocabulary && !train.counts_capped
+                  ? PlannedFeature::kCategorical
+                  : PlannedFeature::kHashed;
+    p->bucketize = false;
+    p->na_missing.clear();
+    p->note =
+        "read as text: the eval CSV's values are not numbers the training "
+        "CSV's are read as";
+    return;
+  }
+  p->format = format;
+  p->type = ReadsAsInt(train, format) && ReadsAsInt(eval, format)
+                ? ValueType::kInt
+                : ValueType::kFloat;
+}
+
+std::string ColumnEntry(const ColumnPlan& p) {
+  if (p.format == ColumnFormat::kPlain) {
+    return Quote(StrCat(p.name, ":", ValueTypeName(p.type)));
+  }
+  return StrCat("{ name = ", Quote(p.name),
+                ", type = ", Quote(ValueTypeName(p.type)),
+                ", format = ", Quote(ColumnFormatName(p.format)), " }");
+}
+
+std::string FeatureToml(const ColumnProfile& c, const ColumnPlan& p,
+                        const std::vector<std::string>& missing) {
+  std::string f;
+  switch (p.kind) {
+    case PlannedFeature::kNone:
+      break;
+    case PlannedFeature::kNumeric: {
+      StrAppend(&f, "\n[[features.numeric]]\nname = ", Quote(c.name),
+                "\nnormalize = true\n");
+      if (c.cells() > c.values)
+        StrAppend(&f, "default = ", Number(p.mean), "\n");
+      if (!p.bucketize) break;
+      std::string list;
+      double last = 0;
+      for (double b : p.deciles) {
+        if (!list.empty() && b <= last) continue;
+        StrAppend(&list, list.empty() ? "" : ", ", Number(b));
+        last = b;
+      }
+      StrAppend(&f, "\n[[features.bucketized]]\nname = ",
+                Quote(StrCat(c.name, "_buckets")), "\nsource = ", Quote(c.name),
+                "\nboundaries = [", list, "]\nwide = true\n");
+      break;
+    }
+    case PlannedFeature::kCategorical: {
+      std::vector<std::string> vocabulary = Vocabulary(c, missing);
+      StrAppend(&f, "\n[[features.categorical]]\nname = ", Quote(c.name),
+                "\nvocabulary = ", QuotedList(vocabulary),
+                "\nnum_oov_buckets = 1\nembedding = ",
+                EmbeddingSize(vocabulary.size() + 1), "\nwide = true\n");
+      break;
+    }
+    case PlannedFeature::kHashed: {
+      const size_t buckets = std::bit_ceil(
+          std::min<size_t>(2 * static_cast<size_t>(c.distinct), 4096));
+      StrAppend(&f, "\n[[features.hashed]]\nname = ", Quote(c.name),
+                "\nbuckets = ", buckets,
+                "\nembedding = ", EmbeddingSize(buckets), "\nwide = true\n");
+      break;
+    }
+  }
+  return f;
+}
+
+ScaffoldColumn Reported(const ColumnPlan& p) {
+  ScaffoldColumn r;
+  r.name = p.name;
+  r.type = std::string(ValueTypeName(p.type));
+  r.format = std::string(ColumnFormatName(p.format));
+  r.feature = std::string(PlannedFeatureName(p.kind));
+  if (p.bucketize) r.feature += "+buckets";
+  r.why = p.why;
+  r.note = p.note;
+  return r;
+}
+
+// Most frequent first, ties by value.
+void SortClasses(std::vector<std::pair<std::string, int64_t>>* classes) {
+  std::sort(classes->begin(), classes->end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+}
+
+// The label: its loss (and classes) and the summary shown to the user.
+struct LabelChoice {
+  std::string loss = "binary_crossentropy";
+  int64_t classes = 0;  // softmax only
+  std::string schema_line;
+};
+
+StatusOr<LabelChoice> ChooseLabel(const ScaffoldOptions& o,
+                                  const ColumnProfile& label,
+                                  const ColumnProfile* eval_label,
+                                  const ColumnPlan& plan,
+                                  ScaffoldLabel* summary) {
+  LabelChoice out;
+  summary->column = label.name;
+  summary->rows =
+      label.values + (plan.type == ValueType::kString ? label.na() : 0);
+  for (const auto& [value, count] : label.counts) {
+    summary->classes.push_back({value, count});
+  }
+  if (plan.type == ValueType::kString) {
+    for (const auto& [value, count] : label.na_counts) {
+      summary->classes.push_back({value, count});
+    }
+  }
+  SortClasses(&summary->classes);
+  if (plan.type == ValueType::kString) {
+    if (label.counts_capped) {
+      return InvalidArgumentError(
+          StrCat(o.train_csv, ": label column \"", label.name,
+                 "\" has more than ", ColumnProfile::kMaxLabelCounted,
+                 " distinct texts; a regression target must be numbers"));
+    }
+    LabelValues lv = CollectLabel(label, eval_label);
+    out.schema_line =
+        StrCat("label = { column = ", Quote(label.name), ", map = { ");
+    bool first = true;
+    for (const auto& [text, id] : lv.mapping) {
+      StrAppend(&out.schema_line, first ? "" : ", ", Quote(text), " = ", id);
+      first = false;
+    }
+    StrAppend(&out.schema_line, " } }\n");
+    if (lv.values.size() > 2) {
+      out.loss = "softmax_crossentropy";
+      out.classes = static_cast<int64_t>(lv.values.size());
+    }
+    summary->task = lv.values.size() > 2 ? "multiclass" : "binary";
+    return out;
+  }
+  out.schema_line = StrCat("label = ", Quote(label.name), "\n");
+  const bool classes =
+      plan.type == ValueType::kInt && plan.min >= 0 && plan.max < kMaxClasses;
+  if (label.distinct <= 2 && plan.min >= 0 && plan.max <= 1) {
+    summary->task = "binary";
+  } else if (classes) {
+    out.loss = "softmax_crossentropy";
+    out.classes = static_cast<int64_t>(plan.max) + 1;
+    summary->task = "multiclass";
+  } else {
+    out.loss = "squared_error";
+    summary->task = "regression";
+    summary->classes.clear();
+  }
+  if (summary->task != "regression" && plan.format != ColumnFormat::kPlain) {
+    // Show classes as the numbers the records hold.
+    std::map<std::string, int64_t> merged;
+    for (const auto& [text, n] : summary->classes) {
+      StatusOr<Value> v = ParseFormattedValue(text, plan.type, plan.format);
+      merged[v.ok() ? ValueToString(*v) : text] += n;
+    }
+    summary->classes.assign(merged.begin(), merged.end());
+    SortClasses(&summary->classes);
+  }
+  summary->min = plan.min;
+  summary->max = plan.max;
+  summary->mean = plan.mean;
+  return out;
+}
+
 StatusOr<std::string> JobToml(const ScaffoldOptions& o,
                               const std::vector<ColumnProfile>& train,
-                              const std::vector<ColumnProfile>* eval) {
+                              const std::vector<ColumnProfile>* eval,
+                              ScaffoldResult* result) {
   const ColumnProfile* label = nullptr;
-  const ColumnProfile* eval_label = nullptr;
-  for (const ColumnProfile& c : train) {
-    if (c.name == o.label) label = &c;
+  size_t label_index = 0;
+  for (size_t i = 0; i < train.size(); ++i) {
+    if (train[i].name == o.label) {
+      label = &train[i];
+      label_index = i;
+    }
   }
   if (!label) {
     return InvalidArgumentError(StrCat(o.train_csv, ": label column \"",
                                        o.label, "\" is not in the header"));
   }
+  const ColumnProfile* eval_label = nullptr;
   if (eval) {
-    for (const ColumnProfile& c : *eval) {
-      if (c.name == o.label) eval_label = &c;
+    DTF_RETURN_IF_ERROR(CheckSameHeader(o, train, *eval));
+    eval_label = &(*eval)[label_index];
+  }
+  PlanOptions po;
+  po.label = o.label;
+  po.delimiter = o.csv.delimiter;
+  std::vector<ColumnPlan> plans;
+  std::vector<std::string> missing = {"?"};
+  for (size_t i = 0; i < train.size(); ++i) {
+    plans.push_back(PlanColumn(train[i], po));
+    if (eval) MergeEvalColumn(train[i], (*eval)[i], po, &plans.back());
+    for (const std::string& na : plans.back().na_missing) {
+      if (std::find(missing.begin(), missing.end(), na) == missing.end()) {
+        missing.push_back(na);
+      }
     }
   }
+  const bool numeric_label = plans[label_index].type != ValueType::kString;
+  DTF_RETURN_IF_ERROR(CheckLabelPresent(o.train_csv, *label, numeric_label));
+  if (eval_label) {
+    DTF_RETURN_IF_ERROR(
+        CheckLabelPresent(o.eval_csv, *eval_label, numeric_label));
+  }
+  result->missing = missing;
   std::string t =
       StrCat("# Made by `dtf init` from ", o.train_csv,
              ". Edit freely: docs/job-file.md describes every key.\n\n");
@@ -151,114 +414,50 @@ StatusOr<std::string> JobToml(const ScaffoldOptions& o,
   if (!o.csv.trim_spaces) StrAppend(&t, "trim_spaces = false\n");
   StrAppend(&t, "records = \"records\"\nshards = 2\n\n");
   // [schema]
-  StrAppend(&t, "[schema]\nmissing = [\"?\"]\n");
-  bool numeric_label = label->type != ValueType::kString;
-  LabelValues lv;
-  if (numeric_label) {
-    StrAppend(&t, "label = ", Quote(o.label), "\n");
-  } else {
-    lv = CollectLabel(*label, eval_label);
-    StrAppend(&t, "label = { column = ", Quote(o.label), ", map = { ");
-    bool first = true;
-    for (const auto& [text, id] : lv.mapping) {
-      StrAppend(&t, first ? "" : ", ", Quote(text), " = ", id);
-      first = false;
-    }
-    StrAppend(&t, " } }\n");
-  }
-  StrAppend(&t, "columns = [\n");
-  for (const ColumnProfile& c : train) {
-    ValueType type = c.type;
-    // A column that is int in one file and float in the other is float.
-    if (eval) {
-      for (const ColumnProfile& e : *eval) {
-        if (e.name == c.name && e.type != c.type && c.name != o.label) {
-          type = (e.type == ValueType::kString || type == ValueType::kString)
-                     ? ValueType::kString
-                     : ValueType::kFloat;
-        }
-      }
-    }
-    StrAppend(&t, "  ", Quote(StrCat(c.name, ":", ValueTypeText(type))), ",\n");
-  }
+  DTF_ASSIGN_OR_RETURN(
+      LabelChoice lc,
+      ChooseLabel(o, *label, eval_label, plans[label_index], &result->label));
+  StrAppend(&t, "[schema]\nmissing = ", QuotedList(missing), "\n",
+            lc.schema_line, "columns = [\n");
+  for (const ColumnPlan& p : plans) StrAppend(&t, "  ", ColumnEntry(p), ",\n");
   StrAppend(&t, "]\n");
   // [features]
   int wide = 0, deep = 0;
-  std::string features;
-  for (const ColumnProfile& c : train) {
-    if (c.name == o.label || IsIdentifier(c) || c.values == 0) continue;
-    if (c.type != ValueType::kString) {
-      StrAppend(&features, "\n[[features.numeric]]\nname = ", Quote(c.name),
-                "\nnormalize = true\n");
-      if (c.missing > 0)
-        StrAppend(&features, "default = ", Number(c.mean), "\n");
-      ++deep;
-      if (c.distinct() > kBucketizeAbove) {
-        std::vector<double> bounds;
-        for (int q = 1; q < 10; ++q) {
-          double b = c.Quantile(q / 10.0);
-          if (bounds.empty() || b > bounds.back()) bounds.push_back(b);
-        }
-        std::string list;
-        for (double b : bounds)
-          StrAppend(&list, list.empty() ? "" : ", ", Number(b));
-        StrAppend(&features, "\n[[features.bucketized]]\nname = ",
-                  Quote(StrCat(c.name, "_buckets")),
-                  "\nsource = ", Quote(c.name), "\nboundaries = [", list,
-                  "]\nwide = true\n");
-        ++wide;
-      }
-    } else if (c.distinct() <= kMaxVocabulary) {
-      StrAppend(&features, "\n[[features.categorical]]\nname = ", Quote(c.name),
-                "\nvocabulary = ", QuotedList(Vocabulary(c)),
-                "\nnum_oov_buckets = 1\nembedding = ",
-                EmbeddingSize(c.distinct() + 1), "\nwide = true\n");
-      ++wide;
-      ++deep;
-    } else {
-      size_t buckets = std::bit_ceil(std::min<size_t>(2 * c.distinct(), 4096));
-      StrAppend(&features, "\n[[features.hashed]]\nname = ", Quote(c.name),
-                "\nbuckets = ", buckets,
-                "\nembedding = ", EmbeddingSize(buckets), "\nwide = true\n");
-      ++wide;
-      ++deep;
-    }
+  for (size_t i = 0; i < train.size(); ++i) {
+    StrAppend(&t, FeatureToml(train[i], plans[i], missing));
+    result->columns.push_back(Reported(plans[i]));
+    const PlannedFeature kind = plans[i].kind;
+    deep += kind != PlannedFeature::kNone;
+    wide += kind == PlannedFeature::kCategorical ||
+            kind == PlannedFeature::kHashed || plans[i].bucketize;
   }
-  if (wide == 0 || deep == 0) {
+  if (deep == 0) {
     return InvalidArgumentError(
         StrCat(o.train_csv,
                ": no column besides the label and identifiers to learn from"));
   }
-  StrAppend(&t, features);
   // [model] and [train]
-  std::string loss = "binary_crossentropy";
-  std::string classes;
-  if (numeric_label) {
-    if (label->type == ValueType::kFloat && label->distinct() > 2) {
-      loss = "squared_error";
-    } else if (label->distinct() > 2) {
-      loss = "softmax_crossentropy";
-      classes = StrCat("classes = ", label->distinct(), "\n");
-    }
-  } else if (lv.values.size() > 2) {
-    loss = "softmax_crossentropy";
-    classes = StrCat("classes = ", lv.values.size(), "\n");
-  }
-  StrAppend(&t, "\n[model]\ntype = \"wide_deep\"\nhidden = [64, 32]\nloss = ",
-            Quote(loss), "\n", classes);
+  // Without a wide feature (only numbers, none bucketized) the model is the
+  // deep part alone.
+  StrAppend(&t, "\n[model]\ntype = ", wide ? "\"wide_deep\"" : "\"mlp\"",
+            "\nhidden = [64, 32]\nloss = ", Quote(lc.loss), "\n",
+            lc.classes ? StrCat("classes = ", lc.classes, "\n") : "");
   // Small data sets (Titanic's 891 rows) need small batches and more epochs
   // to take enough steps; larger ones (Adult's 32,561) train smoother with
   // larger batches and a gentler deep learning rate.
-  const int64_t rows = label->values + label->missing;
+  const int64_t rows = label->cells();
+  result->rows = rows;
   const bool small = rows < 10000;
   StrAppend(&t, "\n# Tuned for ", small ? "a small" : "a large", " data set (",
             rows, " training rows profiled).\n[train]\n",
             "batch_size = ", small ? 32 : 256, "\nepochs = ", small ? 20 : 12,
             "\nshuffle_buffer = 10000\nseed = 42\noutput_dir = \"out\"\n"
-            "early_stopping = { metric = \"loss\", patience = 3 }\n"
-            "\n[train.wide_optimizer]\ntype = \"ftrl\"\nlearning_rate = 0.05\n"
-            "\n[train.deep_optimizer]\ntype = \"adagrad\"\nlearning_rate = ",
-            small ? "0.05" : "0.02", "\n");
+            "early_stopping = { metric = \"loss\", patience = 3 }\n",
+            wide ? "\n[train.wide_optimizer]\ntype = \"ftrl\"\n"
+                   "learning_rate = 0.05\n\n[train.deep_optimizer]\n"
+                 : "\n[train.optimizer]\n",
+            "type = \"adagrad\"\nlearning_rate = ", small ? "0.05" : "0.02",
+            "\n");
   return t;
 }
 
@@ -467,16 +666,24 @@ StatusOr<ScaffoldResult> ScaffoldJob(const ScaffoldOptions& options) {
     DTF_RETURN_IF_ERROR(WriteFileAtomically(eval_path, eval));
     result.files = {"data/train.csv", "data/eval.csv"};
   }
+  if (o.sniff_delimiter && !options.train_csv.empty()) {
+    DTF_ASSIGN_OR_RETURN(o.csv.delimiter, SniffDelimiter(train_path));
+    result.delimiter_sniffed = true;
+  }
+  result.delimiter = o.csv.delimiter;
+  result.train_csv = o.train_csv;
   const std::vector<std::string> missing = {"?"};
-  DTF_ASSIGN_OR_RETURN(std::vector<ColumnProfile> train,
-                       ProfileCsv(train_path, o.csv, missing, o.max_rows));
+  DTF_ASSIGN_OR_RETURN(
+      std::vector<ColumnProfile> train,
+      ProfileCsv(train_path, o.csv, missing, o.max_rows, o.label));
   std::vector<ColumnProfile> eval;
   if (!eval_path.empty()) {
-    DTF_ASSIGN_OR_RETURN(eval,
-                         ProfileCsv(eval_path, o.csv, missing, o.max_rows));
+    DTF_ASSIGN_OR_RETURN(
+        eval, ProfileCsv(eval_path, o.csv, missing, o.max_rows, o.label));
   }
-  DTF_ASSIGN_OR_RETURN(std::string job,
-                       JobToml(o, train, eval_path.empty() ? nullptr : &eval));
+  DTF_ASSIGN_OR_RETURN(
+      std::string job,
+      JobToml(o, train, eval_path.empty() ? nullptr : &eval, &result));
   DTF_RETURN_IF_ERROR(WriteFileAtomically(stage + "/dtf.toml", job));
   DTF_RETURN_IF_ERROR(
       WriteFileAtomically(stage + "/profiles/local.toml", kLocalProfile));

@@ -101,7 +101,13 @@ StatusOr<RowEncoder> RowEncoder::Create(const Schema& schema,
       o.type = ValueType::kInt;
       o.mapped = true;
     }
-    if (!o.mapped) o.scalar_index = o.csv_index[0];
+    o.format = o.mapped ? ColumnFormat::kPlain : c.format;
+    // Plain numbers read the same under kNumber; other formats read some
+    // plain-looking cells differently ("2" is no bool, "1.500" is 1500 with
+    // a decimal comma).
+    const bool fast =
+        o.format == ColumnFormat::kPlain || o.format == ColumnFormat::kNumber;
+    if (!o.mapped && fast) o.scalar_index = o.csv_index[0];
     add(std::move(o));
   }
   for (const VectorSpec& v : schema.vectors) {
@@ -142,6 +148,16 @@ Status RowEncoder::ParseCell(const Output& o, std::string_view cell,
                  " values: ", ListForMessage(known), ")"));
     }
     s->ints.push_back(it->second);
+    return OkStatus();
+  }
+  if (o.format != ColumnFormat::kPlain) {
+    DTF_ASSIGN_OR_RETURN(Value parsed,
+                         ParseFormattedValue(cell, o.type, o.format));
+    if (o.type == ValueType::kInt) {
+      s->ints.push_back(std::get<int64_t>(parsed));
+    } else {
+      s->floats.push_back(static_cast<float>(std::get<double>(parsed)));
+    }
     return OkStatus();
   }
   switch (o.type) {

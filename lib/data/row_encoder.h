@@ -72,6 +72,8 @@ class RowEncoder {
     bool label = false;
     // Label with a value map: cells are looked up in `label_.mapping`.
     bool mapped = false;
+    // How a scalar column's cells are written.
+    ColumnFormat format = ColumnFormat::kPlain;
     // csv_index[0] when the feature is one plain column, else -1.
     int scalar_index = -1;
   };

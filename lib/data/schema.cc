@@ -104,6 +104,18 @@ std::optional<SchemaProblem> CheckColumns(const Schema& schema,
       return Problem(key + ".default",
                      MismatchMessage(*c.default_value, c.type));
     }
+    if (c.format == ColumnFormat::kBool && c.type != ValueType::kInt) {
+      return Problem(key + ".format",
+                     absl::StrFormat("format \"bool\" needs an int column, "
+                                     "not %s",
+                                     ValueTypeName(c.type)));
+    }
+    if (c.format != ColumnFormat::kPlain && c.type == ValueType::kString) {
+      return Problem(key + ".format",
+                     absl::StrFormat("format \"%s\" needs an int or float "
+                                     "column, not str",
+                                     ColumnFormatName(c.format)));
+    }
   }
   return std::nullopt;
 }
@@ -200,8 +212,8 @@ std::string TomlValue(const Value& v) {
 // Whether "name:type[=default]" reads back to `c`.
 bool HasCompactForm(const ColumnSpec& c) {
   const std::string_view spaces = " \t";
-  return !c.required && !c.skip && !c.name.empty() &&
-         c.name.find_first_of(":=") == std::string::npos &&
+  return !c.required && !c.skip && c.format == ColumnFormat::kPlain &&
+         !c.name.empty() && c.name.find_first_of(":=") == std::string::npos &&
          spaces.find(c.name.front()) == std::string_view::npos &&
          spaces.find(c.name.back()) == std::string_view::npos &&
          (!c.default_value || TypeOfValue(*c.default_value) == c.type);
@@ -373,6 +385,11 @@ std::string SchemaToToml(const Schema& schema) {
     }
     if (c.required) out += "required = true\n";
     if (c.skip) out += "skip = true\n";
+    if (c.format != ColumnFormat::kPlain) {
+      absl::StrAppend(&out,
+                      "format = ", toml_util::Quote(ColumnFormatName(c.format)),
+                      "\n");
+    }
   }
   for (const VectorSpec& v : schema.vectors) {
     absl::StrAppend(

@@ -33,6 +33,32 @@ using Value = std::variant<int64_t, double, std::string>;
 StatusOr<Value> ParseValue(std::string_view text, ValueType type);
 std::string ValueToString(const Value& v);
 
+// How the cells of an int or float column are written, besides plain
+// numbers (which every format accepts).
+enum class ColumnFormat {
+  kPlain,  // "1234.5", as ParseValue reads it
+  // "$1,234.5", "-€12", "52.6%": a currency sign ($, €, £) before the number
+  // (or after it, past one space), "," between groups of three digits, "."
+  // before the fraction, "%" after it. The value is the number as written
+  // ("52.6%" is 52.6).
+  kNumber,
+  // "1.234,5", "1 234,5 €", "12,5%": as kNumber with "." or " " between
+  // groups and "," before the fraction.
+  kDecimalComma,
+  // true/false, yes/no, y/n, t/f, 1/0 in any case: 1 and 0. Int columns
+  // only.
+  kBool,
+};
+// "plain", "number", "decimal_comma", "bool".
+std::string_view ColumnFormatName(ColumnFormat f);
+StatusOr<ColumnFormat> ParseColumnFormat(std::string_view name);
+
+// Parses one cell as `type` written in `format`. InvalidArgument like
+// `expected a float written as 1,234.5 (format "number"), got "abc"` when it
+// does not fit (the caller adds the place).
+StatusOr<Value> ParseFormattedValue(std::string_view text, ValueType type,
+                                    ColumnFormat format);
+
 struct ColumnSpec {
   std::string name;
   ValueType type = ValueType::kString;
@@ -43,6 +69,9 @@ struct ColumnSpec {
   bool required = false;
   // Read (it occupies a CSV column) but not written. Default: false.
   bool skip = false;
+  // How the cells are written. Default: kPlain. Other formats need an int or
+  // float column (kBool an int one).
+  ColumnFormat format = ColumnFormat::kPlain;
 };
 
 // One fixed-length feature made of several columns, e.g. 784 pixel columns

@@ -12,6 +12,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/base/strings.h"
 #include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
 
@@ -319,6 +320,129 @@ TEST_F(CliTest, InitRefusesANonEmptyDirectory) {
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("full: exists and is not empty"));
   EXPECT_THAT(Left(dir_ / "full"), ::testing::ElementsAre("keep"));
+}
+
+// 400 rows a data scientist meets: a ';' file with an id, NA spellings,
+// currency, percent signs, decimal commas and mixed true/false spellings.
+std::string MessyCsv() {
+  using dtf::StrCat;
+  std::string csv = "user_id;age;price;share;weight;member;city;label\n";
+  const char* members[] = {"yes", "No", "Y", "n", "TRUE", "false"};
+  for (int i = 0; i < 400; ++i) {
+    csv += StrCat(5000 + i, ";", i % 13 == 0 ? "NA" : StrCat(18 + i % 60), ";",
+                  "$", 1 + i % 9, ",", 100 + i % 900, ";", i % 100, ".5%;",
+                  i % 80, ",", i % 10, ";", members[i % 6], ";",
+                  i % 3 ? "Paris" : "Lyon", ";", i % 2, "\n");
+  }
+  return csv;
+}
+
+TEST_F(CliTest, InitReadsAMessyCsvAndPrintsItsDecisions) {
+  Write("in.csv", MessyCsv());
+  Result r = Run("init job --from-csv in.csv --label label");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Read in.csv: 400 rows, 8 columns, delimiter "
+                               "';' (detected)\n"));
+  EXPECT_THAT(r.out, HasSubstr("Label \"label\": binary, 2 classes\n"));
+  EXPECT_THAT(r.out, HasSubstr("  0                       200   50.0%\n"));
+  EXPECT_THAT(r.out, HasSubstr("  user_id  int    none             identifier: "
+                               "named like one, 100% of values distinct\n"));
+  EXPECT_THAT(r.out, HasSubstr("  age      int    numeric+buckets  NA read as "
+                               "missing\n"));
+  EXPECT_THAT(r.out, HasSubstr("  price    int    numeric+buckets  read "
+                               "\"$1,100\" as 1100"));
+  EXPECT_THAT(r.out, HasSubstr("  share    float  numeric+buckets  read "
+                               "\"0.5%\" as 0.5"));
+  EXPECT_THAT(r.out, HasSubstr("  weight   float  numeric+buckets  decimal "
+                               "comma: read \"0,0\" as 0\n"));
+  EXPECT_THAT(r.out, HasSubstr("  member   int    numeric          true/false "
+                               "spellings (N"));
+  EXPECT_THAT(r.out, HasSubstr("  city     str    categorical"));
+  const std::string toml = Slurp(dir_ / "job/dtf.toml");
+  EXPECT_THAT(toml, HasSubstr("delimiter = \";\""));
+  EXPECT_THAT(toml, HasSubstr("missing = [\"?\", \"NA\"]"));
+  Result gen = Run("gen-records --job job/dtf.toml");
+  EXPECT_EQ(gen.code, 0) << gen.err;
+  EXPECT_THAT(gen.err, HasSubstr("400 rows"));
+}
+
+TEST_F(CliTest, InitJsonPrintsTheDecisions) {
+  Write("in.csv", MessyCsv());
+  Result r = Run("init job --from-csv in.csv --label label --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("{\"dir\": \"job\", \"train_csv\": \"in.csv\", "
+                        "\"rows\": 400, \"delimiter\": \";\", "
+                        "\"delimiter_detected\": true, \"missing\": [\"?\", "
+                        "\"NA\"], \"label\": {\"column\": \"label\", \"task\": "
+                        "\"binary\", \"rows\": 400, \"classes\": "
+                        "[{\"value\": \"0\", \"count\": 200, \"percent\": "
+                        "50.00}, ",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_THAT(r.out, HasSubstr("{\"name\": \"price\", \"type\": \"int\", "
+                               "\"format\": \"number\", \"feature\": "
+                               "\"numeric+buckets\", \"why\": \"\", "));
+  EXPECT_THAT(r.out, HasSubstr("{\"name\": \"user_id\", \"type\": \"int\", "
+                               "\"format\": \"plain\", \"feature\": \"none\", "
+                               "\"why\": \"identifier: named like one, 100% "
+                               "of values distinct\""));
+  EXPECT_EQ(r.out.find("Created"), std::string::npos);
+}
+
+TEST_F(CliTest, InitRefusesDuplicateHeaderNames) {
+  Write("in.csv", "a,label,a\n1,0,2\n");
+  Result r = Run("init job --from-csv in.csv --label label");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("in.csv:1:9: duplicate column \"a\" (also at "
+                               "in.csv:1:1)"));
+  EXPECT_THAT(Left(dir_), ::testing::ElementsAre("in.csv"));
+}
+
+TEST_F(CliTest, InitRefusesAnEvalCsvWithAnotherHeader) {
+  Write("in.csv", "a,b,label\n1,2,0\n3,4,1\n");
+  Write("ev.csv", "a,B,label\n1,2,0\n");
+  Result r = Run("init job --from-csv in.csv --eval-csv ev.csv --label label");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("ev.csv:1:3: column 2 is \"B\" but in "
+                               "in.csv:1:3 it is \"b\""));
+}
+
+TEST_F(CliTest, InitWithTheWrongDelimiterSaysWhichOneFits) {
+  Write("in.csv", "age;label\n1;0\n2;1\n");
+  Result r = Run("init job --from-csv in.csv --label label --delimiter ,");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("in.csv:1: the header is one column, "
+                               "\"age;label\", which holds ';': the fields "
+                               "are not separated by ','; give --delimiter "
+                               "';'"));
+}
+
+TEST_F(CliTest, InitRefusesRowsWithoutALabel) {
+  Write("in.csv", "x,label\n1,0\n2,\n3,NaN\n");
+  Result r = Run("init job --from-csv in.csv --label label");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("in.csv:3: no label: column \"label\" is "
+                               "missing on this row (2 rows in all)"));
+}
+
+TEST_F(CliTest, GenRecordsInferDetectsTheDelimiter) {
+  Write("in.csv", "age;income;color;label\n30;1.5;red;0\n40;2.5;blue;1\n");
+  Result r = Run("gen-records --infer --out rec --schema-out s.toml in.csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string schema = Slurp(dir_ / "s.toml");
+  EXPECT_THAT(schema, HasSubstr("\"age:int\""));
+  EXPECT_THAT(schema, HasSubstr("\"income:float\""));
+  EXPECT_THAT(schema, HasSubstr("\"label:int\""));
+  Write("t.tsv", "a\tb\n1\tx\n");
+  r = Run("gen-records --infer --out rec2 --schema-out t.toml t.tsv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(Slurp(dir_ / "t.toml"), HasSubstr("\"b:str\""));
+  r = Run("gen-records --infer --out rec3 --delimiter , in.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("in.csv:1: the header is one column, "
+                               "\"age;income;color;label\""));
+  EXPECT_FALSE(fs::exists(dir_ / "rec3"));
 }
 
 }  // namespace

@@ -173,5 +173,180 @@ TEST(JobScaffold, TabSeparatedCsvJobReadsWithATab) {
   EXPECT_EQ(job->data.csv_options.delimiter, '\t');
 }
 
+// Writes `csv` as in.csv (or `name`) under `temp` and scaffolds a job from
+// it with label "label".
+StatusOr<ScaffoldResult> Scaffold(const testing::TempDir& temp,
+                                  const std::string& csv,
+                                  const std::string& eval = "",
+                                  const std::string& name = "in.csv") {
+  testing::WriteFile(temp.Join(name), csv);
+  ScaffoldOptions o;
+  o.dir = temp.Join("job");
+  o.train_csv = temp.Join(name);
+  if (!eval.empty()) {
+    testing::WriteFile(temp.Join("eval.csv"), eval);
+    o.eval_csv = temp.Join("eval.csv");
+  }
+  o.label = "label";
+  return ScaffoldJob(o);
+}
+
+const ScaffoldColumn* Column(const ScaffoldResult& r, const std::string& n) {
+  for (const ScaffoldColumn& c : r.columns) {
+    if (c.name == n) return &c;
+  }
+  return nullptr;
+}
+
+TEST(JobScaffold, SemicolonFileIsDetectedAndReadWithDecimalCommas) {
+  testing::TempDir temp("dtf_scaffold_test");
+  std::string csv = "age;income;color;score;label\n";
+  for (int i = 0; i < 200; ++i) {
+    StrAppend(&csv, 20 + i % 50, ";", 1000 + i, ",", i % 100, ";",
+              i % 3 ? "red" : "blue", ";", i % 7, ",5;", i % 2, "\n");
+  }
+  auto r = Scaffold(temp, csv);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->delimiter, ';');
+  EXPECT_TRUE(r->delimiter_sniffed);
+  EXPECT_EQ(r->columns.size(), 5u);
+  ASSERT_NE(Column(*r, "income"), nullptr);
+  EXPECT_EQ(Column(*r, "income")->format, "decimal_comma");
+  EXPECT_EQ(Column(*r, "income")->type, "float");
+  EXPECT_EQ(Column(*r, "color")->feature, "categorical");
+  auto job = LoadJobFile(temp.Join("job/dtf.toml"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->data.csv_options.delimiter, ';');
+  EXPECT_EQ(job->schema.FindColumn("score")->format,
+            ColumnFormat::kDecimalComma);
+  EXPECT_EQ(r->label.task, "binary");
+  ASSERT_EQ(r->label.classes.size(), 2u);
+  EXPECT_EQ(r->label.classes[0], (std::pair<std::string, int64_t>{"0", 100}));
+}
+
+TEST(JobScaffold, TsvNameMeansTab) {
+  testing::TempDir temp("dtf_scaffold_test");
+  std::string csv = "a\tb\tlabel\n";
+  for (int i = 0; i < 30; ++i) StrAppend(&csv, i % 4, "\tx", i % 3, "\t1\n");
+  auto r = Scaffold(temp, csv, "", "in.tsv");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->delimiter, '\t');
+}
+
+TEST(JobScaffold, RegressionTargetWithNaNStaysNumeric) {
+  testing::TempDir temp("dtf_scaffold_test");
+  std::string csv = "x,price,label\n";
+  for (int i = 0; i < 3000; ++i) {
+    StrAppend(&csv, i % 17, ",", i % 50 == 0 ? "NaN" : StrCat(i % 97 * 1.5),
+              ",", 100 + (i * 37) % 1822, ".25\n");
+  }
+  auto r = Scaffold(temp, csv);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->label.task, "regression");
+  EXPECT_DOUBLE_EQ(r->label.min, 100.25);
+  EXPECT_DOUBLE_EQ(r->label.max, 1921.25);
+  EXPECT_EQ(r->missing, (std::vector<std::string>{"?", "NaN"}));
+  std::string toml = testing::ReadFile(temp.Join("job/dtf.toml"));
+  EXPECT_THAT(toml, HasSubstr("loss = \"squared_error\""));
+  EXPECT_THAT(toml, HasSubstr("missing = [\"?\", \"NaN\"]"));
+  EXPECT_THAT(toml, HasSubstr("\"price:float\""));
+  EXPECT_TRUE(LoadJobFile(temp.Join("job/dtf.toml")).ok());
+}
+
+TEST(JobScaffold, RowWithoutALabelIsAnErrorAtItsLine) {
+  testing::TempDir temp("dtf_scaffold_test");
+  std::string csv = "x,label\n";
+  for (int i = 0; i < 30; ++i) {
+    StrAppend(&csv, i, ",",
+              i == 6 || i == 9 ? "NaN"
+              : i == 20        ? ""
+                               : "1",
+              "\n");
+  }
+  auto r = Scaffold(temp, csv);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(std::string(Message(r.status())),
+            StrCat(temp.Join("in.csv"),
+                   ":8: no label: column \"label\" is missing on this row (3 "
+                   "rows in all); remove the rows without a label, or fill "
+                   "them in"));
+  EXPECT_FALSE(std::filesystem::exists(temp.Join("job")));
+}
+
+TEST(JobScaffold, DuplicateHeaderIsAnError) {
+  testing::TempDir temp("dtf_scaffold_test");
+  auto r = Scaffold(temp, "x,label,y,x\n1,0,2,3\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(
+      std::string(Message(r.status())),
+      StrCat(temp.Join("in.csv"), ":1:11: duplicate column \"x\" (also at ",
+             temp.Join("in.csv"), ":1:1); give each column a name of its own"));
+}
+
+TEST(JobScaffold, EvalHeaderThatDiffersIsAnError) {
+  testing::TempDir temp("dtf_scaffold_test");
+  std::string rows;
+  for (int i = 0; i < 30; ++i)
+    StrAppend(&rows, i, ",", i % 3, ",", i % 2, "\n");
+  auto r = Scaffold(temp, "a,b,label\n" + rows, "a,c,label\n" + rows);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(std::string(Message(r.status())),
+            StrCat(temp.Join("eval.csv"), ":1:3: column 2 is \"c\" but in ",
+                   temp.Join("in.csv"),
+                   ":1:3 it is \"b\"; the eval CSV needs the training CSV's "
+                   "header"));
+  r = Scaffold(temp, "a,b,label\n" + rows, "a,b\n1,2\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(Message(r.status())),
+              HasSubstr("eval.csv:1: no column \"label\" ("));
+}
+
+TEST(JobScaffold, EvalNumbersWithCurrencyWidenTheFormat) {
+  testing::TempDir temp("dtf_scaffold_test");
+  std::string train = "p,label\n", eval = "p,label\n";
+  for (int i = 0; i < 40; ++i) {
+    StrAppend(&train, i % 7 * 10, ",", i % 2, "\n");
+    StrAppend(&eval, "$", i % 7 * 10, ",", i % 2, "\n");
+  }
+  auto r = Scaffold(temp, train, eval);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Column(*r, "p")->format, "number");
+  EXPECT_EQ(Column(*r, "p")->type, "int");
+}
+
+TEST(JobScaffold, OnlyFewValuedNumbersMakeAnMlpJob) {
+  testing::TempDir temp("dtf_scaffold_test");
+  std::string csv = "a,b,label\n";
+  const char* yes_no[] = {"yes", "No", "Y"};
+  for (int i = 0; i < 60; ++i) {
+    StrAppend(&csv, i % 6, ",", yes_no[i % 3], ",", i % 2, "\n");
+  }
+  auto r = Scaffold(temp, csv);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Column(*r, "b")->format, "bool");
+  const std::string toml = testing::ReadFile(temp.Join("job/dtf.toml"));
+  EXPECT_THAT(toml, HasSubstr("type = \"mlp\""));
+  EXPECT_THAT(toml, HasSubstr("[train.optimizer]"));
+  auto job = LoadJobFile(temp.Join("job/dtf.toml"));
+  EXPECT_TRUE(job.ok()) << job.status();
+}
+
+TEST(JobScaffold, NoneIsAClassOfAStrLabel) {
+  testing::TempDir temp("dtf_scaffold_test");
+  std::string csv = "x,label\n";
+  const char* risk[] = {"None", "Low", "High"};
+  for (int i = 0; i < 60; ++i) StrAppend(&csv, i % 5, ",", risk[i % 3], "\n");
+  auto r = Scaffold(temp, csv);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->label.task, "multiclass");
+  EXPECT_EQ(r->label.rows, 60);
+  ASSERT_EQ(r->label.classes.size(), 3u);
+  EXPECT_EQ(r->label.classes[0], (std::pair<std::string, int64_t>{"High", 20}));
+  EXPECT_EQ(r->label.classes[2], (std::pair<std::string, int64_t>{"None", 20}));
+  auto job = LoadJobFile(temp.Join("job/dtf.toml"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->schema.label->mapping.at("None"), 2);
+}
+
 }  // namespace
 }  // namespace dtf

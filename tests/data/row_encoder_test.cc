@@ -1,6 +1,7 @@
 #include "lib/data/row_encoder.h"
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fmt/format.h"
@@ -296,6 +297,67 @@ TEST(RowEncoder, LongListsInMessagesAreCut) {
               HasSubstr("wide.csv:1: schema column \"nope\" is not in the "
                         "header (\"col0\", "));
   EXPECT_THAT(header_message, HasSubstr("... and 490 more)"));
+
+Schema Formatted() {
+  Schema s = Cols({{"price", ValueType::kInt},
+                   {"share", ValueType::kFloat},
+                   {"w", ValueType::kFloat},
+                   {"flag", ValueType::kInt}});
+  s.columns[0].format = ColumnFormat::kNumber;
+  s.columns[1].format = ColumnFormat::kNumber;
+  s.columns[2].format = ColumnFormat::kDecimalComma;
+  s.columns[3].format = ColumnFormat::kBool;
+  s.missing_values = {"", "NaN"};
+  return s;
+}
+
+TEST(RowEncoder, FormatsReadNumbersAsWritten) {
+  auto enc = RowEncoder::Create(Formatted(), {}, "in.csv");
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  for (const auto& [line, price, share, w, flag] :
+       std::vector<std::tuple<std::string, int64_t, float, float, int64_t>>{
+           {"\"$1,200\",52.6%,\"1.234,5\",Yes", 1200, 52.6f, 1234.5f, 1},
+           {"-$5,7.5,\"12,5 \xE2\x82\xAC\",f", -5, 7.5f, 12.5f, 0},
+           {"\"4,700\",\"1,000.25\",3,TRUE", 4700, 1000.25f, 3.0f, 1},
+           {"17,0.5,\"1 000,5\",0", 17, 0.5f, 1000.5f, 0}}) {
+    auto p = Parse(line);
+    RowEncoder::Scratch scratch;
+    std::string got;
+    Status st = enc->Encode(p->row, "in.csv", &scratch, &got);
+    ASSERT_TRUE(st.ok()) << line << ": " << st;
+    tensorflow::Example want;
+    auto& f = *want.mutable_features()->mutable_feature();
+    f["price"].mutable_int64_list()->add_value(price);
+    f["share"].mutable_float_list()->add_value(share);
+    f["w"].mutable_float_list()->add_value(w);
+    f["flag"].mutable_int64_list()->add_value(flag);
+    EXPECT_EQ(got, Deterministic(want)) << line;
+  }
+}
+
+TEST(RowEncoder, CellNotInItsFormatNamesLineAndColumn) {
+  auto enc = RowEncoder::Create(Formatted(), {}, "in.csv");
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  RowEncoder::Scratch scratch;
+  std::string got;
+  auto p = Parse("\"$1,20\",1%,2,yes");
+  Status st = enc->Encode(p->row, "in.csv", &scratch, &got);
+  EXPECT_EQ(std::string(Message(st)),
+            "in.csv:7:1: column \"price\": expected an int written as 1,234 "
+            "(format \"number\"), got \"$1,20\"");
+  p = Parse("1,1%,\"2.5\",yes");
+  st = enc->Encode(p->row, "in.csv", &scratch, &got);
+  EXPECT_EQ(std::string(Message(st)),
+            "in.csv:7:6: column \"w\": expected a float written as 1.234,5 "
+            "(format \"decimal_comma\"), got \"2.5\"");
+  p = Parse("1,1%,2,2");
+  st = enc->Encode(p->row, "in.csv", &scratch, &got);
+  EXPECT_THAT(std::string(Message(st)),
+              HasSubstr("in.csv:7:8: column \"flag\": expected true or false"));
+  EXPECT_TRUE(got.empty());
+  // NaN is missing: left out of the Example.
+  p = Parse("NaN,1%,2,n");
+  ASSERT_TRUE(enc->Encode(p->row, "in.csv", &scratch, &got).ok());
 }
 
 }  // namespace

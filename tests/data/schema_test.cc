@@ -314,6 +314,98 @@ TEST(Schema, SchemaToTomlRoundTrips) {
   EXPECT_THAT(SchemaToToml(tables), HasSubstr("[schema.label.map]"));
 }
 
+TEST(Schema, ParseFormattedValue) {
+  auto num = [](std::string_view text, ValueType type, ColumnFormat f) {
+    StatusOr<Value> v = ParseFormattedValue(text, type, f);
+    return v.ok() ? ValueToString(*v) : std::string(Message(v.status()));
+  };
+  const auto kInt = ValueType::kInt;
+  const auto kFloat = ValueType::kFloat;
+  const auto kNumber = ColumnFormat::kNumber;
+  const auto kComma = ColumnFormat::kDecimalComma;
+  EXPECT_EQ(num("$1,200", kInt, kNumber), "1200");
+  EXPECT_EQ(num("-$1,234,567", kInt, kNumber), "-1234567");
+  EXPECT_EQ(num("$-3", kInt, kNumber), "-3");
+  EXPECT_EQ(num("\xC2\xA3"
+                "12.50",
+                kFloat, kNumber),
+            "12.5");
+  EXPECT_EQ(num("12 \xE2\x82\xAC", kInt, kNumber), "12");
+  EXPECT_EQ(num("52.6%", kFloat, kNumber), "52.6");
+  EXPECT_EQ(num("1e3", kFloat, kNumber), "1000");
+  EXPECT_EQ(num("1,2345", kInt, kNumber),
+            "expected an int written as 1,234 (format \"number\"), got "
+            "\"1,2345\"");
+  EXPECT_EQ(num("52.6%", kInt, kNumber),
+            "expected an int written as 1,234 (format \"number\"), got "
+            "\"52.6%\"");
+  EXPECT_EQ(num("1.234,5", kFloat, kComma), "1234.5");
+  EXPECT_EQ(num("3,14", kFloat, kComma), "3.14");
+  EXPECT_EQ(num("1 234", kInt, kComma), "1234");
+  EXPECT_EQ(num("-0,5 %", kFloat, kComma), "-0.5");
+  EXPECT_EQ(num("3.14", kFloat, kComma),
+            "expected a float written as 1.234,5 (format \"decimal_comma\"), "
+            "got \"3.14\"");
+  EXPECT_EQ(num("Yes", kInt, ColumnFormat::kBool), "1");
+  EXPECT_EQ(num("F", kInt, ColumnFormat::kBool), "0");
+  EXPECT_EQ(num("maybe", kInt, ColumnFormat::kBool),
+            "expected true or false (yes/no, y/n, t/f, 1/0; format "
+            "\"bool\"), got \"maybe\"");
+  EXPECT_EQ(num("7", kInt, ColumnFormat::kPlain), "7");
+  EXPECT_EQ(ColumnFormatName(*ParseColumnFormat("decimal_comma")),
+            "decimal_comma");
+  EXPECT_FALSE(ParseColumnFormat("money").ok());
+}
+
+TEST(Schema, FormatKeyLoadsValidatesAndRoundTrips) {
+  const std::string path = ::testing::TempDir() + "/schema_format_s.toml";
+  auto write = [&path](const std::string& text) {
+    std::ofstream(path) << text;
+  };
+  write(
+      "[schema]\ncolumns = [\n"
+      "  \"a:int\",\n"
+      "  { name = \"p\", type = \"float\", format = \"number\" },\n"
+      "  { name = \"b\", type = \"int\", format = \"bool\" },\n"
+      "]\n");
+  StatusOr<Schema> s = LoadSchemaFile(path);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->columns[1].format, ColumnFormat::kNumber);
+  EXPECT_EQ(s->columns[2].format, ColumnFormat::kBool);
+  write(SchemaToToml(*s));
+  StatusOr<Schema> back = LoadSchemaFile(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->columns[1].format, ColumnFormat::kNumber);
+
+  write(
+      "[schema]\ncolumns = [\n"
+      "  { name = \"p\", type = \"str\", format = \"number\" },\n"
+      "]\n");
+  s = LoadSchemaFile(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(Message(s.status())),
+              HasSubstr("schema_format_s.toml:3:"));
+  EXPECT_THAT(std::string(Message(s.status())),
+              HasSubstr("schema.columns[0].format: format \"number\" needs an "
+                        "int or float column, not str"));
+  write(
+      "[schema]\ncolumns = [\n"
+      "  { name = \"p\", type = \"int\", format = \"money\" },\n"
+      "]\n");
+  s = LoadSchemaFile(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(Message(s.status())),
+              HasSubstr("schema_format_s.toml:3:"));
+  EXPECT_THAT(std::string(Message(s.status())),
+              HasSubstr("unknown format \"money\""));
+  Schema bad;
+  bad.columns.push_back({"f", ValueType::kFloat, std::nullopt, false, false,
+                         ColumnFormat::kBool});
+  EXPECT_EQ(std::string(Message(ValidateSchema(bad))),
+            "schema.columns[0].format: format \"bool\" needs an int column, "
+            "not float");
+}
+
 TEST(SchemaInferrer, WidensIntToFloatToStr) {
   SchemaInferrer inferrer({"a", "b", "c", "d", "e"}, {"?", "NA"});
   inferrer.Add({"1", "1", "1", "", "x"});
