@@ -1,7 +1,7 @@
 // How a `text` feature splits free text into terms (docs/job-file.md,
 // "text"), as TensorFlow would with
 //   tokens = tf.strings.split(tf.strings.regex_replace(
-//       tf.strings.lower(text), "[^a-z0-9\x80-\xff]+", " "))
+//       tf.strings.lower(text), r"[^a-z0-9\x{80}-\x{10ffff}]+", " "))
 //   terms = tf.strings.ngrams(tokens, ngram_width=(1, 2), separator=" ")
 // ASCII letters are lower-cased; a token is a maximal run of ASCII letters,
 // ASCII digits and bytes >= 0x80, so UTF-8 letters (é, ß, 日本) stay inside
