@@ -214,9 +214,9 @@ struct DateFeature : CategoricalUse {
   std::vector<DatePart> parts = {DatePart::kYear, DatePart::kMonth,
                                  DatePart::kDay,  DatePart::kWeekday,
                                  DatePart::kHour, DatePart::kEpochDays};
-  // default: a date (in `format`) used when a record lacks the column;
-  // without one a record lacking it is an error at training time, as is a
-  // value that is not a date.
+  // default: a date (in `format`) used when a record lacks the column or
+  // holds an empty string; without one such a record is an error at
+  // training time, as is a value that is not a date.
   std::optional<std::string> default_value;
 };
 

@@ -277,28 +277,32 @@ Status FeatureLayer::DateAt(const Batch& batch, size_t date, int64_t row,
   const Source& source = sources_[static_cast<size_t>(d.source)];
   const Column& column = batch.columns[static_cast<size_t>(source.column)];
   const int64_t size = column.row_size(row);
-  if (size == 0) {
-    if (!d.default_value) {
-      return InvalidArgumentError(StrCat("date feature \"", d.name,
-                                         "\": a record has no \"", source.name,
-                                         "\" and the feature sets no default"));
-    }
-    *out = *d.default_value;
-    return OkStatus();
-  }
-  if (size != 1) {
+  if (size > 1) {
     return InvalidArgumentError(
         StrCat("date feature \"", d.name, "\": a record holds ", size,
                " values of \"", source.name, "\", expected 1"));
   }
-  const int64_t i = column.row_begin(row);
-  const auto begin = static_cast<size_t>(column.bytes_offsets[size_t(i)]);
-  const auto end = static_cast<size_t>(column.bytes_offsets[size_t(i) + 1]);
-  StatusOr<DateTime> parsed = ParseDate(
-      std::string_view(column.bytes).substr(begin, end - begin), d.format);
+  std::string_view text;
+  if (size == 1) {
+    const auto i = static_cast<size_t>(column.row_begin(row));
+    const auto begin = static_cast<size_t>(column.bytes_offsets[i]);
+    const auto end = static_cast<size_t>(column.bytes_offsets[i + 1]);
+    text = std::string_view(column.bytes).substr(begin, end - begin);
+  }
+  // An empty string is a missing date: a str column's default is often "".
+  if (text.empty()) {
+    if (!d.default_value) {
+      return InvalidArgumentError(StrCat(
+          "date feature \"", d.name, "\": a record has no \"", source.name,
+          "\" (or an empty one) and the feature sets no default"));
+    }
+    *out = *d.default_value;
+    return OkStatus();
+  }
+  StatusOr<DateTime> parsed = ParseDate(text, d.format);
   if (!parsed.ok()) {
-    return InvalidArgumentError(StrCat("date feature \"", d.name, "\": \"",
-                                       source.name,
+    return InvalidArgumentError(StrCat("date feature \"", d.name,
+                                       "\": column \"", source.name,
                                        "\": ", Message(parsed.status())));
   }
   *out = *parsed;
