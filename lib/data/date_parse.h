@@ -12,12 +12,12 @@
 
 namespace dtf {
 
-// Which text forms a parse accepts. Each form except kIso takes an optional
-// time after the date, separated by a space or "T": HH:MM[:SS[.fraction]].
+// Which text forms a parse accepts. In every form the date may be followed
+// by a space or "T" and a time HH:MM[:SS[.fraction]], then optionally a UTC
+// offset: Z, +HH:MM, +HHMM or +HH (or -).
 enum class DateFormat {
   kAuto,     // any of the forms below, tried in this order
-  kIso,      // 2024-03-05, 2024-03-05T14:30:00[.123][Z|+02:00|-0500|+02]
-             // (a space may stand for the T)
+  kIso,      // 2024-03-05, 2024-03-05T14:30:00.123+02:00, 2024-03-05 14:30
   kYmd,      // 2024/03/05 (also 2024.03.05)
   kMdy,      // 03/05/2024, US order: month first (also 03-05-2024)
   kDmy,      // 05.03.2024: day first (also 05/03/2024, 05-03-2024 when
