@@ -32,6 +32,17 @@ bool LooksLikeDate(const std::vector<std::string_view>& sample) {
   return DetectDateColumn(sample).has_value();
 }
 
+bool DatesHaveTime(const std::vector<std::string_view>& sample,
+                   DateFormat format) {
+  for (std::string_view value : sample) {
+    StatusOr<DateTime> t = ParseDate(value, format);
+    if (t.ok() && (t->hour != 0 || t->minute != 0 || t->second != 0)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool LooksLikeText(const std::vector<std::string_view>& sample) {
   if (sample.empty()) return false;
   int64_t tokens = 0;

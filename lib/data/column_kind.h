@@ -7,6 +7,9 @@
 //     [[features.date]]
 //     name = "<column>"
 //     format = "<DateFormatName(*DetectDateColumn(sample))>"
+//     parts = ["year", "month", "day", "weekday", "epoch_days"]
+//                       # only when !DatesHaveTime(sample, format): an
+//                       # hour that is always 0 teaches nothing
 //     embedding = 4     # wide_deep and mlp models; leave out for linear
 //     wide = true       # wide_deep: both parts; mlp: false; linear: default
 //   text (LooksLikeText):
@@ -35,6 +38,11 @@ std::optional<DateFormat> DetectDateColumn(
 
 // DetectDateColumn(sample).has_value().
 bool LooksLikeDate(const std::vector<std::string_view>& sample);
+
+// Whether any cell of `sample` that parses in `format` has a time of day
+// other than midnight.
+bool DatesHaveTime(const std::vector<std::string_view>& sample,
+                   DateFormat format);
 
 // Free text: the cells hold on average at least 3 tokens (TextTokens) and at
 // least half of them are distinct. False for an empty sample.

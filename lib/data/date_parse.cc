@@ -34,11 +34,6 @@ struct DateCursor {
   }
 };
 
-// What a form's reading found: the shape did not match (kNoMatch), the
-// shape matched and the fields are in range (kOk, *out set), or the shape
-// matched with a field out of range (kBadField, *why set).
-enum class DateMatch { kNoMatch, kOk, kBadField };
-
 struct DateFields {
   int64_t year = 0, month = 0, day = 0, hour = 0, minute = 0;
   double second = 0;

@@ -65,6 +65,16 @@ TEST(LooksLikeDate, NinetyFivePercentInOneFormat) {
   EXPECT_FALSE(LooksLikeDate({"2024-13-01", "2024-14-01"}));
 }
 
+TEST(DatesHaveTime, AnyTimeOtherThanMidnight) {
+  EXPECT_FALSE(
+      DatesHaveTime({"2024-03-05", "2024-03-06T00:00:00"}, DateFormat::kIso));
+  EXPECT_TRUE(
+      DatesHaveTime({"2024-03-05", "2024-03-06T00:00:01"}, DateFormat::kIso));
+  EXPECT_TRUE(DatesHaveTime({"03/05/2024 10:00"}, DateFormat::kMdy));
+  EXPECT_FALSE(DatesHaveTime({"03/05/2024 10:00"}, DateFormat::kIso));
+  EXPECT_FALSE(DatesHaveTime({}, DateFormat::kAuto));
+}
+
 TEST(LooksLikeText, ManyDistinctCellsOfSeveralWords) {
   std::vector<std::string> reviews;
   for (int i = 0; i < 40; ++i) {
