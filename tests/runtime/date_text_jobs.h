@@ -3,6 +3,8 @@
 // it, written into a temporary directory.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <string_view>
