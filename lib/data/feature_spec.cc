@@ -33,10 +33,11 @@ class FeatureParser {
       : r_(r), schema_(schema), dir_(dir), spec_(spec) {}
 
   Status Parse(const toml::table& features) {
-    DTF_RETURN_IF_ERROR(r_.CheckKeys(
-        features, "features",
-        {"numeric", "categorical", "hashed", "bucketized", "crossed"}));
-    for (int k = 0; k <= static_cast<int>(FeatureKind::kCrossed); ++k) {
+    DTF_RETURN_IF_ERROR(
+        r_.CheckKeys(features, "features",
+                     {"numeric", "categorical", "hashed", "bucketized",
+                      "crossed", "date", "text"}));
+    for (int k = 0; k < kNumFeatureKinds; ++k) {
       const FeatureKind kind = static_cast<FeatureKind>(k);
       const toml::node* node = features.get(FeatureKindName(kind));
       if (node == nullptr) continue;
@@ -60,6 +61,7 @@ class FeatureParser {
         DTF_RETURN_IF_ERROR(ParseOne(kind, *t, element_key));
       }
     }
+    DTF_RETURN_IF_ERROR(CheckDatePartNames());
     return CheckEveryFeatureFeeds();
   }
 
@@ -93,6 +95,16 @@ class FeatureParser {
             t, key,
             {"name", "source", "boundaries", "embedding", "combiner", "wide"}));
         return ParseBucketized(t, key);
+      case FeatureKind::kDate:
+        DTF_RETURN_IF_ERROR(r_.CheckKeys(t, key,
+                                         {"name", "source", "format", "parts",
+                                          "default", "embedding", "wide"}));
+        return ParseDate(t, key);
+      case FeatureKind::kText:
+        DTF_RETURN_IF_ERROR(r_.CheckKeys(t, key,
+                                         {"name", "source", "buckets", "ngrams",
+                                          "embedding", "combiner", "wide"}));
+        return ParseText(t, key);
       default:
         DTF_RETURN_IF_ERROR(r_.CheckKeys(
             t, key,
@@ -388,8 +400,9 @@ class FeatureParser {
                                          const std::string& key,
                                          const std::string& name) {
     std::optional<FeatureSpec::Ref> ref = spec_->Find(name);
-    if (ref && ref->kind != FeatureKind::kNumeric &&
-        ref->kind != FeatureKind::kCrossed) {
+    if (ref && (ref->kind == FeatureKind::kCategorical ||
+                ref->kind == FeatureKind::kHashed ||
+                ref->kind == FeatureKind::kBucketized)) {
       used_.insert(name);
       return CrossInput{name, InputKind::kFeature};
     }
@@ -446,6 +459,107 @@ class FeatureParser {
     return OkStatus();
   }
 
+  Status ParseDate(const toml::table& t, const std::string& key) {
+    DateFeature f;
+    DTF_RETURN_IF_ERROR(ReadNames(t, key, &f.name, &f.source));
+    DTF_RETURN_IF_ERROR(Column(SourceAt(t), key + ".source", f.source,
+                               {ValueType::kString}, "a str column")
+                            .status());
+    if (const toml::node* n = t.get("format")) {
+      DTF_ASSIGN_OR_RETURN(
+          const int c,
+          r_.GetChoice(*n, key + ".format",
+                       {"auto", "iso8601", "ymd", "mdy", "dmy", "compact"}));
+      f.format = static_cast<DateFormat>(c);
+      r_.Remember(key + ".format", *n);
+    }
+    if (const toml::node* n = t.get("parts")) {
+      const std::string p_key = key + ".parts";
+      r_.Remember(p_key, *n);
+      const toml::array* array = n->as_array();
+      if (array == nullptr || array->empty()) {
+        return r_.Error(*n, p_key,
+                        StrCat("expected a non-empty list of parts, got ",
+                               toml_util::Text(*n)));
+      }
+      bool seen[kNumDateParts] = {};
+      for (size_t i = 0; i < array->size(); ++i) {
+        const toml::node& element = *array->get(i);
+        const std::string element_key = StrCat(p_key, "[", i, "]");
+        DTF_ASSIGN_OR_RETURN(const int c,
+                             r_.GetChoice(element, element_key,
+                                          {"year", "month", "day", "weekday",
+                                           "hour", "epoch_days"}));
+        if (seen[c]) {
+          return r_.Error(
+              element, element_key,
+              StrCat("\"", DatePartName(DatePart(c)), "\" is listed twice"));
+        }
+        seen[c] = true;
+      }
+      f.parts.clear();
+      for (int c = 0; c < kNumDateParts; ++c) {
+        if (seen[c]) f.parts.push_back(static_cast<DatePart>(c));
+      }
+    }
+    if (const toml::node* n = t.get("default")) {
+      DTF_ASSIGN_OR_RETURN(std::string text,
+                           r_.GetString(*n, key + ".default"));
+      r_.Remember(key + ".default", *n);
+      StatusOr<DateTime> parsed = dtf::ParseDate(text, f.format);
+      if (!parsed.ok()) {
+        return r_.Error(*n, key + ".default", Message(parsed.status()));
+      }
+      f.default_value = std::move(text);
+    }
+    DTF_RETURN_IF_ERROR(ReadUse(t, key, &f));
+    spec_->date.push_back(std::move(f));
+    return OkStatus();
+  }
+
+  Status ParseText(const toml::table& t, const std::string& key) {
+    TextFeature f;
+    DTF_RETURN_IF_ERROR(ReadNames(t, key, &f.name, &f.source));
+    DTF_RETURN_IF_ERROR(Column(SourceAt(t), key + ".source", f.source,
+                               {ValueType::kString}, "a str column")
+                            .status());
+    DTF_ASSIGN_OR_RETURN(f.buckets, ReadBuckets(t, key));
+    if (const toml::node* n = t.get("ngrams")) {
+      DTF_ASSIGN_OR_RETURN(const int64_t ngrams,
+                           r_.GetInt(*n, key + ".ngrams"));
+      r_.Remember(key + ".ngrams", *n);
+      if (ngrams != 1 && ngrams != 2) {
+        return r_.Error(*n, key + ".ngrams",
+                        StrCat("must be 1 (words) or 2 (words and bigrams), "
+                               "got ",
+                               ngrams));
+      }
+      f.ngrams = static_cast<int>(ngrams);
+    }
+    DTF_RETURN_IF_ERROR(ReadUse(t, key, &f));
+    spec_->text.push_back(std::move(f));
+    return OkStatus();
+  }
+
+  // A date feature's calendar parts become inputs named "<name>/<part>",
+  // and the model's variables are named after them: no other feature may
+  // take such a name.
+  Status CheckDatePartNames() const {
+    for (const DateFeature& f : spec_->date) {
+      for (DatePart part : f.parts) {
+        const std::string derived = StrCat(f.name, "/", DatePartName(part));
+        const std::optional<FeatureSpec::Ref> ref = spec_->Find(derived);
+        if (!ref) continue;
+        const std::string other = ElementKey(ref->kind, ref->index);
+        return r_.Error(r_.Where(other + ".name"), other + ".name",
+                        StrCat(QuoteForMessage(derived),
+                               " is the name of a part of date feature ",
+                               QuoteForMessage(f.name), "; rename one"));
+      }
+    }
+    return OkStatus();
+  }
+
   Status CheckEveryFeatureFeeds() const {
     auto check = [&](const auto& list, FeatureKind kind) -> Status {
       for (size_t i = 0; i < list.size(); ++i) {
@@ -455,12 +569,16 @@ class FeatureParser {
           continue;
         }
         const std::string key = ElementKey(kind, i);
-        return r_.Error(r_.Where(key), key,
-                        kind == FeatureKind::kNumeric
-                            ? "feeds nothing: deep and wide are false and no "
-                              "bucketized feature uses it"
-                            : "feeds nothing: set wide = true or an embedding "
-                              "size, or use it in a crossed feature");
+        return r_.Error(
+            r_.Where(key), key,
+            kind == FeatureKind::kNumeric
+                ? "feeds nothing: deep and wide are false and no "
+                  "bucketized feature uses it"
+            : kind == FeatureKind::kDate || kind == FeatureKind::kText
+                ? "feeds nothing: set wide = true or an embedding "
+                  "size"
+                : "feeds nothing: set wide = true or an embedding "
+                  "size, or use it in a crossed feature");
       }
       return OkStatus();
     };
@@ -468,7 +586,9 @@ class FeatureParser {
     DTF_RETURN_IF_ERROR(check(spec_->categorical, FeatureKind::kCategorical));
     DTF_RETURN_IF_ERROR(check(spec_->hashed, FeatureKind::kHashed));
     DTF_RETURN_IF_ERROR(check(spec_->bucketized, FeatureKind::kBucketized));
-    return check(spec_->crossed, FeatureKind::kCrossed);
+    DTF_RETURN_IF_ERROR(check(spec_->crossed, FeatureKind::kCrossed));
+    DTF_RETURN_IF_ERROR(check(spec_->date, FeatureKind::kDate));
+    return check(spec_->text, FeatureKind::kText);
   }
 
   Reader& r_;

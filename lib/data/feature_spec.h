@@ -7,7 +7,9 @@
 // bucketized or crossed feature; one that does none of these is an error.
 // Categorical kinds (categorical, hashed, bucketized, crossed) produce ids in
 // [0, num_ids()); they enter the wide part one-hot (TF's sparse linear
-// weights) and the deep part through an embedding table.
+// weights) and the deep part through an embedding table. A date feature
+// derives several inputs from one column (DateFeature); a text feature is a
+// bag of hashed words (TextFeature).
 #pragma once
 
 #include <cstddef>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/data/date_parse.h"
 #include "lib/data/schema.h"
 
 namespace dtf {
@@ -27,13 +30,17 @@ enum class FeatureKind {
   kCategorical,
   kHashed,
   kBucketized,
-  kCrossed
+  kCrossed,
+  kDate,
+  kText
 };
-// "numeric", "categorical", "hashed", "bucketized", "crossed": the key under
-// [features].
+inline constexpr int kNumFeatureKinds = 7;
+// "numeric", "categorical", "hashed", "bucketized", "crossed", "date",
+// "text": the key under [features].
 inline std::string_view FeatureKindName(FeatureKind kind) {
   static constexpr std::string_view kNames[] = {
-      "numeric", "categorical", "hashed", "bucketized", "crossed"};
+      "numeric", "categorical", "hashed", "bucketized",
+      "crossed", "date",        "text"};
   return kNames[static_cast<int>(kind)];
 }
 
@@ -167,6 +174,71 @@ struct CrossedFeature : CategoricalUse {
   int64_t num_ids() const { return buckets; }
 };
 
+// What a date feature derives from its date. Calendar parts are
+// categorical, with ids month - 1 (12 ids), day - 1 (31), weekday (7,
+// Monday first) and hour (24); year and epoch_days (days since 1970-01-01
+// UTC, time of day included) are real values, always z-scored with the
+// training data's statistics as numeric features with normalize = true.
+enum class DatePart { kYear, kMonth, kDay, kWeekday, kHour, kEpochDays };
+inline constexpr int kNumDateParts = 6;
+// "year", "month", "day", "weekday", "hour", "epoch_days".
+inline std::string_view DatePartName(DatePart part) {
+  static constexpr std::string_view kNames[] = {
+      "year", "month", "day", "weekday", "hour", "epoch_days"};
+  return kNames[static_cast<int>(part)];
+}
+inline bool IsCalendarPart(DatePart part) {
+  return part != DatePart::kYear && part != DatePart::kEpochDays;
+}
+// The ids of a calendar part; 0 for year and epoch_days.
+inline int64_t DatePartIds(DatePart part) {
+  static constexpr int64_t kIds[] = {0, 12, 31, 7, 24, 0};
+  return kIds[static_cast<int>(part)];
+}
+
+// [[features.date]]: a date or timestamp in a str column (lib/data/
+// date_parse.h), split into parts. Each calendar part is a categorical input
+// named "<name>/<part>" (one-hot into the wide part when `wide`, an
+// embedding of `embedding` dimensions in the deep part when > 0); year and
+// epoch_days are normalized real values, in the wide part's dense inputs
+// when `wide` and the deep part's when embedding > 0. TensorFlow has no date
+// column; this is what one builds there from the same parts.
+struct DateFeature : CategoricalUse {
+  std::string name;
+  // source: a str column. Default: `name`.
+  std::string source;
+  // format: "auto" (default), "iso8601", "ymd", "mdy", "dmy", "compact".
+  DateFormat format = DateFormat::kAuto;
+  // parts: a non-empty list without repeats, kept in DatePart order.
+  // Default: all six.
+  std::vector<DatePart> parts = {DatePart::kYear, DatePart::kMonth,
+                                 DatePart::kDay,  DatePart::kWeekday,
+                                 DatePart::kHour, DatePart::kEpochDays};
+  // default: a date (in `format`) used when a record lacks the column or
+  // holds an empty string; without one such a record is an error at
+  // training time, as is a value that is not a date.
+  std::optional<std::string> default_value;
+};
+
+// [[features.text]]: free text in a str column as a bag of hashed terms:
+// lower-cased tokens and, with ngrams = 2, pairs of neighbouring tokens
+// (lib/data/text_tokens.h), each term's id Fingerprint64(term) % buckets as
+// the hashed kind (tf.strings.to_hash_bucket_fast). In the wide part each
+// term adds its weight once per occurrence (term-frequency weighting, TF's
+// sum combiner); in the deep part the embedding's combiner (default mean)
+// reduces the row's terms. A missing or empty cell has no terms.
+struct TextFeature : CategoricalUse {
+  std::string name;
+  // source: a str column. Default: `name`.
+  std::string source;
+  // buckets (>= 1). Required.
+  int64_t buckets = 0;
+  // ngrams: 1 (words) or 2 (words and bigrams). Default: 2.
+  int ngrams = 2;
+
+  int64_t num_ids() const { return buckets; }
+};
+
 struct FeatureSpec {
   // Each list in file order.
   std::vector<NumericFeature> numeric;
@@ -174,6 +246,8 @@ struct FeatureSpec {
   std::vector<HashedFeature> hashed;
   std::vector<BucketizedFeature> bucketized;
   std::vector<CrossedFeature> crossed;
+  std::vector<DateFeature> date;
+  std::vector<TextFeature> text;
 
   struct Ref {
     FeatureKind kind;
@@ -192,10 +266,12 @@ struct FeatureSpec {
     find(hashed, FeatureKind::kHashed);
     find(bucketized, FeatureKind::kBucketized);
     find(crossed, FeatureKind::kCrossed);
+    find(date, FeatureKind::kDate);
+    find(text, FeatureKind::kText);
     return ref;
   }
-  // The embedding, combiner and wide flag of a categorical kind; nullptr for
-  // a numeric feature.
+  // The embedding, combiner and wide flag of a categorical, date or text
+  // kind; nullptr for a numeric feature.
   const CategoricalUse* Use(Ref ref) const {
     switch (ref.kind) {
       case FeatureKind::kCategorical:
@@ -206,6 +282,10 @@ struct FeatureSpec {
         return &bucketized[ref.index];
       case FeatureKind::kCrossed:
         return &crossed[ref.index];
+      case FeatureKind::kDate:
+        return &date[ref.index];
+      case FeatureKind::kText:
+        return &text[ref.index];
       default:
         return nullptr;
     }
@@ -222,7 +302,7 @@ struct FeatureSpec {
   }
   size_t size() const {
     return numeric.size() + categorical.size() + hashed.size() +
-           bucketized.size() + crossed.size();
+           bucketized.size() + crossed.size() + date.size() + text.size();
   }
   bool empty() const { return size() == 0; }
 };

@@ -95,6 +95,25 @@ void AppendCrossed(std::string* out, const CrossedFeature& f) {
   AppendUse(out, f);
 }
 
+void AppendDate(std::string* out, const DateFeature& f) {
+  AppendHeader(out, FeatureKind::kDate, f.name);
+  AppendKey(out, "source", Quote(f.source));
+  AppendKey(out, "format", Quote(DateFormatName(f.format)));
+  AppendList(out, "parts", f.parts,
+             [](DatePart part) { return Quote(DatePartName(part)); });
+  if (f.default_value) AppendKey(out, "default", Quote(*f.default_value));
+  AppendKey(out, "embedding", f.embedding);
+  AppendKey(out, "wide", Bool(f.wide));
+}
+
+void AppendText(std::string* out, const TextFeature& f) {
+  AppendHeader(out, FeatureKind::kText, f.name);
+  AppendKey(out, "source", Quote(f.source));
+  AppendKey(out, "buckets", f.buckets);
+  AppendKey(out, "ngrams", f.ngrams);
+  AppendUse(out, f);
+}
+
 }  // namespace
 
 std::string FeatureSpecToToml(const FeatureSpec& features) {
@@ -108,6 +127,8 @@ std::string FeatureSpecToToml(const FeatureSpec& features) {
     AppendBucketized(&out, f);
   }
   for (const CrossedFeature& f : features.crossed) AppendCrossed(&out, f);
+  for (const DateFeature& f : features.date) AppendDate(&out, f);
+  for (const TextFeature& f : features.text) AppendText(&out, f);
   return out;
 }
 

@@ -36,9 +36,10 @@ void ForEachFeature(
     const FeatureSpec& features,
     const std::function<void(FeatureSpec::Ref, const std::string&)>& fn) {
   const size_t sizes[] = {features.numeric.size(), features.categorical.size(),
-                          features.hashed.size(), features.bucketized.size(),
-                          features.crossed.size()};
-  for (int k = 0; k < 5; ++k) {
+                          features.hashed.size(),  features.bucketized.size(),
+                          features.crossed.size(), features.date.size(),
+                          features.text.size()};
+  for (int k = 0; k < kNumFeatureKinds; ++k) {
     const FeatureKind kind = static_cast<FeatureKind>(k);
     for (size_t i = 0; i < sizes[k]; ++i) {
       fn(FeatureSpec::Ref{kind, i},

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "lib/base/strings.h"
+#include "lib/data/text_tokens.h"
 
 namespace dtf::runtime {
 namespace {
@@ -175,6 +176,62 @@ StatusOr<FeatureLayer> FeatureLayer::Create(const Schema& schema,
     }
     add_sparse(f.name, f.num_ids(), f, std::move(step));
   }
+  for (const DateFeature& f : features.date) {
+    DateInput date;
+    date.name = f.name;
+    date.source = layer.AddSource(schema, f.source, false);
+    date.format = f.format;
+    if (f.default_value) {
+      StatusOr<DateTime> parsed = ParseDate(*f.default_value, f.format);
+      if (!parsed.ok()) {
+        return InvalidArgumentError(
+            StrCat("date feature \"", f.name,
+                   "\": default: ", Message(parsed.status())));
+      }
+      date.default_value = *parsed;
+    }
+    const int index = static_cast<int>(layer.dates_.size());
+    layer.dates_.push_back(std::move(date));
+    const bool wide = model.has_wide() && f.wide;
+    const bool deep = model.has_deep() && f.embedding > 0;
+    for (DatePart part : f.parts) {
+      const std::string name = StrCat(f.name, "/", DatePartName(part));
+      if (IsCalendarPart(part)) {
+        SparseStep step;
+        step.kind = FeatureKind::kDate;
+        step.date = index;
+        step.part = part;
+        add_sparse(name, DatePartIds(part), f, std::move(step));
+        continue;
+      }
+      if (!wide && !deep) continue;
+      Numeric numeric;
+      numeric.date = index;
+      numeric.part = part;
+      numeric.normalized_offset = layer.normalized_width_++;
+      DenseInput dense{name, 1, true, -1, -1};
+      if (deep) dense.deep_offset = layer.deep_width_++;
+      if (wide) dense.wide_offset = layer.wide_width_++;
+      layer.numerics_.push_back(numeric);
+      layer.dense_.push_back(std::move(dense));
+    }
+  }
+  for (const TextFeature& f : features.text) {
+    SparseStep step;
+    step.kind = FeatureKind::kText;
+    step.source = layer.AddSource(schema, f.source, false);
+    step.buckets = f.buckets;
+    step.ngrams = f.ngrams;
+    add_sparse(f.name, f.num_ids(), f, std::move(step));
+  }
+  for (size_t i = 0; i < layer.sparse_.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (layer.sparse_[i].name == layer.sparse_[j].name) {
+        return InvalidArgumentError(StrCat("two model inputs are named \"",
+                                           layer.sparse_[i].name, "\""));
+      }
+    }
+  }
 
   if (!schema.label) {
     return InvalidArgumentError("the schema names no label column");
@@ -214,9 +271,73 @@ Status FeatureLayer::SetNormalizer(NormalizerStats stats) {
   return OkStatus();
 }
 
+Status FeatureLayer::DateAt(const Batch& batch, size_t date, int64_t row,
+                            DateTime* out) const {
+  const DateInput& d = dates_[date];
+  const Source& source = sources_[static_cast<size_t>(d.source)];
+  const Column& column = batch.columns[static_cast<size_t>(source.column)];
+  const int64_t size = column.row_size(row);
+  if (size > 1) {
+    return InvalidArgumentError(
+        StrCat("date feature \"", d.name, "\": a record holds ", size,
+               " values of \"", source.name, "\", expected 1"));
+  }
+  std::string_view text;
+  if (size == 1) {
+    const auto i = static_cast<size_t>(column.row_begin(row));
+    const auto begin = static_cast<size_t>(column.bytes_offsets[i]);
+    const auto end = static_cast<size_t>(column.bytes_offsets[i + 1]);
+    text = std::string_view(column.bytes).substr(begin, end - begin);
+  }
+  // An empty string is a missing date: a str column's default is often "".
+  if (text.empty()) {
+    if (!d.default_value) {
+      return InvalidArgumentError(StrCat(
+          "date feature \"", d.name, "\": a record has no \"", source.name,
+          "\" (or an empty one) and the feature sets no default"));
+    }
+    *out = *d.default_value;
+    return OkStatus();
+  }
+  StatusOr<DateTime> parsed = ParseDate(text, d.format);
+  if (!parsed.ok()) {
+    return InvalidArgumentError(StrCat("date feature \"", d.name,
+                                       "\": column \"", source.name,
+                                       "\": ", Message(parsed.status())));
+  }
+  *out = *parsed;
+  return OkStatus();
+}
+
+Status FeatureLayer::TextIds(const kernels::Context& ctx, const Batch& batch,
+                             const SparseStep& step, SparseIds* ids) const {
+  const Source& source = sources_[static_cast<size_t>(step.source)];
+  const Column& column = batch.columns[static_cast<size_t>(source.column)];
+  const kernels::PackedStrings strings = Strings(column);
+  std::vector<std::string> terms;
+  ids->row_splits.Resize(batch.rows + 1);
+  ids->row_splits[0] = 0;
+  for (int64_t r = 0; r < batch.rows; ++r) {
+    const int64_t begin = column.row_begin(r);
+    for (int64_t i = begin; i < begin + column.row_size(r); ++i) {
+      TextTerms(strings[i], step.ngrams, &terms);
+    }
+    ids->row_splits[r + 1] = static_cast<int64_t>(terms.size());
+  }
+  return kernels::HashBucket(ctx, std::span<const std::string>(terms),
+                             step.buckets, &ids->ids);
+}
+
 Status FeatureLayer::NumericValues(const Batch& batch, size_t numeric,
                                    int64_t row, float* out) const {
   const Numeric& n = numerics_[numeric];
+  if (n.date >= 0) {
+    DateTime date;
+    DTF_RETURN_IF_ERROR(DateAt(batch, static_cast<size_t>(n.date), row, &date));
+    *out =
+        n.part == DatePart::kYear ? float(date.year) : float(date.epoch_days);
+    return OkStatus();
+  }
   const Source& source = sources_[static_cast<size_t>(n.source)];
   const Column& column = batch.columns[static_cast<size_t>(source.column)];
   const int64_t size = column.row_size(row);
@@ -337,6 +458,27 @@ Status FeatureLayer::Transform(const kernels::Context& ctx, const Batch& batch,
         inputs.push_back(&col);
       }
       DTF_RETURN_IF_ERROR(kernels::CrossIds(ctx, inputs, step.buckets, &ids));
+      continue;
+    }
+    if (step.kind == FeatureKind::kDate) {
+      ids.ids.Resize(rows);
+      ids.row_splits.Resize(rows + 1);
+      ids.row_splits[0] = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        DateTime date;
+        DTF_RETURN_IF_ERROR(
+            DateAt(batch, static_cast<size_t>(step.date), r, &date));
+        const int64_t id = step.part == DatePart::kMonth     ? date.month - 1
+                           : step.part == DatePart::kDay     ? date.day - 1
+                           : step.part == DatePart::kWeekday ? date.weekday
+                                                             : date.hour;
+        ids.ids[r] = id;
+        ids.row_splits[r + 1] = r + 1;
+      }
+      continue;
+    }
+    if (step.kind == FeatureKind::kText) {
+      DTF_RETURN_IF_ERROR(TextIds(ctx, batch, step, &ids));
       continue;
     }
     if (step.kind == FeatureKind::kBucketized && step.numeric >= 0) {

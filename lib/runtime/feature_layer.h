@@ -3,7 +3,10 @@
 // job's [features] (docs/job-file.md). Numeric features become dense
 // columns (z-scored when `normalize` is set); categorical, hashed, bucketized
 // and crossed features become ragged id lists, one per feature, that the
-// model looks up in its wide weights and embedding tables.
+// model looks up in its wide weights and embedding tables. A date feature
+// becomes one id list per calendar part ("<name>/month", ...) and a
+// z-scored dense column per real part ("<name>/year", "<name>/epoch_days");
+// a text feature becomes one id list of its hashed terms.
 //
 // A FeatureLayer is immutable once its normalization statistics are set;
 // Transform() may be called from several threads with distinct outputs.
@@ -16,6 +19,7 @@
 
 #include "lib/base/status.h"
 #include "lib/data/batch.h"
+#include "lib/data/date_parse.h"
 #include "lib/data/feature_spec.h"
 #include "lib/data/model_spec.h"
 #include "lib/data/schema.h"
@@ -98,8 +102,9 @@ class FeatureLayer {
   const NormalizerStats& normalizer() const { return normalizer_; }
 
   // Computes the model inputs of `batch` (parsed with ParseSpecs(with_label)).
-  // InvalidArgument naming the feature for a record that lacks a numeric
-  // feature without a default, or has the wrong number of values.
+  // InvalidArgument naming the feature for a record that lacks a numeric or
+  // date feature without a default, has the wrong number of values, or
+  // holds a date feature's value that is not a date.
   Status Transform(const kernels::Context& ctx, const Batch& batch,
                    bool with_label, ModelInputs* out) const;
 
@@ -118,11 +123,20 @@ class FeatureLayer {
     int64_t dimension = 1;
     int column = -1;  // index in the parsed batch
   };
-  // One numeric feature.
+  // One date feature's column.
+  struct DateInput {
+    std::string name;  // the feature's
+    int source = -1;
+    DateFormat format = DateFormat::kAuto;
+    std::optional<DateTime> default_value;
+  };
+  // One numeric feature, or a date feature's year or epoch_days.
   struct Numeric {
     int source = -1;
     std::optional<float> default_value;
     int64_t normalized_offset = -1;  // into the normalizer's columns
+    int date = -1;                   // index in dates_ for a date part
+    DatePart part = DatePart::kYear;
   };
   // How one sparse input's ids are computed.
   struct SparseStep {
@@ -134,6 +148,9 @@ class FeatureLayer {
     std::vector<float> boundaries;                  // bucketized
     // crossed: each input is a sparse input index (>= 0) or ~source.
     std::vector<int> cross_inputs;
+    int date = -1;  // date: index in dates_, and the calendar part
+    DatePart part = DatePart::kMonth;
+    int ngrams = 2;  // text
   };
   struct Scratch;
 
@@ -141,8 +158,13 @@ class FeatureLayer {
   int AddSource(const Schema& schema, const std::string& name, bool vector);
   Status NumericValues(const Batch& batch, size_t numeric, int64_t row,
                        float* out) const;
+  Status DateAt(const Batch& batch, size_t date, int64_t row,
+                DateTime* out) const;
+  Status TextIds(const kernels::Context& ctx, const Batch& batch,
+                 const SparseStep& step, kernels::SparseIds* ids) const;
 
   std::vector<Source> sources_;
+  std::vector<DateInput> dates_;
   std::vector<Numeric> numerics_;
   std::vector<DenseInput> dense_;
   std::vector<SparseInput> sparse_;

@@ -183,6 +183,92 @@ TEST_F(CliTest, QuotedLineBreaksReachTheRecordsByteForByte) {
             "{\"a\": {\"int64\": [1]}, \"b\": {\"bytes\": "
             "[\"x\\u000d\\u000ay\"]}}\n"
             "{\"a\": {\"int64\": [2]}, \"b\": {\"bytes\": [\" z\\u000a\"]}}\n");
+
+// A job with a date and a text feature: gen-records keeps the raw strings,
+// train learns the label from the text, predict scores with the exported
+// model, and a record whose date does not parse fails predict naming it.
+TEST_F(CliTest, DateAndTextFeaturesTrainAndPredict) {
+  const char* kGood[] = {"great", "wonderful", "loved it"};
+  const char* kBad[] = {"awful", "boring", "hated it"};
+  const char* kWhen[] = {"2024-03-05T14:30:00Z", "03/07/2024", "20240309", ""};
+  std::string csv = "when,review,label\n";
+  for (int i = 0; i < 400; ++i) {
+    const bool good = (i * 7 + i / 3) % 2 == 0;
+    csv += std::string(kWhen[i % 4]) + ",\"The film was " +
+           (good ? kGood[i % 3] : kBad[i % 3]) + ", said reviewer " +
+           std::to_string(i) + "\"," + (good ? "1" : "0") + "\n";
+  }
+  Write("data.csv", csv);
+  const std::string job = R"([data]
+csv = ["data.csv"]
+split = { train = 1.0 }
+records = "records"
+shards = 1
+
+[schema]
+label = "label"
+columns = ["when:str", "review:str", "label:int"]
+
+[[features.date]]
+name = "when"
+default = "2024-01-01"
+parts = ["month", "weekday", "epoch_days"]
+embedding = 2
+wide = true
+
+[[features.text]]
+name = "review"
+buckets = 500
+embedding = 4
+wide = true
+
+[model]
+type = "wide_deep"
+hidden = [8]
+
+[train]
+epochs = 10
+output_dir = "out"
+
+[train.wide_optimizer]
+type = "ftrl"
+learning_rate = 0.1
+)";
+  Write("dtf.toml", job);
+  Result r = Run("gen-records --job dtf.toml");
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = Run("train --job dtf.toml");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(Slurp(dir_ / "out/model/model.toml"),
+              HasSubstr("[[features.text]]\nname = \"review\""));
+  r =
+      Run("predict --model out/model --input 'records/train/*' --format csv "
+          "--keep label");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "label,probability,class");
+  int rows = 0, right = 0;
+  while (std::getline(lines, line)) {
+    ++rows;
+    right += line.front() == line.back();  // label first, class last
+  }
+  EXPECT_EQ(rows, 400);
+  EXPECT_GE(right, 390);
+
+  Write("bad.csv", "when,review,label\n2024-02-30,\"great\",1\n");
+  std::string bad = job;
+  bad.replace(bad.find("data.csv"), 8, "bad.csv");
+  bad.replace(bad.find("\"records\""), 9, "\"badrec\"");
+  Write("bad.toml", bad);
+  ASSERT_EQ(Run("gen-records --job bad.toml").code, 0);
+  r = Run("predict --model out/model --input 'badrec/train/*'");
+  EXPECT_NE(r.code, 0);
+  EXPECT_THAT(r.err, HasSubstr("date feature \"when\": column \"when\": "
+                               "\"2024-02-30\" is not a date: day 30 is "
+                               "not in 1..29 for 2024-02"));
+  EXPECT_EQ(r.out, "");
 }
 
 TEST_F(CliTest, ExistingShardsNeedOverwrite) {

@@ -353,6 +353,104 @@ TEST_F(FeatureSpecTest, CrossedErrors) {
             "got 0");
 }
 
+TEST_F(FeatureSpecTest, DateAndText) {
+  const FeatureSpec spec = Load(R"([[features.date]]
+name = "when"
+source = "city"
+format = "iso8601"
+parts = ["hour", "month"]
+default = "2024-03-05T10:00:00Z"
+embedding = 2
+[[features.text]]
+name = "words"
+source = "sex"
+buckets = 64
+)");
+  ASSERT_EQ(spec.date.size(), 1u);
+  const DateFeature& d = spec.date[0];
+  EXPECT_EQ(d.source, "city");
+  EXPECT_EQ(d.format, DateFormat::kIso);
+  EXPECT_THAT(d.parts, ElementsAre(DatePart::kMonth, DatePart::kHour));
+  EXPECT_EQ(d.default_value, "2024-03-05T10:00:00Z");
+  EXPECT_EQ(d.embedding, 2);
+  EXPECT_FALSE(d.wide);
+  ASSERT_EQ(spec.text.size(), 1u);
+  const TextFeature& t = spec.text[0];
+  EXPECT_EQ(t.buckets, 64);
+  EXPECT_EQ(t.num_ids(), 64);
+  EXPECT_EQ(t.ngrams, 2);
+  EXPECT_TRUE(t.wide);
+  EXPECT_EQ(t.combiner, Combiner::kMean);
+  const std::optional<FeatureSpec::Ref> ref = spec.Find("words");
+  ASSERT_TRUE(ref.has_value());
+  EXPECT_EQ(ref->kind, FeatureKind::kText);
+  EXPECT_TRUE(spec.FeedsWide(*ref));
+  EXPECT_FALSE(spec.FeedsDeep(*ref));
+  EXPECT_TRUE(spec.FeedsDeep(*spec.Find("when")));
+  EXPECT_EQ(spec.size(), 2u);
+}
+
+TEST_F(FeatureSpecTest, DateAndTextErrors) {
+  EXPECT_EQ(Error("[[features.date]]\nname = \"age\"\n"),
+            "job.toml:10:8: features.date[0].source: column \"age\" is a "
+            "float; this feature takes a str column");
+  EXPECT_EQ(Error("[[features.date]]\nname = \"city\"\nformat = \"iso\"\n"),
+            "job.toml:11:10: features.date[0].format: expected one of auto, "
+            "iso8601, ymd, mdy, dmy, compact, got \"iso\"");
+  EXPECT_EQ(Error("[[features.date]]\nname = \"city\"\nparts = []\n"),
+            "job.toml:11:9: features.date[0].parts: expected a non-empty list "
+            "of parts, got an array");
+  EXPECT_EQ(
+      Error("[[features.date]]\nname = \"city\"\nparts = [\"day\", \"day\"]\n"),
+      "job.toml:11:17: features.date[0].parts[1]: \"day\" is listed twice");
+  EXPECT_THAT(
+      Error("[[features.date]]\nname = \"city\"\nparts = [\"minute\"]\n"),
+      HasSubstr("job.toml:11:10: features.date[0].parts[0]: expected "
+                "one of year, month, day, weekday, hour, epoch_days, "
+                "got \"minute\""));
+  EXPECT_EQ(Error("[[features.date]]\nname = \"city\"\ndefault = "
+                  "\"2024-02-30\"\n"),
+            "job.toml:11:11: features.date[0].default: \"2024-02-30\" is not a "
+            "date: day 30 is not in 1..29 for 2024-02");
+  EXPECT_EQ(Error("[[features.date]]\nname = \"city\"\nformat = \"mdy\"\n"
+                  "default = \"2024-02-01\"\n"),
+            "job.toml:12:11: features.date[0].default: \"2024-02-01\" is not a "
+            "date in format \"mdy\"");
+  EXPECT_EQ(Error("[[features.date]]\nname = \"city\"\ncombiner = \"sum\"\n"),
+            "job.toml:11:1: features.date[0].combiner: unknown key (expected "
+            "one of name, source, format, parts, default, embedding, wide)");
+  EXPECT_EQ(Error("[[features.date]]\nname = \"city\"\nwide = false\n"),
+            "job.toml:9:1: features.date[0]: feeds nothing: set wide = true or "
+            "an embedding size");
+  EXPECT_EQ(Error("[[features.date]]\nname = \"c\"\nsource = \"city\"\n"
+                  "[[features.hashed]]\nname = \"c/month\"\nsource = "
+                  "\"sex\"\nbuckets = 2\n"),
+            "job.toml:13:8: features.hashed[0].name: \"c/month\" is the name "
+            "of a part of date feature \"c\"; rename one");
+
+  EXPECT_EQ(Error("[[features.text]]\nname = \"n\"\nbuckets = 5\n"),
+            "job.toml:10:8: features.text[0].source: column \"n\" is an int; "
+            "this feature takes a str column");
+  EXPECT_EQ(Error("[[features.text]]\nname = \"city\"\n"),
+            "job.toml:9:1: features.text[0].buckets: missing");
+  EXPECT_EQ(Error("[[features.text]]\nname = \"city\"\nbuckets = 5\n"
+                  "ngrams = 3\n"),
+            "job.toml:12:10: features.text[0].ngrams: must be 1 (words) or 2 "
+            "(words and bigrams), got 3");
+  EXPECT_EQ(Error("[[features.text]]\nname = \"city\"\nbuckets = 5\n"
+                  "deep = true\n"),
+            "job.toml:12:8: features.text[0].deep: unknown key: a categorical "
+            "feature feeds the deep part through its embedding (embedding = "
+            "N)");
+  // A crossed feature does not take a text feature.
+  EXPECT_THAT(Error("[[features.crossed]]\nname = \"x\"\ncolumns = "
+                    "[\"sex\", \"words\"]\nbuckets = 4\n"
+                    "[[features.text]]\nname = \"words\"\nsource = "
+                    "\"city\"\nbuckets = 5\n"),
+              HasSubstr("features.crossed[0].columns[1]: no column "
+                        "\"words\" in [schema]"));
+}
+
 TEST_F(FeatureSpecTest, EveryFeatureFeedsSomething) {
   EXPECT_EQ(Error("[[features.numeric]]\nname = \"n\"\ndeep = false\n"),
             "job.toml:9:1: features.numeric[0]: feeds nothing: deep and wide "

@@ -123,6 +123,29 @@ void ExpectSameFeatures(const FeatureSpec& want, const FeatureSpec& got) {
     EXPECT_EQ(w.buckets, g.buckets);
     ExpectSameUse(w, g);
   }
+  ASSERT_EQ(want.date.size(), got.date.size());
+  for (size_t i = 0; i < want.date.size(); ++i) {
+    SCOPED_TRACE(StrCat("features.date[", i, "]"));
+    const DateFeature& w = want.date[i];
+    const DateFeature& g = got.date[i];
+    EXPECT_EQ(w.name, g.name);
+    EXPECT_EQ(w.source, g.source);
+    EXPECT_EQ(w.format, g.format);
+    EXPECT_EQ(w.parts, g.parts);
+    EXPECT_EQ(w.default_value, g.default_value);
+    ExpectSameUse(w, g);
+  }
+  ASSERT_EQ(want.text.size(), got.text.size());
+  for (size_t i = 0; i < want.text.size(); ++i) {
+    SCOPED_TRACE(StrCat("features.text[", i, "]"));
+    const TextFeature& w = want.text[i];
+    const TextFeature& g = got.text[i];
+    EXPECT_EQ(w.name, g.name);
+    EXPECT_EQ(w.source, g.source);
+    EXPECT_EQ(w.buckets, g.buckets);
+    EXPECT_EQ(w.ngrams, g.ngrams);
+    ExpectSameUse(w, g);
+  }
 }
 
 void ExpectSameModel(const ModelSpec& want, const ModelSpec& got) {
@@ -355,6 +378,53 @@ classes = 5
   EXPECT_EQ(job.features.bucketized[1].source_kind, InputKind::kColumn);
   EXPECT_EQ(job.features.crossed[0].columns[2].kind, InputKind::kColumn);
   EXPECT_EQ(job.model->classes, 5);
+  ExpectRoundTrips(job);
+}
+
+TEST_F(JobTomlTest, DateAndTextRoundTrip) {
+  const JobFile job = LoadText(R"([schema]
+label = "y"
+columns = ["y:int", "when:str", "born:str", "review:str", "title:str"]
+
+[[features.date]]
+name = "when"
+embedding = 3
+wide = true
+
+[[features.date]]
+name = "birth"
+source = "born"
+format = "dmy"
+parts = ["weekday", "year", "month"]
+default = "01.01.1990"
+
+[[features.text]]
+name = "review"
+buckets = 5000
+embedding = 8
+combiner = "sum"
+wide = true
+
+[[features.text]]
+name = "title"
+buckets = 100
+ngrams = 1
+
+[model]
+type = "wide_deep"
+hidden = [8]
+)");
+  ASSERT_EQ(job.features.date.size(), 2u);
+  EXPECT_EQ(job.features.date[0].format, DateFormat::kAuto);
+  EXPECT_EQ(job.features.date[0].parts.size(), 6u);
+  EXPECT_EQ(job.features.date[1].parts,
+            (std::vector<DatePart>{DatePart::kYear, DatePart::kMonth,
+                                   DatePart::kWeekday}));
+  EXPECT_EQ(job.features.date[1].default_value, "01.01.1990");
+  EXPECT_TRUE(job.features.date[1].wide);
+  ASSERT_EQ(job.features.text.size(), 2u);
+  EXPECT_EQ(job.features.text[0].combiner, Combiner::kSum);
+  EXPECT_EQ(job.features.text[1].ngrams, 1);
   ExpectRoundTrips(job);
 }
 

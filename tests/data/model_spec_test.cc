@@ -117,6 +117,32 @@ TEST_F(ModelSpecTest, LinearTakesEveryInput) {
       "linear model has no deep part)");
 }
 
+TEST_F(ModelSpecTest, DateAndTextFeedTheModelTypes) {
+  // Without an embedding they feed the wide part, which an mlp lacks.
+  EXPECT_EQ(Error(std::string(kSchema) +
+                  "[[features.text]]\nname = \"s\"\nbuckets = 9\n"
+                  "[model]\ntype = \"mlp\"\n"),
+            "job.toml:5:1: features.text[0].wide: feeds the wide part (wide "
+            "defaults to true without an embedding), which an mlp model "
+            "lacks: give it an embedding and wide = false");
+  EXPECT_EQ(Error(std::string(kSchema) +
+                  "[[features.date]]\nname = \"s\"\nembedding = 2\n"
+                  "[model]\ntype = \"linear\"\n"),
+            "job.toml:7:13: features.date[0].embedding: a linear model has "
+            "no deep part: drop the embedding (the feature then feeds the "
+            "model one-hot)");
+  EXPECT_EQ(Load(std::string(kSchema) +
+                 "[[features.date]]\nname = \"s\"\nembedding = 2\n"
+                 "[model]\ntype = \"mlp\"\n")
+                .type,
+            ModelType::kMlp);
+  EXPECT_EQ(Load(std::string(kSchema) +
+                 "[[features.text]]\nname = \"s\"\nbuckets = 9\n"
+                 "[model]\ntype = \"linear\"\n")
+                .type,
+            ModelType::kLinear);
+}
+
 TEST_F(ModelSpecTest, FeedErrors) {
   EXPECT_EQ(ModelError("[model]\ntype = \"mlp\"\n"),
             "job.toml:7:1: features.categorical[0].wide: feeds the wide part "

@@ -21,6 +21,7 @@
 #include "lib/runtime/ps_client.h"
 #include "lib/runtime/serve.h"
 #include "proto/event.pb.h"
+#include "tests/runtime/date_text_jobs.h"
 #include "tests/runtime/runtime_testing.h"
 #include "tests/testing/reset_proxy.h"
 
@@ -183,6 +184,25 @@ TEST_F(DistributedTest, TitanicAsyncTrains) {
   EXPECT_GE(*results[1]->eval->metrics.Get("accuracy"), 0.75);
   // Async: one update per push, from both workers.
   EXPECT_GE(results[1]->steps, 400);
+}
+
+// The date and text kinds train on parameter servers as in one process:
+// the PS builds the same inputs (embeddings of the calendar parts and of
+// the hashed terms) and the chief the same normalizer statistics.
+TEST_F(DistributedTest, DateAndTextJobsTrainOnTwoWorkers) {
+  for (const bool text : {true, false}) {
+    SCOPED_TRACE(text ? "text" : "date");
+    dtf::testing::TempDir dir;
+    StatusOr<JobFile> job =
+        LoadJobWithRecords(text ? testing::WriteReviewJob(dir, 3000)
+                                : testing::WriteDateJob(dir, 3000));
+    ASSERT_TRUE(job.ok()) << job.status();
+    const Cluster c = MakeCluster(1, 2);
+    auto results = RunCluster(*job, c);
+    for (auto& r : results) ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE(results[1]->eval.has_value());
+    EXPECT_GE(*results[1]->eval->metrics.Get("accuracy"), 0.9);
+  }
 }
 
 // A worker that dies mid-run (stops without a word) never hangs a sync

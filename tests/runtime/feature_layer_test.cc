@@ -268,5 +268,194 @@ TEST_F(FeatureLayerTest, WithoutLabelTheLabelIsNotParsed) {
   }
 }
 
+constexpr char kDateTextJob[] = R"(
+[schema]
+label = "label"
+columns = ["when:str", "review:str", "label:int"]
+
+[[features.date]]
+name = "when"
+default = "2024-01-01"
+embedding = 2
+wide = true
+
+[[features.text]]
+name = "review"
+buckets = 1000
+embedding = 4
+wide = true
+
+[model]
+type = "wide_deep"
+hidden = [4]
+)";
+
+class DateTextLayerTest : public JobFileFixture {
+ protected:
+  StatusOr<FeatureLayer> Make(const std::string& text) {
+    DTF_ASSIGN_OR_RETURN(job_, LoadText(text));
+    return FeatureLayer::Create(job_.schema, job_.features, *job_.model);
+  }
+
+  // Three rows: the columns in ParseSpecs(true) order.
+  static Batch MakeBatch(const FeatureLayer& layer,
+                         std::vector<std::vector<std::string>> when) {
+    Batch b;
+    b.rows = 3;
+    for (const FeatureParseSpec& spec : layer.ParseSpecs(true)) {
+      if (spec.name == "when") {
+        b.columns.push_back(Strings("when", when));
+      } else if (spec.name == "review") {
+        b.columns.push_back(Strings(
+            "review", {{"The QUICK brown fox -- isn't caf\xC3\xA9-au-lait? "
+                        "\xC3\x9Cn\xC3\xAF"
+                        "code 42x"},
+                       {},
+                       {"one"}}));
+      } else {
+        Column c = Ints("label", {{0}, {1}, {0}});
+        c.var_len = false;
+        c.length = 1;
+        b.columns.push_back(std::move(c));
+      }
+    }
+    return b;
+  }
+
+  static std::vector<int64_t> Values(const kernels::IdTensor& t) {
+    return std::vector<int64_t>(t.data(), t.data() + t.size());
+  }
+
+  JobFile job_;
+  Context ctx_ = Context::Cpu(1);
+};
+
+TEST_F(DateTextLayerTest, LayoutOfTheDerivedInputs) {
+  StatusOr<FeatureLayer> layer = Make(kDateTextJob);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  std::vector<std::string> names;
+  for (const SparseInput& s : layer->sparse_inputs()) {
+    names.push_back(s.name);
+    EXPECT_TRUE(s.wide) << s.name;
+  }
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"when/month", "when/day", "when/weekday",
+                                      "when/hour", "review"}));
+  const auto& s = layer->sparse_inputs();
+  EXPECT_EQ(s[0].num_ids, 12);
+  EXPECT_EQ(s[1].num_ids, 31);
+  EXPECT_EQ(s[2].num_ids, 7);
+  EXPECT_EQ(s[3].num_ids, 24);
+  EXPECT_EQ(s[0].embedding, 2);
+  EXPECT_EQ(s[4].num_ids, 1000);
+  EXPECT_EQ(s[4].embedding, 4);
+  EXPECT_EQ(s[4].combiner, kernels::Combiner::kMean);
+  ASSERT_EQ(layer->dense_inputs().size(), 2u);
+  EXPECT_EQ(layer->dense_inputs()[0].name, "when/year");
+  EXPECT_EQ(layer->dense_inputs()[1].name, "when/epoch_days");
+  EXPECT_TRUE(layer->dense_inputs()[1].normalize);
+  EXPECT_EQ(layer->deep_width(), 2);
+  EXPECT_EQ(layer->wide_width(), 2);
+  EXPECT_EQ(layer->normalized_width(), 2);
+
+  // A linear model: no embeddings, the real parts in the wide part only;
+  // parts not asked for are left out.
+  layer = Make(R"(
+[schema]
+label = "label"
+columns = ["when:str", "label:int"]
+[[features.date]]
+name = "when"
+parts = ["weekday", "epoch_days"]
+[model]
+type = "linear"
+)");
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  ASSERT_EQ(layer->sparse_inputs().size(), 1u);
+  EXPECT_EQ(layer->sparse_inputs()[0].name, "when/weekday");
+  EXPECT_EQ(layer->sparse_inputs()[0].embedding, 0);
+  EXPECT_EQ(layer->deep_width(), 0);
+  EXPECT_EQ(layer->wide_width(), 1);
+}
+
+TEST_F(DateTextLayerTest, TransformsDatesAndText) {
+  StatusOr<FeatureLayer> layer = Make(kDateTextJob);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  const Batch batch =
+      MakeBatch(*layer, {{"2024-03-05T14:30:00"}, {}, {"12/25/2023"}});
+  kernels::NormalizerFit fit(2);
+  ASSERT_TRUE(layer->ObserveForNormalizer(ctx_, batch, &fit).ok());
+  EXPECT_NEAR(fit.mean()[0], (2024 + 2024 + 2023) / 3.0, 1e-3);
+  EXPECT_NEAR(fit.mean()[1], (19787 + 14.5 / 24 + 19723 + 19716) / 3.0, 1e-2);
+  ASSERT_TRUE(layer->SetNormalizer({{2000, 19000}, {10, 100}}).ok());
+  ModelInputs in;
+  Status st = layer->Transform(ctx_, batch, true, &in);
+  ASSERT_TRUE(st.ok()) << st;
+  // 2024-03-05 14:30 (a Tuesday), the default 2024-01-01 (a Monday) for the
+  // record without a date, and 2023-12-25 (a Monday).
+  EXPECT_EQ(Values(in.ids[0].ids), (std::vector<int64_t>{2, 0, 11}));
+  EXPECT_EQ(Values(in.ids[1].ids), (std::vector<int64_t>{4, 0, 24}));
+  EXPECT_EQ(Values(in.ids[2].ids), (std::vector<int64_t>{1, 0, 0}));
+  EXPECT_EQ(Values(in.ids[3].ids), (std::vector<int64_t>{14, 0, 0}));
+  EXPECT_EQ(Values(in.ids[0].row_splits), (std::vector<int64_t>{0, 1, 2, 3}));
+  // year and epoch_days, z-scored, in both parts.
+  const float want[3][2] = {
+      {2.4f, (19787 + 14.5f / 24 - 19000) / 100}, {2.4f, 7.23f}, {2.3f, 7.16f}};
+  for (int r = 0; r < 3; ++r) {
+    for (int j = 0; j < 2; ++j) {
+      EXPECT_NEAR(in.deep_dense[r * 2 + j], want[r][j], 1e-3) << r << "," << j;
+      EXPECT_NEAR(in.wide_dense[r * 2 + j], want[r][j], 1e-3) << r << "," << j;
+    }
+  }
+  // The review's terms hashed as TensorFlow 2.21 hashes them:
+  //   tf.strings.to_hash_bucket_fast(tf.strings.ngrams(tokens,
+  //       ngram_width=(1, 2), separator=" "), 1000)
+  // over the tokens of tests/data/text_tokens_test.cc.
+  EXPECT_EQ(Values(in.ids[4].ids),
+            (std::vector<int64_t>{354, 276, 563, 430, 997, 721, 587, 62,
+                                  983, 341, 135, 762, 830, 812, 213, 930,
+                                  857, 649, 716, 522, 385, 505}));
+  EXPECT_EQ(Values(in.ids[4].row_splits),
+            (std::vector<int64_t>{0, 21, 21, 22}));
+}
+
+TEST_F(DateTextLayerTest, BadAndMissingDatesNameTheFeature) {
+  StatusOr<FeatureLayer> layer = Make(kDateTextJob);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  ASSERT_TRUE(layer->SetNormalizer({{0, 0}, {1, 1}}).ok());
+  ModelInputs in;
+  Status st = layer->Transform(
+      ctx_, MakeBatch(*layer, {{"2024-03-05"}, {"2024-13-01"}, {""}}), true,
+      &in);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Message(st),
+            "date feature \"when\": column \"when\": \"2024-13-01\" is not "
+            "a date: month 13 is not in 1..12");
+  // An empty string takes the default.
+  st = layer->Transform(
+      ctx_, MakeBatch(*layer, {{"2024-03-05"}, {""}, {"2024-03-05"}}), true,
+      &in);
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_EQ(Values(in.ids[0].ids), (std::vector<int64_t>{2, 0, 2}));
+
+  // Without a default, a missing date is an error.
+  std::string text = kDateTextJob;
+  text.replace(text.find("default = \"2024-01-01\"\n"), 23, "");
+  layer = Make(text);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  ASSERT_TRUE(layer->SetNormalizer({{0, 0}, {1, 1}}).ok());
+  st = layer->Transform(ctx_, MakeBatch(*layer, {{"2024-03-05"}, {}, {""}}),
+                        true, &in);
+  EXPECT_EQ(Message(st),
+            "date feature \"when\": a record has no \"when\" (or an empty "
+            "one) and the feature sets no default");
+  kernels::NormalizerFit fit(2);
+  EXPECT_EQ(layer
+                ->ObserveForNormalizer(
+                    ctx_, MakeBatch(*layer, {{"2024-03-05"}, {}, {""}}), &fit)
+                .code(),
+            StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace dtf::runtime
