@@ -12,7 +12,8 @@ mark, each column's role for the baseline) and what is expected:
   "expect": "error"   the step "error.steps" names must exit non-zero with
                       every string of "error.fragments" in its standard
                       error (case-insensitive) and the place "error.place"
-                      (FILE:LINE, the file's base name).
+                      (FILE:LINE, the file's base name). "require_metrics" names
+keys dtf train's --metrics-out must hold besides the metric.
 
 Only the standard library is used, with one random.Random per case seeded
 by the case name, so the files are the same on every machine and run.
@@ -412,6 +413,7 @@ def gen_imbalanced(rng):
              "is_fraud"], train, evl, {
                 "label": "is_fraud", "task": "binary", "metric": "auc",
                 "margin": 0.03,
+                "require_metrics": ["precision", "recall", "pr_auc"],
                 "roles": {"amount": "numeric", "hour": "numeric",
                           "merchant": "categorical",
                           "tx_last_24h": "numeric",

@@ -171,7 +171,8 @@ def fit_baseline(meta, case_dir):
     import numpy as np
     from sklearn.compose import ColumnTransformer
     from sklearn.linear_model import LogisticRegressionCV, RidgeCV
-    from sklearn.metrics import accuracy_score, r2_score, roc_auc_score
+    from sklearn.metrics import (accuracy_score, average_precision_score,
+                                 r2_score, roc_auc_score)
     from sklearn.pipeline import make_pipeline
 
     train = read_frame(os.path.join(case_dir, meta["train"]), meta)
@@ -198,6 +199,7 @@ def fit_baseline(meta, case_dir):
     if meta["task"] == "binary":
         got["auc"] = float(roc_auc_score(y_eval, proba[:, 1]))
         got["majority"] = float(max(np.mean(y_eval), 1 - np.mean(y_eval)))
+        got["pr_auc"] = float(average_precision_score(y_eval, proba[:, 1]))
     return got
 
 
@@ -323,7 +325,18 @@ def run_case(name, args, dtf):
         extra = (f"; accuracy dtf {float(m['accuracy']):.3f} sklearn "
                  f"{base['accuracy']:.3f} majority {base['majority']:.3f}")
     row["detail"] = (f"{meta['metric']} {row['dtf']:.4f} "
-                     f"{'>=' if ok else '<'} {goal:.4f}{extra}")
+                     f"{'>=' if ok else '<'} {goal:.4f} (scikit-learn "
+                     f"{base[meta['metric']]:.4f} - margin "
+                     f"{meta['margin']}){extra}")
+    absent = [k for k in meta.get("require_metrics", []) if k not in m]
+    if absent:
+        row["verdict"] = "FAIL"
+        row["detail"] += f"; metrics.json lacks {', '.join(absent)}"
+    if row["verdict"] != "pass":
+        row["failure"] = (f"  job: {toml}\n"
+                          f"  command: {shlex.join(steps[2][1])}\n"
+                          f"  dtf metrics: {json.dumps(m, sort_keys=True)}\n"
+                          f"  scikit-learn: {json.dumps(base, sort_keys=True)}")
     return row
 
 
@@ -362,7 +375,7 @@ def print_table(rows, out):
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dtf", required=True, help="the dtf binary")
-    p.add_argument("--work", required=True, help="work directory (replaced)")
+    p.add_argument("--work", required=True, help="work directory; each case's directory in it is replaced")
     p.add_argument("--cases", default="", help="comma-separated case names")
     p.add_argument("--json", default="", help="write the table here")
     p.add_argument("--train-args", default="",
