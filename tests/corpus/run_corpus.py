@@ -380,7 +380,7 @@ def main(argv):
     p.add_argument("--json", default="", help="write the table here")
     p.add_argument("--train-args", default="",
                    help="extra arguments for every dtf train")
-    p.add_argument("--step-timeout", type=int, default=600,
+    p.add_argument("--step-timeout", type=int, default=180,
                    help="seconds one dtf command may run")
     a = p.parse_args(argv)
     names = [c for c in a.cases.split(",") if c] or list(make_corpus.CASES)
