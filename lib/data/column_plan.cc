@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "lib/base/strings.h"
+#include "lib/data/column_kind.h"
 
 namespace dtf {
 namespace {
@@ -133,7 +135,7 @@ void ChooseReading(const ColumnProfile& c, ColumnPlan* p) {
   }
 }
 
-// Step 3: why the column holds identifiers, or "" when it does not. Floats
+// Step 4: why the column holds identifiers, or "" when it does not. Floats
 // are measurements, never identifiers; too few values tell nothing.
 std::string IdentifierReason(const ColumnProfile& c, const ColumnPlan& p) {
   constexpr int64_t kMinValues = 20;
@@ -167,6 +169,31 @@ std::string IdentifierReason(const ColumnProfile& c, const ColumnPlan& p) {
   return "";
 }
 
+// Makes `p` a date or text feature when the sampled cells are dates (every
+// one of them, in one form) or free text; false otherwise.
+bool PlanDateOrText(const ColumnProfile& c, ColumnPlan* p) {
+  std::vector<std::string_view> sample(c.sample_cells.begin(),
+                                       c.sample_cells.end());
+  if (sample.empty()) return false;
+  if (std::optional<DateFormat> format = DetectDateColumn(sample)) {
+    const bool all = std::all_of(sample.begin(), sample.end(), [&](auto s) {
+      return ParseDate(s, *format).ok();
+    });
+    if (all) {
+      p->kind = PlannedFeature::kDate;
+      p->date_format = *format;
+      p->date_has_time = DatesHaveTime(sample, *format);
+      p->date_default = std::string(sample.front());
+      return true;
+    }
+  }
+  if (LooksLikeText(sample)) {
+    p->kind = PlannedFeature::kText;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string_view PlannedFeatureName(PlannedFeature kind) {
@@ -179,6 +206,10 @@ std::string_view PlannedFeatureName(PlannedFeature kind) {
       return "categorical";
     case PlannedFeature::kHashed:
       return "hashed";
+    case PlannedFeature::kDate:
+      return "date";
+    case PlannedFeature::kText:
+      return "text";
   }
   return "none";
 }
@@ -226,11 +257,18 @@ ColumnPlan PlanColumn(const ColumnProfile& c, const PlanOptions& options) {
     p.why = "no values";
     return p;
   }
+  // Step 3: text cells that are dates, or free text (before identifiers:
+  // timestamps and reviews are nearly all distinct too). UUIDs and columns
+  // named as identifiers ("ORD-2024-0001" is three tokens) are neither.
+  if (p.type == ValueType::kString && !c.uuid_like && !NameSaysId(c.name) &&
+      PlanDateOrText(c, &p)) {
+    return p;
+  }
   if (std::string why = IdentifierReason(c, p); !why.empty()) {
     p.why = std::move(why);
     return p;
   }
-  // Step 4: numbers are normalized (and bucketized when they take many
+  // Step 5: numbers are normalized (and bucketized when they take many
   // values); strings get a vocabulary or are hashed.
   if (p.type != ValueType::kString) {
     p.kind = PlannedFeature::kNumeric;

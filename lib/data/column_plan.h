@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lib/data/column_profile.h"
+#include "lib/data/date_parse.h"
 #include "lib/data/schema.h"
 
 namespace dtf {
@@ -17,6 +18,8 @@ enum class PlannedFeature {
   kNumeric,      // normalized; bucketized at its deciles too if `bucketize`
   kCategorical,  // a vocabulary of its values
   kHashed,       // hashed into buckets
+  kDate,         // a date feature (year, month, day, weekday, hour, days)
+  kText,         // free text: a bag of hashed words and word pairs
 };
 std::string_view PlannedFeatureName(PlannedFeature kind);
 
@@ -42,6 +45,11 @@ struct ColumnPlan {
   // NA spellings this column holds that the schema must read as missing
   // (a numeric column's "NaN", "NA", ...).
   std::vector<std::string> na_missing;
+  // Date columns: the form their cells are written in, whether any has a
+  // time of day, and a cell that stands in for missing ones.
+  DateFormat date_format = DateFormat::kAuto;
+  bool date_has_time = false;
+  std::string date_default;
   // Numeric columns (any format): mean, range and deciles of the values.
   double mean = 0, min = 0, max = 0;
   std::vector<double> deciles;  // 9 values, q = 0.1 ... 0.9

@@ -83,6 +83,9 @@ void AddValue(ColumnProfile& c, ValueCounter* counter, std::string_view cell,
   distinct->Add(hash);
   if (!counter->capped()) counter->Add(cell, hash);
   if (c.uuid_like && !LooksLikeUuid(cell)) c.uuid_like = false;
+  if (c.sample_cells.size() < ColumnProfile::kSampleCells) {
+    c.sample_cells.emplace_back(cell);
+  }
   if (!c.plain.ok && !c.number.ok && !c.comma.ok) return;
   double v = 0;
   bool is_int = false;

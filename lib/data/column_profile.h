@@ -123,6 +123,10 @@ struct ColumnProfile {
   bool increasing = true;
   // Every value looks like a UUID or a long hex key.
   bool uuid_like = true;
+  // The first kSampleCells values, as written: what the date and free-text
+  // detectors (column_kind.h) look at.
+  static constexpr size_t kSampleCells = 1000;
+  std::vector<std::string> sample_cells;
 
   const NumericStats& Number() const { return plain.ok ? plain : number; }
 

@@ -14,6 +14,7 @@
 #include "lib/data/column_plan.h"
 #include "lib/data/column_profile.h"
 #include "lib/data/csv_sniff.h"
+#include "lib/data/date_parse.h"
 
 namespace dtf {
 namespace {
@@ -241,6 +242,21 @@ std::string FeatureToml(const ColumnProfile& c, const ColumnPlan& p,
                 EmbeddingSize(vocabulary.size() + 1), "\nwide = true\n");
       break;
     }
+    case PlannedFeature::kDate: {
+      StrAppend(&f, "\n[[features.date]]\nname = ", Quote(c.name),
+                "\nformat = ", Quote(DateFormatName(p.date_format)),
+                p.date_has_time ? ""
+                                : "\nparts = [\"year\", \"month\", \"day\", "
+                                  "\"weekday\", \"epoch_days\"]",
+                "\nembedding = 4\nwide = true\n",
+                // An empty cell, here or in the eval CSV, reads as this one.
+                "default = ", Quote(p.date_default), "\n");
+      break;
+    }
+    case PlannedFeature::kText:
+      StrAppend(&f, "\n[[features.text]]\nname = ", Quote(c.name),
+                "\nbuckets = 10000\nngrams = 2\nembedding = 16\nwide = true\n");
+      break;
     case PlannedFeature::kHashed: {
       const size_t buckets = std::bit_ceil(
           std::min<size_t>(2 * static_cast<size_t>(c.distinct), 4096));
@@ -429,7 +445,8 @@ StatusOr<std::string> JobToml(const ScaffoldOptions& o,
     const PlannedFeature kind = plans[i].kind;
     deep += kind != PlannedFeature::kNone;
     wide += kind == PlannedFeature::kCategorical ||
-            kind == PlannedFeature::kHashed || plans[i].bucketize;
+            kind == PlannedFeature::kHashed || kind == PlannedFeature::kDate ||
+            kind == PlannedFeature::kText || plans[i].bucketize;
   }
   if (deep == 0) {
     return InvalidArgumentError(

@@ -183,6 +183,7 @@ TEST_F(CliTest, QuotedLineBreaksReachTheRecordsByteForByte) {
             "{\"a\": {\"int64\": [1]}, \"b\": {\"bytes\": "
             "[\"x\\u000d\\u000ay\"]}}\n"
             "{\"a\": {\"int64\": [2]}, \"b\": {\"bytes\": [\" z\\u000a\"]}}\n");
+}
 
 // A job with a date and a text feature: gen-records keeps the raw strings,
 // train learns the label from the text, predict scores with the exported

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
@@ -214,6 +215,53 @@ TEST(ColumnProfile, OneColumnHeaderHoldingADelimiterSuggestsIt) {
               HasSubstr("in.csv:1: the header is one column, "
                         "\"age;income;label\", which holds ';': the fields "
                         "are not separated by ','; give --delimiter ';'"));
+}
+
+// Dates (in one form, every sampled cell) and free text are their own
+// features, ahead of the identifier rule that their many distinct values
+// would otherwise meet; IDs of several tokens named as IDs stay IDs.
+TEST(ColumnPlan, DatesAndFreeTextGetTheirOwnKinds) {
+  const char* words[] = {"great",    "awful", "service", "food",  "slow",
+                         "friendly", "cold",  "fresh",   "again", "never"};
+  std::string csv = "when,stamp,review,order_id,city,label\n";
+  for (int i = 0; i < 400; ++i) {
+    StrAppend(
+        &csv, fmt::format("2024-{:02d}-{:02d}", 1 + i % 12, 1 + i % 28), ",",
+        fmt::format("{:02d}/{:02d}/2023 {:02d}:30", 1 + i % 12, 1 + i % 28,
+                    i % 24),
+        ",", words[i % 10], " ", words[(i * 3 + 1) % 10], " ",
+        words[(i * 7 + 2) % 10], " number ", i, ",",
+        fmt::format("ORD-2024-{:05d}", i), ",city", i % 5, ",", i % 2, "\n");
+  }
+  auto p = Profile(csv);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->Plan("when").kind, PlannedFeature::kDate);
+  EXPECT_EQ(p->Plan("when").date_format, DateFormat::kIso);
+  EXPECT_FALSE(p->Plan("when").date_has_time);
+  EXPECT_EQ(p->Plan("when").date_default, "2024-01-01");
+  EXPECT_EQ(p->Plan("stamp").kind, PlannedFeature::kDate);
+  EXPECT_EQ(p->Plan("stamp").date_format, DateFormat::kMdy);
+  EXPECT_TRUE(p->Plan("stamp").date_has_time);
+  EXPECT_EQ(p->Plan("review").kind, PlannedFeature::kText);
+  EXPECT_EQ(p->Plan("order_id").kind, PlannedFeature::kNone);
+  EXPECT_THAT(p->Plan("order_id").why, HasSubstr("identifier"));
+  EXPECT_EQ(p->Plan("city").kind, PlannedFeature::kCategorical);
+  EXPECT_EQ(PlannedFeatureName(PlannedFeature::kDate), "date");
+  EXPECT_EQ(PlannedFeatureName(PlannedFeature::kText), "text");
+}
+
+// A column of dates with one cell that is no date is not a date feature:
+// training would stop on that cell.
+TEST(ColumnPlan, ADateColumnWithABadCellIsNotADate) {
+  std::string csv = "when,label\n";
+  for (int i = 0; i < 100; ++i) {
+    StrAppend(&csv,
+              i == 50 ? "soon" : fmt::format("2024-03-{:02d}", 1 + i % 28), ",",
+              i % 2, "\n");
+  }
+  auto p = Profile(csv);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_NE(p->Plan("when").kind, PlannedFeature::kDate);
 }
 
 }  // namespace

@@ -43,10 +43,11 @@ TEST(JobScaffold, TitanicJobLoadsAndUsesTheColumns) {
   ASSERT_TRUE(job->train.early_stopping.has_value());
   EXPECT_EQ(job->train.early_stopping->metric, "loss");
   std::string toml = testing::ReadFile(o.dir + "/dtf.toml");
-  // Identifiers feed nothing; low-cardinality strings get a vocabulary,
-  // the rest are hashed; numbers are normalised and bucketized.
+  // Identifiers feed nothing; names ("Braund, Mr. Owen Harris") are free
+  // text; low-cardinality strings get a vocabulary, the rest are hashed;
+  // numbers are normalised and bucketized.
   EXPECT_THAT(toml, Not(HasSubstr("name = \"PassengerId\"")));
-  EXPECT_THAT(toml, Not(HasSubstr("name = \"Name\"")));
+  EXPECT_THAT(toml, HasSubstr("[[features.text]]\nname = \"Name\""));
   EXPECT_THAT(toml, HasSubstr("[[features.categorical]]\nname = \"Sex\""));
   EXPECT_THAT(toml, HasSubstr("[[features.hashed]]\nname = \"Ticket\""));
   EXPECT_THAT(toml, HasSubstr("name = \"Age_buckets\""));
@@ -55,6 +56,36 @@ TEST(JobScaffold, TitanicJobLoadsAndUsesTheColumns) {
        {"profiles/local.toml", "profiles/cluster.example.toml", "README.md"}) {
     EXPECT_FALSE(testing::ReadFile(o.dir + "/" + f).empty()) << f;
   }
+}
+
+// Date and free-text columns become [[features.date]] and [[features.text]]
+// in a job that loads; a date column without times leaves the hour out.
+TEST(JobScaffold, DateAndTextColumnsGetTheirFeatures) {
+  testing::TempDir temp("dtf_scaffold_test");
+  const char* words[] = {"great",    "awful", "service", "food",  "slow",
+                         "friendly", "cold",  "fresh",   "again", "never"};
+  std::string csv = "day,review,label\n";
+  for (int i = 0; i < 300; ++i) {
+    StrAppend(&csv, "2024-", i % 12 + 1 < 10 ? "0" : "", i % 12 + 1, "-1",
+              i % 9, ",", words[i % 10], " ", words[(i * 3 + 1) % 10], " ",
+              words[(i * 7 + 2) % 10], " visit ", i, ",", i % 2, "\n");
+  }
+  testing::WriteFile(temp.Join("in.csv"), csv);
+  ScaffoldOptions o;
+  o.dir = temp.Join("job");
+  o.train_csv = temp.Join("in.csv");
+  o.label = "label";
+  auto r = ScaffoldJob(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::string toml = testing::ReadFile(o.dir + "/dtf.toml");
+  auto job = LoadJobFile(o.dir + "/dtf.toml");
+  ASSERT_TRUE(job.ok()) << job.status() << "\n" << toml;
+  ASSERT_EQ(job->features.date.size(), 1u) << toml;
+  EXPECT_EQ(job->features.date[0].name, "day");
+  EXPECT_THAT(toml, HasSubstr("format = \"iso8601\""));
+  EXPECT_THAT(toml, Not(HasSubstr("\"hour\"")));
+  ASSERT_EQ(job->features.text.size(), 1u) << toml;
+  EXPECT_EQ(job->features.text[0].name, "review");
 }
 
 TEST(JobScaffold, AdultTestLabelsWithADotMapLikeTrainingLabels) {

@@ -297,6 +297,7 @@ TEST(RowEncoder, LongListsInMessagesAreCut) {
               HasSubstr("wide.csv:1: schema column \"nope\" is not in the "
                         "header (\"col0\", "));
   EXPECT_THAT(header_message, HasSubstr("... and 490 more)"));
+}
 
 Schema Formatted() {
   Schema s = Cols({{"price", ValueType::kInt},
