@@ -25,6 +25,7 @@ struct InitFlags {
   bool no_trim = false;
   int64_t max_rows = ScaffoldOptions().max_rows;
   bool json = false;
+  std::string on_error = "fail";
 };
 
 StatusOr<char> OneChar(std::string_view flag, const std::string& value) {
@@ -145,7 +146,11 @@ Status RunInit(const InitFlags& f) {
     return InvalidArgumentError("--max-rows must be 0 (every row) or more");
   }
   o.max_rows = f.max_rows;
+  o.skip_missing_labels = f.on_error == "skip";
   DTF_ASSIGN_OR_RETURN(ScaffoldResult r, ScaffoldJob(o));
+  for (const std::string& w : r.warnings) {
+    std::fprintf(stderr, "dtf: warning: %s\n", w.c_str());
+  }
   std::string out;
   if (f.json) {
     out = SummaryJson(f, r);
@@ -195,9 +200,14 @@ void SetupInit(CLI::App* app, Context* ctx) {
       "Rows profiled per CSV file, the first ones (default 0: every row)");
   sub->add_flag("--json", f->json,
                 "Print what init decided (label, columns) as JSON on stdout");
+  auto* on_error =
+      sub->add_option("--on-error", f->on_error,
+                      "Rows without a label: fail (default) or skip (warn, "
+                      "and leave them to gen-records --on-error skip)")
+          ->check(CLI::IsMember({"fail", "skip"}));
   from_csv->needs(label);
   for (CLI::Option* o :
-       {eval_csv, label, delimiter, quote, no_trim, max_rows}) {
+       {eval_csv, label, delimiter, quote, no_trim, max_rows, on_error}) {
     o->needs(from_csv);
   }
   sub->callback([f, ctx] { ctx->status = RunInit(*f); });

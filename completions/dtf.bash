@@ -34,7 +34,7 @@ _dtf() {
   esac
   case "$cmd" in
     gen-records) opts="--help --job --schema --infer --infer-rows --label --out --shards --shard-key --split --no-header --delimiter --quote --no-trim --missing --compression --threads --index --on-error --overwrite --schema-out --json" ;;
-    init) opts="--help --from-csv --eval-csv --label --delimiter --quote --no-trim --max-rows --json" ;;
+    init) opts="--help --from-csv --eval-csv --label --delimiter --quote --no-trim --max-rows --json --on-error" ;;
     inspect) opts="--help --limit --stats --json --compression" ;;
     train) opts="--help --job --batch-size --steps --epochs --threads --device --no-eval --restart --quiet --metrics-out" ;;
     serve) opts="--help --job --role --index --ps --workers --cluster_spec --run-id --run-dir --secret-file --ready-file --threads --set --metrics-out --restore --quiet" ;;

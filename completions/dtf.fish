@@ -49,6 +49,7 @@ complete -c dtf -n '__fish_seen_subcommand_from init' -l quote -r -d 'Quote char
 complete -c dtf -n '__fish_seen_subcommand_from init' -l no-trim -d 'Keep spaces around fields'
 complete -c dtf -n '__fish_seen_subcommand_from init' -l max-rows -r -d 'Rows profiled per file'
 complete -c dtf -n '__fish_seen_subcommand_from init' -l json -d 'Print the summary as JSON'
+complete -c dtf -n '__fish_seen_subcommand_from init' -l on-error -r -a 'fail skip' -d 'Rows without a label'
 complete -c dtf -n '__fish_seen_subcommand_from init' -a '(__fish_complete_directories)'
 complete -c dtf -n '__fish_seen_subcommand_from inspect' -l help -d 'Print help'
 complete -c dtf -n '__fish_seen_subcommand_from inspect' -l limit -r -d 'Records to print'

@@ -402,11 +402,19 @@ StatusOr<std::string> JobToml(const ScaffoldOptions& o,
     }
   }
   const bool numeric_label = plans[label_index].type != ValueType::kString;
-  DTF_RETURN_IF_ERROR(CheckLabelPresent(o.train_csv, *label, numeric_label));
-  if (eval_label) {
-    DTF_RETURN_IF_ERROR(
-        CheckLabelPresent(o.eval_csv, *eval_label, numeric_label));
-  }
+  // Rows without a label are refused, or (skip_missing_labels) left for
+  // gen-records to skip, with a warning.
+  auto check_label = [&](const std::string& path,
+                         const ColumnProfile& c) -> Status {
+    Status st = CheckLabelPresent(path, c, numeric_label);
+    if (st.ok() || !o.skip_missing_labels) return st;
+    result->warnings.push_back(
+        StrCat(st.message().substr(0, st.message().find("; remove")),
+               "; run gen-records with --on-error skip to leave them out"));
+    return OkStatus();
+  };
+  DTF_RETURN_IF_ERROR(check_label(o.train_csv, *label));
+  if (eval_label) DTF_RETURN_IF_ERROR(check_label(o.eval_csv, *eval_label));
   result->missing = missing;
   std::string t =
       StrCat("# Made by `dtf init` from ", o.train_csv,

@@ -30,6 +30,9 @@ struct ScaffoldOptions {
   bool sniff_delimiter = true;
   // Rows profiled per file, the first ones; 0: all. Default: 0.
   int64_t max_rows = 0;
+  // Rows without a label: refused (the default), or left to `gen-records
+  // --on-error skip` with a warning in ScaffoldResult::warnings.
+  bool skip_missing_labels = false;
 };
 
 // What init decided for one column.
@@ -64,6 +67,8 @@ struct ScaffoldResult {
   std::vector<std::string> missing;  // cell texts the schema reads as missing
   ScaffoldLabel label;
   std::vector<ScaffoldColumn> columns;  // in CSV order
+  // What the user should know that did not stop init ("file:line: ...").
+  std::vector<std::string> warnings;
 };
 
 // Errors, besides I/O: a CSV that does not parse; duplicate header names

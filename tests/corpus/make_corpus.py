@@ -474,6 +474,7 @@ def gen_missing_label(rng, skip=False):
     meta = {"label": "churned", "task": "binary", "metric": "auc",
             "margin": 0.03, "roles": CHURN_ROLES}
     if skip:
+        meta["init_args"] = ["--on-error", "skip"]
         meta["gen_records_args"] = ["--on-error", "skip"]
     else:
         meta["expect"] = "error"
