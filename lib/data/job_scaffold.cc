@@ -473,9 +473,17 @@ StatusOr<std::string> JobToml(const ScaffoldOptions& o,
   const int64_t rows = label->cells();
   result->rows = rows;
   const bool small = rows < 10000;
+  // Enough steps for rare classes to be seen: at least about 2,000 at batch
+  // 256 (12 to 40 epochs); early stopping ends it when the eval loss stops
+  // improving.
+  const int64_t steps_per_epoch = std::max<int64_t>((rows + 255) / 256, 1);
+  const int64_t epochs =
+      small ? 20
+            : std::clamp<int64_t>(
+                  (2000 + steps_per_epoch - 1) / steps_per_epoch, 12, 40);
   StrAppend(&t, "\n# Tuned for ", small ? "a small" : "a large", " data set (",
             rows, " training rows profiled).\n[train]\n",
-            "batch_size = ", small ? 32 : 256, "\nepochs = ", small ? 20 : 12,
+            "batch_size = ", small ? 32 : 256, "\nepochs = ", epochs,
             "\nshuffle_buffer = 10000\nseed = 42\noutput_dir = \"out\"\n"
             "early_stopping = { metric = \"loss\", patience = 3 }\n",
             wide ? "\n[train.wide_optimizer]\ntype = \"ftrl\"\n"
