@@ -63,12 +63,24 @@ std::string MetricsJson(const runtime::TrainResult& r) {
   AppendJsonNumber(&out, "examples_per_sec", r.examples_per_sec);
   AppendJsonNumber(&out, "train_loss", r.loss);
   AppendJsonNumber(&out, "parameters", double(r.num_parameters));
-  if (r.eval) {
-    for (const auto& [name, value] : r.eval->metrics.values) {
+  // The evaluation metrics are the exported model's: the best evaluation's
+  // when there is one; the last evaluation's are under "last_eval".
+  const std::optional<runtime::EvalReport>& exported =
+      r.best_eval ? r.best_eval : r.eval;
+  if (exported) {
+    for (const auto& [name, value] : exported->metrics.values) {
       AppendJsonNumber(&out, name, value);
     }
-    AppendJsonNumber(&out, "eval_examples", double(r.eval->metrics.examples));
-    StrAppend(&out, ",\"eval_split\":", JsonString(r.eval->split));
+    AppendJsonNumber(&out, "eval_examples", double(exported->metrics.examples));
+    StrAppend(&out, ",\"eval_split\":", JsonString(exported->split));
+  }
+  if (r.eval) {
+    std::string last;
+    AppendJsonNumber(&last, "step", double(r.eval->step));
+    for (const auto& [name, value] : r.eval->metrics.values) {
+      AppendJsonNumber(&last, name, value);
+    }
+    StrAppend(&out, ",\"last_eval\":{", last, "}");
   } else {
     AppendJsonNumber(&out, "loss", r.loss);
   }
