@@ -143,12 +143,6 @@ void AddValue(ColumnProfile& c, ValueCounter* counter, std::string_view cell,
 
 }  // namespace
 
-bool IsNaSpelling(std::string_view cell) {
-  if (cell.size() < 2 || cell.size() > 4) return false;
-  return std::find(std::begin(kNaSpellings), std::end(kNaSpellings), cell) !=
-         std::end(kNaSpellings);
-}
-
 uint64_t HashValue(std::string_view value) {
   return MixHash(std::hash<std::string_view>()(value));
 }

@@ -21,13 +21,6 @@
 
 namespace dtf {
 
-// Spellings of "not available" that pandas reads as NaN. In a column that is
-// numeric otherwise they are missing cells.
-inline constexpr std::string_view kNaSpellings[] = {
-    "NaN", "nan", "NAN", "NA", "N/A", "n/a", "null", "NULL", "Null", "None",
-};
-bool IsNaSpelling(std::string_view cell);
-
 // Counts distinct strings: exactly while there are fewer than kExact, then
 // estimates from the kExact smallest 64-bit hashes (a k-minimum-values
 // sketch; relative error about 1/sqrt(kExact), ~1%). Not thread-safe.

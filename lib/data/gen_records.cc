@@ -307,11 +307,9 @@ Status Pipeline::InferSchema(CsvChunker& chunker, const std::string& path,
     return InvalidArgumentError(
         StrCat(path, ": no rows to infer a schema from"));
   }
+  // The missing values: "", --missing's, and the NA spellings of numeric
+  // columns.
   DTF_ASSIGN_OR_RETURN(schema_, inferrer->Finish(options_.infer_label));
-  schema_.missing_values = {""};
-  schema_.missing_values.insert(schema_.missing_values.end(),
-                                options_.infer_missing.begin(),
-                                options_.infer_missing.end());
   return OkStatus();
 }
 

@@ -285,6 +285,12 @@ std::string_view ValueTypeName(ValueType t) {
   return "str";
 }
 
+bool IsNaSpelling(std::string_view cell) {
+  if (cell.size() < 2 || cell.size() > 4) return false;
+  return std::find(std::begin(kNaSpellings), std::end(kNaSpellings), cell) !=
+         std::end(kNaSpellings);
+}
+
 StatusOr<ValueType> ParseValueType(std::string_view name) {
   if (name == "int") return ValueType::kInt;
   if (name == "float") return ValueType::kFloat;

@@ -109,6 +109,13 @@ struct Schema {
   bool IsMissing(std::string_view cell) const;
 };
 
+// Spellings of "not available" that pandas reads as NaN. In a column that is
+// numeric otherwise they are missing cells.
+inline constexpr std::string_view kNaSpellings[] = {
+    "NaN", "nan", "NAN", "NA", "N/A", "n/a", "null", "NULL", "Null", "None",
+};
+bool IsNaSpelling(std::string_view cell);
+
 // Checks names are unique and non-empty, vector members and the label exist,
 // vector types are int or float, defaults match their types.
 // InvalidArgument naming the offending key otherwise.
@@ -116,7 +123,9 @@ Status ValidateSchema(const Schema& schema);
 
 // Infers column types the way TFX does: a column is int if every non-missing
 // value parses as int64, else float if every one parses as a float, else str.
-// A column with no values at all is str. Not thread-safe.
+// NA spellings (kNaSpellings) in a column that is numeric otherwise are
+// missing cells, and Finish adds the ones seen to the schema's missing
+// values. A column with no values at all is str. Not thread-safe.
 class SchemaInferrer {
  public:
   SchemaInferrer(std::vector<std::string> column_names,
@@ -136,6 +145,7 @@ class SchemaInferrer {
     bool can_float = true;
     int64_t values = 0;
     std::map<std::string, int64_t, std::less<>> distinct;  // capped
+    std::vector<std::string> na_seen;  // NA spellings among its cells
   };
   std::vector<ColumnState> columns_;
   std::vector<std::string> missing_;

@@ -50,6 +50,20 @@ void SchemaInferrer::Add(const std::vector<std::string_view>& cells) {
       continue;
     }
     ColumnState& c = columns_[i];
+    if (IsNaSpelling(cell)) {
+      if (std::find(c.na_seen.begin(), c.na_seen.end(), cell) ==
+          c.na_seen.end()) {
+        c.na_seen.emplace_back(cell);
+      }
+      // A value of a str column, kept for its distinct count; no evidence
+      // against a numeric one.
+      if (auto it = c.distinct.find(cell); it != c.distinct.end()) {
+        ++it->second;
+      } else if (c.distinct.size() <= kMaxDistinct) {
+        c.distinct.emplace(std::string(cell), 1);
+      }
+      continue;
+    }
     ++c.values;
     if (c.can_int && !IsInt(cell)) c.can_int = false;
     if (!c.can_int && c.can_float &&
@@ -82,6 +96,15 @@ StatusOr<Schema> SchemaInferrer::Finish(std::string_view label) const {
       spec.type = ValueType::kFloat;
     } else {
       spec.type = ValueType::kString;
+    }
+    if (spec.type != ValueType::kString) {
+      for (const std::string& na : c.na_seen) {
+        if (std::find(schema.missing_values.begin(),
+                      schema.missing_values.end(),
+                      na) == schema.missing_values.end()) {
+          schema.missing_values.push_back(na);
+        }
+      }
     }
     schema.columns.push_back(std::move(spec));
   }

@@ -422,8 +422,29 @@ TEST(SchemaInferrer, WidensIntToFloatToStr) {
   EXPECT_EQ(schema->columns[3].type, ValueType::kString);  // no values at all
   EXPECT_EQ(schema->columns[4].type, ValueType::kString);
   EXPECT_FALSE(schema->label.has_value());
-  EXPECT_THAT(schema->missing_values, ElementsAre("", "?", "NA"));
+  // b's "nan" is an NA spelling in a float column: missing.
+  EXPECT_THAT(schema->missing_values, ElementsAre("", "?", "NA", "nan"));
   EXPECT_FALSE(schema->columns[0].default_value.has_value());
+}
+
+// NaN/NA/null spellings do not make a numeric column str (a regression:
+// "NaN" typed a column as str, and a regression target became a softmax);
+// they become missing values. In a str column they are values.
+TEST(SchemaInferrer, NaSpellingsAreMissingNumbers) {
+  SchemaInferrer inferrer({"x", "y", "city"}, {});
+  inferrer.Add({"1", "0.5", "Paris"});
+  inferrer.Add({"NaN", "NA", "None"});
+  inferrer.Add({"3", "null", "Rome"});
+  inferrer.Add({"N/A", "2.5", "NA"});
+  StatusOr<Schema> schema = inferrer.Finish("y");
+  ASSERT_TRUE(schema.ok()) << schema.status();
+  EXPECT_EQ(schema->columns[0].type, ValueType::kInt);
+  EXPECT_EQ(schema->columns[1].type, ValueType::kFloat);
+  EXPECT_EQ(schema->columns[2].type, ValueType::kString);
+  EXPECT_THAT(schema->missing_values,
+              ElementsAre("", "NaN", "N/A", "NA", "null"));
+  ASSERT_TRUE(schema->label.has_value());
+  EXPECT_TRUE(schema->label->mapping.empty());
 }
 
 TEST(SchemaInferrer, NamesExtraCells) {
