@@ -164,8 +164,40 @@ int PsService::RequiredLocked() const {
   return static_cast<int>(std::min<int64_t>(wanted, live));
 }
 
+Status PsService::CheckGradients(const std::vector<rpc::TensorPiece>& grads) {
+  for (const rpc::TensorPiece& piece : grads) {
+    Shard* s = FindLocked(piece.name());
+    if (s == nullptr) {
+      return InvalidArgumentError(StrCat("no variable \"", piece.name(), "\""));
+    }
+    DTF_RETURN_IF_ERROR(CheckPiece(piece, s->cols));
+    if (!s->sparse) {
+      // first + rows may not be computed: both come from the wire.
+      const int64_t first = piece.row_offset();
+      if (piece.ids_size() > 0 || first < s->begin || first > s->end ||
+          piece.rows() > s->end - first) {
+        return InvalidArgumentError(
+            StrCat("variable \"", s->name, "\": ", piece.rows(),
+                   " rows from row ", first, " are not on ps:", options_.index,
+                   " (rows [", s->begin, ", ", s->end, "))"));
+      }
+      continue;
+    }
+    for (const int64_t id : piece.ids()) {
+      if (id < 0 || partition_.Owner(id) != options_.index ||
+          partition_.LocalRow(id) >= s->value.rows()) {
+        return InvalidArgumentError(StrCat("variable \"", s->name, "\": row ",
+                                           id,
+                                           " is not on ps:", options_.index));
+      }
+    }
+  }
+  return OkStatus();
+}
+
 Status PsService::ApplyGradients(const std::vector<rpc::TensorPiece>& grads,
                                  float scale) {
+  DTF_RETURN_IF_ERROR(CheckGradients(grads));
   // Group the pieces by variable, then apply each variable's sum once.
   for (auto& s : shards_) s->pushed.clear();
   for (const rpc::TensorPiece& piece : grads) {
@@ -261,8 +293,10 @@ void PsService::ApplyPendingLocked() {
     for (auto& piece : push) all.push_back(std::move(piece));
   }
   const float scale = 1.0f / float(pending_.size());
+  // Every push was checked on arrival (AcceptPush), so the step is applied
+  // whole; what is left to fail is the optimizer's own work on valid input.
   Status st = ApplyGradients(all, scale);
-  (void)st;  // validated on arrival
+  if (!st.ok()) apply_error_ = st;
   pending_.clear();
   pending_workers_.clear();
   ++global_step_;
@@ -422,6 +456,10 @@ grpc::Status PsService::AcceptPush(const rpc::PushMessage::Header& header,
   }
   SeenLocked(worker);
   *applied = false;
+  if (!apply_error_.ok()) return ToGrpc(apply_error_);
+  // Checked before anything is queued or applied, in both modes: a bad
+  // piece is refused to its sender and changes nothing.
+  if (Status st = CheckGradients(grads); !st.ok()) return ToGrpc(st);
   if (mode_ != TrainMode::kSync) {
     const int64_t staleness = global_step_ - header.step();
     if (max_staleness_ < 0 || staleness <= max_staleness_) {

@@ -101,7 +101,12 @@ class PsService final : public rpc::ParameterServer::Service {
                        std::vector<rpc::TensorPiece> grads,
                        rpc::PullHeader* header,
                        std::vector<rpc::TensorPiece>* pieces);
-  // REQUIRES: mu_ held.
+  // OK when every piece of `grads` names a variable of this PS and holds
+  // rows it owns, in sizes that add up (checked arithmetic); nothing is
+  // changed. REQUIRES: mu_ held.
+  Status CheckGradients(const std::vector<rpc::TensorPiece>& grads);
+  // Applies every piece, or (CheckGradients failing) none. REQUIRES: mu_
+  // held.
   Status ApplyGradients(const std::vector<rpc::TensorPiece>& grads,
                         float scale);
   void ApplyPendingLocked();
@@ -109,6 +114,9 @@ class PsService final : public rpc::ParameterServer::Service {
   void SeenLocked(int worker);
   Shard* FindLocked(const std::string& name);
 
+  // The first error of applying an aggregated sync step; every later push
+  // is refused with it. REQUIRES: mu_ held.
+  Status apply_error_;
   const PsOptions options_;
   const TrainMode mode_;
   const int64_t replicas_to_aggregate_;

@@ -66,22 +66,24 @@ void AppendSparsePieces(const std::string& name,
   }
 }
 
-namespace {
+namespace {}  // namespace
 
-// OK when the piece holds rows x cols floats (ids.size() rows when sparse).
 Status CheckPiece(const rpc::TensorPiece& piece, int64_t cols) {
   const int64_t rows = piece.ids_size() > 0 ? piece.ids_size() : piece.rows();
-  if (rows != piece.rows() || rows < 0 ||
-      int64_t(piece.values().size()) != rows * cols * 4) {
-    return InvalidArgumentError(StrCat("variable \"", piece.name(),
-                                       "\": a piece of ", piece.rows(),
-                                       " rows holds ", piece.values().size(),
-                                       " bytes, expected ", rows * cols * 4));
+  // rows x cols x 4 in checked arithmetic: a piece claiming 2^62 rows must
+  // not wrap around to the size it carries.
+  int64_t bytes = 0;
+  const bool overflow = __builtin_mul_overflow(rows, cols, &bytes) ||
+                        __builtin_mul_overflow(bytes, int64_t{4}, &bytes);
+  if (rows != piece.rows() || rows < 0 || cols < 0 || overflow ||
+      int64_t(piece.values().size()) != bytes) {
+    return InvalidArgumentError(
+        StrCat("variable \"", piece.name(), "\": a piece of ", piece.rows(),
+               " rows holds ", piece.values().size(), " bytes, expected ",
+               overflow ? std::string("more than 2^63") : StrCat(bytes)));
   }
   return OkStatus();
 }
-
-}  // namespace
 
 Status ReadPiece(const rpc::TensorPiece& piece, int64_t cols, float* dst) {
   DTF_RETURN_IF_ERROR(CheckPiece(piece, cols));

@@ -33,6 +33,10 @@ void AppendSparsePieces(const std::string& name,
 // Columns per row of a variable of `shape` ([n] counts as [n, 1]).
 int64_t PieceCols(const std::vector<int64_t>& shape);
 
+// OK when the piece holds rows x cols floats (ids.size() rows when sparse),
+// in checked arithmetic; InvalidArgument naming the variable otherwise.
+Status CheckPiece(const rpc::TensorPiece& piece, int64_t cols);
+
 // Checks that the piece holds rows x cols floats (ids.size() rows when
 // sparse) and copies them to `dst` (rows x cols floats). InvalidArgument
 // naming the variable otherwise.

@@ -347,5 +347,84 @@ TEST_F(PsServiceTest, StepRefusesUnknownVariables) {
   EXPECT_NE(Message(r.status()).find("ps:0"), std::string::npos);
 }
 
+// The pushed pieces are checked, in checked arithmetic, before anything
+// changes. A piece claiming about 2^62 rows from row offset about 2^62 once
+// passed both checks (rows x cols x 4 and first + rows wrapped around) and
+// was added outside the gradient buffer.
+TEST_F(PsServiceTest, AnOverflowingPieceIsRefused) {
+  for (const char* mode : {"async", "sync"}) {
+    SCOPED_TRACE(mode);
+    Start(mode, 1);
+    const VariableSpec* dense_var = nullptr;
+    for (const VariableSpec& spec : layout_) {
+      if (spec.trainable && !spec.sparse) dense_var = &spec;
+    }
+    ASSERT_NE(dense_var, nullptr);
+    PsClient client(addresses_, creds_, 0, std::chrono::seconds(30));
+    std::vector<std::vector<rpc::TensorPiece>> pieces(1);
+    rpc::TensorPiece& piece = pieces[0].emplace_back();
+    piece.set_name(dense_var->name);
+    for (int64_t d : dense_var->shape) piece.add_shape(d);
+    // rows x cols x 4 wraps to 0 bytes with cols a power of two.
+    piece.set_rows(int64_t{1} << 62);
+    piece.set_row_offset((int64_t{1} << 62) + 1);
+    StatusOr<PsClient::PushResult> r =
+        client.Step(std::move(pieces), 1, 0, nullptr, nullptr,
+                    std::string_view(mode) == "sync");
+    ASSERT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument)
+        << r.status();
+    EXPECT_NE(Message(r.status()).find(dense_var->name), std::string::npos)
+        << r.status();
+    Stop();
+  }
+}
+
+// A push with one good piece and one bad one changes nothing, in either
+// mode: sync pushes are checked on arrival, not when the step is applied.
+TEST_F(PsServiceTest, APushWithABadPieceChangesNothing) {
+  for (const char* mode : {"async", "sync"}) {
+    SCOPED_TRACE(mode);
+    Start(mode, 1);
+    const bool sync = std::string_view(mode) == "sync";
+    PsClient client(addresses_, creds_, 0, std::chrono::seconds(30));
+    std::vector<kernels::Tensor> before, after;
+    std::vector<PsClient::DenseVar> dense, dense_after;
+    std::vector<PsClient::SparseVar> sparse, sparse_after;
+    AllVariables(&before, &dense, &sparse);
+    ASSERT_TRUE(client.Pull(dense, sparse, 0).ok());
+    std::vector<std::vector<rpc::TensorPiece>> pieces =
+        Gradients(0.5f, 1, /*dense_too=*/true);
+    ASSERT_GE(pieces[0].size(), 2u);
+    // The last piece's rows lie past the end of its variable.
+    rpc::TensorPiece& bad = pieces[0].back();
+    if (bad.ids_size() > 0) {
+      bad.set_ids(0, int64_t{1} << 40);
+    } else {
+      bad.set_row_offset(bad.row_offset() + 1);
+    }
+    StatusOr<PsClient::PushResult> r =
+        client.Step(std::move(pieces), 1, 0, nullptr, nullptr, sync);
+    ASSERT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument)
+        << r.status();
+    AllVariables(&after, &dense_after, &sparse_after);
+    ASSERT_TRUE(client.Pull(dense_after, sparse_after, 0).ok());
+    EXPECT_EQ(client.steps(), (std::vector<int64_t>{0}));
+    for (size_t v = 0; v < before.size(); ++v) {
+      ASSERT_EQ(before[v].size(), after[v].size());
+      for (int64_t i = 0; i < before[v].size(); ++i) {
+        ASSERT_EQ(before[v][i], after[v][i])
+            << layout_[v].name << "[" << i << "]";
+      }
+    }
+    // The next good push is applied as the first step.
+    StatusOr<PsClient::PushResult> good =
+        client.Step(Gradients(0.5f, 1, true), 1, 0, nullptr, nullptr, sync);
+    ASSERT_TRUE(good.ok()) << good.status();
+    EXPECT_TRUE(good->applied);
+    EXPECT_EQ(good->global_step, 1);
+    Stop();
+  }
+}
+
 }  // namespace
 }  // namespace dtf::runtime
