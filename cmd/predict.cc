@@ -210,7 +210,8 @@ Status RunPredict(const PredictFlags& f, Context* ctx) {
     }
   }
   if (output == "-") return PrintStdout(out);
-  DTF_RETURN_IF_ERROR(WriteOutput("--output", output, out));
+  // `output` is OutputTarget's already: the file itself, links followed.
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(output, out));
   ctx->console.Info(StrCat("scored ", rows, " records into ", f.output));
   return OkStatus();
 }
