@@ -220,20 +220,12 @@ TEST_F(CliUsageTest, AFullStdoutExits3) {
                  "/dev/full");
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_THAT(r.err, HasSubstr("<stdout>"));
-  r = Run("inspect rec/part-00000-of-00001.tfrecord", "", "/dev/full");
-  EXPECT_EQ(r.code, 3) << r.err;
-  r = Run("doctor", "", "/dev/full");
-  EXPECT_EQ(r.code, 3) << r.err;
-  r = Run("doctor --json", "", "/dev/full");
-  EXPECT_EQ(r.code, 3) << r.err;
-  r = Run("launch --dry-run", "", "/dev/full");
-  EXPECT_EQ(r.code, 3) << r.err;
-  r = Run("help train", "", "/dev/full");
-  EXPECT_EQ(r.code, 3) << r.err;
-  r = Run("--version", "", "/dev/full");
-  EXPECT_EQ(r.code, 3) << r.err;
-  r = Run("init demo", "", "/dev/full");
-  EXPECT_EQ(r.code, 3) << r.err;
+  for (const char* args :
+       {"inspect rec/part-00000-of-00001.tfrecord", "doctor", "doctor --json",
+        "launch --dry-run", "help train", "--version", "init demo"}) {
+    r = Run(args, "", "/dev/full");
+    EXPECT_EQ(r.code, 3) << args << ": " << r.err;
+  }
 }
 
 TEST_F(CliUsageTest, DoctorJsonForALocalProfile) {

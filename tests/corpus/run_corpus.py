@@ -168,6 +168,8 @@ def labels(df, meta, mapping=None):
 
 
 def fit_baseline(meta, case_dir):
+    """The baseline's metrics on the evaluation file, and the variance of
+    that file's labels."""
     import numpy as np
     from sklearn.compose import ColumnTransformer
     from sklearn.linear_model import LogisticRegressionCV, RidgeCV
@@ -187,7 +189,8 @@ def fit_baseline(meta, case_dir):
         model.fit(x_train, y_train)
         pred = model.predict(x_eval)
         rmse = float(np.sqrt(np.mean((pred - y_eval) ** 2)))
-        return {"r2": float(r2_score(y_eval, pred)), "rmse": rmse}
+        return ({"r2": float(r2_score(y_eval, pred)), "rmse": rmse},
+                float(np.var(y_eval)))
     model = make_pipeline(pre, LogisticRegressionCV(
         Cs=[0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0], cv=3, max_iter=2000,
         scoring="roc_auc" if meta["task"] == "binary" else "accuracy"))
@@ -200,14 +203,7 @@ def fit_baseline(meta, case_dir):
         got["auc"] = float(roc_auc_score(y_eval, proba[:, 1]))
         got["majority"] = float(max(np.mean(y_eval), 1 - np.mean(y_eval)))
         got["pr_auc"] = float(average_precision_score(y_eval, proba[:, 1]))
-    return got
-
-
-def eval_label_variance(meta, case_dir):
-    import numpy as np
-    evl = read_frame(os.path.join(case_dir, meta["eval"]), meta)
-    y, _, _ = labels(evl, meta)
-    return float(np.var(y))
+    return got, float(np.var(y_eval))
 
 
 # --- one case ------------------------------------------------------------------
@@ -244,11 +240,11 @@ def run_case(name, args, dtf):
            "dtf": None, "sklearn": None, "margin": meta.get("margin"),
            "verdict": "FAIL", "detail": "", "init_s": None, "gen_s": None,
            "train_s": None, "failure": None}
-    base = None
+    base = eval_var = None
     if meta["expect"] == "trains":
         # First, so that the table has the baseline when dtf fails.
         t = time.monotonic()
-        base = fit_baseline(meta, case_dir)
+        base, eval_var = fit_baseline(meta, case_dir)
         row["sklearn"] = round(base[meta["metric"]], 4)
         row["sklearn_acc"] = base.get("accuracy")
         row["sklearn_metrics"] = base
@@ -309,8 +305,7 @@ def run_case(name, args, dtf):
         if "rmse" not in m:
             row["detail"] = f"metrics.json has no rmse: {sorted(m)}"
             return row
-        var = eval_label_variance(meta, case_dir)
-        row["dtf"] = round(1.0 - float(m["rmse"]) ** 2 / var, 4)
+        row["dtf"] = round(1.0 - float(m["rmse"]) ** 2 / eval_var, 4)
     else:
         if meta["metric"] not in m:
             row["detail"] = (f"metrics.json has no {meta['metric']}: "

@@ -14,10 +14,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "lib/base/file.h"
+#include "lib/base/status.h"
 #include "lib/data/example.h"
 #include "lib/data/record_writer.h"
 
@@ -61,13 +62,6 @@ Feature ToFeature(const std::string& value) {
     f.bytes_list = {value};
   }
   return f;
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 bool WriteAll(const std::string& path, const std::string& bytes) {
@@ -115,21 +109,18 @@ int Main(int argc, char** argv) {
                {"gzip", Compression::kGzip, 1},
                {"zlib", Compression::kZlib, 2},
                {"detect", Compression::kGzip, 3}};
-  const std::string scratch = out + "/record_reader_fuzz/scratch.tfrecord";
   for (const auto& kind : kinds) {
     RecordWriterOptions options;
     options.compression = kind.compression;
-    auto writer = RecordWriter::Open(scratch, options);
-    if (!writer.ok()) {
-      std::fprintf(stderr, "fuzz_seeds: %s\n",
-                   writer.status().ToString().c_str());
+    std::string bytes;
+    RecordWriter writer(NewStringWritableFile(&bytes, "seed"), options);
+    for (const std::string& r : records) {
+      if (!writer.WriteRecord(r).ok()) return 1;
+    }
+    if (const Status closed = writer.Close(); !closed.ok()) {
+      std::fprintf(stderr, "fuzz_seeds: %s\n", closed.ToString().c_str());
       return 1;
     }
-    for (const std::string& r : records) {
-      if (!(*writer)->WriteRecord(r).ok()) return 1;
-    }
-    if (!(*writer)->Close().ok()) return 1;
-    const std::string bytes = ReadAll(scratch);
     const std::string dir = out + "/record_reader_fuzz/";
     if (kind.compression == Compression::kNone &&
         !WriteAll(dir + "plain.seed", bytes)) {
@@ -140,7 +131,6 @@ int Main(int argc, char** argv) {
       return 1;
     }
   }
-  fs::remove(scratch);
   return 0;
 }
 
