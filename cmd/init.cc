@@ -9,6 +9,7 @@
 
 #include "cmd/app.h"
 #include "lib/base/strings.h"
+#include "lib/data/csv_sniff.h"
 #include "lib/data/job_scaffold.h"
 #include "lib/data/json.h"
 
@@ -37,10 +38,6 @@ StatusOr<char> OneChar(std::string_view flag, const std::string& value) {
   return value[0];
 }
 
-std::string DelimiterText(char d) {
-  return d == '\t' ? "tab" : StrCat("'", std::string(1, d), "'");
-}
-
 std::string Percent(int64_t n, int64_t total) {
   return fmt::format("{:.1f}%", total ? 100.0 * n / total : 0.0);
 }
@@ -49,7 +46,7 @@ std::string Percent(int64_t n, int64_t total) {
 std::string SummaryText(const ScaffoldResult& r) {
   std::string out =
       StrCat("Read ", r.train_csv, ": ", r.rows, " rows, ", r.columns.size(),
-             " columns, delimiter ", DelimiterText(r.delimiter),
+             " columns, delimiter ", DelimiterFlag(r.delimiter),
              r.delimiter_sniffed ? " (detected)" : "", "\n");
   const ScaffoldLabel& l = r.label;
   StrAppend(&out, "Label \"", l.column, "\": ", l.task);

@@ -44,21 +44,14 @@ bool NameSaysId(std::string_view name) {
   return i == 'I' && !IsUpper(before) && (d == 'd' || d == 'D');
 }
 
-// The two halves of each boolean spelling, lower case.
-bool BoolSpelling(std::string_view v) {
-  static constexpr std::string_view kSpellings[] = {
-      "true", "false", "yes", "no", "y", "n", "t", "f", "1", "0"};
-  const std::string lower = LowerText(v);
-  for (std::string_view s : kSpellings) {
-    if (lower == s) return true;
-  }
-  return false;
-}
-
+// Every counted value is a true/false spelling that format "bool" reads.
 bool AllBoolSpellings(const ColumnProfile& c) {
   if (c.counts_capped || c.counts.empty()) return false;
   for (const auto& [value, count] : c.counts) {
-    if (!BoolSpelling(value)) return false;
+    if (!ParseFormattedValue(value, ValueType::kInt, ColumnFormat::kBool)
+             .ok()) {
+      return false;
+    }
   }
   return true;
 }
@@ -176,13 +169,22 @@ bool PlanDateOrText(const ColumnProfile& c, ColumnPlan* p) {
                                        c.sample_cells.end());
   if (sample.empty()) return false;
   if (std::optional<DateFormat> format = DetectDateColumn(sample)) {
-    const bool all = std::all_of(sample.begin(), sample.end(), [&](auto s) {
-      return ParseDate(s, *format).ok();
-    });
+    // One more parse of each cell: all must read, and any time of day other
+    // than midnight keeps the hour.
+    bool all = true;
+    bool has_time = false;
+    for (std::string_view s : sample) {
+      StatusOr<DateTime> t = ParseDate(s, *format);
+      if (!t.ok()) {
+        all = false;
+        break;
+      }
+      has_time |= t->hour != 0 || t->minute != 0 || t->second != 0;
+    }
     if (all) {
       p->kind = PlannedFeature::kDate;
       p->date_format = *format;
-      p->date_has_time = DatesHaveTime(sample, *format);
+      p->date_has_time = has_time;
       p->date_default = std::string(sample.front());
       return true;
     }

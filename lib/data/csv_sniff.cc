@@ -117,7 +117,8 @@ StatusOr<std::vector<std::string>> ReadCsvHeader(const std::string& path,
 }
 
 std::string DelimiterFlag(char delimiter) {
-  return delimiter == '\t' ? "tab" : std::string(1, delimiter);
+  return delimiter == '\t' ? "tab"
+                           : absl::StrCat("'", std::string(1, delimiter), "'");
 }
 
 Status CheckHeaderSplit(const std::string& path,
@@ -130,12 +131,10 @@ Status CheckHeaderSplit(const std::string& path,
       return c == '\t' ? std::string("a tab")
                        : absl::StrCat("'", std::string(1, c), "'");
     };
-    const std::string flag =
-        d == '\t' ? "tab" : absl::StrCat("'", std::string(1, d), "'");
     return InvalidArgumentError(absl::StrCat(
         path, ":1: the header is one column, ", QuoteForMessage(header[0]),
         ", which holds ", shown(d), ": the fields are not separated by ",
-        shown(delimiter), "; give --delimiter ", flag));
+        shown(delimiter), "; give --delimiter ", DelimiterFlag(d)));
   }
   return OkStatus();
 }

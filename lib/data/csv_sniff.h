@@ -24,7 +24,8 @@ char SniffDelimiterText(std::string_view text);
 // else SniffDelimiterText of its first 64 KiB. I/O errors name the path.
 StatusOr<char> SniffDelimiter(const std::string& path);
 
-// How a delimiter is given on the command line: "tab" for '\t'.
+// How a delimiter is given on the command line and named in messages:
+// "tab" for '\t', else the character in single quotes (";" is "';'").
 std::string DelimiterFlag(char delimiter);
 
 // The fields of the first record of `path` read with `options` (empty for
