@@ -71,6 +71,19 @@ Status OnHost(const Context& ctx, const Tensor& scores, const Tensor& labels,
   return OkStatus();
 }
 
+// The (score, label) pairs of a batch appended to `examples`, which are kept
+// on the host: a batch on a GPU comes back and goes through the CPU path.
+Status AppendBatchExamples(const Context& ctx, std::string_view metric,
+                           const Tensor& scores, const Tensor& labels,
+                           std::vector<std::pair<float, bool>>* examples) {
+  DTF_RETURN_IF_ERROR(CheckPair(ctx, metric, scores, labels));
+  Tensor host_s, host_y;
+  const Tensor* s = nullptr;
+  const Tensor* y = nullptr;
+  DTF_RETURN_IF_ERROR(OnHost(ctx, scores, labels, &host_s, &host_y, &s, &y));
+  return AppendExamples(metric, *s, *y, examples);
+}
+
 }  // namespace
 
 Status BinaryAccuracy::Update(const Context& ctx, const Tensor& probabilities,
@@ -98,16 +111,7 @@ double BinaryAccuracy::Result() const {
 
 Status RocAuc::Update(const Context& ctx, const Tensor& scores,
                       const Tensor& labels) {
-  DTF_RETURN_IF_ERROR(CheckPair(ctx, "RocAuc", scores, labels));
-  if (ctx.device() == Device::kCuda) {
-    // Every example is kept on the host anyway: the batch comes back and
-    // goes through the CPU path.
-    Tensor host_scores, host_labels;
-    DTF_RETURN_IF_ERROR(CopyToHost(ctx, scores, &host_scores));
-    DTF_RETURN_IF_ERROR(CopyToHost(ctx, labels, &host_labels));
-    return AppendExamples("RocAuc", host_scores, host_labels, &examples_);
-  }
-  return AppendExamples("RocAuc", scores, labels, &examples_);
+  return AppendBatchExamples(ctx, "RocAuc", scores, labels, &examples_);
 }
 
 void RocAuc::Merge(const RocAuc& other) {
@@ -187,12 +191,8 @@ double BinaryPrecisionRecall::PositiveRate() const {
 
 Status AveragePrecision::Update(const Context& ctx, const Tensor& scores,
                                 const Tensor& labels) {
-  DTF_RETURN_IF_ERROR(CheckPair(ctx, "AveragePrecision", scores, labels));
-  Tensor host_s, host_y;
-  const Tensor* s = nullptr;
-  const Tensor* y = nullptr;
-  DTF_RETURN_IF_ERROR(OnHost(ctx, scores, labels, &host_s, &host_y, &s, &y));
-  return AppendExamples("AveragePrecision", *s, *y, &examples_);
+  return AppendBatchExamples(ctx, "AveragePrecision", scores, labels,
+                             &examples_);
 }
 
 void AveragePrecision::Merge(const AveragePrecision& other) {

@@ -358,11 +358,8 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
   RecordBest(tracker, best_path, &result);
   result.export_dir = (fs::path(train.output_dir) / kExportDir).string();
   DTF_RETURN_IF_ERROR(on_host([&] {
-    if (result.best_eval && !tracker.last_was_best()) {
-      return ExportCheckpoint(best_path, result.export_dir, model_toml, &layer,
-                              model.get());
-    }
-    return ExportModel(result.export_dir, model_toml, layer, *model);
+    return ExportBest(tracker, best_path, result.export_dir, model_toml, &layer,
+                      model.get());
   }));
   DTF_RETURN_IF_ERROR(events->Close());
   if (options.coordinator) {

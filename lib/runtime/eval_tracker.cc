@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "lib/base/strings.h"
+#include "lib/runtime/checkpoint.h"
 
 namespace dtf::runtime {
 
@@ -69,6 +70,16 @@ void RecordBest(const EvalTracker& tracker, const std::string& checkpoint,
   result->best_metric = tracker.metric();
   result->best_checkpoint = tracker.best() ? checkpoint : "";
   result->stopped_early = tracker.stopped();
+}
+
+Status ExportBest(const EvalTracker& tracker,
+                  const std::string& best_checkpoint, const std::string& dir,
+                  std::string_view model_toml, FeatureLayer* layer,
+                  Model* model) {
+  if (tracker.best() && !tracker.last_was_best()) {
+    return ExportCheckpoint(best_checkpoint, dir, model_toml, layer, model);
+  }
+  return ExportModel(dir, model_toml, *layer, *model);
 }
 
 }  // namespace dtf::runtime

@@ -9,8 +9,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "lib/base/status.h"
 #include "lib/data/train_spec.h"
+#include "lib/runtime/feature_layer.h"
+#include "lib/runtime/model.h"
 #include "lib/runtime/trainer.h"
 
 namespace dtf::runtime {
@@ -70,5 +74,13 @@ class EvalTracker {
 // stopped_early.
 void RecordBest(const EvalTracker& tracker, const std::string& checkpoint,
                 TrainResult* result);
+
+// Exports to `dir` the best evaluation's model: the checkpoint at
+// `best_checkpoint` restored into `layer` and `model` (on the host) when the
+// last evaluation was not the best, `model` as it is otherwise.
+Status ExportBest(const EvalTracker& tracker,
+                  const std::string& best_checkpoint, const std::string& dir,
+                  std::string_view model_toml, FeatureLayer* layer,
+                  Model* model);
 
 }  // namespace dtf::runtime

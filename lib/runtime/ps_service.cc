@@ -183,6 +183,13 @@ Status PsService::CheckGradients(const std::vector<rpc::TensorPiece>& grads) {
       }
       continue;
     }
+    // A sparse piece names each of its rows: its values are read into
+    // ids.size() rows.
+    if (piece.ids_size() != piece.rows()) {
+      return InvalidArgumentError(
+          StrCat("variable \"", s->name, "\": a piece of ", piece.rows(),
+                 " rows names ", piece.ids_size(), " of them"));
+    }
     for (const int64_t id : piece.ids()) {
       if (id < 0 || partition_.Owner(id) != options_.index ||
           partition_.LocalRow(id) >= s->value.rows()) {
@@ -197,35 +204,24 @@ Status PsService::CheckGradients(const std::vector<rpc::TensorPiece>& grads) {
 
 Status PsService::ApplyGradients(const std::vector<rpc::TensorPiece>& grads,
                                  float scale) {
-  DTF_RETURN_IF_ERROR(CheckGradients(grads));
   // Group the pieces by variable, then apply each variable's sum once.
   for (auto& s : shards_) s->pushed.clear();
   for (const rpc::TensorPiece& piece : grads) {
-    Shard* s = FindLocked(piece.name());
-    if (s == nullptr) {
-      return InvalidArgumentError(StrCat("no variable \"", piece.name(), "\""));
-    }
-    s->pushed.push_back(&piece);
+    FindLocked(piece.name())->pushed.push_back(&piece);
   }
   for (auto& shard : shards_) {
     Shard* s = shard.get();
     const std::vector<const rpc::TensorPiece*>& pieces = s->pushed;
     if (pieces.empty()) continue;
-    const std::string& name = s->name;
     const int64_t cols = s->cols;
     if (!s->sparse) {
       kernels::Tensor& grad = s->grad;
       grad.Resize(s->value.shape());
       std::fill_n(grad.data(), grad.size(), 0.0f);
       for (const rpc::TensorPiece* piece : pieces) {
-        const int64_t first = piece->row_offset();
-        if (first < s->begin || first + piece->rows() > s->end) {
-          return InvalidArgumentError(StrCat(
-              "variable \"", name, "\": rows [", first, ", ",
-              first + piece->rows(), ") are not on ps:", options_.index));
-        }
-        DTF_RETURN_IF_ERROR(AddPiece(*piece, cols, scale,
-                                     grad.data() + (first - s->begin) * cols));
+        DTF_RETURN_IF_ERROR(
+            AddPiece(*piece, cols, scale,
+                     grad.data() + (piece->row_offset() - s->begin) * cols));
       }
       if (!s->trainable) {  // moving statistics: the pushes are deltas
         for (int64_t i = 0; i < grad.size(); ++i) s->value[i] += grad[i];
@@ -247,14 +243,7 @@ Status PsService::ApplyGradients(const std::vector<rpc::TensorPiece>& grads,
       values.resize(size_t(at + piece->ids_size() * cols));
       DTF_RETURN_IF_ERROR(ReadPiece(*piece, cols, values.data() + at));
       for (int i = 0; i < piece->ids_size(); ++i) {
-        const int64_t id = piece->ids(i);
-        if (id < 0 || partition_.Owner(id) != options_.index ||
-            partition_.LocalRow(id) >= s->value.rows()) {
-          return InvalidArgumentError(StrCat("variable \"", name, "\": row ",
-                                             id,
-                                             " is not on ps:", options_.index));
-        }
-        entries.emplace_back(partition_.LocalRow(id), at + i * cols);
+        entries.emplace_back(partition_.LocalRow(piece->ids(i)), at + i * cols);
       }
     }
     if (entries.empty()) continue;

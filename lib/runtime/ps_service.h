@@ -105,8 +105,9 @@ class PsService final : public rpc::ParameterServer::Service {
   // rows it owns, in sizes that add up (checked arithmetic); nothing is
   // changed. REQUIRES: mu_ held.
   Status CheckGradients(const std::vector<rpc::TensorPiece>& grads);
-  // Applies every piece, or (CheckGradients failing) none. REQUIRES: mu_
-  // held.
+  // Applies every piece. REQUIRES: mu_ held; CheckGradients(grads) OK (the
+  // shards never change, so a check on arrival holds when a sync step is
+  // applied later).
   Status ApplyGradients(const std::vector<rpc::TensorPiece>& grads,
                         float scale);
   void ApplyPendingLocked();

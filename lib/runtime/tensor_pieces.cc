@@ -66,8 +66,6 @@ void AppendSparsePieces(const std::string& name,
   }
 }
 
-namespace {}  // namespace
-
 Status CheckPiece(const rpc::TensorPiece& piece, int64_t cols) {
   const int64_t rows = piece.ids_size() > 0 ? piece.ids_size() : piece.rows();
   // rows x cols x 4 in checked arithmetic: a piece claiming 2^62 rows must

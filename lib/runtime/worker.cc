@@ -517,13 +517,8 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
   result.checkpoint = checkpoint_path;
   RecordBest(tracker, best_path, &result);
   result.export_dir = (fs::path(train.output_dir) / kExportDir).string();
-  if (result.best_eval && !tracker.last_was_best()) {
-    DTF_RETURN_IF_ERROR(ExportCheckpoint(best_path, result.export_dir,
-                                         model_toml, &layer, model.get()));
-  } else {
-    DTF_RETURN_IF_ERROR(
-        ExportModel(result.export_dir, model_toml, layer, *model));
-  }
+  DTF_RETURN_IF_ERROR(ExportBest(tracker, best_path, result.export_dir,
+                                 model_toml, &layer, model.get()));
   DTF_RETURN_IF_ERROR(events->Close());
   options.coordinator->SetRunState("finished", global_step);
   options.coordinator->EndRun();

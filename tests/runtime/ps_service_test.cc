@@ -379,6 +379,36 @@ TEST_F(PsServiceTest, AnOverflowingPieceIsRefused) {
   }
 }
 
+// A piece of a sparse variable without its row ids once passed the checks
+// (rows x cols x 4 bytes) and was read into a buffer sized by its ids.
+TEST_F(PsServiceTest, ASparsePieceWithoutIdsIsRefused) {
+  for (const char* mode : {"async", "sync"}) {
+    SCOPED_TRACE(mode);
+    Start(mode, 1);
+    const VariableSpec* sparse_var = nullptr;
+    for (const VariableSpec& spec : layout_) {
+      if (spec.trainable && spec.sparse) sparse_var = &spec;
+    }
+    ASSERT_NE(sparse_var, nullptr);
+    PsClient client(addresses_, creds_, 0, std::chrono::seconds(30));
+    std::vector<std::vector<rpc::TensorPiece>> pieces(1);
+    rpc::TensorPiece& piece = pieces[0].emplace_back();
+    piece.set_name(sparse_var->name);
+    for (int64_t d : sparse_var->shape) piece.add_shape(d);
+    piece.set_rows(2);
+    piece.set_values(
+        std::string(size_t(2 * PieceCols(sparse_var->shape) * 4), '\0'));
+    StatusOr<PsClient::PushResult> r =
+        client.Step(std::move(pieces), 1, 0, nullptr, nullptr,
+                    std::string_view(mode) == "sync");
+    ASSERT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument)
+        << r.status();
+    EXPECT_NE(Message(r.status()).find(sparse_var->name), std::string::npos)
+        << r.status();
+    Stop();
+  }
+}
+
 // A push with one good piece and one bad one changes nothing, in either
 // mode: sync pushes are checked on arrival, not when the step is applied.
 TEST_F(PsServiceTest, APushWithABadPieceChangesNothing) {
