@@ -163,12 +163,15 @@ std::string IdentifierReason(const ColumnProfile& c, const ColumnPlan& p) {
 }
 
 // Makes `p` a date or text feature when the sampled cells are dates (every
-// one of them, in one form) or free text; false otherwise.
+// one of them, in one form, and no plain number before them) or free text;
+// false otherwise.
 bool PlanDateOrText(const ColumnProfile& c, ColumnPlan* p) {
   std::vector<std::string_view> sample(c.sample_cells.begin(),
                                        c.sample_cells.end());
   if (sample.empty()) return false;
-  if (std::optional<DateFormat> format = DetectDateColumn(sample)) {
+  std::optional<DateFormat> format;
+  if (c.unsampled == 0) format = DetectDateColumn(sample);
+  if (format) {
     // One more parse of each cell: all must read, and any time of day other
     // than midnight keeps the hour.
     bool all = true;

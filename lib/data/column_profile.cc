@@ -83,13 +83,22 @@ void AddValue(ColumnProfile& c, ValueCounter* counter, std::string_view cell,
   distinct->Add(hash);
   if (!counter->capped()) counter->Add(cell, hash);
   if (c.uuid_like && !LooksLikeUuid(cell)) c.uuid_like = false;
-  if (c.sample_cells.size() < ColumnProfile::kSampleCells) {
-    c.sample_cells.emplace_back(cell);
-  }
-  if (!c.plain.ok && !c.number.ok && !c.comma.ok) return;
+  // Only text is sampled: from the first value that is no plain number on
+  // (dates and free text never are), so number columns copy no cells.
+  auto sample = [&c, cell] {
+    if (c.sampling && c.sample_cells.size() < ColumnProfile::kSampleCells) {
+      c.sample_cells.emplace_back(cell);
+    }
+  };
+  if (!c.plain.ok && !c.number.ok && !c.comma.ok) return sample();
   double v = 0;
   bool is_int = false;
   const bool plain = ReadPlain(cell, &v, &is_int);
+  if (!plain && !c.sampling) {
+    c.sampling = true;
+    c.unsampled = c.values - 1;
+  }
+  sample();
   if (!plain) {
     // From here on the kNumber reading goes its own way.
     if (c.plain.ok) c.number = c.plain;

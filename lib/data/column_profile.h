@@ -116,10 +116,13 @@ struct ColumnProfile {
   bool increasing = true;
   // Every value looks like a UUID or a long hex key.
   bool uuid_like = true;
-  // The first kSampleCells values, as written: what the date and free-text
-  // detectors (column_kind.h) look at.
+  // Up to kSampleCells values, as written, from the first one that is no
+  // plain number on: what the date and free-text detectors (column_kind.h)
+  // look at. `unsampled`: the values before it (plain numbers).
   static constexpr size_t kSampleCells = 1000;
   std::vector<std::string> sample_cells;
+  bool sampling = false;
+  int64_t unsampled = 0;
 
   const NumericStats& Number() const { return plain.ok ? plain : number; }
 
