@@ -4,8 +4,12 @@
 # Time of `dtf init` (which profiles every row) on two shapes of CSV made in
 # a temporary directory: a wide one (2,000 columns x 5,000 rows of ints,
 # floats, strings and an id) and a long one (UCI Adult's rows repeated to N
-# rows, default 2,000,000). Builds dtf first with scripts/build.sh. Prints
-# the seconds each init took.
+# rows, default 2,000,000). The peer, timed in the same run on the same
+# file: pandas reading it (its own type inference over every row), then
+# counting each column's distinct values and describing it, the profile a
+# data scientist starts from. Builds dtf first with scripts/build.sh and the
+# pandas venv with tests/corpus/corpus_env.sh; waits for an idle machine
+# (bench/idle.sh). Prints the seconds of each and their ratio.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,7 +23,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --rows) rows="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -29,6 +33,9 @@ log() { echo "bench: $*" >&2; }
 log "building dtf"
 nice -n 19 "$repo/scripts/build.sh" dtf >/dev/null
 dtf="$repo/build/cmd/dtf"
+python="$(bash "$repo/tests/corpus/corpus_env.sh" "$repo/build")"
+source "$repo/bench/idle.sh"
+wait_idle 300
 work="$(mktemp -d "${TMPDIR:-/tmp}/dtf-bench-init.XXXXXX")"
 if [[ -z "$keep" ]]; then trap 'rm -rf "$work"' EXIT; fi
 
@@ -59,14 +66,19 @@ log "writing $work/long.csv (Adult repeated to $rows rows)"
 } > "$work/long.csv"
 
 run() {  # NAME CSV LABEL
-  local start end
-  start=$(date +%s.%N)
+  local t0 t1 t2
+  t0=$(date +%s.%N)
   "$dtf" init "$work/job-$1" --from-csv "$2" --label "$3" >/dev/null
-  end=$(date +%s.%N)
-  awk -v n="$1" -v s="$start" -v e="$end" -v b="$(stat -c %s "$2")" \
-    'BEGIN { printf "%-6s %8.1f MB  %7.2f s\n", n, b / 1e6, e - s }'
+  t1=$(date +%s.%N)
+  "$python" -c 'import sys, pandas as pd
+df = pd.read_csv(sys.argv[1], low_memory=False)
+df.nunique(); df.describe(include="all")' "$2"
+  t2=$(date +%s.%N)
+  awk -v n="$1" -v a="$t0" -v b="$t1" -v c="$t2" -v s="$(stat -c %s "$2")" \
+    'BEGIN { printf "%-6s %8.1f MB  %7.2f s  %7.2f s  %5.2f\n", n, s / 1e6,
+             b - a, c - b, (b - a) / (c - b) }'
 }
 
-echo "input  size         dtf init"
+echo "input  size         dtf init  pandas    dtf/pandas"
 run wide "$work/wide.csv" label
 run long "$work/long.csv" income
