@@ -162,13 +162,13 @@ Status ParamStore::CheckPiecesLocked(std::span<const PieceView> pieces) {
           StrCat("no variable \"", piece.name, "\" on ps:", index));
     }
     if (!piece.slot.empty()) {
-      return InvalidArgumentError(StrCat("variable \"", s->name,
-                                         "\": a gradient of slot \"",
-                                         piece.slot, "\"; slots take none"));
+      return InvalidArgumentError(
+          StrCat("variable \"", s->name, "\": a gradient of slot \"",
+                 piece.slot, "\" on ps:", index, "; slots take none"));
     }
     if (s->sparse && !s->trainable) {
-      return InvalidArgumentError(
-          StrCat("variable \"", s->name, "\" takes no gradients"));
+      return InvalidArgumentError(StrCat(
+          "variable \"", s->name, "\" on ps:", index, " takes no gradients"));
     }
     DTF_RETURN_IF_ERROR(CheckPieceSize(s->name, piece, s->cols));
     if (!s->sparse) {
