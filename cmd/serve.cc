@@ -15,6 +15,7 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/data/job_file.h"
+#include "lib/rpc/credentials.h"
 #include "lib/runtime/cluster_spec.h"
 
 namespace dtf::cli {
@@ -112,7 +113,7 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
         "--secret-file is required: every task of a run shares its secret");
   }
   DTF_ASSIGN_OR_RETURN(o.credentials.secret,
-                       runtime::ReadSecretFile(f.secret_file));
+                       rpc::ReadSecretFile(f.secret_file));
   o.credentials.run_id = f.run_id;
   DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job, f.set));
   o.ready_file = f.ready_file;

@@ -1,37 +1,27 @@
 #include "lib/launch/status_client.h"
 
-#include <grpcpp/grpcpp.h>
+#include <cctype>
 
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
+#include "lib/rpc/call.h"
 #include "proto/dtf.grpc.pb.h"
 
 namespace dtf::launch {
 namespace {
 
-// A grpc::Status as a dtf Status naming `address`.
-Status FromGrpc(const grpc::Status& s, const std::string& address) {
-  const std::string message =
-      StrCat("chief at ", address, ": ", s.error_message());
+// The call's status naming the chief at `address`, in the codes dtf status
+// tells apart.
+Status ChiefStatus(const grpc::Status& s, const std::string& address) {
+  Status st = rpc::FromGrpc(s, StrCat("chief at ", address));
   switch (s.error_code()) {
-    case grpc::StatusCode::OK:
-      return OkStatus();
-    case grpc::StatusCode::UNAVAILABLE:
-      return UnavailableError(message);
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return DeadlineExceededError(message);
-    case grpc::StatusCode::PERMISSION_DENIED:
     case grpc::StatusCode::UNAUTHENTICATED:
-      return PermissionDeniedError(message);
-    case grpc::StatusCode::FAILED_PRECONDITION:
-      return FailedPreconditionError(message);
+      return PermissionDeniedError(Message(st));
     case grpc::StatusCode::UNIMPLEMENTED:
       return UnavailableError(
-          StrCat(message, " (it does not serve the Coordinator service)"));
-    case grpc::StatusCode::CANCELLED:
-      return CancelledError(message);
+          StrCat(Message(st), " (it does not serve the Coordinator service)"));
     default:
-      return InternalError(message);
+      return st;
   }
 }
 
@@ -40,19 +30,17 @@ Status FromGrpc(const grpc::Status& s, const std::string& address) {
 StatusOr<CoordinatorStatus> QueryCoordinator(
     const std::string& address, const std::string& run_id,
     const std::string& secret, std::chrono::milliseconds deadline) {
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
   std::unique_ptr<rpc::Coordinator::Stub> stub =
-      rpc::Coordinator::NewStub(channel);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + deadline);
-  context.AddMetadata(kRunMetadata, run_id);
-  context.AddMetadata(kSecretMetadata, secret);
-  context.AddMetadata(kVersionMetadata, kProtocolVersion);
+      rpc::Coordinator::NewStub(rpc::MakeChannel(address));
+  std::unique_ptr<grpc::ClientContext> context =
+      rpc::MakeClientContext({run_id, secret, ""}, deadline);
+  // A chief that is not there is told at once (then tried through its
+  // host), not waited for.
+  context->set_wait_for_ready(false);
   rpc::StatusRequest request;
   rpc::StatusResponse response;
-  const grpc::Status s = stub->Status(&context, request, &response);
-  if (!s.ok()) return FromGrpc(s, address);
+  const grpc::Status s = stub->Status(context.get(), request, &response);
+  if (!s.ok()) return ChiefStatus(s, address);
   CoordinatorStatus out;
   out.run_id = response.run_id();
   out.global_step = response.global_step();

@@ -1,5 +1,6 @@
 // Asking a run's chief how the run goes: the Coordinator.Status RPC
-// (proto/dtf.proto), with the run's id and secret as every call needs them.
+// (proto/dtf.proto), with the run's id and secret as every call needs them
+// (lib/rpc/call.h).
 #pragma once
 
 #include <chrono>
@@ -11,12 +12,6 @@
 #include "lib/base/status.h"
 
 namespace dtf::launch {
-
-// gRPC metadata every call of a run carries (proto/dtf.proto).
-inline constexpr char kRunMetadata[] = "dtf-run";
-inline constexpr char kSecretMetadata[] = "dtf-secret";
-inline constexpr char kVersionMetadata[] = "dtf-version";
-inline constexpr char kProtocolVersion[] = "1";
 
 struct CoordinatorTask {
   std::string task;

@@ -12,7 +12,7 @@ namespace dtf::runtime {
 using Clock = std::chrono::steady_clock;
 
 CoordinatorService::CoordinatorService(
-    RunCredentials credentials,
+    rpc::RunCredentials credentials,
     std::vector<std::pair<std::string, std::string>> tasks)
     : credentials_(std::move(credentials)), start_(Clock::now()) {
   for (auto& [name, address] : tasks) {
@@ -25,7 +25,8 @@ CoordinatorService::CoordinatorService(
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
                                            const rpc::HeartbeatRequest* request,
                                            rpc::HeartbeatResponse* response) {
-  if (grpc::Status st = CheckCall(*context, credentials_); !st.ok()) return st;
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
+    return st;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = tasks_.find(request->task());
   if (it == tasks_.end()) {
@@ -47,7 +48,8 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
 grpc::Status CoordinatorService::Status(grpc::ServerContext* context,
                                         const rpc::StatusRequest*,
                                         rpc::StatusResponse* response) {
-  if (grpc::Status st = CheckCall(*context, credentials_); !st.ok()) return st;
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
+    return st;
   std::lock_guard<std::mutex> lock(mu_);
   response->set_run_id(credentials_.run_id);
   response->set_global_step(global_step_);
@@ -72,7 +74,8 @@ grpc::Status CoordinatorService::Status(grpc::ServerContext* context,
 grpc::Status CoordinatorService::CommId(grpc::ServerContext* context,
                                         const rpc::CommIdRequest*,
                                         rpc::CommIdResponse* response) {
-  if (grpc::Status st = CheckCall(*context, credentials_); !st.ok()) return st;
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
+    return st;
   std::lock_guard<std::mutex> lock(mu_);
   if (comm_id_.empty()) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE,
@@ -138,12 +141,12 @@ std::vector<std::string> CoordinatorService::RunningWorkers(
 }
 
 StatusOr<std::string> FetchCommId(const std::string& chief,
-                                  const RunCredentials& credentials,
+                                  const rpc::RunCredentials& credentials,
                                   const std::string& task,
                                   std::chrono::seconds timeout,
                                   const std::atomic<bool>* cancel) {
   std::unique_ptr<rpc::Coordinator::Stub> stub =
-      rpc::Coordinator::NewStub(MakeChannel(chief));
+      rpc::Coordinator::NewStub(rpc::MakeChannel(chief));
   rpc::CommIdRequest request;
   request.set_task(task);
   const auto deadline = Clock::now() + timeout;
@@ -156,12 +159,12 @@ StatusOr<std::string> FetchCommId(const std::string& chief,
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - Clock::now());
     if (left.count() <= 0) break;
-    auto context = MakeClientContext(
+    auto context = rpc::MakeClientContext(
         credentials,
         std::min<std::chrono::milliseconds>(left, std::chrono::seconds(5)));
     rpc::CommIdResponse response;
-    last = FromGrpc(stub->CommId(context.get(), request, &response),
-                    StrCat("the chief (", chief, "): CommId"));
+    last = rpc::FromGrpc(stub->CommId(context.get(), request, &response),
+                         StrCat("the chief (", chief, "): CommId"));
     if (last.ok()) return response.id();
     if (last.code() != StatusCode::kUnavailable &&
         last.code() != StatusCode::kDeadlineExceeded) {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "lib/base/status.h"
-#include "lib/runtime/rpc_auth.h"
+#include "lib/rpc/call.h"
 #include "proto/dtf.grpc.pb.h"
 
 namespace dtf::runtime {
@@ -22,7 +22,7 @@ class CoordinatorService final : public rpc::Coordinator::Service {
  public:
   // `tasks`: every task of the run ("ps:0", "worker:1", ...) with its
   // address; the chief itself included.
-  CoordinatorService(RunCredentials credentials,
+  CoordinatorService(rpc::RunCredentials credentials,
                      std::vector<std::pair<std::string, std::string>> tasks);
 
   grpc::Status Heartbeat(grpc::ServerContext* context,
@@ -65,7 +65,7 @@ class CoordinatorService final : public rpc::Coordinator::Service {
     std::chrono::steady_clock::time_point last_heartbeat;
     bool heard = false;
   };
-  const RunCredentials credentials_;
+  const rpc::RunCredentials credentials_;
   const std::chrono::steady_clock::time_point start_;
   mutable std::mutex mu_;
   std::map<std::string, Task> tasks_;
@@ -83,7 +83,7 @@ class CoordinatorService final : public rpc::Coordinator::Service {
 // yet, for at most `timeout`: DeadlineExceeded then, saying so; Cancelled
 // when `cancel` (may be null) is set; other errors at once.
 StatusOr<std::string> FetchCommId(const std::string& chief,
-                                  const RunCredentials& credentials,
+                                  const rpc::RunCredentials& credentials,
                                   const std::string& task,
                                   std::chrono::seconds timeout,
                                   const std::atomic<bool>* cancel);

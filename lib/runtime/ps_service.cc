@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "lib/rpc/call.h"
 #include "lib/runtime/ps_messages.h"
 #include "lib/runtime/tensor_pieces.h"
 
@@ -41,7 +42,7 @@ std::function<bool()> CancelledOf(grpc::ServerContext* context) {
 }  // namespace
 
 PsService::PsService(std::unique_ptr<ParamStore> store,
-                     RunCredentials credentials)
+                     rpc::RunCredentials credentials)
     : store_(std::move(store)), credentials_(std::move(credentials)) {}
 
 PsService::~PsService() = default;
@@ -57,7 +58,7 @@ StatusOr<std::unique_ptr<PsService>> PsService::Create(
 grpc::Status PsService::Pull(grpc::ServerContext* context,
                              const rpc::PullRequest* request,
                              grpc::ServerWriter<rpc::PullMessage>* writer) {
-  if (grpc::Status st = CheckCall(*context, credentials_); !st.ok()) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
     return st;
   }
   std::vector<rpc::TensorPiece> pieces;
@@ -66,7 +67,7 @@ grpc::Status PsService::Pull(grpc::ServerContext* context,
   if (Status st = PullPieces(*store_, *request, header.mutable_header(), sink,
                              CancelledOf(context));
       !st.ok()) {
-    return ToGrpc(st);
+    return rpc::ToGrpc(st);
   }
   return WritePieces(writer, std::move(header), &pieces);
 }
@@ -74,7 +75,7 @@ grpc::Status PsService::Pull(grpc::ServerContext* context,
 grpc::Status PsService::Push(grpc::ServerContext* context,
                              grpc::ServerReader<rpc::PushMessage>* reader,
                              rpc::PushResponse* response) {
-  if (grpc::Status st = CheckCall(*context, credentials_); !st.ok()) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
     return st;
   }
   // The call's messages are kept as they came; the store reads the pieces
@@ -92,7 +93,7 @@ grpc::Status PsService::Push(grpc::ServerContext* context,
     AppendPieceViews(m.gradients(), &grads);
   }
   StatusOr<PushResult> r = PushGradients(*store_, messages[0].header(), grads);
-  if (!r.ok()) return ToGrpc(r.status());
+  if (!r.ok()) return rpc::ToGrpc(r.status());
   response->set_applied(r->applied);
   response->set_global_step(r->global_step);
   return grpc::Status::OK;
@@ -101,7 +102,7 @@ grpc::Status PsService::Push(grpc::ServerContext* context,
 grpc::Status PsService::Step(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<rpc::PullMessage, rpc::StepMessage>* stream) {
-  if (grpc::Status st = CheckCall(*context, credentials_); !st.ok()) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
     return st;
   }
   std::vector<rpc::StepMessage> messages(1);
@@ -122,7 +123,7 @@ grpc::Status PsService::Step(
   if (Status st = RunStep(*store_, messages[0], grads, header.mutable_header(),
                           sink, CancelledOf(context));
       !st.ok()) {
-    return ToGrpc(st);
+    return rpc::ToGrpc(st);
   }
   // The gradients are spent: their memory goes before the answer is sent.
   messages.clear();
@@ -132,7 +133,7 @@ grpc::Status PsService::Step(
 grpc::Status PsService::StepOnce(grpc::ServerContext* context,
                                  const rpc::StepMessage* request,
                                  rpc::PullMessage* response) {
-  if (grpc::Status st = CheckCall(*context, credentials_); !st.ok()) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
     return st;
   }
   std::vector<PieceView> grads;
@@ -142,7 +143,7 @@ grpc::Status PsService::StepOnce(grpc::ServerContext* context,
   if (Status st = RunStep(*store_, *request, grads, response->mutable_header(),
                           sink, CancelledOf(context));
       !st.ok()) {
-    return ToGrpc(st);
+    return rpc::ToGrpc(st);
   }
   for (rpc::TensorPiece& piece : pieces) {
     *response->add_pieces() = std::move(piece);
@@ -153,7 +154,7 @@ grpc::Status PsService::StepOnce(grpc::ServerContext* context,
 grpc::Status PsService::WorkerDone(grpc::ServerContext* context,
                                    const rpc::WorkerDoneRequest* request,
                                    rpc::WorkerDoneResponse*) {
-  if (grpc::Status st = CheckCall(*context, credentials_); !st.ok()) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
     return st;
   }
   store_->WorkerDone(request->worker());
@@ -163,7 +164,7 @@ grpc::Status PsService::WorkerDone(grpc::ServerContext* context,
 grpc::Status PsService::Shutdown(grpc::ServerContext* context,
                                  const rpc::ShutdownRequest* request,
                                  rpc::ShutdownResponse*) {
-  if (grpc::Status st = CheckCall(*context, credentials_); !st.ok()) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
     return st;
   }
   store_->Shutdown(request->reason());

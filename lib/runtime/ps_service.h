@@ -1,7 +1,7 @@
 // A parameter server on gRPC: the ParameterServer service (proto/dtf.proto)
 // over a ParamStore (param_store.h), which holds the variables and decides
 // what every push and pull does. Each call's credentials are checked
-// (rpc_auth.h) before anything else.
+// (lib/rpc/call.h) before anything else.
 // Thread-safe: gRPC calls it from many threads.
 #pragma once
 
@@ -11,14 +11,14 @@
 
 #include "lib/base/status.h"
 #include "lib/data/job_file.h"
+#include "lib/rpc/credentials.h"
 #include "lib/runtime/param_store.h"
-#include "lib/runtime/rpc_auth.h"
 #include "proto/dtf.grpc.pb.h"
 
 namespace dtf::runtime {
 
 struct PsOptions : StoreOptions {
-  RunCredentials credentials;
+  rpc::RunCredentials credentials;
 };
 
 class PsService final : public rpc::ParameterServer::Service {
@@ -59,10 +59,10 @@ class PsService final : public rpc::ParameterServer::Service {
   int64_t global_step() const { return store_->global_step(); }
 
  private:
-  PsService(std::unique_ptr<ParamStore> store, RunCredentials credentials);
+  PsService(std::unique_ptr<ParamStore> store, rpc::RunCredentials credentials);
 
   const std::unique_ptr<ParamStore> store_;
-  const RunCredentials credentials_;
+  const rpc::RunCredentials credentials_;
 };
 
 }  // namespace dtf::runtime

@@ -1,34 +1,17 @@
-// The identity every RPC between the tasks of a run presents
-// (docs/protocol.md): the run id, the run's secret and the protocol version,
-// sent as gRPC metadata by rpc_auth.h. This header needs no gRPC, so that
-// the options of a task (serve.h, worker.h) can carry credentials without
-// bringing gRPC into every file that starts one.
+// The runtime's names for a run's credentials, which lib/rpc defines
+// (lib/rpc/credentials.h). No gRPC.
 #pragma once
 
-#include <string>
-#include <string_view>
-
-#include "lib/base/status.h"
+#include "lib/rpc/credentials.h"
 
 namespace dtf::runtime {
 
-inline constexpr std::string_view kProtocolVersion = "1";
-inline constexpr char kRunHeader[] = "dtf-run";
-inline constexpr char kSecretHeader[] = "dtf-secret";
-inline constexpr char kVersionHeader[] = "dtf-version";
-inline constexpr char kJobHeader[] = "dtf-job";
-
-// The identity of a run that every call presents.
-struct RunCredentials {
-  std::string run_id;
-  std::string secret;  // hex
-  // A fingerprint of the job's model definition and training settings:
-  // tasks of one run must agree on it. Empty: not checked (dtf status).
-  std::string job;
-};
-
-// Reads the secret from a file: InvalidArgument unless it is a file only
-// its owner may read (mode 0600 or stricter) holding 32 to 256 hex digits.
-StatusOr<std::string> ReadSecretFile(const std::string& path);
+using rpc::kJobHeader;
+using rpc::kProtocolVersion;
+using rpc::kRunHeader;
+using rpc::kSecretHeader;
+using rpc::kVersionHeader;
+using rpc::ReadSecretFile;
+using rpc::RunCredentials;
 
 }  // namespace dtf::runtime

@@ -12,6 +12,7 @@
 #include "lib/base/strings.h"
 #include "lib/data/crc32c.h"
 #include "lib/data/job_toml.h"
+#include "lib/rpc/call.h"
 #include "lib/runtime/allreduce_worker.h"
 #include "lib/runtime/checkpoint.h"
 #include "lib/runtime/coordinator_service.h"
@@ -37,9 +38,9 @@ std::string Port(const std::string& address) {
 // for `timeout`.
 class Heartbeat {
  public:
-  Heartbeat(const std::string& chief, RunCredentials creds, std::string task,
-            std::chrono::seconds timeout)
-      : stub_(rpc::Coordinator::NewStub(MakeChannel(chief))),
+  Heartbeat(const std::string& chief, rpc::RunCredentials creds,
+            std::string task, std::chrono::seconds timeout)
+      : stub_(rpc::Coordinator::NewStub(rpc::MakeChannel(chief))),
         creds_(std::move(creds)),
         task_(std::move(task)),
         timeout_(timeout),
@@ -75,7 +76,7 @@ class Heartbeat {
       request.set_loss(loss_);
       request.set_examples_per_sec(eps_);
       lock.unlock();
-      auto context = MakeClientContext(creds_, std::chrono::seconds(5));
+      auto context = rpc::MakeClientContext(creds_, std::chrono::seconds(5));
       rpc::HeartbeatResponse response;
       grpc::Status st = stub_->Heartbeat(context.get(), request, &response);
       lock.lock();
@@ -92,7 +93,7 @@ class Heartbeat {
   }
 
   std::unique_ptr<rpc::Coordinator::Stub> stub_;
-  RunCredentials creds_;
+  rpc::RunCredentials creds_;
   std::string task_;
   std::chrono::seconds timeout_;
   std::mutex mu_;
@@ -134,7 +135,7 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   }
   const bool chief = !ps_role && options.index == 0;
   const std::string address = own[size_t(options.index)];
-  RunCredentials creds = options.credentials;
+  rpc::RunCredentials creds = options.credentials;
   creds.job = JobFingerprint(job);
 
   std::unique_ptr<PsService> ps_service;

@@ -18,7 +18,7 @@
 
 #include "lib/base/status.h"
 #include "lib/data/job_file.h"
-#include "lib/runtime/run_credentials.h"
+#include "lib/rpc/credentials.h"
 #include "lib/runtime/trainer.h"
 
 namespace dtf::runtime {
@@ -30,7 +30,7 @@ struct ServeOptions {
   int index = 0;
   std::vector<std::string> ps;       // host:port
   std::vector<std::string> workers;  // host:port; workers[0] is the chief
-  RunCredentials credentials;
+  rpc::RunCredentials credentials;
   // Written (atomically) with "host:port" once the server listens; empty:
   // none.
   std::string ready_file;

@@ -1,4 +1,4 @@
-#include "lib/runtime/run_credentials.h"
+#include "lib/rpc/credentials.h"
 
 #include <sys/stat.h>
 
@@ -9,7 +9,7 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 
-namespace dtf::runtime {
+namespace dtf::rpc {
 
 StatusOr<std::string> ReadSecretFile(const std::string& path) {
   struct stat st;
@@ -29,4 +29,4 @@ StatusOr<std::string> ReadSecretFile(const std::string& path) {
   return text;
 }
 
-}  // namespace dtf::runtime
+}  // namespace dtf::rpc

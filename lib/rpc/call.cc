@@ -1,10 +1,10 @@
-#include "lib/runtime/rpc_auth.h"
+#include "lib/rpc/call.h"
 
 #include <cstdint>
 
 #include "lib/base/strings.h"
 
-namespace dtf::runtime {
+namespace dtf::rpc {
 namespace {
 
 std::string Metadata(const grpc::ServerContext& context, const char* key) {
@@ -87,4 +87,4 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
                                    args);
 }
 
-}  // namespace dtf::runtime
+}  // namespace dtf::rpc

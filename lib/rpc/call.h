@@ -1,0 +1,37 @@
+// What every RPC between dtf's processes carries (docs/protocol.md): the
+// run's credentials (credentials.h) as gRPC metadata, and a deadline, over
+// channels made alike. Servers check the credentials before anything else;
+// statuses cross the gRPC boundary only through ToGrpc / FromGrpc.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "grpcpp/grpcpp.h"
+#include "lib/base/status.h"
+#include "lib/rpc/credentials.h"
+
+namespace dtf::rpc {
+
+// A channel to `address` (host:port) with keepalive, no proxy, and quick
+// reconnects.
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
+
+// A client context carrying `creds` and a deadline `timeout` from now; the
+// call waits for the server to come up until then.
+std::unique_ptr<grpc::ClientContext> MakeClientContext(
+    const RunCredentials& creds, std::chrono::milliseconds timeout);
+
+// OK, or PERMISSION_DENIED (wrong run or secret), FAILED_PRECONDITION
+// (another protocol version or job) with a message saying which.
+grpc::Status CheckCall(const grpc::ServerContext& context,
+                       const RunCredentials& expected);
+
+grpc::Status ToGrpc(const Status& status);
+// Keeps the code; prefixes the message with `what` (e.g. "ps:1
+// (127.0.0.1:4001): Pull").
+Status FromGrpc(const grpc::Status& status, std::string_view what);
+
+}  // namespace dtf::rpc
