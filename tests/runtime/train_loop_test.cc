@@ -159,6 +159,16 @@ class TrainLoopTest : public ::testing::Test {
     return RunTrainLoop(options_, hooks_, parts);
   }
 
+  // Early stopping after one evaluation without improvement, an
+  // evaluation every 5 steps.
+  StatusOr<TrainResult> RunToEarlyStop() {
+    train_.early_stopping = EarlyStoppingSpec{};
+    train_.early_stopping->patience = 1;
+    options_.max_steps = 100;
+    options_.eval_every_steps = 5;
+    return Run(-1);
+  }
+
   std::string CheckpointPath() const {
     return out_.Join(std::string(kCheckpointFile));
   }
@@ -282,11 +292,7 @@ TEST_F(TrainLoopTest, WritesCheckpointsEveryCheckpointEverySteps) {
 }
 
 TEST_F(TrainLoopTest, EarlyStoppingEndsTheLoop) {
-  train_.early_stopping = EarlyStoppingSpec{};
-  train_.early_stopping->patience = 1;
-  options_.max_steps = 100;
-  options_.eval_every_steps = 5;
-  StatusOr<TrainResult> r = Run(-1);
+  StatusOr<TrainResult> r = RunToEarlyStop();
   ASSERT_TRUE(r.ok()) << r.status();
   // The eval loss stays the same: the second evaluation is no better.
   EXPECT_EQ(r->steps, 10);
@@ -294,15 +300,13 @@ TEST_F(TrainLoopTest, EarlyStoppingEndsTheLoop) {
   EXPECT_EQ(evals_, (std::vector<int64_t>{5, 10}));
   ASSERT_TRUE(r->best_eval.has_value());
   EXPECT_EQ(r->best_eval->step, 5);
+  // At once, without another agreement.
+  EXPECT_EQ(update_->agreements, 10);
 }
 
 TEST_F(TrainLoopTest, EarlyStoppingReachesEveryRankInTheNextAgreement) {
   update_->collective_ = true;
-  train_.early_stopping = EarlyStoppingSpec{};
-  train_.early_stopping->patience = 1;
-  options_.max_steps = 100;
-  options_.eval_every_steps = 5;
-  StatusOr<TrainResult> r = Run(-1);
+  StatusOr<TrainResult> r = RunToEarlyStop();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->steps, 10);
   EXPECT_TRUE(r->stopped_early);
