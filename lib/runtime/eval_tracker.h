@@ -1,8 +1,8 @@
-// What a run's evaluations decide, the same way in every training loop
-// (trainer.cc, worker.cc, allreduce_worker.cc): which evaluation is the best
-// so far (its model is kept as checkpoint-best.dtf and exported at the end),
-// when early stopping ends training, and a warning, once per run, when
-// accuracy is no better than predicting the majority class everywhere.
+// What a run's evaluations decide, the same way in every training mode (the
+// chief's duties, chief.h): which evaluation is the best so far (its model
+// is kept as checkpoint-best.dtf and exported at the end), when early
+// stopping ends training, and a warning, once per run, when accuracy is no
+// better than predicting the majority class everywhere.
 // Not thread-safe.
 #pragma once
 

@@ -58,4 +58,25 @@ StatusOr<Optimizers> MakeOptimizers(const TrainSpec& train) {
   return o;
 }
 
+std::vector<kernels::OptimizerState> NewOptimizerStates(
+    const Optimizers& optimizers, const Model& model,
+    const std::vector<std::vector<int64_t>>& shapes) {
+  const std::vector<Variable>& vars = model.variables();
+  std::vector<kernels::OptimizerState> states(vars.size());
+  for (size_t v = 0; v < vars.size(); ++v) {
+    if (vars[v].trainable) {
+      states[v] = optimizers.For(vars[v].part).CreateState(shapes[v]);
+    }
+  }
+  return states;
+}
+
+std::vector<std::vector<int64_t>> VariableShapes(const Model& model) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Variable& v : model.variables()) {
+    shapes.push_back(v.value.shape());
+  }
+  return shapes;
+}
+
 }  // namespace dtf::runtime

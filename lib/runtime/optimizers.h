@@ -2,7 +2,9 @@
 // [train.wide_optimizer], [train.deep_optimizer]).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "lib/base/status.h"
 #include "lib/data/train_spec.h"
@@ -26,5 +28,15 @@ struct Optimizers {
   }
 };
 StatusOr<Optimizers> MakeOptimizers(const TrainSpec& train);
+
+// Fresh optimizer states parallel to model.variables(): one of `shapes[v]`
+// (the variable's full shape) for each trainable variable, none for the
+// others.
+std::vector<kernels::OptimizerState> NewOptimizerStates(
+    const Optimizers& optimizers, const Model& model,
+    const std::vector<std::vector<int64_t>>& shapes);
+
+// The shape of each of model.variables(), in order.
+std::vector<std::vector<int64_t>> VariableShapes(const Model& model);
 
 }  // namespace dtf::runtime

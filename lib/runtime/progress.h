@@ -1,7 +1,7 @@
-// What a distributed worker (PS mode or allreduce) reports as it trains:
-// loss and throughput over the steps since the last report — to the caller
-// (on_progress), the chief's Coordinator and, for the chief, TensorBoard —
-// and each evaluation's metrics.
+// What a training loop reports as it trains: loss and throughput over the
+// steps since the last report — to the caller (on_progress), the chief's
+// Coordinator and TensorBoard when there are — and each evaluation's
+// metrics.
 #pragma once
 
 #include <chrono>
@@ -11,19 +11,22 @@
 #include "lib/base/status.h"
 #include "lib/runtime/evaluator.h"
 #include "lib/runtime/event_writer.h"
+#include "lib/runtime/train_hooks.h"
 #include "lib/runtime/train_step.h"
 #include "lib/runtime/trainer.h"
-#include "lib/runtime/worker.h"
 
 namespace dtf::runtime {
 
-class WorkerProgress {
+class CoordinatorService;
+
+class Progress {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `events`: the chief's TensorBoard events, or null.
-  WorkerProgress(const WorkerOptions& options, std::string self,
-                 EventWriter* events);
+  // `coordinator`: the chief's Coordinator, or null; `self` names this task
+  // to it. `events`: the chief's TensorBoard events, or null.
+  Progress(const TrainHooks& hooks, CoordinatorService* coordinator,
+           std::string self, EventWriter* events);
 
   // One training step of `rows` examples at mean loss `loss`.
   void AddStep(int64_t rows, float loss, Clock::duration time);
@@ -39,16 +42,22 @@ class WorkerProgress {
 
   // The loss last reported or of the last epoch ended, whichever is later.
   double loss() const { return loss_; }
+  // The mean loss of the last epoch ended; without one, of the steps so
+  // far in the epoch; without those, the loss last reported.
+  double epoch_loss() const;
   int64_t examples() const { return examples_; }
   double train_seconds() const { return Seconds(in_steps_); }
   double examples_per_sec() const;
 
  private:
-  const WorkerOptions& options_;
+  const TrainHooks& hooks_;
+  CoordinatorService* coordinator_;
   std::string self_;
   EventWriter* events_;
   const Clock::time_point start_ = Clock::now();
   double loss_ = 0;
+  double reported_loss_ = 0;
+  double last_epoch_loss_ = 0;
   int64_t examples_ = 0;
   Clock::duration in_steps_{};
   // Since the last report and since the epoch began.

@@ -1,4 +1,4 @@
-#include "lib/runtime/worker_progress.h"
+#include "lib/runtime/progress.h"
 
 #include <utility>
 #include <vector>
@@ -8,11 +8,14 @@
 
 namespace dtf::runtime {
 
-WorkerProgress::WorkerProgress(const WorkerOptions& options, std::string self,
-                               EventWriter* events)
-    : options_(options), self_(std::move(self)), events_(events) {}
+Progress::Progress(const TrainHooks& hooks, CoordinatorService* coordinator,
+                   std::string self, EventWriter* events)
+    : hooks_(hooks),
+      coordinator_(coordinator),
+      self_(std::move(self)),
+      events_(events) {}
 
-void WorkerProgress::AddStep(int64_t rows, float loss, Clock::duration time) {
+void Progress::AddStep(int64_t rows, float loss, Clock::duration time) {
   in_steps_ += time;
   window_time_ += time;
   examples_ += rows;
@@ -23,7 +26,7 @@ void WorkerProgress::AddStep(int64_t rows, float loss, Clock::duration time) {
   ++window_steps_;
 }
 
-void WorkerProgress::Report(int64_t step, int64_t epoch) {
+void Progress::Report(int64_t step, int64_t epoch) {
   if (window_steps_ == 0) return;
   TrainProgress p;
   p.step = step;
@@ -33,36 +36,36 @@ void WorkerProgress::Report(int64_t step, int64_t epoch) {
   p.examples_per_sec = double(window_rows_) / Seconds(window_time_);
   p.elapsed_seconds = Seconds(Clock::now() - start_);
   loss_ = p.loss;
-  if (options_.coordinator) {
-    options_.coordinator->Update(self_, "running", step, p.loss,
-                                 p.examples_per_sec);
-    options_.coordinator->SetRunState("running", step);
+  reported_loss_ = p.loss;
+  if (coordinator_) {
+    coordinator_->Update(self_, "running", step, p.loss, p.examples_per_sec);
+    coordinator_->SetRunState("running", step);
   }
-  if (options_.on_progress) options_.on_progress(p);
+  if (hooks_.on_progress) hooks_.on_progress(p);
   if (events_ != nullptr) {
     Status st = events_->AddScalars(
         {{"loss", p.loss}, {"examples_per_sec", p.examples_per_sec}}, step);
     if (st.ok()) st = events_->Flush();
-    if (!st.ok() && options_.on_note) {
-      options_.on_note(StrCat("TensorBoard events: ", Message(st)));
-    }
+    if (!st.ok()) hooks_.Note(StrCat("TensorBoard events: ", Message(st)));
   }
   window_loss_ = 0;
   window_rows_ = window_steps_ = 0;
   window_time_ = {};
 }
 
-void WorkerProgress::EndEpoch() {
-  if (epoch_rows_ > 0) loss_ = epoch_loss_ / double(epoch_rows_);
+void Progress::EndEpoch() {
+  if (epoch_rows_ > 0) {
+    loss_ = epoch_loss_ / double(epoch_rows_);
+    last_epoch_loss_ = loss_;
+  }
   epoch_loss_ = 0;
   epoch_rows_ = 0;
 }
 
-StatusOr<EvalReport> WorkerProgress::Evaluated(EvalMetrics metrics,
-                                               int64_t step,
-                                               std::string split) {
-  if (options_.coordinator) {
-    options_.coordinator->SetEvalMetrics(metrics.values);
+StatusOr<EvalReport> Progress::Evaluated(EvalMetrics metrics, int64_t step,
+                                         std::string split) {
+  if (coordinator_) {
+    coordinator_->SetEvalMetrics(metrics.values);
   }
   if (events_ != nullptr) {
     std::vector<std::pair<std::string, double>> scalars;
@@ -73,11 +76,19 @@ StatusOr<EvalReport> WorkerProgress::Evaluated(EvalMetrics metrics,
     DTF_RETURN_IF_ERROR(events_->Flush());
   }
   EvalReport report{step, std::move(metrics), std::move(split)};
-  if (options_.on_eval) options_.on_eval(report);
+  if (hooks_.on_eval) hooks_.on_eval(report);
   return report;
 }
 
-double WorkerProgress::examples_per_sec() const {
+double Progress::epoch_loss() const {
+  if (last_epoch_loss_ != 0) return last_epoch_loss_;
+  if (epoch_rows_ > 0 && epoch_loss_ != 0) {
+    return epoch_loss_ / double(epoch_rows_);
+  }
+  return reported_loss_;
+}
+
+double Progress::examples_per_sec() const {
   const double seconds = train_seconds();
   return seconds > 0 ? double(examples_) / seconds : 0;
 }

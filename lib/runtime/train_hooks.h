@@ -1,0 +1,27 @@
+// What a caller of a training loop hears and how it stops one: the
+// callbacks of TrainOptions and WorkerOptions in one place.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string_view>
+
+#include "lib/runtime/trainer.h"
+
+namespace dtf::runtime {
+
+struct TrainHooks {
+  // Called from the training thread. Any may be empty.
+  std::function<void(const TrainProgress&)> on_progress;
+  std::function<void(const EvalReport&)> on_eval;
+  std::function<void(std::string_view)> on_note;
+  // Training stops with Cancelled once this becomes true. May be null.
+  const std::atomic<bool>* cancel = nullptr;
+
+  void Note(std::string_view text) const {
+    if (on_note) on_note(text);
+  }
+  bool cancelled() const { return cancel != nullptr && cancel->load(); }
+};
+
+}  // namespace dtf::runtime

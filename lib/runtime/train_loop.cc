@@ -1,0 +1,249 @@
+#include "lib/runtime/train_loop.h"
+
+#include <chrono>
+#include <utility>
+#include <vector>
+
+#include "lib/base/strings.h"
+#include "lib/runtime/batch_queue.h"
+#include "lib/runtime/checkpoint.h"
+#include "lib/runtime/coordinator_service.h"
+#include "lib/runtime/device.h"
+#include "lib/runtime/progress.h"
+#include "lib/runtime/train_step.h"
+
+namespace dtf::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class TrainLoop {
+ public:
+  TrainLoop(const TrainLoopOptions& options, const TrainHooks& hooks,
+            const TrainLoopParts& parts)
+      : o_(options),
+        hooks_(hooks),
+        ctx_(*parts.ctx),
+        layer_(*parts.layer),
+        model_(*parts.model),
+        input_(*parts.input),
+        update_(*parts.update),
+        chief_(parts.chief),
+        progress_(hooks, chief_ ? chief_->coordinator() : nullptr, o_.name,
+                  chief_ ? chief_->events() : nullptr),
+        position_(o_.start),
+        last_epoch_(o_.start.epoch) {}
+
+  StatusOr<TrainResult> Run();
+
+ private:
+  // Trains until the loop ends; whether it ended by a cancel agreed on.
+  StatusOr<bool> Steps();
+  // One step on *cur; `cur` becomes the next batch.
+  Status Step(PreparedBatch*& cur, BatchQueue& batches);
+  // The reports, evaluations and checkpoints due after a step; whether
+  // training stops early.
+  StatusOr<bool> AfterStep();
+  // The chief's end of the run, every rank having stopped.
+  StatusOr<TrainResult> Finish();
+  Status Cancelled();
+  TrainState State() const;
+  // An evaluation that a cancel interrupted: none.
+  bool EvalCancelled(const Status& st) const {
+    return st.code() == absl::StatusCode::kCancelled && hooks_.cancelled();
+  }
+
+  const TrainLoopOptions& o_;
+  const TrainHooks& hooks_;
+  const kernels::Context& ctx_;
+  const FeatureLayer& layer_;
+  Model& model_;
+  InputPipeline& input_;
+  Update& update_;
+  Chief* chief_;
+  Progress progress_;
+  TrainResult result_;
+  InputPosition position_;  // after the last step's batch
+  int64_t last_epoch_;
+  int64_t steps_ = 0;
+  ModelInputs device_inputs_;
+  kernels::Tensor logits_, dlogits_;
+  std::vector<Gradient> grads_;
+};
+
+TrainState TrainLoop::State() const {
+  TrainState state;
+  state.global_step = update_.global_step();
+  if (o_.record_position) state.position = position_;
+  return state;
+}
+
+// Cancelled; the chief writes its checkpoint first, so that the run can
+// resume.
+Status TrainLoop::Cancelled() {
+  const int64_t step = update_.global_step();
+  const std::string text = o_.name.empty()
+                               ? StrCat("training cancelled at step ", step)
+                               : StrCat(o_.name, ": stopped at step ", step);
+  if (chief_ == nullptr) return CancelledError(text);
+  if (Status st = chief_->WriteCheckpoint(update_, State()); !st.ok()) {
+    return CancelledError(StrCat(text, "; no checkpoint: ", Message(st)));
+  }
+  return CancelledError(
+      StrCat(text, "; checkpoint ", chief_->checkpoint_path()));
+}
+
+StatusOr<TrainResult> TrainLoop::Run() {
+  result_.num_parameters = model_.num_parameters();
+  DTF_ASSIGN_OR_RETURN(const bool cancelled, Steps());
+  if (cancelled) return Cancelled();
+  const int64_t step = update_.global_step();
+  progress_.Report(step, last_epoch_);
+  result_.steps = step;
+  result_.loss =
+      o_.loss_of_last_epoch ? progress_.epoch_loss() : progress_.loss();
+  result_.examples = progress_.examples();
+  result_.train_seconds = progress_.train_seconds();
+  result_.examples_per_sec = progress_.examples_per_sec();
+  DTF_RETURN_IF_ERROR(update_.Done());
+  if (chief_ == nullptr) return std::move(result_);
+  return Finish();
+}
+
+StatusOr<bool> TrainLoop::Steps() {
+  // With prefetching, batches are transformed on the queue's thread with a
+  // context of their own.
+  const kernels::Context prefetch_ctx = kernels::Context::Cpu(1);
+  const kernels::Context& transform_ctx =
+      update_.prefetch() ? prefetch_ctx : HostContext(ctx_);
+  BatchQueue batches(
+      ctx_,
+      [&](PreparedBatch* p) {
+        StatusOr<bool> more = input_.Next(&p->batch);
+        p->status = more.status();
+        p->more = more.ok() && *more;
+        p->position = input_.position();
+        if (!p->more) return;
+        p->status = layer_.Transform(transform_ctx, p->batch, true, &p->inputs);
+        if (p->status.ok()) update_.PrepareInputs(p);
+      },
+      update_.prefetch());
+  DTF_ASSIGN_OR_RETURN(PreparedBatch * cur, batches.First());
+  // The chief's early stopping, which a collective update carries to every
+  // rank in the next agreement.
+  bool stop_early = false;
+  while (true) {
+    const bool collective = update_.collective();
+    if (!collective && hooks_.cancelled()) return true;
+    const int64_t step = update_.global_step();
+    if (o_.max_steps > 0 && step >= o_.max_steps) return false;
+    // The chief stopped training early: end as when the data runs out.
+    if (o_.end_training != nullptr && o_.end_training->load()) {
+      hooks_.Note(
+          StrCat(o_.name, ": the chief stopped training at step ", step));
+      return false;
+    }
+    const Agreement mine = hooks_.cancelled()         ? Agreement::kCancel
+                           : cur->more && !stop_early ? Agreement::kStep
+                                                      : Agreement::kEnd;
+    DTF_ASSIGN_OR_RETURN(const Agreement agreed, update_.Agree(mine));
+    if (agreed != Agreement::kStep) return agreed == Agreement::kCancel;
+    DTF_RETURN_IF_ERROR(Step(cur, batches));
+    DTF_ASSIGN_OR_RETURN(const bool stop, AfterStep());
+    if (!stop) continue;
+    hooks_.Note(chief_->tracker().StopNote(update_.global_step()));
+    if (collective) {
+      stop_early = true;
+      continue;
+    }
+    // The other workers hear it with their next heartbeat and end as when
+    // their data runs out.
+    if (chief_->coordinator() != nullptr) chief_->coordinator()->StopTraining();
+    return false;
+  }
+}
+
+Status TrainLoop::Step(PreparedBatch*& cur, BatchQueue& batches) {
+  const auto t0 = Clock::now();
+  DTF_RETURN_IF_ERROR(update_.Pull(*cur));
+  DTF_ASSIGN_OR_RETURN(const ModelInputs* staged,
+                       StageInputs(ctx_, cur->inputs, &device_inputs_));
+  const ModelInputs& inputs = *staged;
+  DTF_RETURN_IF_ERROR(model_.Forward(ctx_, inputs, true, &logits_));
+  DTF_ASSIGN_OR_RETURN(const float loss,
+                       ComputeLoss(ctx_, o_.loss, logits_, inputs, &dlogits_));
+  DTF_RETURN_IF_ERROR(model_.Backward(ctx_, inputs, dlogits_, &grads_));
+  DTF_ASSIGN_OR_RETURN(const PreparedBatch* next, batches.Next());
+  DTF_RETURN_IF_ERROR(update_.Apply(*cur, loss, &grads_, *next));
+  const int64_t rows = cur->batch.rows;
+  position_ = cur->position;
+  cur = batches.Advance();
+  progress_.AddStep(rows, loss, Clock::now() - t0);
+  ++steps_;
+  return OkStatus();
+}
+
+StatusOr<bool> TrainLoop::AfterStep() {
+  const int64_t at = o_.first_step + steps_;
+  const int64_t step = update_.global_step();
+  if (o_.log_every_steps > 0 && at % o_.log_every_steps == 0) {
+    progress_.Report(step, position_.epoch);
+  }
+  const bool epoch_done = position_.epoch != last_epoch_;
+  if (epoch_done) {
+    last_epoch_ = position_.epoch;
+    progress_.EndEpoch();
+    if (o_.log_every_steps == 0) progress_.Report(step, last_epoch_);
+  }
+  if (chief_ == nullptr) return false;
+  bool stop = false;
+  if (o_.evaluate &&
+      (o_.eval_every_steps > 0 ? at % o_.eval_every_steps == 0 : epoch_done)) {
+    StatusOr<bool> evaluated =
+        chief_->Evaluate(update_, progress_, State(), &result_);
+    if (EvalCancelled(evaluated.status())) {
+      // A collective update's ranks agree to stop before the next step.
+      if (!update_.collective()) return Cancelled();
+    } else {
+      DTF_RETURN_IF_ERROR(evaluated.status());
+      stop = *evaluated;
+    }
+  }
+  if (o_.checkpoint_every_steps > 0 && at % o_.checkpoint_every_steps == 0) {
+    DTF_RETURN_IF_ERROR(chief_->WriteCheckpoint(update_, State()));
+  }
+  return stop;
+}
+
+StatusOr<TrainResult> TrainLoop::Finish() {
+  const int64_t step = update_.global_step();
+  chief_->Done(o_.name, step, result_);
+  if (update_.independent_workers()) {
+    Status waited = chief_->WaitForWorkers(o_.name);
+    if (waited.code() == absl::StatusCode::kCancelled) return Cancelled();
+    DTF_RETURN_IF_ERROR(waited);
+  }
+  chief_->SetRunState("evaluating", step);
+  // The model changed since the last evaluation: by this worker's steps,
+  // or by the other workers'.
+  if (o_.evaluate &&
+      (update_.independent_workers() || chief_->last_eval_step() != step)) {
+    StatusOr<bool> evaluated =
+        chief_->Evaluate(update_, progress_, State(), &result_);
+    if (EvalCancelled(evaluated.status())) return Cancelled();
+    DTF_RETURN_IF_ERROR(evaluated.status());
+  }
+  DTF_RETURN_IF_ERROR(chief_->Finish(update_, State(), &result_));
+  DTF_RETURN_IF_ERROR(update_.EndRun());
+  return std::move(result_);
+}
+
+}  // namespace
+
+StatusOr<TrainResult> RunTrainLoop(const TrainLoopOptions& options,
+                                   const TrainHooks& hooks,
+                                   const TrainLoopParts& parts) {
+  return TrainLoop(options, hooks, parts).Run();
+}
+
+}  // namespace dtf::runtime

@@ -1,0 +1,181 @@
+// The update of an allreduce run: every worker holds a replica of the whole
+// model on its GPU; each step's gradients are averaged with every other
+// worker's over NCCL (lib/kernels/collective.h) and the same optimizer
+// update is applied everywhere, so the replicas stay equal. Sparse
+// gradients are densified for the average (Horovod's sparse_as_dense).
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lib/base/strings.h"
+#include "lib/kernels/collective.h"
+#include "lib/kernels/fuse.h"
+#include "lib/runtime/coordinator_service.h"
+#include "lib/runtime/update.h"
+#include "lib/runtime/update_replica.h"
+
+namespace dtf::runtime {
+namespace {
+
+// The most one gradient bucket holds (PyTorch DDP's default): large enough
+// that NCCL runs at full bandwidth, small enough to bound the extra memory.
+constexpr int64_t kBucketBytes = int64_t{25} << 20;
+
+// Gradients averaged in one collective: variable vars[k] at offsets[k].
+struct Bucket {
+  std::vector<size_t> vars;
+  std::vector<int64_t> offsets;
+  int64_t size = 0;
+};
+
+// The trainable variables in reverse order (the order in which backprop
+// finishes them) in buckets of at most kBucketBytes; a larger variable gets
+// a bucket to itself.
+std::vector<Bucket> PlanBuckets(const std::vector<Variable>& vars) {
+  const int64_t limit = kBucketBytes / int64_t(sizeof(float));
+  std::vector<Bucket> buckets;
+  for (size_t v = vars.size(); v-- > 0;) {
+    if (!vars[v].trainable) continue;
+    const int64_t n = vars[v].value.size();
+    if (buckets.empty() ||
+        (buckets.back().size > 0 && buckets.back().size + n > limit)) {
+      buckets.emplace_back();
+    }
+    Bucket& b = buckets.back();
+    b.vars.push_back(v);
+    b.offsets.push_back(b.size);
+    b.size += n;
+  }
+  return buckets;
+}
+
+// Writes variable v's gradient, dense or densified, to its place in bucket.
+Status PackGradient(const kernels::Context& ctx, const Variable& v,
+                    const Gradient& g, int64_t offset,
+                    kernels::Tensor* bucket) {
+  if (!v.sparse) return kernels::PackDense(ctx, g.dense, bucket, offset);
+  const kernels::Tensor& rows = g.sparse.rows;
+  if (v.value.rank() != 2 || rows.rank() != 2 ||
+      rows.cols() != v.value.cols()) {
+    return InternalError(StrCat("the gradient of ", v.name, " has rows ",
+                                kernels::ShapeString(rows.shape()),
+                                "; the variable is ",
+                                kernels::ShapeString(v.value.shape())));
+  }
+  return kernels::PackSparse(ctx, g.sparse, v.value.rows(), bucket, offset);
+}
+
+// This rank's communicator: the chief makes the unique id and publishes it
+// through its Coordinator; every other worker fetches it from there.
+StatusOr<std::unique_ptr<kernels::Communicator>> JoinRun(
+    const kernels::Context& ctx, const JobFile& job,
+    const WorkerOptions& options, int num_workers) {
+  const std::string self = StrCat("worker:", options.index);
+  std::string id;
+  if (options.index == 0) {
+    DTF_ASSIGN_OR_RETURN(id, kernels::Communicator::NewId());
+    if (options.coordinator != nullptr) {
+      options.coordinator->SetCommId(id);
+    } else if (num_workers > 1) {
+      return FailedPreconditionError(
+          "the chief of an allreduce run of several workers needs its "
+          "Coordinator service to hand out the NCCL unique id");
+    }
+  } else {
+    DTF_ASSIGN_OR_RETURN(
+        id, FetchCommId(options.workers[0], options.credentials, self,
+                        std::chrono::seconds(job.train.coordinator_timeout),
+                        options.cancel));
+  }
+  return kernels::Communicator::Join(ctx, id, options.index, num_workers);
+}
+
+class AllreduceUpdate : public ReplicaUpdate {
+ public:
+  AllreduceUpdate(const kernels::Context& ctx, Model* model,
+                  Optimizers optimizers,
+                  std::vector<kernels::OptimizerState> states)
+      : ReplicaUpdate(ctx, model, std::move(optimizers), std::move(states), 0),
+        buckets_(PlanBuckets(model->variables())),
+        averaged_(model->variables().size()) {
+    int64_t capacity = 0;
+    for (const Bucket& b : buckets_) capacity = std::max(capacity, b.size);
+    bucket_ = kernels::Tensor::Empty({capacity}, kernels::Memory::kDevice);
+  }
+
+  // Joins the run and starts from worker 0's values.
+  Status Join(const JobFile& job, const WorkerOptions& options,
+              const TrainHooks& hooks) {
+    const int num_workers = std::max(1, int(options.workers.size()));
+    DTF_ASSIGN_OR_RETURN(comm_, JoinRun(ctx_, job, options, num_workers));
+    hooks.Note(StrCat("worker:", options.index,
+                      ": joined the NCCL communicator as rank ", comm_->rank(),
+                      " of ", comm_->size()));
+    for (Variable& v : model_->variables()) {
+      DTF_RETURN_IF_ERROR(comm_->Broadcast(&v.value, 0));
+    }
+    return OkStatus();
+  }
+
+  bool collective() const override { return true; }
+
+  StatusOr<Agreement> Agree(Agreement mine) override {
+    float agreed = float(int(mine));
+    DTF_RETURN_IF_ERROR(comm_->AllReduceMin(&agreed));
+    return Agreement(int(agreed));
+  }
+
+  // The step's gradients averaged over every rank and applied: the same
+  // update on every replica. Moving statistics (untrainable), which each
+  // rank's forward pass moved by its own batch, are averaged too.
+  Status Apply(const PreparedBatch&, float, std::vector<Gradient>* grads,
+               const PreparedBatch&) override {
+    std::vector<Variable>& vars = model_->variables();
+    for (const Bucket& b : buckets_) {
+      bucket_.Resize({b.size});
+      for (size_t k = 0; k < b.vars.size(); ++k) {
+        const size_t v = b.vars[k];
+        DTF_RETURN_IF_ERROR(
+            PackGradient(ctx_, vars[v], (*grads)[v], b.offsets[k], &bucket_));
+      }
+      DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&bucket_));
+      for (size_t k = 0; k < b.vars.size(); ++k) {
+        const size_t v = b.vars[k];
+        DTF_RETURN_IF_ERROR(kernels::Unpack(
+            ctx_, bucket_, b.offsets[k], vars[v].value.shape(), &averaged_[v]));
+        DTF_RETURN_IF_ERROR(optimizer(vars[v]).ApplyDense(
+            ctx_, &vars[v].value, averaged_[v], &states_[v]));
+      }
+    }
+    for (Variable& v : vars) {
+      if (!v.trainable) DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&v.value));
+    }
+    ++step_;
+    return OkStatus();
+  }
+
+ private:
+  const std::vector<Bucket> buckets_;
+  kernels::Tensor bucket_;
+  std::vector<kernels::Tensor> averaged_;
+  std::unique_ptr<kernels::Communicator> comm_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Update>> MakeAllreduceUpdate(
+    const kernels::Context& ctx, const JobFile& job,
+    const WorkerOptions& options, const TrainHooks& hooks, Model* model) {
+  DTF_ASSIGN_OR_RETURN(Optimizers optimizers, MakeOptimizers(job.train));
+  std::vector<kernels::OptimizerState> states =
+      NewOptimizerStates(optimizers, *model, VariableShapes(*model));
+  auto update = std::make_unique<AllreduceUpdate>(
+      ctx, model, std::move(optimizers), std::move(states));
+  DTF_RETURN_IF_ERROR(update->Join(job, options, hooks));
+  return std::unique_ptr<Update>(std::move(update));
+}
+
+}  // namespace dtf::runtime

@@ -1,0 +1,99 @@
+#include "lib/runtime/worker_loop.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "lib/base/strings.h"
+#include "lib/data/input_pipeline.h"
+#include "lib/data/job_toml.h"
+#include "lib/runtime/chief.h"
+#include "lib/runtime/device.h"
+#include "lib/runtime/event_writer.h"
+#include "lib/runtime/train_loop.h"
+#include "lib/runtime/train_step.h"
+
+namespace dtf::runtime {
+
+TrainHooks WorkerHooks(const WorkerOptions& options) {
+  TrainHooks hooks;
+  hooks.on_progress = options.on_progress;
+  hooks.on_eval = options.on_eval;
+  hooks.on_note = options.on_note;
+  hooks.cancel = options.cancel;
+  return hooks;
+}
+
+StatusOr<WorkerModel> BuildWorkerModel(const JobFile& job,
+                                       const kernels::Context& ctx) {
+  const TrainSpec& train = job.train;
+  WorkerModel built;
+  DTF_ASSIGN_OR_RETURN(built.records, FindJobRecords(job));
+  DTF_ASSIGN_OR_RETURN(
+      FeatureLayer layer,
+      FeatureLayer::Create(job.schema, job.features, *job.model));
+  built.layer = std::make_unique<FeatureLayer>(std::move(layer));
+  if (built.layer->needs_normalizer()) {
+    DTF_RETURN_IF_ERROR(
+        FitNormalizer(HostContext(ctx), built.records.train, built.layer.get())
+            .status());
+  }
+  DTF_ASSIGN_OR_RETURN(built.model, Model::Create(*built.layer, *job.model,
+                                                  uint64_t(train.seed)));
+  return built;
+}
+
+StatusOr<TrainResult> RunWorkerLoop(const JobFile& job,
+                                    const WorkerOptions& options,
+                                    const TrainHooks& hooks,
+                                    const kernels::Context& ctx,
+                                    WorkerModel& built, Update& update) {
+  const TrainSpec& train = job.train;
+  const JobRecords& records = built.records;
+  const int num_workers = std::max(1, int(options.workers.size()));
+  InputPipelineOptions input;
+  input.files = records.train;
+  input.features = built.layer->ParseSpecs(/*with_label=*/true);
+  input.batch_size = train.batch_size;
+  input.epochs = train.steps > 0 ? -1 : train.epochs;
+  input.shuffle_buffer_size = train.shuffle_buffer;
+  input.seed = uint64_t(train.seed);
+  input.reader_index = options.index;
+  input.reader_count = num_workers;
+  DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(input));
+
+  std::unique_ptr<Chief> chief;
+  if (options.index == 0) {
+    ChiefOptions c;
+    c.output_dir = train.output_dir;
+    c.model_toml = ModelDefinitionToToml(job);
+    c.eval_files = records.eval.empty() ? records.train : records.eval;
+    c.eval_split = records.eval.empty() ? "train" : records.eval_split;
+    c.eval_batch_size = std::max<int64_t>(train.batch_size, 1024);
+    c.coordinator = options.coordinator;
+    c.heartbeat_timeout = std::chrono::seconds(train.heartbeat_timeout);
+    // TensorBoard events: training loss and throughput at each report,
+    // evaluation metrics at each evaluation.
+    DTF_ASSIGN_OR_RETURN(c.events, EventWriter::Create(train.output_dir));
+    chief = std::make_unique<Chief>(train, std::move(c), ctx, built.layer.get(),
+                                    hooks);
+  }
+  TrainLoopOptions loop;
+  loop.name = StrCat("worker:", options.index);
+  loop.loss = job.model->loss;
+  loop.max_steps = train.steps;
+  loop.log_every_steps = train.log_every_steps;
+  loop.eval_every_steps = train.eval_every_steps;
+  loop.checkpoint_every_steps = train.checkpoint_every_steps;
+  loop.end_training = update.collective() ? nullptr : options.end_training;
+  TrainLoopParts parts;
+  parts.ctx = &ctx;
+  parts.layer = built.layer.get();
+  parts.model = built.model.get();
+  parts.input = pipeline.get();
+  parts.update = &update;
+  parts.chief = chief.get();
+  return RunTrainLoop(loop, hooks, parts);
+}
+
+}  // namespace dtf::runtime

@@ -1,0 +1,43 @@
+// What the two kinds of distributed worker (worker.cc, allreduce_worker.cc)
+// share around the training loop: the model they build, the input share
+// they read, and the chief's duties (chief.h) for worker 0.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "lib/base/status.h"
+#include "lib/data/job_file.h"
+#include "lib/kernels/context.h"
+#include "lib/runtime/feature_layer.h"
+#include "lib/runtime/job_records.h"
+#include "lib/runtime/model.h"
+#include "lib/runtime/train_hooks.h"
+#include "lib/runtime/trainer.h"
+#include "lib/runtime/update.h"
+#include "lib/runtime/worker.h"
+
+namespace dtf::runtime {
+
+// The callbacks of `options` as TrainHooks.
+TrainHooks WorkerHooks(const WorkerOptions& options);
+
+// A worker's model: its records, the feature layer (normalizer statistics
+// fit over every training shard) and the model built from it.
+struct WorkerModel {
+  JobRecords records;
+  std::unique_ptr<FeatureLayer> layer;
+  std::unique_ptr<Model> model;
+};
+StatusOr<WorkerModel> BuildWorkerModel(const JobFile& job,
+                                       const kernels::Context& ctx);
+
+// Trains this worker's share of the input with `update`; worker 0 is the
+// chief.
+StatusOr<TrainResult> RunWorkerLoop(const JobFile& job,
+                                    const WorkerOptions& options,
+                                    const TrainHooks& hooks,
+                                    const kernels::Context& ctx,
+                                    WorkerModel& built, Update& update);
+
+}  // namespace dtf::runtime
