@@ -145,8 +145,8 @@ class ParamStore {
   // Hands `request`'s rows to `sink`, once the global step reached its
   // min_step (or Shutdown came). `cancelled`, when given, is polled while
   // waiting (at least every 100 ms, with the store's lock held): once it
-  // returns true the gather gives up with Cancelled. InvalidArgument for a variable or row that is not
-  // here; nothing has gone to the sink then.
+  // returns true the gather gives up with Cancelled. InvalidArgument for a
+  // variable or row that is not here; nothing has gone to the sink then.
   StatusOr<GatherResult> Gather(const GatherRequest& request, PieceSink& sink,
                                 const std::function<bool()>& cancelled = {});
 
