@@ -2,8 +2,8 @@
 # Builds the libFuzzer targets with clang into build-fuzz/ and runs each for
 # SECONDS (default 30), starting from a small seed corpus made from the
 # sample data: CSV excerpts, and (written by fuzz_seeds, dtf's own encoders)
-# serialized Examples and TFRecord files, plain, gzip and zlib. Fails when a
-# target finds a crash.
+# serialized Examples and TFRecord files, plain, gzip and zlib, and
+# parameter server calls. Fails when a target finds a crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-30}"
@@ -14,7 +14,7 @@ if [[ ! -f "$build/build.ninja" ]]; then
     -DDTF_BUILD_FUZZERS=ON \
     -DDTF_BUILD_TESTS=OFF -DDTF_ENABLE_CUDA=OFF >/dev/null
 fi
-targets=(csv_reader_fuzz record_reader_fuzz example_fuzz)
+targets=(csv_reader_fuzz record_reader_fuzz example_fuzz ps_store_fuzz)
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" fuzz_seeds
 shared="${DTF_SHARED_DIR:-../shared}"
 titanic="$shared/data/titanic/train.csv"

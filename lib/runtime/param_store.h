@@ -104,6 +104,7 @@ struct PieceInfo {
   int64_t rows = 0;
   int64_t cols = 0;
   std::span<const int64_t> ids;  // sparse pieces: rows ids, in order
+  // The views hold only for the call of PieceSink::Piece they come with.
 };
 
 // Where a gather's pieces go. Called with the store's lock held: it must
@@ -143,9 +144,9 @@ class ParamStore {
 
   // Hands `request`'s rows to `sink`, once the global step reached its
   // min_step (or Shutdown came). `cancelled`, when given, is polled while
-  // waiting (at least every 100 ms): once it returns true the gather gives
-  // up with Cancelled. InvalidArgument for a variable or row that is not
-  // here; nothing has gone to the sink then.
+  // waiting (at least every 100 ms, with the store's lock held): once it
+  // returns true the gather gives up with Cancelled. InvalidArgument for a
+  // variable or row that is not here; nothing has gone to the sink then.
   StatusOr<GatherResult> Gather(const GatherRequest& request, PieceSink& sink,
                                 const std::function<bool()>& cancelled = {});
 
