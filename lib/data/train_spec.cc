@@ -247,6 +247,7 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
                                    "eval_every_steps",
                                    "log_every_steps",
                                    "checkpoint_every_steps",
+                                   "keep_checkpoints",
                                    "output_dir",
                                    "threads",
                                    "device",
@@ -278,6 +279,8 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
       r.ReadInt(t, "train", "log_every_steps", 0, &train->log_every_steps));
   DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "checkpoint_every_steps", 0,
                                 &train->checkpoint_every_steps));
+  DTF_RETURN_IF_ERROR(
+      r.ReadInt(t, "train", "keep_checkpoints", 1, &train->keep_checkpoints));
   if (const toml::node* n = t.get("output_dir")) {
     DTF_ASSIGN_OR_RETURN(const std::string out,
                          r.GetString(*n, "train.output_dir"));

@@ -96,6 +96,10 @@ struct TrainSpec {
   // checkpoint_every_steps (>= 0): checkpoint every N steps; 0: at the end
   // only. Default: 0.
   int64_t checkpoint_every_steps = 0;
+  // keep_checkpoints (>= 1): checkpoint generations kept in output_dir
+  // (checkpoint-<step>.dtf, the newest also as checkpoint.dtf); older ones
+  // are removed once a newer one is written. Default: 3.
+  int64_t keep_checkpoints = 3;
   // output_dir: checkpoints, events and the exported model; resolved against
   // the job file's directory. Default: "out".
   std::string output_dir;

@@ -54,6 +54,7 @@ TEST_F(TrainSpecTest, Defaults) {
   EXPECT_EQ(wide_deep.eval_every_steps, 0);
   EXPECT_EQ(wide_deep.log_every_steps, 100);
   EXPECT_EQ(wide_deep.checkpoint_every_steps, 0);
+  EXPECT_EQ(wide_deep.keep_checkpoints, 3);
   EXPECT_EQ(wide_deep.output_dir, dir_ + "/out");
   EXPECT_EQ(wide_deep.threads, 0);
   EXPECT_EQ(wide_deep.mode, TrainMode::kSync);
@@ -91,6 +92,7 @@ seed = -7
 eval_every_steps = 50
 log_every_steps = 0
 checkpoint_every_steps = 100
+keep_checkpoints = 5
 output_dir = "/abs/run"
 threads = 4
 device = "cuda:1"
@@ -109,6 +111,7 @@ nesterov = true
   EXPECT_EQ(train.eval_every_steps, 50);
   EXPECT_EQ(train.log_every_steps, 0);
   EXPECT_EQ(train.checkpoint_every_steps, 100);
+  EXPECT_EQ(train.keep_checkpoints, 5);
   EXPECT_EQ(train.output_dir, "/abs/run");
   EXPECT_EQ(train.threads, 4);
   EXPECT_EQ(train.mode, TrainMode::kAllreduce);
@@ -165,6 +168,8 @@ TEST_F(TrainSpecTest, Errors) {
             "job.toml:11:9: train.steps: must be at least 1, got 0");
   EXPECT_EQ(Error("mlp", "[train]\nshuffle_buffer = -1\n"),
             "job.toml:11:18: train.shuffle_buffer: must be at least 0, got -1");
+  EXPECT_EQ(Error("mlp", "[train]\nkeep_checkpoints = 0\n"),
+            "job.toml:11:20: train.keep_checkpoints: must be at least 1, got 0");
   EXPECT_EQ(Error("mlp", "[train]\nmode = \"ps\"\n"),
             "job.toml:11:8: train.mode: expected one of sync, async, "
             "allreduce, got \"ps\"");
