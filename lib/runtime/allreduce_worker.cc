@@ -22,6 +22,12 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
         "\"; set device = \"cuda\" in [train] (or use mode = \"sync\" with "
         "parameter servers)"));
   }
+  if (options.resume) {
+    return FailedPreconditionError(StrCat(
+        job.path,
+        ": mode = \"allreduce\" runs cannot be resumed from a checkpoint "
+        "(only parameter-server runs can); start a new run"));
+  }
   const TrainHooks hooks = WorkerHooks(options);
   DTF_ASSIGN_OR_RETURN(const kernels::Context ctx,
                        MakeComputeContext(train.device, options.threads));

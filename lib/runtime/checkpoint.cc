@@ -64,11 +64,18 @@ Status RestoreVariables(const Bundle& bundle, Model* model) {
 
 Bundle MakeCheckpoint(const FeatureLayer& layer, const Model& model,
                       const std::vector<kernels::OptimizerState>& states,
-                      const TrainState& state, std::string_view model_toml) {
+                      const TrainState& state, std::string_view model_toml,
+                      const CheckpointOrigin& origin) {
   Bundle bundle;
   bundle.AddString("meta/model_toml", model_toml);
+  bundle.AddString(std::string(kCheckpointRunIdEntry), origin.run_id);
+  bundle.AddString(std::string(kCheckpointFingerprintEntry),
+                   origin.job_fingerprint);
   bundle.AddInt64s("train/global_step",
                    std::vector<int64_t>{state.global_step});
+  if (!state.ps_steps.empty()) {
+    bundle.AddInt64s(std::string(kCheckpointPsStepsEntry), state.ps_steps);
+  }
   const InputPosition& p = state.position;
   bundle.AddInt64s(
       "train/input_position",

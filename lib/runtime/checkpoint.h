@@ -32,16 +32,35 @@ inline constexpr std::string_view kExportDir = "model";
 inline constexpr std::string_view kModelToml = "model.toml";
 inline constexpr std::string_view kVariablesFile = "variables.dtf";
 
+// Entries that tie a checkpoint to its run (checkpoint_files.h).
+inline constexpr std::string_view kCheckpointRunIdEntry = "meta/run_id";
+inline constexpr std::string_view kCheckpointFingerprintEntry =
+    "meta/job_fingerprint";
+inline constexpr std::string_view kCheckpointPsStepsEntry =
+    "train/ps_global_steps";
+
 struct TrainState {
   int64_t global_step = 0;
+  // The chief's input position (worker 0's in a distributed run).
   InputPosition position;
+  // Parameter-server runs: the global step of each PS's shard as pulled
+  // for the checkpoint (all equal: a consistent cut); empty otherwise.
+  std::vector<int64_t> ps_steps;
+};
+
+// The run that writes a checkpoint: its id ("" for `dtf train`) and
+// CheckpointFingerprint (checkpoint_files.h) of its job.
+struct CheckpointOrigin {
+  std::string run_id;
+  std::string job_fingerprint;
 };
 
 // `states` is parallel to model.variables() (entries of untrainable
 // variables are ignored). `model_toml` is recorded for reference.
 Bundle MakeCheckpoint(const FeatureLayer& layer, const Model& model,
                       const std::vector<kernels::OptimizerState>& states,
-                      const TrainState& state, std::string_view model_toml);
+                      const TrainState& state, std::string_view model_toml,
+                      const CheckpointOrigin& origin = {});
 
 // Restores what MakeCheckpoint saved into objects built for the same job.
 // FailedPrecondition naming the checkpoint and the variable when a variable

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "lib/base/strings.h"
+#include "lib/runtime/checkpoint_files.h"
 #include "lib/runtime/coordinator_service.h"
 #include "lib/runtime/evaluator.h"
 
@@ -53,9 +54,14 @@ Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
   return update.WithHostModel(
       /*slots=*/true,
       [&](Model* model, const std::vector<kernels::OptimizerState>& states) {
-        return MakeCheckpoint(*layer_, *model, states, state,
-                              options_.model_toml)
-            .WriteFile(path);
+        TrainState cut = state;
+        cut.ps_steps = update.shard_steps();
+        const Bundle bundle = MakeCheckpoint(
+            *layer_, *model, states, cut, options_.model_toml, options_.origin);
+        if (!path.empty()) return bundle.WriteFile(path);
+        return WriteCheckpointGeneration(bundle, options_.output_dir,
+                                         state.global_step,
+                                         options_.keep_checkpoints);
       });
 }
 

@@ -40,6 +40,10 @@ struct ChiefOptions {
   CoordinatorService* coordinator = nullptr;
   // TensorBoard events, or null.
   std::unique_ptr<EventWriter> events;
+  // Recorded in every checkpoint: the run and the job it is of.
+  CheckpointOrigin origin;
+  // Checkpoint generations kept (train.keep_checkpoints).
+  int64_t keep_checkpoints = 3;
   // How long a worker may stay silent before the chief stops waiting for
   // it (WaitForWorkers).
   std::chrono::seconds heartbeat_timeout{0};
@@ -64,9 +68,10 @@ class Chief {
   // early stopping ends training. Cancelled when the evaluation was.
   StatusOr<bool> Evaluate(Update& update, Progress& progress,
                           const TrainState& state, TrainResult* result);
-  // The checkpoint (every variable and optimizer slot, and `state`).
+  // The checkpoint (every variable and optimizer slot, and `state`): a new
+  // generation, which becomes checkpoint.dtf (checkpoint_files.h).
   Status WriteCheckpoint(Update& update, const TrainState& state) {
-    return WriteCheckpointTo(update, state, checkpoint_path_);
+    return WriteCheckpointTo(update, state, "");
   }
   // Tells the Coordinator this worker is done at `step`.
   void Done(const std::string& self, int64_t step, const TrainResult& result);
@@ -79,6 +84,7 @@ class Chief {
   Status Finish(Update& update, const TrainState& state, TrainResult* result);
 
  private:
+  // To `path`, or ("") as a new generation.
   Status WriteCheckpointTo(Update& update, const TrainState& state,
                            const std::string& path);
 

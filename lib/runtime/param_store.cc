@@ -124,6 +124,17 @@ Status ParamStore::Restore(const std::string& path) {
     s.state.set_step(step);
   }
   DTF_ASSIGN_OR_RETURN(global_step_, ReadCheckpointStep(bundle, ""));
+  // A distributed checkpoint records each PS's own step.
+  if (bundle.Find(kCheckpointPsStepsEntry) != nullptr) {
+    DTF_ASSIGN_OR_RETURN(std::vector<int64_t> steps,
+                         bundle.GetInt64s(kCheckpointPsStepsEntry));
+    if (steps.size() != size_t(options_.num_ps)) {
+      return FailedPreconditionError(
+          StrCat(path, ": a checkpoint of ", steps.size(),
+                 " parameter servers; this run has ", options_.num_ps));
+    }
+    global_step_ = steps[size_t(p)];
+  }
   return OkStatus();
 }
 

@@ -15,6 +15,7 @@
 #include "lib/rpc/call.h"
 #include "lib/runtime/allreduce_worker.h"
 #include "lib/runtime/checkpoint.h"
+#include "lib/runtime/checkpoint_files.h"
 #include "lib/runtime/coordinator_service.h"
 #include "lib/runtime/ps_client.h"
 #include "lib/runtime/ps_service.h"
@@ -157,18 +158,18 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
     po.credentials = creds;
     po.threads = options.threads > 0 ? options.threads : 1;
     if (options.restore) {
-      const std::filesystem::path checkpoint =
-          std::filesystem::path(job.train.output_dir) / kCheckpointFile;
-      std::error_code ec;
-      if (std::filesystem::exists(checkpoint, ec)) {
-        po.restore_from = checkpoint.string();
-        if (options.on_note) {
-          options.on_note(StrCat("restoring from ", po.restore_from));
-        }
-      } else if (options.on_note) {
-        options.on_note(StrCat("no checkpoint at ", checkpoint.string(),
-                               "; starting from the initial values"));
+      // Only this run's own checkpoint: never one an earlier run left in
+      // the output directory.
+      std::string why;
+      DTF_ASSIGN_OR_RETURN(std::optional<Bundle> own,
+                           FindRunCheckpoint(job.train.output_dir, creds.run_id,
+                                             CheckpointFingerprint(job), &why));
+      if (own) {
+        po.restore_from = own->path();
+      } else {
+        StrAppend(&why, "; starting from the initial values");
       }
+      if (options.on_note) options.on_note(StrCat(task, ": ", why));
     }
     DTF_ASSIGN_OR_RETURN(ps_service, PsService::Create(job, po));
     builder.RegisterService(ps_service.get());
@@ -271,6 +272,7 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   wo.workers = options.workers;
   wo.credentials = creds;
   wo.threads = options.threads;
+  wo.resume = options.restore;
   wo.coordinator = coordinator.get();
   wo.on_eval = options.on_eval;
   wo.on_note = options.on_note;

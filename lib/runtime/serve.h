@@ -35,8 +35,12 @@ struct ServeOptions {
   // none.
   std::string ready_file;
   int threads = 0;
-  // A parameter server restarted mid-run: start from the chief's last
-  // checkpoint (train.output_dir/checkpoint.dtf) when there is one.
+  // A task restarted mid-run, or every task of a resumed run: start from
+  // this run's last checkpoint (train.output_dir/checkpoint.dtf, when this
+  // run wrote it; checkpoint_files.h): a PS its shard and step, a worker
+  // its input position (WorkerOptions::resume). A checkpoint of another
+  // run is not used; a corrupt one, or this run's of another job
+  // fingerprint, is an error naming the file.
   bool restore = false;
   std::function<void(const TrainProgress&)> on_progress;
   std::function<void(const EvalReport&)> on_eval;

@@ -12,6 +12,7 @@
 #include "lib/data/job_toml.h"
 #include "lib/kernels/context.h"
 #include "lib/runtime/checkpoint.h"
+#include "lib/runtime/checkpoint_files.h"
 #include "lib/runtime/chief.h"
 #include "lib/runtime/device.h"
 #include "lib/runtime/job_records.h"
@@ -78,6 +79,16 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
   TrainState state;
   if (options.resume && fs::exists(checkpoint_path)) {
     DTF_ASSIGN_OR_RETURN(Bundle bundle, Bundle::ReadFile(checkpoint_path));
+    DTF_ASSIGN_OR_RETURN(const CheckpointInfo info, ReadCheckpointInfo(bundle));
+    if (!info.job_fingerprint.empty() &&
+        info.job_fingerprint != CheckpointFingerprint(job)) {
+      return FailedPreconditionError(StrCat(
+          checkpoint_path, ": written for job fingerprint ",
+          info.job_fingerprint, ", but the job's fingerprint is ",
+          CheckpointFingerprint(job),
+          " (its schema, features, model or optimizers changed); refusing "
+          "to resume from it (train with --restart to start afresh)"));
+    }
     DTF_RETURN_IF_ERROR(
         RestoreCheckpoint(bundle, &layer, model.get(), &states, &state));
     note(StrCat("resuming from ", checkpoint_path, " at step ",
@@ -96,6 +107,8 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
   ChiefOptions chief_options;
   chief_options.output_dir = train.output_dir;
   chief_options.model_toml = model_toml;
+  chief_options.origin = {"", CheckpointFingerprint(job)};
+  chief_options.keep_checkpoints = train.keep_checkpoints;
   chief_options.eval_files =
       records.eval.empty() ? records.train : records.eval;
   chief_options.eval_split =

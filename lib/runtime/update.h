@@ -53,6 +53,10 @@ class Update {
 
   // The global step the variables are at.
   virtual int64_t global_step() const = 0;
+  // Variables kept on parameter servers: the global step of each PS as the
+  // last WithHostModel pulled them (with slots: every shard at one step
+  // where the mode allows it); empty otherwise.
+  virtual std::vector<int64_t> shard_steps() const { return {}; }
   // The update's own preparation of a transformed batch, where the batch
   // was read (with prefetching, on the queue's thread).
   virtual void PrepareInputs(PreparedBatch* batch) { (void)batch; }

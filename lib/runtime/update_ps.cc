@@ -42,6 +42,7 @@ class PsUpdate : public Update {
   bool prefetch() const override { return true; }
   bool independent_workers() const override { return true; }
   int64_t global_step() const override { return global_step_; }
+  std::vector<int64_t> shard_steps() const override { return ps_.steps(); }
 
   void PrepareInputs(PreparedBatch* batch) override {
     Compact(&batch->inputs, &batch->unique);
@@ -108,6 +109,7 @@ class PsUpdate : public Update {
                  slots ? &states : nullptr);
     need_pull_ = true;
     DTF_RETURN_IF_ERROR(PullWaiting(slots));
+    if (slots) DTF_RETURN_IF_ERROR(PullConsistentCut());
     return use(model_, states);
   }
 
@@ -137,6 +139,26 @@ class PsUpdate : public Update {
     global_step_ = *std::max_element(ps_.steps().begin(), ps_.steps().end());
     hooks_.Note(StrCat("every parameter server answers again; global step ",
                        global_step_));
+    return OkStatus();
+  }
+
+  // Sync mode: a step the other workers pushed may have been applied on
+  // one PS and not yet on another when they were pulled. Pulls again from
+  // every PS once each reached the highest step seen (it will: the step
+  // only waits for pushes in flight), so that every shard of a checkpoint
+  // is of one global step. A few rounds at most; the steps are recorded as
+  // they are (ps_steps) either way. Async mode has no common step: each
+  // shard is recorded with its own.
+  Status PullConsistentCut() {
+    if (train_.mode != TrainMode::kSync) return OkStatus();
+    for (int round = 0; round < 3; ++round) {
+      const std::vector<int64_t>& steps = ps_.steps();
+      if (steps.empty()) return OkStatus();
+      const auto [lo, hi] = std::minmax_element(steps.begin(), steps.end());
+      if (*lo == *hi) return OkStatus();
+      const int64_t target = *hi;
+      DTF_RETURN_IF_ERROR(ps_.Pull(dense_, sparse_, target, /*slots=*/true));
+    }
     return OkStatus();
   }
 

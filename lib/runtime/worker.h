@@ -43,6 +43,12 @@ struct WorkerOptions {
   // Set when the run must stop (Ctrl-C, SIGTERM, or the chief lost): the
   // worker returns Cancelled, the chief after writing its checkpoint.
   const std::atomic<bool>* cancel = nullptr;
+  // A resumed run (dtf launch --resume): the input goes on from the run's
+  // last checkpoint (checkpoint_files.h: the chief from its recorded
+  // position, the other workers from the start of that epoch); a
+  // checkpoint of another run is not used, a corrupt one or one of another
+  // job fingerprint is an error.
+  bool resume = false;
   // Other workers: set once the chief stopped training early (early
   // stopping); the worker then ends as when its data runs out. May be null.
   const std::atomic<bool>* end_training = nullptr;

@@ -7,6 +7,7 @@
 #include "lib/base/strings.h"
 #include "lib/data/input_pipeline.h"
 #include "lib/data/job_toml.h"
+#include "lib/runtime/checkpoint_files.h"
 #include "lib/runtime/chief.h"
 #include "lib/runtime/device.h"
 #include "lib/runtime/event_writer.h"
@@ -22,6 +23,31 @@ TrainHooks WorkerHooks(const WorkerOptions& options) {
   hooks.on_note = options.on_note;
   hooks.cancel = options.cancel;
   return hooks;
+}
+
+StatusOr<InputPosition> ResumePosition(const JobFile& job,
+                                       const WorkerOptions& options,
+                                       const TrainHooks& hooks) {
+  std::string why;
+  DTF_ASSIGN_OR_RETURN(
+      std::optional<Bundle> own,
+      FindRunCheckpoint(job.train.output_dir, options.credentials.run_id,
+                        CheckpointFingerprint(job), &why));
+  const std::string self = StrCat("worker:", options.index);
+  if (!own) {
+    hooks.Note(StrCat(self, ": ", why, "; reading the input from the start"));
+    return InputPosition{};
+  }
+  DTF_ASSIGN_OR_RETURN(const CheckpointInfo info, ReadCheckpointInfo(*own));
+  // Only the chief's position is recorded; the others read their share of
+  // the epoch under way again from its start.
+  const InputPosition at = options.index == 0
+                               ? info.position
+                               : InputPosition{info.position.epoch, 0, 0, 0};
+  hooks.Note(StrCat(self, ": resuming at global step ", info.global_step,
+                    ", epoch ", at.epoch + 1, ", record ", at.epoch_record,
+                    " of its input (", own->path(), ")"));
+  return at;
 }
 
 StatusOr<WorkerModel> BuildWorkerModel(const JobFile& job,
@@ -60,6 +86,9 @@ StatusOr<TrainResult> RunWorkerLoop(const JobFile& job,
   input.seed = uint64_t(train.seed);
   input.reader_index = options.index;
   input.reader_count = num_workers;
+  if (options.resume) {
+    DTF_ASSIGN_OR_RETURN(input.start, ResumePosition(job, options, hooks));
+  }
   DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(input));
 
   std::unique_ptr<Chief> chief;
@@ -72,6 +101,8 @@ StatusOr<TrainResult> RunWorkerLoop(const JobFile& job,
     c.eval_batch_size = std::max<int64_t>(train.batch_size, 1024);
     c.coordinator = options.coordinator;
     c.heartbeat_timeout = std::chrono::seconds(train.heartbeat_timeout);
+    c.origin = {options.credentials.run_id, CheckpointFingerprint(job)};
+    c.keep_checkpoints = train.keep_checkpoints;
     // TensorBoard events: training loss and throughput at each report,
     // evaluation metrics at each evaluation.
     DTF_ASSIGN_OR_RETURN(c.events, EventWriter::Create(train.output_dir));
@@ -86,6 +117,9 @@ StatusOr<TrainResult> RunWorkerLoop(const JobFile& job,
   loop.eval_every_steps = train.eval_every_steps;
   loop.checkpoint_every_steps = train.checkpoint_every_steps;
   loop.end_training = update.collective() ? nullptr : options.end_training;
+  loop.start = input.start;
+  // The chief's position is the one a checkpoint records.
+  loop.record_position = options.index == 0;
   TrainLoopParts parts;
   parts.ctx = &ctx;
   parts.layer = built.layer.get();

@@ -22,6 +22,11 @@ namespace dtf::runtime {
 // The callbacks of `options` as TrainHooks.
 TrainHooks WorkerHooks(const WorkerOptions& options);
 
+// Where a resumed worker's input starts (WorkerOptions::resume).
+StatusOr<InputPosition> ResumePosition(const JobFile& job,
+                                       const WorkerOptions& options,
+                                       const TrainHooks& hooks);
+
 // A worker's model: its records, the feature layer (normalizer statistics
 // fit over every training shard) and the model built from it.
 struct WorkerModel {
