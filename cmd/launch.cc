@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,10 +13,13 @@
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
+#include "cmd/run_checkpoints.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/launch/local_backend.h"
 #include "lib/launch/plan.h"
+#include "lib/launch/run_registry.h"
+#include "lib/launch/run_status.h"
 
 namespace dtf::cli {
 namespace {
@@ -32,13 +36,65 @@ struct LaunchFlags {
   double grace = 10;
   double start_timeout = 120;
   bool accept_new_host_keys = false;
+  // --resume [RUN]: resume is set, resume_run "" for the latest run.
+  bool resume = false;
+  std::string resume_run;
 };
 
 std::chrono::milliseconds Millis(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
+// The request that plans run `f.resume_run` (the latest by default) again,
+// as it was launched: its job, profile, task counts, --set values and
+// --metrics-out, with its run id, every task restoring its last
+// checkpoint. Refused (naming the run) when the run cannot be resumed
+// (CheckResumable) or when its profile now gives another plan.
+StatusOr<launch::PlanRequest> ResumeRequest(const LaunchFlags& f) {
+  DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.resume_run));
+  DTF_ASSIGN_OR_RETURN(const launch::RunView view, launch::LoadRun(dir));
+  const launch::Plan& was = view.plan;
+  DTF_ASSIGN_OR_RETURN(
+      const launch::RunStatus status,
+      launch::CollectRunStatus(dir, std::chrono::milliseconds(2000)));
+  DTF_ASSIGN_OR_RETURN(const JobFile job, LoadRunJob(was));
+  DTF_RETURN_IF_ERROR(CheckResumable(status, was, job));
+  RunsFlags runs;
+  runs.job = was.job;
+  runs.runs_dir = std::filesystem::path(was.run_dir).parent_path().string();
+  ProfileFlags profile;
+  profile.profile = was.profile_source == launch::kBuiltInProfileSource
+                        ? std::string("local")
+                        : was.profile_source;
+  profile.ps = was.ps;
+  profile.workers = was.workers;
+  DTF_ASSIGN_OR_RETURN(launch::PlanRequest r,
+                       PlanRequestFor(runs, profile, was.sets));
+  r.binary = was.binary;
+  r.overrides.metrics_out = was.metrics_out;
+  r.run_id = was.run_id;
+  r.resume = true;
+  // The same tasks on the same hosts, or the plan is not the run's.
+  launch::PlanRequest draft_request = r;
+  draft_request.ports.clear();
+  DTF_ASSIGN_OR_RETURN(const launch::Plan now, launch::MakePlan(draft_request));
+  bool same =
+      now.backend == was.backend && now.tasks.size() == was.tasks.size();
+  for (size_t i = 0; same && i < now.tasks.size(); ++i) {
+    same = now.tasks[i].name() == was.tasks[i].name() &&
+           now.tasks[i].host == was.tasks[i].host;
+  }
+  if (!same) {
+    return FailedPreconditionError(StrCat(
+        "run ", was.run_id, ": its profile (", was.profile_source,
+        ") now plans other tasks or hosts than the run had; resume needs the "
+        "same plan (start a new run instead)"));
+  }
+  return r;
+}
+
 StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
+  if (f.resume) return ResumeRequest(f);
   DTF_ASSIGN_OR_RETURN(launch::PlanRequest r,
                        PlanRequestFor(f.runs, f.profile, f.sets));
   if (!f.task_binary.empty()) r.binary = AbsolutePath(f.task_binary);
@@ -144,6 +200,18 @@ void SetupLaunch(CLI::App* app, Context* ctx) {
                 "SSH profiles: record the host key of a host known_hosts does "
                 "not have yet (first contact); a changed key still stops the "
                 "launch");
+  CLI::Option* resume =
+      sub->add_option("--resume", f->resume_run,
+                      "Continue a failed or stopped run (the latest, or RUN) "
+                      "from its last checkpoint, with the plan it was launched "
+                      "with")
+          ->expected(0, 1)
+          ->type_name("RUN")
+          ->excludes("--set")
+          ->excludes("--metrics-out")
+          ->excludes("--profile")
+          ->excludes("--ps")
+          ->excludes("--workers");
   sub->add_option("--task-binary", f->task_binary,
                   "Run this program for every task instead of this dtf "
                   "(it gets the same arguments, 'serve ...')");
@@ -154,7 +222,10 @@ void SetupLaunch(CLI::App* app, Context* ctx) {
   sub->add_option("--start-timeout", f->start_timeout,
                   "Seconds each task gets to start serving (default 120)")
       ->check(NumberBetween(0.1, 86400));
-  sub->callback([f, ctx] { ctx->status = RunLaunch(*f, ctx); });
+  sub->callback([f, ctx, resume] {
+    f->resume = resume->count() > 0;
+    ctx->status = RunLaunch(*f, ctx);
+  });
 }
 
 }  // namespace dtf::cli

@@ -89,6 +89,7 @@ StatusOr<launch::PlanRequest> PlanRequestFor(
   }
   r.job_device = job.train.device;
   r.allreduce = job.train.mode == TrainMode::kAllreduce;
+  r.job_checkpoint_every_steps = job.train.checkpoint_every_steps;
   r.overrides.sets = sets;
   DTF_ASSIGN_OR_RETURN(
       r.profile,

@@ -11,6 +11,7 @@
 
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
+#include "cmd/run_checkpoints.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/launch/run_registry.h"
@@ -28,12 +29,24 @@ struct StatusFlags {
 
 constexpr auto kRpcDeadline = std::chrono::seconds(2);
 
+// The generations the run can resume from, for a local run whose job
+// still loads (an SSH run's are on its chief's host).
+void AddCheckpoints(const std::string& dir, launch::RunStatus* status) {
+  StatusOr<launch::RunView> view = launch::LoadRun(dir);
+  if (!view.ok() || view->plan.remote()) return;
+  StatusOr<JobFile> job = LoadRunJob(view->plan);
+  if (!job.ok()) return;
+  status->checkpoint_dir = job->train.output_dir;
+  status->checkpoints = RunCheckpoints(*job, status->run_id);
+}
+
 Status RunStatus(const StatusFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.run));
   const bool clear = f.watch && !f.json && ::isatty(STDOUT_FILENO) == 1;
   for (;;) {
-    DTF_ASSIGN_OR_RETURN(const launch::RunStatus status,
+    DTF_ASSIGN_OR_RETURN(launch::RunStatus status,
                          launch::CollectRunStatus(dir, kRpcDeadline));
+    AddCheckpoints(dir, &status);
     std::string text = f.json
                            ? launch::RunStatusToJson(status)
                            : launch::RunStatusToText(status, launch::NowMs());

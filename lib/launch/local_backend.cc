@@ -63,7 +63,12 @@ StatusOr<std::unique_ptr<LocalRun>> LocalRun::Start(PlanRequest request,
     ports.push_back(std::move(*port));
   }
   const std::string runs_dir = fs::path(draft.run_dir).parent_path().string();
-  DTF_ASSIGN_OR_RETURN(request.run_id, CreateRunDir(runs_dir, wanted_id));
+  if (request.resume) {
+    DTF_RETURN_IF_ERROR(ReopenRunDir(runs_dir, wanted_id));
+    request.run_id = wanted_id;
+  } else {
+    DTF_ASSIGN_OR_RETURN(request.run_id, CreateRunDir(runs_dir, wanted_id));
+  }
   DTF_ASSIGN_OR_RETURN(Plan plan, MakePlan(request));
 
   std::unique_ptr<LocalRun> run(new LocalRun(std::move(plan), options));
@@ -94,7 +99,12 @@ StatusOr<std::unique_ptr<LocalRun>> LocalRun::Start(PlanRequest request,
     return status;
   };
   DTF_RETURN_IF_ERROR(WriteNewSecret(p.secret_file));
-  for (const TaskPlan& t : p.tasks) DTF_RETURN_IF_ERROR(MakeDir(t.dir));
+  for (const TaskPlan& t : p.tasks) {
+    // A resumed run's task directories are there, with their logs.
+    if (!(p.resume && fs::is_directory(t.dir))) {
+      DTF_RETURN_IF_ERROR(MakeDir(t.dir));
+    }
+  }
   DTF_RETURN_IF_ERROR(WriteFileAtomically(
       (fs::path(p.run_dir) / kPlanFile).string(), PlanToJson(p)));
   run->WriteRecord();
@@ -105,6 +115,7 @@ StatusOr<std::unique_ptr<LocalRun>> LocalRun::Start(PlanRequest request,
     spawn.env = t.env;
     spawn.stdout_file = t.stdout_file;
     spawn.stderr_file = t.stderr_file;
+    spawn.append = p.resume;
     StatusOr<ProcessId> id = Spawn(spawn);
     if (!id.ok()) {
       return fail(

@@ -56,6 +56,7 @@ std::vector<std::string> ServeArgv(const Plan& plan, const TaskPlan& task,
     argv.push_back("--set");
     argv.push_back(set);
   }
+  if (plan.resume) argv.push_back("--restore");
   if (!paths.device_set.empty()) {
     argv.push_back("--set");
     argv.push_back(paths.device_set);
@@ -214,8 +215,21 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
     return InvalidArgumentError(StrCat("--metrics-out ", o.metrics_out,
                                        ": the plan needs an absolute path"));
   }
+  if (profile.max_restarts > 0 && r.job_checkpoint_every_steps <= 0) {
+    return FailedPreconditionError(StrCat(
+        WhereOf(profile, "max_restarts"),
+        ": max_restarts = ", profile.max_restarts,
+        " restarts failed tasks from the run's last "
+        "checkpoint, but ",
+        r.job,
+        " has train.checkpoint_every_steps = 0 (checkpoints only at the "
+        "end): a restarted parameter server would lose every update of the "
+        "run; set train.checkpoint_every_steps (or --set "
+        "train.checkpoint_every_steps=N), or max_restarts = 0"));
+  }
   Plan plan;
   plan.run_id = r.run_id;
+  plan.resume = r.resume;
   plan.job = fs::path(r.job).lexically_normal().string();
   plan.binary = r.binary;
   const std::string runs_dir =

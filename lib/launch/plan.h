@@ -58,6 +58,13 @@ struct PlanRequest {
   // the --set overrides applied), as the launcher read them.
   DeviceName job_device;
   bool allreduce = false;
+  // The job's train.checkpoint_every_steps (with the --set overrides): a
+  // profile with max_restarts > 0 needs it above 0, since a restarted task
+  // restores the run's last checkpoint.
+  int64_t job_checkpoint_every_steps = 0;
+  // dtf launch --resume: the run `run_id` goes on from its last checkpoint
+  // (its run directory exists; every task gets --restore).
+  bool resume = false;
 };
 
 struct TaskPlan {
@@ -102,6 +109,8 @@ struct Plan {
   int base_port = 0;
   int threads = 0;
   int max_restarts = 0;
+  // Every task restores the run's last checkpoint (dtf launch --resume).
+  bool resume = false;
   std::vector<std::string> sets;
   std::string metrics_out;
   // backend = "ssh": the hosts, where they are listed, how they are
@@ -138,7 +147,9 @@ Status ValidateSet(std::string_view set);
 //
 // The plan; InvalidArgument for overrides that do not fit (a relative
 // --metrics-out, a port range past 65535, more workers than the hosts have
-// slots, no host that may run a PS; naming the profile key).
+// slots, no host that may run a PS; naming the profile key), and
+// FailedPrecondition for max_restarts > 0 without periodic checkpoints
+// (naming the profile's key and the job's train.checkpoint_every_steps).
 //
 // With backend = "ssh", parameter servers go round-robin over the hosts
 // that allow them, and workers round-robin over the hosts with slots left

@@ -61,6 +61,7 @@ std::string PlanToJson(const Plan& plan) {
   }
   j["set"] = plan.sets;
   j["metrics_out"] = plan.metrics_out;
+  if (plan.resume) j["resume"] = true;
   j["cluster"] = Json{{"ps", Addresses(plan, "ps")},
                       {"workers", Addresses(plan, "worker")}};
   j["chief"] = plan.chief().name();
@@ -144,6 +145,7 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
     }
     plan.sets = j.at("set").get<std::vector<std::string>>();
     plan.metrics_out = j.at("metrics_out").get<std::string>();
+    plan.resume = j.value("resume", false);
     for (const Json& t : j.at("tasks")) {
       TaskPlan task;
       task.role = t.at("role").get<std::string>();

@@ -51,6 +51,10 @@ std::string PlanToText(const Plan& plan) {
               plan.with_data ? " (with its data)" : "", " to each host's ",
               plan.work_dir, "\n");
   }
+  if (plan.resume) {
+    StrAppend(&out, "resume:   every task restores run ", plan.run_id,
+              "'s last checkpoint (--restore)\n");
+  }
   if (plan.max_restarts > 0) {
     StrAppend(&out, "restarts: up to ", plan.max_restarts,
               " per failed parameter server or worker (not the chief)\n");

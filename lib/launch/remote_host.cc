@@ -217,6 +217,18 @@ Status RemoteHost::PrepareRun(const Plan& plan, const std::string& secret,
       session_->WriteFile(StrCat(run_dir, "/", kSecretFile), secret, 0600));
   for (const TaskPlan* t : tasks) {
     DTF_RETURN_IF_ERROR(session_->MakeDirs(t->dir));
+    if (plan.resume) {
+      // What the run's last attempt left that the new one must not read.
+      DTF_ASSIGN_OR_RETURN(
+          const ssh::ExecResult r,
+          session_->Exec(Join({"rm", "-f", StrCat(t->dir, "/", kReadyFile),
+                               StrCat(t->dir, "/", kExitFile),
+                               StrCat(t->dir, "/", kPidFile)}),
+                         kCommandTimeout));
+      if (r.exit_status != 0) {
+        return CommandFailed(Label(), StrCat("clearing ", t->dir), r);
+      }
+    }
     DTF_RETURN_IF_ERROR(session_->WriteFile(StrCat(t->dir, "/", kEnvFile),
                                             EnvFileText(t->env), 0600));
   }

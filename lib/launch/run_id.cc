@@ -9,6 +9,7 @@
 
 #include "lib/base/strings.h"
 #include "lib/launch/plan.h"
+#include "lib/launch/run_layout.h"
 
 namespace dtf::launch {
 
@@ -101,6 +102,29 @@ StatusOr<std::string> CreateRunDir(const std::string& runs_dir,
     }
   }
   return AlreadyExistsError(StrCat(runs_dir, ": no free run id"));
+}
+
+Status ReopenRunDir(const std::string& runs_dir, const std::string& id) {
+  const fs::path dir = fs::path(runs_dir) / id;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return NotFoundError(StrCat(dir.string(), ": no such run directory"));
+  }
+  for (const char* name : {kSecretFile, kStopFile}) {
+    fs::remove(dir / name, ec);
+    if (ec) return ErrnoToStatus(ec.value(), (dir / name).string());
+  }
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (!it->is_directory()) continue;
+    for (const char* name : {kReadyFile, kExitFile}) {
+      std::error_code rm;
+      fs::remove(it->path() / name, rm);
+      if (rm) return ErrnoToStatus(rm.value(), (it->path() / name).string());
+    }
+  }
+  if (ec) return ErrnoToStatus(ec.value(), dir.string());
+  return OkStatus();
 }
 
 }  // namespace dtf::launch

@@ -165,6 +165,15 @@ std::string RunStatusToJson(const RunStatus& s) {
              {"restarts", OrNull(t.restarts)}});
   }
   j["tasks"] = std::move(tasks);
+  Json checkpoints = Json::array();
+  for (const CheckpointRow& c : s.checkpoints) {
+    checkpoints.push_back(Json{{"path", c.path},
+                               {"step", c.step},
+                               {"resumable", c.problem.empty()},
+                               {"problem", c.problem}});
+  }
+  j["checkpoint_dir"] = s.checkpoint_dir;
+  j["checkpoints"] = std::move(checkpoints);
   return j.dump(2) + "\n";
 }
 
@@ -225,6 +234,19 @@ std::string RunStatusToText(const RunStatus& s, int64_t now_ms) {
                 c + 1 < row.size() ? PadRight(row[c], widths[c]) : row[c]);
     }
     StrAppend(&out, line, "\n");
+  }
+  if (!s.checkpoint_dir.empty()) {
+    if (s.checkpoints.empty()) {
+      StrAppend(&out, "no checkpoint of this run in ", s.checkpoint_dir, "\n");
+    } else {
+      StrAppend(&out,
+                "checkpoints of this run (newest first; dtf launch "
+                "--resume continues from the newest):\n");
+      for (const CheckpointRow& c : s.checkpoints) {
+        StrAppend(&out, "  step ", c.step, "  ", c.path,
+                  c.problem.empty() ? "" : StrCat("  (", c.problem, ")"), "\n");
+      }
+    }
   }
   return out;
 }

@@ -33,6 +33,15 @@ struct TaskStatusRow {
   std::optional<int> restarts;
 };
 
+// One checkpoint generation of a run (lib/runtime/checkpoint_files.h).
+struct CheckpointRow {
+  std::string path;
+  int64_t step = 0;
+  // Why it cannot be resumed from (corrupt, another job fingerprint); ""
+  // when it can.
+  std::string problem;
+};
+
 struct RunStatus {
   std::string run_id;
   std::string run_dir;
@@ -54,6 +63,12 @@ struct RunStatus {
   std::string chief_state;
   std::map<std::string, double> eval_metrics;
   std::vector<TaskStatusRow> tasks;
+  // The run's checkpoint generations, newest first, in checkpoint_dir (the
+  // job's output directory). CollectRunStatus leaves them empty: reading
+  // checkpoints is the runtime's, so the caller (dtf status) fills them;
+  // checkpoint_dir "" means they were not looked for.
+  std::string checkpoint_dir;
+  std::vector<CheckpointRow> checkpoints;
 
   bool over() const;
 };

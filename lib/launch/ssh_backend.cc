@@ -233,7 +233,12 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
   request.job_id = packed.job.id;
   request.job_entry = packed.job_entry;
   const std::string runs_dir = fs::path(draft.run_dir).parent_path().string();
-  DTF_ASSIGN_OR_RETURN(request.run_id, CreateRunDir(runs_dir, wanted_id));
+  if (request.resume) {
+    DTF_RETURN_IF_ERROR(ReopenRunDir(runs_dir, wanted_id));
+    request.run_id = wanted_id;
+  } else {
+    DTF_ASSIGN_OR_RETURN(request.run_id, CreateRunDir(runs_dir, wanted_id));
+  }
   DTF_ASSIGN_OR_RETURN(Plan plan, MakePlan(request));
 
   std::unique_ptr<SshRun> run(new SshRun(std::move(plan), options));
