@@ -15,6 +15,7 @@
 #include "lib/data/record_reader.h"
 #include "lib/runtime/bundle.h"
 #include "lib/runtime/checkpoint.h"
+#include "lib/runtime/checkpoint_files.h"
 #include "lib/runtime/evaluator.h"
 #include "lib/runtime/job_records.h"
 #include "lib/runtime/optimizers.h"
@@ -380,6 +381,106 @@ TEST_F(DistributedTest, ACancelledChiefWritesItsCheckpoint) {
       RestoreCheckpoint(*bundle, &*layer, model->get(), &states, &state);
   EXPECT_TRUE(restored.ok()) << restored;
   EXPECT_EQ(state.global_step, (*step)[0]);
+}
+
+// A restarted PS restores only its own run's checkpoint: one that an
+// earlier run left in the output directory (there at global step 3125) is
+// not restored, and the PS starts from the initial values.
+TEST_F(DistributedTest, ARestartedPsDoesNotRestoreAnotherRunsCheckpoint) {
+  JobFile job = Job("titanic");
+  const Cluster c = MakeCluster(1, 1);
+  std::filesystem::create_directories(job.train.output_dir);
+  Bundle old;
+  old.AddString(std::string(kCheckpointRunIdEntry), "an-earlier-run");
+  old.AddString(std::string(kCheckpointFingerprintEntry),
+                CheckpointFingerprint(job));
+  old.AddInt64s("train/global_step", std::vector<int64_t>{3125});
+  old.AddInt64s("train/input_position", std::vector<int64_t>{0, 0, 0, 0});
+  // Every variable and slot as the job's model has them, so that the old
+  // checkpoint would restore if it were taken.
+  StatusOr<FeatureLayer> layer =
+      FeatureLayer::Create(job.schema, job.features, *job.model);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  StatusOr<std::unique_ptr<Model>> model =
+      Model::Create(*layer, *job.model, uint64_t(job.train.seed));
+  ASSERT_TRUE(model.ok()) << model.status();
+  StatusOr<Optimizers> optimizers = MakeOptimizers(job.train);
+  ASSERT_TRUE(optimizers.ok()) << optimizers.status();
+  std::vector<kernels::OptimizerState> states((*model)->variables().size());
+  for (size_t i = 0; i < states.size(); ++i) {
+    const Variable& v = (*model)->variables()[i];
+    if (v.trainable) {
+      states[i] = optimizers->For(v.part).CreateState(v.value.shape());
+    }
+  }
+  TrainState state;
+  state.global_step = 3125;
+  ASSERT_TRUE(MakeCheckpoint(*layer, **model, states, state, "",
+                             {"an-earlier-run", CheckpointFingerprint(job)})
+                  .WriteFile((std::filesystem::path(job.train.output_dir) /
+                              kCheckpointFile)
+                                 .string())
+                  .ok());
+
+  std::atomic<bool> cancel{false};
+  ServeOptions o = Options(c, TaskRole::kPs, 0);
+  o.restore = true;
+  o.cancel = &cancel;
+  std::vector<std::string> notes;
+  std::mutex notes_mu;
+  o.on_note = [&](std::string_view text) {
+    std::lock_guard<std::mutex> lock(notes_mu);
+    notes.emplace_back(text);
+  };
+  std::future<StatusOr<TrainResult>> ps =
+      std::async(std::launch::async, [&] { return Serve(job, o); });
+  PsClient client(c.ps, {"test-run", kSecret, JobFingerprint(job)}, -1,
+                  std::chrono::seconds(5));
+  Status pulled = UnavailableError("not tried");
+  for (int i = 0; i < 100 && !pulled.ok(); ++i) {
+    pulled = client.Pull({}, {}, 0);
+    if (!pulled.ok())
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // Sent home as the chief would (a cancel would serve on for 10 s).
+  Status sent = client.Shutdown("the test is over");
+  if (!sent.ok()) cancel = true;
+  StatusOr<TrainResult> r = ps.get();
+  EXPECT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(pulled.ok()) << pulled;
+  EXPECT_EQ(client.steps()[0], 0) << "the PS restored another run's checkpoint";
+  std::lock_guard<std::mutex> lock(notes_mu);
+  bool said = false;
+  for (const std::string& n : notes) {
+    if (n.find("belongs to run an-earlier-run, not to run test-run") !=
+        std::string::npos) {
+      said = true;
+    }
+  }
+  EXPECT_TRUE(said) << "no note says why the checkpoint was not restored";
+}
+
+// A restarted PS whose run's checkpoint is corrupt stops with an error
+// naming the file, and leaves the file as it is.
+TEST_F(DistributedTest, ARestartedPsRefusesATamperedCheckpoint) {
+  JobFile job = Job("titanic");
+  const Cluster c = MakeCluster(1, 1);
+  std::filesystem::create_directories(job.train.output_dir);
+  const std::string path =
+      (std::filesystem::path(job.train.output_dir) / kCheckpointFile).string();
+  Bundle b;
+  b.AddString(std::string(kCheckpointRunIdEntry), "test-run");
+  b.AddInt64s("train/global_step", std::vector<int64_t>{10});
+  ASSERT_TRUE(b.WriteFile(path).ok());
+  std::string bytes = dtf::testing::ReadFile(path);
+  bytes[bytes.size() / 2] ^= 0x20;
+  dtf::testing::WriteFile(path, bytes);
+  ServeOptions o = Options(c, TaskRole::kPs, 0);
+  o.restore = true;
+  StatusOr<TrainResult> r = Serve(job, o);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  EXPECT_NE(Message(r.status()).find(path), std::string::npos) << r.status();
+  EXPECT_EQ(dtf::testing::ReadFile(path), bytes);
 }
 
 // No PS is ever left running: without its chief it exits on its own.
