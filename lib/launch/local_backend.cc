@@ -90,6 +90,11 @@ StatusOr<std::unique_ptr<LocalRun>> LocalRun::Start(PlanRequest request,
     run->record_.tasks.push_back(std::move(tr));
     run->tails_.push_back(std::make_unique<LineTail>(p.tasks[i].stdout_file));
     run->tails_.push_back(std::make_unique<LineTail>(p.tasks[i].stderr_file));
+    if (p.resume) {
+      // The logs of the run's earlier attempt are not shown again.
+      run->tails_[run->tails_.size() - 2]->SkipToEnd();
+      run->tails_.back()->SkipToEnd();
+    }
   }
 
   auto fail = [&](const Status& status) {

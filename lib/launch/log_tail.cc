@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 
 namespace dtf::launch {
 
@@ -87,6 +88,13 @@ std::vector<std::string> LastLinesOf(std::string_view text, size_t n,
   }
   if (all.size() > n) all.erase(all.begin(), all.end() - static_cast<long>(n));
   return all;
+}
+
+void LineTail::SkipToEnd() {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path_, ec);
+  if (!ec) offset_ = size;
+  partial_.clear();
 }
 
 }  // namespace dtf::launch

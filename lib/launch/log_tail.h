@@ -34,6 +34,10 @@ class LineTail {
   size_t Poll(const std::function<void(std::string_view)>& line,
               bool flush = false);
 
+  // Starts after what the local file holds now (a resumed run's log,
+  // appended to): earlier lines are not handed out.
+  void SkipToEnd();
+
   const std::string& path() const { return path_; }
 
  private:

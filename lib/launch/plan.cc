@@ -219,8 +219,7 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
     return FailedPreconditionError(StrCat(
         WhereOf(profile, "max_restarts"),
         ": max_restarts = ", profile.max_restarts,
-        " restarts failed tasks from the run's last "
-        "checkpoint, but ",
+        ": a failed task is restarted from the run's last checkpoint, but ",
         r.job,
         " has train.checkpoint_every_steps = 0 (checkpoints only at the "
         "end): a restarted parameter server would lose every update of the "

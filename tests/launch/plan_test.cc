@@ -225,6 +225,53 @@ TEST(Plan, JsonRoundTrips) {
   EXPECT_EQ(PlanToJson(*back), kGolden);
 }
 
+// A restarted task restores the run's last checkpoint: restarts without
+// periodic checkpoints are refused, naming the profile's key and the job's.
+TEST(Plan, RestartsNeedPeriodicCheckpoints) {
+  PlanRequest r = FixedRequest();
+  r.profile.max_restarts = 2;
+  r.profile.where["max_restarts"] = "/jobs/census/profiles/local.toml:4:1";
+  r.job_checkpoint_every_steps = 0;
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition)
+      << plan.status();
+  const std::string message(Message(plan.status()));
+  EXPECT_NE(message.find("/jobs/census/profiles/local.toml:4:1: "
+                         "max_restarts = 2"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("/jobs/census/dtf.toml has "
+                         "train.checkpoint_every_steps = 0"),
+            std::string::npos)
+      << message;
+  r.job_checkpoint_every_steps = 100;
+  plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_NE(PlanToText(*plan).find("restarts: up to 2"), std::string::npos);
+}
+
+// dtf launch --resume: every task restores; the plan says so, in JSON too.
+TEST(Plan, AResumedPlanRestoresEveryTask) {
+  PlanRequest r = FixedRequest();
+  r.resume = true;
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  for (const TaskPlan& t : plan->tasks) {
+    EXPECT_EQ(std::count(t.argv.begin(), t.argv.end(), "--restore"), 1)
+        << t.name();
+  }
+  const std::string json = PlanToJson(*plan);
+  EXPECT_NE(json.find("\"resume\": true"), std::string::npos);
+  StatusOr<Plan> back = PlanFromJson(json, "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->resume);
+  EXPECT_NE(PlanToText(*plan).find("resume:"), std::string::npos);
+  // Not in a plan that is not resumed.
+  StatusOr<Plan> fresh = MakePlan(FixedRequest());
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(PlanToJson(*fresh).find("--restore"), std::string::npos);
+}
+
 // An SSH profile with a hostfile (tests/launch/testdata/cluster.hosts).
 std::string SourcePath(std::string_view rel) {
   return StrCat(DTF_SOURCE_DIR, "/", rel);
