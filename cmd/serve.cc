@@ -186,8 +186,8 @@ void SetupServe(CLI::App* app, Context* ctx) {
   sub->add_option("--metrics-out", f->metrics_out,
                   "The chief writes the run's final metrics here as JSON");
   sub->add_flag("--restore", f->restore,
-                "A restarted parameter server: start from the run's last "
-                "checkpoint");
+                "A restarted task, or every task of a resumed run: start "
+                "from the run's own last checkpoint");
   sub->add_flag("--quiet", f->quiet, "Print only errors and the summary");
   sub->callback([f, ctx] { ctx->status = RunServe(*f, ctx); });
 }

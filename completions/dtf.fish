@@ -87,6 +87,7 @@ complete -c dtf -n '__fish_seen_subcommand_from launch' -l metrics-out -rF -d 'C
 complete -c dtf -n '__fish_seen_subcommand_from launch' -l dry-run -d 'Print the plan, start nothing'
 complete -c dtf -n '__fish_seen_subcommand_from launch' -l json -d 'The plan as JSON'
 complete -c dtf -n '__fish_seen_subcommand_from launch' -l detach -d 'Start in the background and print the run id'
+complete -c dtf -n '__fish_seen_subcommand_from launch' -l resume -d 'Continue a failed or stopped run from its last checkpoint'
 complete -c dtf -n '__fish_seen_subcommand_from launch' -l accept-new-host-keys -d 'Record unknown SSH host keys on first contact'
 complete -c dtf -n '__fish_seen_subcommand_from launch' -l task-binary -rF -d 'Program each task runs'
 complete -c dtf -n '__fish_seen_subcommand_from launch' -l grace -r -d 'Seconds before SIGKILL'
