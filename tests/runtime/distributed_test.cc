@@ -187,6 +187,31 @@ TEST_F(DistributedTest, TitanicAsyncTrains) {
   EXPECT_GE(results[1]->steps, 400);
 }
 
+// Every checkpoint of a sync run is a consistent cut: each PS's shard at one
+// global step; the generations beyond keep_checkpoints are gone.
+TEST_F(DistributedTest, SyncCheckpointsAreAConsistentCutAcrossShards) {
+  JobFile job = Job("titanic");
+  job.train.epochs = 6;
+  job.train.checkpoint_every_steps = 3;
+  job.train.keep_checkpoints = 1000;
+  const Cluster c = MakeCluster(2, 2);
+  auto results = RunCluster(job, c);
+  for (auto& r : results) ASSERT_TRUE(r.ok()) << r.status();
+  const std::vector<CheckpointGeneration> generations =
+      ListCheckpointGenerations(job.train.output_dir);
+  ASSERT_GE(generations.size(), 10u);
+  for (const CheckpointGeneration& g : generations) {
+    StatusOr<Bundle> bundle = Bundle::ReadFile(g.path);
+    ASSERT_TRUE(bundle.ok()) << bundle.status();
+    StatusOr<CheckpointInfo> info = ReadCheckpointInfo(*bundle);
+    ASSERT_TRUE(info.ok()) << info.status();
+    EXPECT_EQ(info->run_id, "test-run");
+    EXPECT_EQ(info->job_fingerprint, CheckpointFingerprint(job));
+    ASSERT_EQ(info->ps_steps.size(), 2u) << g.path;
+    EXPECT_EQ(info->ps_steps[0], info->ps_steps[1]) << g.path;
+  }
+}
+
 // The date and text kinds train on parameter servers as in one process:
 // the PS builds the same inputs (embeddings of the calendar parts and of
 // the hashed terms) and the chief the same normalizer statistics.
