@@ -168,8 +168,9 @@ TEST_F(TrainSpecTest, Errors) {
             "job.toml:11:9: train.steps: must be at least 1, got 0");
   EXPECT_EQ(Error("mlp", "[train]\nshuffle_buffer = -1\n"),
             "job.toml:11:18: train.shuffle_buffer: must be at least 0, got -1");
-  EXPECT_EQ(Error("mlp", "[train]\nkeep_checkpoints = 0\n"),
-            "job.toml:11:20: train.keep_checkpoints: must be at least 1, got 0");
+  EXPECT_EQ(
+      Error("mlp", "[train]\nkeep_checkpoints = 0\n"),
+      "job.toml:11:20: train.keep_checkpoints: must be at least 1, got 0");
   EXPECT_EQ(Error("mlp", "[train]\nmode = \"ps\"\n"),
             "job.toml:11:8: train.mode: expected one of sync, async, "
             "allreduce, got \"ps\"");
