@@ -50,9 +50,8 @@ struct Communicator::Impl {};
 StatusOr<std::string> Communicator::NewId() {
   return ResourceExhaustedError(internal::kNoCuda);
 }
-StatusOr<std::unique_ptr<Communicator>> Communicator::Join(const Context&,
-                                                           std::string_view,
-                                                           int, int) {
+StatusOr<std::unique_ptr<Communicator>> Communicator::Join(
+    const Context&, std::string_view, int, int, const CollectiveLimits&) {
   return ResourceExhaustedError(internal::kNoCuda);
 }
 Communicator::Communicator(std::unique_ptr<Impl> impl)
