@@ -256,6 +256,7 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
                                    "max_staleness",
                                    "heartbeat_timeout",
                                    "coordinator_timeout",
+                                   "collective_timeout",
                                    "optimizer",
                                    "wide_optimizer",
                                    "deep_optimizer",
@@ -315,6 +316,8 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
       r.ReadInt(t, "train", "heartbeat_timeout", 1, &train->heartbeat_timeout));
   DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "coordinator_timeout", 1,
                                 &train->coordinator_timeout));
+  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "collective_timeout", 1,
+                                &train->collective_timeout));
   if (const toml::node* n = t.get("early_stopping")) {
     DTF_ASSIGN_OR_RETURN(train->early_stopping,
                          ParseEarlyStopping(r, *n, *model));

@@ -127,6 +127,12 @@ struct TrainSpec {
   // coordinator_timeout (>= 1, seconds): a task that cannot reach the chief
   // for this long exits on its own. Default: 60.
   int64_t coordinator_timeout = 60;
+  // collective_timeout (>= 1, seconds; allreduce mode): an NCCL call
+  // (joining the communicator, a step's all-reduce, the agreement before a
+  // step) not done within this fails the run, its peer taken for lost or
+  // hung. Every rank waits in the agreement while the chief evaluates or
+  // checkpoints, so it must exceed the longest of those. Default: 300.
+  int64_t collective_timeout = 300;
   // [train.early_stopping]; absent: train every epoch or step asked for (the
   // best checkpoint is still kept, by the eval loss).
   std::optional<EarlyStoppingSpec> early_stopping;

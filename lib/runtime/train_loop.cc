@@ -1,6 +1,8 @@
 #include "lib/runtime/train_loop.h"
 
 #include <chrono>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,6 +49,13 @@ class TrainLoop {
   // The chief's end of the run, every rank having stopped.
   StatusOr<TrainResult> Finish();
   Status Cancelled();
+  // A collective update's Agree or Apply failed with `st` (a peer lost or
+  // hung, or the run cancelled while it waited): the loop ends with the
+  // error, the chief writing its checkpoint first as on cancel.
+  Status UpdateFailed(const Status& st);
+  // Ends the loop with `code`, saying why after the step it stopped at;
+  // the chief writes its checkpoint first, if its variables are whole.
+  Status Stopped(absl::StatusCode code, std::string_view why);
   TrainState State() const;
   // An evaluation that a cancel interrupted: none.
   bool EvalCancelled(const Status& st) const {
@@ -81,16 +90,33 @@ TrainState TrainLoop::State() const {
 // Cancelled; the chief writes its checkpoint first, so that the run can
 // resume.
 Status TrainLoop::Cancelled() {
-  const int64_t step = update_.global_step();
-  const std::string text = o_.name.empty()
-                               ? StrCat("training cancelled at step ", step)
-                               : StrCat(o_.name, ": stopped at step ", step);
-  if (chief_ == nullptr) return CancelledError(text);
-  if (Status st = chief_->WriteCheckpoint(update_, State()); !st.ok()) {
-    return CancelledError(StrCat(text, "; no checkpoint: ", Message(st)));
+  return Stopped(absl::StatusCode::kCancelled, "");
+}
+
+Status TrainLoop::UpdateFailed(const Status& st) {
+  if (!update_.collective()) return st;
+  if (st.code() == absl::StatusCode::kCancelled && hooks_.cancelled()) {
+    return Cancelled();
   }
-  return CancelledError(
-      StrCat(text, "; checkpoint ", chief_->checkpoint_path()));
+  return Stopped(st.code(), Message(st));
+}
+
+Status TrainLoop::Stopped(absl::StatusCode code, std::string_view why) {
+  const int64_t step = update_.global_step();
+  std::string text = o_.name.empty()
+                         ? StrCat("training cancelled at step ", step)
+                         : StrCat(o_.name, ": stopped at step ", step);
+  if (!why.empty()) text = StrCat(text, ": ", why);
+  if (chief_ == nullptr) return Status(code, text);
+  if (!update_.consistent()) {
+    return Status(code, StrCat(text,
+                               "; no checkpoint: the failed step left the "
+                               "variables part-way through its update"));
+  }
+  if (Status st = chief_->WriteCheckpoint(update_, State()); !st.ok()) {
+    return Status(code, StrCat(text, "; no checkpoint: ", Message(st)));
+  }
+  return Status(code, StrCat(text, "; checkpoint ", chief_->checkpoint_path()));
 }
 
 StatusOr<TrainResult> TrainLoop::Run() {
@@ -146,8 +172,9 @@ StatusOr<bool> TrainLoop::Steps() {
     const Agreement mine = hooks_.cancelled()         ? Agreement::kCancel
                            : cur->more && !stop_early ? Agreement::kStep
                                                       : Agreement::kEnd;
-    DTF_ASSIGN_OR_RETURN(const Agreement agreed, update_.Agree(mine));
-    if (agreed != Agreement::kStep) return agreed == Agreement::kCancel;
+    StatusOr<Agreement> agreed = update_.Agree(mine);
+    if (!agreed.ok()) return UpdateFailed(agreed.status());
+    if (*agreed != Agreement::kStep) return *agreed == Agreement::kCancel;
     DTF_RETURN_IF_ERROR(Step(cur, batches));
     DTF_ASSIGN_OR_RETURN(const bool stop, AfterStep());
     if (!stop) continue;
@@ -174,7 +201,9 @@ Status TrainLoop::Step(PreparedBatch*& cur, BatchQueue& batches) {
                        ComputeLoss(ctx_, o_.loss, logits_, inputs, &dlogits_));
   DTF_RETURN_IF_ERROR(model_.Backward(ctx_, inputs, dlogits_, &grads_));
   DTF_ASSIGN_OR_RETURN(const PreparedBatch* next, batches.Next());
-  DTF_RETURN_IF_ERROR(update_.Apply(*cur, loss, &grads_, *next));
+  if (Status st = update_.Apply(*cur, loss, &grads_, *next); !st.ok()) {
+    return UpdateFailed(st);
+  }
   const int64_t rows = cur->batch.rows;
   position_ = cur->position;
   cur = batches.Advance();

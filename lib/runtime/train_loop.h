@@ -71,7 +71,11 @@ struct TrainLoopParts {
 
 // Trains until the data runs out, max_steps, early stopping, the chief's
 // end_training, or a cancel (hooks.cancel, or any rank's in a collective
-// update): then Cancelled, the chief writing its checkpoint first. The
+// update): then Cancelled, the chief writing its checkpoint first. A
+// collective update's failed Agree or Apply (a peer lost or hung) ends it
+// the same way with that error, "<name>: stopped at step N: <error>"; the
+// chief writes no checkpoint of variables the failure left part-way
+// through a step (Update::consistent). The
 // chief's result holds the final evaluation and the paths it wrote; other
 // workers' only their own figures.
 StatusOr<TrainResult> RunTrainLoop(const TrainLoopOptions& options,

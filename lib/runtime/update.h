@@ -53,6 +53,10 @@ class Update {
 
   // The global step the variables are at.
   virtual int64_t global_step() const = 0;
+  // Whether every variable is at global_step(): false once an Apply failed
+  // part-way (a collective aborted after some variables changed), when the
+  // variables are no model to checkpoint.
+  virtual bool consistent() const { return true; }
   // Variables kept on parameter servers: the global step of each PS as the
   // last WithHostModel pulled them (with slots: every shard at one step
   // where the mode allows it); empty otherwise.
@@ -62,7 +66,10 @@ class Update {
   virtual void PrepareInputs(PreparedBatch* batch) { (void)batch; }
   // Before the step on `batch`: the variables it reads, in place.
   virtual Status Pull(const PreparedBatch& batch) = 0;
-  // Whether every rank has a batch; `mine` is this rank's answer.
+  // Whether every rank has a batch; `mine` is this rank's answer. A
+  // collective update fails it (and Apply) with the collective's error when
+  // a peer is lost, hangs past its timeout or the run is cancelled while it
+  // waits.
   virtual StatusOr<Agreement> Agree(Agreement mine) { return mine; }
   // Applies the step's gradients `grads` (of `batch`, at mean loss `loss`);
   // `next` is the batch after it (next.more: there is one).

@@ -3,6 +3,8 @@
 // worker's over NCCL (lib/kernels/collective.h) and the same optimizer
 // update is applied everywhere, so the replicas stay equal. Sparse
 // gradients are densified for the average (Horovod's sparse_as_dense).
+// A peer lost or hung fails the collective under way within
+// train.collective_timeout (collective.h) and so the step, on every rank.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -90,7 +92,12 @@ StatusOr<std::unique_ptr<kernels::Communicator>> JoinRun(
                         std::chrono::seconds(job.train.coordinator_timeout),
                         options.cancel));
   }
-  return kernels::Communicator::Join(ctx, id, options.index, num_workers);
+  kernels::CollectiveLimits limits;
+  limits.timeout = std::chrono::seconds(job.train.collective_timeout);
+  limits.timeout_name = "collective_timeout in [train]";
+  limits.cancel = options.cancel;
+  return kernels::Communicator::Join(ctx, id, options.index, num_workers,
+                                     limits);
 }
 
 class AllreduceUpdate : public ReplicaUpdate {
@@ -121,6 +128,7 @@ class AllreduceUpdate : public ReplicaUpdate {
   }
 
   bool collective() const override { return true; }
+  bool consistent() const override { return consistent_; }
 
   StatusOr<Agreement> Agree(Agreement mine) override {
     float agreed = float(int(mine));
@@ -133,6 +141,15 @@ class AllreduceUpdate : public ReplicaUpdate {
   // rank's forward pass moved by its own batch, are averaged too.
   Status Apply(const PreparedBatch&, float, std::vector<Gradient>* grads,
                const PreparedBatch&) override {
+    // Until the step is whole, a failure leaves some variables changed.
+    bool changed = false;
+    Status st = ApplyBuckets(grads, &changed);
+    if (!st.ok() && changed) consistent_ = false;
+    return st;
+  }
+
+ private:
+  Status ApplyBuckets(std::vector<Gradient>* grads, bool* changed) {
     std::vector<Variable>& vars = model_->variables();
     for (const Bucket& b : buckets_) {
       bucket_.Resize({b.size});
@@ -146,22 +163,25 @@ class AllreduceUpdate : public ReplicaUpdate {
         const size_t v = b.vars[k];
         DTF_RETURN_IF_ERROR(kernels::Unpack(
             ctx_, bucket_, b.offsets[k], vars[v].value.shape(), &averaged_[v]));
+        *changed = true;
         DTF_RETURN_IF_ERROR(optimizer(vars[v]).ApplyDense(
             ctx_, &vars[v].value, averaged_[v], &states_[v]));
       }
     }
     for (Variable& v : vars) {
-      if (!v.trainable) DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&v.value));
+      if (v.trainable) continue;
+      *changed = true;  // the average is made in place
+      DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&v.value));
     }
     ++step_;
     return OkStatus();
   }
 
- private:
   const std::vector<Bucket> buckets_;
   kernels::Tensor bucket_;
   std::vector<kernels::Tensor> averaged_;
   std::unique_ptr<kernels::Communicator> comm_;
+  bool consistent_ = true;
 };
 
 }  // namespace

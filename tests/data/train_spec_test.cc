@@ -301,15 +301,17 @@ TEST_F(TrainSpecTest, ClusterKeys) {
   EXPECT_EQ(d.max_staleness, -1);
   EXPECT_EQ(d.heartbeat_timeout, 10);
   EXPECT_EQ(d.coordinator_timeout, 60);
+  EXPECT_EQ(d.collective_timeout, 300);
   TrainSpec t = Load("linear",
                      "[train]\nmode = \"async\"\nmax_staleness = 4\n"
                      "replicas_to_aggregate = 3\nheartbeat_timeout = 2\n"
-                     "coordinator_timeout = 7\n");
+                     "coordinator_timeout = 7\ncollective_timeout = 9\n");
   EXPECT_EQ(t.mode, TrainMode::kAsync);
   EXPECT_EQ(t.max_staleness, 4);
   EXPECT_EQ(t.replicas_to_aggregate, 3);
   EXPECT_EQ(t.heartbeat_timeout, 2);
   EXPECT_EQ(t.coordinator_timeout, 7);
+  EXPECT_EQ(t.collective_timeout, 9);
   EXPECT_THAT(Error(StrCat(Inputs("linear"),
                            "[model]\ntype = \"linear\"\n[train]\n"
                            "max_staleness = 2\n")),
@@ -319,6 +321,10 @@ TEST_F(TrainSpecTest, ClusterKeys) {
                            "[model]\ntype = \"linear\"\n[train]\n"
                            "heartbeat_timeout = 0\n")),
               ::testing::HasSubstr("train.heartbeat_timeout"));
+  EXPECT_THAT(Error(StrCat(Inputs("linear"),
+                           "[model]\ntype = \"linear\"\n[train]\n"
+                           "collective_timeout = 0\n")),
+              ::testing::HasSubstr("train.collective_timeout"));
 }
 
 // --set overrides (dtf launch/serve) apply before the file is read.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "lib/base/strings.h"
 #include "lib/runtime/bundle.h"
 #include "lib/runtime/checkpoint.h"
 #include "lib/runtime/device.h"
@@ -36,6 +37,12 @@ class FakeUpdate : public Update {
   bool independent_ = false;
   bool prefetch_ = false;
   std::function<Agreement(int64_t)> others;
+  // The error of agreement n, or of the Apply of step n (numbered from 0);
+  // OK: none.
+  std::function<Status(int64_t)> agree_error, apply_error;
+  // What consistent() answers once an Apply failed.
+  bool consistent_after_failure = true;
+  bool apply_failed = false;
 
   int64_t step = 0;
   int64_t rows = 0;
@@ -50,6 +57,9 @@ class FakeUpdate : public Update {
   bool collective() const override { return collective_; }
   bool independent_workers() const override { return independent_; }
   int64_t global_step() const override { return step; }
+  bool consistent() const override {
+    return !apply_failed || consistent_after_failure;
+  }
   Status Pull(const PreparedBatch& batch) override {
     if (!batch.more) return InternalError("a step on no batch");
     ++pulls;
@@ -57,11 +67,18 @@ class FakeUpdate : public Update {
   }
   StatusOr<Agreement> Agree(Agreement mine) override {
     const int64_t n = agreements++;
+    if (agree_error) DTF_RETURN_IF_ERROR(agree_error(n));
     if (!others) return mine;
     return std::min(mine, others(n));
   }
   Status Apply(const PreparedBatch& batch, float, std::vector<Gradient>*,
                const PreparedBatch&) override {
+    if (apply_error) {
+      if (Status st = apply_error(step); !st.ok()) {
+        apply_failed = true;
+        return st;
+      }
+    }
     ++step;
     rows += batch.batch.rows;
     return OkStatus();
@@ -340,6 +357,115 @@ TEST_F(TrainLoopTest, ARankCancelledCancelsEveryRank) {
   EXPECT_EQ(update_->step, 4);
   EXPECT_EQ(update_->checkpointed_at, (std::vector<int64_t>{4}));
   EXPECT_EQ(update_->dones, 0);
+}
+
+// A peer lost in a collective update's agreement: the chief stops with
+// that error, after writing its checkpoint as on cancel.
+TEST_F(TrainLoopTest, AFailedAgreementStopsTheChiefWithItsCheckpoint) {
+  update_->collective_ = true;
+  options_.evaluate = false;
+  update_->agree_error = [](int64_t n) {
+    return n < 4 ? OkStatus()
+                 : UnavailableError(
+                       "ncclAllReduce (min of one float) on rank 0 of 2: "
+                       "asynchronous error: NCCL error 6");
+  };
+  StatusOr<TrainResult> r = Run(-1);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+  EXPECT_EQ(std::string(Message(r.status())),
+            StrCat("worker:0: stopped at step 4: ncclAllReduce (min of one "
+                   "float) on rank 0 of 2: asynchronous error: NCCL error 6; "
+                   "checkpoint ",
+                   CheckpointPath()));
+  EXPECT_EQ(update_->step, 4);
+  EXPECT_EQ(update_->checkpointed_at, (std::vector<int64_t>{4}));
+  EXPECT_TRUE(std::filesystem::exists(CheckpointPath()));
+  EXPECT_EQ(update_->dones, 0);
+  EXPECT_EQ(update_->end_runs, 0);
+}
+
+// A collective that failed after the step changed some variables: no
+// checkpoint of a model part-way through a step.
+TEST_F(TrainLoopTest, AnApplyFailedPartWayWritesNoCheckpoint) {
+  update_->collective_ = true;
+  options_.evaluate = false;
+  update_->consistent_after_failure = false;
+  update_->apply_error = [](int64_t step) {
+    return step < 3 ? OkStatus()
+                    : DeadlineExceededError(
+                          "ncclAllReduce (mean of 10 floats) on rank 0 of 2: "
+                          "not done within 300 s");
+  };
+  StatusOr<TrainResult> r = Run(-1);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << r.status();
+  EXPECT_EQ(std::string(Message(r.status())),
+            "worker:0: stopped at step 3: ncclAllReduce (mean of 10 floats) "
+            "on rank 0 of 2: not done within 300 s; no checkpoint: the "
+            "failed step left the variables part-way through its update");
+  EXPECT_TRUE(update_->checkpointed_at.empty());
+  EXPECT_FALSE(std::filesystem::exists(CheckpointPath()));
+}
+
+// A failed Apply that changed nothing leaves a model to checkpoint.
+TEST_F(TrainLoopTest, AnApplyFailedBeforeAnyChangeWritesTheCheckpoint) {
+  update_->collective_ = true;
+  options_.evaluate = false;
+  update_->apply_error = [](int64_t step) {
+    return step < 2 ? OkStatus() : UnavailableError("peer lost");
+  };
+  StatusOr<TrainResult> r = Run(-1);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+  EXPECT_EQ(std::string(Message(r.status())),
+            StrCat("worker:0: stopped at step 2: peer lost; checkpoint ",
+                   CheckpointPath()));
+  EXPECT_EQ(update_->checkpointed_at, (std::vector<int64_t>{2}));
+}
+
+// A collective aborted by the run's cancel is a cancel.
+TEST_F(TrainLoopTest, ACollectiveCancelledWhileItWaitedIsACancel) {
+  update_->collective_ = true;
+  options_.evaluate = false;
+  update_->apply_error = [&](int64_t step) {
+    if (step < 5) return OkStatus();
+    cancel_ = true;
+    return CancelledError(
+        "ncclAllReduce (mean of 10 floats) on rank 0 of 2: cancelled");
+  };
+  StatusOr<TrainResult> r = Run(-1);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+  EXPECT_EQ(
+      std::string(Message(r.status())),
+      StrCat("worker:0: stopped at step 5; checkpoint ", CheckpointPath()));
+  EXPECT_EQ(update_->checkpointed_at, (std::vector<int64_t>{5}));
+}
+
+// Another rank ends with the error and writes nothing.
+TEST_F(TrainLoopTest, AFailedCollectiveStopsAnotherWorkerWithTheError) {
+  update_->collective_ = true;
+  options_.name = "worker:1";
+  update_->agree_error = [](int64_t n) {
+    return n < 2 ? OkStatus() : UnavailableError("rank 1 of 2: peer lost");
+  };
+  StatusOr<TrainResult> r = Run(-1, /*chief=*/false);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+  EXPECT_EQ(std::string(Message(r.status())),
+            "worker:1: stopped at step 2: rank 1 of 2: peer lost");
+  EXPECT_TRUE(update_->checkpointed_at.empty());
+  EXPECT_FALSE(std::filesystem::exists(CheckpointPath()));
+}
+
+// An update that is not collective fails as it did: its error, no
+// checkpoint.
+TEST_F(TrainLoopTest, AFailedApplyOfAnotherUpdateIsReturnedAsItIs) {
+  options_.evaluate = false;
+  update_->apply_error = [](int64_t step) {
+    return step < 2 ? OkStatus() : UnavailableError("Push: ps:0 lost");
+  };
+  StatusOr<TrainResult> r = Run(-1);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+  EXPECT_EQ(std::string(Message(r.status())), "Push: ps:0 lost");
+  EXPECT_TRUE(update_->checkpointed_at.empty());
 }
 
 TEST_F(TrainLoopTest, CancelWritesACheckpointAndReturnsCancelled) {
