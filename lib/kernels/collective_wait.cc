@@ -15,7 +15,7 @@ using WaitClock = std::chrono::steady_clock;
 constexpr int kSpinPolls = 2000;
 constexpr auto kPollInterval = std::chrono::microseconds(200);
 
-std::string Seconds(std::chrono::milliseconds d) {
+std::string DurationText(std::chrono::milliseconds d) {
   const auto ms = d.count();
   if (ms % 1000 == 0) return StrCat(ms / 1000, " s");
   return StrCat(ms, " ms");
@@ -54,16 +54,16 @@ Status WaitForComm(CommProgress& comm, WaitUntil until, std::string_view call,
       if (now >= cancel_deadline) {
         return fail(
             absl::StatusCode::kCancelled,
-            StrCat(
-                "cancelled, the run being stopped, after ",
-                Seconds(std::chrono::duration_cast<std::chrono::milliseconds>(
-                    now - start)),
-                " in it"));
+            StrCat("cancelled, the run being stopped, after ",
+                   DurationText(
+                       std::chrono::duration_cast<std::chrono::milliseconds>(
+                           now - start)),
+                   " in it"));
       }
     }
     if (now >= deadline) {
       return fail(absl::StatusCode::kDeadlineExceeded,
-                  StrCat("not done within ", Seconds(limits.timeout), " (",
+                  StrCat("not done within ", DurationText(limits.timeout), " (",
                          limits.timeout_name,
                          "): a peer rank died, hung or is far behind"));
     }

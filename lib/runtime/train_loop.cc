@@ -95,9 +95,8 @@ Status TrainLoop::Cancelled() {
 
 Status TrainLoop::UpdateFailed(const Status& st) {
   if (!update_.collective()) return st;
-  if (st.code() == absl::StatusCode::kCancelled && hooks_.cancelled()) {
-    return Cancelled();
-  }
+  // Stopping, this rank's wait was cut short or a peer stopped first.
+  if (hooks_.cancelled()) return Cancelled();
   return Stopped(st.code(), Message(st));
 }
 

@@ -73,7 +73,8 @@ struct TrainLoopParts {
 // end_training, or a cancel (hooks.cancel, or any rank's in a collective
 // update): then Cancelled, the chief writing its checkpoint first. A
 // collective update's failed Agree or Apply (a peer lost or hung) ends it
-// the same way with that error, "<name>: stopped at step N: <error>"; the
+// the same way with that error, "<name>: stopped at step N: <error>" (a
+// cancel if hooks.cancel is set: the run is being stopped); the
 // chief writes no checkpoint of variables the failure left part-way
 // through a step (Update::consistent). The
 // chief's result holds the final evaluation and the paths it wrote; other

@@ -440,6 +440,24 @@ TEST_F(TrainLoopTest, ACollectiveCancelledWhileItWaitedIsACancel) {
   EXPECT_EQ(update_->checkpointed_at, (std::vector<int64_t>{5}));
 }
 
+// While the run is being stopped, a peer that aborted first breaks the
+// collective: still a cancel.
+TEST_F(TrainLoopTest, APeerLostWhileTheRunStopsIsACancel) {
+  update_->collective_ = true;
+  options_.evaluate = false;
+  update_->agree_error = [&](int64_t n) {
+    if (n < 3) return OkStatus();
+    cancel_ = true;
+    return UnavailableError("rank 0 of 2: asynchronous error: peer lost");
+  };
+  StatusOr<TrainResult> r = Run(-1);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+  EXPECT_EQ(
+      std::string(Message(r.status())),
+      StrCat("worker:0: stopped at step 3; checkpoint ", CheckpointPath()));
+  EXPECT_EQ(update_->checkpointed_at, (std::vector<int64_t>{3}));
+}
+
 // Another rank ends with the error and writes nothing.
 TEST_F(TrainLoopTest, AFailedCollectiveStopsAnotherWorkerWithTheError) {
   update_->collective_ = true;
