@@ -1,10 +1,12 @@
 #include "lib/runtime/serve.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <thread>
 
 #include "grpcpp/grpcpp.h"
@@ -27,6 +29,16 @@ using Clock = std::chrono::steady_clock;
 
 // How long an interrupted PS keeps serving for the chief's last checkpoint.
 constexpr std::chrono::seconds kInterruptedPsGrace(10);
+// How long a task that must end (its steps stalled, or an allreduce run
+// failing) gives its training thread to return before it is abandoned.
+constexpr std::chrono::seconds kAbandonGrace(2);
+
+// A number that tells this process of a task from the others (a restart).
+uint64_t NewIncarnation() {
+  std::random_device random;
+  return (uint64_t(random()) << 32) ^ uint64_t(random()) ^
+         uint64_t(Clock::now().time_since_epoch().count());
+}
 
 std::string Port(const std::string& address) {
   return address.substr(address.rfind(':') + 1);
@@ -34,8 +46,8 @@ std::string Port(const std::string& address) {
 
 // Heartbeats to the chief once a second from a background thread. Sets
 // `stop` when the chief says the run is over, `stop_training` when it
-// stopped training early, `lost` (and `stop`) when it has been unreachable
-// for `timeout`.
+// stopped training early, `stalled` when its watchdog took this process for
+// dead, `lost` (and `stop`) when it has been unreachable for `timeout`.
 class Heartbeat {
  public:
   Heartbeat(const std::string& chief, rpc::RunCredentials creds,
@@ -44,6 +56,7 @@ class Heartbeat {
         creds_(std::move(creds)),
         task_(std::move(task)),
         timeout_(timeout),
+        incarnation_(NewIncarnation()),
         thread_([this] { Run(); }) {}
   ~Heartbeat() {
     {
@@ -60,8 +73,16 @@ class Heartbeat {
     loss_ = loss;
     eps_ = eps;
   }
+  // The training loop's steps (TrainHooks::on_step): the task is running.
+  void Steps(int64_t steps_done, int64_t global_step) {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_ = "running";
+    steps_done_ = steps_done;
+    step_ = global_step;
+  }
   std::atomic<bool> stop{false};
   std::atomic<bool> stop_training{false};
+  std::atomic<bool> stalled{false};
   std::atomic<bool> lost{false};
 
  private:
@@ -75,6 +96,8 @@ class Heartbeat {
       request.set_step(step_);
       request.set_loss(loss_);
       request.set_examples_per_sec(eps_);
+      request.set_incarnation(incarnation_);
+      request.set_steps_done(steps_done_);
       lock.unlock();
       auto context = rpc::MakeClientContext(creds_, std::chrono::seconds(5));
       rpc::HeartbeatResponse response;
@@ -84,6 +107,7 @@ class Heartbeat {
         last_ok = Clock::now();
         if (response.shutdown()) stop = true;
         if (response.stop_training()) stop_training = true;
+        if (response.stalled()) stalled = true;
       } else if (Clock::now() - last_ok > timeout_) {
         lost = true;
         stop = true;
@@ -96,11 +120,13 @@ class Heartbeat {
   rpc::RunCredentials creds_;
   std::string task_;
   std::chrono::seconds timeout_;
+  const uint64_t incarnation_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool exit_ = false;
   std::string state_ = "starting";
   int64_t step_ = 0;
+  int64_t steps_done_ = 0;
   double loss_ = 0, eps_ = 0;
   std::thread thread_;
 };
@@ -197,24 +223,92 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   if (!options.ready_file.empty()) {
     DTF_RETURN_IF_ERROR(WriteFileAtomically(options.ready_file, address));
   }
-  auto note = [&](std::string_view text) {
-    if (options.on_note) options.on_note(text);
-  };
-
   std::unique_ptr<Heartbeat> heartbeat;
   if (!chief) {
     heartbeat = std::make_unique<Heartbeat>(
         options.workers[0], creds, task,
         std::chrono::seconds(job.train.coordinator_timeout));
   }
-  // One flag for the task to stop on: the caller's, or the heartbeat's.
+  if (coordinator) {
+    coordinator->Watch(task, std::chrono::seconds(job.train.stall_timeout));
+  }
+  // One flag for the task to stop on: the caller's, the heartbeat's, or the
+  // watchdog's.
   std::atomic<bool> stop{false};
   std::atomic<bool> watching{true};
+  // Why the task must end (the watchdog's verdict), once it must.
+  std::mutex fatal_mu;
+  Status fatal;
+  auto note = [&](std::string_view text) {
+    if (options.on_note) options.on_note(text);
+  };
+  // The verdict of the step-progress watchdog for this task, when it must
+  // end: told so by the chief (a worker), or (the chief of an allreduce
+  // run, whose collectives wait for every worker) a worker stalled or
+  // silent. The chief of a parameter-server run only notes the stalled
+  // workers: it no longer waits for them, and the PS not at all.
+  auto watchdog = [&]() -> Status {
+    if (heartbeat && heartbeat->stalled) {
+      return absl::AbortedError(ToAbsl(StrCat(
+          task, ": the chief found no step finished for ",
+          job.train.stall_timeout,
+          " s (train.stall_timeout) and took this worker for dead; exiting")));
+    }
+    if (!coordinator || stop) return OkStatus();
+    Status why;
+    for (const CoordinatorService::Stall& s : coordinator->CheckStalls()) {
+      const std::string text =
+          StrCat(s.task, " has finished no step for ",
+                 fmt::format("{:.0f}", s.seconds), " s (stuck at global step ",
+                 s.step, ", ", s.steps_done,
+                 " steps done) though its heartbeats come: taken for dead "
+                 "(train.stall_timeout = ",
+                 job.train.stall_timeout, " s)");
+      if (!allreduce) {
+        note(StrCat(text, "; told it to exit"));
+      } else if (why.ok()) {
+        why = absl::AbortedError(ToAbsl(StrCat(
+            text,
+            "; an allreduce run cannot go on without it: the run fails")));
+      }
+    }
+    if (allreduce && why.ok()) {
+      const std::vector<std::string> silent = coordinator->SilentWorkers(
+          task, std::chrono::seconds(job.train.heartbeat_timeout));
+      if (!silent.empty()) {
+        why = absl::AbortedError(ToAbsl(StrCat(
+            silent.front(), " has sent no heartbeat for ",
+            job.train.heartbeat_timeout,
+            " s (train.heartbeat_timeout); an allreduce run cannot go on "
+            "without it: the run fails")));
+      }
+    }
+    if (!why.ok()) coordinator->EndRun();
+    return why;
+  };
   std::thread watcher([&] {
+    std::optional<Clock::time_point> abandon_at;
     while (watching) {
       if ((options.cancel && options.cancel->load()) ||
           (heartbeat && heartbeat->lost.load())) {
         stop = true;
+      }
+      if (!abandon_at) {
+        if (Status why = watchdog(); !why.ok()) {
+          {
+            std::lock_guard<std::mutex> lock(fatal_mu);
+            fatal = why;
+          }
+          stop = true;
+          abandon_at = Clock::now() + kAbandonGrace;
+        }
+      } else if (Clock::now() >= *abandon_at) {
+        // The training thread did not return: frozen, or blocked in a
+        // collective for good.
+        std::lock_guard<std::mutex> lock(fatal_mu);
+        if (options.on_abandon) options.on_abandon(fatal);
+        note(Message(fatal));
+        std::_Exit(1);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -274,6 +368,9 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   wo.coordinator = coordinator.get();
   wo.on_eval = options.on_eval;
   wo.on_note = options.on_note;
+  wo.on_step = [&](int64_t steps_done, int64_t global_step) {
+    if (heartbeat) heartbeat->Steps(steps_done, global_step);
+  };
   wo.on_progress = [&](const TrainProgress& p) {
     if (heartbeat)
       heartbeat->Set("running", p.step, p.loss, p.examples_per_sec);
@@ -281,9 +378,12 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   };
   wo.cancel = &stop;
   if (heartbeat) wo.end_training = &heartbeat->stop_training;
-  if (heartbeat) heartbeat->Set("running", 0, 0, 0);
   StatusOr<TrainResult> result =
       allreduce ? RunAllreduceWorker(job, wo) : RunWorker(job, wo);
+  {
+    std::lock_guard<std::mutex> lock(fatal_mu);
+    if (!fatal.ok()) result = fatal;
+  }
   if (heartbeat) {
     if (heartbeat->lost) {
       result = UnavailableError(

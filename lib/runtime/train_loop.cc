@@ -1,6 +1,9 @@
 #include "lib/runtime/train_loop.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -17,6 +20,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Test only: the steps after which task `name` freezes its training thread
+// for good, as DTF_TEST_FREEZE_AT="<task>@<steps>" (e.g. "worker:1@20")
+// asks; -1 when it does not name this task. The tests of the chief's
+// step-progress watchdog use it: the process lives on, heartbeats and all,
+// while it trains no more.
+int64_t TestFreezeAt(std::string_view name) {
+  const char* env = std::getenv("DTF_TEST_FREEZE_AT");
+  if (env == nullptr || name.empty()) return -1;
+  const std::string_view spec(env);
+  const size_t at = spec.rfind('@');
+  if (at == std::string_view::npos || spec.substr(0, at) != name) return -1;
+  int64_t steps = 0;
+  for (const char c : spec.substr(at + 1)) {
+    if (c < '0' || c > '9') return -1;
+    steps = steps * 10 + (c - '0');
+  }
+  return steps;
+}
+
 class TrainLoop {
  public:
   TrainLoop(const TrainLoopOptions& options, const TrainHooks& hooks,
@@ -32,7 +54,8 @@ class TrainLoop {
         progress_(hooks, chief_ ? chief_->coordinator() : nullptr, o_.name,
                   chief_ ? chief_->events() : nullptr),
         position_(o_.start),
-        last_epoch_(o_.start.epoch) {}
+        last_epoch_(o_.start.epoch),
+        freeze_at_(TestFreezeAt(o_.name)) {}
 
   StatusOr<TrainResult> Run();
 
@@ -66,6 +89,7 @@ class TrainLoop {
   InputPosition position_;  // after the last step's batch
   int64_t last_epoch_;
   int64_t steps_ = 0;
+  const int64_t freeze_at_;
   ModelInputs device_inputs_;
   kernels::Tensor logits_, dlogits_;
   std::vector<Gradient> grads_;
@@ -132,7 +156,11 @@ StatusOr<bool> TrainLoop::Steps() {
   // The chief's early stopping, which a collective update carries to every
   // rank in the next agreement.
   bool stop_early = false;
+  if (hooks_.on_step) hooks_.on_step(steps_, update_.global_step());
   while (true) {
+    if (steps_ == freeze_at_) {
+      while (true) std::this_thread::sleep_for(std::chrono::hours(1));
+    }
     const bool collective = update_.collective();
     if (!collective && hooks_.cancelled()) return true;
     const int64_t step = update_.global_step();
@@ -149,6 +177,7 @@ StatusOr<bool> TrainLoop::Steps() {
     DTF_ASSIGN_OR_RETURN(const Agreement agreed, update_.Agree(mine));
     if (agreed != Agreement::kStep) return agreed == Agreement::kCancel;
     DTF_RETURN_IF_ERROR(Step(cur, batches));
+    if (hooks_.on_step) hooks_.on_step(steps_, update_.global_step());
     DTF_ASSIGN_OR_RETURN(const bool stop, AfterStep());
     if (!stop) continue;
     hooks_.Note(chief_->tracker().StopNote(update_.global_step()));
