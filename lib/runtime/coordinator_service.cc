@@ -49,6 +49,7 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
   response->set_stop_training(stop_training_);
   if (t.stalled) {
     response->set_stalled(true);
+    t.told = true;
     return grpc::Status::OK;
   }
   t.state = request->state();
@@ -95,12 +96,22 @@ std::vector<CoordinatorService::Stall> CoordinatorService::CheckStalls() {
     const auto since = std::max(t.progress_at, resumed_at_);
     if (now - since < stall_timeout_) continue;
     t.stalled = true;
+    t.told = false;
     t.state = "stalled";
     found.push_back(
         {name, t.step, t.steps_done,
          std::chrono::duration<double>(now - t.progress_at).count()});
   }
   return found;
+}
+
+int CoordinatorService::UntoldStalled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int untold = 0;
+  for (const auto& [name, t] : tasks_) {
+    if (t.stalled && !t.told) ++untold;
+  }
+  return untold;
 }
 
 std::vector<std::string> CoordinatorService::SilentWorkers(

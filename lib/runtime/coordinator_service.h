@@ -78,6 +78,8 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   // RunningWorkers leaves it out, and its process's heartbeats are answered
   // stalled = true (a new process of the task is watched anew).
   std::vector<Stall> CheckStalls();
+  // Workers found stalled whose process has not been answered stalled yet.
+  int UntoldStalled() const;
   // Workers other than `self`, heard from and neither done nor failed, that
   // have been silent for `timeout`.
   std::vector<std::string> SilentWorkers(const std::string& self,
@@ -98,6 +100,7 @@ class CoordinatorService final : public rpc::Coordinator::Service {
     bool watched = false;  // heard in state "running"
     std::chrono::steady_clock::time_point progress_at;
     bool stalled = false;
+    bool told = false;  // answered stalled = true
   };
   const rpc::RunCredentials credentials_;
   const std::chrono::steady_clock::time_point start_;

@@ -397,6 +397,14 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
     // Let the chief hear the final state before this task goes.
     std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   }
+  // The workers the watchdog took for dead hear it with their next
+  // heartbeat (once a second), before the chief and its Coordinator go.
+  if (coordinator) {
+    const auto until = Clock::now() + std::chrono::seconds(3);
+    while (coordinator->UntoldStalled() > 0 && Clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
   // A failed chief ends the run; in a PS run it also sends every PS home.
   if (chief && !result.ok()) {
     coordinator->EndRun();
