@@ -236,6 +236,8 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   // watchdog's.
   std::atomic<bool> stop{false};
   std::atomic<bool> watching{true};
+  // Set once the training thread has returned: nothing to abandon then.
+  std::atomic<bool> returned{false};
   // Why the task must end (the watchdog's verdict), once it must.
   std::mutex fatal_mu;
   Status fatal;
@@ -302,7 +304,7 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
           stop = true;
           abandon_at = Clock::now() + kAbandonGrace;
         }
-      } else if (Clock::now() >= *abandon_at) {
+      } else if (!returned && Clock::now() >= *abandon_at) {
         // The training thread did not return: frozen, or blocked in a
         // collective for good.
         std::lock_guard<std::mutex> lock(fatal_mu);
@@ -380,6 +382,7 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   if (heartbeat) wo.end_training = &heartbeat->stop_training;
   StatusOr<TrainResult> result =
       allreduce ? RunAllreduceWorker(job, wo) : RunWorker(job, wo);
+  returned = true;
   {
     std::lock_guard<std::mutex> lock(fatal_mu);
     if (!fatal.ok()) result = fatal;
