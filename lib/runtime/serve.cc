@@ -62,6 +62,9 @@ class Heartbeat {
     {
       std::lock_guard<std::mutex> lock(mu_);
       exit_ = true;
+      // A call in flight (to a chief that went away) ends now, not at its
+      // deadline.
+      if (call_ != nullptr) call_->TryCancel();
     }
     cv_.notify_all();
     thread_.join();
@@ -98,11 +101,13 @@ class Heartbeat {
       request.set_examples_per_sec(eps_);
       request.set_incarnation(incarnation_);
       request.set_steps_done(steps_done_);
-      lock.unlock();
       auto context = rpc::MakeClientContext(creds_, std::chrono::seconds(5));
+      call_ = context.get();
+      lock.unlock();
       rpc::HeartbeatResponse response;
       grpc::Status st = stub_->Heartbeat(context.get(), request, &response);
       lock.lock();
+      call_ = nullptr;
       if (st.ok()) {
         last_ok = Clock::now();
         if (response.shutdown()) stop = true;
@@ -124,6 +129,7 @@ class Heartbeat {
   std::mutex mu_;
   std::condition_variable cv_;
   bool exit_ = false;
+  grpc::ClientContext* call_ = nullptr;  // the call in flight, under mu_
   std::string state_ = "starting";
   int64_t step_ = 0;
   int64_t steps_done_ = 0;

@@ -109,6 +109,15 @@ Status TrainLoop::Cancelled() {
   const std::string text = o_.name.empty()
                                ? StrCat("training cancelled at step ", step)
                                : StrCat(o_.name, ": stopped at step ", step);
+  // A worker that leaves tells the parameter servers, so that the sync
+  // steps of the others (stopping too) do not wait for it until
+  // heartbeat_timeout. Best effort: they may be gone.
+  if (!o_.name.empty() && update_.independent_workers()) {
+    if (Status st = update_.Done(); !st.ok()) {
+      hooks_.Note(StrCat(
+          text, "; could not tell the parameter servers: ", Message(st)));
+    }
+  }
   if (chief_ == nullptr) return CancelledError(text);
   if (Status st = chief_->WriteCheckpoint(update_, State()); !st.ok()) {
     return CancelledError(StrCat(text, "; no checkpoint: ", Message(st)));

@@ -1,7 +1,12 @@
-// The chief's step-progress watchdog: the Coordinator's view of each
-// worker's steps over loopback gRPC, and a real run (`dtf serve` processes
-// under the local launcher) whose worker freezes its training thread.
+// Hangs detected: the chief's step-progress watchdog (the Coordinator's
+// view of each worker's steps over loopback gRPC, and a real run — `dtf
+// serve` processes under the local launcher — whose worker freezes its
+// training thread), and the launcher's deadline on a real run.
+#include <signal.h>
+
+#include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -215,6 +220,56 @@ TEST(WatchdogRunTest, AFrozenWorkerIsTakenForDeadAndTheRunFinishes) {
   // being killed at the end.
   EXPECT_THAT(all_notes, HasSubstr("worker:1 exited with status 1"));
   EXPECT_LT(Clock::now() - start, 45s);
+}
+
+// A real run past its --deadline: every task is stopped, the chief writing
+// its checkpoint first, and no process is left.
+TEST(WatchdogRunTest, TheDeadlineStopsARealRunAndLeavesNoProcess) {
+  dtf::testing::TempDir dir("dtf_deadline_test");
+  StatusOr<std::string> job = testing::WriteExampleJob(
+      "titanic", dir, {{"epochs = 20", "epochs = 100000"}});
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE(testing::LoadJobWithRecords(*job).ok());
+  StatusOr<launch::Profile> profile = launch::ParseProfile(
+      "backend = \"local\"\nps = 1\nworkers = 2\nhost = \"127.0.0.1\"\n"
+      "threads = 1\n",
+      "test profile", "local");
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  launch::PlanRequest request;
+  request.job = *job;
+  request.binary = DTF_BINARY;
+  request.runs_dir = dir.Join("runs");
+  request.profile = *profile;
+  launch::RunOptions options;
+  options.grace = 5s;
+  options.deadline = 4s;
+  const auto start = Clock::now();
+  StatusOr<std::unique_ptr<launch::LocalRun>> run =
+      launch::LocalRun::Start(request, options);
+  ASSERT_TRUE(run.ok()) << run.status();
+  while (!(*run)->Poll()) {
+    if (Clock::now() - start > 60s) {
+      (*run)->Stop(InternalError("the deadline did not stop the run"));
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  const launch::RunOutcome outcome = (*run)->outcome();
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kDeadlineExceeded)
+      << outcome.status;
+  EXPECT_THAT(Message(outcome.status),
+              HasSubstr("the run's deadline (--deadline 4 s) passed"));
+  EXPECT_EQ(outcome.state, "failed");
+  EXPECT_LT(Clock::now() - start, 20s);
+  const std::string chief_err =
+      dtf::testing::ReadFile((*run)->plan().chief().stderr_file);
+  EXPECT_THAT(chief_err, HasSubstr("; checkpoint "));
+  EXPECT_TRUE(std::filesystem::exists(dir.Join("out/checkpoint.dtf")));
+  for (size_t i = 0; i < (*run)->plan().tasks.size(); ++i) {
+    const pid_t pid = (*run)->process(i).pid;
+    EXPECT_TRUE(::kill(pid, 0) != 0 && errno == ESRCH)
+        << (*run)->plan().tasks[i].name() << " (pid " << pid << ") is left";
+  }
 }
 
 }  // namespace
