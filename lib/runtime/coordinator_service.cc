@@ -224,6 +224,39 @@ std::vector<std::string> CoordinatorService::RunningWorkers(
   return running;
 }
 
+Status WatchWorkers(CoordinatorService& coordinator, const std::string& self,
+                    const TrainSpec& train,
+                    const std::function<void(std::string_view)>& note) {
+  const bool allreduce = train.mode == TrainMode::kAllreduce;
+  Status why;
+  for (const CoordinatorService::Stall& s : coordinator.CheckStalls()) {
+    const std::string text = StrCat(
+        s.task, " has finished no step for ", fmt::format("{:.0f}", s.seconds),
+        " s (stuck at global step ", s.step, ", ", s.steps_done,
+        " steps done) though its heartbeats come: taken for dead "
+        "(train.stall_timeout = ",
+        train.stall_timeout, " s)");
+    if (!allreduce) {
+      if (note) note(StrCat(text, "; told it to exit"));
+    } else if (why.ok()) {
+      why = absl::AbortedError(ToAbsl(StrCat(
+          text, "; an allreduce run cannot go on without it: the run fails")));
+    }
+  }
+  if (allreduce && why.ok()) {
+    const std::vector<std::string> silent = coordinator.SilentWorkers(
+        self, std::chrono::seconds(train.heartbeat_timeout));
+    if (!silent.empty()) {
+      why = absl::AbortedError(ToAbsl(
+          StrCat(silent.front(), " has sent no heartbeat for ",
+                 train.heartbeat_timeout,
+                 " s (train.heartbeat_timeout); an allreduce run cannot go on "
+                 "without it: the run fails")));
+    }
+  }
+  return why;
+}
+
 StatusOr<std::string> FetchCommId(const std::string& chief,
                                   const rpc::RunCredentials& credentials,
                                   const std::string& task,

@@ -9,12 +9,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/data/train_spec.h"
 #include "lib/rpc/call.h"
 #include "proto/dtf.grpc.pb.h"
 
@@ -135,6 +138,17 @@ class WatchPause {
  private:
   CoordinatorService* coordinator_;
 };
+
+// The chief's step-progress watchdog, looked at once (the chief `self`
+// serves `coordinator`): the workers found stalled now (CheckStalls). In a
+// parameter-server run each is noted through `note` (may be empty) and OK
+// is returned: the chief no longer waits for it, and it is told to exit. In
+// an allreduce run, whose collectives wait for every worker, the first of
+// them — or else a worker silent for train.heartbeat_timeout — is an
+// Aborted error naming it and its step: the run must fail.
+Status WatchWorkers(CoordinatorService& coordinator, const std::string& self,
+                    const TrainSpec& train,
+                    const std::function<void(std::string_view)>& note);
 
 // Asks the chief's Coordinator at `chief` (host:port) for the NCCL unique
 // id, again every half second while the chief is unreachable or has none

@@ -263,34 +263,7 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
           " s (train.stall_timeout) and took this worker for dead; exiting")));
     }
     if (!coordinator || stop) return OkStatus();
-    Status why;
-    for (const CoordinatorService::Stall& s : coordinator->CheckStalls()) {
-      const std::string text =
-          StrCat(s.task, " has finished no step for ",
-                 fmt::format("{:.0f}", s.seconds), " s (stuck at global step ",
-                 s.step, ", ", s.steps_done,
-                 " steps done) though its heartbeats come: taken for dead "
-                 "(train.stall_timeout = ",
-                 job.train.stall_timeout, " s)");
-      if (!allreduce) {
-        note(StrCat(text, "; told it to exit"));
-      } else if (why.ok()) {
-        why = absl::AbortedError(ToAbsl(StrCat(
-            text,
-            "; an allreduce run cannot go on without it: the run fails")));
-      }
-    }
-    if (allreduce && why.ok()) {
-      const std::vector<std::string> silent = coordinator->SilentWorkers(
-          task, std::chrono::seconds(job.train.heartbeat_timeout));
-      if (!silent.empty()) {
-        why = absl::AbortedError(ToAbsl(StrCat(
-            silent.front(), " has sent no heartbeat for ",
-            job.train.heartbeat_timeout,
-            " s (train.heartbeat_timeout); an allreduce run cannot go on "
-            "without it: the run fails")));
-      }
-    }
+    Status why = WatchWorkers(*coordinator, task, job.train, note);
     if (!why.ok()) coordinator->EndRun();
     return why;
   };

@@ -165,6 +165,59 @@ TEST_F(WatchdogTest, SilentWorkers) {
   EXPECT_THAT(service_.SilentWorkers("worker:0", 1s), ElementsAre("worker:1"));
 }
 
+// The chief's verdict: a parameter-server run notes a stalled worker and goes
+// on; an allreduce run fails, naming the stalled (or silent) worker and its
+// step.
+TEST_F(WatchdogTest, AStalledWorkerFailsAnAllreduceRunOnly) {
+  TrainSpec ps_train;
+  ps_train.stall_timeout = 1;
+  TrainSpec allreduce = ps_train;
+  allreduce.mode = TrainMode::kAllreduce;
+  allreduce.heartbeat_timeout = 1;
+  Beat("worker:1", 11, 7);
+  Beat("worker:2", 22, 3);
+  std::this_thread::sleep_for(500ms);
+  Beat("worker:1", 11, 7);
+  std::vector<std::string> notes;
+  auto note = [&](std::string_view n) { notes.emplace_back(n); };
+  EXPECT_TRUE(WatchWorkers(service_, "worker:0", ps_train, note).ok());
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_THAT(notes[0], HasSubstr("worker:1 has finished no step for 1 s "
+                                  "(stuck at global step 107, 7 steps done) "
+                                  "though its heartbeats come: taken for "
+                                  "dead (train.stall_timeout = 1 s); told it "
+                                  "to exit"));
+  EXPECT_THAT(notes[1], HasSubstr("worker:2 has finished no step"));
+
+  // Another incarnation of each, watched anew: this time an allreduce run.
+  Beat("worker:1", 12, 5);
+  Beat("worker:2", 23, 5);
+  std::this_thread::sleep_for(500ms);
+  Beat("worker:1", 12, 5);
+  Beat("worker:2", 23, 6);
+  const Status st = WatchWorkers(service_, "worker:0", allreduce, note);
+  EXPECT_EQ(st.code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(Message(st),
+              HasSubstr("worker:1 has finished no step for 1 s (stuck at "
+                        "global step 105, 5 steps done)"));
+  EXPECT_THAT(Message(st), HasSubstr("an allreduce run cannot go on without "
+                                     "it: the run fails"));
+  EXPECT_EQ(notes.size(), 2u);
+
+  // worker:2 falls silent (for heartbeat_timeout, shorter than the stall
+  // timeout as train_spec requires).
+  service_.Watch("worker:0", 5s);
+  std::this_thread::sleep_for(600ms);
+  Beat("worker:1", 12, 5);
+  std::this_thread::sleep_for(500ms);
+  const Status silent = WatchWorkers(service_, "worker:0", allreduce, note);
+  EXPECT_EQ(silent.code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(Message(silent),
+              HasSubstr("worker:2 has sent no heartbeat for 1 s "
+                        "(train.heartbeat_timeout); an allreduce run cannot "
+                        "go on without it"));
+}
+
 // A real run: ps:0, worker:0 (the chief) and worker:1 as `dtf serve`
 // processes under the local launcher; worker:1's training thread freezes
 // after 20 steps (DTF_TEST_FREEZE_AT) while its heartbeats go on. The chief
