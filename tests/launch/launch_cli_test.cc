@@ -225,14 +225,13 @@ TEST_F(LaunchCliTest, AWorkerFailingIsReportedAndTheRunGoesOn) {
 // mode = "allreduce": the other workers would wait for a dead one in their
 // collectives for ever, so a worker's death ends the run, restarts or not.
 TEST_F(LaunchCliTest, AnAllreduceWorkerFailingStopsTheRun) {
-  dtf::testing::WriteFile(
-      dir_.Join("dtf.toml"),
-      "[schema]\nlabel = \"y\"\n"
-      "[[schema.columns]]\nname = \"y\"\ntype = \"int\"\n"
-      "[[schema.columns]]\nname = \"x\"\ntype = \"float\"\n"
-      "[[features.numeric]]\nname = \"x\"\n"
-      "[model]\ntype = \"linear\"\n"
-      "[train]\nmode = \"allreduce\"\ndevice = \"cuda\"\n");
+  dtf::testing::WriteFile(dir_.Join("dtf.toml"),
+                          "[schema]\nlabel = \"y\"\n"
+                          "[[schema.columns]]\nname = \"y\"\ntype = \"int\"\n"
+                          "[[schema.columns]]\nname = \"x\"\ntype = \"float\"\n"
+                          "[[features.numeric]]\nname = \"x\"\n"
+                          "[model]\ntype = \"linear\"\n"
+                          "[train]\nmode = \"allreduce\"\ndevice = \"cuda\"\n");
   Profile(
       "workers = 3\nmax_restarts = 2\n[env]\nSTANDIN_FAIL = \"worker:2\"\n"
       "STANDIN_CHIEF_SLEEP = \"60\"\n");
