@@ -35,6 +35,7 @@ struct LaunchFlags {
   std::string task_binary;
   double grace = 10;
   double start_timeout = 120;
+  double deadline = 0;
   bool accept_new_host_keys = false;
   // --resume [RUN]: resume is set, resume_run "" for the latest run.
   bool resume = false;
@@ -114,6 +115,7 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   launch::RunOptions options;
   options.grace = Millis(f.grace);
   options.start_timeout = Millis(f.start_timeout);
+  options.deadline = Millis(f.deadline);
   options.accept_new_host_keys = f.accept_new_host_keys;
   options.search_path = SearchPathFromEnv();
   options.on_preflight = [&](std::string_view table) {
@@ -222,6 +224,11 @@ void SetupLaunch(CLI::App* app, Context* ctx) {
   sub->add_option("--start-timeout", f->start_timeout,
                   "Seconds each task gets to start serving (default 120)")
       ->check(NumberBetween(0.1, 86400));
+  sub->add_option("--deadline", f->deadline,
+                  "Seconds the whole run may take: then every task is "
+                  "stopped (the chief writes its checkpoint) and the launch "
+                  "fails (default 0: none)")
+      ->check(NumberBetween(0, 31536000));
   sub->callback([f, ctx, resume] {
     f->resume = resume->count() > 0;
     ctx->status = RunLaunch(*f, ctx);

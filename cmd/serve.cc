@@ -3,12 +3,14 @@
 // the TF_CONFIG environment variable, in that order of precedence.
 #include "lib/runtime/serve.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cmd/app.h"
+#include "cmd/exit_code.h"
 #include "cmd/flags.h"
 #include "cmd/output_file.h"
 #include "cmd/train_report.h"
@@ -131,6 +133,11 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
   };
   o.on_eval = [&](const runtime::EvalReport& e) {
     if (!f.quiet) console.Info(EvalLine(e));
+  };
+  o.on_abandon = [&](const Status& why) {
+    console.Error(why);
+    std::fflush(nullptr);
+    std::_Exit(ExitCodeFor(why));
   };
   DTF_ASSIGN_OR_RETURN(runtime::TrainResult r, runtime::Serve(job, o));
   if (o.role == runtime::TaskRole::kPs) return OkStatus();

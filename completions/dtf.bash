@@ -39,7 +39,7 @@ _dtf() {
     train) opts="--help --job --batch-size --steps --epochs --threads --device --no-eval --restart --quiet --metrics-out" ;;
     serve) opts="--help --job --role --index --ps --workers --cluster_spec --run-id --run-dir --secret-file --ready-file --threads --set --metrics-out --restore --quiet" ;;
     predict) opts="--help --model --input --format --output --keep --batch-size --threads" ;;
-    launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --json --detach --resume --accept-new-host-keys --task-binary --grace --start-timeout" ;;
+    launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --json --detach --resume --accept-new-host-keys --task-binary --grace --start-timeout --deadline" ;;
     status) opts="--help --job --runs-dir --json --watch" ;;
     help) opts="--man gen-records init inspect train predict serve launch status logs stop pack doctor hosts task dtf.toml" ;;
     logs) opts="--help --job --runs-dir -f --follow --json" ;;

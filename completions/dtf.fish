@@ -92,6 +92,7 @@ complete -c dtf -n '__fish_seen_subcommand_from launch' -l accept-new-host-keys 
 complete -c dtf -n '__fish_seen_subcommand_from launch' -l task-binary -rF -d 'Program each task runs'
 complete -c dtf -n '__fish_seen_subcommand_from launch' -l grace -r -d 'Seconds before SIGKILL'
 complete -c dtf -n '__fish_seen_subcommand_from launch' -l start-timeout -r -d 'Seconds each task gets to start'
+complete -c dtf -n '__fish_seen_subcommand_from launch' -l deadline -r -d 'Seconds the whole run may take'
 complete -c dtf -n '__fish_seen_subcommand_from status' -l help -d 'Print help'
 complete -c dtf -n '__fish_seen_subcommand_from status' -l job -rF -d 'Job file'
 complete -c dtf -n '__fish_seen_subcommand_from status' -l runs-dir -r -a '(__fish_complete_directories)' -d 'Where runs are recorded'

@@ -257,6 +257,7 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
                                    "heartbeat_timeout",
                                    "coordinator_timeout",
                                    "collective_timeout",
+                                   "stall_timeout",
                                    "optimizer",
                                    "wide_optimizer",
                                    "deep_optimizer",
@@ -318,6 +319,18 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
                                 &train->coordinator_timeout));
   DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "collective_timeout", 1,
                                 &train->collective_timeout));
+  train->stall_timeout = DefaultStallTimeout(train->heartbeat_timeout);
+  DTF_RETURN_IF_ERROR(
+      r.ReadInt(t, "train", "stall_timeout", 0, &train->stall_timeout));
+  if (train->stall_timeout > 0 &&
+      train->stall_timeout <= train->heartbeat_timeout) {
+    return r.Error(
+        *t.get("stall_timeout"), "train.stall_timeout",
+        StrCat("must exceed train.heartbeat_timeout (",
+               train->heartbeat_timeout,
+               " s): a sync worker may wait that long for a silent one "
+               "(or 0 turns the watchdog off)"));
+  }
   if (const toml::node* n = t.get("early_stopping")) {
     DTF_ASSIGN_OR_RETURN(train->early_stopping,
                          ParseEarlyStopping(r, *n, *model));

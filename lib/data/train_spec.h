@@ -133,6 +133,13 @@ struct TrainSpec {
   // hung. Every rank waits in the agreement while the chief evaluates or
   // checkpoints, so it must exceed the longest of those. Default: 300.
   int64_t collective_timeout = 300;
+  // stall_timeout (0, or > heartbeat_timeout; seconds): the chief's
+  // step-progress watchdog takes a worker (other than itself) whose steps
+  // have not advanced this long — while its heartbeats keep coming — for
+  // dead: it is told to exit, then restarted or dropped as the mode allows
+  // (an allreduce run fails). 0 turns the watchdog off. Default:
+  // DefaultStallTimeout(heartbeat_timeout).
+  int64_t stall_timeout = 120;
   // [train.early_stopping]; absent: train every epoch or step asked for (the
   // best checkpoint is still kept, by the eval loss).
   std::optional<EarlyStoppingSpec> early_stopping;
@@ -146,6 +153,12 @@ struct TrainSpec {
   std::optional<OptimizerSpec> wide_optimizer;
   std::optional<OptimizerSpec> deep_optimizer;
 };
+
+// The stall_timeout of a job that sets none: max(120, 6 x heartbeat_timeout)
+// seconds, long past any healthy step.
+inline int64_t DefaultStallTimeout(int64_t heartbeat_timeout) {
+  return heartbeat_timeout * 6 > 120 ? heartbeat_timeout * 6 : 120;
+}
 
 namespace toml_util {
 class Reader;

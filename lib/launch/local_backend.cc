@@ -279,6 +279,29 @@ void Run::Stop(const Status& why) {
   Finish();
 }
 
+bool Run::DeadlinePassed(const RunOptions& options,
+                         std::chrono::steady_clock::time_point started) {
+  if (options.deadline.count() <= 0) return false;
+  if (std::chrono::steady_clock::now() - started < options.deadline) {
+    return false;
+  }
+  Stop(DeadlineExceededError(StrCat(
+      "the run's deadline (--deadline ",
+      fmt::format("{:g}",
+                  static_cast<double>(options.deadline.count()) / 1000.0),
+      " s) passed; stopped every task (the chief writes its checkpoint as "
+      "it stops)")));
+  return true;
+}
+
+std::string AllreduceWorkerLost(const TaskPlan& task, std::string_view how) {
+  return StrCat("task ", task.name(), " ", how,
+                " before the run ended; an allreduce run cannot go on "
+                "without one of its workers (the others would wait for it "
+                "in their collectives for ever), nor restart one alone; "
+                "stopped the other tasks");
+}
+
 std::optional<RunOutcome> Run::FailureOutcome() const {
   if (failure_.ok()) return std::nullopt;
   RunOutcome o;
@@ -361,6 +384,7 @@ bool LocalRun::Poll() {
   CheckReady();
   PumpOutput(false);
   const size_t chief = static_cast<size_t>(plan_.ps);
+  if (!linger_until_ && DeadlinePassed(options_, started_)) return true;
   for (size_t i : Reap()) {
     const Task& t = tasks_[i];
     const bool clean = t.exit->code == 0 && t.exit->signal == 0;
@@ -374,6 +398,11 @@ bool LocalRun::Poll() {
       continue;
     }
     if (clean || linger_until_) continue;
+    if (plan_.allreduce()) {
+      Fail(absl::AbortedError(ToAbsl(StrCat(
+          AllreduceWorkerLost(*t.plan, t.exit->Describe()), StderrTail(i)))));
+      return true;
+    }
     if (tasks_[i].restarts < plan_.max_restarts) {
       if (Restart(i)) continue;
       return true;

@@ -11,7 +11,10 @@
 // every other task is stopped and the failure names the task and quotes its
 // stderr. A worker other than the chief that dies is recorded as failed and
 // noted, and the run goes on without it (the chief stops waiting for it
-// after heartbeat_timeout). No task
+// after heartbeat_timeout) — except in an allreduce run (a plan without
+// parameter servers), whose other workers would wait for it in their
+// collectives for ever: there it ends the run, and no worker is restarted
+// alone. Past RunOptions::deadline every task is stopped. No task
 // outlives the run: at the end every process group is stopped (SIGTERM,
 // then SIGKILL after `grace`), and each task dies with its launcher
 // (PR_SET_PDEATHSIG).
@@ -51,6 +54,10 @@ struct RunOptions {
   // How long tasks get to exit after SIGTERM before SIGKILL, and to exit on
   // their own after the chief did. Default 10 s.
   std::chrono::milliseconds grace{10000};
+  // How long the whole run may take, from its start: then every task is
+  // stopped as by Stop (the chief, sent SIGTERM, writes its checkpoint) and
+  // the run ends DeadlineExceeded, saying so. 0 (the default): no deadline.
+  std::chrono::milliseconds deadline{0};
   // How often the run is looked at. Default 50 ms.
   std::chrono::milliseconds poll{50};
   // Lines of a failed task's stderr quoted in the failure. Default 20.
@@ -104,6 +111,10 @@ class Run {
  protected:
   // Ends the run with `why`, unless it is already ending.
   void Fail(const Status& why);
+  // Past `options.deadline` (counted from `started`), before the chief has
+  // exited: stops every task and returns true.
+  bool DeadlinePassed(const RunOptions& options,
+                      std::chrono::steady_clock::time_point started);
   // Stops whatever still runs, records the outcome and sets over_.
   virtual void Finish() = 0;
   // The outcome of a run that ended other than by its chief: "stopped"
@@ -114,6 +125,10 @@ class Run {
   bool over_ = false;
   Status failure_;  // set when the run ends other than by the chief
 };
+
+// Why an allreduce run ends when its worker `task` ended `how` ("exited
+// with status 1") before the run did: both backends say it alike.
+std::string AllreduceWorkerLost(const TaskPlan& task, std::string_view how);
 
 // Starts a run on the backend its profile names: LocalRun::Start or
 // SshRun::Start (lib/launch/ssh_backend.h).

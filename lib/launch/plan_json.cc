@@ -169,7 +169,7 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
       }
       plan.tasks.push_back(std::move(task));
     }
-    if (plan.ps < 1 || plan.workers < 1 ||
+    if (plan.ps < 0 || plan.workers < 1 ||
         plan.tasks.size() != static_cast<size_t>(plan.ps + plan.workers)) {
       return DataLossError(StrCat(name, ": plan lists ", plan.tasks.size(),
                                   " tasks for ", plan.ps, " ps and ",

@@ -611,6 +611,7 @@ bool SshRun::Poll() {
     }
   }
   const size_t chief = static_cast<size_t>(plan_.ps);
+  if (!linger_until_ && DeadlinePassed(options_, started_)) return true;
   for (size_t i : Look(false)) {
     if (over_) return true;
     const Task& t = tasks_[i];
@@ -620,6 +621,16 @@ bool SshRun::Poll() {
       continue;
     }
     if (clean || linger_until_) continue;
+    if (plan_.allreduce()) {
+      Fail(absl::AbortedError(ToAbsl(StrCat(
+          AllreduceWorkerLost(
+              *t.plan, StrCat("on ", t.plan->host, " ", t.exit->state,
+                              t.exit->exit_code
+                                  ? StrCat(" (exit ", *t.exit->exit_code, ")")
+                                  : "")),
+          StderrTail(i)))));
+      return true;
+    }
     if (t.plan->role == "worker") {
       Note(StrCat("task ", t.plan->name(), " on ", t.plan->host, " ",
                   t.exit->state, "; the run goes on without it",

@@ -28,6 +28,8 @@ Chief::Chief(const TrainSpec& train, ChiefOptions options,
 
 StatusOr<bool> Chief::Evaluate(Update& update, Progress& progress,
                                const TrainState& state, TrainResult* result) {
+  // The other workers may wait for the chief meanwhile.
+  const WatchPause pause(options_.coordinator);
   StatusOr<EvalMetrics> metrics = EvalMetrics{};
   DTF_RETURN_IF_ERROR(update.WithDeviceModel([&](Model& model) {
     metrics = runtime::Evaluate(ctx_, *layer_, model, options_.eval_files,
@@ -49,6 +51,7 @@ StatusOr<bool> Chief::Evaluate(Update& update, Progress& progress,
 
 Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
                                 const std::string& path) {
+  const WatchPause pause(options_.coordinator);
   std::error_code ec;
   fs::create_directories(options_.output_dir, ec);
   return update.WithHostModel(
@@ -97,6 +100,7 @@ void Chief::SetRunState(const std::string& state, int64_t step) {
 
 Status Chief::Finish(Update& update, const TrainState& state,
                      TrainResult* result) {
+  const WatchPause pause(options_.coordinator);
   DTF_RETURN_IF_ERROR(WriteCheckpoint(update, state));
   result->checkpoint = checkpoint_path_;
   RecordBest(tracker_, best_path_, result);

@@ -14,7 +14,9 @@ using Clock = std::chrono::steady_clock;
 CoordinatorService::CoordinatorService(
     rpc::RunCredentials credentials,
     std::vector<std::pair<std::string, std::string>> tasks)
-    : credentials_(std::move(credentials)), start_(Clock::now()) {
+    : credentials_(std::move(credentials)),
+      start_(Clock::now()),
+      resumed_at_(start_) {
   for (auto& [name, address] : tasks) {
     tasks_[name].address = address;
     tasks_[name].last_heartbeat = start_;
@@ -34,15 +36,96 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
                         "unknown task " + request->task());
   }
   Task& t = it->second;
-  t.last_heartbeat = Clock::now();
+  const auto now = Clock::now();
+  t.last_heartbeat = now;
   t.heard = true;
+  if (request->incarnation() != t.incarnation) {
+    // Another process of the task (a restart): watched anew.
+    t.incarnation = request->incarnation();
+    t.stalled = false;
+    t.watched = false;
+  }
+  response->set_shutdown(ended_);
+  response->set_stop_training(stop_training_);
+  if (t.stalled) {
+    response->set_stalled(true);
+    t.told = true;
+    return grpc::Status::OK;
+  }
   t.state = request->state();
   t.step = request->step();
   t.loss = request->loss();
   t.examples_per_sec = request->examples_per_sec();
-  response->set_shutdown(ended_);
-  response->set_stop_training(stop_training_);
+  if (t.state != "running") {
+    t.watched = false;
+  } else if (!t.watched || request->steps_done() != t.steps_done) {
+    t.watched = true;
+    t.progress_at = now;
+  }
+  t.steps_done = request->steps_done();
   return grpc::Status::OK;
+}
+
+void CoordinatorService::Watch(std::string self,
+                               std::chrono::milliseconds stall_timeout) {
+  std::lock_guard<std::mutex> lock(mu_);
+  watch_self_ = std::move(self);
+  stall_timeout_ = stall_timeout;
+}
+
+void CoordinatorService::PauseWatch() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++pauses_;
+}
+
+void CoordinatorService::ResumeWatch() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pauses_ > 0) --pauses_;
+  resumed_at_ = Clock::now();
+}
+
+std::vector<CoordinatorService::Stall> CoordinatorService::CheckStalls() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Stall> found;
+  if (stall_timeout_.count() <= 0 || pauses_ > 0) return found;
+  const auto now = Clock::now();
+  for (const std::string& name : order_) {
+    Task& t = tasks_.at(name);
+    if (name == watch_self_ || name.rfind("worker:", 0) != 0) continue;
+    if (t.stalled || !t.watched || t.state != "running") continue;
+    const auto since = std::max(t.progress_at, resumed_at_);
+    if (now - since < stall_timeout_) continue;
+    t.stalled = true;
+    t.told = false;
+    t.state = "stalled";
+    found.push_back(
+        {name, t.step, t.steps_done,
+         std::chrono::duration<double>(now - t.progress_at).count()});
+  }
+  return found;
+}
+
+int CoordinatorService::UntoldStalled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int untold = 0;
+  for (const auto& [name, t] : tasks_) {
+    if (t.stalled && !t.told) ++untold;
+  }
+  return untold;
+}
+
+std::vector<std::string> CoordinatorService::SilentWorkers(
+    const std::string& self, std::chrono::seconds timeout) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> silent;
+  const auto now = Clock::now();
+  for (const std::string& name : order_) {
+    const Task& t = tasks_.at(name);
+    if (name == self || name.rfind("worker:", 0) != 0 || !t.heard) continue;
+    if (t.state == "done" || t.state == "failed") continue;
+    if (now - t.last_heartbeat >= timeout) silent.push_back(name);
+  }
+  return silent;
 }
 
 grpc::Status CoordinatorService::Status(grpc::ServerContext* context,
@@ -95,6 +178,7 @@ void CoordinatorService::Update(const std::string& task,
                                 double loss, double examples_per_sec) {
   std::lock_guard<std::mutex> lock(mu_);
   Task& t = tasks_[task];
+  if (t.stalled) return;
   t.state = state;
   t.step = step;
   t.loss = loss;
@@ -133,11 +217,44 @@ std::vector<std::string> CoordinatorService::RunningWorkers(
   const auto now = Clock::now();
   for (const auto& [name, t] : tasks_) {
     if (name == self || name.rfind("worker:", 0) != 0) continue;
-    if (t.state == "done" || t.state == "failed") continue;
+    if (t.state == "done" || t.state == "failed" || t.stalled) continue;
     if (now - t.last_heartbeat >= timeout) continue;
     running.push_back(name);
   }
   return running;
+}
+
+Status WatchWorkers(CoordinatorService& coordinator, const std::string& self,
+                    const TrainSpec& train,
+                    const std::function<void(std::string_view)>& note) {
+  const bool allreduce = train.mode == TrainMode::kAllreduce;
+  Status why;
+  for (const CoordinatorService::Stall& s : coordinator.CheckStalls()) {
+    const std::string text = StrCat(
+        s.task, " has finished no step for ", fmt::format("{:.0f}", s.seconds),
+        " s (stuck at global step ", s.step, ", ", s.steps_done,
+        " steps done) though its heartbeats come: taken for dead "
+        "(train.stall_timeout = ",
+        train.stall_timeout, " s)");
+    if (!allreduce) {
+      if (note) note(StrCat(text, "; told it to exit"));
+    } else if (why.ok()) {
+      why = absl::AbortedError(ToAbsl(StrCat(
+          text, "; an allreduce run cannot go on without it: the run fails")));
+    }
+  }
+  if (allreduce && why.ok()) {
+    const std::vector<std::string> silent = coordinator.SilentWorkers(
+        self, std::chrono::seconds(train.heartbeat_timeout));
+    if (!silent.empty()) {
+      why = absl::AbortedError(ToAbsl(
+          StrCat(silent.front(), " has sent no heartbeat for ",
+                 train.heartbeat_timeout,
+                 " s (train.heartbeat_timeout); an allreduce run cannot go on "
+                 "without it: the run fails")));
+    }
+  }
+  return why;
 }
 
 StatusOr<std::string> FetchCommId(const std::string& chief,

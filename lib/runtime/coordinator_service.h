@@ -2,17 +2,22 @@
 // knows who is alive, who finished, and the run's progress, which
 // `dtf status` reads. When the run is over it answers heartbeats with
 // shutdown = true. In an allreduce run it also hands out the NCCL unique id
-// the chief made. Thread-safe.
+// the chief made. It also keeps the step-progress watchdog (Watch,
+// CheckStalls): a worker whose heartbeats come but whose steps do not
+// advance for the stall timeout is taken for dead. Thread-safe.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/data/train_spec.h"
 #include "lib/rpc/call.h"
 #include "proto/dtf.grpc.pb.h"
 
@@ -50,10 +55,38 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   void StopTraining();
   // From now on heartbeats answer shutdown = true.
   void EndRun();
-  // Workers (other than `self`) that are neither done nor silent for
-  // `timeout`.
+  // Workers (other than `self`) that are neither done, stalled, nor silent
+  // for `timeout`.
   std::vector<std::string> RunningWorkers(const std::string& self,
                                           std::chrono::seconds timeout) const;
+
+  // The step-progress watchdog: from now on CheckStalls watches every
+  // worker but `self` (the chief); `stall_timeout` 0: it watches none.
+  void Watch(std::string self, std::chrono::milliseconds stall_timeout);
+  // While the chief evaluates or writes a checkpoint (PauseWatch ..
+  // ResumeWatch, nested), the other workers may wait for it (an allreduce
+  // collective): no stall is found then, and each worker's window starts
+  // again when the last pause ends.
+  void PauseWatch();
+  void ResumeWatch();
+  struct Stall {
+    std::string task;
+    int64_t step = 0;        // its global step when it last finished one
+    int64_t steps_done = 0;  // the steps its process had finished
+    double seconds = 0;      // since it last finished one
+  };
+  // The workers found stalled since the last call: in state "running" (its
+  // window starts with its first heartbeat in that state), and no step
+  // finished for the stall timeout. Each is marked "stalled" from now on:
+  // RunningWorkers leaves it out, and its process's heartbeats are answered
+  // stalled = true (a new process of the task is watched anew).
+  std::vector<Stall> CheckStalls();
+  // Workers found stalled whose process has not been answered stalled yet.
+  int UntoldStalled() const;
+  // Workers other than `self`, heard from and neither done nor failed, that
+  // have been silent for `timeout`.
+  std::vector<std::string> SilentWorkers(const std::string& self,
+                                         std::chrono::seconds timeout) const;
 
  private:
   struct Task {
@@ -64,6 +97,13 @@ class CoordinatorService final : public rpc::Coordinator::Service {
     double examples_per_sec = 0;
     std::chrono::steady_clock::time_point last_heartbeat;
     bool heard = false;
+    // The watchdog's view of the process `incarnation`.
+    uint64_t incarnation = 0;
+    int64_t steps_done = 0;
+    bool watched = false;  // heard in state "running"
+    std::chrono::steady_clock::time_point progress_at;
+    bool stalled = false;
+    bool told = false;  // answered stalled = true
   };
   const rpc::RunCredentials credentials_;
   const std::chrono::steady_clock::time_point start_;
@@ -76,7 +116,39 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   bool ended_ = false;
   bool stop_training_ = false;
   std::string comm_id_;
+  std::string watch_self_;
+  std::chrono::milliseconds stall_timeout_{0};
+  int pauses_ = 0;
+  std::chrono::steady_clock::time_point resumed_at_;
 };
+
+// Pauses `coordinator`'s watchdog (may be null) for its lifetime.
+class WatchPause {
+ public:
+  explicit WatchPause(CoordinatorService* coordinator)
+      : coordinator_(coordinator) {
+    if (coordinator_ != nullptr) coordinator_->PauseWatch();
+  }
+  ~WatchPause() {
+    if (coordinator_ != nullptr) coordinator_->ResumeWatch();
+  }
+  WatchPause(const WatchPause&) = delete;
+  WatchPause& operator=(const WatchPause&) = delete;
+
+ private:
+  CoordinatorService* coordinator_;
+};
+
+// The chief's step-progress watchdog, looked at once (the chief `self`
+// serves `coordinator`): the workers found stalled now (CheckStalls). In a
+// parameter-server run each is noted through `note` (may be empty) and OK
+// is returned: the chief no longer waits for it, and it is told to exit. In
+// an allreduce run, whose collectives wait for every worker, the first of
+// them — or else a worker silent for train.heartbeat_timeout — is an
+// Aborted error naming it and its step: the run must fail.
+Status WatchWorkers(CoordinatorService& coordinator, const std::string& self,
+                    const TrainSpec& train,
+                    const std::function<void(std::string_view)>& note);
 
 // Asks the chief's Coordinator at `chief` (host:port) for the NCCL unique
 // id, again every half second while the chief is unreachable or has none

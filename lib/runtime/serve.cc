@@ -1,10 +1,12 @@
 #include "lib/runtime/serve.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <thread>
 
 #include "grpcpp/grpcpp.h"
@@ -28,6 +30,16 @@ using Clock = std::chrono::steady_clock;
 
 // How long an interrupted PS keeps serving for the chief's last checkpoint.
 constexpr std::chrono::seconds kInterruptedPsGrace(10);
+// How long a task that must end (its steps stalled, or an allreduce run
+// failing) gives its training thread to return before it is abandoned.
+constexpr std::chrono::seconds kAbandonGrace(2);
+
+// A number that tells this process of a task from the others (a restart).
+uint64_t NewIncarnation() {
+  std::random_device random;
+  return (uint64_t(random()) << 32) ^ uint64_t(random()) ^
+         uint64_t(Clock::now().time_since_epoch().count());
+}
 
 std::string Port(const std::string& address) {
   return address.substr(address.rfind(':') + 1);
@@ -35,8 +47,8 @@ std::string Port(const std::string& address) {
 
 // Heartbeats to the chief once a second from a background thread. Sets
 // `stop` when the chief says the run is over, `stop_training` when it
-// stopped training early, `lost` (and `stop`) when it has been unreachable
-// for `timeout`.
+// stopped training early, `stalled` when its watchdog took this process for
+// dead, `lost` (and `stop`) when it has been unreachable for `timeout`.
 class Heartbeat {
  public:
   Heartbeat(const std::string& chief, rpc::RunCredentials creds,
@@ -45,11 +57,15 @@ class Heartbeat {
         creds_(std::move(creds)),
         task_(std::move(task)),
         timeout_(timeout),
+        incarnation_(NewIncarnation()),
         thread_([this] { Run(); }) {}
   ~Heartbeat() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       exit_ = true;
+      // A call in flight (to a chief that went away) ends now, not at its
+      // deadline.
+      if (call_ != nullptr) call_->TryCancel();
     }
     cv_.notify_all();
     thread_.join();
@@ -61,8 +77,16 @@ class Heartbeat {
     loss_ = loss;
     eps_ = eps;
   }
+  // The training loop's steps (TrainHooks::on_step): the task is running.
+  void Steps(int64_t steps_done, int64_t global_step) {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_ = "running";
+    steps_done_ = steps_done;
+    step_ = global_step;
+  }
   std::atomic<bool> stop{false};
   std::atomic<bool> stop_training{false};
+  std::atomic<bool> stalled{false};
   std::atomic<bool> lost{false};
 
  private:
@@ -76,15 +100,20 @@ class Heartbeat {
       request.set_step(step_);
       request.set_loss(loss_);
       request.set_examples_per_sec(eps_);
-      lock.unlock();
+      request.set_incarnation(incarnation_);
+      request.set_steps_done(steps_done_);
       auto context = rpc::MakeClientContext(creds_, std::chrono::seconds(5));
+      call_ = context.get();
+      lock.unlock();
       rpc::HeartbeatResponse response;
       grpc::Status st = stub_->Heartbeat(context.get(), request, &response);
       lock.lock();
+      call_ = nullptr;
       if (st.ok()) {
         last_ok = Clock::now();
         if (response.shutdown()) stop = true;
         if (response.stop_training()) stop_training = true;
+        if (response.stalled()) stalled = true;
       } else if (Clock::now() - last_ok > timeout_) {
         lost = true;
         stop = true;
@@ -97,11 +126,14 @@ class Heartbeat {
   rpc::RunCredentials creds_;
   std::string task_;
   std::chrono::seconds timeout_;
+  const uint64_t incarnation_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool exit_ = false;
+  grpc::ClientContext* call_ = nullptr;  // the call in flight, under mu_
   std::string state_ = "starting";
   int64_t step_ = 0;
+  int64_t steps_done_ = 0;
   double loss_ = 0, eps_ = 0;
   std::thread thread_;
 };
@@ -198,24 +230,67 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   if (!options.ready_file.empty()) {
     DTF_RETURN_IF_ERROR(WriteFileAtomically(options.ready_file, address));
   }
-  auto note = [&](std::string_view text) {
-    if (options.on_note) options.on_note(text);
-  };
-
   std::unique_ptr<Heartbeat> heartbeat;
   if (!chief) {
     heartbeat = std::make_unique<Heartbeat>(
         options.workers[0], creds, task,
         std::chrono::seconds(job.train.coordinator_timeout));
   }
-  // One flag for the task to stop on: the caller's, or the heartbeat's.
+  if (coordinator) {
+    coordinator->Watch(task, std::chrono::seconds(job.train.stall_timeout));
+  }
+  // One flag for the task to stop on: the caller's, the heartbeat's, or the
+  // watchdog's.
   std::atomic<bool> stop{false};
   std::atomic<bool> watching{true};
+  // Set once the training thread has returned: nothing to abandon then.
+  std::atomic<bool> returned{false};
+  // Why the task must end (the watchdog's verdict), once it must.
+  std::mutex fatal_mu;
+  Status fatal;
+  auto note = [&](std::string_view text) {
+    if (options.on_note) options.on_note(text);
+  };
+  // The verdict of the step-progress watchdog for this task, when it must
+  // end: told so by the chief (a worker), or (the chief of an allreduce
+  // run, whose collectives wait for every worker) a worker stalled or
+  // silent. The chief of a parameter-server run only notes the stalled
+  // workers: it no longer waits for them, and the PS not at all.
+  auto watchdog = [&]() -> Status {
+    if (heartbeat && heartbeat->stalled) {
+      return absl::AbortedError(ToAbsl(StrCat(
+          task, ": the chief found no step finished for ",
+          job.train.stall_timeout,
+          " s (train.stall_timeout) and took this worker for dead; exiting")));
+    }
+    if (!coordinator || stop) return OkStatus();
+    Status why = WatchWorkers(*coordinator, task, job.train, note);
+    if (!why.ok()) coordinator->EndRun();
+    return why;
+  };
   std::thread watcher([&] {
+    std::optional<Clock::time_point> abandon_at;
     while (watching) {
       if ((options.cancel && options.cancel->load()) ||
           (heartbeat && heartbeat->lost.load())) {
         stop = true;
+      }
+      if (!abandon_at) {
+        if (Status why = watchdog(); !why.ok()) {
+          {
+            std::lock_guard<std::mutex> lock(fatal_mu);
+            fatal = why;
+          }
+          stop = true;
+          abandon_at = Clock::now() + kAbandonGrace;
+        }
+      } else if (!returned && Clock::now() >= *abandon_at) {
+        // The training thread did not return: frozen, or blocked in a
+        // collective for good.
+        std::lock_guard<std::mutex> lock(fatal_mu);
+        if (options.on_abandon) options.on_abandon(fatal);
+        note(Message(fatal));
+        std::_Exit(1);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -276,6 +351,9 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   wo.coordinator = coordinator.get();
   wo.on_eval = options.on_eval;
   wo.on_note = options.on_note;
+  wo.on_step = [&](int64_t steps_done, int64_t global_step) {
+    if (heartbeat) heartbeat->Steps(steps_done, global_step);
+  };
   wo.on_progress = [&](const TrainProgress& p) {
     if (heartbeat)
       heartbeat->Set("running", p.step, p.loss, p.examples_per_sec);
@@ -283,9 +361,13 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   };
   wo.cancel = &stop;
   if (heartbeat) wo.end_training = &heartbeat->stop_training;
-  if (heartbeat) heartbeat->Set("running", 0, 0, 0);
   StatusOr<TrainResult> result =
       allreduce ? RunAllreduceWorker(job, wo) : RunWorker(job, wo);
+  returned = true;
+  {
+    std::lock_guard<std::mutex> lock(fatal_mu);
+    if (!fatal.ok()) result = fatal;
+  }
   if (heartbeat) {
     if (heartbeat->lost) {
       result = UnavailableError(
@@ -298,6 +380,14 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
                    result.ok() ? result->loss : 0, 0);
     // Let the chief hear the final state before this task goes.
     std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  }
+  // The workers the watchdog took for dead hear it with their next
+  // heartbeat (once a second), before the chief and its Coordinator go.
+  if (coordinator) {
+    const auto until = Clock::now() + std::chrono::seconds(3);
+    while (coordinator->UntoldStalled() > 0 && Clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
   }
   // A failed chief ends the run; in a PS run it also sends every PS home.
   if (chief && !result.ok()) {

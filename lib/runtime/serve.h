@@ -7,7 +7,14 @@
 //     checkpoint and told it to exit;
 //   - a worker runs until its data is done (the chief: until the run is
 //     over), or until the chief is unreachable that long;
-//   - a chief that fails tells every PS to exit before it returns.
+//   - a chief that fails tells every PS to exit before it returns;
+//   - the chief's step-progress watchdog (train.stall_timeout): a worker
+//     whose steps stall while its heartbeats come is told to exit (and
+//     exits, its training thread returned or not: on_abandon); the chief
+//     no longer waits for it. In an allreduce run, whose collectives wait
+//     for every worker, such a worker, or one silent for
+//     train.heartbeat_timeout, fails the run: the chief exits with an
+//     error naming it.
 #pragma once
 
 #include <atomic>
@@ -46,6 +53,13 @@ struct ServeOptions {
   std::function<void(const EvalReport&)> on_eval;
   std::function<void(std::string_view)> on_note;
   const std::atomic<bool>* cancel = nullptr;
+  // A task that must end (the chief's step-progress watchdog took this
+  // worker for dead; the chief of an allreduce run lost a worker) is
+  // stopped; when its training thread has not returned 2 s later (frozen,
+  // or blocked in a collective for good), this is called from another
+  // thread with why, to report it and end the process; it must not return.
+  // Unset: `why` goes to on_note and the process exits with status 1.
+  std::function<void(const Status& why)> on_abandon;
 };
 
 // Runs the task to its end. A worker's result is RunWorker's; a PS returns

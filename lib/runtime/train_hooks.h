@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string_view>
 
@@ -15,6 +16,9 @@ struct TrainHooks {
   std::function<void(const TrainProgress&)> on_progress;
   std::function<void(const EvalReport&)> on_eval;
   std::function<void(std::string_view)> on_note;
+  // When the loop starts stepping (steps_done 0) and after each step, with
+  // the steps this loop has finished and the global step.
+  std::function<void(int64_t steps_done, int64_t global_step)> on_step;
   // Training stops with Cancelled once this becomes true. May be null.
   const std::atomic<bool>* cancel = nullptr;
 

@@ -1,8 +1,10 @@
 #include "lib/runtime/train_loop.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -19,6 +21,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Test only: the steps after which task `name` freezes its training thread
+// for good, as DTF_TEST_FREEZE_AT="<task>@<steps>" (e.g. "worker:1@20")
+// asks; -1 when it does not name this task. The tests of the chief's
+// step-progress watchdog use it: the process lives on, heartbeats and all,
+// while it trains no more.
+int64_t TestFreezeAt(std::string_view name) {
+  const char* env = std::getenv("DTF_TEST_FREEZE_AT");
+  if (env == nullptr || name.empty()) return -1;
+  const std::string_view spec(env);
+  const size_t at = spec.rfind('@');
+  if (at == std::string_view::npos || spec.substr(0, at) != name) return -1;
+  int64_t steps = 0;
+  for (const char c : spec.substr(at + 1)) {
+    if (c < '0' || c > '9') return -1;
+    steps = steps * 10 + (c - '0');
+  }
+  return steps;
+}
+
 class TrainLoop {
  public:
   TrainLoop(const TrainLoopOptions& options, const TrainHooks& hooks,
@@ -34,7 +55,8 @@ class TrainLoop {
         progress_(hooks, chief_ ? chief_->coordinator() : nullptr, o_.name,
                   chief_ ? chief_->events() : nullptr),
         position_(o_.start),
-        last_epoch_(o_.start.epoch) {}
+        last_epoch_(o_.start.epoch),
+        freeze_at_(TestFreezeAt(o_.name)) {}
 
   StatusOr<TrainResult> Run();
 
@@ -75,6 +97,7 @@ class TrainLoop {
   InputPosition position_;  // after the last step's batch
   int64_t last_epoch_;
   int64_t steps_ = 0;
+  const int64_t freeze_at_;
   ModelInputs device_inputs_;
   kernels::Tensor logits_, dlogits_;
   std::vector<Gradient> grads_;
@@ -106,6 +129,15 @@ Status TrainLoop::Stopped(absl::StatusCode code, std::string_view why) {
                          ? StrCat("training cancelled at step ", step)
                          : StrCat(o_.name, ": stopped at step ", step);
   if (!why.empty()) text = StrCat(text, ": ", why);
+  // A worker that leaves tells the parameter servers, so that the sync
+  // steps of the others (stopping too) do not wait for it until
+  // heartbeat_timeout. Best effort: they may be gone.
+  if (!o_.name.empty() && update_.independent_workers()) {
+    if (Status st = update_.Done(); !st.ok()) {
+      hooks_.Note(StrCat(
+          text, "; could not tell the parameter servers: ", Message(st)));
+    }
+  }
   if (chief_ == nullptr) return Status(code, text);
   if (!update_.consistent()) {
     return Status(code, StrCat(text,
@@ -157,7 +189,11 @@ StatusOr<bool> TrainLoop::Steps() {
   // The chief's early stopping, which a collective update carries to every
   // rank in the next agreement.
   bool stop_early = false;
+  if (hooks_.on_step) hooks_.on_step(steps_, update_.global_step());
   while (true) {
+    if (steps_ == freeze_at_) {
+      while (true) std::this_thread::sleep_for(std::chrono::hours(1));
+    }
     const bool collective = update_.collective();
     if (!collective && hooks_.cancelled()) return true;
     const int64_t step = update_.global_step();
@@ -175,6 +211,7 @@ StatusOr<bool> TrainLoop::Steps() {
     if (!agreed.ok()) return UpdateFailed(agreed.status());
     if (*agreed != Agreement::kStep) return *agreed == Agreement::kCancel;
     DTF_RETURN_IF_ERROR(Step(cur, batches));
+    if (hooks_.on_step) hooks_.on_step(steps_, update_.global_step());
     DTF_ASSIGN_OR_RETURN(const bool stop, AfterStep());
     if (!stop) continue;
     hooks_.Note(chief_->tracker().StopNote(update_.global_step()));

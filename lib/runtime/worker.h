@@ -40,6 +40,8 @@ struct WorkerOptions {
   std::function<void(const TrainProgress&)> on_progress;
   std::function<void(const EvalReport&)> on_eval;
   std::function<void(std::string_view)> on_note;
+  // TrainHooks::on_step: what the heartbeats carry to the chief's watchdog.
+  std::function<void(int64_t steps_done, int64_t global_step)> on_step;
   // Set when the run must stop (Ctrl-C, SIGTERM, or the chief lost): the
   // worker returns Cancelled, the chief after writing its checkpoint.
   const std::atomic<bool>* cancel = nullptr;

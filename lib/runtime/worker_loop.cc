@@ -21,6 +21,7 @@ TrainHooks WorkerHooks(const WorkerOptions& options) {
   hooks.on_progress = options.on_progress;
   hooks.on_eval = options.on_eval;
   hooks.on_note = options.on_note;
+  hooks.on_step = options.on_step;
   hooks.cancel = options.cancel;
   return hooks;
 }

@@ -327,6 +327,31 @@ TEST_F(TrainSpecTest, ClusterKeys) {
               ::testing::HasSubstr("train.collective_timeout"));
 }
 
+// The step-progress watchdog's window: by default long past any healthy
+// step and past heartbeat_timeout; 0 turns it off; a window a sync worker
+// may spend waiting for a silent one is refused.
+TEST_F(TrainSpecTest, StallTimeout) {
+  EXPECT_EQ(Load("linear", "").stall_timeout, 120);
+  EXPECT_EQ(Load("linear", "[train]\nheartbeat_timeout = 30\n").stall_timeout,
+            180);
+  EXPECT_EQ(Load("linear", "[train]\nstall_timeout = 0\n").stall_timeout, 0);
+  EXPECT_EQ(Load("linear",
+                 "[train]\nheartbeat_timeout = 2\n"
+                 "stall_timeout = 3\n")
+                .stall_timeout,
+            3);
+  EXPECT_THAT(
+      Error(StrCat(Inputs("linear"),
+                   "[model]\ntype = \"linear\"\n[train]\n"
+                   "stall_timeout = 10\n")),
+      ::testing::HasSubstr("job.toml:11:17: train.stall_timeout: must exceed "
+                           "train.heartbeat_timeout (10 s)"));
+  EXPECT_THAT(Error(StrCat(Inputs("linear"),
+                           "[model]\ntype = \"linear\"\n[train]\n"
+                           "stall_timeout = -1\n")),
+              ::testing::HasSubstr("train.stall_timeout"));
+}
+
 // --set overrides (dtf launch/serve) apply before the file is read.
 TEST_F(TrainSpecTest, OverridesApplyBeforeTheFileIsRead) {
   const std::string path = Write("o.toml", StrCat(Inputs("linear"),

@@ -16,7 +16,8 @@
 #      nothing left running: unknown host key (then dtf hosts trust),
 #      changed host key (then --replace), wrong client key, a host that
 #      refuses, a host that never answers, a port taken on a host, a work
-#      dir that cannot be written, a task that exits at once
+#      dir that cannot be written, a task that exits at once, a run past
+#      its --deadline
 # With disk-full, only the hosts, the job and one more failure: a work dir
 # on a full disk (a 1 MiB tmpfs). Mounting one needs CAP_SYS_ADMIN; without
 # it the script exits 77, which CTest reports as skipped.
@@ -320,5 +321,12 @@ expect_fail bad_set "--set train.batch_size=0: .*train.batch_size" \
 # points.
 expect_fail exits_at_once "(task ps:[01] on 127.0.0.[23] failed.*stopped the other tasks|the chief \(worker:0 on 127.0.0.2\) exited with status [12])" \
   launch --profile ssh --set data.records=/nonexistent/records
+
+# A run past its --deadline: every task on both hosts is stopped (the chief
+# writes its checkpoint as it stops), and the launch says why.
+start=$SECONDS
+expect_fail deadline "the run's deadline \(--deadline 8 s\) passed; stopped every task" \
+  launch --profile ssh --deadline 8 --set train.epochs=1000
+((SECONDS - start < 60)) || fail "the deadline took $((SECONDS - start)) s"
 
 echo "PASS: launch_ssh"

@@ -222,6 +222,47 @@ TEST_F(LaunchCliTest, AWorkerFailingIsReportedAndTheRunGoesOn) {
   EXPECT_THAT(status.out, HasSubstr("worker:1  failed (3)"));
 }
 
+// mode = "allreduce": the other workers would wait for a dead one in their
+// collectives for ever, so a worker's death ends the run, restarts or not.
+TEST_F(LaunchCliTest, AnAllreduceWorkerFailingStopsTheRun) {
+  dtf::testing::WriteFile(dir_.Join("dtf.toml"),
+                          "[schema]\nlabel = \"y\"\n"
+                          "[[schema.columns]]\nname = \"y\"\ntype = \"int\"\n"
+                          "[[schema.columns]]\nname = \"x\"\ntype = \"float\"\n"
+                          "[[features.numeric]]\nname = \"x\"\n"
+                          "[model]\ntype = \"linear\"\n"
+                          "[train]\nmode = \"allreduce\"\ndevice = \"cuda\"\n");
+  Profile(
+      "workers = 3\nmax_restarts = 2\n[env]\nSTANDIN_FAIL = \"worker:2\"\n"
+      "STANDIN_CHIEF_SLEEP = \"60\"\n");
+  const auto start = std::chrono::steady_clock::now();
+  Result r = Run("launch --grace 0.3" + StandIn());
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("task worker:2 exited with status 3 before "
+                               "the run ended; an allreduce run cannot go on "
+                               "without one of its workers"));
+  EXPECT_THAT(r.err, HasSubstr("boom: worker:2 cannot start"));
+  EXPECT_THAT(r.err, Not(HasSubstr("starting it again")));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
+  ExpectNothingLeft(OnlyRunDir());
+}
+
+// --deadline: past it every task is stopped and the launch fails saying so.
+TEST_F(LaunchCliTest, TheDeadlineStopsTheRun) {
+  Profile("[env]\nSTANDIN_CHIEF_SLEEP = \"60\"\n");
+  const auto start = std::chrono::steady_clock::now();
+  Result r = Run("launch --deadline 1 --grace 0.3" + StandIn());
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("the run's deadline (--deadline 1 s) passed; "
+                               "stopped every task"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
+  const std::string run_dir = OnlyRunDir();
+  ExpectNothingLeft(run_dir);
+  StatusOr<RunRecord> record = ReadRunRecord(run_dir);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->state, "failed");
+}
+
 TEST_F(LaunchCliTest, DetachThenStatusLogsAndStop) {
   Profile("[env]\nSTANDIN_CHIEF_SLEEP = \"60\"\n");
   Result r = Run("launch --detach --grace 0.3" + StandIn());

@@ -423,6 +423,12 @@ TEST(Plan, AllreduceHasNoParameterServersAndAGpuPerWorker) {
   EXPECT_EQ(plan->ps, 0);
   EXPECT_EQ(plan->chief().name(), "worker:0");
   EXPECT_THAT(VisibleGpus(*plan), ElementsAre("0", "1"));
+  EXPECT_TRUE(plan->allreduce());
+  // Its plan.json reads back (dtf status, logs and stop read it).
+  StatusOr<Plan> back = PlanFromJson(PlanToJson(*plan), "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->ps, 0);
+  EXPECT_EQ(back->tasks.size(), 2u);
   r.overrides.workers = 3;
   plan = MakePlan(r);
   ASSERT_FALSE(plan.ok());

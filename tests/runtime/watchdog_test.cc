@@ -1,0 +1,329 @@
+// Hangs detected: the chief's step-progress watchdog (the Coordinator's
+// view of each worker's steps over loopback gRPC, and a real run — `dtf
+// serve` processes under the local launcher — whose worker freezes its
+// training thread), and the launcher's deadline on a real run.
+#include <signal.h>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "lib/base/strings.h"
+#include "lib/launch/local_backend.h"
+#include "lib/launch/profile.h"
+#include "lib/rpc/call.h"
+#include "lib/runtime/coordinator_service.h"
+#include "tests/runtime/runtime_testing.h"
+#include "tests/testing/paths.h"
+#include "tests/testing/temp_dir.h"
+
+namespace dtf::runtime {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::HeldPort;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+const rpc::RunCredentials kCreds{"watch-run", "00112233445566778899aabb", "j"};
+
+// The chief's Coordinator on a loopback port, and a worker's heartbeats to
+// it.
+class WatchdogTest : public ::testing::Test {
+ protected:
+  WatchdogTest()
+      : service_(kCreds, {{"worker:0", port_.address()},
+                          {"worker:1", ""},
+                          {"worker:2", ""}}) {
+    grpc::ServerBuilder builder;
+    int bound = 0;
+    builder.AddListeningPort(port_.address(), grpc::InsecureServerCredentials(),
+                             &bound);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    EXPECT_EQ(bound, port_.port());
+    stub_ = rpc::Coordinator::NewStub(rpc::MakeChannel(port_.address()));
+    service_.Watch("worker:0", 400ms);
+  }
+  ~WatchdogTest() override { server_->Shutdown(); }
+
+  // One heartbeat of `task`; the chief's answer.
+  rpc::HeartbeatResponse Beat(const std::string& task, uint64_t incarnation,
+                              int64_t steps_done,
+                              const std::string& state = "running") {
+    rpc::HeartbeatRequest request;
+    request.set_task(task);
+    request.set_state(state);
+    request.set_step(100 + steps_done);
+    request.set_steps_done(steps_done);
+    request.set_incarnation(incarnation);
+    auto context = rpc::MakeClientContext(kCreds, 5s);
+    rpc::HeartbeatResponse response;
+    const grpc::Status st = stub_->Heartbeat(context.get(), request, &response);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return response;
+  }
+
+  std::vector<std::string> Stalled() {
+    std::vector<std::string> names;
+    for (const auto& s : service_.CheckStalls()) names.push_back(s.task);
+    return names;
+  }
+
+  HeldPort port_;
+  CoordinatorService service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<rpc::Coordinator::Stub> stub_;
+};
+
+// Heartbeats keep coming from both workers; worker:1's steps stop at 7 and
+// worker:2's go on: only worker:1 is taken for dead, once, with its step.
+TEST_F(WatchdogTest, AWorkerWhoseStepsStallWhileItBeatsIsTakenForDead) {
+  const auto start = Clock::now();
+  int64_t steps2 = 0;
+  while (Clock::now() - start < 900ms) {
+    EXPECT_FALSE(Beat("worker:1", 11, 7).stalled());
+    EXPECT_FALSE(Beat("worker:2", 22, ++steps2).stalled());
+    std::this_thread::sleep_for(50ms);
+    if (Clock::now() - start < 300ms) {
+      EXPECT_TRUE(Stalled().empty());
+    }
+  }
+  const std::vector<CoordinatorService::Stall> stalls = service_.CheckStalls();
+  ASSERT_EQ(stalls.size(), 1u);
+  EXPECT_EQ(stalls[0].task, "worker:1");
+  EXPECT_EQ(stalls[0].step, 107);
+  EXPECT_EQ(stalls[0].steps_done, 7);
+  EXPECT_GE(stalls[0].seconds, 0.4);
+  EXPECT_TRUE(Stalled().empty());  // found once
+  // From now on it is answered stalled, and no longer waited for.
+  EXPECT_TRUE(Beat("worker:1", 11, 7).stalled());
+  EXPECT_THAT(service_.RunningWorkers("worker:0", 10s),
+              ElementsAre("worker:2"));
+  // A new process of the task (a restart) is watched anew.
+  EXPECT_FALSE(Beat("worker:1", 12, 0).stalled());
+  EXPECT_THAT(service_.RunningWorkers("worker:0", 10s),
+              ElementsAre("worker:1", "worker:2"));
+  EXPECT_TRUE(Stalled().empty());
+}
+
+// The window starts with the first heartbeat in state "running" (a slow
+// start is not a stall), and the chief's own steps are its business.
+TEST_F(WatchdogTest, StartingWorkersAndTheChiefAreNotWatched) {
+  service_.Update("worker:0", "running", 5, 0, 0);
+  for (int i = 0; i < 12; ++i) {
+    Beat("worker:1", 11, 0, "starting");
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(Stalled().empty());
+  Beat("worker:1", 11, 0);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(Stalled().empty());
+  std::this_thread::sleep_for(300ms);
+  EXPECT_THAT(Stalled(), ElementsAre("worker:1"));
+}
+
+// While the chief evaluates or writes a checkpoint the workers may wait for
+// it: no stall then, and each window starts again when it is done.
+TEST_F(WatchdogTest, NoStallWhileTheChiefEvaluates) {
+  Beat("worker:1", 11, 3);
+  {
+    const WatchPause pause(&service_);
+    std::this_thread::sleep_for(600ms);
+    EXPECT_TRUE(Stalled().empty());
+  }
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(Stalled().empty());
+  std::this_thread::sleep_for(300ms);
+  EXPECT_THAT(Stalled(), ElementsAre("worker:1"));
+}
+
+TEST_F(WatchdogTest, ZeroTurnsItOff) {
+  service_.Watch("worker:0", 0ms);
+  Beat("worker:1", 11, 3);
+  std::this_thread::sleep_for(600ms);
+  Beat("worker:1", 11, 3);
+  EXPECT_TRUE(Stalled().empty());
+  EXPECT_FALSE(Beat("worker:1", 11, 3).stalled());
+}
+
+// Silent workers (what an allreduce chief fails the run on): heard from,
+// neither done nor failed, and no heartbeat for the timeout.
+TEST_F(WatchdogTest, SilentWorkers) {
+  Beat("worker:1", 11, 3);
+  Beat("worker:2", 22, 3, "done");
+  EXPECT_TRUE(service_.SilentWorkers("worker:0", 1s).empty());
+  std::this_thread::sleep_for(1100ms);
+  EXPECT_THAT(service_.SilentWorkers("worker:0", 1s), ElementsAre("worker:1"));
+}
+
+// The chief's verdict: a parameter-server run notes a stalled worker and goes
+// on; an allreduce run fails, naming the stalled (or silent) worker and its
+// step.
+TEST_F(WatchdogTest, AStalledWorkerFailsAnAllreduceRunOnly) {
+  TrainSpec ps_train;
+  ps_train.stall_timeout = 1;
+  TrainSpec allreduce = ps_train;
+  allreduce.mode = TrainMode::kAllreduce;
+  allreduce.heartbeat_timeout = 1;
+  Beat("worker:1", 11, 7);
+  Beat("worker:2", 22, 3);
+  std::this_thread::sleep_for(500ms);
+  Beat("worker:1", 11, 7);
+  std::vector<std::string> notes;
+  auto note = [&](std::string_view n) { notes.emplace_back(n); };
+  EXPECT_TRUE(WatchWorkers(service_, "worker:0", ps_train, note).ok());
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_THAT(notes[0], HasSubstr("worker:1 has finished no step for 1 s "
+                                  "(stuck at global step 107, 7 steps done) "
+                                  "though its heartbeats come: taken for "
+                                  "dead (train.stall_timeout = 1 s); told it "
+                                  "to exit"));
+  EXPECT_THAT(notes[1], HasSubstr("worker:2 has finished no step"));
+
+  // Another incarnation of each, watched anew: this time an allreduce run.
+  Beat("worker:1", 12, 5);
+  Beat("worker:2", 23, 5);
+  std::this_thread::sleep_for(500ms);
+  Beat("worker:1", 12, 5);
+  Beat("worker:2", 23, 6);
+  const Status st = WatchWorkers(service_, "worker:0", allreduce, note);
+  EXPECT_EQ(st.code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(Message(st),
+              HasSubstr("worker:1 has finished no step for 1 s (stuck at "
+                        "global step 105, 5 steps done)"));
+  EXPECT_THAT(Message(st), HasSubstr("an allreduce run cannot go on without "
+                                     "it: the run fails"));
+  EXPECT_EQ(notes.size(), 2u);
+
+  // worker:2 falls silent (for heartbeat_timeout, shorter than the stall
+  // timeout as train_spec requires).
+  service_.Watch("worker:0", 5s);
+  std::this_thread::sleep_for(600ms);
+  Beat("worker:1", 12, 5);
+  std::this_thread::sleep_for(500ms);
+  const Status silent = WatchWorkers(service_, "worker:0", allreduce, note);
+  EXPECT_EQ(silent.code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(Message(silent),
+              HasSubstr("worker:2 has sent no heartbeat for 1 s "
+                        "(train.heartbeat_timeout); an allreduce run cannot "
+                        "go on without it"));
+}
+
+// A real run: ps:0, worker:0 (the chief) and worker:1 as `dtf serve`
+// processes under the local launcher; worker:1's training thread freezes
+// after 20 steps (DTF_TEST_FREEZE_AT) while its heartbeats go on. The chief
+// takes it for dead after stall_timeout, it exits, and the run finishes
+// without it instead of waiting for it for ever.
+TEST(WatchdogRunTest, AFrozenWorkerIsTakenForDeadAndTheRunFinishes) {
+  dtf::testing::TempDir dir("dtf_watchdog_test");
+  StatusOr<std::string> job = testing::WriteExampleJob(
+      "titanic", dir,
+      {{"log_every_steps = 10",
+        "log_every_steps = 10\nheartbeat_timeout = 1\nstall_timeout = 3"}});
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE(testing::LoadJobWithRecords(*job).ok());
+  StatusOr<launch::Profile> profile = launch::ParseProfile(
+      "backend = \"local\"\nps = 1\nworkers = 2\nhost = \"127.0.0.1\"\n"
+      "threads = 1\n[env]\nDTF_TEST_FREEZE_AT = \"worker:1@20\"\n",
+      "test profile", "local");
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  launch::PlanRequest request;
+  request.job = *job;
+  request.binary = DTF_BINARY;
+  request.runs_dir = dir.Join("runs");
+  request.profile = *profile;
+  std::vector<std::string> notes;
+  launch::RunOptions options;
+  options.grace = 3s;
+  options.on_note = [&](std::string_view n) { notes.emplace_back(n); };
+  const auto start = Clock::now();
+  StatusOr<std::unique_ptr<launch::LocalRun>> run =
+      launch::LocalRun::Start(request, options);
+  ASSERT_TRUE(run.ok()) << run.status();
+  while (!(*run)->Poll()) {
+    if (Clock::now() - start > 60s) {
+      (*run)->Stop(DeadlineExceededError("the run hangs"));
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  const launch::RunOutcome outcome = (*run)->outcome();
+  const launch::Plan& plan = (*run)->plan();
+  const std::string chief_err =
+      dtf::testing::ReadFile(plan.chief().stderr_file);
+  const std::string worker_err =
+      dtf::testing::ReadFile(plan.tasks[2].stderr_file);
+  std::string all_notes;
+  for (const std::string& n : notes) StrAppend(&all_notes, n, "\n");
+  EXPECT_TRUE(outcome.status.ok()) << outcome.status << "\n" << all_notes;
+  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_THAT(chief_err, HasSubstr("worker:1 has finished no step for"));
+  EXPECT_THAT(chief_err, HasSubstr("(train.stall_timeout = 3 s); told it"));
+  EXPECT_THAT(worker_err, HasSubstr("took this worker for dead"));
+  // It exits on its own (status 1), frozen thread and all, rather than
+  // being killed at the end.
+  EXPECT_THAT(all_notes, HasSubstr("worker:1 exited with status 1"));
+  EXPECT_LT(Clock::now() - start, 45s);
+}
+
+// A real run past its --deadline: every task is stopped, the chief writing
+// its checkpoint first, and no process is left.
+TEST(WatchdogRunTest, TheDeadlineStopsARealRunAndLeavesNoProcess) {
+  dtf::testing::TempDir dir("dtf_deadline_test");
+  StatusOr<std::string> job = testing::WriteExampleJob(
+      "titanic", dir, {{"epochs = 20", "epochs = 100000"}});
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_TRUE(testing::LoadJobWithRecords(*job).ok());
+  StatusOr<launch::Profile> profile = launch::ParseProfile(
+      "backend = \"local\"\nps = 1\nworkers = 2\nhost = \"127.0.0.1\"\n"
+      "threads = 1\n",
+      "test profile", "local");
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  launch::PlanRequest request;
+  request.job = *job;
+  request.binary = DTF_BINARY;
+  request.runs_dir = dir.Join("runs");
+  request.profile = *profile;
+  launch::RunOptions options;
+  options.grace = 5s;
+  options.deadline = 4s;
+  const auto start = Clock::now();
+  StatusOr<std::unique_ptr<launch::LocalRun>> run =
+      launch::LocalRun::Start(request, options);
+  ASSERT_TRUE(run.ok()) << run.status();
+  while (!(*run)->Poll()) {
+    if (Clock::now() - start > 60s) {
+      (*run)->Stop(InternalError("the deadline did not stop the run"));
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  const launch::RunOutcome outcome = (*run)->outcome();
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kDeadlineExceeded)
+      << outcome.status;
+  EXPECT_THAT(Message(outcome.status),
+              HasSubstr("the run's deadline (--deadline 4 s) passed"));
+  EXPECT_EQ(outcome.state, "failed");
+  EXPECT_LT(Clock::now() - start, 20s);
+  const std::string chief_err =
+      dtf::testing::ReadFile((*run)->plan().chief().stderr_file);
+  EXPECT_THAT(chief_err, HasSubstr("; checkpoint "));
+  EXPECT_TRUE(std::filesystem::exists(dir.Join("out/checkpoint.dtf")));
+  for (size_t i = 0; i < (*run)->plan().tasks.size(); ++i) {
+    const pid_t pid = (*run)->process(i).pid;
+    EXPECT_TRUE(::kill(pid, 0) != 0 && errno == ESRCH)
+        << (*run)->plan().tasks[i].name() << " (pid " << pid << ") is left";
+  }
+}
+
+}  // namespace
+}  // namespace dtf::runtime
