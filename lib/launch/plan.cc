@@ -215,7 +215,10 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
     return InvalidArgumentError(StrCat("--metrics-out ", o.metrics_out,
                                        ": the plan needs an absolute path"));
   }
-  if (profile.max_restarts > 0 && r.job_checkpoint_every_steps <= 0) {
+  // Allreduce runs restart no task (a worker alone cannot rejoin the
+  // others' collectives), so the rule is for parameter-server runs only.
+  if (!r.allreduce && profile.max_restarts > 0 &&
+      r.job_checkpoint_every_steps <= 0) {
     return FailedPreconditionError(StrCat(
         WhereOf(profile, "max_restarts"),
         ": max_restarts = ", profile.max_restarts,
