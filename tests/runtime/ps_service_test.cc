@@ -100,7 +100,12 @@ class PsServiceTest : public ::testing::Test {
   }
   void TearDown() override { Stop(); }
   void Stop() {
-    for (auto& s : servers_) s->Shutdown();
+    // A client's Session stream stays open while the client lives: as
+    // serve.cc, calls still open after a grace time are cancelled.
+    for (auto& s : servers_) {
+      s->Shutdown(std::chrono::system_clock::now() +
+                  std::chrono::milliseconds(200));
+    }
     servers_.clear();
     services_.clear();
     addresses_.clear();

@@ -1,0 +1,67 @@
+// A worker's long-lived Session stream (proto/dtf.proto) to one parameter
+// server: each exchange writes one step's messages and reads the answer's.
+// The stream opens on the first exchange and again on the next one after a
+// failure; every exchange has its own deadline. Messages are raw
+// grpc::ByteBuffers (tensor_wire.h builds and reads them). Not thread-safe.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
+#include "lib/base/status.h"
+#include "lib/runtime/run_credentials.h"
+
+namespace dtf::runtime {
+
+class PsStream {
+ public:
+  // `what` names the PS in errors ("ps:0 (host:port)").
+  PsStream(std::shared_ptr<grpc::Channel> channel, RunCredentials creds,
+           std::chrono::milliseconds timeout, std::string what);
+  ~PsStream();
+  PsStream(const PsStream&) = delete;
+  PsStream& operator=(const PsStream&) = delete;
+
+  // Writes `messages` (one step: every one but the last with `more` set),
+  // then reads answers, handing each to `on_answer`, which sets `*more`
+  // while more are to come. An error of on_answer is returned once the
+  // answer was read whole (the stream stays usable); any other failure
+  // closes the stream and returns the PS's status (the next exchange opens
+  // a new one). `idempotent`: the exchange changes nothing on the PS (a
+  // pull), so one that fails on a stream opened by an earlier exchange (the
+  // connection went away meanwhile) is tried once more on a new stream.
+  Status Exchange(std::vector<grpc::ByteBuffer> messages, bool idempotent,
+                  const std::function<Status(const grpc::ByteBuffer&,
+                                             bool* more)>& on_answer);
+  // Ends the stream, if open, as a client that is done (the PS's handler
+  // returns); a later exchange opens a new one.
+  void End();
+
+ private:
+  enum class Result { kOk, kFailed, kTimeout };
+  Status Open(std::chrono::system_clock::time_point deadline);
+  Status Run(
+      const std::vector<grpc::ByteBuffer>& messages,
+      std::chrono::system_clock::time_point deadline,
+      const std::function<Status(const grpc::ByteBuffer&, bool*)>& on_answer);
+  // Waits for the one operation in flight, until `deadline`.
+  Result Wait(std::chrono::system_clock::time_point deadline);
+  // Ends the stream (cancelled when `cancel`), returning its status.
+  grpc::Status Close(bool cancel);
+
+  grpc::GenericStub stub_;
+  const RunCredentials creds_;
+  const std::chrono::milliseconds timeout_;
+  const std::string what_;
+  grpc::CompletionQueue cq_;
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call_;
+  bool in_flight_ = false;
+};
+
+}  // namespace dtf::runtime
