@@ -1,10 +1,15 @@
 // PsService's Session stream: a worker's steps, pushes and pulls on one
-// long-lived stream, its messages read and written in wire format
-// (tensor_wire.h) rather than parsed into generated classes.
+// long-lived stream, read and written in wire format (tensor_wire.h). Pushed
+// values reach the store as views of the received slices (copied only when
+// a piece crosses slices); pulled values are written by the store straight
+// into the answer's slices.
+#include <deque>
 #include <utility>
 
 #include "grpcpp/support/method_handler.h"
 #include "lib/base/strings.h"
+#include "lib/rpc/call.h"
+#include "lib/runtime/ps_messages.h"
 #include "lib/runtime/ps_service.h"
 #include "lib/runtime/tensor_pieces.h"
 #include "lib/runtime/tensor_wire.h"
@@ -15,45 +20,107 @@ namespace {
 
 using RawStream = grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>;
 
-// A received gradient piece as the service's own type.
-rpc::TensorPiece SessionPiece(const WirePiece& wire) {
-  rpc::TensorPiece piece;
-  piece.set_name(wire.name);
-  piece.mutable_shape()->Add(wire.shape.begin(), wire.shape.end());
-  piece.set_row_offset(wire.row_offset);
-  piece.set_rows(wire.rows);
-  piece.mutable_ids()->Add(wire.ids.begin(), wire.ids.end());
-  piece.set_slot(wire.slot);
-  std::string* values = piece.mutable_values();
-  values->resize(wire.values.size());
-  wire.values.CopyTo(values->data());
-  return piece;
-}
-
-// Writes the answer `header` and `pieces` (their values moved into the
-// messages' slices), packed into messages of about kMaxStreamMessageBytes.
-bool WriteSessionAnswer(const rpc::PullMessage& header,
-                        std::vector<rpc::TensorPiece>* pieces,
-                        RawStream* stream) {
-  static const std::string* const kMore = [] {
-    rpc::PullMessage more;
-    more.set_more(true);
-    return new std::string(more.SerializeAsString());
-  }();
-  WireWriter writer;
-  writer.AppendSerialized(header.SerializeAsString());
-  for (rpc::TensorPiece& piece : *pieces) {
-    const int64_t size = int64_t(piece.values().size());
-    if (writer.size() > 0 && writer.size() + size > kMaxStreamMessageBytes) {
-      writer.AppendSerialized(*kMore);
-      if (!stream->Write(writer.Finish())) return false;
+// A gather's pieces written into wire messages of about
+// kMaxStreamMessageBytes each.
+class WireSink final : public PieceSink {
+ public:
+  std::byte* Piece(const PieceInfo& info) override {
+    meta_.Clear();
+    meta_.set_name(std::string(info.name));
+    meta_.mutable_shape()->Add(info.shape.begin(), info.shape.end());
+    if (info.ids.empty()) meta_.set_row_offset(info.row_offset);
+    meta_.set_rows(info.rows);
+    meta_.mutable_ids()->Add(info.ids.begin(), info.ids.end());
+    if (!info.slot.empty()) meta_.set_slot(std::string(info.slot));
+    const size_t bytes = size_t(info.rows * info.cols) * 4;
+    if (writers_.back().size() > 0 &&
+        writers_.back().size() + int64_t(bytes) > kMaxStreamMessageBytes) {
+      writers_.emplace_back();
     }
-    grpc::Slice values = SliceOwning(std::move(*piece.mutable_values()));
-    piece.clear_values();
-    writer.AppendPiece(kPullPiecesField, piece, std::move(values));
+    return reinterpret_cast<std::byte*>(
+        writers_.back().AppendPieceSpace(kPullPiecesField, meta_, bytes));
   }
-  return stream->Write(writer.Finish());
-}
+
+  // Writes the answer: `header` rides on the first message, `more` on all
+  // but the last.
+  bool Write(const rpc::PullMessage& header, RawStream* stream) {
+    static const std::string* const kMore = [] {
+      rpc::PullMessage more;
+      more.set_more(true);
+      return new std::string(more.SerializeAsString());
+    }();
+    writers_.front().AppendSerialized(header.SerializeAsString());
+    for (size_t i = 0; i < writers_.size(); ++i) {
+      if (i + 1 < writers_.size()) writers_[i].AppendSerialized(*kMore);
+      if (!stream->Write(writers_[i].Finish())) return false;
+    }
+    return true;
+  }
+
+ private:
+  std::deque<WireWriter> writers_ = std::deque<WireWriter>(1);
+  rpc::TensorPiece meta_;
+};
+
+// One step's messages as they came, and views of their gradient pieces.
+class SessionStep {
+ public:
+  // Takes one message; `message` receives its fields but the pieces.
+  Status Add(const grpc::ByteBuffer& buffer, rpc::StepMessage* message) {
+    std::vector<grpc::Slice>& slices = slices_.emplace_back();
+    if (buffer.Valid() && !buffer.Dump(&slices).ok()) {
+      return DataLossError("unreadable step message");
+    }
+    rest_.clear();
+    DTF_RETURN_IF_ERROR(DecodePieces(slices, kStepGradientsField, &rest_,
+                                     [&](const WirePiece& piece) {
+                                       pieces_.push_back(piece);
+                                       return OkStatus();
+                                     }));
+    if (!message->ParseFromString(rest_)) {
+      return DataLossError("malformed step message");
+    }
+    return OkStatus();
+  }
+
+  // Views of every piece so far; valid until Clear.
+  std::span<const PieceView> Views() {
+    views_.clear();
+    size_t copies = 0;
+    for (const WirePiece& p : pieces_) {
+      PieceView& v = views_.emplace_back();
+      v.name = p.name;
+      v.slot = p.slot;
+      v.row_offset = p.row_offset;
+      v.rows = p.rows;
+      v.ids = p.ids;
+      const char* at = p.values.Contiguous();
+      if (at == nullptr) {
+        // Across slices: gathered into a buffer kept for later steps.
+        if (copies == copied_.size()) copied_.emplace_back();
+        std::vector<std::byte>& copy = copied_[copies++];
+        copy.resize(p.values.size());
+        p.values.CopyTo(copy.data());
+        at = reinterpret_cast<const char*>(copy.data());
+      }
+      v.values = std::as_bytes(std::span<const char>(at, p.values.size()));
+    }
+    return views_;
+  }
+
+  void Clear() {
+    slices_.clear();
+    pieces_.clear();
+    views_.clear();
+  }
+
+ private:
+  std::deque<std::vector<grpc::Slice>> slices_;
+  std::deque<WirePiece> pieces_;
+  std::vector<PieceView> views_;
+  std::deque<std::vector<std::byte>> copied_;
+  std::string rest_;
+};
 
 }  // namespace
 
@@ -76,40 +143,28 @@ bool PsService::ServeRawSession() {
 
 grpc::Status PsService::Session(grpc::ServerContext* context,
                                 RawStream* stream) {
-  if (grpc::Status st = CheckCall(*context, options_.credentials); !st.ok()) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
     return st;
   }
+  auto cancelled = [context] { return context->IsCancelled(); };
   grpc::ByteBuffer in;
   rpc::StepMessage first, message;
   bool started = false;
-  std::vector<rpc::TensorPiece> grads;
-  std::string rest;
+  SessionStep step;
   while (stream->Read(&in)) {
-    rest.clear();
-    Status st = DecodePieces(in, kStepGradientsField, &rest,
-                             [&](const WirePiece& piece) {
-                               grads.push_back(SessionPiece(piece));
-                               return OkStatus();
-                             });
-    if (st.ok() && !message.ParseFromString(rest)) {
-      st = DataLossError("malformed step message");
-    }
-    if (!st.ok()) return ToGrpc(st);
-    const bool more = message.more();
-    if (!started) {
-      first.Swap(&message);
-      started = true;
-    }
-    if (more) continue;
+    rpc::StepMessage* into = started ? &message : &first;
+    if (Status st = step.Add(in, into); !st.ok()) return rpc::ToGrpc(st);
+    started = true;
+    if (into->more()) continue;
     // The step's last message: its push is applied, its pull answered.
     started = false;
     rpc::PullMessage header;
-    std::vector<rpc::TensorPiece> pieces;
-    grpc::Status done = RunStep(context, first, std::move(grads),
-                                header.mutable_header(), &pieces);
-    grads.clear();
-    if (!done.ok()) return done;
-    if (!WriteSessionAnswer(header, &pieces, stream)) {
+    WireSink sink;
+    Status st = RunStep(*store_, first, step.Views(), header.mutable_header(),
+                        sink, cancelled);
+    step.Clear();
+    if (!st.ok()) return rpc::ToGrpc(st);
+    if (!sink.Write(header, stream)) {
       return grpc::Status(grpc::StatusCode::UNAVAILABLE, "client went away");
     }
   }

@@ -310,6 +310,14 @@ Status CheckWirePiece(const WirePiece& piece, int64_t cols) {
   return OkStatus();
 }
 
+const char* WireBytes::Contiguous() const {
+  static const char kNone = 0;
+  if (size_ == 0) return &kNone;
+  const grpc::Slice& s = (*slices_)[index_];
+  if (s.size() - offset_ < size_) return nullptr;
+  return reinterpret_cast<const char*>(s.begin()) + offset_;
+}
+
 Status DecodePieces(const grpc::ByteBuffer& buffer, int piece_field,
                     std::string* rest,
                     const std::function<Status(const WirePiece&)>& on_piece) {
@@ -317,6 +325,12 @@ Status DecodePieces(const grpc::ByteBuffer& buffer, int piece_field,
   if (buffer.Valid() && !buffer.Dump(&slices).ok()) {
     return DataLossError("unreadable message buffer");
   }
+  return DecodePieces(slices, piece_field, rest, on_piece);
+}
+
+Status DecodePieces(const std::vector<grpc::Slice>& slices, int piece_field,
+                    std::string* rest,
+                    const std::function<Status(const WirePiece&)>& on_piece) {
   size_t total = 0;
   for (const grpc::Slice& s : slices) total += s.size();
   WireCursor c(&slices, total);

@@ -70,6 +70,9 @@ class WireBytes {
   void CopyTo(void* dst) const;
   // dst[i] += scale * (float i of the bytes), for size() / 4 floats.
   void AddFloatsTo(float scale, float* dst) const;
+  // The bytes' address when they lie in one slice (or are none); nullptr
+  // when they cross slices.
+  const char* Contiguous() const;
 
  private:
   const std::vector<grpc::Slice>* slices_ = nullptr;
@@ -97,6 +100,11 @@ Status CheckWirePiece(const WirePiece& piece, int64_t cols);
 // error, which is returned) and appends every other field, in wire format,
 // to `rest`. DataLoss when the bytes are no valid message.
 Status DecodePieces(const grpc::ByteBuffer& buffer, int piece_field,
+                    std::string* rest,
+                    const std::function<Status(const WirePiece&)>& on_piece);
+// As above, on a message's slices (ByteBuffer::Dump); the pieces' values
+// point into `slices`, valid while it lives unchanged.
+Status DecodePieces(const std::vector<grpc::Slice>& slices, int piece_field,
                     std::string* rest,
                     const std::function<Status(const WirePiece&)>& on_piece);
 

@@ -167,6 +167,30 @@ TEST(TensorWire, AddsValuesOntoTheirDestination) {
   for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(dst[i], 1 + 2 * v[i]) << i;
 }
 
+TEST(TensorWire, ValuesInOneSliceAreSeenInPlace) {
+  rpc::PullMessage message;
+  message.add_pieces()->set_values(Floats({1, 2, 3}));
+  message.add_pieces()->set_values(Floats({4, 5}));
+  const std::string bytes = message.SerializeAsString();
+  // The first piece's values lie in the first slice, the second's cross.
+  const size_t cut = bytes.size() - 3;
+  std::vector<grpc::Slice> slices = {grpc::Slice(bytes.data(), cut),
+                                     grpc::Slice(bytes.data() + cut, 3)};
+  std::vector<const char*> at;
+  std::string rest;
+  ASSERT_TRUE(
+      DecodePieces(slices, kPullPiecesField, &rest, [&](const WirePiece& p) {
+        at.push_back(p.values.Contiguous());
+        return OkStatus();
+      }).ok());
+  ASSERT_EQ(at.size(), 2u);
+  ASSERT_NE(at[0], nullptr);
+  EXPECT_EQ(std::string(at[0], 12), Floats({1, 2, 3}));
+  EXPECT_EQ(at[0], reinterpret_cast<const char*>(slices[0].begin()) +
+                       (bytes.find(Floats({1, 2, 3}))));
+  EXPECT_EQ(at[1], nullptr);
+}
+
 TEST(TensorWire, UnknownFieldsAndUnpackedIdsAreRead) {
   // A piece with an unknown fixed32 and fixed64 field, unpacked ids.
   std::string piece;
