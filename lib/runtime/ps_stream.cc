@@ -26,9 +26,10 @@ PsStream::PsStream(std::shared_ptr<grpc::Channel> channel, RunCredentials creds,
 void PsStream::End() {
   if (call_ == nullptr) return;
   // The client is done: the PS's handler ends without an error.
-  call_->WritesDone(this);
-  in_flight_ = true;
-  Close(Wait(SystemClock::now() + kCloseGrace) != Result::kOk);
+  call_->WritesDone(&other_);
+  other_ = true;
+  Drain(SystemClock::now() + kCloseGrace);
+  Close(/*cancel=*/false);
 }
 
 PsStream::~PsStream() {
@@ -40,34 +41,40 @@ PsStream::~PsStream() {
   }
 }
 
-PsStream::Result PsStream::Wait(SystemClock::time_point deadline) {
-  void* tag;
+PsStream::Event PsStream::Next(SystemClock::time_point deadline) {
+  void* tag = nullptr;
   bool ok = false;
   switch (cq_.AsyncNext(&tag, &ok, deadline)) {
     case grpc::CompletionQueue::TIMEOUT:
-      return Result::kTimeout;
+      return {Result::kTimeout, nullptr};
     case grpc::CompletionQueue::GOT_EVENT:
-      in_flight_ = false;
-      return ok ? Result::kOk : Result::kFailed;
+      *static_cast<bool*>(tag) = false;  // no longer in flight
+      return {ok ? Result::kOk : Result::kFailed, tag};
     case grpc::CompletionQueue::SHUTDOWN:
       break;
   }
-  in_flight_ = false;
-  return Result::kFailed;
+  return {Result::kFailed, nullptr};
+}
+
+void PsStream::Drain(SystemClock::time_point deadline) {
+  while (writing_ || reading_ || other_) {
+    if (Next(deadline).result == Result::kTimeout) {
+      // A cancelled call's operations complete at once.
+      context_->TryCancel();
+      deadline = SystemClock::time_point::max();
+    }
+  }
 }
 
 grpc::Status PsStream::Close(bool cancel) {
   if (call_ == nullptr) return grpc::Status::OK;
   if (cancel) context_->TryCancel();
-  // A cancelled call's operations complete at once.
-  if (in_flight_) Wait(SystemClock::time_point::max());
+  // Once one operation failed the call is over, and the others end too.
+  Drain(SystemClock::now() + kCloseGrace);
   grpc::Status status;
-  call_->Finish(&status, this);
-  in_flight_ = true;
-  if (Wait(SystemClock::now() + kCloseGrace) == Result::kTimeout) {
-    context_->TryCancel();
-    Wait(SystemClock::time_point::max());
-  }
+  call_->Finish(&status, &other_);
+  other_ = true;
+  Drain(SystemClock::now() + kCloseGrace);
   call_.reset();
   context_.reset();
   return status;
@@ -79,10 +86,10 @@ Status PsStream::Open(SystemClock::time_point deadline) {
   // deadline.
   context_->set_deadline(SystemClock::time_point::max());
   call_ = stub_.PrepareCall(context_.get(), kSessionMethod, &cq_);
-  call_->StartCall(this);
-  in_flight_ = true;
+  call_->StartCall(&other_);
+  other_ = true;
   // Waits (wait-for-ready) for a PS that is still starting.
-  const Result r = Wait(deadline);
+  const Result r = Next(deadline).result;
   if (r == Result::kOk) return OkStatus();
   grpc::Status st = Close(/*cancel=*/r == Result::kTimeout);
   if (r == Result::kTimeout || st.ok()) {
@@ -100,31 +107,42 @@ Status PsStream::Run(
     const std::function<Status(const grpc::ByteBuffer&, bool*)>& on_answer) {
   // The stream's end: the PS's status, or UNAVAILABLE when it ended the
   // stream without one, DEADLINE_EXCEEDED when the exchange ran out of time.
-  auto fail = [&](Result r, const char* doing) {
+  auto fail = [&](Result r) {
     grpc::Status st = Close(/*cancel=*/r == Result::kTimeout);
     if (r == Result::kTimeout) {
       st = grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
-                        StrCat("Deadline Exceeded (", doing, ")"));
+                        "Deadline Exceeded");
     } else if (st.ok()) {
-      st = grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                        StrCat("the stream ended (", doing, ")"));
+      st = grpc::Status(grpc::StatusCode::UNAVAILABLE, "the stream ended");
     }
     return FromGrpc(st, StrCat(what_, ": Session"));
   };
-  for (const grpc::ByteBuffer& message : messages) {
-    call_->Write(message, this);
-    in_flight_ = true;
-    if (Result r = Wait(deadline); r != Result::kOk) return fail(r, "writing");
+  // The answer's first read is in flight while the step is written: the
+  // writes' completions are not waited for before it.
+  grpc::ByteBuffer answer;
+  call_->Read(&answer, &reading_);
+  reading_ = true;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    call_->Write(messages[i], &writing_);
+    writing_ = true;
+    // One write in flight at a time; the last one's completion is taken
+    // with the answer's.
+    while (writing_ && i + 1 < messages.size()) {
+      if (Result r = Next(deadline).result; r != Result::kOk) return fail(r);
+    }
   }
   Status first_error;
   for (bool more = true; more;) {
-    grpc::ByteBuffer answer;
-    call_->Read(&answer, this);
-    in_flight_ = true;
-    if (Result r = Wait(deadline); r != Result::kOk) return fail(r, "reading");
+    while (reading_ || writing_) {
+      if (Result r = Next(deadline).result; r != Result::kOk) return fail(r);
+    }
     more = false;
     Status st = on_answer(answer, &more);
     if (first_error.ok()) first_error = st;
+    if (more) {
+      call_->Read(&answer, &reading_);
+      reading_ = true;
+    }
   }
   return first_error;
 }

@@ -44,13 +44,20 @@ class PsStream {
 
  private:
   enum class Result { kOk, kFailed, kTimeout };
+  struct Event {
+    Result result;
+    const void* tag;
+  };
   Status Open(std::chrono::system_clock::time_point deadline);
   Status Run(
       const std::vector<grpc::ByteBuffer>& messages,
       std::chrono::system_clock::time_point deadline,
       const std::function<Status(const grpc::ByteBuffer&, bool*)>& on_answer);
-  // Waits for the one operation in flight, until `deadline`.
-  Result Wait(std::chrono::system_clock::time_point deadline);
+  // The next completion of an operation, until `deadline`.
+  Event Next(std::chrono::system_clock::time_point deadline);
+  // Waits until no operation of the call is in flight; cancels the call
+  // when that takes past `deadline`.
+  void Drain(std::chrono::system_clock::time_point deadline);
   // Ends the stream (cancelled when `cancel`), returning its status.
   grpc::Status Close(bool cancel);
 
@@ -61,7 +68,11 @@ class PsStream {
   grpc::CompletionQueue cq_;
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call_;
-  bool in_flight_ = false;
+  // The operations in flight, one of each kind at most; their tags are the
+  // flags' addresses.
+  bool writing_ = false;
+  bool reading_ = false;
+  bool other_ = false;  // start, writes-done, finish
 };
 
 }  // namespace dtf::runtime
