@@ -155,7 +155,7 @@ Status Exchange(PsStream* stream, const rpc::StepMessage& head,
   std::string rest;
   rpc::PullMessage message;
   return stream->Exchange(
-      StepMessages(head, grads), /*idempotent=*/!head.has_push(),
+      StepMessages(head, grads),
       [&](const grpc::ByteBuffer& answer, bool* more) -> Status {
         rest.clear();
         Status placed;

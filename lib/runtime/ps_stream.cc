@@ -148,19 +148,11 @@ Status PsStream::Run(
 }
 
 Status PsStream::Exchange(std::vector<grpc::ByteBuffer> messages,
-                          bool idempotent,
                           const std::function<Status(const grpc::ByteBuffer&,
                                                      bool* more)>& on_answer) {
   const auto deadline = SystemClock::now() + timeout_;
-  const bool reused = call_ != nullptr;
-  if (!reused) DTF_RETURN_IF_ERROR(Open(deadline));
-  Status st = Run(messages, deadline, on_answer);
-  if (!st.ok() && idempotent && reused && call_ == nullptr &&
-      st.code() == absl::StatusCode::kUnavailable) {
-    DTF_RETURN_IF_ERROR(Open(deadline));
-    st = Run(messages, deadline, on_answer);
-  }
-  return st;
+  if (call_ == nullptr) DTF_RETURN_IF_ERROR(Open(deadline));
+  return Run(messages, deadline, on_answer);
 }
 
 }  // namespace dtf::runtime

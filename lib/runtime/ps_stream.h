@@ -31,13 +31,13 @@ class PsStream {
   // then reads answers, handing each to `on_answer`, which sets `*more`
   // while more are to come. An error of on_answer is returned once the
   // answer was read whole (the stream stays usable); any other failure
-  // closes the stream and returns the PS's status (the next exchange opens
-  // a new one). `idempotent`: the exchange changes nothing on the PS (a
-  // pull), so one that fails on a stream opened by an earlier exchange (the
-  // connection went away meanwhile) is tried once more on a new stream.
-  Status Exchange(std::vector<grpc::ByteBuffer> messages, bool idempotent,
+  // closes the stream and returns the PS's status (UNAVAILABLE when the
+  // connection went away, also while the stream was idle: the caller
+  // rejoins as after any lost call); the next exchange opens a new one.
+  Status Exchange(std::vector<grpc::ByteBuffer> messages,
                   const std::function<Status(const grpc::ByteBuffer&,
                                              bool* more)>& on_answer);
+
   // Ends the stream, if open, as a client that is done (the PS's handler
   // returns); a later exchange opens a new one.
   void End();
