@@ -65,7 +65,8 @@ class WireSink final : public PieceSink {
 // One step's messages as they came, and views of their gradient pieces.
 class SessionStep {
  public:
-  // Takes one message; `message` receives its fields but the pieces.
+  // Takes one message; `message` receives its fields but the pieces. Values
+  // that cross slices are gathered now, while later messages still travel.
   Status Add(const grpc::ByteBuffer& buffer, rpc::StepMessage* message) {
     std::vector<grpc::Slice>& slices = slices_.emplace_back();
     if (buffer.Valid() && !buffer.Dump(&slices).ok()) {
@@ -74,7 +75,7 @@ class SessionStep {
     rest_.clear();
     DTF_RETURN_IF_ERROR(DecodePieces(slices, kStepGradientsField, &rest_,
                                      [&](const WirePiece& piece) {
-                                       pieces_.push_back(piece);
+                                       View(pieces_.emplace_back(piece));
                                        return OkStatus();
                                      }));
     if (!message->ParseFromString(rest_)) {
@@ -84,41 +85,40 @@ class SessionStep {
   }
 
   // Views of every piece so far; valid until Clear.
-  std::span<const PieceView> Views() {
-    views_.clear();
-    size_t copies = 0;
-    for (const WirePiece& p : pieces_) {
-      PieceView& v = views_.emplace_back();
-      v.name = p.name;
-      v.slot = p.slot;
-      v.row_offset = p.row_offset;
-      v.rows = p.rows;
-      v.ids = p.ids;
-      const char* at = p.values.Contiguous();
-      if (at == nullptr) {
-        // Across slices: gathered into a buffer kept for later steps.
-        if (copies == copied_.size()) copied_.emplace_back();
-        std::vector<std::byte>& copy = copied_[copies++];
-        copy.resize(p.values.size());
-        p.values.CopyTo(copy.data());
-        at = reinterpret_cast<const char*>(copy.data());
-      }
-      v.values = std::as_bytes(std::span<const char>(at, p.values.size()));
-    }
-    return views_;
-  }
+  std::span<const PieceView> views() const { return views_; }
 
   void Clear() {
     slices_.clear();
     pieces_.clear();
     views_.clear();
+    copies_ = 0;
   }
 
  private:
+  void View(const WirePiece& p) {
+    PieceView& v = views_.emplace_back();
+    v.name = p.name;
+    v.slot = p.slot;
+    v.row_offset = p.row_offset;
+    v.rows = p.rows;
+    v.ids = p.ids;
+    const char* at = p.values.Contiguous();
+    if (at == nullptr) {
+      // Across slices: gathered into a buffer kept for later steps.
+      if (copies_ == copied_.size()) copied_.emplace_back();
+      std::vector<std::byte>& copy = copied_[copies_++];
+      copy.resize(p.values.size());
+      p.values.CopyTo(copy.data());
+      at = reinterpret_cast<const char*>(copy.data());
+    }
+    v.values = std::as_bytes(std::span<const char>(at, p.values.size()));
+  }
+
   std::deque<std::vector<grpc::Slice>> slices_;
   std::deque<WirePiece> pieces_;
   std::vector<PieceView> views_;
   std::deque<std::vector<std::byte>> copied_;
+  size_t copies_ = 0;
   std::string rest_;
 };
 
@@ -160,7 +160,7 @@ grpc::Status PsService::Session(grpc::ServerContext* context,
     started = false;
     rpc::PullMessage header;
     WireSink sink;
-    Status st = RunStep(*store_, first, step.Views(), header.mutable_header(),
+    Status st = RunStep(*store_, first, step.views(), header.mutable_header(),
                         sink, cancelled);
     step.Clear();
     if (!st.ok()) return rpc::ToGrpc(st);
