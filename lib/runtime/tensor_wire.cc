@@ -154,7 +154,7 @@ bool SkipValue(WireCursor* c, uint32_t type) {
   }
 }
 
-bool ReadPiece(WireCursor c, WirePiece* piece) {
+bool ReadWirePiece(WireCursor c, WirePiece* piece) {
   while (!c.done()) {
     uint64_t tag;
     if (!c.Varint(&tag)) return false;
@@ -311,39 +311,6 @@ void WireBytes::CopyTo(void* dst) const {
   }
 }
 
-void WireBytes::AddFloatsTo(float scale, float* dst) const {
-  // In blocks through an aligned buffer: the bytes carry no float alignment
-  // and may break across slices mid-float.
-  constexpr size_t kBlock = 1024;
-  alignas(64) float block[kBlock];
-  const size_t n = size_ / 4;
-  WireBytes rest = *this;
-  for (size_t at = 0; at < n; at += kBlock) {
-    const size_t k = std::min(kBlock, n - at);
-    WireBytes part(rest.slices_, rest.index_, rest.offset_, k * 4);
-    part.CopyTo(block);
-    // Moves `rest` past the block.
-    size_t skip = k * 4;
-    while (skip > 0) {
-      const size_t in_slice =
-          (*rest.slices_)[rest.index_].size() - rest.offset_;
-      const size_t m = std::min(skip, in_slice);
-      rest.offset_ += m;
-      skip -= m;
-      if (rest.offset_ == (*rest.slices_)[rest.index_].size() && skip > 0) {
-        ++rest.index_;
-        rest.offset_ = 0;
-      }
-    }
-    float* out = dst + at;
-    if (k == kBlock) {
-      for (size_t i = 0; i < kBlock; ++i) out[i] += scale * block[i];
-    } else {
-      for (size_t i = 0; i < k; ++i) out[i] += scale * block[i];
-    }
-  }
-}
-
 Status CheckWirePiece(const WirePiece& piece, int64_t cols) {
   const int64_t n_ids = int64_t(piece.ids.size());
   const int64_t rows = n_ids > 0 ? n_ids : piece.rows;
@@ -396,7 +363,7 @@ Status DecodePieces(const std::vector<grpc::Slice>& slices, int piece_field,
       uint64_t n;
       if (!c.Varint(&n) || n > c.left()) return malformed();
       piece = WirePiece();
-      if (!ReadPiece(c.Sub(size_t(n)), &piece)) return malformed();
+      if (!ReadWirePiece(c.Sub(size_t(n)), &piece)) return malformed();
       c.Skip(size_t(n));
       DTF_RETURN_IF_ERROR(on_piece(piece));
       continue;

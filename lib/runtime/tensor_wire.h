@@ -7,8 +7,8 @@
 //   DecodePieces walks a received grpc::ByteBuffer's slices: every field but
 //               the pieces is handed back as bytes to parse with the
 //               generated classes; each piece as a WirePiece whose values
-//               are copied or added straight from the slices to where they
-//               belong.
+//               are read in place or copied straight from the slices to
+//               where they belong.
 // What WireWriter makes parses with the generated classes, and DecodePieces
 // reads what they serialize (fields in any order, packed or not); malformed
 // input gives a Status, never a read past the buffer.
@@ -68,8 +68,6 @@ class WireBytes {
   size_t size() const { return size_; }
   // Copies all size() bytes to `dst`.
   void CopyTo(void* dst) const;
-  // dst[i] += scale * (float i of the bytes), for size() / 4 floats.
-  void AddFloatsTo(float scale, float* dst) const;
   // The bytes' address when they lie in one slice (or are none); nullptr
   // when they cross slices.
   const char* Contiguous() const;

@@ -149,24 +149,6 @@ TEST(TensorWire, DecodesWhatTheGeneratedClassesWriteAcrossAnySlices) {
   }
 }
 
-TEST(TensorWire, AddsValuesOntoTheirDestination) {
-  std::vector<float> v(3001);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = float(i);
-  rpc::PullMessage message;
-  message.add_pieces()->set_values(Floats(v));
-  const std::string bytes = message.SerializeAsString();
-  // Cuts at odd offsets: floats break across slices.
-  const grpc::ByteBuffer buffer = Sliced(bytes, {5, 4099, 4103, 9000});
-  std::vector<float> dst(v.size(), 1.0f);
-  std::string rest;
-  ASSERT_TRUE(
-      DecodePieces(buffer, kPullPiecesField, &rest, [&](const WirePiece& p) {
-        p.values.AddFloatsTo(2.0f, dst.data());
-        return OkStatus();
-      }).ok());
-  for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(dst[i], 1 + 2 * v[i]) << i;
-}
-
 TEST(TensorWire, ValuesInOneSliceAreSeenInPlace) {
   rpc::PullMessage message;
   message.add_pieces()->set_values(Floats({1, 2, 3}));
