@@ -129,8 +129,10 @@ done
 # feature columns and WideDeepModel), as bench/train_step/run.sh sets it up;
 # installed with --no-deps, or it would pull the full tensorflow wheel over
 # the venv's tensorflow-cpu.
-python="$(bash "$repo/tests/interop/tf_env.sh" "$build")"
+# The report needs only the standard library: without tf, no venv.
+python=python3
 if wants tf; then
+  python="$(bash "$repo/tests/interop/tf_env.sh" "$build")"
   venv="$(dirname "$(dirname "$python")")"
   stamp="$venv/.dtf-tf-keras-stamp"
   want="tf_keras==$TF_KERAS_VERSION"

@@ -8,8 +8,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${1:-$root/build}
-cmake -S "$root" -B "$build" -DDTF_BUILD_BENCH=ON >/dev/null
-ninja -C "$build" gpu_step_bench >/dev/null
+# build_bench.
+source "$here/../build_bench.sh"
+build_bench "$root" "$build" gpu_step_bench >/dev/null
 set +e
 dtf_json=$("$build/bench/gpu_step_bench" --steps 100 --warmup 10)
 rc=$?

@@ -50,8 +50,10 @@ work="$(realpath "$work")"
 
 # ------------------------------------------------------------ the programs
 
-log "ninja -C $build ps_transport_bench"
-ninja -C "$build" ps_transport_bench >&2
+# build_bench.
+source "$here/../build_bench.sh"
+log "building ps_transport_bench into $build"
+build_bench "$repo" "$build" ps_transport_bench >&2
 bench="$build/bench/ps_transport_bench"
 
 if ! command -v iperf3 > /dev/null; then

@@ -1,6 +1,9 @@
 // A worker's view of the parameter servers: pulls the variables (dense ones
 // whole, sparse ones only the rows asked for) and pushes gradients, each
-// call to every PS at once (one thread per PS), each with a deadline.
+// call to every PS at once (one thread per PS), each with a deadline. Pulls,
+// pushes and steps travel on one long-lived Session stream per PS
+// (ps_stream.h), the pieces' values written from and read into tensor
+// memory without intermediate copies (tensor_wire.h).
 // Not thread-safe.
 #pragma once
 
@@ -14,6 +17,7 @@
 #include "lib/kernels/tensor.h"
 #include "lib/runtime/fanout.h"
 #include "lib/runtime/partition.h"
+#include "lib/runtime/ps_stream.h"
 #include "lib/runtime/rpc_auth.h"
 #include "proto/dtf.grpc.pb.h"
 
@@ -79,6 +83,7 @@ class PsClient {
  private:
   std::vector<std::string> addresses_;
   std::vector<std::unique_ptr<rpc::ParameterServer::Stub>> stubs_;
+  std::vector<std::unique_ptr<PsStream>> streams_;
   RunCredentials creds_;
   int worker_;
   std::chrono::milliseconds timeout_;

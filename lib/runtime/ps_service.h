@@ -42,6 +42,11 @@ class PsService final : public rpc::ParameterServer::Service {
   grpc::Status StepOnce(grpc::ServerContext* context,
                         const rpc::StepMessage* request,
                         rpc::PullMessage* response) override;
+  // Steps, pushes and pulls of one worker on one stream (proto/dtf.proto),
+  // read and written as raw messages (tensor_wire.h); ps_session.cc.
+  grpc::Status Session(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>* stream);
   grpc::Status WorkerDone(grpc::ServerContext* context,
                           const rpc::WorkerDoneRequest* request,
                           rpc::WorkerDoneResponse* response) override;
@@ -60,6 +65,11 @@ class PsService final : public rpc::ParameterServer::Service {
 
  private:
   PsService(std::unique_ptr<ParamStore> store, rpc::RunCredentials credentials);
+  // Serves Session with Session(context, raw stream) above instead of the
+  // generated (parsed) one; true.
+  bool ServeRawSession();
+
+  const bool raw_session_ = ServeRawSession();
 
   const std::unique_ptr<ParamStore> store_;
   const rpc::RunCredentials credentials_;

@@ -100,7 +100,12 @@ class PsServiceTest : public ::testing::Test {
   }
   void TearDown() override { Stop(); }
   void Stop() {
-    for (auto& s : servers_) s->Shutdown();
+    // A client's Session stream stays open while the client lives: as
+    // serve.cc, calls still open after a grace time are cancelled.
+    for (auto& s : servers_) {
+      s->Shutdown(std::chrono::system_clock::now() +
+                  std::chrono::milliseconds(200));
+    }
     servers_.clear();
     services_.clear();
     addresses_.clear();
@@ -454,6 +459,32 @@ TEST_F(PsServiceTest, APushWithABadPieceChangesNothing) {
     EXPECT_EQ(good->global_step, 1);
     Stop();
   }
+}
+
+// A pull that outlives its deadline (a sync step that never comes) fails
+// with DEADLINE_EXCEEDED and ends its Session stream; the next call opens a
+// new one and is answered.
+TEST_F(PsServiceTest, AStreamPastItsDeadlineIsReplacedByTheNextCall) {
+  Start("sync", 1);
+  PsClient client(addresses_, creds_, 0, std::chrono::milliseconds(300));
+  std::vector<kernels::Tensor> values;
+  std::vector<PsClient::DenseVar> dense;
+  std::vector<PsClient::SparseVar> sparse;
+  AllVariables(&values, &dense, &sparse);
+  ASSERT_TRUE(client.Pull(dense, sparse, 0).ok());
+  const auto start = std::chrono::steady_clock::now();
+  Status late = client.Pull(dense, sparse, /*min_step=*/1);
+  EXPECT_EQ(late.code(), absl::StatusCode::kDeadlineExceeded) << late;
+  EXPECT_GE(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(300));
+  Status again = client.Pull(dense, sparse, 0);
+  EXPECT_TRUE(again.ok()) << again;
+  EXPECT_EQ(client.steps(), (std::vector<int64_t>{0}));
+  // The step the late pull waited for comes with the next push.
+  StatusOr<PsClient::PushResult> r = client.Step(
+      Gradients(0.5f, 1, true), 1, 0, &dense, &sparse, /*sync=*/true);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(client.steps(), (std::vector<int64_t>{1}));
 }
 
 }  // namespace
