@@ -319,8 +319,9 @@ TEST_F(ParamStoreTest, AsyncDropsGradientsStalerThanMaxStaleness) {
 // A worker that never pushes is waited for until it counts as dead
 // (heartbeat_timeout); one that finished is not waited for at all.
 TEST_F(ParamStoreTest, SyncStepsDoNotWaitForDeadOrFinishedWorkers) {
-  Start("sync", 3, 1, "sgd", "train.heartbeat_timeout=1");
+  // Worker 1's silence counts from the store's creation, inside Start.
   const auto started = std::chrono::steady_clock::now();
+  Start("sync", 3, 1, "sgd", "train.heartbeat_timeout=1");
   ASSERT_TRUE(Push(0, 0, {DenseGrad(*kernel_, 1.0f)}).ok());
   stores_[0]->WorkerDone(2);
   stores_[0]->Tick();
