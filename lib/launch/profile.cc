@@ -88,8 +88,9 @@ Status CheckKeys(const Reader& reader, const toml::table& table,
       "backend", "ps",  "workers",      "host",   "base_port",
       "threads", "env", "max_restarts", "device", "gpus"};
   const std::initializer_list<std::string_view> kSsh = {
-      "backend",   "ps",        "workers", "hosts", "hostfile", "work_dir",
-      "with_data", "base_port", "threads", "env",   "ssh",      "device"};
+      "backend",  "ps",        "workers",     "hosts",   "hostfile",
+      "work_dir", "with_data", "base_port",   "threads", "env",
+      "ssh",      "device",    "max_restarts"};
   const bool ssh = backend == "ssh";
   const std::initializer_list<std::string_view>& keys = ssh ? kSsh : kLocal;
   const std::initializer_list<std::string_view>& others = ssh ? kLocal : kSsh;

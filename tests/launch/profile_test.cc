@@ -126,6 +126,7 @@ workers = 5
 work_dir = "/scratch/{host}/dtf/"
 with_data = true
 base_port = 7000
+max_restarts = 2
 [ssh]
 user = "ada"
 port = 2222
@@ -157,6 +158,7 @@ reconnect_timeout = 5
   EXPECT_EQ(p->ssh.connect_timeout, 3);
   EXPECT_EQ(p->ssh.keepalive, 0);
   EXPECT_EQ(p->ssh.reconnect_timeout, 5);
+  EXPECT_EQ(p->max_restarts, 2);
   EXPECT_EQ(ExpandWorkDir(p->work_dir, "h2"), "/scratch/h2/dtf");
 }
 
