@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <thread>
@@ -244,6 +245,7 @@ bool LocalRun::Restart(size_t i) {
     return false;
   }
   ++t.restarts;
+  t.restarted_at = Clock::now();
   t.process = *id;
   t.exit.reset();
   t.ready = false;
@@ -437,9 +439,11 @@ bool LocalRun::Poll() {
     }
     return false;
   }
-  if (Clock::now() - started_ > options_.start_timeout) {
-    for (size_t i = 0; i < tasks_.size(); ++i) {
-      if (tasks_[i].ready || tasks_[i].exit) continue;
+  // Counted from the run's start, or from a restarted task's restart.
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].ready || tasks_[i].exit) continue;
+    if (Clock::now() - std::max(started_, tasks_[i].restarted_at) >
+        options_.start_timeout) {
       Fail(DeadlineExceededError(
           StrCat("task ", tasks_[i].plan->name(),
                  " did not write its ready file (", tasks_[i].plan->ready_file,

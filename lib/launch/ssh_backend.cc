@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <filesystem>
@@ -504,6 +505,7 @@ bool SshRun::Restart(size_t i) {
     return false;
   }
   ++t.restarts;
+  t.restarted_at = Clock::now();
   t.process = *id;
   t.exit.reset();
   t.ready = false;
@@ -751,9 +753,11 @@ bool SshRun::Poll() {
     }
     return false;
   }
-  if (Clock::now() - started_ > options_.start_timeout) {
-    for (size_t i = 0; i < tasks_.size(); ++i) {
-      if (tasks_[i].ready || tasks_[i].exit) continue;
+  // Counted from the run's start, or from a restarted task's restart.
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].ready || tasks_[i].exit || !tasks_[i].link->up()) continue;
+    if (Clock::now() - std::max(started_, tasks_[i].restarted_at) >
+        options_.start_timeout) {
       Fail(DeadlineExceededError(
           StrCat("task ", tasks_[i].plan->name(), " on ", tasks_[i].plan->host,
                  " did not write its ready file within ",

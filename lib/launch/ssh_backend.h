@@ -63,6 +63,7 @@ class SshRun : public Run {
     ProcessId process;
     bool started = false;
     int restarts = 0;
+    std::chrono::steady_clock::time_point restarted_at;  // of the last one
     bool ready = false;
     std::optional<ExitRecord> exit;
     // stdout and stderr, read over SFTP.
