@@ -451,12 +451,14 @@ std::vector<size_t> SshRun::Look(bool flush) {
 bool SshRun::Dropped(HostLink& link, const Status& error) {
   const bool was_up = link.up();
   if (!link.Dropped(error)) return false;
-  if (was_up) {
-    Note(StrCat("lost the connection to ", link.name(), " (", Message(error),
-                "); reconnecting for up to ", plan_.ssh.reconnect_timeout,
-                " s while its tasks run on"));
-  }
+  if (was_up) NoteDrop(link);
   return true;
+}
+
+void SshRun::NoteDrop(const HostLink& link) const {
+  Note(StrCat("lost the connection to ", link.name(), " (",
+              Message(link.last_error()), "); reconnecting for up to ",
+              plan_.ssh.reconnect_timeout, " s while its tasks run on"));
 }
 
 bool SshRun::TendLinks() {
@@ -464,9 +466,7 @@ bool SshRun::TendLinks() {
     const HostLink::State before = link->state();
     const HostLink::State after = link->Tick();
     if (before == HostLink::State::kUp && after != HostLink::State::kUp) {
-      Note(StrCat("lost the connection to ", link->name(), " (",
-                  Message(link->last_error()), "); reconnecting for up to ",
-                  plan_.ssh.reconnect_timeout, " s while its tasks run on"));
+      NoteDrop(*link);
     }
     if (before != HostLink::State::kUp && after == HostLink::State::kUp) {
       Note(StrCat("reconnected to ", link->name(), " after ",

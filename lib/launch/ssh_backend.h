@@ -82,6 +82,7 @@ class SshRun : public Run {
   // After `error` from host `link`: true when it is the connection's loss
   // (then noted, and the link reconnects).
   bool Dropped(HostLink& link, const Status& error);
+  void NoteDrop(const HostLink& link) const;
   // Keepalives and reconnects; false once a host is lost (the run failed).
   bool TendLinks();
   // Starts task i again after a failure (a PS restoring the last
