@@ -9,7 +9,6 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <string>
 
 #include "lib/base/status.h"
