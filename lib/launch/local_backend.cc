@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/log_tail.h"
+#include "lib/launch/restart_policy.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
 
@@ -225,15 +227,13 @@ void LocalRun::RecordExit(size_t i) {
 bool LocalRun::Restart(size_t i) {
   Task& t = tasks_[i];
   const TaskPlan& plan = *t.plan;
-  Note(StrCat(plan.name(), " ", t.exit->Describe(), "; starting it again (",
-              t.restarts + 1, " of ", plan_.max_restarts, " restarts)",
+  Note(StrCat(RestartNote(plan_, plan, t.exit->Describe(), t.restarts),
               t.exit->signal == 0 ? StderrTail(i) : std::string()));
   std::error_code ec;
   fs::remove(plan.ready_file, ec);
   fs::remove(plan.exit_file, ec);
   SpawnOptions spawn;
-  spawn.argv = plan.argv;
-  if (plan.role == "ps") spawn.argv.push_back("--restore");
+  spawn.argv = RestartArgv(plan);
   spawn.env = plan.env;
   spawn.stdout_file = plan.stdout_file;
   spawn.stderr_file = plan.stderr_file;
@@ -245,6 +245,7 @@ bool LocalRun::Restart(size_t i) {
     return false;
   }
   ++t.restarts;
+  t.restarted_at = Clock::now();
   t.process = *id;
   t.exit.reset();
   t.ready = false;
@@ -393,33 +394,34 @@ bool LocalRun::Poll() {
           StrCat("run ", plan_.run_id, " was stopped (dtf stop)")));
       return true;
     }
-    if (i == chief) {
-      linger_until_ = Clock::now() + options_.grace;
-      continue;
+    switch (OnTaskEnded(plan_, *t.plan, clean, linger_until_.has_value(),
+                        t.restarts)) {
+      case TaskEndAction::kNone:
+        continue;
+      case TaskEndAction::kChiefExited:
+        linger_until_ = Clock::now() + options_.grace;
+        continue;
+      case TaskEndAction::kRestart:
+        if (Restart(i)) continue;
+        return true;
+      case TaskEndAction::kGoOn:
+        // A worker other than the chief is not needed to finish: the chief
+        // and the parameter servers stop waiting for it after
+        // heartbeat_timeout, and the run goes on with the rest.
+        Note(StrCat("task ", t.plan->name(), " ", t.exit->Describe(),
+                    "; the run goes on without it",
+                    t.exit->signal == 0 ? StderrTail(i) : std::string()));
+        continue;
+      case TaskEndAction::kFailAllreduce:
+        Fail(absl::AbortedError(ToAbsl(StrCat(
+            AllreduceWorkerLost(*t.plan, t.exit->Describe()), StderrTail(i)))));
+        return true;
+      case TaskEndAction::kFail:
+        Fail(absl::AbortedError(ToAbsl(StrCat(
+            "task ", t.plan->name(), " ", t.exit->Describe(),
+            " before the run ended; stopped the other tasks", StderrTail(i)))));
+        return true;
     }
-    if (clean || linger_until_) continue;
-    if (plan_.allreduce()) {
-      Fail(absl::AbortedError(ToAbsl(StrCat(
-          AllreduceWorkerLost(*t.plan, t.exit->Describe()), StderrTail(i)))));
-      return true;
-    }
-    if (tasks_[i].restarts < plan_.max_restarts) {
-      if (Restart(i)) continue;
-      return true;
-    }
-    if (t.plan->role == "worker" && !t.plan->chief) {
-      // A worker other than the chief is not needed to finish: the chief
-      // and the parameter servers stop waiting for it after
-      // heartbeat_timeout, and the run goes on with the rest.
-      Note(StrCat("task ", t.plan->name(), " ", t.exit->Describe(),
-                  "; the run goes on without it",
-                  t.exit->signal == 0 ? StderrTail(i) : std::string()));
-      continue;
-    }
-    Fail(absl::AbortedError(ToAbsl(StrCat(
-        "task ", t.plan->name(), " ", t.exit->Describe(),
-        " before the run ended; stopped the other tasks", StderrTail(i)))));
-    return true;
   }
   if (tasks_[chief].exit) {
     bool others = false;
@@ -437,9 +439,11 @@ bool LocalRun::Poll() {
     }
     return false;
   }
-  if (Clock::now() - started_ > options_.start_timeout) {
-    for (size_t i = 0; i < tasks_.size(); ++i) {
-      if (tasks_[i].ready || tasks_[i].exit) continue;
+  // Counted from the run's start, or from a restarted task's restart.
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].ready || tasks_[i].exit) continue;
+    if (Clock::now() - std::max(started_, tasks_[i].restarted_at) >
+        options_.start_timeout) {
       Fail(DeadlineExceededError(
           StrCat("task ", tasks_[i].plan->name(),
                  " did not write its ready file (", tasks_[i].plan->ready_file,

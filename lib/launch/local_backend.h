@@ -172,6 +172,7 @@ class LocalRun : public Run {
     std::optional<ExitInfo> exit;
     std::string address;
     int restarts = 0;
+    std::chrono::steady_clock::time_point restarted_at;  // of the last one
   };
 
   LocalRun(Plan plan, RunOptions options);

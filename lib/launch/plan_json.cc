@@ -55,7 +55,8 @@ std::string PlanToJson(const Plan& plan) {
                     {"known_hosts", plan.ssh.known_hosts},
                     {"config", plan.ssh.config},
                     {"connect_timeout", plan.ssh.connect_timeout},
-                    {"keepalive", plan.ssh.keepalive}};
+                    {"keepalive", plan.ssh.keepalive},
+                    {"reconnect_timeout", plan.ssh.reconnect_timeout}};
     j["env_id"] = plan.env_id;
     j["job_id"] = plan.job_id;
   }
@@ -140,6 +141,8 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
       plan.ssh.config = ssh.at("config").get<std::string>();
       plan.ssh.connect_timeout = ssh.at("connect_timeout").get<int>();
       plan.ssh.keepalive = ssh.at("keepalive").get<int>();
+      plan.ssh.reconnect_timeout =
+          ssh.value("reconnect_timeout", Profile::Ssh{}.reconnect_timeout);
       plan.env_id = j.at("env_id").get<std::string>();
       plan.job_id = j.at("job_id").get<std::string>();
     }

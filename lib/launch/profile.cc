@@ -88,8 +88,9 @@ Status CheckKeys(const Reader& reader, const toml::table& table,
       "backend", "ps",  "workers",      "host",   "base_port",
       "threads", "env", "max_restarts", "device", "gpus"};
   const std::initializer_list<std::string_view> kSsh = {
-      "backend",   "ps",        "workers", "hosts", "hostfile", "work_dir",
-      "with_data", "base_port", "threads", "env",   "ssh",      "device"};
+      "backend",  "ps",        "workers",     "hosts",   "hostfile",
+      "work_dir", "with_data", "base_port",   "threads", "env",
+      "ssh",      "device",    "max_restarts"};
   const bool ssh = backend == "ssh";
   const std::initializer_list<std::string_view>& keys = ssh ? kSsh : kLocal;
   const std::initializer_list<std::string_view>& others = ssh ? kLocal : kSsh;
@@ -179,9 +180,10 @@ Status ReadSsh(const Reader& reader, const toml::node& node,
         StrCat("expected a table, got ", toml_util::Describe(node)));
   }
   const std::initializer_list<std::string_view> kKeys = {
-      "user",        "port",   "identity_file",
-      "known_hosts", "config", "connect_timeout",
-      "keepalive"};
+      "user",          "port",
+      "identity_file", "known_hosts",
+      "config",        "connect_timeout",
+      "keepalive",     "reconnect_timeout"};
   for (const auto& [key, value] : toml_util::InFileOrder(*table)) {
     const std::string_view name = key->str();
     const std::string path = StrCat("ssh.", toml_util::KeyPart(name));
@@ -210,6 +212,8 @@ Status ReadSsh(const Reader& reader, const toml::node& node,
       DTF_RETURN_IF_ERROR(bounded(1, 600, &ssh.connect_timeout));
     } else if (name == "keepalive") {
       DTF_RETURN_IF_ERROR(bounded(0, 3600, &ssh.keepalive));
+    } else if (name == "reconnect_timeout") {
+      DTF_RETURN_IF_ERROR(bounded(0, 3600, &ssh.reconnect_timeout));
     } else {
       DTF_ASSIGN_OR_RETURN(std::string s, reader.GetString(*value, path));
       if (s.empty()) return reader.Error(*value, path, "must not be empty");

@@ -73,6 +73,9 @@ struct Profile {
     std::string config;         // "": ~/.ssh/config; "none": none
     int connect_timeout = 10;   // seconds
     int keepalive = 15;         // seconds between keepalives
+    // Seconds a dropped connection to a host is tried again (with
+    // backoff) before the host is lost and the run fails; 0: one attempt.
+    int reconnect_timeout = 30;
   } ssh;
   // [env]: environment variables set for every task, by name.
   std::map<std::string, std::string> env;

@@ -7,6 +7,7 @@
 
 #include "lib/base/strings.h"
 #include "lib/launch/pack/archive_reader.h"
+#include "lib/launch/restart_policy.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/task_exec.h"
@@ -93,6 +94,13 @@ ssh::Target TargetFor(const Plan& plan, const std::string& host,
 RemoteHost::RemoteHost(std::unique_ptr<ssh::Session> session,
                        std::string work_dir)
     : session_(std::move(session)), work_dir_(std::move(work_dir)) {}
+
+Status RemoteHost::Reconnect() {
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<ssh::Session> session,
+                       ssh::Session::Connect(session_->target()));
+  session_ = std::move(session);
+  return OkStatus();
+}
 
 StatusOr<HostFacts> RemoteHost::Probe(std::chrono::milliseconds timeout) {
   const int64_t before = WallMs();
@@ -240,7 +248,7 @@ std::string RemoteHost::Runtime(const Plan& plan, const TaskPlan& task) const {
 }
 
 StatusOr<ProcessId> RemoteHost::StartTask(const Plan& plan,
-                                          const TaskPlan& task) {
+                                          const TaskPlan& task, bool restart) {
   std::vector<std::string> words = {Runtime(plan, task),
                                     "task",
                                     "exec",
@@ -249,11 +257,22 @@ StatusOr<ProcessId> RemoteHost::StartTask(const Plan& plan,
                                     "--dir",
                                     task.dir,
                                     "--env-file",
-                                    StrCat(task.dir, "/", kEnvFile),
-                                    "--"};
-  words.insert(words.end(), task.argv.begin(), task.argv.end());
+                                    StrCat(task.dir, "/", kEnvFile)};
+  if (restart) words.push_back("--append");
+  words.push_back("--");
+  const std::vector<std::string> argv = restart ? RestartArgv(task) : task.argv;
+  words.insert(words.end(), argv.begin(), argv.end());
+  std::string command = Join(words);
+  if (restart) {
+    // What the failed attempt left must not be read as the new one's.
+    command = StrCat(
+        Join({"rm", "-f", StrCat(task.dir, "/", kReadyFile),
+              StrCat(task.dir, "/", kExitFile), StrCat(task.dir, "/", kPidFile),
+              StrCat(task.dir, "/", kStopMarkerFile)}),
+        " && ", command);
+  }
   DTF_ASSIGN_OR_RETURN(const ssh::ExecResult r,
-                       session_->Exec(Join(words), kCommandTimeout));
+                       session_->Exec(command, kCommandTimeout));
   if (r.exit_status != 0) {
     return CommandFailed(Label(), StrCat("starting ", task.name()), r);
   }

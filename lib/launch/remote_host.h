@@ -68,6 +68,10 @@ class RemoteHost {
   const std::string& work_dir() const { return work_dir_; }
   std::string Label() const { return session_->Label(); }
 
+  // Connects again to the same target (a dropped connection); the old
+  // session is kept when that fails.
+  Status Reconnect();
+
   StatusOr<HostFacts> Probe(std::chrono::milliseconds timeout);
 
   // Ships what the host does not have yet: the runtime's files into
@@ -81,8 +85,11 @@ class RemoteHost {
   Status PrepareRun(const Plan& plan, const std::string& secret,
                     const std::vector<const TaskPlan*>& tasks);
   // Starts a task (`dtf task exec` of the shipped runtime); its process on
-  // the host.
-  StatusOr<ProcessId> StartTask(const Plan& plan, const TaskPlan& task);
+  // the host. With `restart`, starts a task that failed again: its ready,
+  // pid, exit and stop files are removed first, its output is appended to
+  // its logs, and its command line is RestartArgv's.
+  StatusOr<ProcessId> StartTask(const Plan& plan, const TaskPlan& task,
+                                bool restart = false);
   // Signals the tasks (`dtf task signal`); the ones that were still there.
   StatusOr<std::vector<std::string>> SignalTasks(
       const Plan& plan, const std::vector<const TaskPlan*>& tasks, bool kill);

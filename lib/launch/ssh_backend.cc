@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <filesystem>
@@ -22,6 +23,7 @@
 #include "lib/launch/pack/pack_job.h"
 #include "lib/launch/pack/sha256.h"
 #include "lib/launch/process.h"
+#include "lib/launch/restart_policy.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/status_client.h"
@@ -244,6 +246,12 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
   std::unique_ptr<SshRun> run(new SshRun(std::move(plan), options));
   const Plan& p = run->plan_;
   run->hosts_ = std::move(checked.hosts);
+  ReconnectPolicy reconnect;
+  reconnect.timeout = std::chrono::seconds(p.ssh.reconnect_timeout);
+  for (size_t h = 0; h < run->hosts_.size(); ++h) {
+    run->links_.push_back(std::make_unique<HostLink>(
+        run->hosts_[h].get(), p.hosts[h].host, reconnect));
+  }
   run->shipped_.resize(run->hosts_.size());
   run->record_.run_id = p.run_id;
   run->record_.started_ms = NowMs();
@@ -256,7 +264,10 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
     Task task;
     task.plan = &t;
     for (size_t h = 0; h < p.hosts.size(); ++h) {
-      if (p.hosts[h].host == t.host) task.host = run->hosts_[h].get();
+      if (p.hosts[h].host == t.host) {
+        task.host = run->hosts_[h].get();
+        task.link = run->links_[h].get();
+      }
     }
     run->tasks_.push_back(std::move(task));
     TaskRecord tr;
@@ -365,7 +376,7 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
 }
 
 void SshRun::PumpOutput(Task& t, bool flush) {
-  if (!options_.on_output) return;
+  if (!options_.on_output || !t.link->up()) return;
   for (int s = 0; s < 2; ++s) {
     t.tails[s]->Poll(
         [&](std::string_view line) {
@@ -381,11 +392,12 @@ std::vector<size_t> SshRun::Look(bool flush) {
   bool changed = false;
   for (size_t i = 0; i < tasks_.size(); ++i) {
     Task& t = tasks_[i];
-    if (!t.started || t.exit) continue;
+    if (!t.started || t.exit || !t.link->up()) continue;
     if (!t.ready) {
       StatusOr<std::optional<std::string>> ready =
           t.host->ReadAt(t.plan->ready_file, 0, 256);
       if (!ready.ok()) {
+        if (Dropped(*t.link, ready.status())) continue;
         Fail(Annotate(ready.status(), StrCat("watching ", t.plan->name())));
         return exited;
       }
@@ -411,6 +423,7 @@ std::vector<size_t> SshRun::Look(bool flush) {
     StatusOr<std::optional<std::string>> exit =
         t.host->ReadAt(t.plan->exit_file, 0, 64 << 10);
     if (!exit.ok()) {
+      if (Dropped(*t.link, exit.status())) continue;
       Fail(Annotate(exit.status(), StrCat("watching ", t.plan->name())));
       return exited;
     }
@@ -435,8 +448,82 @@ std::vector<size_t> SshRun::Look(bool flush) {
   return exited;
 }
 
+bool SshRun::Dropped(HostLink& link, const Status& error) {
+  const bool was_up = link.up();
+  if (!link.Dropped(error)) return false;
+  if (was_up) NoteDrop(link);
+  return true;
+}
+
+void SshRun::NoteDrop(const HostLink& link) const {
+  Note(StrCat("lost the connection to ", link.name(), " (",
+              Message(link.last_error()), "); reconnecting for up to ",
+              plan_.ssh.reconnect_timeout, " s while its tasks run on"));
+}
+
+bool SshRun::TendLinks() {
+  for (const std::unique_ptr<HostLink>& link : links_) {
+    const HostLink::State before = link->state();
+    const HostLink::State after = link->Tick();
+    if (before == HostLink::State::kUp && after != HostLink::State::kUp) {
+      NoteDrop(*link);
+    }
+    if (before != HostLink::State::kUp && after == HostLink::State::kUp) {
+      Note(StrCat("reconnected to ", link->name(), " after ",
+                  link->attempts() + 1, " attempt",
+                  link->attempts() == 0 ? "" : "s",
+                  "; watching its tasks again"));
+    }
+    if (after == HostLink::State::kLost) {
+      Fail(UnavailableError(
+          StrCat(Message(link->LostError()),
+                 "; stopped the tasks on the other hosts (those on ",
+                 link->name(), " may still run there)")));
+      return false;
+    }
+  }
+  return true;
+}
+
+bool SshRun::Restart(size_t i) {
+  Task& t = tasks_[i];
+  const TaskPlan& plan = *t.plan;
+  const ExitInfo how{t.exit->signal != 0 ? -1 : t.exit->exit_code.value_or(-1),
+                     t.exit->signal};
+  Note(
+      StrCat(RestartNote(plan_, plan, StrCat(how.Describe(), " on ", plan.host),
+                         t.restarts),
+             how.signal == 0 ? StderrTail(i) : std::string()));
+  std::error_code ec;
+  fs::remove(
+      fs::path(plan_.run_dir) / TaskDirName(plan.role, plan.index) / kExitFile,
+      ec);
+  StatusOr<ProcessId> id = t.host->StartTask(plan_, plan, /*restart=*/true);
+  if (!id.ok()) {
+    Fail(Annotate(id.status(), StrCat("task ", plan.name(), " on ", plan.host,
+                                      " failed to start again")));
+    return false;
+  }
+  ++t.restarts;
+  t.restarted_at = Clock::now();
+  t.process = *id;
+  t.exit.reset();
+  t.ready = false;
+  record_.tasks[i].process = *id;
+  record_.tasks[i].restarts = t.restarts;
+  record_.tasks[i].state = "starting";
+  WriteRecord();
+  Note(StrCat(plan.name(), " started again on ", plan.host, " (pid ", id->pid,
+              ")"));
+  return true;
+}
+
 std::string SshRun::StderrTail(size_t i) {
   Task& t = tasks_[i];
+  if (!t.link->up()) {
+    return StrCat(" (its stderr, ", t.plan->host, ":", t.plan->stderr_file,
+                  ", cannot be read: the host is unreachable)");
+  }
   // Only the last 64 KiB count; a long log is read through to its end.
   constexpr size_t kWindow = 64 << 10;
   std::string window;
@@ -484,23 +571,36 @@ void SshRun::Finish() {
     }
     return out;
   };
+  // Only the hosts still reached count: the tasks on a lost one are
+  // recorded as lost below.
   auto any_running = [&](Wave wave) {
     for (const Task& t : tasks_) {
-      if (t.started && !t.exit && in_wave(t, wave)) return true;
+      if (t.started && !t.exit && t.link->up() && in_wave(t, wave)) {
+        return true;
+      }
     }
     return false;
   };
+  // A host being reconnected gets one more try, so that its tasks are
+  // stopped too.
+  for (const std::unique_ptr<HostLink>& link : links_) {
+    if (link->state() == HostLink::State::kReconnecting && link->AttemptNow()) {
+      Note(StrCat("reconnected to ", link->name()));
+    }
+  }
   if (any_running(kKill) && stopping_) Note("stopping every task");
   const auto start = Clock::now();
   for (Wave wave : {kWorkers, kParameterServers, kKill}) {
     if (!any_running(kKill)) break;
-    for (const std::unique_ptr<RemoteHost>& host : hosts_) {
-      if (host == nullptr) continue;
+    for (size_t h = 0; h < hosts_.size(); ++h) {
+      const std::unique_ptr<RemoteHost>& host = hosts_[h];
+      if (host == nullptr || !links_[h]->up()) continue;
       std::vector<const TaskPlan*> tasks = running(host.get(), wave);
       if (tasks.empty()) continue;
       StatusOr<std::vector<std::string>> signalled =
           host->SignalTasks(plan_, tasks, /*kill=*/wave == kKill);
       if (!signalled.ok()) {
+        links_[h]->Dropped(signalled.status());
         Note(StrCat("warning: ", Message(signalled.status())));
       } else if (wave == kKill) {
         for (const std::string& name : *signalled) {
@@ -554,7 +654,7 @@ void SshRun::Finish() {
 void SshRun::FetchMetrics() {
   if (plan_.metrics_out.empty()) return;
   Task& chief = tasks_[static_cast<size_t>(plan_.ps)];
-  if (!chief.started || chief.host == nullptr) return;
+  if (!chief.started || chief.host == nullptr || !chief.link->up()) return;
   const std::string remote = StrCat(chief.plan->work_dir, "/runs/",
                                     plan_.run_id, "/", kRemoteMetricsFile);
   StatusOr<std::optional<std::string>> data =
@@ -602,46 +702,41 @@ bool SshRun::Poll() {
         StrCat("run ", plan_.run_id, " was stopped (dtf stop)")));
     return true;
   }
-  for (const std::unique_ptr<RemoteHost>& host : hosts_) {
-    if (host == nullptr) continue;
-    Status alive = host->session().KeepAlive();
-    if (!alive.ok()) {
-      Fail(Annotate(alive, "lost the connection"));
-      return true;
-    }
-  }
+  if (!TendLinks()) return true;
   const size_t chief = static_cast<size_t>(plan_.ps);
   if (!linger_until_ && DeadlinePassed(options_, started_)) return true;
   for (size_t i : Look(false)) {
     if (over_) return true;
     const Task& t = tasks_[i];
     const bool clean = t.exit->state == "exited";
-    if (i == chief) {
-      linger_until_ = Clock::now() + options_.grace;
-      continue;
+    const std::string how = StrCat(
+        "on ", t.plan->host, " ", t.exit->state,
+        t.exit->exit_code ? StrCat(" (exit ", *t.exit->exit_code, ")") : "");
+    switch (OnTaskEnded(plan_, *t.plan, clean, linger_until_.has_value(),
+                        t.restarts)) {
+      case TaskEndAction::kNone:
+        continue;
+      case TaskEndAction::kChiefExited:
+        linger_until_ = Clock::now() + options_.grace;
+        continue;
+      case TaskEndAction::kRestart:
+        if (Restart(i)) continue;
+        return true;
+      case TaskEndAction::kGoOn:
+        Note(StrCat("task ", t.plan->name(), " on ", t.plan->host, " ",
+                    t.exit->state, "; the run goes on without it",
+                    StderrTail(i)));
+        continue;
+      case TaskEndAction::kFailAllreduce:
+        Fail(absl::AbortedError(
+            ToAbsl(StrCat(AllreduceWorkerLost(*t.plan, how), StderrTail(i)))));
+        return true;
+      case TaskEndAction::kFail:
+        Fail(absl::AbortedError(ToAbsl(StrCat(
+            "task ", t.plan->name(), " ", how,
+            " before the run ended; stopped the other tasks", StderrTail(i)))));
+        return true;
     }
-    if (clean || linger_until_) continue;
-    if (plan_.allreduce()) {
-      Fail(absl::AbortedError(ToAbsl(StrCat(
-          AllreduceWorkerLost(
-              *t.plan, StrCat("on ", t.plan->host, " ", t.exit->state,
-                              t.exit->exit_code
-                                  ? StrCat(" (exit ", *t.exit->exit_code, ")")
-                                  : "")),
-          StderrTail(i)))));
-      return true;
-    }
-    if (t.plan->role == "worker") {
-      Note(StrCat("task ", t.plan->name(), " on ", t.plan->host, " ",
-                  t.exit->state, "; the run goes on without it",
-                  StderrTail(i)));
-      continue;
-    }
-    Fail(absl::AbortedError(ToAbsl(StrCat(
-        "task ", t.plan->name(), " on ", t.plan->host, " ", t.exit->state,
-        t.exit->exit_code ? StrCat(" (exit ", *t.exit->exit_code, ")") : "",
-        " before the run ended; stopped the other tasks", StderrTail(i)))));
-    return true;
   }
   if (over_) return true;
   if (tasks_[chief].exit) {
@@ -658,9 +753,11 @@ bool SshRun::Poll() {
     }
     return false;
   }
-  if (Clock::now() - started_ > options_.start_timeout) {
-    for (size_t i = 0; i < tasks_.size(); ++i) {
-      if (tasks_[i].ready || tasks_[i].exit) continue;
+  // Counted from the run's start, or from a restarted task's restart.
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].ready || tasks_[i].exit || !tasks_[i].link->up()) continue;
+    if (Clock::now() - std::max(started_, tasks_[i].restarted_at) >
+        options_.start_timeout) {
       Fail(DeadlineExceededError(
           StrCat("task ", tasks_[i].plan->name(), " on ", tasks_[i].plan->host,
                  " did not write its ready file within ",

@@ -10,9 +10,15 @@
 // and each task is started by `dtf task exec` of the shipped runtime,
 // parameter servers first, detached from the SSH session. The launcher then
 // watches the hosts over SFTP — ready files, output, exit.json (copied into
-// the local task directory) — with the local backend's rules: the chief's
-// exit ends the run, a parameter server that fails ends it, a task that
-// cannot start stops every task already started. At the end the chief's
+// the local task directory) — with the local backend's rules
+// (lib/launch/restart_policy.h): the chief's exit ends the run, a failed
+// parameter server or worker is started again on its host up to
+// max_restarts times, a parameter server that fails past that ends the
+// run, a task that cannot start stops every task already started. A
+// dropped connection to a host is reconnected with backoff for
+// ssh.reconnect_timeout seconds (lib/launch/host_link.h) while the tasks
+// there run on; a host that stays unreachable fails the run, naming it,
+// and the tasks on the other hosts are stopped. At the end the chief's
 // metrics are fetched into --metrics-out.
 #pragma once
 
@@ -23,6 +29,7 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/launch/host_link.h"
 #include "lib/launch/local_backend.h"
 #include "lib/launch/log_tail.h"
 #include "lib/launch/preflight.h"
@@ -52,8 +59,11 @@ class SshRun : public Run {
   struct Task {
     const TaskPlan* plan = nullptr;
     RemoteHost* host = nullptr;
+    HostLink* link = nullptr;
     ProcessId process;
     bool started = false;
+    int restarts = 0;
+    std::chrono::steady_clock::time_point restarted_at;  // of the last one
     bool ready = false;
     std::optional<ExitRecord> exit;
     // stdout and stderr, read over SFTP.
@@ -65,8 +75,19 @@ class SshRun : public Run {
   bool StopRequested() const;
   void WriteRecord();
   // Reads the hosts: ready files, new output, exits. Returns the tasks
-  // that exited this time; an SSH error ends the run.
+  // that exited this time. A lost connection starts its host's link
+  // reconnecting (its tasks are not read meanwhile); any other SSH error
+  // ends the run.
   std::vector<size_t> Look(bool flush);
+  // After `error` from host `link`: true when it is the connection's loss
+  // (then noted, and the link reconnects).
+  bool Dropped(HostLink& link, const Status& error);
+  void NoteDrop(const HostLink& link) const;
+  // Keepalives and reconnects; false once a host is lost (the run failed).
+  bool TendLinks();
+  // Starts task i again after a failure (a PS restoring the last
+  // checkpoint); false when that failed (the run failed).
+  bool Restart(size_t i);
   void PumpOutput(Task& t, bool flush);
   void Finish() override;
   void FetchMetrics();
@@ -75,6 +96,7 @@ class SshRun : public Run {
   Plan plan_;
   RunOptions options_;
   std::vector<std::unique_ptr<RemoteHost>> hosts_;  // plan.hosts order
+  std::vector<std::unique_ptr<HostLink>> links_;    // one per host
   std::vector<ShipReport> shipped_;
   std::vector<Task> tasks_;
   RunRecord record_;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/e2e/launch_ssh.sh DTF SHARED_DIR BUILD_DIR WORK_DIR [disk-full]
+# tests/e2e/launch_ssh.sh DTF SHARED_DIR BUILD_DIR WORK_DIR [disk-full|recovery]
 #
 # The SSH backend against real OpenSSH servers started here
 # (tests/launch/ssh/sshd.sh): two "hosts", 127.0.0.2 and 127.0.0.3, each an
@@ -21,10 +21,19 @@
 # With disk-full, only the hosts, the job and one more failure: a work dir
 # on a full disk (a 1 MiB tmpfs). Mounting one needs CAP_SYS_ADMIN; without
 # it the script exits 77, which CTest reports as skipped.
+# With recovery, only the hosts, the job and failures survived mid-run:
+#   5a. ps:0 killed with SIGKILL on its host (max_restarts = 1, a
+#       checkpoint every 100 steps): started again there with --restore,
+#       the run succeeds with accuracy >= 0.85, status counts 1 restart
+#   5b. the first host's sshd stopped mid-run (its session with it) and started
+#       again 3 s later: the launcher reconnects, the run succeeds
+#   5c. the second host's sshd stopped mid-run for good (reconnect_timeout = 4):
+#       the run fails within the bound naming the host and the last error,
+#       and nothing is left on the first host
 set -euo pipefail
 
-if [[ $# -ne 4 && ! ($# -eq 5 && "${5:-}" == disk-full) ]]; then
-  echo "usage: $0 DTF SHARED_DIR BUILD_DIR WORK_DIR [disk-full]" >&2
+if [[ $# -ne 4 && ! ($# -eq 5 && ("${5:-}" == disk-full || "${5:-}" == recovery)) ]]; then
+  echo "usage: $0 DTF SHARED_DIR BUILD_DIR WORK_DIR [disk-full|recovery]" >&2
   exit 2
 fi
 mode="${5:-all}"
@@ -141,11 +150,16 @@ expect_fail() {
 
 # --- hosts ------------------------------------------------------------------
 bash "$sshd_sh" keys "$ssh_dir"
-port1="$(bash "$sshd_sh" start "$ssh_dir" h1 127.0.0.2 0)"
-port2="$(bash "$sshd_sh" start "$ssh_dir" h2 127.0.0.3 0)"
-bash "$sshd_sh" known-host "$ssh_dir" h1 127.0.0.2 "$port1"
-bash "$sshd_sh" known-host "$ssh_dir" h2 127.0.0.3 "$port2"
-echo "ok: sshd on 127.0.0.2:$port1 and 127.0.0.3:$port2"
+# The recovery runs use addresses of their own: the ports a launch chooses
+# are free when it looks, and runs of other tests on the same addresses
+# could take them meanwhile.
+a1=127.0.0.2 a2=127.0.0.3
+[[ "$mode" == recovery ]] && a1=127.0.0.42 a2=127.0.0.43
+port1="$(bash "$sshd_sh" start "$ssh_dir" h1 "$a1" 0)"
+port2="$(bash "$sshd_sh" start "$ssh_dir" h2 "$a2" 0)"
+bash "$sshd_sh" known-host "$ssh_dir" h1 "$a1" "$port1"
+bash "$sshd_sh" known-host "$ssh_dir" h2 "$a2" "$port2"
+echo "ok: sshd on $a1:$port1 and $a2:$port2"
 
 # --- the job ----------------------------------------------------------------
 mkdir -p "$work/census/profiles"
@@ -175,8 +189,8 @@ config = "none"
 connect_timeout = 3
 TOML
 }
-hosts="127.0.0.2 slots=1 port=$port1
-127.0.0.3 slots=1 port=$port2"
+hosts="$a1 slots=1 port=$port1
+$a2 slots=1 port=$port2"
 profile ssh "$hosts"
 
 if [[ "$mode" == disk-full ]]; then
@@ -186,6 +200,131 @@ if [[ "$mode" == disk-full ]]; then
   expect_fail disk_full "127.0.0.2: work directory .* has [0-9]+ MiB free, the run needs" \
     launch --profile full
   echo "PASS: launch_ssh disk-full"
+  exit 0
+fi
+
+# --- 5. recovery --------------------------------------------------------------
+# newest_run: the run id made last beside the job ("" for none).
+newest_run() {
+  { ls .dtf/runs 2>/dev/null || true; } | sort | tail -n 1
+}
+
+# wait_for DIR PATH_PATTERN SECONDS WHAT: until a file under DIR matches
+# PATH_PATTERN (find -path; for a run started in the background).
+wait_for() {
+  local i
+  for ((i = 0; i < $3 * 10; i++)); do
+    [[ -n "$(find "$1" -path "$2" -print -quit 2>/dev/null)" ]] && return 0
+    kill -0 "$launcher" 2>/dev/null || { tail -n 30 "$4.err" >&2; fail "$4: the launch ended before $2"; }
+    sleep 0.1
+  done
+  fail "$4: no $2 under $1 after $3 s"
+}
+
+# launch_bg NAME ARGS...: dtf launch ARGS in the background (output in
+# NAME.out/.err); sets launcher (its pid) and bg_run (the new run's id).
+launcher="" bg_run=""
+launch_bg() {
+  local name="$1" before i
+  shift
+  before="$(newest_run)"
+  "$dtf" launch "$@" > "$name.out" 2> "$name.err" &
+  launcher=$!
+  pids_to_kill+=("$launcher")
+  for ((i = 0; i < 600; i++)); do
+    bg_run="$(newest_run)"
+    [[ -n "$bg_run" && "$bg_run" != "$before" ]] && return 0
+    kill -0 "$launcher" 2>/dev/null || break
+    sleep 0.1
+  done
+  tail -n 30 "$name.err" >&2
+  fail "$name: no new run"
+}
+
+if [[ "$mode" == recovery ]]; then
+  # 5a. A parameter server killed and restarted on its host. ps:0 shares
+  # ${a1} with the chief, whose checkpoints (the job's output_dir, on
+  # that host) it restores.
+  profile restart "$hosts" "max_restarts = 1"
+  start=$SECONDS
+  launch_bg psk --profile restart --metrics-out "$work/psk.json" \
+    --set train.epochs=60 --set train.checkpoint_every_steps=100 \
+    --set train.heartbeat_timeout=3 --set train.output_dir=out-psk
+  wait_for "$remote/${a1}/jobs" "*/out-psk/checkpoint.dtf" 300 psk
+  ps0="$remote/${a1}/runs/$bg_run/ps-0"
+  read -r ps0_pid _ < "$ps0/pid"
+  kill -9 "$ps0_pid" || fail "ps kill: kill -9 $ps0_pid (ps:0) failed"
+  echo "ok: killed ps:0 (pid $ps0_pid) on ${a1}, $((SECONDS - start)) s into run $bg_run"
+  rc=0
+  wait "$launcher" || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    tail -n 40 psk.err "$ps0/stderr" >&2
+    fail "ps kill: the launch exited $rc"
+  fi
+  grep -q "ps:0 killed by SIGKILL on ${a1}; starting it again (1 of 1 restarts)" psk.err \
+    || { tail -n 40 psk.err >&2; fail "ps kill: the restart is not reported"; }
+  grep -q "restoring from .*out-psk/checkpoint.dtf" "$ps0/stderr" \
+    || { tail -n 20 "$ps0/stderr" >&2; fail "ps kill: ps:0 did not restore the checkpoint"; }
+  restarts="$("$dtf" status "$bg_run" --json | "$py" -c '
+import json, sys
+s = json.load(sys.stdin)
+print(s["state"], next(t for t in s["tasks"] if t["task"] == "ps:0")["restarts"])')"
+  [[ "$restarts" == "succeeded 1" ]] || fail "ps kill: status says '$restarts', not 'succeeded 1'"
+  at_least "$(metric "$work/psk.json" accuracy)" 0.85 "accuracy with ps:0 killed and restarted"
+  echo "ok: ps:0 restarted once, the run succeeded in $((SECONDS - start)) s"
+  nothing_left 10
+
+  # 5b. A dropped session: the server goes away with the session it serves,
+  # and comes back 3 s later on the same port.
+  start=$SECONDS
+  launch_bg drop --profile ssh --metrics-out "$work/drop.json" --set train.epochs=60
+  wait_for "$remote/${a1}/runs/$bg_run" "*/worker-0/ready" 300 drop
+  sleep 2
+  bash "$sshd_sh" stop "$ssh_dir" h1
+  echo "ok: stopped ${a1}'s sshd $((SECONDS - start)) s into run $bg_run"
+  sleep 3
+  kill -0 "$launcher" 2>/dev/null || { tail -n 30 drop.err >&2; fail "drop: the launch ended while the host was away"; }
+  bash "$sshd_sh" start "$ssh_dir" h1 ${a1} "$port1" > /dev/null
+  rc=0
+  wait "$launcher" || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    tail -n 40 drop.err >&2
+    fail "drop: the launch exited $rc"
+  fi
+  grep -q "lost the connection to ${a1} .*reconnecting for up to 30 s" drop.err \
+    || { tail -n 40 drop.err >&2; fail "drop: the lost connection is not reported"; }
+  grep -q "reconnected to ${a1} after [0-9]* attempts*; watching its tasks again" drop.err \
+    || { tail -n 40 drop.err >&2; fail "drop: the reconnect is not reported"; }
+  at_least "$(metric "$work/drop.json" accuracy)" 0.85 "accuracy with a dropped session"
+  echo "ok: reconnected to ${a1}, the run succeeded in $((SECONDS - start)) s"
+  nothing_left 10
+
+  # 5c. A host that stays down: the run fails within the bound, naming it.
+  profile down "$hosts"
+  sed -i 's/^connect_timeout = 3$/connect_timeout = 3\nreconnect_timeout = 4/' profiles/down.toml
+  launch_bg down --profile down --set train.epochs=200
+  wait_for "$remote/${a2}/runs/$bg_run" "*/worker-1/ready" 300 down
+  sleep 1
+  bash "$sshd_sh" stop "$ssh_dir" h2
+  start=$SECONDS
+  rc=0
+  wait "$launcher" || rc=$?
+  took=$((SECONDS - start))
+  [[ $rc -ne 0 ]] || fail "down: the launch succeeded with ${a2} gone"
+  pattern="host ${a2} is unreachable: the SSH connection dropped and [0-9]+ reconnects? within 4 s \(ssh.reconnect_timeout\) failed; the last: .*${a2}"
+  grep -Eq -- "$pattern" down.err || { tail -n 30 down.err >&2; fail "down: stderr does not match /$pattern/"; }
+  echo "ok: down fails (exit $rc) in $took s: $(grep -E -m1 -- "$pattern" down.err)"
+  ((took <= 20)) || fail "down: took $took s (reconnect_timeout 4 s, connect_timeout 3 s)"
+  # Nothing of the run is left on the host still reached; what runs on the
+  # lost one is this test's to end.
+  deadline=$((SECONDS + 15))
+  while left="$(pgrep -a -f -- "$remote/${a1}/" || true)"; [[ -n "$left" ]]; do
+    ((SECONDS >= deadline)) && fail "down: processes left on ${a1}: $left"
+    sleep 0.2
+  done
+  echo "ok: nothing left on ${a1}"
+  pkill -f -- "$remote/${a2}/" 2>/dev/null || true
+  echo "PASS: launch_ssh recovery"
   exit 0
 fi
 

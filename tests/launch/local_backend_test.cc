@@ -315,6 +315,51 @@ TEST_F(LocalRunTest, AParameterServerKilledMidRunStopsTheRun) {
   ExpectNothingLeft(r);
 }
 
+// A restarted task's start timeout counts from its restart, not from the
+// run's start: a PS killed well after start_timeout is started again (with
+// --restore, its output appended) and the run completes.
+TEST_F(LocalRunTest, APsKilledPastTheStartTimeoutIsRestartedAndTheRunGoesOn) {
+  PlanRequest request =
+      testing::Request(dir_, binary_,
+                       "ps = 1\nworkers = 2\nmax_restarts = 1\n[env]\n"
+                       "STANDIN_CHIEF_WAIT = \"go\"\n");
+  request.job_checkpoint_every_steps = 100;
+  RunOptions options = Options();
+  options.start_timeout = 500ms;
+  StatusOr<std::unique_ptr<LocalRun>> run =
+      LocalRun::Start(std::move(request), options);
+  ASSERT_TRUE(run.ok()) << run.status();
+  LocalRun& r = **run;
+  ASSERT_TRUE(testing::WaitFor([&] {
+    r.Poll();
+    return r.ready(0) && r.ready(1) && r.ready(2);
+  }));
+  const auto past = std::chrono::steady_clock::now() + 700ms;
+  while (std::chrono::steady_clock::now() < past) {
+    ASSERT_FALSE(r.Poll());
+    std::this_thread::sleep_for(10ms);
+  }
+  const pid_t first = r.process(0).pid;
+  ASSERT_EQ(::kill(first, SIGKILL), 0);
+  ASSERT_TRUE(testing::WaitFor([&] {
+    EXPECT_FALSE(r.Poll()) << r.outcome().status;
+    return r.process(0).pid != first && r.ready(0);
+  }));
+  const TaskPlan& ps = r.plan().tasks[0];
+  EXPECT_THAT(dtf::testing::ReadFile(ps.dir + "/argv"), HasSubstr("--restore"));
+  // Both attempts' output, one after the other.
+  EXPECT_THAT(dtf::testing::ReadFile(ps.stdout_file),
+              HasSubstr("hello from ps:0\nhello from ps:0\n"));
+  dtf::testing::WriteFile(r.plan().run_dir + "/go", "");
+  const RunOutcome outcome = r.Wait();
+  EXPECT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(outcome.state, "succeeded");
+  EXPECT_THAT(notes_, ::testing::Contains(HasSubstr(
+                          "ps:0 killed by SIGKILL; starting it again (1 of 1 "
+                          "restarts)")));
+  ExpectNothingLeft(r);
+}
+
 TEST_F(LocalRunTest, CancelStopsEveryTask) {
   std::atomic<bool> cancel{false};
   RunOptions options = Options();

@@ -126,6 +126,7 @@ workers = 5
 work_dir = "/scratch/{host}/dtf/"
 with_data = true
 base_port = 7000
+max_restarts = 2
 [ssh]
 user = "ada"
 port = 2222
@@ -134,6 +135,7 @@ known_hosts = "/etc/dtf/known_hosts"
 config = "none"
 connect_timeout = 3
 keepalive = 0
+reconnect_timeout = 5
 )",
                                      "/jobs/a/profiles/c.toml", "c");
   ASSERT_TRUE(p.ok()) << p.status();
@@ -155,7 +157,16 @@ keepalive = 0
   EXPECT_EQ(p->ssh.config, "none");
   EXPECT_EQ(p->ssh.connect_timeout, 3);
   EXPECT_EQ(p->ssh.keepalive, 0);
+  EXPECT_EQ(p->ssh.reconnect_timeout, 5);
+  EXPECT_EQ(p->max_restarts, 2);
   EXPECT_EQ(ExpandWorkDir(p->work_dir, "h2"), "/scratch/h2/dtf");
+}
+
+TEST(Profile, SshReconnectsForHalfAMinuteByDefault) {
+  StatusOr<Profile> p = ParseProfile("backend = \"ssh\"\nhosts = [\"h1\"]\n",
+                                     "/jobs/a/profiles/c.toml", "c");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->ssh.reconnect_timeout, 30);
 }
 
 TEST(Profile, TildeIsTheHomeDirectoryTheCallerGives) {
@@ -225,6 +236,10 @@ TEST(Profile, SshErrorsNameTheKey) {
             "profiles/x.toml:4:1: ssh.prot: unknown key (did you mean port?)");
   EXPECT_EQ(ErrorOf("backend = \"ssh\"\nhosts = [\"a\"]\n[ssh]\nport = 0\n"),
             "profiles/x.toml:4:8: ssh.port: must be at least 1, got 0");
+  EXPECT_EQ(ErrorOf("backend = \"ssh\"\nhosts = [\"a\"]\n[ssh]\n"
+                    "reconnect_timeout = 3601\n"),
+            "profiles/x.toml:4:21: ssh.reconnect_timeout: must be at most "
+            "3600, got 3601");
 }
 
 TEST(Profile, SyntaxErrorNamesFileAndLine) {

@@ -243,6 +243,8 @@ StatusOr<ExecResult> Session::Exec(const std::string& command,
   return result;
 }
 
+bool Session::Connected() { return ssh_is_connected(impl_->session()) != 0; }
+
 Status Session::KeepAlive() {
   ssh_session session = impl_->session();
   auto lost = [&] {

@@ -124,6 +124,9 @@ class Session {
   // Sends a keepalive when the session has been idle keepalive_seconds;
   // Unavailable once the connection is gone. Cheap to call often.
   Status KeepAlive();
+  // Whether the connection is still there as far as libssh knows (false
+  // once a read or write on it has failed); sends nothing.
+  bool Connected();
 
   // The libssh session, for Tunnel (ssh_session).
   void* raw();

@@ -1,0 +1,101 @@
+#include "lib/launch/restart_policy.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lib/launch/host_link.h"
+
+namespace dtf::launch {
+namespace {
+
+using ::testing::ElementsAre;
+
+// A parameter-server plan (2 PS, 2 workers) or an allreduce one (no PS).
+Plan MakeTestPlan(int ps, int max_restarts) {
+  Plan plan;
+  plan.ps = ps;
+  plan.workers = 2;
+  plan.max_restarts = max_restarts;
+  for (int i = 0; i < ps; ++i) {
+    TaskPlan t;
+    t.role = "ps";
+    t.index = i;
+    t.argv = {"/bin/dtf", "serve", "--role", "ps"};
+    plan.tasks.push_back(t);
+  }
+  for (int i = 0; i < 2; ++i) {
+    TaskPlan t;
+    t.role = "worker";
+    t.index = i;
+    t.chief = i == 0;
+    t.argv = {"/bin/dtf", "serve", "--role", "worker"};
+    plan.tasks.push_back(t);
+  }
+  return plan;
+}
+
+TEST(RestartPolicy, FailedTasksRestartUpToMaxRestarts) {
+  const Plan plan = MakeTestPlan(2, 2);
+  const TaskPlan& ps1 = plan.tasks[1];
+  const TaskPlan& worker1 = plan.tasks[3];
+  for (const TaskPlan* t : {&ps1, &worker1}) {
+    EXPECT_EQ(OnTaskEnded(plan, *t, false, false, 0), TaskEndAction::kRestart);
+    EXPECT_EQ(OnTaskEnded(plan, *t, false, false, 1), TaskEndAction::kRestart);
+  }
+  // Out of restarts: a worker is left out, a parameter server ends the run.
+  EXPECT_EQ(OnTaskEnded(plan, ps1, false, false, 2), TaskEndAction::kFail);
+  EXPECT_EQ(OnTaskEnded(plan, worker1, false, false, 2), TaskEndAction::kGoOn);
+  // A clean exit, or any end once the chief has exited, is left alone.
+  EXPECT_EQ(OnTaskEnded(plan, ps1, true, false, 0), TaskEndAction::kNone);
+  EXPECT_EQ(OnTaskEnded(plan, ps1, false, true, 0), TaskEndAction::kNone);
+}
+
+TEST(RestartPolicy, TheChiefIsNeverRestarted) {
+  const Plan plan = MakeTestPlan(2, 5);
+  const TaskPlan& chief = plan.tasks[2];
+  ASSERT_TRUE(chief.chief);
+  EXPECT_EQ(OnTaskEnded(plan, chief, false, false, 0),
+            TaskEndAction::kChiefExited);
+  EXPECT_EQ(OnTaskEnded(plan, chief, true, false, 0),
+            TaskEndAction::kChiefExited);
+}
+
+TEST(RestartPolicy, WithoutRestartsAWorkerIsLeftOutAndAPsEndsTheRun) {
+  const Plan plan = MakeTestPlan(2, 0);
+  EXPECT_EQ(OnTaskEnded(plan, plan.tasks[0], false, false, 0),
+            TaskEndAction::kFail);
+  EXPECT_EQ(OnTaskEnded(plan, plan.tasks[3], false, false, 0),
+            TaskEndAction::kGoOn);
+}
+
+TEST(RestartPolicy, AllreduceRestartsNothing) {
+  const Plan plan = MakeTestPlan(0, 3);
+  ASSERT_TRUE(plan.allreduce());
+  EXPECT_EQ(OnTaskEnded(plan, plan.tasks[1], false, false, 0),
+            TaskEndAction::kFailAllreduce);
+  EXPECT_EQ(OnTaskEnded(plan, plan.tasks[1], true, false, 0),
+            TaskEndAction::kNone);
+}
+
+TEST(RestartPolicy, ARestartedPsRestoresAndAWorkerKeepsItsCommandLine) {
+  const Plan plan = MakeTestPlan(1, 1);
+  EXPECT_THAT(RestartArgv(plan.tasks[0]),
+              ElementsAre("/bin/dtf", "serve", "--role", "ps", "--restore"));
+  EXPECT_EQ(RestartArgv(plan.tasks[2]), plan.tasks[2].argv);
+  EXPECT_EQ(RestartNote(plan, plan.tasks[0], "killed by SIGKILL", 0),
+            "ps:0 killed by SIGKILL; starting it again (1 of 1 restarts)");
+}
+
+TEST(ReconnectDelay, DoublesUpToTheCap) {
+  ReconnectPolicy p;
+  p.first_delay = std::chrono::milliseconds(500);
+  p.max_delay = std::chrono::milliseconds(8000);
+  std::vector<int64_t> delays;
+  for (int a = 1; a <= 7; ++a) delays.push_back(ReconnectDelay(p, a).count());
+  EXPECT_THAT(delays, ElementsAre(500, 1000, 2000, 4000, 8000, 8000, 8000));
+}
+
+}  // namespace
+}  // namespace dtf::launch
