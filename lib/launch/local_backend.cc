@@ -232,8 +232,7 @@ bool LocalRun::Restart(size_t i) {
   fs::remove(plan.ready_file, ec);
   fs::remove(plan.exit_file, ec);
   SpawnOptions spawn;
-  spawn.argv = plan.argv;
-  if (plan.role == "ps") spawn.argv.push_back("--restore");
+  spawn.argv = RestartArgv(plan);
   spawn.env = plan.env;
   spawn.stdout_file = plan.stdout_file;
   spawn.stderr_file = plan.stderr_file;

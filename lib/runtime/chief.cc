@@ -54,11 +54,23 @@ Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
   const WatchPause pause(options_.coordinator);
   std::error_code ec;
   fs::create_directories(options_.output_dir, ec);
+  // The other workers' positions as they last reported them, taken before
+  // the variables are pulled: every step a position counts was in the
+  // variables when it was reported (Update::AppliedOnReturn), so it is in
+  // the checkpoint too. Steps in flight, and those since the report, are
+  // read again after a resume: at least once.
+  std::vector<std::optional<InputPosition>> workers;
+  if (options_.coordinator != nullptr) {
+    workers = options_.coordinator->WorkerPositions();
+    if (workers.empty()) workers.resize(1);
+    workers[0] = state.position;
+  }
   return update.WithHostModel(
       /*slots=*/true,
       [&](Model* model, const std::vector<kernels::OptimizerState>& states) {
         TrainState cut = state;
         cut.ps_steps = update.shard_steps();
+        cut.worker_positions = workers;
         const Bundle bundle = MakeCheckpoint(
             *layer_, *model, states, cut, options_.model_toml, options_.origin);
         if (!path.empty()) return bundle.WriteFile(path);

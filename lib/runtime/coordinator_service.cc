@@ -1,6 +1,7 @@
 #include "lib/runtime/coordinator_service.h"
 
 #include <algorithm>
+#include <charconv>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -35,9 +36,19 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "unknown task " + request->task());
   }
+  const auto& p = request->input_position();
+  if (p.size() != 0 && p.size() != 4) {
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        StrCat(request->task(), ": an input position of ", p.size(),
+               " numbers (epoch, file, record, epoch_record: 4)"));
+  }
   Task& t = it->second;
   const auto now = Clock::now();
   t.last_heartbeat = now;
+  // Kept even from a process the watchdog took for dead: the steps it
+  // reported are in the variables all the same.
+  if (p.size() == 4) t.position = InputPosition{p[0], p[1], p[2], p[3]};
   t.heard = true;
   if (request->incarnation() != t.incarnation) {
     // Another process of the task (a restart): watched anew.
@@ -126,6 +137,24 @@ std::vector<std::string> CoordinatorService::SilentWorkers(
     if (now - t.last_heartbeat >= timeout) silent.push_back(name);
   }
   return silent;
+}
+
+std::vector<std::optional<InputPosition>> CoordinatorService::WorkerPositions()
+    const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::optional<InputPosition>> positions;
+  constexpr std::string_view kWorker = "worker:";
+  for (const auto& [name, t] : tasks_) {
+    if (!name.starts_with(kWorker)) continue;
+    size_t index = 0;
+    const char* first = name.data() + kWorker.size();
+    const char* last = name.data() + name.size();
+    auto [end, ec] = std::from_chars(first, last, index);
+    if (ec != std::errc() || end != last) continue;
+    if (positions.size() <= index) positions.resize(index + 1);
+    positions[index] = t.position;
+  }
+  return positions;
 }
 
 grpc::Status CoordinatorService::Status(grpc::ServerContext* context,

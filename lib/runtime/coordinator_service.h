@@ -4,7 +4,9 @@
 // shutdown = true. In an allreduce run it also hands out the NCCL unique id
 // the chief made. It also keeps the step-progress watchdog (Watch,
 // CheckStalls): a worker whose heartbeats come but whose steps do not
-// advance for the stall timeout is taken for dead. Thread-safe.
+// advance for the stall timeout is taken for dead. It keeps the input
+// position each worker last reported, which the chief's checkpoints record
+// (WorkerPositions). Thread-safe.
 #pragma once
 
 #include <atomic>
@@ -12,11 +14,13 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/data/input_pipeline.h"
 #include "lib/data/train_spec.h"
 #include "lib/rpc/call.h"
 #include "proto/dtf.grpc.pb.h"
@@ -88,6 +92,11 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   std::vector<std::string> SilentWorkers(const std::string& self,
                                          std::chrono::seconds timeout) const;
 
+  // The input position each worker ("worker:<i>", at index i) last
+  // reported with a heartbeat, of whichever of its processes reported
+  // last; nullopt for a worker none has been heard from with one.
+  std::vector<std::optional<InputPosition>> WorkerPositions() const;
+
  private:
   struct Task {
     std::string address;
@@ -100,6 +109,7 @@ class CoordinatorService final : public rpc::Coordinator::Service {
     // The watchdog's view of the process `incarnation`.
     uint64_t incarnation = 0;
     int64_t steps_done = 0;
+    std::optional<InputPosition> position;
     bool watched = false;  // heard in state "running"
     std::chrono::steady_clock::time_point progress_at;
     bool stalled = false;

@@ -77,12 +77,16 @@ class Heartbeat {
     loss_ = loss;
     eps_ = eps;
   }
-  // The training loop's steps (TrainHooks::on_step): the task is running.
-  void Steps(int64_t steps_done, int64_t global_step) {
+  // The training loop's steps (TrainHooks::on_step): the task is running,
+  // its input at `position`.
+  void Steps(int64_t steps_done, int64_t global_step,
+             const InputPosition& position) {
     std::lock_guard<std::mutex> lock(mu_);
     state_ = "running";
     steps_done_ = steps_done;
     step_ = global_step;
+    position_ = {position.epoch, position.file, position.record,
+                 position.epoch_record};
   }
   std::atomic<bool> stop{false};
   std::atomic<bool> stop_training{false};
@@ -102,6 +106,7 @@ class Heartbeat {
       request.set_examples_per_sec(eps_);
       request.set_incarnation(incarnation_);
       request.set_steps_done(steps_done_);
+      for (const int64_t p : position_) request.add_input_position(p);
       auto context = rpc::MakeClientContext(creds_, std::chrono::seconds(5));
       call_ = context.get();
       lock.unlock();
@@ -134,6 +139,8 @@ class Heartbeat {
   std::string state_ = "starting";
   int64_t step_ = 0;
   int64_t steps_done_ = 0;
+  // InputPosition's four numbers; empty before the training loop starts.
+  std::vector<int64_t> position_;
   double loss_ = 0, eps_ = 0;
   std::thread thread_;
 };
@@ -351,8 +358,9 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   wo.coordinator = coordinator.get();
   wo.on_eval = options.on_eval;
   wo.on_note = options.on_note;
-  wo.on_step = [&](int64_t steps_done, int64_t global_step) {
-    if (heartbeat) heartbeat->Steps(steps_done, global_step);
+  wo.on_step = [&](int64_t steps_done, int64_t global_step,
+                   const InputPosition& position) {
+    if (heartbeat) heartbeat->Steps(steps_done, global_step, position);
   };
   wo.on_progress = [&](const TrainProgress& p) {
     if (heartbeat)
