@@ -58,10 +58,13 @@ Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
   // the variables are pulled: every step a position counts was in the
   // variables when it was reported (Update::AppliedOnReturn), so it is in
   // the checkpoint too. Steps in flight, and those since the report, are
-  // read again after a resume: at least once.
+  // read again after a resume: at least once. Those of this step are
+  // waited for a little (a training worker reports within about 100 ms; a
+  // sync step's other workers wait for the chief meanwhile).
   std::vector<std::optional<InputPosition>> workers;
   if (options_.coordinator != nullptr) {
-    workers = options_.coordinator->WorkerPositions();
+    workers = options_.coordinator->WorkerPositions(
+        state.global_step, std::chrono::milliseconds(500));
     if (workers.empty()) workers.resize(1);
     workers[0] = state.position;
   }

@@ -74,6 +74,7 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
     t.progress_at = now;
   }
   t.steps_done = request->steps_done();
+  heard_.notify_all();
   return grpc::Status::OK;
 }
 
@@ -139,9 +140,20 @@ std::vector<std::string> CoordinatorService::SilentWorkers(
   return silent;
 }
 
-std::vector<std::optional<InputPosition>> CoordinatorService::WorkerPositions()
-    const {
-  std::lock_guard<std::mutex> lock(mu_);
+std::vector<std::optional<InputPosition>> CoordinatorService::WorkerPositions(
+    int64_t step, std::chrono::milliseconds wait) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  // A worker that is silent for a few heartbeats is not waited for.
+  const auto heard_since = Clock::now() - std::chrono::seconds(3);
+  heard_.wait_for(lock, wait, [&] {
+    for (const auto& [name, t] : tasks_) {
+      if (!name.starts_with("worker:") || name == "worker:0") continue;
+      if (!t.heard || t.stalled || t.last_heartbeat < heard_since) continue;
+      if (t.state != "running" && t.state != "starting") continue;
+      if (t.step < step) return false;
+    }
+    return true;
+  });
   std::vector<std::optional<InputPosition>> positions;
   constexpr std::string_view kWorker = "worker:";
   for (const auto& [name, t] : tasks_) {

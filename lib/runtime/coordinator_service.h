@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -94,8 +95,13 @@ class CoordinatorService final : public rpc::Coordinator::Service {
 
   // The input position each worker ("worker:<i>", at index i) last
   // reported with a heartbeat, of whichever of its processes reported
-  // last; nullopt for a worker none has been heard from with one.
-  std::vector<std::optional<InputPosition>> WorkerPositions() const;
+  // last; nullopt for a worker none has been heard from with one. First
+  // waits, for at most `wait`, until every worker but the chief (worker:0)
+  // that is starting or training (heard from within 3 s, not stalled) has
+  // reported one at global step `step` or later: the positions of the steps
+  // before the chief's checkpoint at `step`, rather than a heartbeat older.
+  std::vector<std::optional<InputPosition>> WorkerPositions(
+      int64_t step, std::chrono::milliseconds wait) const;
 
  private:
   struct Task {
@@ -118,6 +124,8 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   const rpc::RunCredentials credentials_;
   const std::chrono::steady_clock::time_point start_;
   mutable std::mutex mu_;
+  // Notified with every heartbeat (WorkerPositions waits on it).
+  mutable std::condition_variable heard_;
   std::map<std::string, Task> tasks_;
   std::vector<std::string> order_;
   std::string run_state_ = "running";
