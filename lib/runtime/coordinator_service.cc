@@ -143,13 +143,21 @@ std::vector<std::string> CoordinatorService::SilentWorkers(
 std::vector<std::optional<InputPosition>> CoordinatorService::WorkerPositions(
     int64_t step, std::chrono::milliseconds wait) const {
   std::unique_lock<std::mutex> lock(mu_);
-  // A worker that is silent for a few heartbeats is not waited for.
-  const auto heard_since = Clock::now() - std::chrono::seconds(3);
+  // Not waited for: a worker silent for a few heartbeats, and one whose
+  // steps have not advanced for a second (its last report has its last
+  // position: waiting for the chief, frozen, or waiting for a PS).
+  const auto now = Clock::now();
+  const auto heard_since = now - std::chrono::seconds(3);
+  const auto stepped_since = now - std::chrono::seconds(1);
   heard_.wait_for(lock, wait, [&] {
     for (const auto& [name, t] : tasks_) {
       if (!name.starts_with("worker:") || name == "worker:0") continue;
       if (!t.heard || t.stalled || t.last_heartbeat < heard_since) continue;
-      if (t.state != "running" && t.state != "starting") continue;
+      if (t.state == "running") {
+        if (!t.watched || t.progress_at < stepped_since) continue;
+      } else if (t.state != "starting") {
+        continue;
+      }
       if (t.step < step) return false;
     }
     return true;

@@ -97,9 +97,10 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   // reported with a heartbeat, of whichever of its processes reported
   // last; nullopt for a worker none has been heard from with one. First
   // waits, for at most `wait`, until every worker but the chief (worker:0)
-  // that is starting or training (heard from within 3 s, not stalled) has
-  // reported one at global step `step` or later: the positions of the steps
-  // before the chief's checkpoint at `step`, rather than a heartbeat older.
+  // that is starting or training (heard from within 3 s, its steps advanced
+  // within 1 s, not stalled) has reported one at global step `step` or
+  // later: the positions of the steps before the chief's checkpoint at
+  // `step`, rather than a heartbeat older.
   std::vector<std::optional<InputPosition>> WorkerPositions(
       int64_t step, std::chrono::milliseconds wait) const;
 

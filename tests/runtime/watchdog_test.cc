@@ -93,6 +93,7 @@ TEST_F(WatchdogTest, TheChiefKeepsEachWorkersLatestInputPosition) {
     request.set_task("worker:1");
     request.set_state("running");
     request.set_step(step);
+    request.set_steps_done(step);
     request.set_incarnation(11);
     for (const int64_t p : position) request.add_input_position(p);
     auto context = rpc::MakeClientContext(kCreds, 5s);
@@ -125,10 +126,18 @@ TEST_F(WatchdogTest, TheChiefKeepsEachWorkersLatestInputPosition) {
   EXPECT_LT(Clock::now() - start, 4s);
   EXPECT_EQ(p[1], (InputPosition{1, 0, 9, 90}));
   // At most `wait` for one that does not come.
+  ASSERT_TRUE(beat(11, {1, 0, 9, 90}).ok());
   start = Clock::now();
   p = service_.WorkerPositions(20, 300ms);
   EXPECT_GE(Clock::now() - start, 300ms);
   EXPECT_EQ(p[1], (InputPosition{1, 0, 9, 90}));
+  // Nor for one whose steps stopped a second ago: its last report holds
+  // its last position.
+  std::this_thread::sleep_for(1100ms);
+  ASSERT_TRUE(beat(11, {1, 0, 9, 90}).ok());
+  start = Clock::now();
+  p = service_.WorkerPositions(20, 5s);
+  EXPECT_LT(Clock::now() - start, 1s);
 }
 
 // Heartbeats keep coming from both workers; worker:1's steps stop at 7 and
