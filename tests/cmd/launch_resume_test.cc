@@ -206,12 +206,20 @@ class LaunchPositionsTest : public LaunchResumeTest {
   }
 
   // SIGKILLs task `task` of run `id` once out/ holds a checkpoint of global
-  // step `step` or later.
+  // step `step` or later that records worker:1 past its start.
   void KillOnceWritten(const std::string& id, int64_t step, size_t task) {
     auto written = [&] {
       for (const runtime::CheckpointGeneration& g :
            runtime::ListCheckpointGenerations(dir_.Join("out"))) {
-        if (g.step >= step) return true;
+        if (g.step < step) continue;
+        StatusOr<runtime::Bundle> b = runtime::Bundle::ReadFile(g.path);
+        if (!b.ok()) continue;  // removed meanwhile
+        StatusOr<runtime::CheckpointInfo> info =
+            runtime::ReadCheckpointInfo(*b);
+        if (info.ok() && info->worker_positions.size() == 2 &&
+            info->worker_positions[1] && Read(*info->worker_positions[1]) > 0) {
+          return true;
+        }
       }
       return false;
     };
@@ -219,7 +227,8 @@ class LaunchPositionsTest : public LaunchResumeTest {
     while (!written() && Clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    ASSERT_TRUE(written()) << "no checkpoint of step " << step << " or later";
+    ASSERT_TRUE(written()) << "no checkpoint of step " << step
+                           << " or later with worker:1's position";
     StatusOr<launch::RunView> run = launch::LoadRun(RunDir(id));
     ASSERT_TRUE(run.ok()) << run.status();
     const pid_t pid = run->record.tasks[task].process.pid;
@@ -252,8 +261,10 @@ int64_t WorkerExamples(const std::string& text) {
 // recorded for it, not from the start of the chief's epoch: it reads its
 // share exactly once in all, and the run takes the steps of an unbroken one.
 TEST_F(LaunchPositionsTest, AResumedWorkerReadsOnFromItsRecordedPosition) {
+  // Every step waits for both workers, the first ones too.
   const std::string common =
-      "launch --grace 1 --set train.checkpoint_every_steps=50";
+      "launch --grace 1 --set train.checkpoint_every_steps=50 "
+      "--set train.replicas_to_aggregate=2";
   Result unbroken =
       Run(StrCat(common, " --set train.output_dir=out-a --metrics-out a.json"));
   ASSERT_EQ(unbroken.code, 0) << unbroken.err;

@@ -221,7 +221,10 @@ TEST_F(DistributedTest, SyncCheckpointsAreAConsistentCutAcrossShards) {
 TEST_F(DistributedTest, CheckpointsRecordEveryWorkersInputPosition) {
   JobFile job =
       Job("titanic", {{"shuffle_buffer = 1000", "shuffle_buffer = 0"}});
-  job.train.epochs = 4;
+  job.train.epochs = 6;
+  // Every step waits for both workers, from the first on (else the chief
+  // may take the first steps alone, before worker:1 has built its model).
+  job.train.replicas_to_aggregate = 2;
   job.train.checkpoint_every_steps = 5;
   job.train.keep_checkpoints = 1000;
   const Cluster c = MakeCluster(1, 2);
