@@ -325,6 +325,14 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
   return plan;
 }
 
+std::vector<std::string> RestartArgv(const TaskPlan& task) {
+  std::vector<std::string> argv = task.argv;
+  if (std::find(argv.begin(), argv.end(), "--restore") == argv.end()) {
+    argv.push_back("--restore");
+  }
+  return argv;
+}
+
 std::string ExpandWorkDir(std::string_view work_dir, std::string_view host) {
   std::string out;
   for (size_t i = 0; i < work_dir.size();) {

@@ -176,4 +176,10 @@ std::string PlanToText(const Plan& plan);
 // A remote work directory with "{host}" replaced by `host`.
 std::string ExpandWorkDir(std::string_view work_dir, std::string_view host);
 
+// The command line of `task` started again after it failed (max_restarts):
+// its own with --restore (once), whatever its role: a parameter server
+// restores its shard and step, a worker reads on from the input position
+// the run's last checkpoint recorded for it (docs/launch.md, *Restarts*).
+std::vector<std::string> RestartArgv(const TaskPlan& task);
+
 }  // namespace dtf::launch

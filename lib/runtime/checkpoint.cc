@@ -80,6 +80,16 @@ Bundle MakeCheckpoint(const FeatureLayer& layer, const Model& model,
   bundle.AddInt64s(
       "train/input_position",
       std::vector<int64_t>{p.epoch, p.file, p.record, p.epoch_record});
+  if (!state.worker_positions.empty()) {
+    // -1 four times for a worker whose position is not known.
+    std::vector<int64_t> positions;
+    for (const std::optional<InputPosition>& w : state.worker_positions) {
+      const InputPosition q = w.value_or(InputPosition{-1, -1, -1, -1});
+      positions.insert(positions.end(),
+                       {q.epoch, q.file, q.record, q.epoch_record});
+    }
+    bundle.AddInt64s(std::string(kCheckpointWorkerPositionsEntry), positions);
+  }
   AddNormalizer(layer, &bundle);
   const auto& vars = model.variables();
   for (size_t i = 0; i < vars.size(); ++i) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,6 +39,9 @@ inline constexpr std::string_view kCheckpointFingerprintEntry =
     "meta/job_fingerprint";
 inline constexpr std::string_view kCheckpointPsStepsEntry =
     "train/ps_global_steps";
+// Distributed runs: every worker's input position, 4 numbers a worker.
+inline constexpr std::string_view kCheckpointWorkerPositionsEntry =
+    "train/worker_input_positions";
 
 struct TrainState {
   int64_t global_step = 0;
@@ -46,6 +50,10 @@ struct TrainState {
   // Parameter-server runs: the global step of each PS's shard as pulled
   // for the checkpoint (all equal: a consistent cut); empty otherwise.
   std::vector<int64_t> ps_steps;
+  // Distributed runs: the input position of worker i at index i — the
+  // chief's own, and each other worker's as it last reported it before the
+  // variables were pulled (nullopt: not reported); empty otherwise.
+  std::vector<std::optional<InputPosition>> worker_positions;
 };
 
 // The run that writes a checkpoint: its id ("" for `dtf train`) and

@@ -102,6 +102,26 @@ StatusOr<CheckpointInfo> ReadCheckpointInfo(const Bundle& bundle) {
     }
     info.position = InputPosition{p[0], p[1], p[2], p[3]};
   }
+  if (bundle.Find(kCheckpointWorkerPositionsEntry) != nullptr) {
+    DTF_ASSIGN_OR_RETURN(std::vector<int64_t> w,
+                         bundle.GetInt64s(kCheckpointWorkerPositionsEntry));
+    auto malformed = [&] {
+      return DataLossError(StrCat(bundle.path(), ": malformed \"",
+                                  kCheckpointWorkerPositionsEntry, "\""));
+    };
+    if (w.size() % 4 != 0) return malformed();
+    for (size_t i = 0; i < w.size(); i += 4) {
+      const InputPosition q{w[i], w[i + 1], w[i + 2], w[i + 3]};
+      if (q == InputPosition{-1, -1, -1, -1}) {
+        info.worker_positions.emplace_back();
+        continue;
+      }
+      if (q.epoch < 0 || q.file < 0 || q.record < 0 || q.epoch_record < 0) {
+        return malformed();
+      }
+      info.worker_positions.emplace_back(q);
+    }
+  }
   return info;
 }
 

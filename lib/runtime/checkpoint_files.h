@@ -47,6 +47,10 @@ struct CheckpointInfo {
   std::vector<int64_t> ps_steps;
   // The chief's input position (worker 0 of a distributed run).
   InputPosition position;
+  // Distributed runs: every worker's input position, worker i's at index i
+  // (TrainState::worker_positions; nullopt: not known); empty when the
+  // checkpoint records none.
+  std::vector<std::optional<InputPosition>> worker_positions;
 };
 // DataLoss naming the file when an entry is malformed.
 StatusOr<CheckpointInfo> ReadCheckpointInfo(const Bundle& bundle);

@@ -51,6 +51,21 @@ StatusOr<bool> Chief::Evaluate(Update& update, Progress& progress,
 
 Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
                                 const std::string& path) {
+  // The other workers' positions as they last reported them, taken before
+  // the variables are pulled: every step a position counts was in the
+  // variables when it was reported (Update::AppliedOnReturn), so it is in
+  // the checkpoint too. Steps in flight, and those since the report, are
+  // read again after a resume: at least once. For a generation (what a
+  // restarted or resumed worker reads) those of this step are waited for a
+  // little, the watchdog not paused meanwhile: a training worker reports
+  // within about 100 ms (a sync step's other workers wait for the chief).
+  std::vector<std::optional<InputPosition>> workers;
+  if (options_.coordinator != nullptr) {
+    workers = options_.coordinator->WorkerPositions(
+        state.global_step, std::chrono::milliseconds(path.empty() ? 500 : 0));
+    if (workers.empty()) workers.resize(1);
+    workers[0] = state.position;
+  }
   const WatchPause pause(options_.coordinator);
   std::error_code ec;
   fs::create_directories(options_.output_dir, ec);
@@ -59,6 +74,7 @@ Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
       [&](Model* model, const std::vector<kernels::OptimizerState>& states) {
         TrainState cut = state;
         cut.ps_steps = update.shard_steps();
+        cut.worker_positions = workers;
         const Bundle bundle = MakeCheckpoint(
             *layer_, *model, states, cut, options_.model_toml, options_.origin);
         if (!path.empty()) return bundle.WriteFile(path);

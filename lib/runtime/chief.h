@@ -68,8 +68,9 @@ class Chief {
   // early stopping ends training. Cancelled when the evaluation was.
   StatusOr<bool> Evaluate(Update& update, Progress& progress,
                           const TrainState& state, TrainResult* result);
-  // The checkpoint (every variable and optimizer slot, and `state`): a new
-  // generation, which becomes checkpoint.dtf (checkpoint_files.h).
+  // The checkpoint (every variable and optimizer slot, and `state`; with a
+  // Coordinator, every other worker's input position as last reported): a
+  // new generation, which becomes checkpoint.dtf (checkpoint_files.h).
   Status WriteCheckpoint(Update& update, const TrainState& state) {
     return WriteCheckpointTo(update, state, "");
   }

@@ -1,6 +1,7 @@
 #include "lib/runtime/coordinator_service.h"
 
 #include <algorithm>
+#include <charconv>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -35,9 +36,19 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "unknown task " + request->task());
   }
+  const auto& p = request->input_position();
+  if (p.size() != 0 && p.size() != 4) {
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        StrCat(request->task(), ": an input position of ", p.size(),
+               " numbers (epoch, file, record, epoch_record: 4)"));
+  }
   Task& t = it->second;
   const auto now = Clock::now();
   t.last_heartbeat = now;
+  // Kept even from a process the watchdog took for dead: the steps it
+  // reported are in the variables all the same.
+  if (p.size() == 4) t.position = InputPosition{p[0], p[1], p[2], p[3]};
   t.heard = true;
   if (request->incarnation() != t.incarnation) {
     // Another process of the task (a restart): watched anew.
@@ -63,6 +74,7 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
     t.progress_at = now;
   }
   t.steps_done = request->steps_done();
+  heard_.notify_all();
   return grpc::Status::OK;
 }
 
@@ -126,6 +138,43 @@ std::vector<std::string> CoordinatorService::SilentWorkers(
     if (now - t.last_heartbeat >= timeout) silent.push_back(name);
   }
   return silent;
+}
+
+std::vector<std::optional<InputPosition>> CoordinatorService::WorkerPositions(
+    int64_t step, std::chrono::milliseconds wait) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  // Not waited for: a worker silent for a few heartbeats, and one whose
+  // steps have not advanced for a second (its last report has its last
+  // position: waiting for the chief, frozen, or waiting for a PS).
+  const auto now = Clock::now();
+  const auto heard_since = now - std::chrono::seconds(3);
+  const auto stepped_since = now - std::chrono::seconds(1);
+  heard_.wait_for(lock, wait, [&] {
+    for (const auto& [name, t] : tasks_) {
+      if (!name.starts_with("worker:") || name == "worker:0") continue;
+      if (!t.heard || t.stalled || t.last_heartbeat < heard_since) continue;
+      if (t.state == "running") {
+        if (!t.watched || t.progress_at < stepped_since) continue;
+      } else if (t.state != "starting") {
+        continue;
+      }
+      if (t.step < step) return false;
+    }
+    return true;
+  });
+  std::vector<std::optional<InputPosition>> positions;
+  constexpr std::string_view kWorker = "worker:";
+  for (const auto& [name, t] : tasks_) {
+    if (!name.starts_with(kWorker)) continue;
+    size_t index = 0;
+    const char* first = name.data() + kWorker.size();
+    const char* last = name.data() + name.size();
+    auto [end, ec] = std::from_chars(first, last, index);
+    if (ec != std::errc() || end != last) continue;
+    if (positions.size() <= index) positions.resize(index + 1);
+    positions[index] = t.position;
+  }
+  return positions;
 }
 
 grpc::Status CoordinatorService::Status(grpc::ServerContext* context,

@@ -4,19 +4,24 @@
 // shutdown = true. In an allreduce run it also hands out the NCCL unique id
 // the chief made. It also keeps the step-progress watchdog (Watch,
 // CheckStalls): a worker whose heartbeats come but whose steps do not
-// advance for the stall timeout is taken for dead. Thread-safe.
+// advance for the stall timeout is taken for dead. It keeps the input
+// position each worker last reported, which the chief's checkpoints record
+// (WorkerPositions). Thread-safe.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/data/input_pipeline.h"
 #include "lib/data/train_spec.h"
 #include "lib/rpc/call.h"
 #include "proto/dtf.grpc.pb.h"
@@ -88,6 +93,17 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   std::vector<std::string> SilentWorkers(const std::string& self,
                                          std::chrono::seconds timeout) const;
 
+  // The input position each worker ("worker:<i>", at index i) last
+  // reported with a heartbeat, of whichever of its processes reported
+  // last; nullopt for a worker none has been heard from with one. First
+  // waits, for at most `wait`, until every worker but the chief (worker:0)
+  // that is starting or training (heard from within 3 s, its steps advanced
+  // within 1 s, not stalled) has reported one at global step `step` or
+  // later: the positions of the steps before the chief's checkpoint at
+  // `step`, rather than a heartbeat older.
+  std::vector<std::optional<InputPosition>> WorkerPositions(
+      int64_t step, std::chrono::milliseconds wait) const;
+
  private:
   struct Task {
     std::string address;
@@ -100,6 +116,7 @@ class CoordinatorService final : public rpc::Coordinator::Service {
     // The watchdog's view of the process `incarnation`.
     uint64_t incarnation = 0;
     int64_t steps_done = 0;
+    std::optional<InputPosition> position;
     bool watched = false;  // heard in state "running"
     std::chrono::steady_clock::time_point progress_at;
     bool stalled = false;
@@ -108,6 +125,8 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   const rpc::RunCredentials credentials_;
   const std::chrono::steady_clock::time_point start_;
   mutable std::mutex mu_;
+  // Notified with every heartbeat (WorkerPositions waits on it).
+  mutable std::condition_variable heard_;
   std::map<std::string, Task> tasks_;
   std::vector<std::string> order_;
   std::string run_state_ = "running";

@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "grpcpp/grpcpp.h"
 #include "lib/base/file.h"
@@ -34,6 +35,11 @@ constexpr std::chrono::seconds kInterruptedPsGrace(10);
 // failing) gives its training thread to return before it is abandoned.
 constexpr std::chrono::seconds kAbandonGrace(2);
 
+// How soon after a training step a worker sends its step and input
+// position (rather than with its next heartbeat a second on): the chief's
+// checkpoints wait about this long for the positions of their step.
+constexpr std::chrono::milliseconds kPositionHeartbeat(100);
+
 // A number that tells this process of a task from the others (a restart).
 uint64_t NewIncarnation() {
   std::random_device random;
@@ -45,7 +51,9 @@ std::string Port(const std::string& address) {
   return address.substr(address.rfind(':') + 1);
 }
 
-// Heartbeats to the chief once a second from a background thread. Sets
+// Heartbeats to the chief once a second from a background thread, and
+// kPositionHeartbeat after the last one once a training step finished
+// since (a training worker: about ten a second). Sets
 // `stop` when the chief says the run is over, `stop_training` when it
 // stopped training early, `stalled` when its watchdog took this process for
 // dead, `lost` (and `stop`) when it has been unreachable for `timeout`.
@@ -77,12 +85,24 @@ class Heartbeat {
     loss_ = loss;
     eps_ = eps;
   }
-  // The training loop's steps (TrainHooks::on_step): the task is running.
-  void Steps(int64_t steps_done, int64_t global_step) {
+  // The training loop's steps (TrainHooks::on_step): the task is running,
+  // its input at `position`.
+  void Steps(int64_t steps_done, int64_t global_step,
+             const InputPosition& position) {
+    std::vector<int64_t> at = {position.epoch, position.file, position.record,
+                               position.epoch_record};
     std::lock_guard<std::mutex> lock(mu_);
     state_ = "running";
-    steps_done_ = steps_done;
     step_ = global_step;
+    // The first call (the loop starts) or a step finished: send it soon.
+    const bool news = position_.empty() || steps_done != steps_done_;
+    position_ = std::move(at);
+    steps_done_ = steps_done;
+    if (!news) return;
+    if (!stepped_) {
+      stepped_ = true;
+      cv_.notify_all();
+    }
   }
   std::atomic<bool> stop{false};
   std::atomic<bool> stop_training{false};
@@ -102,6 +122,9 @@ class Heartbeat {
       request.set_examples_per_sec(eps_);
       request.set_incarnation(incarnation_);
       request.set_steps_done(steps_done_);
+      for (const int64_t p : position_) request.add_input_position(p);
+      stepped_ = false;
+      const auto sent = Clock::now();
       auto context = rpc::MakeClientContext(creds_, std::chrono::seconds(5));
       call_ = context.get();
       lock.unlock();
@@ -118,7 +141,11 @@ class Heartbeat {
         lost = true;
         stop = true;
       }
-      cv_.wait_for(lock, std::chrono::seconds(1), [&] { return exit_; });
+      cv_.wait_until(lock, sent + std::chrono::seconds(1),
+                     [&] { return exit_ || stepped_; });
+      if (stepped_) {
+        cv_.wait_until(lock, sent + kPositionHeartbeat, [&] { return exit_; });
+      }
     }
   }
 
@@ -134,6 +161,9 @@ class Heartbeat {
   std::string state_ = "starting";
   int64_t step_ = 0;
   int64_t steps_done_ = 0;
+  // InputPosition's four numbers; empty before the training loop starts.
+  std::vector<int64_t> position_;
+  bool stepped_ = false;  // a step finished since the last heartbeat
   double loss_ = 0, eps_ = 0;
   std::thread thread_;
 };
@@ -351,8 +381,9 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   wo.coordinator = coordinator.get();
   wo.on_eval = options.on_eval;
   wo.on_note = options.on_note;
-  wo.on_step = [&](int64_t steps_done, int64_t global_step) {
-    if (heartbeat) heartbeat->Steps(steps_done, global_step);
+  wo.on_step = [&](int64_t steps_done, int64_t global_step,
+                   const InputPosition& position) {
+    if (heartbeat) heartbeat->Steps(steps_done, global_step, position);
   };
   wo.on_progress = [&](const TrainProgress& p) {
     if (heartbeat)

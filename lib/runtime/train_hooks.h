@@ -7,6 +7,7 @@
 #include <functional>
 #include <string_view>
 
+#include "lib/data/input_pipeline.h"
 #include "lib/runtime/trainer.h"
 
 namespace dtf::runtime {
@@ -17,8 +18,13 @@ struct TrainHooks {
   std::function<void(const EvalReport&)> on_eval;
   std::function<void(std::string_view)> on_note;
   // When the loop starts stepping (steps_done 0) and after each step, with
-  // the steps this loop has finished and the global step.
-  std::function<void(int64_t steps_done, int64_t global_step)> on_step;
+  // the steps this loop has finished, the global step, and the input's
+  // position after the last step whose update is known to be in the
+  // variables (Update::AppliedOnReturn; the start position before the
+  // first step).
+  std::function<void(int64_t steps_done, int64_t global_step,
+                     const InputPosition& position)>
+      on_step;
   // Training stops with Cancelled once this becomes true. May be null.
   const std::atomic<bool>* cancel = nullptr;
 

@@ -55,6 +55,7 @@ class TrainLoop {
         progress_(hooks, chief_ ? chief_->coordinator() : nullptr, o_.name,
                   chief_ ? chief_->events() : nullptr),
         position_(o_.start),
+        reported_(o_.start),
         last_epoch_(o_.start.epoch),
         freeze_at_(TestFreezeAt(o_.name)) {}
 
@@ -95,6 +96,9 @@ class TrainLoop {
   Progress progress_;
   TrainResult result_;
   InputPosition position_;  // after the last step's batch
+  // After the last step whose update is known to be in the variables
+  // (Update::AppliedOnReturn): what on_step reports.
+  InputPosition reported_;
   int64_t last_epoch_;
   int64_t steps_ = 0;
   const int64_t freeze_at_;
@@ -189,7 +193,9 @@ StatusOr<bool> TrainLoop::Steps() {
   // The chief's early stopping, which a collective update carries to every
   // rank in the next agreement.
   bool stop_early = false;
-  if (hooks_.on_step) hooks_.on_step(steps_, update_.global_step());
+  if (hooks_.on_step) {
+    hooks_.on_step(steps_, update_.global_step(), reported_);
+  }
   while (true) {
     if (steps_ == freeze_at_) {
       while (true) std::this_thread::sleep_for(std::chrono::hours(1));
@@ -211,7 +217,9 @@ StatusOr<bool> TrainLoop::Steps() {
     if (!agreed.ok()) return UpdateFailed(agreed.status());
     if (*agreed != Agreement::kStep) return *agreed == Agreement::kCancel;
     DTF_RETURN_IF_ERROR(Step(cur, batches));
-    if (hooks_.on_step) hooks_.on_step(steps_, update_.global_step());
+    if (hooks_.on_step) {
+      hooks_.on_step(steps_, update_.global_step(), reported_);
+    }
     DTF_ASSIGN_OR_RETURN(const bool stop, AfterStep());
     if (!stop) continue;
     hooks_.Note(chief_->tracker().StopNote(update_.global_step()));
@@ -242,6 +250,7 @@ Status TrainLoop::Step(PreparedBatch*& cur, BatchQueue& batches) {
   }
   const int64_t rows = cur->batch.rows;
   position_ = cur->position;
+  if (update_.AppliedOnReturn(*next)) reported_ = position_;
   cur = batches.Advance();
   progress_.AddStep(rows, loss, Clock::now() - t0);
   ++steps_;

@@ -46,8 +46,10 @@ struct TrainLoopOptions {
   int64_t checkpoint_every_steps = 0;
   // The chief evaluates.
   bool evaluate = true;
-  // Checkpoints keep the input position (one process: a resumed run reads
-  // on from there); a worker's position is its own and is not kept.
+  // Checkpoints keep this loop's input position as the chief's (one
+  // process, or worker 0): a resumed run reads on from there. The other
+  // workers' positions reach the chief's checkpoints through their
+  // heartbeats (TrainHooks::on_step).
   bool record_position = false;
   // TrainResult::loss is the last epoch's mean loss (Progress::epoch_loss)
   // rather than the loss last reported or of the last epoch, whichever is

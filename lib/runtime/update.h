@@ -76,6 +76,14 @@ class Update {
   virtual Status Apply(const PreparedBatch& batch, float loss,
                        std::vector<Gradient>* grads,
                        const PreparedBatch& next) = 0;
+  // Whether an Apply that returned OK with `next` after its batch left the
+  // step's gradients in the variables (or dropped them as stale) — rather
+  // than queued for a step still to come. The input position a worker
+  // reports to the chief counts only such steps.
+  virtual bool AppliedOnReturn(const PreparedBatch& next) const {
+    (void)next;
+    return true;
+  }
 
   // Runs `use` with every variable whole, on the compute device.
   virtual Status WithDeviceModel(const std::function<Status(Model&)>& use) = 0;

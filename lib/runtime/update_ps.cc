@@ -113,6 +113,14 @@ class PsUpdate : public Update {
     return use(model_, states);
   }
 
+  // Sync mode: a step's Step call waits (with the next batch's pull) until
+  // every PS applied the step; the last step of this worker's data pulls
+  // nothing, and its gradients may still wait for the step's other pushes.
+  // Async mode: every PS applied the push before it answered.
+  bool AppliedOnReturn(const PreparedBatch& next) const override {
+    return next.more || train_.mode != TrainMode::kSync;
+  }
+
   Status Done() override { return ps_.WorkerDone(); }
   Status EndRun() override { return ps_.Shutdown("the run finished"); }
 

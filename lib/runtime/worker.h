@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/data/input_pipeline.h"
 #include "lib/data/job_file.h"
 #include "lib/runtime/run_credentials.h"
 #include "lib/runtime/trainer.h"
@@ -40,16 +41,20 @@ struct WorkerOptions {
   std::function<void(const TrainProgress&)> on_progress;
   std::function<void(const EvalReport&)> on_eval;
   std::function<void(std::string_view)> on_note;
-  // TrainHooks::on_step: what the heartbeats carry to the chief's watchdog.
-  std::function<void(int64_t steps_done, int64_t global_step)> on_step;
+  // TrainHooks::on_step: what the heartbeats carry to the chief (its
+  // step-progress watchdog, and each worker's input position, which its
+  // checkpoints record).
+  std::function<void(int64_t steps_done, int64_t global_step,
+                     const InputPosition& position)>
+      on_step;
   // Set when the run must stop (Ctrl-C, SIGTERM, or the chief lost): the
   // worker returns Cancelled, the chief after writing its checkpoint.
   const std::atomic<bool>* cancel = nullptr;
-  // A resumed run (dtf launch --resume): the input goes on from the run's
-  // last checkpoint (checkpoint_files.h: the chief from its recorded
-  // position, the other workers from the start of that epoch); a
-  // checkpoint of another run is not used, a corrupt one or one of another
-  // job fingerprint is an error.
+  // A resumed run (dtf launch --resume) or a restarted worker: the input
+  // goes on from the position the run's last checkpoint recorded for this
+  // worker (checkpoint_files.h; when it has none, from the start of the
+  // chief's epoch); a checkpoint of another run is not used, a corrupt one
+  // or one of another job fingerprint is an error.
   bool resume = false;
   // Other workers: set once the chief stopped training early (early
   // stopping); the worker then ends as when its data runs out. May be null.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "lib/base/strings.h"
@@ -40,15 +42,26 @@ StatusOr<InputPosition> ResumePosition(const JobFile& job,
     return InputPosition{};
   }
   DTF_ASSIGN_OR_RETURN(const CheckpointInfo info, ReadCheckpointInfo(*own));
-  // Only the chief's position is recorded; the others read their share of
-  // the epoch under way again from its start.
-  const InputPosition at = options.index == 0
-                               ? info.position
-                               : InputPosition{info.position.epoch, 0, 0, 0};
+  // The chief's position is its own; every other worker's as it last
+  // reported it before the checkpoint. A worker whose position the
+  // checkpoint lacks (not heard from yet, or a checkpoint of an older dtf)
+  // reads its share of the chief's epoch again from its start.
+  const size_t i = size_t(options.index);
+  std::optional<InputPosition> at;
+  if (i == 0) {
+    at = info.position;
+  } else if (i < info.worker_positions.size()) {
+    at = info.worker_positions[i];
+  }
+  std::string whence = "its recorded position";
+  if (!at) {
+    at = InputPosition{info.position.epoch, 0, 0, 0};
+    whence = "the start of the chief's epoch: its position is not recorded";
+  }
   hooks.Note(StrCat(self, ": resuming at global step ", info.global_step,
-                    ", epoch ", at.epoch + 1, ", record ", at.epoch_record,
-                    " of its input (", own->path(), ")"));
-  return at;
+                    ", epoch ", at->epoch + 1, ", record ", at->epoch_record,
+                    " of its input (", whence, "; ", own->path(), ")"));
+  return *at;
 }
 
 StatusOr<WorkerModel> BuildWorkerModel(const JobFile& job,

@@ -272,6 +272,27 @@ TEST(Plan, AResumedPlanRestoresEveryTask) {
   EXPECT_EQ(PlanToJson(*fresh).find("--restore"), std::string::npos);
 }
 
+// A task started again after it failed restores, whatever its role, and
+// gets --restore once even in a resumed run.
+TEST(Plan, ARestartedTaskOfAnyRoleRestores) {
+  for (const bool resume : {false, true}) {
+    PlanRequest r = FixedRequest();
+    r.resume = resume;
+    StatusOr<Plan> plan = MakePlan(r);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    for (const TaskPlan& t : plan->tasks) {
+      const std::vector<std::string> argv = RestartArgv(t);
+      EXPECT_EQ(std::count(argv.begin(), argv.end(), "--restore"), 1)
+          << t.name();
+      std::vector<std::string> rest = argv;
+      rest.erase(std::find(rest.begin(), rest.end(), "--restore"));
+      std::vector<std::string> own = t.argv;
+      own.erase(std::remove(own.begin(), own.end(), "--restore"), own.end());
+      EXPECT_EQ(rest, own) << t.name();
+    }
+  }
+}
+
 // An SSH profile with a hostfile (tests/launch/testdata/cluster.hosts).
 std::string SourcePath(std::string_view rel) {
   return StrCat(DTF_SOURCE_DIR, "/", rel);

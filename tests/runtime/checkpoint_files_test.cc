@@ -49,6 +49,37 @@ class CheckpointFilesTest : public ::testing::Test {
   dtf::testing::TempDir dir_;
 };
 
+// Every worker's input position: the chief's, another's, one not known;
+// a malformed entry is DataLoss naming the file.
+TEST_F(CheckpointFilesTest, WorkerPositionsAreReadBack) {
+  Bundle b = Checkpoint("run-a", "f", 10);
+  b.AddInt64s(std::string(kCheckpointWorkerPositionsEntry),
+              std::vector<int64_t>{1, 0, 7, 70, 2, 1, 3, 90, -1, -1, -1, -1});
+  const std::string path = dir_.Join("c.dtf");
+  ASSERT_TRUE(b.WriteFile(path).ok());
+  StatusOr<Bundle> read = Bundle::ReadFile(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  StatusOr<CheckpointInfo> info = ReadCheckpointInfo(*read);
+  ASSERT_TRUE(info.ok()) << info.status();
+  ASSERT_EQ(info->worker_positions.size(), 3u);
+  EXPECT_EQ(info->worker_positions[0], (InputPosition{1, 0, 7, 70}));
+  EXPECT_EQ(info->worker_positions[1], (InputPosition{2, 1, 3, 90}));
+  EXPECT_FALSE(info->worker_positions[2].has_value());
+
+  for (const std::vector<int64_t>& bad :
+       {std::vector<int64_t>{1, 0, 7}, std::vector<int64_t>{1, -1, 7, 70}}) {
+    Bundle m = Checkpoint("run-a", "f", 10);
+    m.AddInt64s(std::string(kCheckpointWorkerPositionsEntry), bad);
+    ASSERT_TRUE(m.WriteFile(path).ok());
+    read = Bundle::ReadFile(path);
+    ASSERT_TRUE(read.ok()) << read.status();
+    info = ReadCheckpointInfo(*read);
+    EXPECT_EQ(info.status().code(), absl::StatusCode::kDataLoss);
+    EXPECT_NE(Message(info.status()).find(path), std::string::npos)
+        << info.status();
+  }
+}
+
 TEST_F(CheckpointFilesTest, FingerprintFollowsWhatGivesTheVariablesMeaning) {
   const std::string base = CheckpointFingerprint(Job());
   EXPECT_EQ(base.size(), 16u);

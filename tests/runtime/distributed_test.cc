@@ -1,10 +1,12 @@
 // Distributed training with every task a thread of this process, talking
 // gRPC over loopback: parameter servers, workers and the chief as `dtf
 // serve` runs them.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -210,6 +212,77 @@ TEST_F(DistributedTest, SyncCheckpointsAreAConsistentCutAcrossShards) {
     ASSERT_EQ(info->ps_steps.size(), 2u) << g.path;
     EXPECT_EQ(info->ps_steps[0], info->ps_steps[1]) << g.path;
   }
+}
+
+// Every checkpoint of a distributed run records every worker's input
+// position: the chief's own, and the other worker's as of the checkpoint's
+// step — in sync mode exactly that step's (it waits for the chief's push
+// meanwhile), never a position past the variables the checkpoint holds.
+TEST_F(DistributedTest, CheckpointsRecordEveryWorkersInputPosition) {
+  JobFile job =
+      Job("titanic", {{"shuffle_buffer = 1000", "shuffle_buffer = 0"}});
+  job.train.epochs = 6;
+  // Every step waits for both workers, from the first on (else the chief
+  // may take the first steps alone, before worker:1 has built its model).
+  job.train.replicas_to_aggregate = 2;
+  job.train.checkpoint_every_steps = 5;
+  job.train.keep_checkpoints = 1000;
+  const Cluster c = MakeCluster(1, 2);
+  auto results = RunCluster(job, c);
+  for (auto& r : results) ASSERT_TRUE(r.ok()) << r.status();
+  // Each worker reads one of the 2 training files: the steps of an epoch.
+  const int64_t batch = job.train.batch_size;
+  const int64_t share = results[2]->examples / job.train.epochs;
+  ASSERT_EQ(share * job.train.epochs, results[2]->examples);
+  const int64_t epoch_steps = (share + batch - 1) / batch;
+  std::vector<CheckpointGeneration> generations =
+      ListCheckpointGenerations(job.train.output_dir);
+  std::sort(generations.begin(), generations.end(),
+            [](const auto& a, const auto& b) { return a.step < b.step; });
+  ASSERT_GE(generations.size(), 8u);
+  // worker:1's steps less the checkpoint's global step at each mid-run
+  // checkpoint.
+  std::map<int64_t, int> ahead;
+  int mid_run = 0;
+  int64_t last_read = -1;
+  for (const CheckpointGeneration& g : generations) {
+    SCOPED_TRACE(g.path);
+    StatusOr<Bundle> bundle = Bundle::ReadFile(g.path);
+    ASSERT_TRUE(bundle.ok()) << bundle.status();
+    StatusOr<CheckpointInfo> info = ReadCheckpointInfo(*bundle);
+    ASSERT_TRUE(info.ok()) << info.status();
+    ASSERT_EQ(info->worker_positions.size(), 2u);
+    ASSERT_TRUE(info->worker_positions[0].has_value());
+    EXPECT_EQ(*info->worker_positions[0], info->position);
+    if (!info->worker_positions[1].has_value()) {
+      // Only before worker:1 was first heard from with one.
+      EXPECT_EQ(last_read, -1);
+      continue;
+    }
+    const InputPosition& p = *info->worker_positions[1];
+    const int64_t steps =
+        p.epoch * epoch_steps + (p.epoch_record + batch - 1) / batch;
+    const int64_t read = p.epoch * share + p.epoch_record;
+    // Never ahead of the checkpoint's variables — but for worker:1's first
+    // step, which the PS may drop as stale when it applied the chief's
+    // first step alone (before it knew worker:1) — and never going back.
+    EXPECT_LE(steps, info->global_step + 1);
+    EXPECT_GE(read, last_read);
+    last_read = read;
+    if (g.step == generations.back().step) continue;  // the final one
+    ++mid_run;
+    ++ahead[steps - info->global_step];
+  }
+  ASSERT_GE(mid_run, 5);
+  // The positions of the checkpoint's own step, not a heartbeat older: one
+  // offset from the global step (sync steps go in lockstep).
+  ASSERT_FALSE(ahead.empty());
+  EXPECT_GE(ahead.rbegin()->second, mid_run * 4 / 5)
+      << "offset " << ahead.rbegin()->first << " at " << ahead.rbegin()->second
+      << " of " << mid_run << " checkpoints";
+  // The final checkpoint: worker:1 at its share's end but for its last
+  // batch, whose sync step may still have waited for the chief's push.
+  EXPECT_GE(last_read, share * job.train.epochs - batch);
 }
 
 // The date and text kinds train on parameter servers as in one process:

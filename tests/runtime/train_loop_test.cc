@@ -42,6 +42,9 @@ class FakeUpdate : public Update {
   std::function<Status(int64_t)> agree_error, apply_error;
   // What consistent() answers once an Apply failed.
   bool consistent_after_failure = true;
+  // AppliedOnReturn is false for the last batch (a sync step pushed
+  // without a pull).
+  bool last_step_queued = false;
   bool apply_failed = false;
 
   int64_t step = 0;
@@ -82,6 +85,9 @@ class FakeUpdate : public Update {
     ++step;
     rows += batch.batch.rows;
     return OkStatus();
+  }
+  bool AppliedOnReturn(const PreparedBatch& next) const override {
+    return next.more || !last_step_queued;
   }
   Status WithDeviceModel(const std::function<Status(Model&)>& use) override {
     evaluated_at.push_back(step);
@@ -591,6 +597,48 @@ TEST_F(TrainLoopTest, ThePositionKeptInTheCheckpointIsAfterTheLastStep) {
   Batch batch;
   for (int i = 0; i < 3; ++i) ASSERT_TRUE((*pipeline)->Next(&batch).ok());
   EXPECT_EQ(state.position, (*pipeline)->position());
+}
+
+// on_step (what a worker's heartbeats carry): the start position first, then
+// the position after each step whose update the variables hold — not after
+// a last step the update only queued.
+TEST_F(TrainLoopTest, OnStepReportsThePositionOfTheStepsApplied) {
+  for (const bool queued : {false, true}) {
+    SCOPED_TRACE(queued ? "last step queued" : "every step applied");
+    update_ = std::make_unique<FakeUpdate>(
+        model_.get(), std::vector<kernels::OptimizerState>{});
+    update_->last_step_queued = queued;
+    std::vector<InputPosition> reported;
+    hooks_.on_step = [&](int64_t steps_done, int64_t global_step,
+                         const InputPosition& position) {
+      EXPECT_EQ(steps_done, int64_t(reported.size()));
+      EXPECT_EQ(global_step, steps_done);
+      reported.push_back(position);
+    };
+    StatusOr<TrainResult> r = Run(1, /*chief=*/false);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(int64_t(reported.size()), r->steps + 1);
+    ASSERT_GE(reported.size(), 3u);
+    EXPECT_EQ(reported.front(), InputPosition{});
+    // What a pipeline read before each batch: the position after it.
+    InputPipelineOptions input;
+    input.files = records_.train;
+    input.features = layer_->ParseSpecs(/*with_label=*/true);
+    input.batch_size = kBatch;
+    input.epochs = 1;
+    input.seed = 3;
+    StatusOr<std::unique_ptr<InputPipeline>> pipeline =
+        InputPipeline::Create(input);
+    ASSERT_TRUE(pipeline.ok());
+    Batch batch;
+    for (size_t i = 1; i + 1 < reported.size(); ++i) {
+      ASSERT_TRUE((*pipeline)->Next(&batch).ok());
+      EXPECT_EQ(reported[i], (*pipeline)->position()) << i;
+    }
+    const InputPosition before_last = (*pipeline)->position();
+    ASSERT_TRUE((*pipeline)->Next(&batch).ok());
+    EXPECT_EQ(reported.back(), queued ? before_last : (*pipeline)->position());
+  }
 }
 
 }  // namespace

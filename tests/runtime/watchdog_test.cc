@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -83,6 +84,61 @@ class WatchdogTest : public ::testing::Test {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<rpc::Coordinator::Stub> stub_;
 };
+
+// The input position each worker reports with its heartbeats: the chief
+// keeps the latest, and waits (boundedly) for the positions of its step.
+TEST_F(WatchdogTest, TheChiefKeepsEachWorkersLatestInputPosition) {
+  auto beat = [&](int64_t step, std::vector<int64_t> position) {
+    rpc::HeartbeatRequest request;
+    request.set_task("worker:1");
+    request.set_state("running");
+    request.set_step(step);
+    request.set_steps_done(step);
+    request.set_incarnation(11);
+    for (const int64_t p : position) request.add_input_position(p);
+    auto context = rpc::MakeClientContext(kCreds, 5s);
+    rpc::HeartbeatResponse response;
+    return stub_->Heartbeat(context.get(), request, &response);
+  };
+  ASSERT_TRUE(beat(3, {1, 0, 5, 50}).ok());
+  std::vector<std::optional<InputPosition>> p =
+      service_.WorkerPositions(0, 0ms);
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_FALSE(p[0].has_value());
+  EXPECT_EQ(p[1], (InputPosition{1, 0, 5, 50}));
+  EXPECT_FALSE(p[2].has_value());  // never heard from: not waited for
+  // A heartbeat without one keeps the last.
+  ASSERT_TRUE(beat(4, {}).ok());
+  EXPECT_EQ(service_.WorkerPositions(0, 0ms)[1], (InputPosition{1, 0, 5, 50}));
+  const grpc::Status bad = beat(4, {1, 0, 5});
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(bad.error_message(), HasSubstr("an input position of 3 numbers"));
+
+  // Waits for worker:1's report at step 10, not longer.
+  auto start = Clock::now();
+  std::thread later([&] {
+    std::this_thread::sleep_for(200ms);
+    EXPECT_TRUE(beat(10, {1, 0, 9, 90}).ok());
+  });
+  p = service_.WorkerPositions(10, 5s);
+  later.join();
+  EXPECT_GE(Clock::now() - start, 200ms);
+  EXPECT_LT(Clock::now() - start, 4s);
+  EXPECT_EQ(p[1], (InputPosition{1, 0, 9, 90}));
+  // At most `wait` for one that does not come.
+  ASSERT_TRUE(beat(11, {1, 0, 9, 90}).ok());
+  start = Clock::now();
+  p = service_.WorkerPositions(20, 300ms);
+  EXPECT_GE(Clock::now() - start, 300ms);
+  EXPECT_EQ(p[1], (InputPosition{1, 0, 9, 90}));
+  // Nor for one whose steps stopped a second ago: its last report holds
+  // its last position.
+  std::this_thread::sleep_for(1100ms);
+  ASSERT_TRUE(beat(11, {1, 0, 9, 90}).ok());
+  start = Clock::now();
+  p = service_.WorkerPositions(20, 5s);
+  EXPECT_LT(Clock::now() - start, 1s);
+}
 
 // Heartbeats keep coming from both workers; worker:1's steps stop at 7 and
 // worker:2's go on: only worker:1 is taken for dead, once, with its step.
