@@ -14,12 +14,6 @@ TaskEndAction OnTaskEnded(const Plan& plan, const TaskPlan& task, bool clean,
   return TaskEndAction::kFail;
 }
 
-std::vector<std::string> RestartArgv(const TaskPlan& task) {
-  std::vector<std::string> argv = task.argv;
-  if (task.role == "ps") argv.push_back("--restore");
-  return argv;
-}
-
 std::string RestartNote(const Plan& plan, const TaskPlan& task,
                         std::string_view how, int restarts) {
   return StrCat(task.name(), " ", how, "; starting it again (", restarts + 1,

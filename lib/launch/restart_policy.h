@@ -4,8 +4,9 @@
 // a worker ends the run (its peers would wait for it in their collectives
 // for ever, and one rank cannot rejoin them alone); otherwise a parameter
 // server or a worker other than the chief is started again, with the same
-// command line (a parameter server with --restore, so that it restores
-// the run's last checkpoint) and its output appended to its logs, up to
+// command line and --restore (RestartArgv, plan.h: a parameter server
+// restores the run's last checkpoint, a worker reads on from its recorded
+// input position) and its output appended to its logs, up to
 // the profile's max_restarts times; past that a worker is left out (the
 // run goes on without it) and a parameter server ends the run.
 #pragma once
@@ -31,10 +32,6 @@ enum class TaskEndAction {
 // `restarts`: the times the task was started again so far.
 TaskEndAction OnTaskEnded(const Plan& plan, const TaskPlan& task, bool clean,
                           bool chief_exited, int restarts);
-
-// The command line of a restarted task: the plan's, with --restore for a
-// parameter server.
-std::vector<std::string> RestartArgv(const TaskPlan& task);
 
 // "ps:1 killed by SIGKILL; starting it again (1 of 2 restarts)".
 std::string RestartNote(const Plan& plan, const TaskPlan& task,

@@ -79,11 +79,14 @@ TEST(RestartPolicy, AllreduceRestartsNothing) {
             TaskEndAction::kNone);
 }
 
-TEST(RestartPolicy, ARestartedPsRestoresAndAWorkerKeepsItsCommandLine) {
+// A restarted task restores: a PS its shard, a worker its input position.
+TEST(RestartPolicy, ARestartedTaskRestores) {
   const Plan plan = MakeTestPlan(1, 1);
   EXPECT_THAT(RestartArgv(plan.tasks[0]),
               ElementsAre("/bin/dtf", "serve", "--role", "ps", "--restore"));
-  EXPECT_EQ(RestartArgv(plan.tasks[2]), plan.tasks[2].argv);
+  std::vector<std::string> worker = plan.tasks[2].argv;
+  worker.push_back("--restore");
+  EXPECT_EQ(RestartArgv(plan.tasks[2]), worker);
   EXPECT_EQ(RestartNote(plan, plan.tasks[0], "killed by SIGKILL", 0),
             "ps:0 killed by SIGKILL; starting it again (1 of 1 restarts)");
 }
