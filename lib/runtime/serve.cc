@@ -182,6 +182,13 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   // 10 s), and shutting the server down can wait that long for them.
   builder.SetSyncServerOption(
       grpc::ServerBuilder::SyncServerOption::CQ_TIMEOUT_MSEC, 200);
+  // One thread waits for new calls (gRPC's default keeps up to two), and
+  // each call in progress has its own. Every waiting thread takes turns
+  // polling the process's connections, so a spare one only adds wake-ups:
+  // on a parameter server it would hand each step's bytes on to the
+  // Session's thread, on the chief it takes the worker's own stream.
+  builder.SetSyncServerOption(
+      grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 1);
   if (ps_role) {
     PsOptions po;
     po.index = options.index;
