@@ -307,6 +307,7 @@ void ParamStore::Shutdown(std::string_view reason) {
   shutdown_ = true;
   shutdown_reason_ = std::string(reason);
   step_cv_.notify_all();
+  shutdown_cv_.notify_all();
 }
 
 void ParamStore::Tick() {
@@ -316,7 +317,7 @@ void ParamStore::Tick() {
 
 bool ParamStore::WaitForShutdown(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
-  step_cv_.wait_for(lock, timeout, [&] { return shutdown_; });
+  shutdown_cv_.wait_for(lock, timeout, [&] { return shutdown_; });
   return shutdown_;
 }
 

@@ -198,7 +198,11 @@ class ParamStore {
   std::unique_ptr<kernels::Optimizer> deep_optimizer_;
 
   mutable std::mutex mu_;
+  // Notified at every step, and on Shutdown: the pulls that wait for a step.
   std::condition_variable step_cv_;
+  // Notified on Shutdown only: WaitForShutdown's waiter (the task's main
+  // thread) is not woken by every step.
+  std::condition_variable shutdown_cv_;
   std::vector<std::unique_ptr<Shard>> shards_;
   int64_t global_step_ = 0;
   // The first error of applying an aggregated sync step; every later push

@@ -212,6 +212,14 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   // 10 s), and shutting the server down can wait that long for them.
   builder.SetSyncServerOption(
       grpc::ServerBuilder::SyncServerOption::CQ_TIMEOUT_MSEC, 200);
+  // One idle thread waits for new calls (gRPC's default keeps up to two);
+  // each call in progress has a thread of its own. Every waiting thread
+  // takes turns polling all of the process's connections and hands what it
+  // reads on to the thread that waits for it: fewer of them, fewer such
+  // hand-offs of a PS's Session steps (and of the chief's own stream to
+  // the PS).
+  builder.SetSyncServerOption(
+      grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 1);
   if (ps_role) {
     PsOptions po;
     po.index = options.index;

@@ -595,6 +595,29 @@ TEST_F(ParamStoreTest, GatherWaitsForMinStepUntilCancelled) {
   EXPECT_EQ(stores_[0]->shutdown_reason(), "done");
 }
 
+TEST_F(ParamStoreTest, WaitForShutdownWaitsThroughStepsAndEndsOnShutdown) {
+  Start("async", 1);
+  std::atomic<bool> returned{false};
+  bool shut = false;
+  const auto started = std::chrono::steady_clock::now();
+  std::thread waiter([&] {
+    shut = stores_[0]->WaitForShutdown(30s);
+    returned = true;
+  });
+  // Steps do not end the wait.
+  for (int step = 0; step < 20; ++step) {
+    StatusOr<PushResult> r = Push(0, step, {DenseGrad(*kernel_, 1.0f)});
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(returned);
+  EXPECT_EQ(stores_[0]->global_step(), 20);
+  stores_[0]->Shutdown("the run finished");
+  waiter.join();
+  EXPECT_TRUE(shut);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+}
+
 TEST_F(ParamStoreTest, RefusesOptionsThatAreNoParameterServer) {
   Start("async", 1);
   for (const auto& [index, num_ps] :
