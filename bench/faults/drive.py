@@ -482,6 +482,17 @@ class Runner:
         rec["accuracy"] = m.get("accuracy") if m else None
         rec["steps"] = m.get("steps") if m else None
         errfile = last.log_prefix + ".err"
+        # Tasks the launcher had to SIGKILL: they did not exit within the
+        # grace period after SIGTERM.
+        killed = []
+        for q in launchers:
+            with open(q.log_prefix + ".err", errors="replace") as f:
+                for line in f:
+                    m = re.match(r"^dtf: ((?:ps|worker):\d+)(?: on \S+)? did "
+                                 r"not stop within", line)
+                    if m:
+                        killed.append(m.group(1))
+        rec["killed_after_grace"] = killed
         if hang:
             rec["outcome"] = "hang"
             rec["error"] = f"no end within {a.cell_timeout} s"
@@ -508,6 +519,8 @@ class Runner:
         rec["recover_s"] = None
         if fault_t is not None:
             rec["recover_s"] = self.recovery(series, fault_t - t0)
+            if end_t is not None:
+                rec["launcher_exit_after_fault_s"] = round(end_t - fault_t, 2)
             if rec["outcome"] != "completed" and end_t is not None:
                 rec["recover_s"] = None
                 rec["to_failure_s"] = round(end_t - fault_t, 2)
@@ -656,6 +669,8 @@ def summarize(records):
             "checkpoints_intact": f"{sum(c.get('intact', 0) for c in ck)}/"
                                   f"{sum(c.get('files', 0) for c in ck)}",
             "restarts": sum(r.get("restarts") or 0 for r in rs),
+            "killed_after_grace": sum(len(r.get("killed_after_grace") or [])
+                                      for r in rs),
             "errors": errors,
             "verdicts": sorted({r["verdict"] for r in rs}),
         })
@@ -667,10 +682,11 @@ def fmt(x, digits=1):
 
 
 def table(rows):
-    out = ["| cell | runs | restarts allowed | outcome | accuracy | "
-           "recover s (median / max) | to failure s | left | checkpoints "
-           "intact | verdict |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    out = ["| cell | runs | max_restarts | outcome | accuracy | "
+           "recover s (median / max) | to failure s (max) | restarts | "
+           "SIGKILLed after grace | left | checkpoints intact | verdict |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
+           "--- | --- |"]
     for r in rows:
         outcome = ", ".join(f"{k} {v}" for k, v in sorted(r["outcomes"]
                                                           .items()))
@@ -683,6 +699,7 @@ def table(rows):
         verdict = "; ".join(r["verdicts"])
         out.append(f"| {r['cell']} | {r['runs']} | {r['max_restarts']} | "
                    f"{outcome} | {acc} | {rec} | {fmt(r['to_failure_s_max'])}"
+                   f" | {r['restarts']} | {r['killed_after_grace']}"
                    f" | {r['left_max']} | {r['checkpoints_intact']} | "
                    f"{verdict} |")
     return "\n".join(out)
