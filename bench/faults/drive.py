@@ -466,7 +466,12 @@ class Runner:
             left = run_processes(run_id)
             rec["left"] = len(left)
             rec["left_processes"] = [describe(x) for x in left]
-            kill_pids([x for x in left if owned(x, run_id)])
+            if left:
+                # Whether they end on their own (a task without its chief
+                # exits after coordinator_timeout) or would stay for good.
+                rec["left_exited_on_their_own_s"] = self.drain(
+                    run_id, time.monotonic() + a.drain_timeout)
+            kill_pids([x for x in run_processes(run_id) if owned(x, run_id)])
         if drain_s is not None:
             rec["launcher_killed_tasks_exited_s"] = drain_s
         if left_at_kill is not None:
