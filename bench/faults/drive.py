@@ -677,7 +677,8 @@ def summarize(records):
             "killed_after_grace": sum(len(r.get("killed_after_grace") or [])
                                       for r in rs),
             "errors": errors,
-            "verdicts": sorted({r["verdict"] for r in rs}),
+            "verdicts": {v: sum(1 for r in rs if r["verdict"] == v)
+                         for v in sorted({r["verdict"] for r in rs})},
         })
     return rows
 
@@ -701,7 +702,9 @@ def table(rows):
             f"{r['accuracy_min']:.4f}–{r['accuracy_max']:.4f}")
         rec = "-" if r["recover_s_median"] is None else \
             f"{fmt(r['recover_s_median'])} / {fmt(r['recover_s_max'])}"
-        verdict = "; ".join(r["verdicts"])
+        verdicts = r["verdicts"]
+        verdict = "pass" if list(verdicts) == ["pass"] else ", ".join(
+            f"{v} ({n} of {r['runs']})" for v, n in verdicts.items())
         out.append(f"| {r['cell']} | {r['runs']} | {r['max_restarts']} | "
                    f"{outcome} | {acc} | {rec} | {fmt(r['to_failure_s_max'])}"
                    f" | {r['restarts']} | {r['killed_after_grace']}"
