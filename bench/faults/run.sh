@@ -69,14 +69,16 @@ drive_pid=""
 
 # kill_runs: every process whose command line names this matrix's work
 # directory (tasks, host-side monitors, launchers), by pid.
+# shellcheck disable=SC2317  # kill_runs and cleanup run from the traps
 kill_runs() {
-  local pids
-  pids="$(pgrep -f -- "$work/" || true)"
-  [[ -n "$pids" ]] || return 0
-  # shellcheck disable=SC2086  # a list of pids
-  kill -9 $pids 2>/dev/null || true
+  local pid
+  for pid in $(pgrep -f -- "$work/" || true); do
+    [[ "$pid" == "$$" || "$pid" == "$BASHPID" ]] && continue
+    kill -9 "$pid" 2>/dev/null || true
+  done
 }
 
+# shellcheck disable=SC2317
 cleanup() {
   local rc=$?
   if [[ -n "$drive_pid" ]]; then kill "$drive_pid" 2>/dev/null || true; fi
