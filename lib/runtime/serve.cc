@@ -108,6 +108,8 @@ class Heartbeat {
   std::atomic<bool> stop_training{false};
   std::atomic<bool> stalled{false};
   std::atomic<bool> lost{false};
+  // The last call failed: the chief does not answer now.
+  std::atomic<bool> failing{false};
 
  private:
   void Run() {
@@ -132,6 +134,7 @@ class Heartbeat {
       grpc::Status st = stub_->Heartbeat(context.get(), request, &response);
       lock.lock();
       call_ = nullptr;
+      failing = !st.ok();
       if (st.ok()) {
         last_ok = Clock::now();
         if (response.shutdown()) stop = true;
@@ -349,7 +352,8 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
     note(StrCat(task, ": serving on ", address));
     // Interrupted (Ctrl-C stops every task at once), a PS serves on for a
     // while so that the interrupted chief can pull its last checkpoint; the
-    // chief then sends it home.
+    // chief then sends it home. A chief that does not answer pulls nothing:
+    // the PS then exits at once.
     std::optional<Clock::time_point> interrupted_until;
     while (!ps_service->WaitForShutdown(std::chrono::milliseconds(200))) {
       ps_service->Tick();
@@ -368,6 +372,11 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
                       kInterruptedPsGrace.count(),
                       " s more for the chief's checkpoint"));
         } else if (Clock::now() >= *interrupted_until) {
+          return finish(CancelledError(StrCat(task, ": interrupted")));
+        }
+        if (heartbeat->failing) {
+          note(StrCat(task, ": interrupted, and the chief (",
+                      options.workers[0], ") does not answer; exiting"));
           return finish(CancelledError(StrCat(task, ": interrupted")));
         }
       }

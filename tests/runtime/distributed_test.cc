@@ -603,6 +603,54 @@ TEST_F(DistributedTest, APsWithoutItsChiefExits) {
       << r.status();
 }
 
+// Interrupted after its chief died (the launcher stops the rest of a run
+// whose chief was killed), a PS has no checkpoint pull to wait for: it
+// exits at once instead of serving on for its 10 s and being killed at the
+// end of the launcher's grace period.
+TEST_F(DistributedTest, AnInterruptedPsWhoseChiefIsGoneExitsAtOnce) {
+  JobFile job = Job("titanic");
+  // Its chief's port is held but not served, so every heartbeat fails at
+  // once; the PS must not give up on it for that meanwhile.
+  job.train.coordinator_timeout = 600;
+  const Cluster c = MakeCluster(1, 1);
+  std::mutex mu;
+  std::string notes;
+  std::atomic<bool> cancel{false};
+  ServeOptions o = Options(c, TaskRole::kPs, 0);
+  o.ready_file = dir_.Join("ps-0.ready");
+  o.cancel = &cancel;
+  o.on_note = [&](std::string_view note) {
+    std::lock_guard<std::mutex> lock(mu);
+    StrAppend(&notes, note, "\n");
+  };
+  std::future<StatusOr<TrainResult>> ps =
+      std::async(std::launch::async, [&] { return Serve(job, o); });
+  struct CancelOnExit {
+    std::atomic<bool>* flag;
+    ~CancelOnExit() { *flag = true; }
+  } cancel_on_exit{&cancel};
+  for (auto deadline = Clock::now() + std::chrono::seconds(60);
+       !std::filesystem::exists(o.ready_file) && Clock::now() < deadline &&
+       ps.wait_for(std::chrono::milliseconds(20)) !=
+           std::future_status::ready;) {
+  }
+  ASSERT_TRUE(std::filesystem::exists(o.ready_file))
+      << "the PS did not listen within 60 s";
+  // Two heartbeat periods: its calls to the chief have failed by now.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  const Clock::time_point cancelled_at = Clock::now();
+  cancel = true;
+  ASSERT_EQ(ps.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "the PS still runs 60 s after it was interrupted";
+  const auto took = Clock::now() - cancelled_at;
+  StatusOr<TrainResult> r = ps.get();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+  // Well inside the 10 s it serves on for a chief that answers.
+  EXPECT_LT(took, std::chrono::seconds(3));
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_NE(notes.find("does not answer; exiting"), std::string::npos) << notes;
+}
+
 // Calls without the run's secret are refused, and change nothing: the PS
 // serves on until a call with the secret ends it.
 TEST_F(DistributedTest, CallsWithoutTheSecretAreRefused) {

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# bench/faults/run.sh [--dtf PATH] [--work DIR] [--runs N] [--ssh-runs N]
+#                     [--cells REGEX,...] [--no-ssh] [--fault-step N]
+#                     [--freeze-steps N] [--cell-timeout S]
+#
+# The fault matrix: a real job (the census job of examples/census, 8 epochs
+# at batch 32, a checkpoint every 200 steps, 2 PS x 2 workers) launched with
+# dtf launch on the local backend and on the SSH backend (two hosts, each a
+# real sshd on its own loopback address, 127.0.0.2 and 127.0.0.3:
+# tests/launch/ssh/sshd.sh), and in each run one fault: SIGKILL of a
+# worker, a parameter server, the chief or the launcher; SIGSTOP of a
+# worker; a worker's training thread frozen alone (DTF_TEST_FREEZE_AT);
+# the SSH sessions to a host dropped; the output directory's file system
+# filled (a 16 MiB tmpfs mounted here). N runs per cell (--runs for the
+# local cells, default 2; --ssh-runs for the SSH cells, default 1).
+# Prints the table (bench/README.md, "faults") and writes WORK/results.json;
+# each run's launcher output and record are in WORK/cells/<cell>/<n>/.
+#
+# Builds dtf (scripts/build.sh dtf) unless --dtf is given. Needs root (the
+# tmpfs mount) and /usr/sbin/sshd for the SSH cells (--no-ssh without).
+# On exit, whatever way: the servers are stopped, the tmpfs unmounted and
+# every process of a run of this matrix killed.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+dtf=""
+work=""
+drive_args=()
+no_ssh=0
+usage() {
+  echo "usage: $0 [--dtf PATH] [--work DIR] [--runs N] [--ssh-runs N]" \
+    "[--cells REGEX,...] [--no-ssh] [--fault-step N] [--freeze-steps N]" \
+    "[--cell-timeout S]" >&2
+  exit 2
+}
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --dtf) dtf="$2"; shift 2 ;;
+    --work) work="$2"; shift 2 ;;
+    --runs | --ssh-runs | --cells | --fault-step | --freeze-steps | --cell-timeout)
+      [[ $# -ge 2 ]] || usage
+      drive_args+=("$1" "$2"); shift 2 ;;
+    --no-ssh) no_ssh=1; drive_args+=(--no-ssh); shift ;;
+    *) usage ;;
+  esac
+done
+if [[ -z "$dtf" ]]; then
+  (cd "$repo" && nice -n 19 scripts/build.sh dtf > /dev/null)
+  dtf="$repo/build/cmd/dtf"
+fi
+dtf="$(realpath "$dtf")"
+work="${work:-$repo/build/bench-faults}"
+shared="$(realpath "$repo/../shared")"
+[[ -d "$shared/data/adult" ]] || shared=/work/shared
+sshd_sh="$repo/tests/launch/ssh/sshd.sh"
+py=/usr/bin/python3
+mkdir -p "$work"
+work="$(realpath "$work")"
+tiny="$work/tiny"
+ssh_dir="$work/ssh"
+# What an interrupted earlier run left.
+umount "$tiny" 2>/dev/null || true
+for name in h1 h2; do bash "$sshd_sh" stop "$ssh_dir" "$name" 2>/dev/null || true; done
+rm -rf "$work"
+mkdir -p "$work" "$tiny"
+mounted=""
+drive_pid=""
+
+# kill_runs: every process whose command line names this matrix's work
+# directory (tasks, host-side monitors, launchers), by pid.
+# shellcheck disable=SC2317  # kill_runs and cleanup run from the traps
+kill_runs() {
+  local pid
+  for pid in $(pgrep -f -- "$work/" || true); do
+    [[ "$pid" == "$$" || "$pid" == "$BASHPID" ]] && continue
+    kill -9 "$pid" 2>/dev/null || true
+  done
+}
+
+# shellcheck disable=SC2317
+cleanup() {
+  local rc=$?
+  if [[ -n "$drive_pid" ]]; then kill "$drive_pid" 2>/dev/null || true; fi
+  kill_runs
+  for name in h1 h2; do bash "$sshd_sh" stop "$ssh_dir" "$name" 2>/dev/null || true; done
+  kill_runs
+  if [[ -n "$mounted" ]]; then umount "$mounted" 2>/dev/null || umount -l "$mounted" || true; fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The output directory's small file system for the disk-full cells.
+if ! mount -t tmpfs -o size=16m tmpfs "$tiny"; then
+  echo "run.sh: mounting a tmpfs failed (needs root or CAP_SYS_ADMIN)" >&2
+  exit 1
+fi
+mounted="$tiny"
+
+# The job: examples/census over the shared Adult files, 8 epochs at batch
+# 32 (about 4000 steps of 2 workers, a few seconds), a checkpoint every 200
+# steps, short timeouts so that a dead or frozen worker is found quickly.
+mkdir -p "$work/census/profiles"
+job="$work/census/dtf.toml"
+sed -e "s#\.\./\.\./\.\./shared#$shared#g" \
+  -e 's/^batch_size = 256$/batch_size = 32/' \
+  -e 's/^epochs = 10$/epochs = 8\ncheckpoint_every_steps = 200\nkeep_checkpoints = 3\nlog_every_steps = 50\nheartbeat_timeout = 3\nstall_timeout = 6\ncoordinator_timeout = 15/' \
+  "$repo/examples/census/dtf.toml" > "$job"
+grep -q '^checkpoint_every_steps = 200$' "$job" || {
+  echo "run.sh: examples/census/dtf.toml changed; update the edits above" >&2
+  exit 1
+}
+(cd "$work/census" && "$dtf" gen-records --job "$job" > /dev/null)
+
+# The SSH hosts.
+if [[ $no_ssh == 0 ]]; then
+  [[ -x /usr/sbin/sshd ]] || {
+    echo "run.sh: /usr/sbin/sshd is missing (apt-get install openssh-server, or --no-ssh)" >&2
+    exit 1
+  }
+  bash "$sshd_sh" keys "$ssh_dir"
+  port1="$(bash "$sshd_sh" start "$ssh_dir" h1 127.0.0.2 0)"
+  port2="$(bash "$sshd_sh" start "$ssh_dir" h2 127.0.0.3 0)"
+  bash "$sshd_sh" known-host "$ssh_dir" h1 127.0.0.2 "$port1"
+  bash "$sshd_sh" known-host "$ssh_dir" h2 127.0.0.3 "$port2"
+  printf '127.0.0.2 slots=1 port=%s\n127.0.0.3 slots=1 port=%s\n' "$port1" "$port2" \
+    > "$work/census/profiles/ssh.hosts"
+  cat > "$work/census/profiles/ssh-base.toml" <<TOML
+backend = "ssh"
+hostfile = "ssh.hosts"
+with_data = true
+work_dir = "$work/remote/{host}"
+[ssh]
+user = "$(id -un)"
+identity_file = "$ssh_dir/id_ed25519"
+known_hosts = "$ssh_dir/known_hosts"
+config = "none"
+connect_timeout = 3
+keepalive = 2
+TOML
+  # Ship the runtime and the job once, so that no cell's time includes it.
+  sed 's/^\[ssh\]/ps = 2\nworkers = 2\n[ssh]/' "$work/census/profiles/ssh-base.toml" \
+    > "$work/census/profiles/ssh-warm.toml"
+  (cd "$work/census" && "$dtf" launch --profile ssh-warm --set train.steps=10 \
+    --set "train.output_dir=$work/warm-out" > "$work/warm.out" 2> "$work/warm.err") || {
+    tail -n 20 "$work/warm.err" >&2
+    echo "run.sh: the SSH warm-up launch failed" >&2
+    exit 1
+  }
+fi
+
+"$py" "$here/drive.py" --dtf "$dtf" --job "$job" --work "$work" \
+  --ssh-dir "$ssh_dir" --tiny "$tiny" "${drive_args[@]}" &
+drive_pid=$!
+rc=0
+wait "$drive_pid" || rc=$?
+drive_pid=""
+exit "$rc"
