@@ -15,9 +15,7 @@ using Clock = std::chrono::steady_clock;
 CoordinatorService::CoordinatorService(
     rpc::RunCredentials credentials,
     std::vector<std::pair<std::string, std::string>> tasks)
-    : credentials_(std::move(credentials)),
-      start_(Clock::now()),
-      resumed_at_(start_) {
+    : credentials_(std::move(credentials)), start_(Clock::now()) {
   for (auto& [name, address] : tasks) {
     tasks_[name].address = address;
     tasks_[name].last_heartbeat = start_;
@@ -72,6 +70,7 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
   } else if (!t.watched || request->steps_done() != t.steps_done) {
     t.watched = true;
     t.progress_at = now;
+    t.window_from = now;
   }
   t.steps_done = request->steps_done();
   heard_.notify_all();
@@ -87,13 +86,18 @@ void CoordinatorService::Watch(std::string self,
 
 void CoordinatorService::PauseWatch() {
   std::lock_guard<std::mutex> lock(mu_);
-  ++pauses_;
+  if (pauses_++ == 0) paused_at_ = Clock::now();
 }
 
 void CoordinatorService::ResumeWatch() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (pauses_ > 0) --pauses_;
-  resumed_at_ = Clock::now();
+  if (pauses_ == 0 || --pauses_ > 0) return;
+  // The pause's time does not count: each window moves on by the part of
+  // the pause it had begun before.
+  const auto now = Clock::now();
+  for (auto& [name, t] : tasks_) {
+    t.window_from += now - std::max(paused_at_, std::min(t.window_from, now));
+  }
 }
 
 std::vector<CoordinatorService::Stall> CoordinatorService::CheckStalls() {
@@ -105,8 +109,7 @@ std::vector<CoordinatorService::Stall> CoordinatorService::CheckStalls() {
     Task& t = tasks_.at(name);
     if (name == watch_self_ || name.rfind("worker:", 0) != 0) continue;
     if (t.stalled || !t.watched || t.state != "running") continue;
-    const auto since = std::max(t.progress_at, resumed_at_);
-    if (now - since < stall_timeout_) continue;
+    if (now - t.window_from < stall_timeout_) continue;
     t.stalled = true;
     t.told = false;
     t.state = "stalled";

@@ -70,8 +70,9 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   void Watch(std::string self, std::chrono::milliseconds stall_timeout);
   // While the chief evaluates or writes a checkpoint (PauseWatch ..
   // ResumeWatch, nested), the other workers may wait for it (an allreduce
-  // collective): no stall is found then, and each worker's window starts
-  // again when the last pause ends.
+  // collective): no stall is found then, and each worker's window stops
+  // for the pause (its time does not count) and goes on when the last
+  // pause ends.
   void PauseWatch();
   void ResumeWatch();
   struct Stall {
@@ -119,6 +120,9 @@ class CoordinatorService final : public rpc::Coordinator::Service {
     std::optional<InputPosition> position;
     bool watched = false;  // heard in state "running"
     std::chrono::steady_clock::time_point progress_at;
+    // The watchdog's window: from progress_at, moved later by the time
+    // the watch was paused since.
+    std::chrono::steady_clock::time_point window_from;
     bool stalled = false;
     bool told = false;  // answered stalled = true
   };
@@ -138,7 +142,8 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   std::string watch_self_;
   std::chrono::milliseconds stall_timeout_{0};
   int pauses_ = 0;
-  std::chrono::steady_clock::time_point resumed_at_;
+  // When the outermost pause began.
+  std::chrono::steady_clock::time_point paused_at_;
 };
 
 // Pauses `coordinator`'s watchdog (may be null) for its lifetime.

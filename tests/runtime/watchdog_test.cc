@@ -202,6 +202,20 @@ TEST_F(WatchdogTest, NoStallWhileTheChiefEvaluates) {
   EXPECT_THAT(Stalled(), ElementsAre("worker:1"));
 }
 
+// A pause stops the window rather than starting it again: checkpoints
+// written more often than the window once hid a frozen worker for the
+// whole run.
+TEST_F(WatchdogTest, FrequentPausesDoNotHideAStall) {
+  Beat("worker:1", 11, 3);
+  const auto start = Clock::now();
+  while (Clock::now() - start < 1500ms && Stalled().empty()) {
+    { const WatchPause pause(&service_); }
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_LT(Clock::now() - start, 1500ms) << "the stall was never found";
+  EXPECT_GE(Clock::now() - start, 300ms);
+}
+
 TEST_F(WatchdogTest, ZeroTurnsItOff) {
   service_.Watch("worker:0", 0ms);
   Beat("worker:1", 11, 3);
