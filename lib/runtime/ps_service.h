@@ -44,7 +44,7 @@ class PsService final : public rpc::ParameterServer::Service {
                         rpc::PullMessage* response) override;
   // Steps, pushes and pulls of one worker on one stream (proto/dtf.proto),
   // read and written as raw messages (tensor_wire.h); ps_session.cc.
-  grpc::Status Session(
+  grpc::Status RawSession(
       grpc::ServerContext* context,
       grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>* stream);
   grpc::Status WorkerDone(grpc::ServerContext* context,
@@ -65,7 +65,7 @@ class PsService final : public rpc::ParameterServer::Service {
 
  private:
   PsService(std::unique_ptr<ParamStore> store, rpc::RunCredentials credentials);
-  // Serves Session with Session(context, raw stream) above instead of the
+  // Serves Session with RawSession (the raw stream) above instead of the
   // generated (parsed) one; true.
   bool ServeRawSession();
 

@@ -136,13 +136,15 @@ bool PsService::ServeRawSession() {
       new grpc::internal::BidiStreamingHandler<PsService, grpc::ByteBuffer,
                                                grpc::ByteBuffer>(
           [](PsService* service, grpc::ServerContext* context,
-             RawStream* stream) { return service->Session(context, stream); },
+             RawStream* stream) {
+            return service->RawSession(context, stream);
+          },
           this));
   return true;
 }
 
-grpc::Status PsService::Session(grpc::ServerContext* context,
-                                RawStream* stream) {
+grpc::Status PsService::RawSession(grpc::ServerContext* context,
+                                   RawStream* stream) {
   if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
     return st;
   }
