@@ -28,20 +28,6 @@ class PsService final : public rpc::ParameterServer::Service {
                                                      const PsOptions& options);
   ~PsService() override;
 
-  grpc::Status Pull(grpc::ServerContext* context,
-                    const rpc::PullRequest* request,
-                    grpc::ServerWriter<rpc::PullMessage>* writer) override;
-  grpc::Status Push(grpc::ServerContext* context,
-                    grpc::ServerReader<rpc::PushMessage>* reader,
-                    rpc::PushResponse* response) override;
-  // A push and the next pull in one call (rpc::StepMessage).
-  grpc::Status Step(
-      grpc::ServerContext* context,
-      grpc::ServerReaderWriter<rpc::PullMessage, rpc::StepMessage>* stream)
-      override;
-  grpc::Status StepOnce(grpc::ServerContext* context,
-                        const rpc::StepMessage* request,
-                        rpc::PullMessage* response) override;
   // Steps, pushes and pulls of one worker on one stream (proto/dtf.proto),
   // read and written as raw messages (tensor_wire.h); ps_session.cc.
   grpc::Status RawSession(

@@ -13,9 +13,6 @@
 namespace dtf::runtime {
 
 inline constexpr int64_t kMaxPieceBytes = 1 << 20;
-// The most tensor bytes a unary call (StepOnce) carries each way; larger
-// steps stream.
-inline constexpr int64_t kMaxUnaryBytes = 2 * kMaxPieceBytes;
 // The most tensor bytes of one message on a Session stream (ps_stream.h);
 // a step's pieces are packed into as many as they need, below gRPC's 4 MiB
 // default receive limit.
