@@ -191,11 +191,12 @@ TEST(WaitForCommTest, ACancelAbortsAfterTheGrace) {
   CollectiveLimits limits = Limits(600s);
   limits.cancel = &cancel;
   limits.cancel_grace = 200ms;
+  // Timed from before the stopper starts, so its 100 ms count from here.
+  const auto start = WaitClock::now();
   std::thread stopper([&] {
     std::this_thread::sleep_for(100ms);
     cancel = true;
   });
-  const auto start = WaitClock::now();
   const Status st =
       WaitForComm(comm, WaitUntil::kStreamDone, kCall, kRank, limits);
   const auto took = WaitClock::now() - start;
