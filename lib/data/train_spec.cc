@@ -257,6 +257,7 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
                                    "heartbeat_timeout",
                                    "coordinator_timeout",
                                    "collective_timeout",
+                                   "ps_timeout",
                                    "stall_timeout",
                                    "optimizer",
                                    "wide_optimizer",
@@ -319,6 +320,16 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
                                 &train->coordinator_timeout));
   DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "collective_timeout", 1,
                                 &train->collective_timeout));
+  train->ps_timeout = train->heartbeat_timeout + 30;
+  DTF_RETURN_IF_ERROR(
+      r.ReadInt(t, "train", "ps_timeout", 1, &train->ps_timeout));
+  if (train->ps_timeout <= train->heartbeat_timeout) {
+    return r.Error(*t.get("ps_timeout"), "train.ps_timeout",
+                   StrCat("must exceed train.heartbeat_timeout (",
+                          train->heartbeat_timeout,
+                          " s): a sync step may wait that long for a "
+                          "silent worker"));
+  }
   train->stall_timeout = DefaultStallTimeout(train->heartbeat_timeout);
   DTF_RETURN_IF_ERROR(
       r.ReadInt(t, "train", "stall_timeout", 0, &train->stall_timeout));

@@ -133,6 +133,13 @@ struct TrainSpec {
   // hung. Every rank waits in the agreement while the chief evaluates or
   // checkpoints, so it must exceed the longest of those. Default: 300.
   int64_t collective_timeout = 300;
+  // ps_timeout (> heartbeat_timeout, seconds; parameter-server modes): a
+  // worker's call to a PS (a step's push and pull, a pull for an
+  // evaluation or checkpoint) not answered within this is given up and
+  // made again once every PS answers (within coordinator_timeout), as
+  // after a PS lost. A sync step may wait heartbeat_timeout for a silent
+  // worker, so it must exceed that. Default: heartbeat_timeout + 30.
+  int64_t ps_timeout = 40;
   // stall_timeout (0, or > heartbeat_timeout; seconds): the chief's
   // step-progress watchdog takes a worker (other than itself) whose steps
   // have not advanced this long — while its heartbeats keep coming — for

@@ -11,7 +11,8 @@ namespace dtf::runtime {
 
 PsClient::PsClient(const std::vector<std::string>& addresses,
                    RunCredentials creds, int worker,
-                   std::chrono::milliseconds timeout)
+                   std::chrono::milliseconds timeout,
+                   const std::atomic<bool>* cancel)
     : addresses_(addresses),
       creds_(std::move(creds)),
       worker_(worker),
@@ -23,7 +24,8 @@ PsClient::PsClient(const std::vector<std::string>& addresses,
     std::shared_ptr<grpc::Channel> channel = MakeChannel(addresses[p]);
     stubs_.push_back(rpc::ParameterServer::NewStub(channel));
     streams_.push_back(std::make_unique<PsStream>(
-        channel, creds_, timeout_, StrCat("ps:", p, " (", addresses[p], ")")));
+        channel, creds_, timeout_, StrCat("ps:", p, " (", addresses[p], ")"),
+        cancel));
   }
 }
 

@@ -7,6 +7,7 @@
 // Not thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -26,8 +27,12 @@ namespace dtf::runtime {
 class PsClient {
  public:
   // `worker`: this worker's index (-1 for a task that only reads).
+  // `cancel`, when not null, is the task's stop flag (outliving this): a
+  // pull, push or step in flight when it is set ends at once, Cancelled;
+  // one begun after it gets at most PsStream::kStoppingTimeout.
   PsClient(const std::vector<std::string>& addresses, RunCredentials creds,
-           int worker, std::chrono::milliseconds timeout);
+           int worker, std::chrono::milliseconds timeout,
+           const std::atomic<bool>* cancel = nullptr);
 
   struct DenseVar {
     std::string name;

@@ -1,5 +1,7 @@
 #include "lib/runtime/ps_stream.h"
 
+#include <algorithm>
+
 #include "lib/base/strings.h"
 #include "lib/runtime/rpc_auth.h"
 
@@ -13,15 +15,19 @@ constexpr char kSessionMethod[] = "/dtf.rpc.ParameterServer/Session";
 // How long a stream that is done is given to end on its own before it is
 // cancelled.
 constexpr std::chrono::seconds kCloseGrace{2};
+// How often an exchange that the cancel flag may interrupt looks at it.
+constexpr std::chrono::milliseconds kCancelPoll{20};
 
 }  // namespace
 
 PsStream::PsStream(std::shared_ptr<grpc::Channel> channel, RunCredentials creds,
-                   std::chrono::milliseconds timeout, std::string what)
+                   std::chrono::milliseconds timeout, std::string what,
+                   const std::atomic<bool>* cancel)
     : stub_(std::move(channel)),
       creds_(std::move(creds)),
       timeout_(timeout),
-      what_(std::move(what)) {}
+      what_(std::move(what)),
+      cancel_(cancel) {}
 
 void PsStream::End() {
   if (call_ == nullptr) return;
@@ -56,6 +62,16 @@ PsStream::Event PsStream::Next(SystemClock::time_point deadline) {
   return {Result::kFailed, nullptr};
 }
 
+PsStream::Event PsStream::Wait(SystemClock::time_point deadline) {
+  if (!interruptible_) return Next(deadline);
+  while (true) {
+    const Event e = Next(std::min(deadline, SystemClock::now() + kCancelPoll));
+    if (e.result != Result::kTimeout) return e;
+    if (cancel_->load()) return {Result::kCancelled, nullptr};
+    if (SystemClock::now() >= deadline) return e;
+  }
+}
+
 void PsStream::Drain(SystemClock::time_point deadline) {
   while (writing_ || reading_ || other_) {
     if (Next(deadline).result == Result::kTimeout) {
@@ -80,6 +96,11 @@ grpc::Status PsStream::Close(bool cancel) {
   return status;
 }
 
+Status PsStream::Stopping() const {
+  return CancelledError(
+      StrCat(what_, ": Session: cancelled, the task is stopping"));
+}
+
 Status PsStream::Open(SystemClock::time_point deadline) {
   context_ = MakeClientContext(creds_, timeout_);
   // The stream lives as long as this object; each exchange has its own
@@ -89,9 +110,10 @@ Status PsStream::Open(SystemClock::time_point deadline) {
   call_->StartCall(&other_);
   other_ = true;
   // Waits (wait-for-ready) for a PS that is still starting.
-  const Result r = Next(deadline).result;
+  const Result r = Wait(deadline).result;
   if (r == Result::kOk) return OkStatus();
-  grpc::Status st = Close(/*cancel=*/r == Result::kTimeout);
+  grpc::Status st = Close(/*cancel=*/r != Result::kFailed);
+  if (r == Result::kCancelled) return Stopping();
   if (r == Result::kTimeout || st.ok()) {
     st =
         grpc::Status(r == Result::kTimeout ? grpc::StatusCode::DEADLINE_EXCEEDED
@@ -108,7 +130,8 @@ Status PsStream::Run(
   // The stream's end: the PS's status, or UNAVAILABLE when it ended the
   // stream without one, DEADLINE_EXCEEDED when the exchange ran out of time.
   auto fail = [&](Result r) {
-    grpc::Status st = Close(/*cancel=*/r == Result::kTimeout);
+    grpc::Status st = Close(/*cancel=*/r != Result::kFailed);
+    if (r == Result::kCancelled) return Stopping();
     if (r == Result::kTimeout) {
       st = grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
                         "Deadline Exceeded");
@@ -128,13 +151,13 @@ Status PsStream::Run(
     // One write in flight at a time; the last one's completion is taken
     // with the answer's.
     while (writing_ && i + 1 < messages.size()) {
-      if (Result r = Next(deadline).result; r != Result::kOk) return fail(r);
+      if (Result r = Wait(deadline).result; r != Result::kOk) return fail(r);
     }
   }
   Status first_error;
   for (bool more = true; more;) {
     while (reading_ || writing_) {
-      if (Result r = Next(deadline).result; r != Result::kOk) return fail(r);
+      if (Result r = Wait(deadline).result; r != Result::kOk) return fail(r);
     }
     more = false;
     Status st = on_answer(answer, &more);
@@ -150,7 +173,12 @@ Status PsStream::Run(
 Status PsStream::Exchange(std::vector<grpc::ByteBuffer> messages,
                           const std::function<Status(const grpc::ByteBuffer&,
                                                      bool* more)>& on_answer) {
-  const auto deadline = SystemClock::now() + timeout_;
+  interruptible_ = cancel_ != nullptr && !cancel_->load();
+  const auto deadline =
+      SystemClock::now() +
+      (cancel_ != nullptr && !interruptible_
+           ? std::min<std::chrono::milliseconds>(timeout_, kStoppingTimeout)
+           : timeout_);
   if (call_ == nullptr) DTF_RETURN_IF_ERROR(Open(deadline));
   return Run(messages, deadline, on_answer);
 }

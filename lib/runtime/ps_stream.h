@@ -1,10 +1,14 @@
 // A worker's long-lived Session stream (proto/dtf.proto) to one parameter
 // server: each exchange writes one step's messages and reads the answer's.
 // The stream opens on the first exchange and again on the next one after a
-// failure; every exchange has its own deadline. Messages are raw
+// failure; every exchange has its own deadline. An exchange begun before
+// the task's cancel flag was set ends as soon as it is (the call is
+// cancelled: Cancelled); one begun after it (a stopping chief's last
+// checkpoint) runs, for at most kStoppingTimeout. Messages are raw
 // grpc::ByteBuffers (tensor_wire.h builds and reads them). Not thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -20,9 +24,14 @@ namespace dtf::runtime {
 
 class PsStream {
  public:
-  // `what` names the PS in errors ("ps:0 (host:port)").
+  // The deadline of an exchange begun once the cancel flag is set.
+  static constexpr std::chrono::seconds kStoppingTimeout{5};
+
+  // `what` names the PS in errors ("ps:0 (host:port)"). `cancel`, when not
+  // null, is the task's stop flag; it must outlive the stream.
   PsStream(std::shared_ptr<grpc::Channel> channel, RunCredentials creds,
-           std::chrono::milliseconds timeout, std::string what);
+           std::chrono::milliseconds timeout, std::string what,
+           const std::atomic<bool>* cancel = nullptr);
   ~PsStream();
   PsStream(const PsStream&) = delete;
   PsStream& operator=(const PsStream&) = delete;
@@ -43,7 +52,7 @@ class PsStream {
   void End();
 
  private:
-  enum class Result { kOk, kFailed, kTimeout };
+  enum class Result { kOk, kFailed, kTimeout, kCancelled };
   struct Event {
     Result result;
     const void* tag;
@@ -55,9 +64,14 @@ class PsStream {
       const std::function<Status(const grpc::ByteBuffer&, bool*)>& on_answer);
   // The next completion of an operation, until `deadline`.
   Event Next(std::chrono::system_clock::time_point deadline);
+  // As Next, and kCancelled once the cancel flag is set, when the exchange
+  // began before it was.
+  Event Wait(std::chrono::system_clock::time_point deadline);
   // Waits until no operation of the call is in flight; cancels the call
   // when that takes past `deadline`.
   void Drain(std::chrono::system_clock::time_point deadline);
+  // The error of an exchange the cancel flag cut short.
+  Status Stopping() const;
   // Ends the stream (cancelled when `cancel`), returning its status.
   grpc::Status Close(bool cancel);
 
@@ -65,6 +79,9 @@ class PsStream {
   const RunCredentials creds_;
   const std::chrono::milliseconds timeout_;
   const std::string what_;
+  const std::atomic<bool>* const cancel_;
+  // The exchange in progress began before the cancel flag was set.
+  bool interruptible_ = false;
   grpc::CompletionQueue cq_;
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call_;

@@ -80,8 +80,9 @@ class TrainLoop {
   // the chief writes its checkpoint first, if its variables are whole.
   Status Stopped(absl::StatusCode code, std::string_view why);
   TrainState State() const;
-  // An evaluation that a cancel interrupted: none.
-  bool EvalCancelled(const Status& st) const {
+  // A call (an update's, an evaluation's, a checkpoint's) that a cancel
+  // interrupted.
+  bool CutShort(const Status& st) const {
     return st.code() == absl::StatusCode::kCancelled && hooks_.cancelled();
   }
 
@@ -121,7 +122,10 @@ Status TrainLoop::Cancelled() {
 }
 
 Status TrainLoop::UpdateFailed(const Status& st) {
-  if (!update_.collective()) return st;
+  if (!update_.collective()) {
+    // Stopping, the task's stop flag cut the call in flight short.
+    return CutShort(st) ? Cancelled() : st;
+  }
   // Stopping, this rank's wait was cut short or a peer stopped first.
   if (hooks_.cancelled()) return Cancelled();
   return Stopped(st.code(), Message(st));
@@ -236,7 +240,7 @@ StatusOr<bool> TrainLoop::Steps() {
 
 Status TrainLoop::Step(PreparedBatch*& cur, BatchQueue& batches) {
   const auto t0 = Clock::now();
-  DTF_RETURN_IF_ERROR(update_.Pull(*cur));
+  if (Status st = update_.Pull(*cur); !st.ok()) return UpdateFailed(st);
   DTF_ASSIGN_OR_RETURN(const ModelInputs* staged,
                        StageInputs(ctx_, cur->inputs, &device_inputs_));
   const ModelInputs& inputs = *staged;
@@ -275,7 +279,7 @@ StatusOr<bool> TrainLoop::AfterStep() {
       (o_.eval_every_steps > 0 ? at % o_.eval_every_steps == 0 : epoch_done)) {
     StatusOr<bool> evaluated =
         chief_->Evaluate(update_, progress_, State(), &result_);
-    if (EvalCancelled(evaluated.status())) {
+    if (CutShort(evaluated.status())) {
       // A collective update's ranks agree to stop before the next step.
       if (!update_.collective()) return Cancelled();
     } else {
@@ -284,7 +288,10 @@ StatusOr<bool> TrainLoop::AfterStep() {
     }
   }
   if (o_.checkpoint_every_steps > 0 && at % o_.checkpoint_every_steps == 0) {
-    DTF_RETURN_IF_ERROR(chief_->WriteCheckpoint(update_, State()));
+    Status written = chief_->WriteCheckpoint(update_, State());
+    // Cut short by a cancel: written again as the loop stops.
+    if (CutShort(written) && !update_.collective()) return Cancelled();
+    DTF_RETURN_IF_ERROR(written);
   }
   return stop;
 }
@@ -304,7 +311,7 @@ StatusOr<TrainResult> TrainLoop::Finish() {
       (update_.independent_workers() || chief_->last_eval_step() != step)) {
     StatusOr<bool> evaluated =
         chief_->Evaluate(update_, progress_, State(), &result_);
-    if (EvalCancelled(evaluated.status())) return Cancelled();
+    if (CutShort(evaluated.status())) return Cancelled();
     DTF_RETURN_IF_ERROR(evaluated.status());
   }
   DTF_RETURN_IF_ERROR(chief_->Finish(update_, State(), &result_));

@@ -4,9 +4,13 @@
 // touches, computes the gradients on a compact copy, and pushes them; one
 // Step call per PS pushes step k's gradients and pulls the rows batch k+1
 // touches, while the next batch is read on the prefetch thread. A PS that
-// goes away is waited for (it may be restarted from the last checkpoint).
+// goes away or does not answer in time (Unavailable, DeadlineExceeded) is
+// waited for at every call, within train.coordinator_timeout (it may be
+// restarted from the last checkpoint). The task's stop flag cuts a call in
+// flight short (Cancelled).
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -37,7 +41,7 @@ class PsUpdate : public Update {
         optimizers_(std::move(optimizers)),
         full_shapes_(VariableShapes(*model)),
         ps_(options.ps, options.credentials, options.index,
-            std::chrono::seconds(train.heartbeat_timeout + 30)) {}
+            std::chrono::seconds(train.ps_timeout), hooks.cancel) {}
 
   bool prefetch() const override { return true; }
   bool independent_workers() const override { return true; }
@@ -78,15 +82,14 @@ class PsUpdate : public Update {
                  train_.mode == TrainMode::kSync);
     if (pushed.ok()) {
       global_step_ = pushed->global_step;
-    } else if (pushed.status().code() == absl::StatusCode::kUnavailable) {
-      // A parameter server went away (and may be restarted from the last
-      // checkpoint): this step's gradients are lost; pull again once it is
-      // back.
-      DTF_RETURN_IF_ERROR(Rejoin(pushed.status(), next.more));
-    } else {
-      return pushed.status();
+      return OkStatus();
     }
-    return OkStatus();
+    if (!Transient(pushed.status())) return pushed.status();
+    // A parameter server went away (and may be restarted from the last
+    // checkpoint) or did not answer in time: this step's gradients may be
+    // lost (never applied twice: nothing is pushed again); pull again once
+    // every PS answers.
+    return Rejoin(pushed.status(), next.more, RetryDeadline());
   }
 
   // Every row of every variable pulled (the next step pulls its batch's
@@ -121,17 +124,42 @@ class PsUpdate : public Update {
     return next.more || train_.mode != TrainMode::kSync;
   }
 
-  Status Done() override { return ps_.WorkerDone(); }
+  Status Done() override {
+    return Retrying([&] { return ps_.WorkerDone(); });
+  }
   Status EndRun() override { return ps_.Shutdown("the run finished"); }
 
  private:
+  // A PS call's failure that waiting may cure: the PS is gone (and may be
+  // restarted) or did not answer in time.
+  static bool Transient(const Status& st) {
+    return st.code() == absl::StatusCode::kUnavailable ||
+           st.code() == absl::StatusCode::kDeadlineExceeded;
+  }
+  Clock::time_point RetryDeadline() const {
+    return Clock::now() + std::chrono::seconds(train_.coordinator_timeout);
+  }
+
+  // `call` (a PS call that may be made again), made again after each
+  // transient failure once every PS answers (Rejoin), until
+  // coordinator_timeout has passed.
+  Status Retrying(const std::function<Status()>& call) {
+    const Clock::time_point deadline = RetryDeadline();
+    while (true) {
+      Status st = call();
+      if (!Transient(st) || Clock::now() >= deadline) return st;
+      DTF_RETURN_IF_ERROR(Rejoin(st, /*pull=*/false, deadline));
+    }
+  }
+
   // After a failed call: pulls (the rows of the next batch, when `pull`)
-  // until every PS answers, for at most coordinator_timeout.
-  Status Rejoin(const Status& why, bool pull) {
-    hooks_.Note(StrCat(Message(why), "; waiting up to ",
-                       train_.coordinator_timeout, " s for it"));
-    const auto deadline =
-        Clock::now() + std::chrono::seconds(train_.coordinator_timeout);
+  // until every PS answers, until `deadline`.
+  Status Rejoin(const Status& why, bool pull, Clock::time_point deadline) {
+    hooks_.Note(
+        StrCat(Message(why), "; waiting up to ",
+               std::chrono::ceil<std::chrono::seconds>(deadline - Clock::now())
+                   .count(),
+               " s for it"));
     while (true) {
       if (hooks_.cancelled()) {
         return CancelledError(
@@ -139,9 +167,7 @@ class PsUpdate : public Update {
       }
       Status st = pull ? ps_.Pull(dense_, sparse_, 0) : ps_.Pull({}, {}, 0);
       if (st.ok()) break;
-      const bool transient = st.code() == absl::StatusCode::kUnavailable ||
-                             st.code() == absl::StatusCode::kDeadlineExceeded;
-      if (!transient || Clock::now() >= deadline) return st;
+      if (!Transient(st) || Clock::now() >= deadline) return st;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
     global_step_ = *std::max_element(ps_.steps().begin(), ps_.steps().end());
@@ -165,7 +191,8 @@ class PsUpdate : public Update {
       const auto [lo, hi] = std::minmax_element(steps.begin(), steps.end());
       if (*lo == *hi) return OkStatus();
       const int64_t target = *hi;
-      DTF_RETURN_IF_ERROR(ps_.Pull(dense_, sparse_, target, /*slots=*/true));
+      DTF_RETURN_IF_ERROR(Retrying(
+          [&] { return ps_.Pull(dense_, sparse_, target, /*slots=*/true); }));
     }
     return OkStatus();
   }
@@ -173,10 +200,7 @@ class PsUpdate : public Update {
   // Pulls what dense_ and sparse_ ask for (with optimizer slots when
   // `slots`); a PS that went away is waited for (Rejoin) and asked again.
   Status PullWaiting(bool slots) {
-    Status st = ps_.Pull(dense_, sparse_, 0, slots);
-    if (st.code() != absl::StatusCode::kUnavailable) return st;
-    DTF_RETURN_IF_ERROR(Rejoin(st, /*pull=*/false));
-    return ps_.Pull(dense_, sparse_, 0, slots);
+    return Retrying([&] { return ps_.Pull(dense_, sparse_, 0, slots); });
   }
 
   const kernels::Context& ctx_;

@@ -327,6 +327,23 @@ TEST_F(TrainSpecTest, ClusterKeys) {
               ::testing::HasSubstr("train.collective_timeout"));
 }
 
+// A PS call's deadline: by default heartbeat_timeout + 30 s; one a sync
+// step may spend waiting for a silent worker is refused.
+TEST_F(TrainSpecTest, PsTimeout) {
+  EXPECT_EQ(Load("linear", "").ps_timeout, 40);
+  EXPECT_EQ(Load("linear", "[train]\nheartbeat_timeout = 5\n").ps_timeout, 35);
+  EXPECT_EQ(Load("linear",
+                 "[train]\nheartbeat_timeout = 1\n"
+                 "ps_timeout = 2\n")
+                .ps_timeout,
+            2);
+  EXPECT_THAT(Error(StrCat(Inputs("linear"),
+                           "[model]\ntype = \"linear\"\n[train]\n"
+                           "ps_timeout = 10\n")),
+              ::testing::HasSubstr("job.toml:11:14: train.ps_timeout: must "
+                                   "exceed train.heartbeat_timeout (10 s)"));
+}
+
 // The step-progress watchdog's window: by default long past any healthy
 // step and past heartbeat_timeout; 0 turns it off; a window a sync worker
 // may spend waiting for a silent one is refused.

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
 #include "lib/data/record_reader.h"
@@ -383,6 +384,93 @@ TEST_F(DistributedTest, AConnectionResetAfterAnEvaluationIsRejoined) {
   EXPECT_NE(notes.find("every parameter server answers again"),
             std::string::npos)
       << notes;
+}
+
+// A PS that stops answering for longer than ps_timeout (its host stalled,
+// the connection open) is waited out as a lost one is: the call in flight
+// ends DeadlineExceeded, and the chief pulls again until every PS answers,
+// then trains on to the end.
+TEST_F(DistributedTest, APsThatStopsAnsweringForAWhileIsWaitedOut) {
+  JobFile job = Job("titanic");
+  job.train.eval_every_steps = 5;
+  job.train.heartbeat_timeout = 1;
+  job.train.ps_timeout = 2;
+  const Cluster c = MakeCluster(1, 1);
+  dtf::testing::ResetProxy proxy(c.held[0].port());
+  ASSERT_FALSE(proxy.address().empty()) << "the proxy could not listen";
+  std::atomic<bool> cancel_ps{false}, cancel_chief{false};
+  ServeOptions ps = Options(c, TaskRole::kPs, 0);
+  ps.cancel = &cancel_ps;
+  ServeOptions chief = Options(c, TaskRole::kWorker, 0);
+  chief.ps = {proxy.address()};
+  chief.cancel = &cancel_chief;
+  std::mutex mu;
+  std::string notes;
+  chief.on_note = [&](std::string_view note) {
+    std::lock_guard<std::mutex> lock(mu);
+    StrAppend(&notes, note, "\n");
+  };
+  // After the first evaluation, for 2.5 times ps_timeout.
+  std::atomic<bool> stalled{false};
+  chief.on_eval = [&](const EvalReport&) {
+    if (!stalled.exchange(true)) proxy.Stall(std::chrono::milliseconds(5000));
+  };
+  std::future<StatusOr<TrainResult>> ps_run =
+      std::async(std::launch::async, [&] { return Serve(job, ps); });
+  std::future<StatusOr<TrainResult>> chief_run =
+      std::async(std::launch::async, [&] { return Serve(job, chief); });
+  if (chief_run.wait_for(std::chrono::seconds(300)) !=
+      std::future_status::ready) {
+    ADD_FAILURE() << "the chief still runs 300 s after it started";
+    cancel_chief = true;
+  }
+  StatusOr<TrainResult> result = chief_run.get();
+  cancel_ps = true;  // whatever the chief did, the PS ends with the test
+  StatusOr<TrainResult> ps_result = ps_run.get();
+  EXPECT_TRUE(stalled);
+  ASSERT_TRUE(result.ok()) << result.status() << "\nnotes:\n" << notes;
+  EXPECT_TRUE(result->eval.has_value());
+  EXPECT_THAT(notes, ::testing::HasSubstr("Deadline Exceeded"));
+  EXPECT_THAT(notes,
+              ::testing::HasSubstr("every parameter server answers again"));
+}
+
+// SIGTERM cuts a call in flight short: the chief of a sync run whose
+// other worker never came waits in its first step (for heartbeat_timeout,
+// 60 s here); stopped, it ends at once, writing its checkpoint.
+TEST_F(DistributedTest, AStoppedWorkerEndsItsCallInFlightAtOnce) {
+  JobFile job = Job("titanic");
+  job.train.mode = TrainMode::kSync;
+  job.train.heartbeat_timeout = 60;
+  job.train.ps_timeout = 120;
+  const Cluster c = MakeCluster(1, 2);
+  std::atomic<bool> cancel_ps{false}, cancel_chief{false};
+  ServeOptions ps = Options(c, TaskRole::kPs, 0);
+  ps.cancel = &cancel_ps;
+  ServeOptions chief = Options(c, TaskRole::kWorker, 0);
+  chief.cancel = &cancel_chief;
+  std::future<StatusOr<TrainResult>> ps_run =
+      std::async(std::launch::async, [&] { return Serve(job, ps); });
+  std::future<StatusOr<TrainResult>> chief_run =
+      std::async(std::launch::async, [&] { return Serve(job, chief); });
+  // Well into the chief's first step, which waits for worker:1.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  const auto stopped_at = Clock::now();
+  cancel_chief = true;
+  if (chief_run.wait_for(std::chrono::seconds(100)) !=
+      std::future_status::ready) {
+    ADD_FAILURE() << "the chief still runs 100 s after it was stopped";
+  }
+  StatusOr<TrainResult> result = chief_run.get();
+  const auto took = Clock::now() - stopped_at;
+  cancel_ps = true;
+  static_cast<void>(ps_run.get());  // cancelled: whatever it says
+  ASSERT_EQ(result.status().code(), absl::StatusCode::kCancelled)
+      << result.status();
+  EXPECT_THAT(std::string(Message(result.status())),
+              ::testing::HasSubstr("worker:0: stopped at step 0; checkpoint"));
+  // Within the launcher's 10 s grace, far from the 60 s the step waits.
+  EXPECT_LT(took, std::chrono::seconds(10));
 }
 
 // Early stopping on the chief ends the whole run as running out of data

@@ -3,10 +3,13 @@
 // parameter servers, in async and sync mode.
 #include "lib/runtime/ps_service.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
@@ -60,7 +63,7 @@ class PsServiceTest : public ::testing::Test {
  protected:
   void Start(std::string_view mode, int num_ps,
              std::string_view optimizer = "sgd",
-             const std::string& restore_from = "") {
+             const std::string& restore_from = "", int num_workers = 1) {
     const std::string path = dir_.Join("job.toml");
     dtf::testing::WriteFile(path, JobText(mode, optimizer));
     StatusOr<JobFile> job = LoadJobFile(path);
@@ -78,7 +81,7 @@ class PsServiceTest : public ::testing::Test {
       PsOptions o;
       o.index = p;
       o.num_ps = num_ps;
-      o.num_workers = 1;
+      o.num_workers = num_workers;
       o.credentials = creds_;
       o.restore_from = restore_from;
       StatusOr<std::unique_ptr<PsService>> ps = PsService::Create(job_, o);
@@ -250,6 +253,39 @@ TEST_F(PsServiceTest, SyncStepsAdvanceOnePerPushAndDropStalePushes) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->applied);
   EXPECT_EQ(r->global_step, 3);
+}
+
+// The task's stop flag (SIGTERM) cuts a Step in flight short: a sync step
+// that waits for a worker that never pushes ends Cancelled at once, not at
+// its deadline. A call begun once the flag is set still runs (a stopping
+// chief pulls its last checkpoint).
+TEST_F(PsServiceTest, TheStopFlagCutsACallInFlightShort) {
+  Start("sync", 2, "sgd", "", /*num_workers=*/2);
+  std::atomic<bool> stop{false};
+  PsClient client(addresses_, creds_, 0, std::chrono::seconds(120), &stop);
+  std::vector<kernels::Tensor> values;
+  std::vector<PsClient::DenseVar> dense;
+  std::vector<PsClient::SparseVar> sparse;
+  AllVariables(&values, &dense, &sparse);
+  ASSERT_TRUE(client.Pull(dense, sparse, 0).ok());
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<PsClient::PushResult> r = client.Step(
+      Gradients(0.1f, 2, false), 8, 0.1, &dense, &sparse, /*sync=*/true);
+  const auto took = std::chrono::steady_clock::now() - start;
+  stopper.join();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+  EXPECT_THAT(std::string(Message(r.status())),
+              ::testing::HasSubstr("cancelled, the task is stopping"));
+  // Far from the 120 s deadline: the stop flag ended it.
+  EXPECT_LT(took, std::chrono::seconds(60));
+
+  Status pulled = client.Pull(dense, sparse, 0);
+  EXPECT_TRUE(pulled.ok()) << pulled;
 }
 
 // A parameter server started from a checkpoint holds its rows of every

@@ -40,6 +40,8 @@ class FakeUpdate : public Update {
   // The error of agreement n, or of the Apply of step n (numbered from 0);
   // OK: none.
   std::function<Status(int64_t)> agree_error, apply_error;
+  // The error of the Pull of step n; OK: none.
+  std::function<Status(int64_t)> pull_error;
   // What consistent() answers once an Apply failed.
   bool consistent_after_failure = true;
   // AppliedOnReturn is false for the last batch (a sync step pushed
@@ -65,6 +67,7 @@ class FakeUpdate : public Update {
   }
   Status Pull(const PreparedBatch& batch) override {
     if (!batch.more) return InternalError("a step on no batch");
+    if (pull_error) DTF_RETURN_IF_ERROR(pull_error(step));
     ++pulls;
     return OkStatus();
   }
@@ -490,6 +493,41 @@ TEST_F(TrainLoopTest, AFailedApplyOfAnotherUpdateIsReturnedAsItIs) {
   ASSERT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
   EXPECT_EQ(std::string(Message(r.status())), "Push: ps:0 lost");
   EXPECT_TRUE(update_->checkpointed_at.empty());
+}
+
+// A parameter-server call that the task's stop flag cut short (SIGTERM
+// while a Step waited) is a cancel: the chief writes its checkpoint.
+TEST_F(TrainLoopTest, AnUpdateCallCutShortByTheStopFlagIsACancel) {
+  options_.evaluate = false;
+  update_->independent_ = true;
+  update_->apply_error = [&](int64_t step) {
+    if (step < 4) return OkStatus();
+    cancel_ = true;
+    return CancelledError(
+        "ps:0 (127.0.0.1:1): Session: cancelled, the task is stopping");
+  };
+  StatusOr<TrainResult> r = Run(-1);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+  EXPECT_EQ(
+      std::string(Message(r.status())),
+      StrCat("worker:0: stopped at step 4; checkpoint ", CheckpointPath()));
+  EXPECT_EQ(update_->checkpointed_at, (std::vector<int64_t>{4}));
+  EXPECT_EQ(update_->dones, 1);
+}
+
+// The same for the pull before a step.
+TEST_F(TrainLoopTest, APullCutShortByTheStopFlagIsACancel) {
+  options_.evaluate = false;
+  update_->independent_ = true;
+  update_->pull_error = [&](int64_t step) {
+    if (step < 2) return OkStatus();
+    cancel_ = true;
+    return CancelledError("ps:1: Session: cancelled, the task is stopping");
+  };
+  StatusOr<TrainResult> r = Run(-1);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+  EXPECT_EQ(update_->checkpointed_at, (std::vector<int64_t>{2}));
+  EXPECT_TRUE(std::filesystem::exists(CheckpointPath()));
 }
 
 TEST_F(TrainLoopTest, CancelWritesACheckpointAndReturnsCancelled) {

@@ -91,10 +91,24 @@ void ResetProxy::AcceptLoop() {
   }
 }
 
+void ResetProxy::Stall(std::chrono::milliseconds for_) {
+  stalled_until_ =
+      (std::chrono::steady_clock::now() + for_).time_since_epoch().count();
+}
+
+bool ResetProxy::stalled() const {
+  return std::chrono::steady_clock::now().time_since_epoch().count() <
+         stalled_until_.load();
+}
+
 void ResetProxy::Pump(int client, int server) {
   char buf[1 << 16];
   pollfd fds[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
   while (!stop_) {
+    if (stalled()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
     if (poll(fds, 2, 50) <= 0) continue;
     if (fds[0].revents != 0) {
       const ssize_t n = recv(client, buf, sizeof(buf), 0);

@@ -3,9 +3,12 @@
 // connection (RST to both sides) instead of passing them on. The client's
 // call then fails as it does when the peer is killed mid-call
 // ("Connection reset by peer"), which a stopped server cannot reproduce.
+// After Stall(), it forwards nothing for a while, connections kept open: a
+// host that stops answering.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,6 +31,10 @@ class ResetProxy {
   void Arm() { armed_ = true; }
   // Connections reset so far.
   int resets() const { return resets_; }
+  // Forwards nothing, either way, for `for` from now (a host that stops
+  // answering for a while, its connections open); then forwards on.
+  void Stall(std::chrono::milliseconds for_);
+  bool stalled() const;
 
  private:
   void AcceptLoop();
@@ -39,6 +46,8 @@ class ResetProxy {
   std::atomic<bool> stop_{false};
   std::atomic<bool> armed_{false};
   std::atomic<int> resets_{0};
+  // Until when nothing is forwarded (steady clock, ns since its epoch).
+  std::atomic<int64_t> stalled_until_{0};
   std::mutex mu_;
   std::vector<std::thread> pumps_;
   std::thread acceptor_;
