@@ -16,6 +16,7 @@ PsClient::PsClient(const std::vector<std::string>& addresses,
     : addresses_(addresses),
       creds_(std::move(creds)),
       worker_(worker),
+      cancel_(cancel),
       timeout_(timeout),
       partition_{int(addresses.size())},
       steps_(addresses.size(), 0),
@@ -284,16 +285,22 @@ StatusOr<PsClient::PushResult> PsClient::Step(
 }
 
 Status PsClient::WorkerDone() {
+  const bool stopping = cancel_ != nullptr && cancel_->load();
+  Status first;
   for (int p = 0; p < num_ps(); ++p) {
-    auto context = MakeClientContext(creds_, timeout_);
+    auto context = MakeClientContext(
+        creds_, stopping ? std::chrono::milliseconds(1000) : timeout_);
+    if (stopping) context->set_wait_for_ready(false);
     rpc::WorkerDoneRequest request;
     request.set_worker(worker_);
     rpc::WorkerDoneResponse response;
-    DTF_RETURN_IF_ERROR(FromGrpc(
+    Status st = FromGrpc(
         stubs_[size_t(p)]->WorkerDone(context.get(), request, &response),
-        StrCat("ps:", p, " (", addresses_[size_t(p)], "): WorkerDone")));
+        StrCat("ps:", p, " (", addresses_[size_t(p)], "): WorkerDone"));
+    // Every PS is told, even when one fails.
+    if (first.ok()) first = st;
   }
-  return OkStatus();
+  return first;
 }
 
 Status PsClient::Shutdown(const std::string& reason) {

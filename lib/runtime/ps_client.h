@@ -79,6 +79,9 @@ class PsClient {
                             int64_t examples, double loss,
                             const std::vector<DenseVar>* dense,
                             const std::vector<SparseVar>* sparse, bool sync);
+  // Tells every PS that this worker is done. Once the cancel flag is set,
+  // best effort: a PS that is gone fails it at once, one that does not
+  // answer within a second too.
   Status WorkerDone();
   Status Shutdown(const std::string& reason);
 
@@ -91,6 +94,7 @@ class PsClient {
   std::vector<std::unique_ptr<PsStream>> streams_;
   RunCredentials creds_;
   int worker_;
+  const std::atomic<bool>* cancel_;
   std::chrono::milliseconds timeout_;
   Partition partition_;
   std::vector<int64_t> steps_;

@@ -106,6 +106,8 @@ Status PsStream::Open(SystemClock::time_point deadline) {
   // The stream lives as long as this object; each exchange has its own
   // deadline.
   context_->set_deadline(SystemClock::time_point::max());
+  // Stopping, a PS that is gone is not waited for.
+  if (cancel_ != nullptr && !interruptible_) context_->set_wait_for_ready(false);
   call_ = stub_.PrepareCall(context_.get(), kSessionMethod, &cq_);
   call_->StartCall(&other_);
   other_ = true;

@@ -4,7 +4,8 @@
 // failure; every exchange has its own deadline. An exchange begun before
 // the task's cancel flag was set ends as soon as it is (the call is
 // cancelled: Cancelled); one begun after it (a stopping chief's last
-// checkpoint) runs, for at most kStoppingTimeout. Messages are raw
+// checkpoint) runs, for at most kStoppingTimeout, and fails at once when
+// the PS is gone (no wait for it to come back). Messages are raw
 // grpc::ByteBuffers (tensor_wire.h builds and reads them). Not thread-safe.
 #pragma once
 

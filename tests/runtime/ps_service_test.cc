@@ -288,6 +288,23 @@ TEST_F(PsServiceTest, TheStopFlagCutsACallInFlightShort) {
   EXPECT_TRUE(pulled.ok()) << pulled;
 }
 
+// A worker that is stopping does not wait for a PS that is gone (its chief
+// sent it home, or it was killed): WorkerDone and a pull fail at once
+// instead of waiting for it to come back until their deadline.
+TEST_F(PsServiceTest, AStoppingWorkerDoesNotWaitForAGonePs) {
+  Start("sync", 1);
+  const std::vector<std::string> gone = addresses_;
+  Stop();
+  std::atomic<bool> stop{true};
+  PsClient client(gone, creds_, 0, std::chrono::seconds(120), &stop);
+  const auto start = std::chrono::steady_clock::now();
+  Status done = client.WorkerDone();
+  EXPECT_EQ(done.code(), absl::StatusCode::kUnavailable) << done;
+  Status pulled = client.Pull({}, {}, 0);
+  EXPECT_EQ(pulled.code(), absl::StatusCode::kUnavailable) << pulled;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+}
+
 // A parameter server started from a checkpoint holds its rows of every
 // variable and optimizer slot as they were, and the global step.
 TEST_F(PsServiceTest, RestoresItsPartitionOfACheckpoint) {
