@@ -258,6 +258,7 @@ StatusOr<PushResult> ParamStore::Push(const PushHeader& header,
                                        options_.num_workers, ")"));
   }
   SeenLocked(worker);
+  if (shutdown_) return ShutDownLocked();
   if (!apply_error_.ok()) return apply_error_;
   // Checked before anything is summed or applied, in both modes: a bad
   // piece is refused to its sender and changes nothing.
@@ -319,6 +320,12 @@ bool ParamStore::WaitForShutdown(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
   shutdown_cv_.wait_for(lock, timeout, [&] { return shutdown_; });
   return shutdown_;
+}
+
+Status ParamStore::ShutDownLocked() const {
+  return absl::AbortedError(
+      ToAbsl(StrCat("this parameter server was shut down (", shutdown_reason_,
+                    "); the run is over")));
 }
 
 std::string ParamStore::shutdown_reason() const {

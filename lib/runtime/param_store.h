@@ -138,15 +138,16 @@ class ParamStore {
   // push with one bad piece is refused whole (InvalidArgument naming the
   // variable and this PS) and changes nothing. Then applied (async), added
   // to the step's sums (sync) or dropped as stale. After an aggregated sync
-  // step failed to apply, every push is refused with that error.
+  // step failed to apply, every push is refused with that error; after
+  // Shutdown, Aborted saying why (the worker's run is over).
   StatusOr<PushResult> Push(const PushHeader& header,
                             std::span<const PieceView> pieces);
 
   // Hands `request`'s rows to `sink`, once the global step reached its
-  // min_step (or Shutdown came). `cancelled`, when given, is polled while
-  // waiting (at least every 100 ms, with the store's lock held): once it
-  // returns true the gather gives up with Cancelled. InvalidArgument for a
-  // variable or row that is not here; nothing has gone to the sink then.
+  // min_step; Aborted when Shutdown came first. `cancelled`, when given, is
+  // polled while waiting (at least every 100 ms, with the store's lock held):
+  // once it returns true the gather gives up with Cancelled. InvalidArgument
+  // for a variable or row that is not here; nothing has gone to the sink then.
   StatusOr<GatherResult> Gather(const GatherRequest& request, PieceSink& sink,
                                 const std::function<bool()>& cancelled = {});
 
@@ -164,6 +165,8 @@ class ParamStore {
   int index() const { return options_.index; }
 
  private:
+  // The error of a push, or of a pull for a step, after Shutdown.
+  Status ShutDownLocked() const;
   struct Shard;
   ParamStore(const JobFile& job, const StoreOptions& options);
   Status Restore(const std::string& path);

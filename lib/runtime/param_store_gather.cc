@@ -125,6 +125,10 @@ StatusOr<GatherResult> ParamStore::Gather(
     step_cv_.wait_for(lock, std::chrono::milliseconds(100));
     MaybeApplyLocked();
   }
+  // A sync step that will never come: the pull would hand out values no
+  // step is of. (A pull of the current values still answers: the chief's
+  // last checkpoint may come after it sent the parameter servers home.)
+  if (global_step_ < min_step) return ShutDownLocked();
   DTF_RETURN_IF_ERROR(CheckGatherLocked(request));
   GatherResult result;
   result.global_step = global_step_;

@@ -107,7 +107,8 @@ Status PsStream::Open(SystemClock::time_point deadline) {
   // deadline.
   context_->set_deadline(SystemClock::time_point::max());
   // Stopping, a PS that is gone is not waited for.
-  if (cancel_ != nullptr && !interruptible_) context_->set_wait_for_ready(false);
+  if (cancel_ != nullptr && !interruptible_)
+    context_->set_wait_for_ready(false);
   call_ = stub_.PrepareCall(context_.get(), kSessionMethod, &cq_);
   call_->StartCall(&other_);
   other_ = true;

@@ -581,18 +581,34 @@ TEST_F(ParamStoreTest, GatherWaitsForMinStepUntilCancelled) {
   ASSERT_TRUE(behind.ok()) << behind.status();
   EXPECT_EQ(behind->global_step, 1);
 
-  // Shutdown ends a wait too.
+  // Shutdown ends a wait too, saying why: the step waited for will never
+  // come, so no values are handed out as if of it.
   request.min_step = 2;
   std::thread stopper([&] {
     std::this_thread::sleep_for(100ms);
-    stores_[0]->Shutdown("done");
+    stores_[0]->Shutdown("the chief failed: disk full");
   });
-  StatusOr<GatherResult> stopped = stores_[0]->Gather(request, sink);
+  CollectingSink after;
+  StatusOr<GatherResult> stopped = stores_[0]->Gather(request, after);
   stopper.join();
-  ASSERT_TRUE(stopped.ok()) << stopped.status();
-  EXPECT_EQ(stopped->global_step, 1);
+  EXPECT_EQ(stopped.status().code(), absl::StatusCode::kAborted)
+      << stopped.status();
+  EXPECT_EQ(std::string(Message(stopped.status())),
+            "this parameter server was shut down (the chief failed: disk "
+            "full); the run is over");
+  EXPECT_TRUE(after.got.empty());
   EXPECT_TRUE(stores_[0]->WaitForShutdown(0ms));
-  EXPECT_EQ(stores_[0]->shutdown_reason(), "done");
+  EXPECT_EQ(stores_[0]->shutdown_reason(), "the chief failed: disk full");
+
+  // A pull of the current values still answers (the chief's checkpoint);
+  // a push is refused (a worker still training learns the run is over
+  // rather than training on against a server that applies nothing).
+  request.min_step = 0;
+  StatusOr<GatherResult> current = stores_[0]->Gather(request, after);
+  ASSERT_TRUE(current.ok()) << current.status();
+  EXPECT_EQ(current->global_step, 1);
+  Status pushed = Push(0, 1, {DenseGrad(*kernel_, 1.0f)}).status();
+  EXPECT_EQ(pushed.code(), absl::StatusCode::kAborted) << pushed;
 }
 
 TEST_F(ParamStoreTest, WaitForShutdownWaitsThroughStepsAndEndsOnShutdown) {
