@@ -20,6 +20,7 @@
 #include "lib/runtime/checkpoint.h"
 #include "lib/runtime/checkpoint_files.h"
 #include "lib/runtime/coordinator_service.h"
+#include "lib/runtime/listen_address.h"
 #include "lib/runtime/ps_client.h"
 #include "lib/runtime/ps_service.h"
 #include "lib/runtime/worker.h"
@@ -208,8 +209,17 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   std::unique_ptr<CoordinatorService> coordinator;
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  builder.AddListeningPort("0.0.0.0:" + Port(address),
-                           grpc::InsecureServerCredentials(), &bound_port);
+  StatusOr<ListenAddress> resolved = ResolveListenAddress(address);
+  if (!resolved.ok()) {
+    return Status(resolved.status().code(),
+                  ToAbsl(StrCat(task, ": ", Message(resolved.status()))));
+  }
+  const ListenAddress listen = *std::move(resolved);
+  if (!listen.note.empty() && (ps_role || chief) && options.on_note) {
+    options.on_note(StrCat(task, ": ", listen.note));
+  }
+  builder.AddListeningPort(listen.address, grpc::InsecureServerCredentials(),
+                           &bound_port);
   builder.SetMaxReceiveMessageSize(8 << 20);
   // The sync server's threads poll with this timeout (gRPC's default is
   // 10 s), and shutting the server down can wait that long for them.
@@ -264,8 +274,10 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   if (ps_role || chief) {
     server = builder.BuildAndStart();
     if (server == nullptr || bound_port == 0) {
-      return UnavailableError(StrCat(task, ": cannot listen on port ",
-                                     Port(address), " (in use?)"));
+      return UnavailableError(StrCat(task, ": cannot listen on ",
+                                     listen.address, " (port ", Port(address),
+                                     " in use, or not an address of this "
+                                     "host?)"));
     }
   }
   if (!options.ready_file.empty()) {

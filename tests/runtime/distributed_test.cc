@@ -5,9 +5,11 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -744,6 +746,60 @@ TEST_F(DistributedTest, AnInterruptedPsWhoseChiefIsGoneExitsAtOnce) {
   EXPECT_LT(took, std::chrono::seconds(3));
   std::lock_guard<std::mutex> lock(mu);
   EXPECT_NE(notes.find("does not answer; exiting"), std::string::npos) << notes;
+}
+
+// The addresses listening on TCP `port`, from /proc/net/tcp and tcp6 as
+// `ss -ltn` reads them: "127.0.0.2" (an IPv4 address, or one mapped into
+// an IPv6 socket), "0.0.0.0", "::" (every interface).
+std::vector<std::string> ListeningOn(int port) {
+  std::vector<std::string> found;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state;
+      fields >> slot >> local >> remote >> state;
+      if (state != "0A") continue;  // TCP_LISTEN
+      const size_t colon = local.find(':');
+      if (std::stoi(local.substr(colon + 1), nullptr, 16) != port) continue;
+      const std::string hex = local.substr(0, colon);
+      // IPv6: four 32-bit words; v4-mapped ones end in 0000FFFF, then the
+      // IPv4 address.
+      if (hex.size() == 32 && hex.substr(0, 24) != "0000000000000000FFFF0000") {
+        found.push_back(hex == std::string(32, '0') ? "::" : "ipv6:" + hex);
+        continue;
+      }
+      const uint32_t raw =
+          uint32_t(std::stoul(hex.substr(hex.size() - 8), nullptr, 16));
+      found.push_back(StrCat(raw & 0xff, ".", (raw >> 8) & 0xff, ".",
+                             (raw >> 16) & 0xff, ".", raw >> 24));
+    }
+  }
+  return found;
+}
+
+// Each task listens on the address its plan gave it, not on every
+// interface: a PS given 127.0.0.2 is not reachable on 127.0.0.1.
+TEST_F(DistributedTest, ATaskListensOnItsOwnAddressOnly) {
+  JobFile job = Job("titanic");
+  Cluster c = MakeCluster(1, 1);
+  const int port = c.held[0].port();
+  c.ps[0] = StrCat("127.0.0.2:", port);
+  std::atomic<bool> cancel_ps{false};
+  ServeOptions ps = Options(c, TaskRole::kPs, 0);
+  ps.cancel = &cancel_ps;
+  std::future<StatusOr<TrainResult>> ps_run =
+      std::async(std::launch::async, [&] { return Serve(job, ps); });
+  std::vector<std::string> listening;
+  for (int i = 0; i < 100 && listening.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    listening = ListeningOn(port);
+  }
+  cancel_ps = true;
+  StatusOr<TrainResult> ended = ps_run.get();
+  EXPECT_EQ(listening, std::vector<std::string>{"127.0.0.2"}) << ended.status();
 }
 
 // Calls without the run's secret are refused, and change nothing: the PS
