@@ -158,6 +158,11 @@ std::string JoinLines(const std::vector<std::string>& lines) {
   return out;
 }
 
+// How a remote task ended, as ExitInfo::Describe tells it.
+ExitInfo SshExitInfo(const ExitRecord& e) {
+  return {e.signal != 0 ? -1 : e.exit_code.value_or(-1), e.signal};
+}
+
 }  // namespace
 
 std::unique_ptr<LineTail> RemoteTail(RemoteHost* host, std::string path) {
@@ -486,14 +491,42 @@ bool SshRun::TendLinks() {
 }
 
 bool SshRun::Restart(size_t i) {
+  const Task& t = tasks_[i];
+  const ExitInfo how = SshExitInfo(*t.exit);
+  Note(StrCat(
+      RestartNote(plan_, *t.plan, StrCat(how.Describe(), " on ", t.plan->host),
+                  t.restarts),
+      how.signal == 0 ? StderrTail(i) : std::string()));
+  return Respawn(i);
+}
+
+bool SshRun::RestartAll(size_t failed) {
+  const Task& f = tasks_[failed];
+  const ExitInfo how = SshExitInfo(*f.exit);
+  Note(StrCat(
+      RestartAllNote(plan_, *f.plan,
+                     StrCat(how.Describe(), " on ", f.plan->host), f.restarts),
+      how.signal == 0 ? StderrTail(failed) : std::string()));
+  // The ends of the tasks stopped here are the launcher's doing: Poll does
+  // not look at them.
+  StopRunning();
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].started && !tasks_[i].exit) {
+      Fail(UnavailableError(StrCat("task ", tasks_[i].plan->name(), " on ",
+                                   tasks_[i].plan->host,
+                                   " did not stop before the restart")));
+      return false;
+    }
+  }
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (!Respawn(i)) return false;
+  }
+  return true;
+}
+
+bool SshRun::Respawn(size_t i) {
   Task& t = tasks_[i];
   const TaskPlan& plan = *t.plan;
-  const ExitInfo how{t.exit->signal != 0 ? -1 : t.exit->exit_code.value_or(-1),
-                     t.exit->signal};
-  Note(
-      StrCat(RestartNote(plan_, plan, StrCat(how.Describe(), " on ", plan.host),
-                         t.restarts),
-             how.signal == 0 ? StderrTail(i) : std::string()));
   std::error_code ec;
   fs::remove(
       fs::path(plan_.run_dir) / TaskDirName(plan.role, plan.index) / kExitFile,
@@ -552,7 +585,7 @@ std::string SshRun::StderrTail(size_t i) {
   return out;
 }
 
-void SshRun::Finish() {
+void SshRun::StopRunning() {
   // Every task that has not exited gets SIGTERM: the workers first, the
   // parameter servers once the workers are gone or half of grace has
   // passed (the chief may need them to save a checkpoint); SIGKILL to
@@ -588,7 +621,6 @@ void SshRun::Finish() {
       Note(StrCat("reconnected to ", link->name()));
     }
   }
-  if (any_running(kKill) && stopping_) Note("stopping every task");
   const auto start = Clock::now();
   for (Wave wave : {kWorkers, kParameterServers, kKill}) {
     if (!any_running(kKill)) break;
@@ -623,6 +655,15 @@ void SshRun::Finish() {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
+}
+
+void SshRun::Finish() {
+  bool running = false;
+  for (const Task& t : tasks_) {
+    running = running || (t.started && !t.exit && t.link->up());
+  }
+  if (running && stopping_) Note("stopping every task");
+  StopRunning();
   for (size_t i = 0; i < tasks_.size(); ++i) {
     Task& t = tasks_[i];
     if (t.exit || !t.started) continue;
@@ -722,14 +763,18 @@ bool SshRun::Poll() {
       case TaskEndAction::kRestart:
         if (Restart(i)) continue;
         return true;
+      case TaskEndAction::kRestartAll:
+        // Every task has started again: the other ends of this look are
+        // those of tasks now restarted.
+        return !RestartAll(i);
       case TaskEndAction::kGoOn:
         Note(StrCat("task ", t.plan->name(), " on ", t.plan->host, " ",
                     t.exit->state, "; the run goes on without it",
                     StderrTail(i)));
         continue;
       case TaskEndAction::kFailAllreduce:
-        Fail(absl::AbortedError(
-            ToAbsl(StrCat(AllreduceWorkerLost(*t.plan, how), StderrTail(i)))));
+        Fail(absl::AbortedError(ToAbsl(
+            StrCat(AllreduceWorkerLost(plan_, *t.plan, how), StderrTail(i)))));
         return true;
       case TaskEndAction::kFail:
         Fail(absl::AbortedError(ToAbsl(StrCat(
