@@ -510,6 +510,7 @@ bool SshRun::RestartAll(size_t failed) {
   // The ends of the tasks stopped here are the launcher's doing: Poll does
   // not look at them.
   StopRunning();
+  if (over_ || stopping_) return false;  // an SSH error ended the run
   for (size_t i = 0; i < tasks_.size(); ++i) {
     if (tasks_[i].started && !tasks_[i].exit) {
       Fail(UnavailableError(StrCat("task ", tasks_[i].plan->name(), " on ",

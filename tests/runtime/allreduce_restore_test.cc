@@ -12,6 +12,7 @@
 #include "lib/base/strings.h"
 #include "lib/runtime/checkpoint.h"
 #include "lib/runtime/checkpoint_files.h"
+#include "lib/runtime/job_records.h"
 #include "lib/runtime/optimizers.h"
 #include "lib/runtime/worker_loop.h"
 #include "tests/runtime/runtime_testing.h"
@@ -201,6 +202,59 @@ TEST_F(AllreduceRestoreChiefTest, ACheckpointOfAnotherJobIsRefused) {
                             chief.model.get(), &chief.states);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(Message(r.status())), HasSubstr("0123456789abcdef"));
+}
+
+// A rank whose position is not recorded skips the restored steps' batches
+// from its input's start: with shuffling too, it then reads exactly the
+// batch it would have read next (the order is a function of the seed).
+TEST(SkipBatches, AFastForwardedRankReadsOnExactly) {
+  dtf::testing::TempDir dir;
+  StatusOr<std::string> path = testing::WriteExampleJob("titanic", dir);
+  ASSERT_TRUE(path.ok()) << path.status();
+  StatusOr<JobFile> job = testing::LoadJobWithRecords(*path);
+  ASSERT_TRUE(job.ok()) << job.status();
+  StatusOr<JobRecords> records = FindJobRecords(*job);
+  ASSERT_TRUE(records.ok()) << records.status();
+  StatusOr<FeatureLayer> layer =
+      FeatureLayer::Create(job->schema, job->features, *job->model);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  InputPipelineOptions o;
+  o.files = records->train;
+  o.features = layer->ParseSpecs(/*with_label=*/true);
+  o.batch_size = 16;
+  o.epochs = -1;
+  o.shuffle_buffer_size = 64;
+  o.seed = 7;
+  o.reader_index = 1;
+  o.reader_count = 2;
+  // Past an epoch's end: the skip crosses into the next epoch.
+  constexpr int64_t kSteps = 40;
+  StatusOr<std::unique_ptr<InputPipeline>> straight = InputPipeline::Create(o);
+  ASSERT_TRUE(straight.ok()) << straight.status();
+  Batch expected;
+  for (int64_t i = 0; i <= kSteps; ++i) {
+    StatusOr<bool> more = (*straight)->Next(&expected);
+    ASSERT_TRUE(more.ok() && *more) << more.status();
+  }
+  StatusOr<std::unique_ptr<InputPipeline>> skipped = InputPipeline::Create(o);
+  ASSERT_TRUE(skipped.ok()) << skipped.status();
+  StatusOr<InputPosition> at = SkipBatches(**skipped, kSteps);
+  ASSERT_TRUE(at.ok()) << at.status();
+  EXPECT_GE(at->epoch, 1);
+  Batch next;
+  StatusOr<bool> more = (*skipped)->Next(&next);
+  ASSERT_TRUE(more.ok() && *more) << more.status();
+  ASSERT_EQ(next.rows, expected.rows);
+  ASSERT_EQ(next.columns.size(), expected.columns.size());
+  for (size_t c = 0; c < next.columns.size(); ++c) {
+    EXPECT_EQ(next.columns[c].floats, expected.columns[c].floats)
+        << next.columns[c].name;
+    EXPECT_EQ(next.columns[c].int64s, expected.columns[c].int64s)
+        << next.columns[c].name;
+    EXPECT_EQ(next.columns[c].bytes, expected.columns[c].bytes)
+        << next.columns[c].name;
+  }
+  EXPECT_EQ((*skipped)->position(), (*straight)->position());
 }
 
 }  // namespace
