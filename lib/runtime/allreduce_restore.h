@@ -6,7 +6,9 @@
 // states and global step into its replica, and the AllreduceResume below
 // (global step, optimizer update counts, every rank's input position) is
 // broadcast from it, packed as floats, with the variables and slots
-// (update_allreduce.cc), so that every replica restarts identical.
+// (update_allreduce.cc), so that every replica restarts identical. The
+// normalizer statistics are not sent: every rank fits them over every
+// training shard (BuildWorkerModel), as the run did when it started.
 //
 // Input positions: every rank reads one batch a step, in lockstep. Rank 0
 // resumes at the position its checkpoint recorded for it; every other rank
