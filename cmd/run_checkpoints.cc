@@ -53,13 +53,6 @@ Status CheckResumable(const launch::RunStatus& status, const launch::Plan& plan,
                " finished (succeeded); there is nothing to "
                "resume"));
   }
-  if (job.train.mode == TrainMode::kAllreduce) {
-    return FailedPreconditionError(
-        StrCat("run ", id,
-               " trains with mode = \"allreduce\", which cannot "
-               "be resumed from a checkpoint (only parameter-server runs "
-               "can); start a new run"));
-  }
   // An SSH run's checkpoints are on its chief's host: its tasks check them.
   if (plan.remote()) return OkStatus();
   std::string why;

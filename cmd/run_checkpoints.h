@@ -24,9 +24,9 @@ std::vector<launch::CheckpointRow> RunCheckpoints(const JobFile& job,
                                                   const std::string& run_id);
 
 // Why run `status` cannot be resumed, or OK: it is still going, it
-// succeeded, it trains with mode = "allreduce", or (a local run) it left
-// no checkpoint of its own, or that checkpoint is corrupt or of another job
-// fingerprint. Each names the run and, where there is one, the file.
+// succeeded, or (a local run) it left no checkpoint of its own, or that
+// checkpoint is corrupt or of another job fingerprint. Each names the run and,
+// where there is one, the file.
 Status CheckResumable(const launch::RunStatus& status, const launch::Plan& plan,
                       const JobFile& job);
 

@@ -210,9 +210,9 @@ void LocalRun::RecordExit(size_t i) {
   e.signal = t.exit->signal;
   e.finished_ms = NowMs();
   const bool clean = t.exit->code == 0 && t.exit->signal == 0;
-  e.state = clean                          ? "exited"
-            : stopping_ || StopRequested() ? "stopped"
-                                           : "failed";
+  e.state = clean                                         ? "exited"
+            : stopping_ || restarting_ || StopRequested() ? "stopped"
+                                                          : "failed";
   if (t.exit->code < 0 && t.exit->signal == 0) {
     e.state = "lost";
     e.exit_code.reset();
@@ -225,10 +225,39 @@ void LocalRun::RecordExit(size_t i) {
 }
 
 bool LocalRun::Restart(size_t i) {
+  const Task& t = tasks_[i];
+  Note(StrCat(RestartNote(plan_, *t.plan, t.exit->Describe(), t.restarts),
+              t.exit->signal == 0 ? StderrTail(i) : std::string()));
+  return Respawn(i);
+}
+
+bool LocalRun::RestartAll(size_t failed) {
+  const Task& f = tasks_[failed];
+  Note(StrCat(RestartAllNote(plan_, *f.plan, f.exit->Describe(), f.restarts),
+              f.exit->signal == 0 ? StderrTail(failed) : std::string()));
+  // The ends of the tasks stopped here are the launcher's doing: recorded
+  // as stopped, and not looked at by Poll.
+  restarting_ = true;
+  StopAll();
+  restarting_ = false;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (!tasks_[i].exit) {
+      Fail(InternalError(StrCat("task ", tasks_[i].plan->name(),
+                                " did not stop before the restart")));
+      return false;
+    }
+  }
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (!Respawn(i)) return false;
+    Note(StrCat(tasks_[i].plan->name(), " started again (pid ",
+                tasks_[i].process.pid, ")"));
+  }
+  return true;
+}
+
+bool LocalRun::Respawn(size_t i) {
   Task& t = tasks_[i];
   const TaskPlan& plan = *t.plan;
-  Note(StrCat(RestartNote(plan_, plan, t.exit->Describe(), t.restarts),
-              t.exit->signal == 0 ? StderrTail(i) : std::string()));
   std::error_code ec;
   fs::remove(plan.ready_file, ec);
   fs::remove(plan.exit_file, ec);
@@ -295,14 +324,6 @@ bool Run::DeadlinePassed(const RunOptions& options,
   return true;
 }
 
-std::string AllreduceWorkerLost(const TaskPlan& task, std::string_view how) {
-  return StrCat("task ", task.name(), " ", how,
-                " before the run ended; an allreduce run cannot go on "
-                "without one of its workers (the others would wait for it "
-                "in their collectives for ever), nor restart one alone; "
-                "stopped the other tasks");
-}
-
 std::optional<RunOutcome> Run::FailureOutcome() const {
   if (failure_.ok()) return std::nullopt;
   RunOutcome o;
@@ -311,17 +332,12 @@ std::optional<RunOutcome> Run::FailureOutcome() const {
   return o;
 }
 
-void LocalRun::Finish() {
+void LocalRun::StopAll() {
   // Every group is stopped, including what a task that exited left behind.
   std::vector<std::pair<std::string, ProcessId>> groups;
   for (const Task& t : tasks_) {
     if (t.process.pid > 0) groups.emplace_back(t.plan->name(), t.process);
   }
-  bool any_running = false;
-  for (const Task& t : tasks_) {
-    if (t.process.pid > 0 && !t.exit) any_running = true;
-  }
-  if (any_running && stopping_) Note("stopping every task");
   const std::vector<std::string> killed = StopGroups(
       groups, options_.grace,
       [this] {
@@ -343,6 +359,15 @@ void LocalRun::Finish() {
     if (all) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+void LocalRun::Finish() {
+  bool any_running = false;
+  for (const Task& t : tasks_) {
+    if (t.process.pid > 0 && !t.exit) any_running = true;
+  }
+  if (any_running && stopping_) Note("stopping every task");
+  StopAll();
   for (Task& t : tasks_) t.port.Release();
   PumpOutput(true);
   const RunOutcome o = outcome();
@@ -404,6 +429,10 @@ bool LocalRun::Poll() {
       case TaskEndAction::kRestart:
         if (Restart(i)) continue;
         return true;
+      case TaskEndAction::kRestartAll:
+        // Every task has started again: the other ends of this look are
+        // those of tasks now restarted.
+        return !RestartAll(i);
       case TaskEndAction::kGoOn:
         // A worker other than the chief is not needed to finish: the chief
         // and the parameter servers stop waiting for it after
@@ -413,8 +442,9 @@ bool LocalRun::Poll() {
                     t.exit->signal == 0 ? StderrTail(i) : std::string()));
         continue;
       case TaskEndAction::kFailAllreduce:
-        Fail(absl::AbortedError(ToAbsl(StrCat(
-            AllreduceWorkerLost(*t.plan, t.exit->Describe()), StderrTail(i)))));
+        Fail(absl::AbortedError(ToAbsl(
+            StrCat(AllreduceWorkerLost(plan_, *t.plan, t.exit->Describe()),
+                   StderrTail(i)))));
         return true;
       case TaskEndAction::kFail:
         Fail(absl::AbortedError(ToAbsl(StrCat(

@@ -126,10 +126,6 @@ class Run {
   Status failure_;  // set when the run ends other than by the chief
 };
 
-// Why an allreduce run ends when its worker `task` ended `how` ("exited
-// with status 1") before the run did: both backends say it alike.
-std::string AllreduceWorkerLost(const TaskPlan& task, std::string_view how);
-
 // Starts a run on the backend its profile names: LocalRun::Start or
 // SshRun::Start (lib/launch/ssh_backend.h).
 StatusOr<std::unique_ptr<Run>> StartRun(PlanRequest request,
@@ -187,6 +183,14 @@ class LocalRun : public Run {
   // Starts task i again after a failure (a PS restoring the last
   // checkpoint); false when that failed.
   bool Restart(size_t i);
+  // Stops every other task and starts every task again (an allreduce
+  // worker `failed` ended); false when that failed (the run is ending).
+  bool RestartAll(size_t failed);
+  // Starts task i again with RestartArgv; false when that failed.
+  bool Respawn(size_t i);
+  // Stops every task's process group (SIGTERM, SIGKILL after grace) and
+  // reaps them.
+  void StopAll();
   void Finish() override;
   void WriteRecord();
   std::string StderrTail(size_t i) const;
@@ -198,6 +202,9 @@ class LocalRun : public Run {
   RunRecord record_;
   std::chrono::steady_clock::time_point started_;
   std::optional<std::chrono::steady_clock::time_point> linger_until_;
+  // Set while RestartAll stops the tasks: their ends are recorded as
+  // stopped.
+  bool restarting_ = false;
 };
 
 // Starts the run (StartRun) under a supervisor process of its own (double fork,

@@ -8,7 +8,10 @@ TaskEndAction OnTaskEnded(const Plan& plan, const TaskPlan& task, bool clean,
                           bool chief_exited, int restarts) {
   if (task.chief) return TaskEndAction::kChiefExited;
   if (clean || chief_exited) return TaskEndAction::kNone;
-  if (plan.allreduce()) return TaskEndAction::kFailAllreduce;
+  if (plan.allreduce()) {
+    return restarts < plan.max_restarts ? TaskEndAction::kRestartAll
+                                        : TaskEndAction::kFailAllreduce;
+  }
   if (restarts < plan.max_restarts) return TaskEndAction::kRestart;
   if (task.role == "worker") return TaskEndAction::kGoOn;
   return TaskEndAction::kFail;
@@ -18,6 +21,27 @@ std::string RestartNote(const Plan& plan, const TaskPlan& task,
                         std::string_view how, int restarts) {
   return StrCat(task.name(), " ", how, "; starting it again (", restarts + 1,
                 " of ", plan.max_restarts, " restarts)");
+}
+
+std::string RestartAllNote(const Plan& plan, const TaskPlan& task,
+                           std::string_view how, int restarts) {
+  return StrCat("task ", task.name(), " ", how,
+                "; an allreduce run restarts every worker from the last "
+                "checkpoint (",
+                restarts + 1, " of ", plan.max_restarts, " restarts)");
+}
+
+std::string AllreduceWorkerLost(const Plan& plan, const TaskPlan& task,
+                                std::string_view how) {
+  const std::string why = plan.max_restarts > 0
+                              ? StrCat("its ", plan.max_restarts,
+                                       " restarts (max_restarts) are used up")
+                              : std::string("max_restarts is 0");
+  return StrCat("task ", task.name(), " ", how,
+                " before the run ended; an allreduce run cannot go on "
+                "without one of its workers (the others would wait for it "
+                "in their collectives for ever), and ",
+                why, "; stopped the other tasks");
 }
 
 }  // namespace dtf::launch

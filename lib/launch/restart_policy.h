@@ -1,14 +1,17 @@
 // What a launcher does with a task that ended before the run did, the same
 // on every backend: the chief's exit ends the run (it is never restarted);
-// a task that exited 0 is left alone; in an allreduce run any other end of
-// a worker ends the run (its peers would wait for it in their collectives
-// for ever, and one rank cannot rejoin them alone); otherwise a parameter
-// server or a worker other than the chief is started again, with the same
-// command line and --restore (RestartArgv, plan.h: a parameter server
-// restores the run's last checkpoint, a worker reads on from its recorded
-// input position) and its output appended to its logs, up to
-// the profile's max_restarts times; past that a worker is left out (the
-// run goes on without it) and a parameter server ends the run.
+// a task that exited 0 is left alone; otherwise a parameter server or a
+// worker other than the chief is started again, with the same command line
+// and --restore (RestartArgv, plan.h: a parameter server restores the run's
+// last checkpoint, a worker reads on from its recorded input position) and
+// its output appended to its logs, up to the profile's max_restarts times;
+// past that a worker is left out (the run goes on without it) and a
+// parameter server ends the run. In an allreduce run one rank cannot rejoin
+// its peers' collectives alone (they would wait for it for ever): a
+// worker's failure stops every other worker (the chief writes its
+// checkpoint as it stops) and starts them all again with --restore, every
+// rank from that checkpoint, as long as the run has restarts left; past
+// them it ends the run.
 #pragma once
 
 #include <string>
@@ -24,7 +27,8 @@ enum class TaskEndAction {
   kChiefExited,    // the chief: the run ends once the others follow
   kRestart,        // started again (RestartArgv)
   kGoOn,           // a worker other than the chief: the run goes on
-  kFailAllreduce,  // an allreduce worker: the run ends (AllreduceWorkerLost)
+  kRestartAll,     // an allreduce worker: every worker starts again
+  kFailAllreduce,  // an allreduce worker, no restarts left: the run ends
   kFail,           // a parameter server out of restarts: the run ends
 };
 
@@ -36,5 +40,16 @@ TaskEndAction OnTaskEnded(const Plan& plan, const TaskPlan& task, bool clean,
 // "ps:1 killed by SIGKILL; starting it again (1 of 2 restarts)".
 std::string RestartNote(const Plan& plan, const TaskPlan& task,
                         std::string_view how, int restarts);
+
+// "task worker:2 killed by SIGKILL; an allreduce run restarts every worker
+// from the last checkpoint (1 of 2 restarts)".
+std::string RestartAllNote(const Plan& plan, const TaskPlan& task,
+                           std::string_view how, int restarts);
+
+// Why an allreduce run ends when its worker `task` ended `how` ("exited
+// with status 1") before the run did (kFailAllreduce): both backends say it
+// alike.
+std::string AllreduceWorkerLost(const Plan& plan, const TaskPlan& task,
+                                std::string_view how);
 
 }  // namespace dtf::launch

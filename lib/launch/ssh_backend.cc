@@ -158,6 +158,11 @@ std::string JoinLines(const std::vector<std::string>& lines) {
   return out;
 }
 
+// How a remote task ended, as ExitInfo::Describe tells it.
+ExitInfo SshExitInfo(const ExitRecord& e) {
+  return {e.signal != 0 ? -1 : e.exit_code.value_or(-1), e.signal};
+}
+
 }  // namespace
 
 std::unique_ptr<LineTail> RemoteTail(RemoteHost* host, std::string path) {
@@ -486,14 +491,43 @@ bool SshRun::TendLinks() {
 }
 
 bool SshRun::Restart(size_t i) {
+  const Task& t = tasks_[i];
+  const ExitInfo how = SshExitInfo(*t.exit);
+  Note(StrCat(
+      RestartNote(plan_, *t.plan, StrCat(how.Describe(), " on ", t.plan->host),
+                  t.restarts),
+      how.signal == 0 ? StderrTail(i) : std::string()));
+  return Respawn(i);
+}
+
+bool SshRun::RestartAll(size_t failed) {
+  const Task& f = tasks_[failed];
+  const ExitInfo how = SshExitInfo(*f.exit);
+  Note(StrCat(
+      RestartAllNote(plan_, *f.plan,
+                     StrCat(how.Describe(), " on ", f.plan->host), f.restarts),
+      how.signal == 0 ? StderrTail(failed) : std::string()));
+  // The ends of the tasks stopped here are the launcher's doing: Poll does
+  // not look at them.
+  StopRunning();
+  if (over_ || stopping_) return false;  // an SSH error ended the run
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].started && !tasks_[i].exit) {
+      Fail(UnavailableError(StrCat("task ", tasks_[i].plan->name(), " on ",
+                                   tasks_[i].plan->host,
+                                   " did not stop before the restart")));
+      return false;
+    }
+  }
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (!Respawn(i)) return false;
+  }
+  return true;
+}
+
+bool SshRun::Respawn(size_t i) {
   Task& t = tasks_[i];
   const TaskPlan& plan = *t.plan;
-  const ExitInfo how{t.exit->signal != 0 ? -1 : t.exit->exit_code.value_or(-1),
-                     t.exit->signal};
-  Note(
-      StrCat(RestartNote(plan_, plan, StrCat(how.Describe(), " on ", plan.host),
-                         t.restarts),
-             how.signal == 0 ? StderrTail(i) : std::string()));
   std::error_code ec;
   fs::remove(
       fs::path(plan_.run_dir) / TaskDirName(plan.role, plan.index) / kExitFile,
@@ -552,7 +586,7 @@ std::string SshRun::StderrTail(size_t i) {
   return out;
 }
 
-void SshRun::Finish() {
+void SshRun::StopRunning() {
   // Every task that has not exited gets SIGTERM: the workers first, the
   // parameter servers once the workers are gone or half of grace has
   // passed (the chief may need them to save a checkpoint); SIGKILL to
@@ -588,7 +622,6 @@ void SshRun::Finish() {
       Note(StrCat("reconnected to ", link->name()));
     }
   }
-  if (any_running(kKill) && stopping_) Note("stopping every task");
   const auto start = Clock::now();
   for (Wave wave : {kWorkers, kParameterServers, kKill}) {
     if (!any_running(kKill)) break;
@@ -623,6 +656,15 @@ void SshRun::Finish() {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
+}
+
+void SshRun::Finish() {
+  bool running = false;
+  for (const Task& t : tasks_) {
+    running = running || (t.started && !t.exit && t.link->up());
+  }
+  if (running && stopping_) Note("stopping every task");
+  StopRunning();
   for (size_t i = 0; i < tasks_.size(); ++i) {
     Task& t = tasks_[i];
     if (t.exit || !t.started) continue;
@@ -722,14 +764,18 @@ bool SshRun::Poll() {
       case TaskEndAction::kRestart:
         if (Restart(i)) continue;
         return true;
+      case TaskEndAction::kRestartAll:
+        // Every task has started again: the other ends of this look are
+        // those of tasks now restarted.
+        return !RestartAll(i);
       case TaskEndAction::kGoOn:
         Note(StrCat("task ", t.plan->name(), " on ", t.plan->host, " ",
                     t.exit->state, "; the run goes on without it",
                     StderrTail(i)));
         continue;
       case TaskEndAction::kFailAllreduce:
-        Fail(absl::AbortedError(
-            ToAbsl(StrCat(AllreduceWorkerLost(*t.plan, how), StderrTail(i)))));
+        Fail(absl::AbortedError(ToAbsl(
+            StrCat(AllreduceWorkerLost(plan_, *t.plan, how), StderrTail(i)))));
         return true;
       case TaskEndAction::kFail:
         Fail(absl::AbortedError(ToAbsl(StrCat(
@@ -774,29 +820,6 @@ RunOutcome SshRun::Wait() {
   return outcome();
 }
 
-void FetchRemoteExits(RunView* run) {
-  std::map<std::string, std::unique_ptr<RemoteHost>> hosts;
-  for (const TaskPlan& t : run->plan.tasks) {
-    if (run->exits.count(t.name()) != 0) continue;
-    auto it = hosts.find(t.host);
-    if (it == hosts.end()) {
-      StatusOr<std::unique_ptr<RemoteHost>> host =
-          ConnectTaskHost(run->plan, t);
-      it = hosts.emplace(t.host, host.ok() ? *std::move(host) : nullptr).first;
-    }
-    if (it->second == nullptr) continue;
-    StatusOr<std::optional<std::string>> exit =
-        it->second->ReadAt(t.exit_file, 0, 64 << 10);
-    if (!exit.ok() || !exit->has_value() || (*exit)->empty()) continue;
-    const std::string local =
-        (fs::path(run->dir) / TaskDirName(t.role, t.index) / kExitFile)
-            .string();
-    if (!WriteFileAtomically(local, **exit).ok()) continue;
-    StatusOr<std::optional<ExitRecord>> record = ReadExitRecord(local);
-    if (record.ok() && record->has_value()) run->exits[t.name()] = **record;
-  }
-}
-
 StatusOr<PreflightOptions> RuntimeNeeds() {
   PreflightOptions o;
   o.arch = MachineArch();
@@ -819,69 +842,6 @@ StatusOr<std::unique_ptr<RemoteHost>> ConnectTaskHost(const Plan& plan,
                        ssh::Session::Connect(TargetFor(
                            plan, task.host, task.ssh_user, task.ssh_port)));
   return std::make_unique<RemoteHost>(std::move(session), task.work_dir);
-}
-
-StatusOr<RemoteStopReport> StopRemoteTasks(const Plan& plan,
-                                           std::chrono::milliseconds grace) {
-  RemoteStopReport report;
-  std::map<std::string, std::unique_ptr<RemoteHost>> hosts;
-  std::vector<std::string> errors;
-  for (const TaskPlan& t : plan.tasks) {
-    if (hosts.count(t.host) != 0) continue;
-    StatusOr<std::unique_ptr<RemoteHost>> host = ConnectTaskHost(plan, t);
-    if (!host.ok()) {
-      errors.push_back(std::string(Message(host.status())));
-      hosts[t.host] = nullptr;
-    } else {
-      hosts[t.host] = *std::move(host);
-    }
-  }
-  auto tasks_on = [&](const std::string& host) {
-    std::vector<const TaskPlan*> out;
-    for (const TaskPlan& t : plan.tasks) {
-      if (t.host == host) out.push_back(&t);
-    }
-    return out;
-  };
-  for (int round = 0; round < 2; ++round) {
-    for (auto& [name, host] : hosts) {
-      if (host == nullptr) continue;
-      StatusOr<std::vector<std::string>> s =
-          host->SignalTasks(plan, tasks_on(name), round == 1);
-      if (!s.ok()) {
-        errors.push_back(std::string(Message(s.status())));
-        continue;
-      }
-      auto& into = round == 0 ? report.signalled : report.killed;
-      into.insert(into.end(), s->begin(), s->end());
-    }
-    if (round == 0 && report.signalled.empty()) break;
-    // Until every exit.json is there, or grace has passed.
-    const auto until = Clock::now() + grace;
-    for (;;) {
-      bool all = true;
-      for (const TaskPlan& t : plan.tasks) {
-        RemoteHost* host = hosts[t.host].get();
-        if (host == nullptr) continue;
-        StatusOr<std::optional<std::string>> exit =
-            host->ReadAt(t.exit_file, 0, 64 << 10);
-        if (exit.ok() && exit->has_value() && !(*exit)->empty()) {
-          (void)WriteFileAtomically((fs::path(plan.run_dir) /
-                                     TaskDirName(t.role, t.index) / kExitFile)
-                                        .string(),
-                                    **exit);
-        } else {
-          all = false;
-        }
-      }
-      if (all || Clock::now() >= until) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-  if (!errors.empty() && report.signalled.empty()) {
-    return UnavailableError(StrCat("stop:", JoinLines(errors)));
-  }
-  return report;
 }
 
 }  // namespace dtf::launch

@@ -88,7 +88,15 @@ class SshRun : public Run {
   // Starts task i again after a failure (a PS restoring the last
   // checkpoint); false when that failed (the run failed).
   bool Restart(size_t i);
+  // Stops every other task and starts every task again (an allreduce
+  // worker `failed` ended); false when that failed (the run failed).
+  bool RestartAll(size_t failed);
+  // Starts task i again with RestartArgv; false when that failed.
+  bool Respawn(size_t i);
   void PumpOutput(Task& t, bool flush);
+  // Stops the tasks still running on the hosts reached: SIGTERM to the
+  // workers, then to the parameter servers, SIGKILL after grace.
+  void StopRunning();
   void Finish() override;
   void FetchMetrics();
   std::string StderrTail(size_t i);

@@ -1,6 +1,7 @@
 #include "lib/runtime/allreduce_worker.h"
 
 #include "lib/base/strings.h"
+#include "lib/runtime/allreduce_restore.h"
 #include "lib/runtime/device.h"
 #include "lib/runtime/update.h"
 #include "lib/runtime/worker_loop.h"
@@ -22,20 +23,26 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
         "\"; set device = \"cuda\" in [train] (or use mode = \"sync\" with "
         "parameter servers)"));
   }
-  if (options.resume) {
-    return FailedPreconditionError(StrCat(
-        job.path,
-        ": mode = \"allreduce\" runs cannot be resumed from a checkpoint "
-        "(only parameter-server runs can); start a new run"));
-  }
   const TrainHooks hooks = WorkerHooks(options);
   DTF_ASSIGN_OR_RETURN(const kernels::Context ctx,
                        MakeComputeContext(train.device, options.threads));
   DTF_ASSIGN_OR_RETURN(WorkerModel built, BuildWorkerModel(job, ctx));
+  AllreduceResume resumed;
   DTF_ASSIGN_OR_RETURN(
       std::unique_ptr<Update> update,
-      MakeAllreduceUpdate(ctx, job, options, hooks, built.model.get()));
-  return RunWorkerLoop(job, options, hooks, ctx, built, *update);
+      MakeAllreduceUpdate(ctx, job, options, hooks, built.layer.get(),
+                          built.model.get(), &resumed));
+  if (!options.resume) {
+    return RunWorkerLoop(job, options, hooks, ctx, built, *update);
+  }
+  // Every rank's input from what rank 0 sent (allreduce_restore.h).
+  const RankInputStart start = InputStartFor(resumed, options.index);
+  hooks.Note(StrCat("worker:", options.index, ": resuming at global step ",
+                    resumed.global_step, ", epoch ", start.at.epoch + 1,
+                    ", record ", start.at.epoch_record, " of its input (",
+                    start.whence, ")"));
+  return RunWorkerLoop(job, options, hooks, ctx, built, *update,
+                       WorkerInputStart{start.at, start.skip_batches});
 }
 
 }  // namespace dtf::runtime

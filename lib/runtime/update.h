@@ -113,9 +113,15 @@ StatusOr<std::unique_ptr<Update>> MakePsUpdate(const kernels::Context& ctx,
                                                Model* model);
 
 // A replica on this GPU, joined to the other workers' over NCCL and
-// started from worker 0's values.
+// started from worker 0's values. With options.resume, worker 0 first
+// restores the run's checkpoint into `layer`, `model` and the optimizer
+// states (allreduce_restore.h), and every rank gets its variables, slots,
+// update counts and global step, and *resumed what it sent.
+struct AllreduceResume;
+class FeatureLayer;
 StatusOr<std::unique_ptr<Update>> MakeAllreduceUpdate(
     const kernels::Context& ctx, const JobFile& job,
-    const WorkerOptions& options, const TrainHooks& hooks, Model* model);
+    const WorkerOptions& options, const TrainHooks& hooks, FeatureLayer* layer,
+    Model* model, AllreduceResume* resumed);
 
 }  // namespace dtf::runtime

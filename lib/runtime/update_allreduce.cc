@@ -15,6 +15,7 @@
 #include "lib/base/strings.h"
 #include "lib/kernels/collective.h"
 #include "lib/kernels/fuse.h"
+#include "lib/runtime/allreduce_restore.h"
 #include "lib/runtime/coordinator_service.h"
 #include "lib/runtime/update.h"
 #include "lib/runtime/update_replica.h"
@@ -104,8 +105,10 @@ class AllreduceUpdate : public ReplicaUpdate {
  public:
   AllreduceUpdate(const kernels::Context& ctx, Model* model,
                   Optimizers optimizers,
-                  std::vector<kernels::OptimizerState> states)
-      : ReplicaUpdate(ctx, model, std::move(optimizers), std::move(states), 0),
+                  std::vector<kernels::OptimizerState> states,
+                  int64_t global_step)
+      : ReplicaUpdate(ctx, model, std::move(optimizers), std::move(states),
+                      global_step),
         buckets_(PlanBuckets(model->variables())),
         averaged_(model->variables().size()) {
     int64_t capacity = 0;
@@ -125,6 +128,32 @@ class AllreduceUpdate : public ReplicaUpdate {
       DTF_RETURN_IF_ERROR(comm_->Broadcast(&v.value, 0));
     }
     return OkStatus();
+  }
+
+  // After Join, when the run is restored: rank 0's `mine` (what it
+  // restored) reaches every rank, with its optimizer slots; every replica
+  // takes its global step and update counts. Returns what rank 0 sent.
+  StatusOr<AllreduceResume> ShareRestored(const AllreduceResume& mine) {
+    const size_t n = model_->variables().size();
+    const std::vector<float> packed =
+        PackAllreduceResume(mine, n, comm_->size());
+    kernels::Tensor header =
+        kernels::Tensor::FromValues({int64_t(packed.size())}, packed)
+            .CloneIn(ctx_.memory());
+    DTF_RETURN_IF_ERROR(comm_->Broadcast(&header, 0));
+    const kernels::Tensor back = header.CloneIn(kernels::Memory::kHost);
+    DTF_ASSIGN_OR_RETURN(AllreduceResume sent,
+                         UnpackAllreduceResume(back.span(), n, comm_->size()));
+    if (!sent.restored) return sent;
+    for (size_t v = 0; v < n; ++v) {
+      kernels::OptimizerState& state = states_[v];
+      for (int k = 0; k < state.num_slots(); ++k) {
+        DTF_RETURN_IF_ERROR(comm_->Broadcast(&state.slot(k), 0));
+      }
+      state.set_step(sent.update_counts[v]);
+    }
+    step_ = sent.global_step;
+    return sent;
   }
 
   bool collective() const override { return true; }
@@ -188,13 +217,23 @@ class AllreduceUpdate : public ReplicaUpdate {
 
 StatusOr<std::unique_ptr<Update>> MakeAllreduceUpdate(
     const kernels::Context& ctx, const JobFile& job,
-    const WorkerOptions& options, const TrainHooks& hooks, Model* model) {
+    const WorkerOptions& options, const TrainHooks& hooks, FeatureLayer* layer,
+    Model* model, AllreduceResume* resumed) {
   DTF_ASSIGN_OR_RETURN(Optimizers optimizers, MakeOptimizers(job.train));
   std::vector<kernels::OptimizerState> states =
       NewOptimizerStates(optimizers, *model, VariableShapes(*model));
+  AllreduceResume mine;
+  mine.update_counts.assign(model->variables().size(), 0);
+  if (options.resume && options.index == 0) {
+    DTF_ASSIGN_OR_RETURN(mine, RestoreAllreduceChief(job, options, hooks, layer,
+                                                     model, &states));
+  }
   auto update = std::make_unique<AllreduceUpdate>(
-      ctx, model, std::move(optimizers), std::move(states));
+      ctx, model, std::move(optimizers), std::move(states), mine.global_step);
   DTF_RETURN_IF_ERROR(update->Join(job, options, hooks));
+  if (options.resume) {
+    DTF_ASSIGN_OR_RETURN(*resumed, update->ShareRestored(mine));
+  }
   return std::unique_ptr<Update>(std::move(update));
 }
 

@@ -64,6 +64,15 @@ StatusOr<InputPosition> ResumePosition(const JobFile& job,
   return *at;
 }
 
+StatusOr<InputPosition> SkipBatches(InputPipeline& input, int64_t n) {
+  Batch batch;
+  for (int64_t i = 0; i < n; ++i) {
+    DTF_ASSIGN_OR_RETURN(const bool more, input.Next(&batch));
+    if (!more) break;
+  }
+  return input.position();
+}
+
 StatusOr<WorkerModel> BuildWorkerModel(const JobFile& job,
                                        const kernels::Context& ctx) {
   const TrainSpec& train = job.train;
@@ -83,11 +92,10 @@ StatusOr<WorkerModel> BuildWorkerModel(const JobFile& job,
   return built;
 }
 
-StatusOr<TrainResult> RunWorkerLoop(const JobFile& job,
-                                    const WorkerOptions& options,
-                                    const TrainHooks& hooks,
-                                    const kernels::Context& ctx,
-                                    WorkerModel& built, Update& update) {
+StatusOr<TrainResult> RunWorkerLoop(
+    const JobFile& job, const WorkerOptions& options, const TrainHooks& hooks,
+    const kernels::Context& ctx, WorkerModel& built, Update& update,
+    const std::optional<WorkerInputStart>& start) {
   const TrainSpec& train = job.train;
   const JobRecords& records = built.records;
   const int num_workers = std::max(1, int(options.workers.size()));
@@ -100,10 +108,16 @@ StatusOr<TrainResult> RunWorkerLoop(const JobFile& job,
   input.seed = uint64_t(train.seed);
   input.reader_index = options.index;
   input.reader_count = num_workers;
-  if (options.resume) {
+  if (start) {
+    input.start = start->at;
+  } else if (options.resume) {
     DTF_ASSIGN_OR_RETURN(input.start, ResumePosition(job, options, hooks));
   }
   DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(input));
+  if (start && start->skip_batches > 0) {
+    DTF_ASSIGN_OR_RETURN(input.start,
+                         SkipBatches(*pipeline, start->skip_batches));
+  }
 
   std::unique_ptr<Chief> chief;
   if (options.index == 0) {

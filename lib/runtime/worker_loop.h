@@ -5,8 +5,10 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "lib/base/status.h"
+#include "lib/data/input_pipeline.h"
 #include "lib/data/job_file.h"
 #include "lib/kernels/context.h"
 #include "lib/runtime/feature_layer.h"
@@ -27,6 +29,10 @@ StatusOr<InputPosition> ResumePosition(const JobFile& job,
                                        const WorkerOptions& options,
                                        const TrainHooks& hooks);
 
+// Reads `n` batches of `input` (fewer where it ends first) and returns its
+// position after them.
+StatusOr<InputPosition> SkipBatches(InputPipeline& input, int64_t n);
+
 // A worker's model: its records, the feature layer (normalizer statistics
 // fit over every training shard) and the model built from it.
 struct WorkerModel {
@@ -37,12 +43,20 @@ struct WorkerModel {
 StatusOr<WorkerModel> BuildWorkerModel(const JobFile& job,
                                        const kernels::Context& ctx);
 
+// Where a worker's input starts in place of ResumePosition's (an
+// allreduce rank, which does not read the checkpoint): `at`, then
+// `skip_batches` batches passed over.
+struct WorkerInputStart {
+  InputPosition at;
+  int64_t skip_batches = 0;
+};
+
 // Trains this worker's share of the input with `update`; worker 0 is the
-// chief.
-StatusOr<TrainResult> RunWorkerLoop(const JobFile& job,
-                                    const WorkerOptions& options,
-                                    const TrainHooks& hooks,
-                                    const kernels::Context& ctx,
-                                    WorkerModel& built, Update& update);
+// chief. The input starts at `start` when given, else (with
+// options.resume) at ResumePosition's.
+StatusOr<TrainResult> RunWorkerLoop(
+    const JobFile& job, const WorkerOptions& options, const TrainHooks& hooks,
+    const kernels::Context& ctx, WorkerModel& built, Update& update,
+    const std::optional<WorkerInputStart>& start = std::nullopt);
 
 }  // namespace dtf::runtime

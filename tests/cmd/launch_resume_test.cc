@@ -18,6 +18,7 @@
 #include "lib/base/strings.h"
 #include "lib/launch/run_registry.h"
 #include "lib/runtime/bundle.h"
+#include "lib/runtime/checkpoint.h"
 #include "lib/runtime/checkpoint_files.h"
 #include "tests/runtime/runtime_testing.h"
 #include "tests/testing/paths.h"
@@ -28,6 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
 struct Result {
@@ -159,6 +161,33 @@ TEST_F(LaunchResumeTest, ARunWithoutACheckpointIsNotResumed) {
   EXPECT_THAT(r.err, HasSubstr("has no checkpoint to resume from (no "
                                "checkpoint at " +
                                dir_.Join("out/checkpoint.dtf")));
+}
+
+// An allreduce run is resumed as any other: worker 0 restores the
+// checkpoint and broadcasts it to every rank (the runtime's part, which
+// needs GPUs, is tested in tests/runtime/allreduce_restore_test.cc).
+TEST_F(LaunchResumeTest, AnAllreduceRunIsResumed) {
+  Result failed =
+      Run("launch --grace 1 --task-binary /bin/false --set "
+          "train.mode=allreduce --set train.device=cuda");
+  ASSERT_NE(failed.code, 0);
+  StatusOr<std::vector<std::string>> runs =
+      launch::ListRuns(dir_.Join(".dtf/runs"));
+  ASSERT_TRUE(runs.ok() && runs->size() == 1);
+  StatusOr<JobFile> job = LoadJobFile(dir_.Join("dtf.toml"));
+  ASSERT_TRUE(job.ok()) << job.status();
+  runtime::Bundle b;
+  b.AddString(std::string(runtime::kCheckpointRunIdEntry), runs->back());
+  b.AddString(std::string(runtime::kCheckpointFingerprintEntry),
+              runtime::CheckpointFingerprint(*job));
+  b.AddInt64s("train/global_step", std::vector<int64_t>{40});
+  b.AddInt64s("train/input_position", std::vector<int64_t>{0, 0, 40, 40});
+  fs::create_directories(dir_.Join("out"));
+  ASSERT_TRUE(b.WriteFile(dir_.Join("out/checkpoint.dtf")).ok());
+  Result r = Run("launch --resume --dry-run");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("--restore"));
+  EXPECT_THAT(r.out, Not(HasSubstr("ps:0")));
 }
 
 TEST_F(LaunchResumeTest, RestartsWithoutPeriodicCheckpointsAreRefused) {

@@ -222,29 +222,69 @@ TEST_F(LaunchCliTest, AWorkerFailingIsReportedAndTheRunGoesOn) {
   EXPECT_THAT(status.out, HasSubstr("worker:1  failed (3)"));
 }
 
-// mode = "allreduce": the other workers would wait for a dead one in their
-// collectives for ever, so a worker's death ends the run, restarts or not.
-TEST_F(LaunchCliTest, AnAllreduceWorkerFailingStopsTheRun) {
-  dtf::testing::WriteFile(dir_.Join("dtf.toml"),
+// mode = "allreduce" (dtf.toml below), 3 workers, from a profile's lines.
+void AllreduceJob(const dtf::testing::TempDir& dir) {
+  dtf::testing::WriteFile(dir.Join("dtf.toml"),
                           "[schema]\nlabel = \"y\"\n"
                           "[[schema.columns]]\nname = \"y\"\ntype = \"int\"\n"
                           "[[schema.columns]]\nname = \"x\"\ntype = \"float\"\n"
                           "[[features.numeric]]\nname = \"x\"\n"
                           "[model]\ntype = \"linear\"\n"
                           "[train]\nmode = \"allreduce\"\ndevice = \"cuda\"\n");
+}
+
+// mode = "allreduce": the other workers would wait for a dead one in their
+// collectives for ever, so a worker's death restarts every worker from the
+// last checkpoint, and ends the run once the restarts are used up.
+TEST_F(LaunchCliTest, AnAllreduceWorkerFailingStopsTheRunPastItsRestarts) {
+  AllreduceJob(dir_);
   Profile(
-      "workers = 3\nmax_restarts = 2\n[env]\nSTANDIN_FAIL = \"worker:2\"\n"
+      "workers = 3\nmax_restarts = 1\n[env]\nSTANDIN_FAIL = \"worker:2\"\n"
       "STANDIN_CHIEF_SLEEP = \"60\"\n");
   const auto start = std::chrono::steady_clock::now();
   Result r = Run("launch --grace 0.3" + StandIn());
   EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("task worker:2 exited with status 3; an "
+                               "allreduce run restarts every worker from the "
+                               "last checkpoint (1 of 1 restarts)"));
   EXPECT_THAT(r.err, HasSubstr("task worker:2 exited with status 3 before "
                                "the run ended; an allreduce run cannot go on "
                                "without one of its workers"));
+  EXPECT_THAT(r.err, HasSubstr("its 1 restarts (max_restarts) are used up"));
   EXPECT_THAT(r.err, HasSubstr("boom: worker:2 cannot start"));
   EXPECT_THAT(r.err, Not(HasSubstr("starting it again")));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
   ExpectNothingLeft(OnlyRunDir());
+}
+
+TEST_F(LaunchCliTest, AnAllreduceWorkerFailingRestartsEveryWorker) {
+  AllreduceJob(dir_);
+  // worker:2 fails on its first start only; the chief runs until stopped,
+  // then, restarted, ends the run.
+  Profile(
+      "workers = 3\nmax_restarts = 2\n[env]\n"
+      "STANDIN_FAIL_ONCE = \"worker:2\"\nSTANDIN_CHIEF_SLEEP = \"60\"\n"
+      "STANDIN_RESTORED_CHIEF_SLEEP = \"0.5\"\n");
+  const auto start = std::chrono::steady_clock::now();
+  Result r = Run("launch --grace 0.3" + StandIn());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("task worker:2 exited with status 3; an "
+                               "allreduce run restarts every worker from the "
+                               "last checkpoint (1 of 2 restarts)"));
+  EXPECT_THAT(r.err, HasSubstr("boom: worker:2 fails once"));
+  EXPECT_THAT(r.err, HasSubstr("succeeded"));
+  EXPECT_THAT(r.err, Not(HasSubstr("cannot go on")));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
+  const std::string run_dir = OnlyRunDir();
+  ExpectNothingLeft(run_dir);
+  for (const char* task : {"worker-0", "worker-1", "worker-2"}) {
+    EXPECT_THAT(dtf::testing::ReadFile(run_dir + "/" + task + "/argv"),
+                HasSubstr("--restore\n"))
+        << task;
+  }
+  Result status = Run("status --json");
+  EXPECT_THAT(status.out, HasSubstr("\"restarts\": 1"));
+  EXPECT_THAT(status.out, Not(HasSubstr("\"restarts\": 0")));
 }
 
 // --deadline: past it every task is stopped and the launch fails saying so.

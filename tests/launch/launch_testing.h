@@ -21,6 +21,9 @@ namespace dtf::launch::testing {
 // and its environment's STANDIN_* to <task dir>/env, a line to stdout and
 // one to stderr, then:
 //   STANDIN_FAIL=<task>: that task prints "boom" on stderr and exits 3;
+//   STANDIN_FAIL_ONCE=<task>: the same, unless started with --restore;
+//   STANDIN_RESTORED_CHIEF_SLEEP=<s>: the chief started with --restore
+//   sleeps that long (in place of STANDIN_CHIEF_SLEEP);
 //   STANDIN_READY_WAIT=<path>: waits until <run dir>/<path> exists before
 //   writing its ready file;
 //   STANDIN_NO_READY=1: never writes it;
@@ -32,9 +35,10 @@ namespace dtf::launch::testing {
 //   stopped. A wait for a file gives up after 60 s: the task says so on
 //   stderr and exits 9.
 inline constexpr char kStandIn[] = R"(#!/bin/sh
-role= index= ready= ps= workers=
+role= index= ready= ps= workers= restore=
 prev=
 for a in "$@"; do
+  if [ "$a" = --restore ]; then restore=1; fi
   case "$prev" in
     --role) role=$a ;;
     --index) index=$a ;;
@@ -65,6 +69,13 @@ echo "$task starting" >&2
 if [ "$task" = "$STANDIN_FAIL" ]; then
   echo "boom: $task cannot start" >&2
   exit 3
+fi
+if [ "$task" = "$STANDIN_FAIL_ONCE" ] && [ -z "$restore" ]; then
+  echo "boom: $task fails once" >&2
+  exit 3
+fi
+if [ -n "$restore" ] && [ -n "$STANDIN_RESTORED_CHIEF_SLEEP" ]; then
+  STANDIN_CHIEF_SLEEP=$STANDIN_RESTORED_CHIEF_SLEEP
 fi
 if [ -n "$STANDIN_READY_WAIT" ]; then await "$STANDIN_READY_WAIT"; fi
 if [ "$role" = ps ]; then list=$ps; else list=$workers; fi

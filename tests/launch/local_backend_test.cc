@@ -256,6 +256,74 @@ TEST_F(LocalRunTest, AWorkerFailingIsReportedAndTheRunGoesOn) {
   EXPECT_EQ(view->exits.at("worker:0").state, "exited");
 }
 
+// mode = "allreduce": worker:2 dies once; every other worker is stopped
+// (not counted as failures), every worker is started again with
+// --restore, and the run then succeeds.
+TEST_F(LocalRunTest, AnAllreduceWorkerDyingRestartsEveryWorker) {
+  PlanRequest request = testing::Request(
+      dir_, binary_,
+      "workers = 3\nmax_restarts = 2\n[env]\n"
+      "STANDIN_FAIL_ONCE = \"worker:2\"\nSTANDIN_CHIEF_SLEEP = \"120\"\n"
+      "STANDIN_RESTORED_CHIEF_SLEEP = \"0.5\"\n");
+  request.allreduce = true;
+  request.job_device = DeviceName{true, -1};
+  StatusOr<std::unique_ptr<LocalRun>> run =
+      LocalRun::Start(std::move(request), Options());
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE((*run)->plan().allreduce());
+  const RunOutcome outcome = (*run)->Wait();
+  EXPECT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_EQ(outcome.state, "succeeded");
+  EXPECT_THAT(notes_, ::testing::Contains(HasSubstr(
+                          "task worker:2 exited with status 3; an allreduce "
+                          "run restarts every worker from the last "
+                          "checkpoint (1 of 2 restarts); the last lines of")));
+  for (const char* name : {"worker:0", "worker:1", "worker:2"}) {
+    EXPECT_THAT(notes_, ::testing::Contains(
+                            HasSubstr(StrCat(name, " started again (pid "))))
+        << name;
+  }
+  ExpectNothingLeft(**run);
+  StatusOr<RunView> view = LoadRun((*run)->plan().run_dir);
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(view->record.state, "succeeded");
+  for (size_t i = 0; i < view->record.tasks.size(); ++i) {
+    const TaskPlan& t = (*run)->plan().tasks[i];
+    EXPECT_EQ(view->record.tasks[i].restarts, 1) << t.name();
+    const std::string argv = dtf::testing::ReadFile(t.dir + "/argv");
+    EXPECT_THAT(argv, HasSubstr("--restore\n")) << t.name();
+  }
+  EXPECT_EQ(view->exits.at("worker:0").state, "exited");
+}
+
+// Out of restarts, an allreduce worker's death ends the run.
+TEST_F(LocalRunTest, AnAllreduceWorkerDyingPastItsRestartsEndsTheRun) {
+  PlanRequest request = testing::Request(
+      dir_, binary_,
+      "workers = 2\nmax_restarts = 1\n[env]\n"
+      "STANDIN_FAIL = \"worker:1\"\nSTANDIN_CHIEF_SLEEP = \"120\"\n");
+  request.allreduce = true;
+  request.job_device = DeviceName{true, -1};
+  StatusOr<std::unique_ptr<LocalRun>> run =
+      LocalRun::Start(std::move(request), Options());
+  ASSERT_TRUE(run.ok()) << run.status();
+  const RunOutcome outcome = (*run)->Wait();
+  EXPECT_EQ(outcome.state, "failed");
+  EXPECT_THAT(std::string(Message(outcome.status)),
+              HasSubstr("task worker:1 exited with status 3 before the run "
+                        "ended; an allreduce run cannot go on without one of "
+                        "its workers"));
+  EXPECT_THAT(std::string(Message(outcome.status)),
+              HasSubstr("its 1 restarts (max_restarts) are used up"));
+  ExpectNothingLeft(**run);
+  StatusOr<RunView> view = LoadRun((*run)->plan().run_dir);
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(view->record.tasks[0].restarts, 1);
+  EXPECT_EQ(view->exits.at("worker:1").state, "failed");
+  EXPECT_EQ(view->exits.at("worker:0").state, "stopped");
+}
+
 TEST_F(LocalRunTest, AWorkerKilledMidRunDoesNotStopTheRun) {
   // The chief ends when the test writes <run dir>/end.
   StatusOr<std::unique_ptr<LocalRun>> run =

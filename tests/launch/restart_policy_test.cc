@@ -70,13 +70,39 @@ TEST(RestartPolicy, WithoutRestartsAWorkerIsLeftOutAndAPsEndsTheRun) {
             TaskEndAction::kGoOn);
 }
 
-TEST(RestartPolicy, AllreduceRestartsNothing) {
-  const Plan plan = MakeTestPlan(0, 3);
+// An allreduce worker cannot rejoin alone: its failure restarts every
+// worker while restarts are left, then ends the run.
+TEST(RestartPolicy, AllreduceRestartsEveryWorkerUpToMaxRestarts) {
+  const Plan plan = MakeTestPlan(0, 2);
   ASSERT_TRUE(plan.allreduce());
+  const TaskPlan& worker1 = plan.tasks[1];
+  EXPECT_EQ(OnTaskEnded(plan, worker1, false, false, 0),
+            TaskEndAction::kRestartAll);
+  EXPECT_EQ(OnTaskEnded(plan, worker1, false, false, 1),
+            TaskEndAction::kRestartAll);
+  EXPECT_EQ(OnTaskEnded(plan, worker1, false, false, 2),
+            TaskEndAction::kFailAllreduce);
+  EXPECT_EQ(OnTaskEnded(plan, worker1, true, false, 0), TaskEndAction::kNone);
+  EXPECT_EQ(OnTaskEnded(plan, worker1, false, true, 0), TaskEndAction::kNone);
+  // The chief's own end still ends the run.
+  EXPECT_EQ(OnTaskEnded(plan, plan.tasks[0], false, false, 0),
+            TaskEndAction::kChiefExited);
+  EXPECT_EQ(RestartAllNote(plan, worker1, "killed by SIGKILL", 0),
+            "task worker:1 killed by SIGKILL; an allreduce run restarts every "
+            "worker from the last checkpoint (1 of 2 restarts)");
+  EXPECT_EQ(AllreduceWorkerLost(plan, worker1, "exited with status 3"),
+            "task worker:1 exited with status 3 before the run ended; an "
+            "allreduce run cannot go on without one of its workers (the "
+            "others would wait for it in their collectives for ever), and its "
+            "2 restarts (max_restarts) are used up; stopped the other tasks");
+}
+
+TEST(RestartPolicy, AllreduceWithoutRestartsEndsTheRun) {
+  const Plan plan = MakeTestPlan(0, 0);
   EXPECT_EQ(OnTaskEnded(plan, plan.tasks[1], false, false, 0),
             TaskEndAction::kFailAllreduce);
-  EXPECT_EQ(OnTaskEnded(plan, plan.tasks[1], true, false, 0),
-            TaskEndAction::kNone);
+  EXPECT_THAT(AllreduceWorkerLost(plan, plan.tasks[1], "killed by SIGKILL"),
+              ::testing::HasSubstr("and max_restarts is 0; stopped"));
 }
 
 // A restarted task restores: a PS its shard, a worker its input position.

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
@@ -333,6 +334,47 @@ TEST_F(AllreduceTest, ACancelledChiefWritesItsCheckpoint) {
   ASSERT_TRUE(step.ok()) << step.status();
   ASSERT_EQ(step->size(), 1u);
   EXPECT_GE((*step)[0], 10);  // log_every_steps
+}
+
+// A stopped run restarted with --restore (as the launcher restarts every
+// worker): worker 0 restores its checkpoint, step and optimizer state, and
+// trains on from there to the goal.
+TEST_F(AllreduceTest, ARestoredRunTrainsOnFromItsCheckpoint) {
+  StatusOr<kernels::Context> gpu = kernels::Context::Cuda(0);
+  if (!gpu.ok()) {
+    GTEST_SKIP() << "no CUDA device to train on: " << gpu.status();
+  }
+  StatusOr<std::string> nccl = kernels::Communicator::NewId();
+  if (!nccl.ok()) GTEST_SKIP() << "NCCL is not usable: " << nccl.status();
+  StatusOr<JobFile> job = Job("cuda", /*records=*/true);
+  ASSERT_TRUE(job.ok()) << job.status();
+  const HeldPort port;
+  std::atomic<bool> cancel{false};
+  ServeOptions o = Options(TaskRole::kWorker, 0, {}, {port.address()});
+  o.cancel = &cancel;
+  o.on_progress = [&](const TrainProgress&) { cancel = true; };
+  StatusOr<TrainResult> stopped = Serve(*job, o);
+  ASSERT_EQ(stopped.status().code(), absl::StatusCode::kCancelled)
+      << stopped.status();
+  StatusOr<Bundle> checkpoint = Bundle::ReadFile(
+      (std::filesystem::path(job->train.output_dir) / kCheckpointFile)
+          .string());
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status();
+  StatusOr<std::vector<int64_t>> step =
+      checkpoint->GetInt64s("train/global_step");
+  ASSERT_TRUE(step.ok() && step->size() == 1u) << step.status();
+
+  std::vector<std::string> notes;
+  ServeOptions again = Options(TaskRole::kWorker, 0, {}, {port.address()});
+  again.restore = true;
+  again.on_note = [&](std::string_view n) { notes.emplace_back(n); };
+  StatusOr<TrainResult> result = Serve(*job, again);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(notes, ::testing::Contains(::testing::HasSubstr(
+                         StrCat("at global step ", (*step)[0]))));
+  EXPECT_GT(result->steps, (*step)[0]);
+  ASSERT_TRUE(result->eval.has_value());
+  EXPECT_GE(*result->eval->metrics.Get("accuracy"), 0.75);
 }
 
 }  // namespace
