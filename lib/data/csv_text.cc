@@ -50,7 +50,9 @@ size_t Utf8SequenceLength(const unsigned char* p, size_t n) {
 // The first bytes of `s`, escaped so that any byte reads in a message.
 std::string Shown(std::string_view s) {
   constexpr size_t kMax = 100;
-  return StrCat("\"", absl::CHexEscape(s.substr(0, kMax)),
+  const std::string_view head = s.substr(0, kMax);
+  return StrCat("\"",
+                absl::CHexEscape(absl::string_view(head.data(), head.size())),
                 s.size() > kMax ? "\"..." : "\"");
 }
 
@@ -96,8 +98,8 @@ Status CheckLooksLikeText(std::string_view source, std::string_view head) {
   if (nul != std::string_view::npos) {
     const std::string_view before = head.substr(0, nul);
     const size_t line_start = before.rfind('\n');
-    const int64_t line =
-        1 + static_cast<int64_t>(std::count(before.begin(), before.end(), '\n'));
+    const int64_t line = 1 + static_cast<int64_t>(std::count(
+                                 before.begin(), before.end(), '\n'));
     const size_t column =
         line_start == std::string_view::npos ? nul + 1 : nul - line_start;
     return InvalidArgumentError(
@@ -172,9 +174,9 @@ Status CheckFieldCount(std::string_view source, const CsvRow& row,
                        size_t expected, bool header) {
   const size_t n = row.fields.size();
   if (n == expected) return OkStatus();
-  const std::string has =
-      header ? StrCat("the header has ", expected)
-             : StrCat("the schema has ", expected, " columns");
+  const std::string has = header
+                              ? StrCat("the header has ", expected)
+                              : StrCat("the schema has ", expected, " columns");
   if (n < expected) {
     return InvalidArgumentError(
         StrCat(source, ":", row.line, ": row has ", n, " fields, ", has));

@@ -371,9 +371,8 @@ Status Pipeline::PrepareInput(const std::string& path, int64_t* row_base) {
       for (std::string_view f : row.fields) header.emplace_back(f);
     }
   }
-  DTF_ASSIGN_OR_RETURN(
-      RowEncoder enc,
-      RowEncoder::Create(schema_, header, path, options_.csv.quote));
+  DTF_ASSIGN_OR_RETURN(RowEncoder enc, RowEncoder::Create(schema_, header, path,
+                                                          options_.csv.quote));
   int key_index = -1;
   if (!options_.shard_key.empty()) {
     key_index = enc.CsvIndex(options_.shard_key);

@@ -33,13 +33,13 @@ TEST(CsvText, FindNonTextAcceptsUtf8AndFindsTheFirstBadByte) {
   EXPECT_EQ(FindNonText("plain ascii, long enough for words", false), kNone);
   EXPECT_EQ(FindNonText("caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80", false),
             kNone);
-  EXPECT_EQ(FindNonText("caf\xE9", false), 3u);                // Latin-1
-  EXPECT_EQ(FindNonText("abcdefghij\xC3", false), 10u);        // cut short
-  EXPECT_EQ(FindNonText("\xC0\xAF", false), 0u);               // overlong
-  EXPECT_EQ(FindNonText("\xE0\x80\xAF", false), 0u);           // overlong
-  EXPECT_EQ(FindNonText("x\xED\xA0\x80", false), 1u);          // surrogate
-  EXPECT_EQ(FindNonText("\xF4\x90\x80\x80", false), 0u);       // > U+10FFFF
-  EXPECT_EQ(FindNonText("abcdefghijk\0z"s, false), 11u);       // NUL
+  EXPECT_EQ(FindNonText("caf\xE9", false), 3u);           // Latin-1
+  EXPECT_EQ(FindNonText("abcdefghij\xC3", false), 10u);   // cut short
+  EXPECT_EQ(FindNonText("\xC0\xAF", false), 0u);          // overlong
+  EXPECT_EQ(FindNonText("\xE0\x80\xAF", false), 0u);      // overlong
+  EXPECT_EQ(FindNonText("x\xED\xA0\x80", false), 1u);     // surrogate
+  EXPECT_EQ(FindNonText("\xF4\x90\x80\x80", false), 0u);  // > U+10FFFF
+  EXPECT_EQ(FindNonText("abcdefghijk\0z"s, false), 11u);  // NUL
   EXPECT_EQ(FindNonText("tab\there", false), kNone);
   EXPECT_EQ(FindNonText("tab\there", true), 3u);
   EXPECT_EQ(FindNonText("del\x7F", true), 3u);
@@ -59,7 +59,9 @@ TEST(CsvText, BinaryHeadIsRefusedWithThePlaceOfItsNul) {
   EXPECT_THAT(std::string(st.message()),
               HasSubstr("f.csv: looks like a binary file, not CSV (6 of its "
                         "first 11 bytes are control characters)"));
-  st = CheckLooksLikeText("f.csv", "\xFF\xFE" "a\0,\0b\0"s);
+  st = CheckLooksLikeText("f.csv",
+                          "\xFF\xFE"
+                          "a\0,\0b\0"s);
   EXPECT_THAT(std::string(st.message()), HasSubstr("looks like UTF-16 text"));
   // Only the head counts: a NUL past it is for the cell checks.
   std::string late(kTextSniffBytes, 'x');
@@ -104,7 +106,7 @@ TEST(CsvText, TextCellsMustBeUtf8WithoutNul) {
                         "CSV files as UTF-8"));
   st = CheckTextCell("in.csv", r.row, 2, '"', "blob");
   EXPECT_THAT(std::string(st.message()),
-              HasSubstr("in.csv:9:10: column \"blob\": the cell \"a\\x00b\" "
+              HasSubstr("in.csv:9:10: column \"blob\": the cell \"a\\x00\\x62\" "
                         "is not UTF-8 text (a NUL byte); is this a binary "
                         "file?"));
 }
@@ -127,9 +129,12 @@ TEST(CsvText, FieldCountErrorsNameTheRowsOwnPlace) {
 TEST(CsvText, EveryReaderRefusesABinaryFile) {
   testing::TempDir dir("dtf_csv_text_test");
   const std::string path = dir.Join("data.csv");
-  testing::WriteFile(path, "\x7F" "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0"s);
+  testing::WriteFile(path,
+                     "\x7F"
+                     "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0"s);
   const std::string expected =
-      path + ": looks like a binary file, not CSV (NUL byte at line 1, column 8)";
+      path +
+      ": looks like a binary file, not CSV (NUL byte at line 1, column 8)";
   auto rows = ReadCsvFile(path, CsvOptions{});
   EXPECT_EQ(rows.status().message(), expected);
   auto header = ReadCsvHeader(path, CsvOptions{});

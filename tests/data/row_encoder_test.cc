@@ -136,8 +136,9 @@ TEST(RowEncoder, TooFewFields) {
   RowEncoder::Scratch scratch;
   std::string got;
   Status st = enc->Encode(p->row, "in.csv", &scratch, &got);
-  EXPECT_THAT(std::string(st.message()),
-              HasSubstr("in.csv:3: row has 2 fields, the schema has 6 columns"));
+  EXPECT_THAT(
+      std::string(st.message()),
+      HasSubstr("in.csv:3: row has 2 fields, the schema has 6 columns"));
 }
 
 TEST(RowEncoder, LabelMapAndVectors) {
@@ -304,14 +305,14 @@ TEST(RowEncoder, StrCellsMustBeUtf8Text) {
   ASSERT_TRUE(enc.ok()) << enc.status();
   RowEncoder::Scratch scratch;
   std::string got = "keep";
-  Status st = enc->Encode(Parse("1,na\xEFve", 3)->row, "in.csv", &scratch, &got);
+  Status st =
+      enc->Encode(Parse("1,na\xEFve", 3)->row, "in.csv", &scratch, &got);
   EXPECT_THAT(std::string(st.message()),
               HasSubstr("in.csv:3:5: column \"s\": the cell \"na\\xefve\" is "
                         "not UTF-8 text (byte 0xEF, not UTF-8)"));
   EXPECT_EQ(got, "keep");
-  EXPECT_TRUE(enc->Encode(Parse("1,na\xC3\xAFve")->row, "in.csv", &scratch,
-                          &got)
-                  .ok());
+  EXPECT_TRUE(
+      enc->Encode(Parse("1,na\xC3\xAFve")->row, "in.csv", &scratch, &got).ok());
 }
 
 TEST(RowEncoder, LongListsInMessagesAreCut) {
