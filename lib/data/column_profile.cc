@@ -7,6 +7,7 @@
 
 #include "lib/base/strings.h"
 #include "lib/data/csv_sniff.h"
+#include "lib/data/csv_text.h"
 
 namespace dtf {
 namespace {
@@ -277,6 +278,7 @@ StatusOr<std::vector<ColumnProfile>> ProfileCsv(
       DTF_ASSIGN_OR_RETURN(bool got, parser.Next(&row));
       if (!got) break;
       if (header) {
+        DTF_RETURN_IF_ERROR(CheckHeaderText(path, row, csv));
         std::vector<std::string> names;
         std::map<std::string_view, size_t> seen;
         for (size_t i = 0; i < row.fields.size(); ++i) {
@@ -304,15 +306,13 @@ StatusOr<std::vector<ColumnProfile>> ProfileCsv(
         header = false;
         continue;
       }
-      if (row.fields.size() != columns.size()) {
-        return InvalidArgumentError(
-            StrCat(path, ":", row.line, ": expected ", columns.size(),
-                   " fields as in the header, got ", row.fields.size()));
-      }
+      DTF_RETURN_IF_ERROR(
+          CheckFieldCount(path, row, columns.size(), /*header=*/true));
       ++rows;
       for (size_t i = 0; i < columns.size(); ++i) {
         std::string_view cell = row.fields[i];
         ColumnProfile& c = columns[i];
+        DTF_RETURN_IF_ERROR(CheckTextCell(path, row, i, csv.quote, c.name));
         if (cell.empty() ||
             std::find(missing.begin(), missing.end(), cell) != missing.end()) {
           ++c.missing;

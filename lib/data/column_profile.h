@@ -142,10 +142,12 @@ struct ColumnProfile {
 // Profiles the data rows of `path` (a CSV with a header line), up to
 // `max_rows` of them (0: all); cells equal to one of `missing` (or empty)
 // are missing. The column named `label` keeps more distinct values. Errors:
-// I/O; a row whose field count differs from the header's ("path:line: expected
-// N fields ..."); a header naming a column twice ("path:1:col: duplicate column
-// ..."); a header that is one field holding another delimiter
-// (CheckHeaderSplit).
+// I/O; a file that looks binary (CheckLooksLikeText); a header name or a
+// cell that is not UTF-8 text (CheckHeaderText, CheckTextCell:
+// "path:line:col: ..."); a row whose field count differs from the header's
+// (CheckFieldCount: "path:line:col: row has N fields, the header has M"); a
+// header naming a column twice ("path:1:col: duplicate column ..."); a header
+// that is one field holding another delimiter (CheckHeaderSplit).
 StatusOr<std::vector<ColumnProfile>> ProfileCsv(
     const std::string& path, const CsvOptions& csv,
     const std::vector<std::string>& missing, int64_t max_rows,

@@ -10,6 +10,7 @@
 #endif
 
 #include "absl/strings/str_format.h"
+#include "lib/data/csv_text.h"
 
 namespace dtf {
 namespace {
@@ -165,6 +166,7 @@ Status CsvChunker::ReadMore() {
       carry_.erase(0, 3);
       offset_ += 3;
     }
+    DTF_RETURN_IF_ERROR(CheckLooksLikeText(file_->name(), carry_));
   }
   return OkStatus();
 }

@@ -59,7 +59,9 @@ class CsvChunker {
   // Fills `*chunk` with the next chunk; false at end of input. The last
   // record may lack a final newline. A quote still open at end of input is
   // InvalidArgument "source:line:col: unterminated quoted field (opened
-  // here)", or the parser's error for a malformed field before it. Options
+  // here)", or the parser's error for a malformed field before it. An
+  // input whose first bytes look binary is InvalidArgument "source: looks
+  // like a binary file, not CSV (...)" (CheckLooksLikeText). Options
   // whose delimiter or quote is a line break, or that are equal, are
   // InvalidArgument. Errors are sticky.
   StatusOr<bool> Next(CsvChunk* chunk);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
+#include "lib/data/csv_text.h"
 
 namespace dtf {
 namespace {
@@ -94,6 +95,9 @@ StatusOr<char> SniffDelimiter(const std::string& path) {
     filled += got;
   }
   text.resize(filled);
+  std::string_view head = text;
+  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);
+  DTF_RETURN_IF_ERROR(CheckLooksLikeText(path, head));
   return SniffDelimiterText(text);
 }
 
@@ -111,6 +115,7 @@ StatusOr<std::vector<std::string>> ReadCsvHeader(const std::string& path,
     CsvChunkParser parser(chunk, options);
     DTF_ASSIGN_OR_RETURN(bool got, parser.Next(&row));
     if (!got) continue;
+    DTF_RETURN_IF_ERROR(CheckHeaderText(path, row, options));
     for (std::string_view f : row.fields) header.emplace_back(f);
   }
   return header;

@@ -21,7 +21,8 @@ inline constexpr char kSniffedDelimiters[] = {',', ';', '\t', '|'};
 char SniffDelimiterText(std::string_view text);
 
 // The delimiter of the file at `path`: '\t' for a name ending in ".tsv",
-// else SniffDelimiterText of its first 64 KiB. I/O errors name the path.
+// else SniffDelimiterText of its first 64 KiB. I/O errors name the path; a
+// file that looks binary is InvalidArgument (CheckLooksLikeText).
 StatusOr<char> SniffDelimiter(const std::string& path);
 
 // How a delimiter is given on the command line and named in messages:
@@ -29,7 +30,8 @@ StatusOr<char> SniffDelimiter(const std::string& path);
 std::string DelimiterFlag(char delimiter);
 
 // The fields of the first record of `path` read with `options` (empty for
-// an empty file).
+// an empty file). A field that is no valid feature name (CheckHeaderText)
+// is InvalidArgument "path:line:col: ...".
 StatusOr<std::vector<std::string>> ReadCsvHeader(const std::string& path,
                                                  const CsvOptions& options);
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "farmhash.h"
 #include "lib/base/strings.h"
+#include "lib/data/csv_text.h"
 #include "lib/data/record_format.h"
 #include "lib/data/row_encoder.h"
 #include "lib/data/shard_set.h"
@@ -23,6 +24,10 @@ namespace dtf {
 namespace {
 
 class Router;
+
+Status GenRecordsInterrupted() {
+  return CancelledError("interrupted; no records were written");
+}
 
 // One chunk of one input, with what its rows need to know.
 struct Task {
@@ -61,7 +66,7 @@ class Router {
     }
   }
 
-  // REQUIRES: row has at least the encoder's min_fields.
+  // REQUIRES: row has the encoder's fields().
   int Sink(const CsvRow& row, int64_t data_row, std::string* scratch) const {
     int split = 0;
     if (cumulative_.size() > 1) {
@@ -109,6 +114,10 @@ class Pipeline {
   Status Process(Task& task, WorkerState* state);
   void Fail(Status status, int64_t seq);
   bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  bool cancelled() const {
+    return options_.cancel != nullptr &&
+           options_.cancel->load(std::memory_order_relaxed);
+  }
   Status InferSchema(CsvChunker& chunker, const std::string& path,
                      std::vector<std::string>* header,
                      std::deque<CsvChunk>* held);
@@ -165,6 +174,18 @@ Status Pipeline::Process(Task& task, WorkerState* state) {
     if (!more) break;
     if (record++ < header_rows) continue;
     ++read;
+    if ((read & 1023) == 0 && cancelled()) return GenRecordsInterrupted();
+    auto reject = [&](Status st) -> Status {
+      if (options_.on_error == OnError::kFail) return st;
+      rejected.push_back(
+          {task.seq, {task.chunk.source, row.line, std::string(Message(st))}});
+      return OkStatus();
+    };
+    if (Status st = task.encoder->CheckFields(row, task.chunk.source);
+        !st.ok()) {
+      DTF_RETURN_IF_ERROR(reject(std::move(st)));
+      continue;
+    }
     int64_t data_row = task.input_row_base + record - 1 - header_rows;
     ShardBatch& batch =
         batches[task.router->Sink(row, data_row, &state->route_scratch)];
@@ -176,9 +197,7 @@ Status Pipeline::Process(Task& task, WorkerState* state) {
         task.encoder->Encode(row, task.chunk.source, &state->scratch, &out);
     if (!st.ok()) {
       out.resize(start);
-      if (options_.on_error == OnError::kFail) return st;
-      rejected.push_back(
-          {task.seq, {task.chunk.source, row.line, std::string(Message(st))}});
+      DTF_RETURN_IF_ERROR(reject(std::move(st)));
       continue;
     }
     const size_t length = out.size() - start - record_format::kHeaderSize;
@@ -237,9 +256,7 @@ void Pipeline::Worker() {
 }
 
 Status Pipeline::Submit(Task task) {
-  if (options_.cancel && options_.cancel->load()) {
-    Fail(CancelledError("interrupted"), -1);
-  }
+  if (cancelled()) Fail(GenRecordsInterrupted(), -1);
   if (failed()) return OkStatus();
   task.seq = next_seq_++;
   bytes_done_ += task.chunk.data.size();
@@ -273,6 +290,7 @@ Status Pipeline::InferSchema(CsvChunker& chunker, const std::string& path,
   int64_t rows = 0;
   const int64_t limit = options_.infer_rows;
   while (limit <= 0 || rows < limit) {
+    if (cancelled()) return GenRecordsInterrupted();
     CsvChunk chunk;
     DTF_ASSIGN_OR_RETURN(bool more, chunker.Next(&chunk));
     if (!more) break;
@@ -282,9 +300,14 @@ Status Pipeline::InferSchema(CsvChunker& chunker, const std::string& path,
     while (limit <= 0 || rows < limit) {
       DTF_ASSIGN_OR_RETURN(bool got, parser.Next(&row));
       if (!got) break;
+      if (inferrer && options_.header) {
+        DTF_RETURN_IF_ERROR(CheckFieldCount(path, row, header->size(),
+                                            /*header=*/true));
+      }
       if (!inferrer) {
         std::vector<std::string> names;
         if (options_.header) {
+          DTF_RETURN_IF_ERROR(CheckHeaderText(path, row, options_.csv));
           for (std::string_view f : row.fields) names.emplace_back(f);
           *header = names;
         }
@@ -335,6 +358,7 @@ Status Pipeline::PrepareInput(const std::string& path, int64_t* row_base) {
   CsvChunk first;
   bool any;
   do {
+    if (cancelled()) return GenRecordsInterrupted();
     DTF_ASSIGN_OR_RETURN(any, next(&first));
   } while (any && first.records == 0);
   if (!any) return OkStatus();  // an input without records holds no rows
@@ -343,11 +367,12 @@ Status Pipeline::PrepareInput(const std::string& path, int64_t* row_base) {
     CsvRow row;
     DTF_ASSIGN_OR_RETURN(bool got, parser.Next(&row));
     if (got) {
+      DTF_RETURN_IF_ERROR(CheckHeaderText(path, row, options_.csv));
       for (std::string_view f : row.fields) header.emplace_back(f);
     }
   }
-  DTF_ASSIGN_OR_RETURN(RowEncoder enc,
-                       RowEncoder::Create(schema_, header, path));
+  DTF_ASSIGN_OR_RETURN(RowEncoder enc, RowEncoder::Create(schema_, header, path,
+                                                          options_.csv.quote));
   int key_index = -1;
   if (!options_.shard_key.empty()) {
     key_index = enc.CsvIndex(options_.shard_key);

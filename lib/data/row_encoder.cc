@@ -4,8 +4,10 @@
 #include <bit>
 #include <charconv>
 #include <cstring>
+#include <unordered_set>
 
 #include "lib/base/strings.h"
+#include "lib/data/csv_text.h"
 #include "lib/data/wire_format.h"
 
 namespace dtf {
@@ -52,9 +54,11 @@ char* Put(char* p, std::string_view bytes) {
 
 StatusOr<RowEncoder> RowEncoder::Create(const Schema& schema,
                                         const std::vector<std::string>& header,
-                                        std::string_view source) {
+                                        std::string_view source, char quote) {
   DTF_RETURN_IF_ERROR(ValidateSchema(schema));
   RowEncoder enc;
+  enc.quote_ = quote;
+  enc.has_header_ = !header.empty();
   enc.missing_ = schema.missing_values;
   for (const std::string& m : enc.missing_) {
     enc.max_missing_size_ = std::max(enc.max_missing_size_, m.size());
@@ -64,6 +68,12 @@ StatusOr<RowEncoder> RowEncoder::Create(const Schema& schema,
     for (const ColumnSpec& c : schema.columns) enc.csv_names_.push_back(c.name);
   } else {
     enc.csv_names_ = header;
+  }
+  enc.csv_index_.reserve(enc.csv_names_.size());
+  for (size_t i = 0; i < enc.csv_names_.size(); ++i) {
+    enc.csv_index_.emplace(enc.csv_names_[i], static_cast<int>(i));
+  }
+  if (enc.has_header_) {
     for (const ColumnSpec& c : schema.columns) {
       if (enc.CsvIndex(c.name) < 0) {
         return InvalidArgumentError(
@@ -72,21 +82,19 @@ StatusOr<RowEncoder> RowEncoder::Create(const Schema& schema,
       }
     }
   }
-  std::vector<std::string_view> in_vector;
+  std::unordered_set<std::string_view> in_vector;
   for (const VectorSpec& v : schema.vectors) {
-    in_vector.insert(in_vector.end(), v.columns.begin(), v.columns.end());
+    in_vector.insert(v.columns.begin(), v.columns.end());
   }
   auto add = [&](Output o) {
     o.key_prefix.push_back(static_cast<char>(
         wire::MakeTag(wire::kMapKey, wire::kLengthDelimited)));
     wire::AppendVarint(o.name.size(), &o.key_prefix);
     o.key_prefix += o.name;
-    for (int i : o.csv_index)
-      enc.min_fields_ = std::max(enc.min_fields_, i + 1);
     enc.outputs_.push_back(std::move(o));
   };
   for (const ColumnSpec& c : schema.columns) {
-    if (c.skip || std::count(in_vector.begin(), in_vector.end(), c.name)) {
+    if (c.skip || in_vector.contains(c.name)) {
       continue;
     }
     Output o;
@@ -127,11 +135,14 @@ StatusOr<RowEncoder> RowEncoder::Create(const Schema& schema,
   return enc;
 }
 
+Status RowEncoder::CheckFields(const CsvRow& row,
+                               std::string_view source) const {
+  return CheckFieldCount(source, row, csv_names_.size(), has_header_);
+}
+
 int RowEncoder::CsvIndex(std::string_view name) const {
-  for (size_t i = 0; i < csv_names_.size(); ++i) {
-    if (csv_names_[i] == name) return static_cast<int>(i);
-  }
-  return -1;
+  const auto it = csv_index_.find(name);
+  return it == csv_index_.end() ? -1 : it->second;
 }
 
 // Appends the value of one present cell of `o` to the scratch arrays.
@@ -209,6 +220,10 @@ Status RowEncoder::Parse(const Output& o, const CsvRow& row,
           std::find(missing_.begin(), missing_.end(), cell) != missing_.end();
     }
     Status st;
+    if (!missing && (o.type == ValueType::kString || o.mapped)) {
+      DTF_RETURN_IF_ERROR(
+          CheckTextCell(source, row, index, quote_, csv_names_[index]));
+    }
     if (!missing) {
       st = ParseCell(o, cell, s);
     } else if (o.has_default) {
@@ -298,6 +313,9 @@ inline bool RowEncoder::ParseScalar(const Output& o, std::string_view cell,
       break;
     }
     case ValueType::kString:
+      if (FindNonText(cell, /*controls=*/false) != std::string_view::npos) {
+        return false;
+      }
       slot->first = s->bytes.size();
       s->bytes.push_back(cell);
       slot->list_size = Delimited(cell.size());
@@ -311,11 +329,7 @@ inline bool RowEncoder::ParseScalar(const Output& o, std::string_view cell,
 
 Status RowEncoder::Encode(const CsvRow& row, std::string_view source,
                           Scratch* s, std::string* out) const {
-  if (static_cast<int>(row.fields.size()) < min_fields_) {
-    return InvalidArgumentError(StrCat(source, ":", row.line, ": expected ",
-                                       min_fields_, " fields, got ",
-                                       row.fields.size()));
-  }
+  DTF_RETURN_IF_ERROR(CheckFields(row, source));
   s->slots.resize(outputs_.size());
   s->ints.clear();
   s->floats.clear();

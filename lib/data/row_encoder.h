@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "lib/base/status.h"
@@ -19,10 +21,11 @@ class RowEncoder {
  public:
   // `header`: the CSV's header names, or empty when the CSV has none (then
   // the schema's columns are the CSV's columns, in order). Fails when a
-  // schema column is not in the header, naming it and `source`.
+  // schema column is not in the header, naming it and `source`. `quote`:
+  // the CSV's quote character, for the columns of messages.
   static StatusOr<RowEncoder> Create(const Schema& schema,
                                      const std::vector<std::string>& header,
-                                     std::string_view source);
+                                     std::string_view source, char quote = '"');
 
   // Working memory of Encode, reused across rows; one per thread.
   class Scratch {
@@ -44,7 +47,9 @@ class RowEncoder {
   };
 
   // Appends the Example for `row` to `*out`. A row that does not fit the
-  // schema (too few fields, a value of the wrong type, a required cell
+  // schema (more or fewer fields than the header, or without a header than
+  // the schema has columns, at the row's own line; a str cell that is not
+  // UTF-8 or holds a NUL byte; a value of the wrong type, a required cell
   // missing, the label cell missing (empty or a missing value) while the
   // label column has no default, a label not in the map) is InvalidArgument
   // "source:line:col: ..." (the physical line and column where the cell
@@ -53,10 +58,15 @@ class RowEncoder {
   Status Encode(const CsvRow& row, std::string_view source, Scratch* scratch,
                 std::string* out) const;
 
-  // Index in the CSV row of column `name`, or -1.
+  // The row-shape part of Encode: InvalidArgument "source:line:col: row has
+  // N fields, the header has M" unless `row` has fields() fields.
+  Status CheckFields(const CsvRow& row, std::string_view source) const;
+
+  // Index in the CSV row of column `name` (the first, when the header names
+  // it twice), or -1. Constant time.
   int CsvIndex(std::string_view name) const;
-  // Fields a row must have at least.
-  int min_fields() const { return min_fields_; }
+  // Fields a row has: the header's, or the schema's columns without one.
+  int fields() const { return static_cast<int>(csv_names_.size()); }
 
  private:
   // One feature of the output Example, in key order.
@@ -86,12 +96,23 @@ class RowEncoder {
                Scratch* s, Scratch::Slot* slot) const;
   Status ParseCell(const Output& o, std::string_view cell, Scratch* s) const;
 
+  // Hashes std::string and std::string_view alike, so that lookups by
+  // string_view copy nothing.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const {
+      return std::hash<std::string_view>()(s);
+    }
+  };
+
   std::vector<Output> outputs_;
   std::vector<std::string> csv_names_;
+  std::unordered_map<std::string, int, NameHash, std::equal_to<>> csv_index_;
+  bool has_header_ = false;
+  char quote_ = '"';
   std::vector<std::string> missing_;
   size_t max_missing_size_ = 0;  // longest of missing_
   LabelSpec label_;
-  int min_fields_ = 0;
 };
 
 }  // namespace dtf

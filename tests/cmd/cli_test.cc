@@ -306,6 +306,56 @@ TEST_F(CliTest, MissingInputNamesIt) {
   EXPECT_FALSE(fs::exists(dir_ / "r"));
 }
 
+TEST_F(CliTest, BinaryInputIsRefusedByEveryCsvCommand) {
+  Write("schema.toml", kSchema);
+  Write("in.csv", std::string("\x1f\x8b\x08\0\0\0\0\0\0\x03a,b\n", 14));
+  const std::string expected =
+      "in.csv: looks like a binary file, not CSV (NUL byte at line 1, column "
+      "4)";
+  Result r = Run("gen-records --schema schema.toml --out r in.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr(expected));
+  EXPECT_FALSE(fs::exists(dir_ / "r"));
+  r = Run("gen-records --infer --out r in.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr(expected));
+  EXPECT_FALSE(fs::exists(dir_ / "r"));
+  r = Run("init job --from-csv in.csv --label b");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr(expected));
+  EXPECT_FALSE(fs::exists(dir_ / "job"));
+}
+
+TEST_F(CliTest, CsvTextErrorsNameTheirPlace) {
+  Write("bad_name.csv", "id,sco\xffre\n1,2\n");
+  Result r = Run("init job --from-csv bad_name.csv --label id");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("bad_name.csv:1:7: column name"));
+  EXPECT_FALSE(fs::exists(dir_ / "job"));
+  r = Run("gen-records --infer --out r bad_name.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("bad_name.csv:1:7: column name"));
+  EXPECT_FALSE(fs::exists(dir_ / "r"));
+
+  Write("extra.csv", "a,b,c\n1,2,3\n4,5,6,7\n");
+  r = Run("gen-records --infer --out r extra.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("extra.csv:3:7: row has 4 fields, the header "
+                               "has 3"));
+  EXPECT_THAT(r.err, Not(HasSubstr("column_4")));
+  EXPECT_FALSE(fs::exists(dir_ / "r"));
+  r = Run("init job --from-csv extra.csv --label c");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("extra.csv:3:7: row has 4 fields, the header "
+                               "has 3"));
+
+  Write("latin1.csv", "n,city\n1,Z\xfcrich\n");
+  r = Run("init job --from-csv latin1.csv --label n");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("latin1.csv:2:4: column \"city\""));
+  EXPECT_FALSE(fs::exists(dir_ / "job"));
+}
+
 TEST_F(CliTest, ColourOnlyOnATerminalAndNeverWithNoColor) {
   // Not a terminal: plain text.
   EXPECT_THAT(Run("inspect missing.tfrecord").err, Not(HasSubstr("\033[")));

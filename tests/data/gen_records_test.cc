@@ -479,5 +479,176 @@ TEST_F(GenRecordsTest, MissingLabelIsRefusedWithAnInferredSchema) {
               HasSubstr("in.csv:4:3: label column \"y\" is missing"));
 }
 
+TEST_F(GenRecordsTest, BinaryFileIsRefusedUpFront) {
+  std::string bin =
+      Write("in.csv", std::string("PK\x03\x04\x14\0\0\0,x\n", 11));
+  GenRecordsOptions o;
+  o.inputs = {bin};
+  o.out_dir = (dir_ / "out").string();
+  auto r = GenRecords(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            bin +
+                ": looks like a binary file, not CSV (NUL byte at line 1, "
+                "column 6)");
+  o.schema = Cols({{"a", ValueType::kInt}});
+  r = GenRecords(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("looks like a binary file"));
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+TEST_F(GenRecordsTest, HeaderNameThatIsNoTextIsRefusedAtItsPlace) {
+  std::string csv = Write("in.csv", "id,sco\xFFre\n1,2\n");
+  GenRecordsOptions o;
+  o.inputs = {csv};
+  o.out_dir = (dir_ / "out").string();
+  auto r = GenRecords(o);  // inferred schema
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr(csv + ":1:7: column name \"sco\\xffre\" is not UTF-8 "
+                              "text"));
+  o.schema = Cols({{"id", ValueType::kInt}});
+  r = GenRecords(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr(csv + ":1:7:"));
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+TEST_F(GenRecordsTest, TextCellThatIsNoTextIsRefusedAtItsPlace) {
+  // Past the first block, so that only the cell check can see it.
+  std::string text = "n,s\n1," + std::string(70000, 'x') + "\n2,\"a\"\"b";
+  text += std::string("\0c\"\n", 4);
+  std::string csv = Write("in.csv", text);
+  GenRecordsOptions o;
+  o.inputs = {csv};
+  o.schema = Cols({{"n", ValueType::kInt}, {"s", ValueType::kString}});
+  o.out_dir = (dir_ / "out").string();
+  auto r = GenRecords(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr(csv + ":3:8: column \"s\": the cell \"a\\\"b\\x00\\x63\" "
+                              "is not UTF-8 text (a NUL byte)"));
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+
+  csv = Write("latin1.csv", "n,s\n1,ok\n2,caf\xE9\n");
+  o.inputs = {csv};
+  r = GenRecords(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr(csv + ":3:6: column \"s\": the cell \"caf\\xe9\" is "
+                              "not UTF-8 text (byte 0xE9, not UTF-8)"));
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+  o.on_error = OnError::kSkip;
+  r = GenRecords(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->rows_written, 1);
+  ASSERT_EQ(r->rejected.size(), 1u);
+  EXPECT_EQ(r->rejected[0].line, 3);
+}
+
+TEST_F(GenRecordsTest, RowWithExtraFieldsIsRefusedAtItsOwnLine) {
+  std::string text = "a,b,c,d\n";
+  for (int i = 0; i < 14; ++i) text += "1,2,3,4\n";
+  text += "1,2,3,4,55\n6,7,8,9\n";  // line 16
+  std::string csv = Write("in.csv", text);
+  GenRecordsOptions o;
+  o.inputs = {csv};
+  o.out_dir = (dir_ / "out").string();
+  auto r = GenRecords(o);  // inferred: the row is among the inferred ones
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            csv + ":16:9: row has 5 fields, the header has 4");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+
+  o.infer_rows = 3;  // past the inferred rows: the encoder sees it
+  r = GenRecords(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            csv + ":16:9: row has 5 fields, the header has 4");
+
+  o.schema = Cols({{"a", ValueType::kInt}, {"c", ValueType::kInt}});
+  r = GenRecords(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            csv + ":16:9: row has 5 fields, the header has 4");
+
+  o.on_error = OnError::kSkip;
+  r = GenRecords(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->rows_written, 15);
+  ASSERT_EQ(r->rejected.size(), 1u);
+  EXPECT_EQ(r->rejected[0].line, 16);
+}
+
+TEST_F(GenRecordsTest, RowWithTooFewFieldsIsRefusedAtItsOwnLine) {
+  // The short row starts on line 3; its quoted field runs onto line 4.
+  std::string csv = Write("in.csv", "a,b,c\n1,x,3\n2,\"two\nlines\"\n4,y,6\n");
+  GenRecordsOptions o;
+  o.inputs = {csv};
+  o.shard_key = "c";  // a key past the short row's last field
+  o.shards = 2;
+  o.out_dir = (dir_ / "out").string();
+  o.schema = Cols({{"a", ValueType::kInt}, {"b", ValueType::kString}});
+  auto r = GenRecords(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            csv + ":3: row has 2 fields, the header has 3");
+  o.schema.reset();
+  r = GenRecords(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            csv + ":3: row has 2 fields, the header has 3");
+}
+
+TEST_F(GenRecordsTest, WideCsvIsEncoded) {
+  constexpr int kColumns = 20000;
+  std::string text;
+  for (int row = 0; row < 4; ++row) {
+    for (int c = 0; c < kColumns; ++c) {
+      if (c > 0) text += ',';
+      text +=
+          row == 0 ? "c" + std::to_string(c) : std::to_string(row * 100000 + c);
+    }
+    text += '\n';
+  }
+  std::string csv = Write("wide.csv", text);
+  GenRecordsOptions o;
+  o.inputs = {csv};
+  o.out_dir = (dir_ / "out").string();
+  o.shard_key = "c19999";
+  auto r = GenRecords(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->rows_written, 3);
+  std::vector<Example> rows = ReadAll(r->outputs[0].path);
+  ASSERT_EQ(rows.size(), 3u);
+  for (int row = 1; row <= 3; ++row) {
+    const Example& e = rows[row - 1];
+    EXPECT_EQ(e.features.size(), static_cast<size_t>(kColumns));
+    for (int c : {0, 1, 9999, 19998, 19999}) {
+      const Feature* f = e.Find("c" + std::to_string(c));
+      ASSERT_NE(f, nullptr) << c;
+      ASSERT_EQ(f->int64_list.size(), 1u);
+      EXPECT_EQ(f->int64_list[0], row * 100000 + c);
+    }
+  }
+}
+
+TEST_F(GenRecordsTest, CancelStopsSchemaInference) {
+  std::atomic<bool> cancel{true};
+  GenRecordsOptions o = Adult("out");
+  o.schema.reset();
+  o.infer_rows = 0;
+  o.cancel = &cancel;
+  bool progressed = false;
+  o.progress = [&](const GenRecordsProgress&) { progressed = true; };
+  auto r = GenRecords(o);
+  EXPECT_EQ(r.status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(r.status().message(), "interrupted; no records were written");
+  EXPECT_FALSE(progressed);
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
 }  // namespace
 }  // namespace dtf

@@ -136,8 +136,9 @@ TEST(RowEncoder, TooFewFields) {
   RowEncoder::Scratch scratch;
   std::string got;
   Status st = enc->Encode(p->row, "in.csv", &scratch, &got);
-  EXPECT_THAT(std::string(st.message()),
-              HasSubstr("in.csv:3: expected 6 fields, got 2"));
+  EXPECT_THAT(
+      std::string(st.message()),
+      HasSubstr("in.csv:3: row has 2 fields, the schema has 6 columns"));
 }
 
 TEST(RowEncoder, LabelMapAndVectors) {
@@ -265,6 +266,53 @@ TEST(RowEncoder, ErrorsNameTheLineTheCellIsOn) {
   EXPECT_THAT(
       std::string(enc->Encode(bad->row, "in.csv", &scratch, &got).message()),
       HasSubstr("in.csv:21:8: column \"y\": expected an int"));
+}
+
+TEST(RowEncoder, FieldCountMustMatchTheHeader) {
+  Schema s = Cols({{"a", ValueType::kInt}});
+  auto enc = RowEncoder::Create(s, {"a", "b", "c"}, "in.csv");
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  EXPECT_EQ(enc->fields(), 3);
+  RowEncoder::Scratch scratch;
+  std::string got = "keep";
+  EXPECT_EQ(enc->Encode(Parse("1,2,3,4", 12)->row, "in.csv", &scratch, &got)
+                .message(),
+            "in.csv:12:7: row has 4 fields, the header has 3");
+  EXPECT_EQ(
+      enc->Encode(Parse("1,2", 13)->row, "in.csv", &scratch, &got).message(),
+      "in.csv:13: row has 2 fields, the header has 3");
+  EXPECT_EQ(got, "keep");
+  EXPECT_TRUE(enc->Encode(Parse("1,2,3")->row, "in.csv", &scratch, &got).ok());
+}
+
+TEST(RowEncoder, ColumnsAreFoundByNameInAWideHeader) {
+  std::vector<std::string> header;
+  for (int i = 0; i < 50000; ++i) header.push_back(fmt::format("c{}", i));
+  header.push_back("c7");  // a name given twice maps to its first column
+  Schema s = Cols({{"c49999", ValueType::kInt}, {"c7", ValueType::kInt}});
+  auto enc = RowEncoder::Create(s, header, "in.csv");
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  EXPECT_EQ(enc->CsvIndex("c0"), 0);
+  EXPECT_EQ(enc->CsvIndex("c7"), 7);
+  EXPECT_EQ(enc->CsvIndex("c49999"), 49999);
+  EXPECT_EQ(enc->CsvIndex("c50000"), -1);
+  EXPECT_EQ(enc->fields(), 50001);
+}
+
+TEST(RowEncoder, StrCellsMustBeUtf8Text) {
+  Schema s = Cols({{"n", ValueType::kInt}, {"s", ValueType::kString}});
+  auto enc = RowEncoder::Create(s, {}, "in.csv");
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  RowEncoder::Scratch scratch;
+  std::string got = "keep";
+  Status st =
+      enc->Encode(Parse("1,na\xEFve", 3)->row, "in.csv", &scratch, &got);
+  EXPECT_THAT(std::string(st.message()),
+              HasSubstr("in.csv:3:5: column \"s\": the cell \"na\\xefve\" is "
+                        "not UTF-8 text (byte 0xEF, not UTF-8)"));
+  EXPECT_EQ(got, "keep");
+  EXPECT_TRUE(
+      enc->Encode(Parse("1,na\xC3\xAFve")->row, "in.csv", &scratch, &got).ok());
 }
 
 TEST(RowEncoder, LongListsInMessagesAreCut) {
