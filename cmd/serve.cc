@@ -33,6 +33,7 @@ struct ServeFlags {
   std::string run_id;
   std::string run_dir;
   std::string secret_file;
+  std::string tls_dir;
   std::string ready_file;
   int threads = 0;
   bool restore = false;
@@ -117,6 +118,14 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(o.credentials.secret,
                        rpc::ReadSecretFile(f.secret_file));
   o.credentials.run_id = f.run_id;
+  if (!f.tls_dir.empty()) {
+    DTF_ASSIGN_OR_RETURN(
+        o.credentials.tls,
+        rpc::ReadTlsDir(
+            f.tls_dir,
+            StrCat(o.role == runtime::TaskRole::kPs ? "ps-" : "worker-",
+                   o.index)));
+  }
   DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job, f.set));
   o.ready_file = f.ready_file;
   o.threads = f.threads;
@@ -183,6 +192,10 @@ void SetupServe(CLI::App* app, Context* ctx) {
                   "informational)");
   sub->add_option("--secret-file", f->secret_file,
                   "The run's secret (a 0600 file)");
+  sub->add_option("--tls-dir", f->tls_dir,
+                  "The run's TLS files: ca.pem, and this task's certificate "
+                  "and key (ps-0.pem, ps-0.key, ...); every call is then "
+                  "mutual TLS");
   sub->add_option("--ready-file", f->ready_file,
                   "Written with host:port once the task listens");
   sub->add_option("--threads", f->threads,

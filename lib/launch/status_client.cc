@@ -30,8 +30,8 @@ Status ChiefStatus(const grpc::Status& s, const std::string& address) {
 StatusOr<CoordinatorStatus> QueryCoordinator(
     const std::string& address, const std::string& run_id,
     const std::string& secret, std::chrono::milliseconds deadline) {
-  std::unique_ptr<rpc::Coordinator::Stub> stub =
-      rpc::Coordinator::NewStub(rpc::MakeChannel(address));
+  std::unique_ptr<rpc::Coordinator::Stub> stub = rpc::Coordinator::NewStub(
+      rpc::MakeChannel(address, rpc::RunCredentials{run_id, secret, ""}));
   std::unique_ptr<grpc::ClientContext> context =
       rpc::MakeClientContext({run_id, secret, ""}, deadline);
   // A chief that is not there is told at once (then tried through its

@@ -14,15 +14,14 @@ std::string Metadata(const grpc::ServerContext& context, const char* key) {
   return std::string(it->second.data(), it->second.size());
 }
 
-// Constant-time comparison, so a wrong secret teaches nothing.
+}  // namespace
+
 bool SameSecret(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   unsigned char diff = 0;
   for (size_t i = 0; i < a.size(); ++i) diff |= uint8_t(a[i] ^ b[i]);
   return diff == 0;
 }
-
-}  // namespace
 
 std::unique_ptr<grpc::ClientContext> MakeClientContext(
     const RunCredentials& creds, std::chrono::milliseconds timeout) {
@@ -76,14 +75,25 @@ Status FromGrpc(const grpc::Status& status, std::string_view what) {
                 ToAbsl(StrCat(what, ": ", status.error_message())));
 }
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
+std::shared_ptr<grpc::ChannelCredentials> MakeChannelCredentials(
+    const RunCredentials& creds) {
+  if (!creds.tls.on()) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = creds.tls.ca_pem;
+  options.pem_private_key = creds.tls.key_pem;
+  options.pem_cert_chain = creds.tls.cert_pem;
+  return grpc::SslCredentials(options);
+}
+
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
+                                           const RunCredentials& creds) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
   args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+  return grpc::CreateCustomChannel(address, MakeChannelCredentials(creds),
                                    args);
 }
 

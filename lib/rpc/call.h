@@ -16,8 +16,15 @@
 namespace dtf::rpc {
 
 // A channel to `address` (host:port) with keepalive, no proxy, and quick
-// reconnects.
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
+// reconnects; with `creds`' TLS when on (the server's certificate must be
+// of the run's CA and name the host dialled; this process shows its own).
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
+                                           const RunCredentials& creds);
+std::shared_ptr<grpc::ChannelCredentials> MakeChannelCredentials(
+    const RunCredentials& creds);
+
+// Constant-time comparison, so a wrong secret teaches nothing.
+bool SameSecret(std::string_view a, std::string_view b);
 
 // A client context carrying `creds` and a deadline `timeout` from now; the
 // call waits for the server to come up until then.

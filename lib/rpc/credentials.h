@@ -19,6 +19,17 @@ inline constexpr char kSecretHeader[] = "dtf-secret";
 inline constexpr char kVersionHeader[] = "dtf-version";
 inline constexpr char kJobHeader[] = "dtf-job";
 
+// A run's transport security (docs/protocol.md, "Transport security"):
+// the PEM text of the run's CA certificate, and of this process's
+// certificate (its server and its client certificate alike) and key. All
+// empty: plaintext.
+struct TlsMaterial {
+  std::string ca_pem;
+  std::string cert_pem;
+  std::string key_pem;
+  bool on() const { return !ca_pem.empty(); }
+};
+
 // The identity of a run that every call presents.
 struct RunCredentials {
   std::string run_id;
@@ -26,7 +37,15 @@ struct RunCredentials {
   // A fingerprint of the job's model definition and training settings:
   // tasks of one run must agree on it. Empty: not checked (dtf status).
   std::string job;
+  // Mutual TLS with the run's CA when on; plaintext otherwise.
+  TlsMaterial tls = {};
 };
+
+// Reads `dir`/ca.pem, `dir`/`name`.pem and `dir`/`name`.key (the key
+// private to this user, as a secret is: ReadPrivateFile). Errors name the
+// file.
+StatusOr<TlsMaterial> ReadTlsDir(const std::string& dir,
+                                 const std::string& name);
 
 // Reads the secret from a file: InvalidArgument unless it is a file only
 // its owner may read (mode 0600 or stricter) holding 32 to 256 hex digits.

@@ -315,7 +315,7 @@ StatusOr<std::string> FetchCommId(const std::string& chief,
                                   std::chrono::seconds timeout,
                                   const std::atomic<bool>* cancel) {
   std::unique_ptr<rpc::Coordinator::Stub> stub =
-      rpc::Coordinator::NewStub(rpc::MakeChannel(chief));
+      rpc::Coordinator::NewStub(rpc::MakeChannel(chief, credentials));
   rpc::CommIdRequest request;
   request.set_task(task);
   const auto deadline = Clock::now() + timeout;

@@ -1,5 +1,6 @@
 #include "lib/runtime/serve.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "lib/data/crc32c.h"
 #include "lib/data/job_toml.h"
 #include "lib/rpc/call.h"
+#include "lib/rpc/server.h"
 #include "lib/runtime/allreduce_worker.h"
 #include "lib/runtime/checkpoint.h"
 #include "lib/runtime/checkpoint_files.h"
@@ -62,7 +64,7 @@ class Heartbeat {
  public:
   Heartbeat(const std::string& chief, rpc::RunCredentials creds,
             std::string task, std::chrono::seconds timeout)
-      : stub_(rpc::Coordinator::NewStub(rpc::MakeChannel(chief))),
+      : stub_(rpc::Coordinator::NewStub(rpc::MakeChannel(chief, creds))),
         creds_(std::move(creds)),
         task_(std::move(task)),
         timeout_(timeout),
@@ -218,21 +220,12 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   if (!listen.note.empty() && (ps_role || chief) && options.on_note) {
     options.on_note(StrCat(task, ": ", listen.note));
   }
-  builder.AddListeningPort(listen.address, grpc::InsecureServerCredentials(),
-                           &bound_port);
-  builder.SetMaxReceiveMessageSize(8 << 20);
-  // The sync server's threads poll with this timeout (gRPC's default is
-  // 10 s), and shutting the server down can wait that long for them.
-  builder.SetSyncServerOption(
-      grpc::ServerBuilder::SyncServerOption::CQ_TIMEOUT_MSEC, 200);
-  // One idle thread waits for new calls (gRPC's default keeps up to two);
-  // each call in progress has a thread of its own. Every waiting thread
-  // takes turns polling all of the process's connections and hands what it
-  // reads on to the thread that waits for it: fewer of them, fewer such
-  // hand-offs of a PS's Session steps (and of the chief's own stream to
-  // the PS).
-  builder.SetSyncServerOption(
-      grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 1);
+  rpc::ServerLimits limits;
+  // A stream per worker to each PS, and the calls of every task to the
+  // chief's Coordinator, each holding a thread while open.
+  limits.max_threads =
+      std::max<int>(64, 4 * int(options.ps.size() + options.workers.size()));
+  rpc::ConfigureServer(&builder, listen.address, creds, limits, &bound_port);
   if (ps_role) {
     PsOptions po;
     po.index = options.index;

@@ -51,7 +51,7 @@ class WatchdogTest : public ::testing::Test {
     builder.RegisterService(&service_);
     server_ = builder.BuildAndStart();
     EXPECT_EQ(bound, port_.port());
-    stub_ = rpc::Coordinator::NewStub(rpc::MakeChannel(port_.address()));
+    stub_ = rpc::Coordinator::NewStub(rpc::MakeChannel(port_.address(), {}));
     service_.Watch("worker:0", 400ms);
   }
   ~WatchdogTest() override { server_->Shutdown(); }

@@ -1,0 +1,40 @@
+// How every dtf gRPC server listens (docs/protocol.md): with the run's
+// mutual TLS when the credentials carry it (a client needs a certificate
+// of the run's CA; strangers fail the handshake) and the run's secret
+// checked on each call's metadata before its body is read; within bounded
+// memory, threads, streams and message sizes.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "grpcpp/grpcpp.h"
+#include "lib/rpc/credentials.h"
+
+namespace dtf::rpc {
+
+struct ServerLimits {
+  // The largest message a call may carry.
+  int max_message_bytes = 8 << 20;
+  // Memory gRPC may take for its buffers, and threads for calls in
+  // progress (a long-lived stream holds one).
+  size_t max_memory_bytes = size_t(1) << 30;
+  int max_threads = 64;
+  // Streams (calls) open at once on one connection.
+  int max_streams_per_connection = 32;
+};
+
+// Adds a listening port on `address` to `builder` with the credentials
+// `expected` calls for, and the limits; the port bound lands in
+// *bound_port when the server starts.
+void ConfigureServer(grpc::ServerBuilder* builder, const std::string& address,
+                     const RunCredentials& expected, const ServerLimits& limits,
+                     int* bound_port);
+
+// The server credentials for a run: mutual TLS with the secret checked in
+// an auth metadata processor (before a call's body is read), or
+// plaintext.
+std::shared_ptr<grpc::ServerCredentials> MakeServerCredentials(
+    const RunCredentials& expected);
+
+}  // namespace dtf::rpc
