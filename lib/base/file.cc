@@ -1,12 +1,17 @@
 #include "lib/base/file.h"
 
+#include "lib/base/bounded_read.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -251,9 +256,10 @@ std::unique_ptr<WritableFile> NewStringWritableFile(std::string* contents,
   return std::make_unique<StringWritableFile>(contents, std::move(name));
 }
 
-StatusOr<std::string> ReadFileToString(const std::string& path) {
-  DTF_ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file,
-                       OpenSequentialFile(path));
+namespace {
+
+// Reads `file` to its end; more than `max_bytes` is InvalidArgument.
+StatusOr<std::string> ReadAll(SequentialFile* file, size_t max_bytes) {
   std::string contents;
   size_t size = 0;
   while (true) {
@@ -265,9 +271,68 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
         file->Read(contents.size() - size, contents.data() + size, &got));
     if (got == 0) break;
     size += got;
+    if (size > max_bytes) {
+      return InvalidArgumentError(
+          absl::StrCat(file->name(), ": larger than ", max_bytes, " bytes"));
+    }
   }
   contents.resize(size);
   return contents;
+}
+
+}  // namespace
+
+StatusOr<std::string> ReadFileToString(const std::string& path) {
+  return ReadFileToStringAtMost(path, std::numeric_limits<size_t>::max());
+}
+
+StatusOr<std::string> ReadFileToStringAtMost(const std::string& path,
+                                             size_t max_bytes) {
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file,
+                       OpenSequentialFile(path));
+  return ReadAll(file.get(), max_bytes);
+}
+
+StatusOr<std::string> ReadPrivateFile(const std::string& path,
+                                      size_t max_bytes) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(),
+                O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    if (errno == ELOOP) {
+      return InvalidArgumentError(
+          absl::StrCat(path, ": is a symbolic link, must be the file itself"));
+    }
+    return ErrnoToStatus(errno, path);
+  }
+  std::unique_ptr<SequentialFile> file =
+      std::make_unique<PosixSequentialFile>(fd, path, /*owns_fd=*/true);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return ErrnoToStatus(errno, path);
+  auto refuse = [&](const std::string& what) {
+    return InvalidArgumentError(absl::StrCat(path, ": ", what));
+  };
+  if (!S_ISREG(st.st_mode)) return refuse("not a regular file");
+  if (st.st_uid != ::geteuid()) {
+    return refuse(absl::StrCat("owned by uid ", st.st_uid,
+                               ", must be owned by the current user (uid ",
+                               ::geteuid(), ")"));
+  }
+  if ((st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o",
+                  static_cast<unsigned>(st.st_mode & 07777));
+    return refuse(absl::StrCat("mode ", mode,
+                               ", must not be readable by group or others "
+                               "(chmod 600)"));
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return refuse(absl::StrCat(st.st_size, " bytes, larger than the ",
+                               max_bytes, " allowed"));
+  }
+  return ReadAll(file.get(), max_bytes);
 }
 
 Status WriteFileAtomically(const std::string& path, std::string_view contents) {

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <filesystem>
 
+#include "lib/base/bounded_read.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
+#include "lib/base/toml_limits.h"
 #include "lib/base/toml_text.h"
 
 namespace dtf::toml_util {
@@ -83,6 +85,7 @@ StatusOr<toml::table> ParseText(std::string_view text,
     return InvalidArgumentError(StrCat(source, ":", where.begin.line, ":",
                                        where.begin.column, ": ", description));
   };
+  DTF_RETURN_IF_ERROR(CheckTomlLimits(text, source));
 #if TOML_EXCEPTIONS
   try {
     return toml::parse(text, source);
@@ -99,7 +102,8 @@ StatusOr<toml::table> ParseText(std::string_view text,
 }
 
 StatusOr<toml::table> ParseFile(const std::string& path) {
-  DTF_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path));
+  DTF_ASSIGN_OR_RETURN(const std::string text,
+                       ReadFileToStringAtMost(path, kMaxTomlBytes));
   return ParseText(text, path);
 }
 
@@ -207,6 +211,18 @@ StatusOr<int64_t> Reader::GetIntAtLeast(const toml::node& node,
   DTF_ASSIGN_OR_RETURN(const int64_t value, GetInt(node, key));
   if (value < min) {
     return Error(node, key, StrCat("must be at least ", min, ", got ", value));
+  }
+  return value;
+}
+
+StatusOr<int64_t> Reader::GetIntInRange(const toml::node& node,
+                                        std::string_view key, int64_t min,
+                                        int64_t max) const {
+  DTF_ASSIGN_OR_RETURN(const int64_t value, GetIntAtLeast(node, key, min));
+  if (value > max) {
+    return Error(
+        node, key,
+        StrCat("must be at most ", max, " (dtf's limit), got ", value));
   }
   return value;
 }

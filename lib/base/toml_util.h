@@ -38,12 +38,14 @@ std::string Join(std::initializer_list<std::string_view> names);
 std::string_view Closest(std::string_view name,
                          std::initializer_list<std::string_view> allowed);
 
-// The document in `text`, which `source` names; a syntax error is
-// InvalidArgument "<source>:<line>:<col>: what is wrong".
+// The document in `text`, which `source` names; a syntax error, or text
+// over the limits of toml_limits.h (checked first), is InvalidArgument
+// "<source>:<line>:<col>: what is wrong". Every TOML read goes through here.
 StatusOr<toml::table> ParseText(std::string_view text,
                                 const std::string& source);
 
-// The document at `path`, read and parsed as ParseText does.
+// The document at `path`, read and parsed as ParseText does; a file over
+// kMaxTomlBytes is refused before it is read whole.
 StatusOr<toml::table> ParseFile(const std::string& path);
 
 // The entries of `table` in the order they appear in the file.
@@ -102,6 +104,10 @@ class Reader {
   // An integer >= `min`.
   StatusOr<int64_t> GetIntAtLeast(const toml::node& node, std::string_view key,
                                   int64_t min) const;
+  // An integer from `min` to `max`; over `max` is "must be at most <max>
+  // (dtf's limit), got <value>".
+  StatusOr<int64_t> GetIntInRange(const toml::node& node, std::string_view key,
+                                  int64_t min, int64_t max) const;
   // A finite number.
   StatusOr<double> GetFinite(const toml::node& node,
                              std::string_view key) const;
@@ -127,6 +133,14 @@ class Reader {
     return ReadKey(table, path, name, out,
                    [&](const toml::node& n, const std::string& key) {
                      return GetIntAtLeast(n, key, min);
+                   });
+  }
+  Status ReadIntInRange(const toml::table& table, std::string_view path,
+                        std::string_view name, int64_t min, int64_t max,
+                        int64_t* out) {
+    return ReadKey(table, path, name, out,
+                   [&](const toml::node& n, const std::string& key) {
+                     return GetIntInRange(n, key, min, max);
                    });
   }
   template <typename T>  // double or std::optional<double>

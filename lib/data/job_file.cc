@@ -483,14 +483,11 @@ Status ApplyOverride(const std::string& text, toml::table* root) {
   }
   const std::string value = text.substr(eq + 1);
   std::optional<toml::table> parsed;
-#if TOML_EXCEPTIONS
-  try {
-    parsed = toml::parse("v = " + value);
-  } catch (const toml::parse_error&) {
+  if (StatusOr<toml::table> r =
+          toml_util::ParseText(StrCat("v = ", value), "--set");
+      r.ok()) {
+    parsed = *std::move(r);
   }
-#else
-  if (toml::parse_result r = toml::parse("v = " + value)) parsed = r.table();
-#endif
   toml::table* table = root;
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     toml::node* next = table->get(parts[i]);

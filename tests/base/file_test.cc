@@ -4,11 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "lib/base/bounded_read.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
 
@@ -205,6 +207,81 @@ TEST(WriteFileAtomically, RelativePathUsesCurrentDirectory) {
   ASSERT_EQ(::chdir(cwd), 0);
   ASSERT_TRUE(status.ok()) << status;
   EXPECT_EQ(contents, "here");
+}
+
+TEST(ReadFileToStringAtMost, StopsPastTheLimit) {
+  TempDir dir;
+  const std::string path = dir.path() + "/f";
+  ASSERT_TRUE(WriteFileAtomically(path, "12345").ok());
+  EXPECT_EQ(ReadFileToStringAtMost(path, 5).value_or(""), "12345");
+  StatusOr<std::string> over = ReadFileToStringAtMost(path, 4);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(Message(over.status()), HasSubstr(path + ": larger than 4"));
+}
+
+// A private file written with mode `mode`.
+std::string WritePrivate(const TempDir& dir, const std::string& name,
+                         std::string_view contents, mode_t mode = 0600) {
+  const std::string path = dir.Join(name);
+  EXPECT_TRUE(WriteFileAtomically(path, contents).ok());
+  EXPECT_EQ(::chmod(path.c_str(), mode), 0);
+  return path;
+}
+
+TEST(ReadPrivateFile, ReadsAnOwnerOnlyRegularFile) {
+  TempDir dir;
+  EXPECT_EQ(ReadPrivateFile(WritePrivate(dir, "s", "abc"), 64).value_or(""),
+            "abc");
+  EXPECT_EQ(ReadPrivateFile(WritePrivate(dir, "r", "x", 0400), 64).value_or(""),
+            "x");
+}
+
+TEST(ReadPrivateFile, RefusesGroupOrOtherBitsNamingTheMode) {
+  TempDir dir;
+  for (mode_t mode : {0644, 0640, 0604, 0610, 0602}) {
+    const std::string path = WritePrivate(dir, "s", "abc", mode);
+    StatusOr<std::string> s = ReadPrivateFile(path, 64);
+    ASSERT_FALSE(s.ok()) << std::oct << mode;
+    EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+    char expected[16];
+    std::snprintf(expected, sizeof(expected), "mode 0%o", mode);
+    EXPECT_THAT(Message(s.status()), HasSubstr(path + ": " + expected));
+    EXPECT_THAT(Message(s.status()),
+                HasSubstr("must not be readable by group or others "
+                          "(chmod 600)"));
+  }
+}
+
+TEST(ReadPrivateFile, RefusesASymbolicLinkEvenToAPrivateFile) {
+  TempDir dir;
+  const std::string target = WritePrivate(dir, "s", "abc");
+  const std::string link = dir.Join("link");
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  StatusOr<std::string> s = ReadPrivateFile(link, 64);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(Message(s.status()), HasSubstr(link + ": is a symbolic link"));
+}
+
+TEST(ReadPrivateFile, RefusesWhatIsNotARegularFileOrTooLarge) {
+  TempDir dir;
+  const std::string fifo = dir.Join("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  StatusOr<std::string> f = ReadPrivateFile(fifo, 64);  // must not block
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(Message(f.status()), HasSubstr(fifo + ": not a regular file"));
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0700), 0);
+  StatusOr<std::string> d = ReadPrivateFile(dir.path(), 64);
+  ASSERT_FALSE(d.ok());
+  EXPECT_THAT(Message(d.status()), HasSubstr("not a regular file"));
+  const std::string big = WritePrivate(dir, "big", std::string(65, 'a'));
+  StatusOr<std::string> b = ReadPrivateFile(big, 64);
+  ASSERT_FALSE(b.ok());
+  EXPECT_THAT(Message(b.status()),
+              HasSubstr(big + ": 65 bytes, larger than the 64 allowed"));
+  EXPECT_EQ(ReadPrivateFile(dir.Join("missing"), 64).status().code(),
+            StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/base/toml_limits.h"
 #include "lib/base/toml_text.h"
 
 namespace dtf::toml_util {
@@ -53,6 +54,61 @@ TEST(TomlUtil, ReaderErrorsNameFileLineColumnAndKey) {
   ASSERT_TRUE(r.ReadInt(train, "train", "steps", 1, &steps).ok());
   EXPECT_EQ(steps, 5);
   EXPECT_EQ(r.Where("train.steps.x").begin.line, 3u);
+}
+
+std::string Repeat(std::string_view s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+// A header of 100,000 dotted parts overflowed toml++'s stack (SIGSEGV).
+TEST(TomlLimits, HugeDottedTableHeaderIsRefusedWithItsPlace) {
+  const std::string text = "x = 1\n[" + Repeat("a.", 100000) + "a]\n";
+  StatusOr<toml::table> t = ParseText(text, "deep.toml");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  // The 32nd dot, after "[" and 32 "a", is column 2 + 31 * 2 + 1.
+  EXPECT_THAT(Message(t.status()), HasSubstr("deep.toml:2:65: "));
+  EXPECT_THAT(Message(t.status()), HasSubstr("more than 32 parts"));
+}
+
+TEST(TomlLimits, DeepArraysAndInlineTablesAreRefused) {
+  StatusOr<toml::table> arrays =
+      ParseText("v = " + Repeat("[", 100000) + Repeat("]", 100000), "a.toml");
+  ASSERT_FALSE(arrays.ok());
+  EXPECT_THAT(Message(arrays.status()), HasSubstr("a.toml:1:37: "));
+  EXPECT_THAT(Message(arrays.status()), HasSubstr("nested 33 deep"));
+  StatusOr<toml::table> tables = ParseText(
+      "v = " + Repeat("{a = ", 5000) + "1" + Repeat("}", 5000), "t.toml");
+  ASSERT_FALSE(tables.ok());
+  EXPECT_THAT(Message(tables.status()), HasSubstr("t.toml:1:"));
+  EXPECT_THAT(Message(tables.status()), HasSubstr("the limit is 32"));
+  EXPECT_FALSE(
+      ParseText("v = " + Repeat("{a.", 3000) + "b = 1" + Repeat("}", 3000),
+                "k.toml")
+          .ok());
+}
+
+TEST(TomlLimits, WithinTheLimitsParsesAndStringsAndCommentsDoNotCount) {
+  const std::string ok = "[" + Repeat("a.", 31) + "a]\nv = " + Repeat("[", 31) +
+                         Repeat("]", 31) + "\n";
+  EXPECT_TRUE(ParseText(ok, "ok.toml").ok());
+  const std::string dots = Repeat(".", 1000);
+  const std::string quoted = "s = \"" + dots + "[{\"\nl = '" + dots + "'\n# " +
+                             dots + "[[[\n" + "m = \"\"\"\n" + dots +
+                             "\n[[[\"\"\"\nf = 1.5\n";
+  StatusOr<toml::table> t = ParseText(quoted, "q.toml");
+  ASSERT_TRUE(t.ok()) << Message(t.status());
+  EXPECT_EQ(t->get("f")->value_or(0.0), 1.5);
+}
+
+TEST(TomlLimits, OversizedDocumentIsRefusedStatingTheCap) {
+  const std::string big(kMaxTomlBytes + 1, '\n');
+  StatusOr<toml::table> t = ParseText(big, "big.toml");
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(Message(t.status()), HasSubstr("big.toml:1:1: "));
+  EXPECT_THAT(Message(t.status()), HasSubstr("limit of 4194304 bytes (4 MiB)"));
 }
 
 }  // namespace
