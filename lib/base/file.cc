@@ -1,7 +1,5 @@
 #include "lib/base/file.h"
 
-#include "lib/base/bounded_read.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/bounded_read.h"
 #include "lib/base/os.h"
 
 namespace dtf {
