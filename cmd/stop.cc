@@ -30,6 +30,17 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out;
 }
 
+// An error naming the tasks StopRun left alone for want of a start time.
+Status Unverifiable(const std::string& dir, const launch::StopReport& report) {
+  if (report.unverifiable.empty()) return OkStatus();
+  return FailedPreconditionError(StrCat(
+      dir, "/tasks.json: ", JoinNames(report.unverifiable),
+      report.unverifiable.size() == 1 ? " has" : " have",
+      " a pid but no start time, so the process cannot be told from another "
+      "that has that pid now: not signalled (stop it by hand if it is still "
+      "the run's)"));
+}
+
 Status RunStop(const StopFlags& f) {
   DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.run));
   DTF_ASSIGN_OR_RETURN(
@@ -52,8 +63,10 @@ Status RunStop(const StopFlags& f) {
     StrAppend(&out, ", \"state\": ");
     AppendJsonString(record.state, &out);
     StrAppend(&out, ", \"stopped\": ", list(report.signalled),
-              ", \"killed\": ", list(report.killed), "}\n");
-    return PrintStdout(out);
+              ", \"killed\": ", list(report.killed),
+              ", \"unverifiable\": ", list(report.unverifiable), "}\n");
+    DTF_RETURN_IF_ERROR(PrintStdout(out));
+    return Unverifiable(dir, report);
   }
   std::string out;
   if (report.signalled.empty()) {
@@ -68,7 +81,8 @@ Status RunStop(const StopFlags& f) {
     }
     StrAppend(&out, "; state ", record.state, "\n");
   }
-  return PrintStdout(out);
+  DTF_RETURN_IF_ERROR(PrintStdout(out));
+  return Unverifiable(dir, report);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/bounded_read.h"
 #include "lib/base/os.h"
 
 namespace dtf {

@@ -17,9 +17,9 @@ Status CheckTomlLimits(std::string_view text, const std::string& source) {
   uint32_t column = 1;
   int nesting = 0;
   int key_parts = 1;  // parts of the key (or dotted word) being read
-  auto over = [&](std::string_view what, int limit) {
-    return InvalidArgumentError(StrCat(source, ":", line, ":", column, ": ",
-                                       what, " (the limit is ", limit, ")"));
+  auto over = [&](std::string_view what) {
+    return InvalidArgumentError(
+        StrCat(source, ":", line, ":", column, ": ", what, " (dtf's limit)"));
   };
   size_t i = 0;
   auto advance = [&](size_t n) {
@@ -64,9 +64,9 @@ Status CheckTomlLimits(std::string_view text, const std::string& source) {
       case '[':
       case '{':
         if (++nesting > kMaxTomlNesting) {
-          return over(StrCat("arrays, inline tables and table headers nested ",
-                             nesting, " deep"),
-                      kMaxTomlNesting);
+          return over(StrCat(
+              "arrays, inline tables and table headers nested more than ",
+              kMaxTomlNesting, " deep"));
         }
         key_parts = 1;
         break;
@@ -77,9 +77,8 @@ Status CheckTomlLimits(std::string_view text, const std::string& source) {
         break;
       case '.':
         if (++key_parts > kMaxTomlKeyParts) {
-          return over(
-              StrCat("a dotted key of more than ", kMaxTomlKeyParts, " parts"),
-              kMaxTomlKeyParts);
+          return over(StrCat("a dotted key or table header of more than ",
+                             kMaxTomlKeyParts, " parts"));
         }
         break;
       case '=':

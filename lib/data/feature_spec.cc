@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "lib/base/bounded_read.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/base/toml_util.h"
+#include "lib/data/job_limits.h"
 #include "lib/data/schema_internal.h"
 
 namespace dtf {
@@ -191,7 +194,8 @@ class FeatureParser {
 
   Status ReadUse(const toml::table& t, const std::string& key,
                  CategoricalUse* use) {
-    DTF_RETURN_IF_ERROR(r_.ReadInt(t, key, "embedding", 0, &use->embedding));
+    DTF_RETURN_IF_ERROR(r_.ReadIntInRange(t, key, "embedding", 0, kMaxEmbedding,
+                                          &use->embedding));
     use->wide = use->embedding == 0;
     DTF_RETURN_IF_ERROR(r_.ReadBool(t, key, "wide", &use->wide));
     if (const toml::node* n = t.get("combiner")) {
@@ -232,10 +236,17 @@ class FeatureParser {
   }
 
   // Adds one vocabulary entry, `text` or the integer at `n`, in canonical
-  // form; `where` prefixes messages about a file's line.
+  // form; `where` prefixes messages about a file's line. `*index` maps the
+  // entries so far to their positions.
   Status AddEntry(const toml::node& n, const std::string& key,
                   std::string_view where, const std::string& text,
+                  std::unordered_map<std::string, size_t>* index,
                   CategoricalFeature* f) const {
+    if (static_cast<int64_t>(f->vocabulary.size()) >= kMaxVocabulary) {
+      return r_.Error(n, key,
+                      StrCat(where, "more than ", kMaxVocabulary,
+                             " vocabulary entries (dtf's limit)"));
+    }
     std::string value = text;
     if (f->source_type == ValueType::kInt) {
       if (const auto* i = n.as_integer()) {
@@ -247,13 +258,11 @@ class FeatureParser {
         value = StrCat(std::get<int64_t>(*v));
       }
     }
-    const auto it =
-        std::find(f->vocabulary.begin(), f->vocabulary.end(), value);
-    if (it != f->vocabulary.end()) {
-      return r_.Error(
-          n, key,
-          StrCat(where, QuoteForMessage(value), " is listed twice (entry ",
-                 it - f->vocabulary.begin() + 1, ")"));
+    const auto [it, added] = index->emplace(value, f->vocabulary.size());
+    if (!added) {
+      return r_.Error(n, key,
+                      StrCat(where, QuoteForMessage(value),
+                             " is listed twice (entry ", it->second + 1, ")"));
     }
     f->vocabulary.push_back(std::move(value));
     return OkStatus();
@@ -264,9 +273,11 @@ class FeatureParser {
     DTF_ASSIGN_OR_RETURN(const std::string name, r_.GetString(n, key));
     if (name.empty()) return r_.Error(n, key, "empty path");
     f->vocabulary_file = toml_util::ResolvePath(dir_, name);
-    StatusOr<std::string> text = ReadFileToString(f->vocabulary_file);
+    StatusOr<std::string> text =
+        ReadFileToStringAtMost(f->vocabulary_file, kMaxVocabularyFileBytes);
     if (!text.ok()) return r_.Error(n, key, Message(text.status()));
     std::string_view rest = *text;
+    std::unordered_map<std::string, size_t> index;
     for (size_t line = 1; !rest.empty(); ++line) {
       const size_t end = std::min(rest.find('\n'), rest.size());
       std::string_view entry = rest.substr(0, end);
@@ -279,7 +290,8 @@ class FeatureParser {
                                "empty line (list an empty string "
                                "inline instead)"));
       }
-      DTF_RETURN_IF_ERROR(AddEntry(n, key, where, std::string(entry), f));
+      DTF_RETURN_IF_ERROR(
+          AddEntry(n, key, where, std::string(entry), &index, f));
     }
     if (f->vocabulary.empty()) {
       return r_.Error(n, key, StrCat(f->vocabulary_file, ": empty vocabulary"));
@@ -313,6 +325,7 @@ class FeatureParser {
           StrCat("expected a non-empty list, got ", toml_util::Text(*list)));
     } else {
       const toml::array& array = *list->as_array();
+      std::unordered_map<std::string, size_t> index;
       for (size_t i = 0; i < array.size(); ++i) {
         const std::string element_key = StrCat(list_key, "[", i, "]");
         const toml::node& element = *array.get(i);
@@ -320,11 +333,12 @@ class FeatureParser {
         if (f.source_type == ValueType::kString || !element.is_integer()) {
           DTF_ASSIGN_OR_RETURN(text, r_.GetString(element, element_key));
         }
-        DTF_RETURN_IF_ERROR(AddEntry(element, element_key, "", text, &f));
+        DTF_RETURN_IF_ERROR(
+            AddEntry(element, element_key, "", text, &index, &f));
       }
     }
-    DTF_RETURN_IF_ERROR(
-        r_.ReadInt(t, key, "num_oov_buckets", 0, &f.num_oov_buckets));
+    DTF_RETURN_IF_ERROR(r_.ReadIntInRange(t, key, "num_oov_buckets", 0,
+                                          kMaxBuckets, &f.num_oov_buckets));
     DTF_RETURN_IF_ERROR(ReadUse(t, key, &f));
     spec_->categorical.push_back(std::move(f));
     return OkStatus();
@@ -333,7 +347,8 @@ class FeatureParser {
   StatusOr<int64_t> ReadBuckets(const toml::table& t, const std::string& key) {
     if (!t.contains("buckets")) return r_.Error(t, key + ".buckets", "missing");
     int64_t buckets = 0;
-    DTF_RETURN_IF_ERROR(r_.ReadInt(t, key, "buckets", 1, &buckets));
+    DTF_RETURN_IF_ERROR(
+        r_.ReadIntInRange(t, key, "buckets", 1, kMaxBuckets, &buckets));
     return buckets;
   }
 

@@ -7,6 +7,7 @@
 
 #include "lib/base/strings.h"
 #include "lib/base/toml_util.h"
+#include "lib/data/job_limits.h"
 #include "lib/data/schema_internal.h"
 
 namespace dtf {
@@ -166,11 +167,17 @@ Status ReadDeepKeys(Reader& r, const toml::table& t, ModelSpec* model) {
           *n, "model.hidden",
           StrCat("expected a list of layer sizes, got ", toml_util::Text(*n)));
     }
+    if (static_cast<int64_t>(array->size()) > kMaxHiddenLayers) {
+      return r.Error(*n, "model.hidden",
+                     StrCat(array->size(), " layers, over dtf's limit of ",
+                            kMaxHiddenLayers));
+    }
     model->hidden.clear();
     for (size_t i = 0; i < array->size(); ++i) {
       DTF_ASSIGN_OR_RETURN(
           const int64_t size,
-          r.GetIntAtLeast(*array->get(i), StrCat("model.hidden[", i, "]"), 1));
+          r.GetIntInRange(*array->get(i), StrCat("model.hidden[", i, "]"), 1,
+                          kMaxLayerWidth));
       model->hidden.push_back(size);
     }
   }
@@ -224,8 +231,9 @@ Status ParseModelSpec(toml_util::Reader& r, const toml_util::Table& table,
                      "missing: softmax_crossentropy needs the number of "
                      "classes (>= 2)");
     }
-    DTF_ASSIGN_OR_RETURN(model->classes,
-                         r.GetIntAtLeast(*classes, "model.classes", 2));
+    DTF_ASSIGN_OR_RETURN(
+        model->classes,
+        r.GetIntInRange(*classes, "model.classes", 2, kMaxClasses));
   } else if (classes != nullptr) {
     return r.Error(*classes, "model.classes",
                    "only with loss = \"softmax_crossentropy\"");

@@ -9,6 +9,7 @@
 
 #include "lib/base/strings.h"
 #include "lib/base/toml_util.h"
+#include "lib/data/job_limits.h"
 
 namespace dtf {
 
@@ -263,8 +264,8 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
                                    "wide_optimizer",
                                    "deep_optimizer",
                                    "early_stopping"}));
-  DTF_RETURN_IF_ERROR(
-      r.ReadInt(t, "train", "batch_size", 1, &train->batch_size));
+  DTF_RETURN_IF_ERROR(r.ReadIntInRange(t, "train", "batch_size", 1,
+                                       kMaxBatchSize, &train->batch_size));
   if (t.contains("epochs") && t.contains("steps")) {
     return r.Error(*t.get("steps"), "train.steps",
                    "give epochs or steps, not both");
@@ -272,8 +273,9 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
   DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "epochs", 1, &train->epochs));
   DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "steps", 1, &train->steps));
   if (train->steps > 0) train->epochs = 0;
-  DTF_RETURN_IF_ERROR(
-      r.ReadInt(t, "train", "shuffle_buffer", 0, &train->shuffle_buffer));
+  DTF_RETURN_IF_ERROR(r.ReadIntInRange(t, "train", "shuffle_buffer", 0,
+                                       kMaxShuffleBuffer,
+                                       &train->shuffle_buffer));
   DTF_RETURN_IF_ERROR(r.ReadInt(
       t, "train", "seed", std::numeric_limits<int64_t>::min(), &train->seed));
   DTF_RETURN_IF_ERROR(

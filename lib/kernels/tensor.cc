@@ -6,6 +6,7 @@
 
 #include "lib/base/strings.h"
 #include "lib/kernels/internal/cuda_memory.h"
+#include "lib/kernels/shape.h"
 
 namespace dtf::kernels {
 namespace internal {
@@ -47,10 +48,15 @@ void CopyBytes(void* dst, Memory dst_memory, const void* src, Memory src_memory,
 
 namespace {
 
+// Shapes reach a tensor validated (the job file's caps, Model's layout
+// check); one that is not is a bug, stopped here rather than overflowing.
 int64_t NumElements(std::span<const int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  StatusOr<int64_t> n = CheckedByteSize(shape, sizeof(float));
+  if (!n.ok()) {
+    std::fprintf(stderr, "Tensor: %s\n", n.status().ToString().c_str());
+    std::abort();
+  }
+  return *n / int64_t{sizeof(float)};
 }
 
 }  // namespace
@@ -108,6 +114,33 @@ std::string ShapeString(std::span<const int64_t> shape) {
   }
   out += "]";
   return out;
+}
+
+StatusOr<int64_t> CheckedNumElements(std::span<const int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) {
+      return InvalidArgumentError(
+          StrCat("shape ", ShapeString(shape), ": negative dimension ", d));
+    }
+    if (__builtin_mul_overflow(n, d, &n)) {
+      return InvalidArgumentError(
+          StrCat("shape ", ShapeString(shape), ": more than 2^63 elements"));
+    }
+  }
+  return n;
+}
+
+StatusOr<int64_t> CheckedByteSize(std::span<const int64_t> shape,
+                                  int64_t element_bytes) {
+  DTF_ASSIGN_OR_RETURN(const int64_t n, CheckedNumElements(shape));
+  int64_t bytes = 0;
+  if (element_bytes <= 0 || __builtin_mul_overflow(n, element_bytes, &bytes)) {
+    return InvalidArgumentError(StrCat("shape ", ShapeString(shape), ": ", n,
+                                       " elements of ", element_bytes,
+                                       " bytes do not fit in 2^63 bytes"));
+  }
+  return bytes;
 }
 
 Status CheckSparseIds(const SparseIds& ids, const IdTensor* host_splits) {

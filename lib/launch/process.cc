@@ -221,8 +221,10 @@ bool GroupAlive(const ProcessId& leader) {
   return !LiveGroupMembers(leader.pid).empty();
 }
 
+// A leader without a start time (start_ticks 0) is never signalled: its pid
+// may belong to another process by now.
 bool SignalGroup(const ProcessId& leader, int signal) {
-  if (!GroupAlive(leader)) return false;
+  if (leader.start_ticks == 0 || !GroupAlive(leader)) return false;
   return ::kill(-leader.pid, signal) == 0;
 }
 

@@ -141,6 +141,10 @@ StatusOr<StopReport> StopRun(const std::string& run_dir,
   std::vector<std::pair<std::string, ProcessId>> groups;
   for (const TaskRecord& t : run.record.tasks) {
     if (t.process.pid <= 0) continue;
+    if (t.process.start_ticks == 0) {
+      report.unverifiable.push_back(t.task);
+      continue;
+    }
     if (GroupAlive(t.process)) report.signalled.push_back(t.task);
     groups.emplace_back(t.task, t.process);
   }

@@ -30,13 +30,18 @@ struct StopReport {
   std::vector<std::string> signalled;
   // Those still there after `grace` and killed with SIGKILL.
   std::vector<std::string> killed;
+  // Tasks recorded with a pid but no start time (start_ticks 0): they
+  // cannot be told from another process that has the pid now, so nothing
+  // was signalled for them.
+  std::vector<std::string> unverifiable;
 };
 
 // Stops every task of the run in `run_dir` by the process groups recorded
 // in tasks.json (never by name; a recycled pid is left alone): SIGTERM,
-// then SIGKILL for groups still there after `grace`. Marks the run stopped
-// (stop.json) first, so its supervisor reports "stopped" rather than a
-// failure, waits for the supervisor to record the exits, and reconciles.
+// then SIGKILL for groups still there after `grace`. A task recorded
+// without a start time is left alone and listed in `unverifiable`. Marks the
+// run stopped (stop.json) first, so its supervisor reports "stopped" rather
+// than a failure, waits for the supervisor to record the exits, and reconciles.
 // Idempotent: a run with nothing left running reports nothing signalled.
 StatusOr<StopReport> StopRun(const std::string& run_dir,
                              std::chrono::milliseconds grace);

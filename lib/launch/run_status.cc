@@ -10,6 +10,7 @@
 #include "lib/launch/run_registry.h"
 #include "lib/launch/ssh/tunnel.h"
 #include "lib/launch/status_client.h"
+#include "lib/rpc/credentials.h"
 
 namespace dtf::launch {
 namespace {
@@ -83,7 +84,7 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
     s.chief_error = StrCat("the chief (", chief.task, ") is not running");
     return s;
   }
-  StatusOr<std::string> secret = ReadSecret(run.plan.secret_file);
+  StatusOr<std::string> secret = rpc::ReadSecretFile(run.plan.secret_file);
   if (!secret.ok()) {
     s.chief_error = std::string(Message(secret.status()));
     return s;

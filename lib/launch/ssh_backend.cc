@@ -27,6 +27,7 @@
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/status_client.h"
+#include "lib/rpc/credentials.h"
 
 namespace dtf::launch {
 namespace {
@@ -289,7 +290,8 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
   // The local run directory, as for a local run: the plan, the secret, a
   // directory per task (exit.json is copied there).
   DTF_RETURN_IF_ERROR(WriteNewSecret(p.secret_file));
-  DTF_ASSIGN_OR_RETURN(const std::string secret, ReadSecret(p.secret_file));
+  DTF_ASSIGN_OR_RETURN(const std::string secret,
+                       rpc::ReadSecretFile(p.secret_file));
   for (const TaskPlan& t : p.tasks) {
     const std::string local =
         (fs::path(p.run_dir) / TaskDirName(t.role, t.index)).string();

@@ -1,8 +1,5 @@
 #include "lib/launch/status_client.h"
 
-#include <cctype>
-
-#include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/rpc/call.h"
 #include "proto/dtf.grpc.pb.h"
@@ -61,22 +58,6 @@ StatusOr<CoordinatorStatus> QueryCoordinator(
     out.eval_metrics[name] = value;
   }
   return out;
-}
-
-StatusOr<std::string> ReadSecret(const std::string& path) {
-  DTF_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  while (!text.empty() &&
-         std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.pop_back();
-  }
-  size_t start = 0;
-  while (start < text.size() &&
-         std::isspace(static_cast<unsigned char>(text[start]))) {
-    ++start;
-  }
-  text.erase(0, start);
-  if (text.empty()) return DataLossError(StrCat(path, ": empty secret"));
-  return text;
 }
 
 }  // namespace dtf::launch

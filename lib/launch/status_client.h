@@ -40,7 +40,4 @@ StatusOr<CoordinatorStatus> QueryCoordinator(
     const std::string& address, const std::string& run_id,
     const std::string& secret, std::chrono::milliseconds deadline);
 
-// The secret in `path` (a run's secret file), surrounding space removed.
-StatusOr<std::string> ReadSecret(const std::string& path);
-
 }  // namespace dtf::launch

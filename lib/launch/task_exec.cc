@@ -191,6 +191,12 @@ StatusOr<bool> SignalTask(const std::string& dir, int signal) {
   id.pid = static_cast<pid_t>(std::strtol(text.c_str(), &end, 10));
   id.start_ticks = std::strtoull(end, nullptr, 10);
   if (id.pid <= 1) return DataLossError(StrCat(pid_file, ": no pid"));
+  if (id.start_ticks == 0) {
+    return DataLossError(
+        StrCat(pid_file, ": pid ", id.pid,
+               " has no start time; it cannot be told from another process "
+               "that has that pid now, so nothing was signalled"));
+  }
   return SignalGroup(id, signal);
 }
 

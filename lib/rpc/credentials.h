@@ -5,6 +5,7 @@
 // file that starts one.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -47,8 +48,15 @@ struct RunCredentials {
 StatusOr<TlsMaterial> ReadTlsDir(const std::string& dir,
                                  const std::string& name);
 
-// Reads the secret from a file: InvalidArgument unless it is a file only
-// its owner may read (mode 0600 or stricter) holding 32 to 256 hex digits.
+// The longest secret file read (a secret, surrounding space and all).
+inline constexpr size_t kMaxSecretFileBytes = 4096;
+
+// Reads the secret from a file as ReadPrivateFile (lib/base/file.h) does:
+// InvalidArgument unless it is the file itself (not a symbolic link), a
+// regular file owned by the current user that only its owner may read
+// (mode 0600 or stricter), at most kMaxSecretFileBytes long, holding 32 to
+// 256 hex digits (trailing space ignored). Every secret dtf reads is read
+// here.
 StatusOr<std::string> ReadSecretFile(const std::string& path);
 
 }  // namespace dtf::rpc

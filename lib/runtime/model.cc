@@ -11,6 +11,7 @@
 #include "lib/kernels/dense.h"
 #include "lib/kernels/dropout.h"
 #include "lib/kernels/embedding.h"
+#include "lib/kernels/shape.h"
 
 namespace dtf::runtime {
 namespace {
@@ -146,16 +147,58 @@ int Model::Add(std::string name, Part part, bool sparse, bool trainable,
   return static_cast<int>(variables_.size()) - 1;
 }
 
+namespace {
+
+// The largest model Create makes: one variable of at most
+// kMaxVariableElements, all of them together at most kMaxModelBytes of
+// float32 (before an optimizer's slots). Layout refuses a larger one naming
+// the variable, and Create checks the layout before it allocates anything.
+constexpr int64_t kMaxVariableElements = int64_t{1} << 31;
+constexpr int64_t kMaxModelBytes = int64_t{16} << 30;  // 16 GiB
+
+// InvalidArgument unless every variable of `specs` and all of them together
+// are within kMaxVariableElements and kMaxModelBytes.
+Status CheckModelSize(const std::vector<VariableSpec>& specs) {
+  int64_t total_bytes = 0;
+  for (const VariableSpec& v : specs) {
+    StatusOr<int64_t> bytes = kernels::CheckedByteSize(v.shape, sizeof(float));
+    const int64_t elements = bytes.ok() ? *bytes / int64_t{sizeof(float)} : 0;
+    if (!bytes.ok() || elements > kMaxVariableElements) {
+      return InvalidArgumentError(
+          StrCat("model: variable ", v.name, " of shape ",
+                 kernels::ShapeString(v.shape), " is over the limit of ",
+                 kMaxVariableElements,
+                 " elements per variable (2^31); lower the feature's buckets, "
+                 "vocabulary or embedding, or the model's hidden widths"));
+    }
+    if (__builtin_add_overflow(total_bytes, *bytes, &total_bytes) ||
+        total_bytes > kMaxModelBytes) {
+      return InvalidArgumentError(
+          StrCat("model: its variables (up to ", v.name,
+                 ") are over the "
+                 "limit of ",
+                 kMaxModelBytes, " bytes (", kMaxModelBytes >> 30,
+                 " GiB of float32); lower the features' buckets, "
+                 "vocabularies or embeddings, or the model's hidden widths"));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 StatusOr<std::vector<VariableSpec>> Model::Layout(const FeatureLayer& layer,
                                                   const ModelSpec& spec) {
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<Model> m,
                        Build(layer, spec, 0, /*materialize=*/false));
+  DTF_RETURN_IF_ERROR(CheckModelSize(m->specs_));
   return m->specs_;
 }
 
 StatusOr<std::unique_ptr<Model>> Model::Create(const FeatureLayer& layer,
                                                const ModelSpec& spec,
                                                uint64_t seed) {
+  DTF_RETURN_IF_ERROR(Layout(layer, spec).status());
   return Build(layer, spec, seed, /*materialize=*/true);
 }
 

@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "lib/base/bounded_read.h"
 #include "gtest/gtest.h"
+#include "lib/base/bounded_read.h"
 #include "tests/testing/temp_dir.h"
 
 namespace dtf {

@@ -480,5 +480,24 @@ buckets = 10
   EXPECT_EQ(spec.size(), 4u);
 }
 
+TEST_F(FeatureSpecTest, SizesOverTheCapsAreRefused) {
+  EXPECT_EQ(Error("[[features.hashed]]\nname = \"city\"\n"
+                  "buckets = 16777217\n"),
+            "job.toml:11:11: features.hashed[0].buckets: must be at most "
+            "16777216 (dtf's limit), got 16777217");
+  EXPECT_EQ(Error("[[features.hashed]]\nname = \"city\"\nbuckets = 3\n"
+                  "embedding = 4097\n"),
+            "job.toml:12:13: features.hashed[0].embedding: must be at most "
+            "4096 (dtf's limit), got 4097");
+  EXPECT_EQ(Error("[[features.categorical]]\nname = \"sex\"\n"
+                  "vocabulary = [\"a\"]\nnum_oov_buckets = 99999999999\n"),
+            "job.toml:12:19: features.categorical[0].num_oov_buckets: must be "
+            "at most 16777216 (dtf's limit), got 99999999999");
+  EXPECT_EQ(Error("[[features.crossed]]\nname = \"x\"\n"
+                  "columns = [\"city\", \"n\"]\nbuckets = 16777217\n"),
+            "job.toml:12:11: features.crossed[0].buckets: must be at most "
+            "16777216 (dtf's limit), got 16777217");
+}
+
 }  // namespace
 }  // namespace dtf

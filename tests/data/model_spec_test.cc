@@ -283,5 +283,26 @@ TEST_F(ModelSpecTest, Examples) {
   EXPECT_EQ(census->train.wide_optimizer->type, OptimizerType::kFtrl);
 }
 
+TEST_F(ModelSpecTest, SizesOverTheCapsAreRefused) {
+  EXPECT_EQ(ModelError("[model]\ntype = \"wide_deep\"\nhidden = [3, 65537]\n"),
+            "job.toml:15:14: model.hidden[1]: must be at most 65536 (dtf's "
+            "limit), got 65537");
+  EXPECT_EQ(ModelError("[model]\ntype = \"wide_deep\"\n"
+                       "hidden = [3, 9223372036854775807]\n"),
+            "job.toml:15:14: model.hidden[1]: must be at most 65536 (dtf's "
+            "limit), got 9223372036854775807");
+  std::string layers = "hidden = [1";
+  for (int i = 1; i < 65; ++i) layers += ", 1";
+  EXPECT_EQ(ModelError("[model]\ntype = \"mlp\"\n" + layers + "]\n"),
+            "job.toml:15:10: model.hidden: 65 layers, over dtf's limit of 64");
+  EXPECT_EQ(ModelError("[model]\ntype = \"wide_deep\"\n"
+                       "loss = \"softmax_crossentropy\"\nclasses = 65537\n"),
+            "job.toml:16:11: model.classes: must be at most 65536 (dtf's "
+            "limit), got 65537");
+  EXPECT_EQ(
+      Load(Job("[model]\ntype = \"wide_deep\"\nhidden = [65536]\n")).hidden,
+      std::vector<int64_t>{65536});
+}
+
 }  // namespace
 }  // namespace dtf

@@ -162,6 +162,12 @@ TEST_F(TrainSpecTest, Errors) {
             "batch_size?)");
   EXPECT_EQ(Error("mlp", "[train]\nbatch_size = 0\n"),
             "job.toml:11:14: train.batch_size: must be at least 1, got 0");
+  EXPECT_EQ(Error("mlp", "[train]\nbatch_size = 1048577\n"),
+            "job.toml:11:14: train.batch_size: must be at most 1048576 (dtf's "
+            "limit), got 1048577");
+  EXPECT_EQ(Error("mlp", "[train]\nshuffle_buffer = 16777217\n"),
+            "job.toml:11:18: train.shuffle_buffer: must be at most 16777216 "
+            "(dtf's limit), got 16777217");
   EXPECT_EQ(Error("mlp", "[train]\nepochs = 2\nsteps = 10\n"),
             "job.toml:12:9: train.steps: give epochs or steps, not both");
   EXPECT_EQ(Error("mlp", "[train]\nsteps = 0\n"),

@@ -1,9 +1,12 @@
 #include "lib/kernels/tensor.h"
 
 #include <cstdint>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "lib/kernels/shape.h"
 
 namespace dtf::kernels {
 namespace {
@@ -109,6 +112,26 @@ TEST(SparseIds, MalformedBatchesAreRejected) {
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(Message(status).find("1 weights for 2 ids"), std::string::npos)
       << status;
+}
+
+TEST(CheckedNumElements, OverflowAndNegativeDimensionsAreErrors) {
+  EXPECT_EQ(CheckedNumElements({}).value_or(-1), 1);
+  EXPECT_EQ(CheckedNumElements(std::vector<int64_t>{3, 0, 5}).value_or(-1), 0);
+  EXPECT_EQ(
+      CheckedNumElements(std::vector<int64_t>{1 << 20, 1 << 20}).value_or(-1),
+      int64_t{1} << 40);
+  const std::vector<int64_t> huge = {int64_t{1} << 32, int64_t{1} << 32};
+  StatusOr<int64_t> n = CheckedNumElements(huge);
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(Message(n.status())).find("[4294967296, 4294967296]"),
+            std::string::npos);
+  EXPECT_FALSE(CheckedNumElements(std::vector<int64_t>{2, -3}).ok());
+  // 2^61 elements fit; 2^61 floats (2^63 bytes) do not.
+  const std::vector<int64_t> big = {int64_t{1} << 61};
+  EXPECT_TRUE(CheckedNumElements(big).ok());
+  EXPECT_FALSE(CheckedByteSize(big, sizeof(float)).ok());
+  EXPECT_EQ(CheckedByteSize(std::vector<int64_t>{2, 3}, 4).value_or(-1), 24);
 }
 
 }  // namespace

@@ -332,7 +332,7 @@ TEST_F(LaunchCliTest, DetachThenStatusLogsAndStop) {
   EXPECT_EQ(json.code, 0) << json.err;
   EXPECT_EQ(json.out, "{\"run\": \"" + id +
                           "\", \"state\": \"stopped\", \"stopped\": [], "
-                          "\"killed\": []}\n");
+                          "\"killed\": [], \"unverifiable\": []}\n");
   Result watch = Run("status --watch");
   EXPECT_EQ(watch.code, 0);
   EXPECT_THAT(watch.out, HasSubstr(": stopped"));

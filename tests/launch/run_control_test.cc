@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/launch/local_backend.h"
+#include "lib/launch/process.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/run_registry.h"
 #include "lib/launch/run_status.h"
@@ -189,6 +190,52 @@ TEST_F(RunControlTest, ReconcileMarksTasksLostWhenNobodyRecordedThem) {
   StatusOr<RunView> view = LoadRun(run_dir);
   ASSERT_TRUE(view.ok());
   EXPECT_EQ(view->exits.size(), 3u);
+}
+
+// A record without a start time names a pid that may be anyone's by now:
+// `dtf stop` must leave it alone rather than signal whatever has that pid.
+TEST_F(RunControlTest, StopLeavesATaskWithoutAStartTimeAlone) {
+  StatusOr<std::string> id =
+      StartDetached(Request("STANDIN_CHIEF_SLEEP = \"60\"\n"), Options());
+  ASSERT_TRUE(id.ok()) << id.status();
+  const std::string run_dir = RunDir(*id);
+  ASSERT_TRUE(WaitReady(run_dir));
+  StatusOr<RunRecord> record = ReadRunRecord(run_dir);
+  ASSERT_TRUE(record.ok());
+  ASSERT_EQ(::kill(record->supervisor.pid, SIGKILL), 0);
+  for (const TaskRecord& t : record->tasks) ::kill(-t.process.pid, SIGKILL);
+  for (const TaskRecord& t : record->tasks) {
+    ASSERT_TRUE(testing::WaitFor([&] { return !GroupAlive(t.process); }));
+  }
+  ASSERT_TRUE(testing::WaitFor([&] { return !SupervisorRunning(*record); }));
+  // Another process group now has the pid the record names.
+  SpawnOptions other;
+  other.argv = {"/bin/sleep", "60"};
+  other.stdout_file = dir_.Join("other.out");
+  other.stderr_file = dir_.Join("other.err");
+  other.die_with_parent = true;
+  StatusOr<ProcessId> stranger = Spawn(other);
+  ASSERT_TRUE(stranger.ok()) << stranger.status();
+  RunRecord edited = *record;
+  ASSERT_FALSE(edited.tasks.empty());
+  edited.tasks[0].process = ProcessId{stranger->pid, 0};
+  edited.tasks[0].state = "running";
+  ASSERT_TRUE(WriteRunRecord(run_dir, edited).ok());
+
+  StatusOr<StopReport> report = StopRun(run_dir, 300ms);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(report->unverifiable,
+              ::testing::ElementsAre(edited.tasks[0].task));
+  EXPECT_THAT(report->signalled,
+              ::testing::Not(::testing::Contains(edited.tasks[0].task)));
+  EXPECT_THAT(report->killed,
+              ::testing::Not(::testing::Contains(edited.tasks[0].task)));
+  EXPECT_TRUE(testing::Alive(stranger->pid));
+  EXPECT_FALSE(SignalGroup(ProcessId{stranger->pid, 0}, SIGTERM));
+  EXPECT_TRUE(testing::Alive(stranger->pid));
+  EXPECT_TRUE(SignalGroup(*stranger, SIGKILL));
+  EXPECT_TRUE(testing::WaitFor([&] { return !GroupAlive(*stranger); }));
+  TryReap(stranger->pid);
 }
 
 }  // namespace

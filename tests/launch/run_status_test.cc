@@ -15,6 +15,7 @@
 #include "lib/base/strings.h"
 #include "lib/launch/local_backend.h"
 #include "lib/launch/status_client.h"
+#include "lib/rpc/credentials.h"
 #include "proto/dtf.grpc.pb.h"
 #include "tests/launch/launch_testing.h"
 #include "tests/testing/temp_dir.h"
@@ -170,7 +171,7 @@ TEST_F(RunStatusTest, StatusComesFromTheChiefWhenItAnswers) {
   std::unique_ptr<LocalRun> run =
       StartRun(StrCat("STANDIN_CHIEF_ADDRESS = \"127.0.0.1:", port_, "\"\n"));
   ASSERT_TRUE(run);
-  StatusOr<std::string> secret = ReadSecret(run->plan().secret_file);
+  StatusOr<std::string> secret = rpc::ReadSecretFile(run->plan().secret_file);
   ASSERT_TRUE(secret.ok());
   fake_.Expect(run->run_id(), *secret);
   StatusOr<RunStatus> status = CollectRunStatus(run->plan().run_dir, 30s);

@@ -81,6 +81,30 @@ TEST(TaskExec, SignalStopsTheGroupAndMarksItStopped) {
   EXPECT_FALSE(*signalled);
 }
 
+// A pid file without a start time names a pid that may be anyone's now.
+TEST(TaskExec, SignalRefusesAPidFileWithoutAStartTime) {
+  testing::TempDir dir;
+  TaskExecOptions o;
+  o.task = "worker:0";
+  o.dir = dir.path();
+  o.argv = {"/bin/sleep", "30"};
+  StatusOr<ProcessId> id = StartMonitoredTask(o);
+  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_TRUE(
+      WriteFileAtomically(dir.path() + "/pid", StrCat(id->pid, " 0\n")).ok());
+  StatusOr<bool> signalled = SignalTask(dir.path(), SIGKILL);
+  ASSERT_FALSE(signalled.ok());
+  EXPECT_EQ(signalled.status().code(), StatusCode::kDataLoss);
+  EXPECT_THAT(
+      Message(signalled.status()),
+      HasSubstr("/pid: pid " + std::to_string(id->pid) + " has no start time"));
+  EXPECT_TRUE(GroupAlive(*id));
+  ::kill(-id->pid, SIGKILL);
+  for (int i = 0; i < 100 && GroupAlive(*id); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 TEST(TaskExec, CleanExitIsExited) {
   testing::TempDir dir;
   TaskExecOptions o;

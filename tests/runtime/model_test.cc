@@ -280,5 +280,61 @@ TEST_F(ModelTest, AnyRowsInitializeAsTheWholeModelDoes) {
   }
 }
 
+// Job-file caps allow each size alone; together they may still ask for
+// more than a variable or a model may hold, refused before allocating.
+TEST_F(ModelTest, ModelsOverTheSizeLimitsAreRefusedBeforeAllocating) {
+  auto layout_error = [&](std::string_view features) -> std::string {
+    StatusOr<JobFile> job = LoadText(StrCat(R"([schema]
+label = "y"
+columns = ["d:str", "e:str", "f:str", "y:int"]
+)",
+                                            features, R"(
+[model]
+type = "mlp"
+hidden = [4]
+)"));
+    EXPECT_TRUE(job.ok()) << job.status();
+    if (!job.ok()) return "";
+    StatusOr<FeatureLayer> layer =
+        FeatureLayer::Create(job->schema, job->features, *job->model);
+    EXPECT_TRUE(layer.ok()) << layer.status();
+    if (!layer.ok()) return "";
+    StatusOr<std::vector<VariableSpec>> layout =
+        Model::Layout(*layer, *job->model);
+    if (layout.ok()) return "";
+    StatusOr<std::unique_ptr<Model>> model =
+        Model::Create(*layer, *job->model, 1);
+    EXPECT_FALSE(model.ok());
+    if (!model.ok()) {
+      EXPECT_EQ(model.status(), layout.status());
+    }
+    EXPECT_EQ(layout.status().code(), StatusCode::kInvalidArgument);
+    return std::string(Message(layout.status()));
+  };
+  // 2^24 x 2^12 = 2^36 elements in one variable.
+  const std::string one = layout_error(R"(
+[[features.hashed]]
+name = "d"
+buckets = 16777216
+embedding = 4096
+)");
+  EXPECT_NE(one.find("model: variable deep/d/embedding of shape "
+                     "[16777216, 4096] is over the limit of 2147483648 "
+                     "elements per variable"),
+            std::string::npos)
+      << one;
+  // Three variables of 2^24 x 100 floats (6.25 GiB each).
+  std::string features;
+  for (std::string_view name : {"d", "e", "f"}) {
+    features += StrCat("[[features.hashed]]\nname = \"", name,
+                       "\"\nbuckets = 16777216\nembedding = 100\n");
+  }
+  const std::string total = layout_error(features);
+  EXPECT_NE(total.find("model: its variables (up to deep/f/embedding) are "
+                       "over the limit of 17179869184 bytes (16 GiB"),
+            std::string::npos)
+      << total;
+}
+
 }  // namespace
 }  // namespace dtf::runtime
