@@ -112,6 +112,18 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
     return PrintStdout(f.json ? launch::PlanToJson(plan)
                               : launch::PlanToText(plan));
   }
+  std::vector<std::string> names;
+  bool remote = false;
+  {
+    DTF_ASSIGN_OR_RETURN(const launch::Plan draft, launch::MakePlan(request));
+    const std::string warning =
+        launch::PlaintextWarning(draft, request.profile);
+    if (!warning.empty()) console.Warning(warning);
+    remote = draft.remote();
+    for (const launch::TaskPlan& t : draft.tasks) {
+      names.push_back(TaskLabel(t, remote));
+    }
+  }
   launch::RunOptions options;
   options.grace = Millis(f.grace);
   options.start_timeout = Millis(f.start_timeout);
@@ -130,15 +142,6 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
                         id, "', 'dtf logs ", id, " -f', end it with 'dtf stop ",
                         id, "'"));
     return PrintStdout(StrCat(id, "\n"));
-  }
-  std::vector<std::string> names;
-  bool remote = false;
-  {
-    DTF_ASSIGN_OR_RETURN(const launch::Plan draft, launch::MakePlan(request));
-    remote = draft.remote();
-    for (const launch::TaskPlan& t : draft.tasks) {
-      names.push_back(TaskLabel(t, remote));
-    }
   }
   const TaskPrefixes out_prefixes(names, ColorFor(STDOUT_FILENO));
   const TaskPrefixes err_prefixes(names, ColorFor(STDERR_FILENO));

@@ -17,6 +17,7 @@
 #include "lib/launch/restart_policy.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
+#include "lib/launch/run_tls.h"
 
 namespace dtf::launch {
 namespace {
@@ -106,6 +107,10 @@ StatusOr<std::unique_ptr<LocalRun>> LocalRun::Start(PlanRequest request,
     return status;
   };
   DTF_RETURN_IF_ERROR(WriteNewSecret(p.secret_file));
+  if (p.tls) {
+    DTF_ASSIGN_OR_RETURN(const RunTls tls, MakeRunTls(p));
+    DTF_RETURN_IF_ERROR(WriteRunTls(tls, TlsDirOf(p.run_dir)));
+  }
   for (const TaskPlan& t : p.tasks) {
     // A resumed run's task directories are there, with their logs.
     if (!(p.resume && fs::is_directory(t.dir))) {

@@ -6,6 +6,7 @@
 
 #include "lib/base/strings.h"
 #include "lib/launch/run_layout.h"
+#include "lib/rpc/tls_certs.h"
 
 namespace dtf::launch {
 namespace {
@@ -64,6 +65,10 @@ std::vector<std::string> ServeArgv(const Plan& plan, const TaskPlan& task,
   if (task.chief && !paths.metrics_out.empty()) {
     argv.push_back("--metrics-out");
     argv.push_back(paths.metrics_out);
+  }
+  if (plan.tls) {
+    argv.push_back("--tls-dir");
+    argv.push_back(StrCat(paths.run_dir, "/", kTlsDir));
   }
   return argv;
 }
@@ -171,6 +176,20 @@ const TaskPlan* Plan::Find(std::string_view name) const {
     if (t.name() == name) return &t;
   }
   return nullptr;
+}
+
+bool Plan::LeavesLoopback() const {
+  for (const TaskPlan& t : tasks) {
+    if (!rpc::IsLoopbackHost(t.host)) return true;
+  }
+  return false;
+}
+
+std::string PlaintextWarning(const Plan& plan, const Profile& profile) {
+  if (plan.tls || !plan.LeavesLoopback()) return "";
+  return StrCat(WhereOf(profile, "tls"),
+                ": tls = false: the run's secret and every tensor cross the "
+                "network in plaintext");
 }
 
 Status ValidateSet(std::string_view set) {
@@ -319,6 +338,7 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
     plan.tasks.push_back(std::move(t));
   }
   DTF_RETURN_IF_ERROR(AssignDevices(r, profile, placed, &plan, &paths));
+  plan.tls = profile.tls.value_or(plan.LeavesLoopback());
   for (size_t k = 0; k < plan.tasks.size(); ++k) {
     plan.tasks[k].argv = ServeArgv(plan, plan.tasks[k], paths[k]);
   }

@@ -111,6 +111,10 @@ struct Plan {
   int max_restarts = 0;
   // Every task restores the run's last checkpoint (dtf launch --resume).
   bool resume = false;
+  // Mutual TLS between the tasks (the profile's `tls`, by default whether
+  // the plan leaves loopback): the launcher writes the run's certificates
+  // to <run dir>/tls (lib/launch/run_tls.h) and every task gets --tls-dir.
+  bool tls = false;
   std::vector<std::string> sets;
   std::string metrics_out;
   // backend = "ssh": the hosts, where they are listed, how they are
@@ -132,6 +136,9 @@ struct Plan {
   bool remote() const { return backend == "ssh"; }
   // The task named `name` ("worker:1"), or nullptr.
   const TaskPlan* Find(std::string_view name) const;
+  // Whether a task's host is not a loopback one (rpc::IsLoopbackHost): the
+  // run's traffic crosses a network.
+  bool LeavesLoopback() const;
 };
 
 // Checks one --set value: "section.key=value" where section and key (and
@@ -160,8 +167,14 @@ Status ValidateSet(std::string_view set);
 // under <work_dir>/runs/<run id>/, and it runs the shipped runtime,
 // <work_dir>/envs/<env id>/bin/dtf, on the shipped job,
 // <work_dir>/jobs/<job id>/<job entry>; the chief's --metrics-out is
-// <work_dir>/runs/<run id>/metrics.json there (fetched at the end).
+// <work_dir>/runs/<run id>/metrics.json there (fetched at the end). With
+// TLS on, each task's --tls-dir is <its run dir>/tls on its host.
 StatusOr<Plan> MakePlan(const PlanRequest& request);
+
+// The warning `dtf launch` prints for a plan whose traffic leaves loopback
+// with TLS turned off by `profile` ("<file>:<line>:<col>: tls = false: ...");
+// "" for any other plan.
+std::string PlaintextWarning(const Plan& plan, const Profile& profile);
 
 // The plan as JSON (docs/launch.md), fields in a fixed order: the same plan
 // gives the same bytes.

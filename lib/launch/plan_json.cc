@@ -29,6 +29,7 @@ std::string PlanToJson(const Plan& plan) {
   j["binary"] = plan.binary;
   j["run_dir"] = plan.run_dir;
   j["secret_file"] = plan.secret_file;
+  j["tls"] = plan.tls;
   j["profile"] =
       Json{{"name", plan.profile_name},        {"source", plan.profile_source},
            {"backend", plan.backend},          {"ps", plan.ps},
@@ -109,6 +110,8 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
     plan.binary = j.at("binary").get<std::string>();
     plan.run_dir = j.at("run_dir").get<std::string>();
     plan.secret_file = j.at("secret_file").get<std::string>();
+    // Plans written before runs had TLS have no "tls": they ran without.
+    plan.tls = j.value("tls", false);
     const Json& p = j.at("profile");
     plan.profile_name = p.at("name").get<std::string>();
     plan.profile_source = p.at("source").get<std::string>();

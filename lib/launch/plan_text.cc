@@ -46,6 +46,22 @@ std::string PlanToText(const Plan& plan) {
   StrAppend(&out, "secret:   ", plan.secret_file, " (mode 0600",
             plan.remote() ? "; copied to each host's run directory" : "",
             ")\n");
+  if (plan.tls) {
+    StrAppend(&out,
+              "tls:      mutual TLS with the run's own CA: ", plan.run_dir,
+              "/tls (the CA key stays there",
+              plan.remote() ? "; each host gets the CA certificate and its "
+                              "tasks' certificates and keys"
+                            : "",
+              ")\n");
+  } else {
+    StrAppend(&out, "tls:      off",
+              plan.LeavesLoopback()
+                  ? " (tls = false): the run's secret and every tensor cross "
+                    "the network in plaintext"
+                  : " (every task on loopback)",
+              "\n");
+  }
   if (plan.remote()) {
     StrAppend(&out, "ships:    runtime ", plan.env_id, " and job ", plan.job_id,
               plan.with_data ? " (with its data)" : "", " to each host's ",

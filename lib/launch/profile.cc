@@ -85,12 +85,12 @@ Status ReadBounded(Reader* reader, Profile* p, const toml::table& table,
 Status CheckKeys(const Reader& reader, const toml::table& table,
                  std::string_view backend) {
   const std::initializer_list<std::string_view> kLocal = {
-      "backend", "ps",  "workers",      "host",   "base_port",
-      "threads", "env", "max_restarts", "device", "gpus"};
+      "backend", "ps",           "workers", "host", "base_port", "threads",
+      "env",     "max_restarts", "device",  "gpus", "tls"};
   const std::initializer_list<std::string_view> kSsh = {
-      "backend",  "ps",        "workers",     "hosts",   "hostfile",
-      "work_dir", "with_data", "base_port",   "threads", "env",
-      "ssh",      "device",    "max_restarts"};
+      "backend",  "ps",        "workers",      "hosts",   "hostfile",
+      "work_dir", "with_data", "base_port",    "threads", "env",
+      "ssh",      "device",    "max_restarts", "tls"};
   const bool ssh = backend == "ssh";
   const std::initializer_list<std::string_view>& keys = ssh ? kSsh : kLocal;
   const std::initializer_list<std::string_view>& others = ssh ? kLocal : kSsh;
@@ -322,6 +322,10 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
                                   &p.max_restarts));
   DTF_RETURN_IF_ERROR(
       ReadBounded(&reader, &p, table, "gpus", 0, 1024, &p.gpus));
+  if (const toml::node* node = table.get("tls")) {
+    p.where["tls"] = Where(reader, *node);
+    DTF_ASSIGN_OR_RETURN(p.tls, reader.GetBool(*node, "tls"));
+  }
   if (const toml::node* node = table.get("device")) {
     p.where["device"] = Where(reader, *node);
     DTF_ASSIGN_OR_RETURN(const std::string device,

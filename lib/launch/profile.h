@@ -77,6 +77,11 @@ struct Profile {
     // backoff) before the host is lost and the run fails; 0: one attempt.
     int reconnect_timeout = 30;
   } ssh;
+  // tls: mutual TLS between the tasks, with certificates from a CA the
+  // launcher makes for the run (docs/protocol.md, "Transport security").
+  // Unset (the default): on when a task's host is not a loopback one (an
+  // SSH run to real hosts), off for a run on loopback.
+  std::optional<bool> tls;
   // [env]: environment variables set for every task, by name.
   std::map<std::string, std::string> env;
   // "<file>:<line>:<col>" of each key read, for errors found later (a port

@@ -218,11 +218,20 @@ StatusOr<ShipReport> RemoteHost::Ship(const ShippedArchive& env,
 }
 
 Status RemoteHost::PrepareRun(const Plan& plan, const std::string& secret,
-                              const std::vector<const TaskPlan*>& tasks) {
+                              const std::vector<const TaskPlan*>& tasks,
+                              const std::vector<TlsFile>& tls_files) {
   const std::string run_dir = StrCat(work_dir_, "/runs/", plan.run_id);
   DTF_RETURN_IF_ERROR(session_->MakeDirs(run_dir));
   DTF_RETURN_IF_ERROR(
       session_->WriteFile(StrCat(run_dir, "/", kSecretFile), secret, 0600));
+  if (!tls_files.empty()) {
+    const std::string tls_dir = TlsDirOf(run_dir);
+    DTF_RETURN_IF_ERROR(session_->MakeDirs(tls_dir, 0700));
+    for (const TlsFile& f : tls_files) {
+      DTF_RETURN_IF_ERROR(
+          session_->WriteFile(StrCat(tls_dir, "/", f.name), f.contents, 0600));
+    }
+  }
   for (const TaskPlan* t : tasks) {
     DTF_RETURN_IF_ERROR(session_->MakeDirs(t->dir));
     if (plan.resume) {

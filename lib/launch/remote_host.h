@@ -5,7 +5,9 @@
 //   <work>/envs/<env id>/   the runtime (dtf pack env), files verified
 //   <work>/jobs/<job id>/   the job (dtf pack zip), unpacked and verified
 //   <work>/archives/        job archives as uploaded
-//   <work>/runs/<run id>/   secret (0600), metrics.json, <role>-<index>/
+//   <work>/runs/<run id>/   secret (0600), metrics.json, <role>-<index>/,
+//                           tls/ (0700: ca.pem and the host's tasks'
+//                           certificates and keys, each 0600)
 //
 // An unpacked archive's directory holds ".complete" once verified; a
 // directory with it is never shipped again.
@@ -21,6 +23,7 @@
 #include "lib/base/status.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/process.h"
+#include "lib/launch/run_tls.h"
 #include "lib/launch/ssh/session.h"
 
 namespace dtf::launch {
@@ -80,10 +83,12 @@ class RemoteHost {
   StatusOr<ShipReport> Ship(const ShippedArchive& env,
                             const ShippedArchive& job);
 
-  // The run's directory and secret on this host, and each task's
-  // directory.
+  // The run's directory and secret on this host, each task's directory,
+  // and, when `tls_files` is not empty (HostTlsFiles), the run's tls/
+  // directory holding them.
   Status PrepareRun(const Plan& plan, const std::string& secret,
-                    const std::vector<const TaskPlan*>& tasks);
+                    const std::vector<const TaskPlan*>& tasks,
+                    const std::vector<TlsFile>& tls_files = {});
   // Starts a task (`dtf task exec` of the shipped runtime); its process on
   // the host. With `restart`, starts a task that failed again: its ready,
   // pid, exit and stop files are removed first, its output is appended to

@@ -114,6 +114,9 @@ Status ReopenRunDir(const std::string& runs_dir, const std::string& id) {
     fs::remove(dir / name, ec);
     if (ec) return ErrnoToStatus(ec.value(), (dir / name).string());
   }
+  // The run's TLS material is made anew with its new secret.
+  fs::remove_all(dir / kTlsDir, ec);
+  if (ec) return ErrnoToStatus(ec.value(), (dir / kTlsDir).string());
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
        it.increment(ec)) {
     if (!it->is_directory()) continue;

@@ -31,7 +31,8 @@ StatusOr<std::string> CreateRunDir(const std::string& runs_dir,
 
 // For a resumed run: <runs_dir>/<id> must exist (NotFound naming it); what
 // its last attempt left that a new one must not read is removed — the
-// secret, stop.json, and each task directory's ready and exit.json. Logs
+// secret, the TLS directory, stop.json, and each task directory's ready and
+// exit.json. Logs
 // stay (a resumed task appends to them).
 Status ReopenRunDir(const std::string& runs_dir, const std::string& id);
 

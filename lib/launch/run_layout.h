@@ -13,6 +13,14 @@ inline constexpr char kTasksFile[] = "tasks.json";  // pids, states, outcome
 inline constexpr char kSecretFile[] = "secret";     // 64 hex digits, 0600
 inline constexpr char kStopFile[] = "stop.json";    // `dtf stop` was here
 inline constexpr char kSupervisorLog[] = "supervisor.log";  // --detach only
+// <run dir>/tls/ (mode 0700) when the run uses mutual TLS (lib/launch/
+// run_tls.h): the run's CA, and a certificate and key per task
+// (<role>-<index>.pem, .key) and for the launcher. On an SSH run's hosts,
+// <work dir>/runs/<run id>/tls/ holds ca.pem and the host's tasks' files.
+inline constexpr char kTlsDir[] = "tls";
+inline constexpr char kTlsCaCert[] = "ca.pem";
+inline constexpr char kTlsCaKey[] = "ca.key";  // never leaves the launcher
+inline constexpr char kTlsLauncherName[] = "launcher";
 // On an SSH run's hosts, <work dir>/runs/<run id>/: the chief's metrics
 // (fetched into --metrics-out at the end).
 inline constexpr char kRemoteMetricsFile[] = "metrics.json";

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "lib/base/strings.h"
 #include "lib/launch/remote_host.h"
 #include "lib/launch/run_control.h"
 #include "lib/launch/run_registry.h"
+#include "lib/launch/run_tls.h"
 #include "lib/launch/ssh/tunnel.h"
 #include "lib/launch/status_client.h"
 #include "lib/rpc/credentials.h"
@@ -89,8 +91,21 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
     s.chief_error = std::string(Message(secret.status()));
     return s;
   }
-  StatusOr<CoordinatorStatus> reply =
-      QueryCoordinator(s.chief_address, s.run_id, *secret, deadline);
+  std::optional<ClientTls> tls;
+  if (run.plan.tls) {
+    StatusOr<LauncherTls> files = ReadLauncherTls(TlsDirOf(run.plan.run_dir));
+    if (!files.ok()) {
+      s.chief_error = std::string(Message(files.status()));
+      return s;
+    }
+    // The chief's certificate names its host as the plan has it, also when
+    // the call goes through a tunnel.
+    tls = ClientTls{files->ca_cert, files->cert, files->key,
+                    run.plan.chief().host};
+  }
+  const ClientTls* client_tls = tls ? &*tls : nullptr;
+  StatusOr<CoordinatorStatus> reply = QueryCoordinator(
+      s.chief_address, s.run_id, *secret, deadline, client_tls);
   if (!reply.ok() && run.plan.remote() &&
       reply.status().code() != StatusCode::kPermissionDenied) {
     // The chief's port may not be reachable from here: through its host.
@@ -99,7 +114,7 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
         TargetFor(run.plan, c.host, c.ssh_user, c.ssh_port), c.host, c.port);
     if (tunnel.ok()) {
       StatusOr<CoordinatorStatus> via = QueryCoordinator(
-          (*tunnel)->local_address(), s.run_id, *secret, deadline);
+          (*tunnel)->local_address(), s.run_id, *secret, deadline, client_tls);
       if (via.ok()) {
         reply = std::move(via);
         s.chief_via = StrCat("ssh tunnel to ", c.host);

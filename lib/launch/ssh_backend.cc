@@ -26,6 +26,7 @@
 #include "lib/launch/restart_policy.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
+#include "lib/launch/run_tls.h"
 #include "lib/launch/status_client.h"
 #include "lib/rpc/credentials.h"
 
@@ -292,6 +293,11 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
   DTF_RETURN_IF_ERROR(WriteNewSecret(p.secret_file));
   DTF_ASSIGN_OR_RETURN(const std::string secret,
                        rpc::ReadSecretFile(p.secret_file));
+  RunTls tls;
+  if (p.tls) {
+    DTF_ASSIGN_OR_RETURN(tls, MakeRunTls(p));
+    DTF_RETURN_IF_ERROR(WriteRunTls(tls, TlsDirOf(p.run_dir)));
+  }
   for (const TaskPlan& t : p.tasks) {
     const std::string local =
         (fs::path(p.run_dir) / TaskDirName(t.role, t.index)).string();
@@ -317,7 +323,9 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
     for (const TaskPlan& t : p.tasks) {
       if (t.host == p.hosts[h].host) mine.push_back(&t);
     }
-    results[h] = host.PrepareRun(p, secret, mine);
+    results[h] = host.PrepareRun(
+        p, secret, mine,
+        p.tls ? HostTlsFiles(tls, mine) : std::vector<TlsFile>{});
   });
   std::vector<std::string> errors;
   for (size_t h = 0; h < results.size(); ++h) {

@@ -22,13 +22,32 @@ Status ChiefStatus(const grpc::Status& s, const std::string& address) {
   }
 }
 
+// A channel to the chief: rpc::MakeChannel's, or over mutual TLS.
+std::shared_ptr<grpc::Channel> CoordinatorChannel(const std::string& address,
+                                                  const ClientTls* tls) {
+  if (tls == nullptr) return rpc::MakeChannel(address, {});
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = tls->ca_cert;
+  options.pem_cert_chain = tls->cert;
+  options.pem_private_key = tls->key;
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
+  if (!tls->server_name.empty()) {
+    args.SetSslTargetNameOverride(tls->server_name);
+  }
+  return grpc::CreateCustomChannel(address, grpc::SslCredentials(options),
+                                   args);
+}
+
 }  // namespace
 
-StatusOr<CoordinatorStatus> QueryCoordinator(
-    const std::string& address, const std::string& run_id,
-    const std::string& secret, std::chrono::milliseconds deadline) {
-  std::unique_ptr<rpc::Coordinator::Stub> stub = rpc::Coordinator::NewStub(
-      rpc::MakeChannel(address, rpc::RunCredentials{run_id, secret, ""}));
+StatusOr<CoordinatorStatus> QueryCoordinator(const std::string& address,
+                                             const std::string& run_id,
+                                             const std::string& secret,
+                                             std::chrono::milliseconds deadline,
+                                             const ClientTls* tls) {
+  std::unique_ptr<rpc::Coordinator::Stub> stub =
+      rpc::Coordinator::NewStub(CoordinatorChannel(address, tls));
   std::unique_ptr<grpc::ClientContext> context =
       rpc::MakeClientContext({run_id, secret, ""}, deadline);
   // A chief that is not there is told at once (then tried through its

@@ -32,12 +32,26 @@ struct CoordinatorStatus {
   std::map<std::string, double> eval_metrics;
 };
 
-// Calls Coordinator.Status on `address` ("host:port") within `deadline`.
-// Errors name the address: Unavailable (nothing answers), DeadlineExceeded,
-// PermissionDenied (wrong run or secret), FailedPrecondition (another
-// protocol version).
-StatusOr<CoordinatorStatus> QueryCoordinator(
-    const std::string& address, const std::string& run_id,
-    const std::string& secret, std::chrono::milliseconds deadline);
+// The client side of a run's mutual TLS (lib/launch/run_tls.h): PEM text.
+struct ClientTls {
+  std::string ca_cert;  // the run's CA: the server must have a certificate
+                        // from it
+  std::string cert;     // presented to the server
+  std::string key;
+  // The name the server's certificate must hold; "" for the host of the
+  // address called. Set when the call goes through a tunnel.
+  std::string server_name;
+};
+
+// Calls Coordinator.Status on `address` ("host:port") within `deadline`,
+// over mutual TLS when `tls` is not null. Errors name the address:
+// Unavailable (nothing answers, or the TLS handshake failed),
+// DeadlineExceeded, PermissionDenied (wrong run or secret),
+// FailedPrecondition (another protocol version).
+StatusOr<CoordinatorStatus> QueryCoordinator(const std::string& address,
+                                             const std::string& run_id,
+                                             const std::string& secret,
+                                             std::chrono::milliseconds deadline,
+                                             const ClientTls* tls = nullptr);
 
 }  // namespace dtf::launch

@@ -45,6 +45,7 @@ constexpr char kGolden[] = R"({
   "binary": "/opt/dtf/bin/dtf",
   "run_dir": "/jobs/census/.dtf/runs/<run-id>",
   "secret_file": "/jobs/census/.dtf/runs/<run-id>/secret",
+  "tls": false,
   "profile": {
     "name": "local",
     "source": "/jobs/census/profiles/local.toml",
@@ -569,6 +570,117 @@ TEST(Plan, TextShowsTasksCommandsAndEnv) {
   EXPECT_THAT(text, HasSubstr("/opt/dtf/bin/dtf serve \\\n      --job "
                               "/jobs/census/dtf.toml"));
   EXPECT_THAT(text, HasSubstr("--run-id '<run-id>'"));
+}
+
+// The value after `flag` in `argv`, or "" when `flag` is not there.
+std::string FlagValue(const std::vector<std::string>& argv,
+                      std::string_view flag) {
+  auto it = std::find(argv.begin(), argv.end(), flag);
+  return it == argv.end() || it + 1 == argv.end() ? "" : *(it + 1);
+}
+
+// A run to real hosts has mutual TLS by default: every task gets --tls-dir,
+// the tls/ directory of its run directory on its own host.
+TEST(Plan, TlsIsOnWhenThePlanLeavesLoopback) {
+  StatusOr<Plan> plan = MakePlan(SshRequest());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->tls);
+  EXPECT_TRUE(plan->LeavesLoopback());
+  for (const TaskPlan& t : plan->tasks) {
+    EXPECT_EQ(FlagValue(t.argv, "--tls-dir"),
+              StrCat("/scratch/", t.host, "/dtf/runs/<run-id>/tls"))
+        << t.name();
+  }
+  EXPECT_EQ(PlaintextWarning(*plan, SshRequest().profile), "");
+  const std::string text = PlanToText(*plan);
+  EXPECT_THAT(text, HasSubstr("tls:      mutual TLS with the run's own CA: "
+                              "/jobs/census/.dtf/runs/<run-id>/tls"));
+  EXPECT_THAT(text, HasSubstr("each host gets the CA certificate"));
+  EXPECT_THAT(text,
+              HasSubstr("--tls-dir '/scratch/gpu-b/dtf/runs/<run-id>/tls'"));
+}
+
+// On loopback TLS is off unless the profile asks for it; asked, the tasks
+// get the run directory's tls/ and the plan records it.
+TEST(Plan, LoopbackRunsHaveTlsOnlyWhenAsked) {
+  StatusOr<Plan> plan = MakePlan(FixedRequest());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->tls);
+  EXPECT_FALSE(plan->LeavesLoopback());
+  for (const TaskPlan& t : plan->tasks) {
+    EXPECT_EQ(FlagValue(t.argv, "--tls-dir"), "") << t.name();
+  }
+  EXPECT_THAT(PlanToText(*plan),
+              HasSubstr("tls:      off (every task on loopback)"));
+  EXPECT_EQ(PlaintextWarning(*plan, FixedRequest().profile), "");
+
+  PlanRequest r = FixedRequest();
+  r.profile.tls = true;
+  plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->tls);
+  for (const TaskPlan& t : plan->tasks) {
+    EXPECT_EQ(FlagValue(t.argv, "--tls-dir"),
+              "/jobs/census/.dtf/runs/<run-id>/tls")
+        << t.name();
+  }
+  const std::string json = PlanToJson(*plan);
+  EXPECT_THAT(json, HasSubstr("\"tls\": true"));
+  StatusOr<Plan> back = PlanFromJson(json, "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->tls);
+  EXPECT_EQ(PlanToJson(*back), json);
+}
+
+// A local run whose tasks bind a non-loopback address crosses the network.
+TEST(Plan, LocalRunOnANetworkAddressHasTls) {
+  PlanRequest r = FixedRequest();
+  r.profile.host = "10.0.0.5";
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->tls);
+  EXPECT_EQ(FlagValue(plan->tasks[0].argv, "--tls-dir"),
+            "/jobs/census/.dtf/runs/<run-id>/tls");
+  r.profile.host = "localhost";
+  plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->tls);
+}
+
+// tls = false on a plan that leaves loopback is allowed, with a warning
+// naming the profile's key.
+TEST(Plan, TlsOffOverTheNetworkWarns) {
+  PlanRequest r = SshRequest();
+  r.profile.tls = false;
+  r.profile.where["tls"] = "/jobs/census/profiles/cluster.toml:9:1";
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->tls);
+  for (const TaskPlan& t : plan->tasks) {
+    EXPECT_EQ(FlagValue(t.argv, "--tls-dir"), "") << t.name();
+  }
+  EXPECT_EQ(PlaintextWarning(*plan, r.profile),
+            "/jobs/census/profiles/cluster.toml:9:1: tls = false: the run's "
+            "secret and every tensor cross the network in plaintext");
+  EXPECT_THAT(PlanToText(*plan),
+              HasSubstr("tls:      off (tls = false): the run's secret and "
+                        "every tensor cross the network in plaintext"));
+}
+
+// plan.json written before runs had TLS: read as a run without it.
+TEST(Plan, OldPlanJsonHasNoTls) {
+  PlanRequest r = FixedRequest();
+  r.profile.tls = true;
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok());
+  std::string json = PlanToJson(*plan);
+  const std::string line = "  \"tls\": true,\n";
+  const size_t at = json.find(line);
+  ASSERT_NE(at, std::string::npos);
+  json.erase(at, line.size());
+  StatusOr<Plan> back = PlanFromJson(json, "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_FALSE(back->tls);
 }
 
 TEST(Plan, ShellQuote) {

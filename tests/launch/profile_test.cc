@@ -109,6 +109,25 @@ TEST(Profile, BadValuesNameFileLineAndKey) {
             "integer");
 }
 
+// tls: unset by default (the plan decides), else as written, for either
+// backend.
+TEST(Profile, TlsKey) {
+  StatusOr<Profile> p = ParseProfile("", "p.toml", "p");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->tls, std::nullopt);
+  p = ParseProfile("ps = 1\ntls = true\n", "p.toml", "p");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->tls, true);
+  EXPECT_EQ(p->where.at("tls"), "p.toml:2:7");
+  p = ParseProfile("backend = \"ssh\"\nhosts = [\"a\"]\ntls = false\n",
+                   "p.toml", "p");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->tls, false);
+  EXPECT_THAT(ErrorOf("tls = \"yes\"\n"),
+              HasSubstr("profiles/x.toml:1:7: tls: expected true or false"));
+  EXPECT_THAT(ErrorOf("tlss = true\n"), HasSubstr("did you mean tls?"));
+}
+
 TEST(Profile, K8sIsNotBuiltYet) {
   EXPECT_EQ(ErrorOf("backend = \"k8s\"\n"),
             "profiles/x.toml:1:11: backend: the \"k8s\" backend is not "
