@@ -2,6 +2,7 @@
 // binary, with stand-in tasks (--task-binary) in place of `dtf serve`.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -139,6 +140,55 @@ TEST_F(LaunchCliTest, BadProfileAndFlagsAreUsageErrors) {
   EXPECT_THAT(r.err, HasSubstr("missing.toml"));
   r = Run("launch --json");
   EXPECT_EQ(r.code, 2);
+}
+
+// tls = true on loopback: the dry run says so and passes each task its TLS
+// directory; the launch writes the run's certificates, private to the
+// launcher, and warns of nothing.
+TEST_F(LaunchCliTest, TlsOnLoopbackWhenAsked) {
+  Profile("tls = true\n");
+  Result dry = Run("launch --dry-run");
+  ASSERT_EQ(dry.code, 0) << dry.err;
+  EXPECT_THAT(dry.out, HasSubstr("tls:      mutual TLS with the run's own CA"));
+  EXPECT_THAT(dry.out,
+              HasSubstr("--tls-dir '" + dir_.Join(".dtf/runs/<run-id>/tls'")));
+  Result r = Run("launch --grace 0.3" + StandIn());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("warning")));
+  const std::string tls = OnlyRunDir() + "/tls";
+  struct stat st;
+  ASSERT_EQ(::stat(tls.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  for (const char* key :
+       {"ca.key", "ps-0.key", "worker-1.key", "launcher.key"}) {
+    ASSERT_EQ(::stat((tls + "/" + key).c_str(), &st), 0) << key;
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << key;
+  }
+  EXPECT_THAT(dtf::testing::ReadFile(OnlyRunDir() + "/worker-0/argv"),
+              HasSubstr("--tls-dir\n" + tls + "\n"));
+}
+
+// tls = false on a plan that leaves loopback is allowed, with a warning at
+// launch naming the profile's key (the launch then fails here: 192.0.2.1
+// is no address of this machine).
+TEST_F(LaunchCliTest, TlsOffOffLoopbackWarns) {
+  Profile("host = \"192.0.2.1\"\ntls = false\n");
+  Result dry = Run("launch --dry-run");
+  ASSERT_EQ(dry.code, 0) << dry.err;
+  EXPECT_THAT(dry.out, HasSubstr("tls:      off (tls = false)"));
+  EXPECT_THAT(dry.out, Not(HasSubstr("--tls-dir")));
+  Result r = Run("launch --grace 0.3" + StandIn());
+  EXPECT_NE(r.code, 0);
+  EXPECT_THAT(r.err,
+              HasSubstr("profiles/local.toml:2:7: tls = false: the run's "
+                        "secret and every tensor cross the network in "
+                        "plaintext"));
+  // Without the key the same plan has TLS, and no warning.
+  Profile("host = \"192.0.2.1\"\n");
+  Result dry_on = Run("launch --dry-run");
+  EXPECT_THAT(dry_on.out, HasSubstr("--tls-dir"));
+  Result on = Run("launch --grace 0.3" + StandIn());
+  EXPECT_THAT(on.err, Not(HasSubstr("plaintext")));
 }
 
 TEST_F(LaunchCliTest, ForegroundRunStreamsOutputAndExitsWithTheChiefsCode) {
