@@ -121,6 +121,7 @@ complete -c dtf -n '__fish_seen_subcommand_from serve' -l cluster_spec -r -d 'Te
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l run-id -r -d 'Run id'
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l run-dir -r -d 'Run record directory'
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l secret-file -rF -d 'Run secret file'
+complete -c dtf -n '__fish_seen_subcommand_from serve' -l tls-dir -r -a '(__fish_complete_directories)' -d 'Run TLS files'
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l ready-file -rF -d 'Written once listening'
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l threads -r -d 'Compute threads'
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l set -r -d 'Override a job-file key'
