@@ -180,6 +180,8 @@ ps = 2
 workers = 2
 with_data = true
 work_dir = "$remote/{host}"
+# Mutual TLS between the tasks, as for hosts off loopback.
+tls = true
 ${3:-}
 [ssh]
 user = "$user"
@@ -352,6 +354,17 @@ for t in ps-0 ps-1 worker-0 worker-1; do
   [[ "$code" == 0 ]] || fail "$t exit code $code"
 done
 grep -q '"host": "127.0.0.3"' ".dtf/runs/$run_id/plan.json" || fail "no task on 127.0.0.3"
+grep -q '"tls": true' ".dtf/runs/$run_id/plan.json" || fail "plan.json: no tls"
+grep -q -- '--tls-dir' ".dtf/runs/$run_id/plan.json" || fail "plan.json: no --tls-dir"
+# Each host has the run's CA certificate and its own tasks' files only,
+# private; the CA's key never leaves the launcher.
+tls3="$remote/127.0.0.3/runs/$run_id/tls"
+[[ -f "$tls3/ca.pem" && ! -e "$tls3/ca.key" ]] || fail "127.0.0.3: tls/ holds $(ls "$tls3")"
+[[ "$(stat -c %a "$tls3")" == 700 ]] || fail "127.0.0.3: tls/ is not 0700"
+for f in "$tls3"/*.key; do
+  [[ "$(stat -c %a "$f")" == 600 ]] || fail "$f is not 0600"
+done
+echo "ok: mutual TLS, each host with its own certificates"
 echo "ok: every task exited 0"
 nothing_left 10
 

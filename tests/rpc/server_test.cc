@@ -1,0 +1,162 @@
+// ConfigureServer's transport over real gRPC on loopback: with the run's
+// mutual TLS a stranger is refused at the handshake, and a caller without
+// the run's secret before a handler runs or its message is parsed, even
+// when it floods the server with large messages.
+#include "lib/rpc/server.h"
+
+#include <atomic>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "lib/base/strings.h"
+#include "lib/rpc/call.h"
+#include "lib/rpc/tls_certs.h"
+#include "proto/dtf.grpc.pb.h"
+
+namespace dtf::rpc {
+namespace {
+
+constexpr char kSecret[] = "00112233445566778899aabbccddeeff";
+
+// Counts the calls that reached a handler.
+class CountingCoordinator : public Coordinator::Service {
+ public:
+  grpc::Status Heartbeat(grpc::ServerContext*, const HeartbeatRequest*,
+                         HeartbeatResponse*) override {
+    ++calls;
+    return grpc::Status::OK;
+  }
+  std::atomic<int> calls{0};
+};
+
+// This process's resident memory, in bytes.
+int64_t ResidentBytes() {
+  std::ifstream in("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  in >> pages >> resident;
+  return resident * 4096;
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StatusOr<Pem> ca = MakeRunCa("run-1");
+    ASSERT_TRUE(ca.ok()) << ca.status();
+    ca_ = *ca;
+    StatusOr<Pem> server = IssueCert(ca_, "ps-0", {"127.0.0.1"});
+    StatusOr<Pem> client = IssueCert(ca_, "worker-0", {"127.0.0.1"});
+    ASSERT_TRUE(server.ok() && client.ok());
+    expected_ = {"run-1", kSecret, "", {ca_.cert, server->cert, server->key}};
+    client_ = {"run-1", kSecret, "", {ca_.cert, client->cert, client->key}};
+    grpc::ServerBuilder builder;
+    ServerLimits limits;
+    limits.max_message_bytes = 8 << 20;
+    ConfigureServer(&builder, "127.0.0.1:0", expected_, limits, &port_);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_GT(port_, 0);
+  }
+  void TearDown() override { server_->Shutdown(); }
+
+  // One Heartbeat with `creds` on a channel made with `channel_creds`.
+  grpc::Status Call(const RunCredentials& creds,
+                    std::shared_ptr<grpc::ChannelCredentials> channel_creds,
+                    size_t task_bytes = 1) {
+    auto channel = grpc::CreateChannel(StrCat("127.0.0.1:", port_),
+                                       std::move(channel_creds));
+    auto stub = Coordinator::NewStub(channel);
+    auto context = MakeClientContext(creds, std::chrono::seconds(10));
+    context->set_wait_for_ready(false);
+    HeartbeatRequest request;
+    request.set_task(std::string(task_bytes, 'x'));
+    HeartbeatResponse response;
+    return stub->Heartbeat(context.get(), request, &response);
+  }
+
+  Pem ca_;
+  RunCredentials expected_, client_;
+  CountingCoordinator service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+TEST_F(ServerTest, ATaskOfTheRunIsServed) {
+  grpc::Status st = Call(client_, MakeChannelCredentials(client_));
+  EXPECT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(service_.calls, 1);
+}
+
+// No certificate, a plaintext channel, or a certificate of another run's
+// CA: the handshake fails, and no call reaches a handler.
+TEST_F(ServerTest, StrangersAreRefusedAtTheHandshake) {
+  grpc::SslCredentialsOptions no_cert;
+  no_cert.pem_root_certs = ca_.cert;
+  EXPECT_EQ(Call(client_, grpc::SslCredentials(no_cert)).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(Call(client_, grpc::InsecureChannelCredentials()).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  StatusOr<Pem> other_ca = MakeRunCa("run-2");
+  ASSERT_TRUE(other_ca.ok());
+  StatusOr<Pem> other = IssueCert(*other_ca, "worker-0", {"127.0.0.1"});
+  ASSERT_TRUE(other.ok());
+  RunCredentials foreign = client_;
+  foreign.tls.cert_pem = other->cert;
+  foreign.tls.key_pem = other->key;
+  EXPECT_EQ(Call(foreign, MakeChannelCredentials(foreign)).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(service_.calls, 0);
+}
+
+// A certificate of the run but not its secret (or not its run id): refused
+// on the call's metadata, before a handler runs.
+TEST_F(ServerTest, AWrongSecretIsRefusedBeforeAnyHandler) {
+  RunCredentials wrong = client_;
+  wrong.secret = "ffffffffffffffffffffffffffffffff";
+  grpc::Status st = Call(wrong, MakeChannelCredentials(wrong));
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+      << st.error_message();
+  EXPECT_EQ(st.error_message(),
+            "not a task of run run-1 (wrong run id or secret)");
+  RunCredentials other_run = client_;
+  other_run.run_id = "run-2";
+  EXPECT_EQ(Call(other_run, MakeChannelCredentials(other_run)).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(service_.calls, 0);
+}
+
+// 8 threads x 16 calls of 4 MiB each (512 MiB in all) without the secret:
+// every one refused, none reaching a handler, and the process's memory
+// grows by far less than what was sent (the bodies are not kept).
+TEST_F(ServerTest, AFloodOfLargeCallsWithoutTheSecretStaysBounded) {
+  RunCredentials wrong = client_;
+  wrong.secret = "ffffffffffffffffffffffffffffffff";
+  // Warm up gRPC's and the allocator's own buffers first.
+  ASSERT_EQ(Call(wrong, MakeChannelCredentials(wrong), 4 << 20).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  const int64_t before = ResidentBytes();
+  std::atomic<int> refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 16; ++i) {
+        grpc::Status st = Call(wrong, MakeChannelCredentials(wrong), 4 << 20);
+        if (st.error_code() == grpc::StatusCode::UNAUTHENTICATED) ++refused;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const int64_t grown = ResidentBytes() - before;
+  EXPECT_EQ(refused, 8 * 16);
+  EXPECT_EQ(service_.calls, 0);
+  // Each thread holds one 4 MiB request of its own while it calls.
+  EXPECT_LT(grown, int64_t(160) << 20) << "grew by " << (grown >> 20) << " MiB";
+  // And the server still serves the run's tasks.
+  EXPECT_TRUE(Call(client_, MakeChannelCredentials(client_)).ok());
+}
+
+}  // namespace
+}  // namespace dtf::rpc
