@@ -2,7 +2,7 @@
 # bench/cluster_train/run.sh [--dtf PATH] [--build DIR] [--work DIR]
 #   [--epochs N] [--batch-size N] [--threads N] [--layouts 1:1,2:2]
 #   [--tf-epoch-steps N] [--tf-epochs N] [--repeats N] [--wait-idle SECONDS]
-#   [--only dtf,tf]
+#   [--only dtf,tf] [--tls]
 #
 # Examples/s of the census wide & deep job (examples/census/dtf.toml) trained
 # by dtf in one process (`dtf train`) and as a cluster of local processes
@@ -18,6 +18,9 @@
 # training split). --repeats N runs the whole sequence N times and reports
 # each figure's best; --wait-idle S first waits, at most S seconds, until the
 # rest of the machine keeps under 0.15 cores busy. --only leaves tools out.
+# --tls: each dtf launch layout is run again with mutual TLS between its
+# tasks (a profile with tls = true), right after the plaintext run, and a
+# table of the chief's examples/s with TLS beside plaintext follows.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -38,6 +41,7 @@ tf_epochs=""
 repeats=1
 wait_idle_s=0
 only="dtf,tf"
+tls=0
 tf_timeout_s=1800
 
 usage() {
@@ -59,6 +63,7 @@ while [[ $# -gt 0 ]]; do
     --repeats) repeats="$2"; shift 2 ;;
     --wait-idle) wait_idle_s="$2"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
+    --tls) tls=1; shift ;;
     -h|--help) usage ;;
     *) echo "unknown argument: $1" >&2; usage ;;
   esac
@@ -237,7 +242,8 @@ dtf_train() {
 # chief): the workers' figures count step time only.
 dtf_launch() {
   local name="$1" ps="$2" workers="$3" id
-  "$dtf" launch --job "$work/dtf.toml" --ps "$ps" --workers "$workers" \
+  shift 3
+  "$dtf" launch --job "$work/dtf.toml" --ps "$ps" --workers "$workers" "$@" \
     --set "train.batch_size=$batch" --set "train.epochs=$epochs" \
     --set "train.threads=$threads" --metrics-out "$work/$name.json" \
     > "$work/$name.log" 2>&1 || { tail -30 "$work/$name.log" >&2; return 1; }
@@ -286,6 +292,12 @@ for ((r = 1; r <= repeats; r++)); do
       log "[$r/$repeats] dtf launch --ps $ps --workers $workers: $epochs epochs"
       measured "dtf-launch-$ps-$workers-r$r" dtf_launch \
         "dtf-launch-$ps-$workers-r$r" "$ps" "$workers"
+      if ((tls)); then
+        printf 'tls = true\n' > "$work/tls.toml"
+        log "[$r/$repeats] dtf launch --ps $ps --workers $workers, mutual TLS"
+        measured "dtf-tls-$ps-$workers-r$r" dtf_launch \
+          "dtf-tls-$ps-$workers-r$r" "$ps" "$workers" --profile "$work/tls.toml"
+      fi
     done
   fi
   if wants tf; then
@@ -302,3 +314,35 @@ load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 export work threads batch epochs layouts repeats only tf_epochs tf_epoch_steps
 export load_before load_after dtf_source dtf_built dtf_sha256
 "$python" "$here/report.py"
+
+((tls)) || exit 0
+# The chief's examples/s with mutual TLS beside plaintext, each pair run
+# back to back.
+export work repeats layouts
+"$python" - <<'PY'
+import json
+import os
+from statistics import median
+
+work, repeats = os.environ["work"], int(os.environ["repeats"])
+print()
+print(f"{'chief examples/s':<28} {'plain':>9} {'TLS':>9} {'TLS / plain':>12}")
+for layout in os.environ["layouts"].split(","):
+    ps, workers = layout.split(":")
+    ratios = []
+    for r in range(1, repeats + 1):
+        try:
+            with open(f"{work}/dtf-launch-{ps}-{workers}-r{r}.json") as f:
+                plain = json.load(f)["examples_per_sec"]
+            with open(f"{work}/dtf-tls-{ps}-{workers}-r{r}.json") as f:
+                tls = json.load(f)["examples_per_sec"]
+        except (OSError, KeyError, ValueError):
+            print(f"{ps} PS x {workers} workers, repeat {r}: a run failed")
+            continue
+        ratios.append(tls / plain)
+        print(f"{f'{ps} PS x {workers} workers, r{r}':<28} {plain:>9.0f} "
+              f"{tls:>9.0f} {tls / plain:>12.2f}")
+    if ratios:
+        print(f"{f'{ps} PS x {workers} workers':<28} median TLS / plain "
+              f"{median(ratios):.2f}")
+PY

@@ -3,7 +3,7 @@
 // processes in the same run.
 //
 //   ps_transport_bench [--iters N] [--warmup N] [--calls N] [--json PATH]
-//                      [--parts dense,sparse,tcp] [--work DIR]
+//                      [--parts dense,sparse,tcp] [--work DIR] [--tls 0|1]
 //
 // The parameter server runs in a child process (forked before anything
 // touches gRPC), built the way `dtf serve` builds it: PsService::Create from
@@ -52,6 +52,8 @@
 #include "lib/base/strings.h"
 #include "lib/data/job_file.h"
 #include "lib/kernels/tensor.h"
+#include "lib/rpc/server.h"
+#include "lib/rpc/tls_certs.h"
 #include "lib/runtime/ps_client.h"
 #include "lib/runtime/ps_service.h"
 #include "lib/runtime/tensor_pieces.h"
@@ -263,19 +265,20 @@ int Connect(int port) {
 
 // The parameter server, in a child process: writes its port to `ready_fd`,
 // serves until a Shutdown call.
-[[noreturn]] void PsServer(const JobFile& job, int ready_fd) {
+[[noreturn]] void PsServer(const JobFile& job, const rpc::TlsMaterial& tls,
+                           int ready_fd) {
   runtime::PsOptions po;
   po.credentials.run_id = "ps-transport-bench";
   po.credentials.secret = kSecret;
+  po.credentials.tls = tls;
   po.threads = 1;
   auto service = runtime::PsService::Create(job, po);
   if (!service.ok()) Die(Message(service.status()));
   // As runtime::Serve builds a PS server.
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                           &port);
-  builder.SetMaxReceiveMessageSize(8 << 20);
+  rpc::ConfigureServer(&builder, "127.0.0.1:0", po.credentials,
+                       rpc::ServerLimits{}, &port);
   builder.RegisterService(service->get());
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) Die("the PS cannot listen");
@@ -315,6 +318,8 @@ struct Options {
   std::string json;
   std::string work;
   bool dense = true, sparse = true, tcp = true;
+  // Mutual TLS between the worker and the PS, as a run off loopback.
+  bool tls = false;
 };
 
 struct Figures {
@@ -497,6 +502,8 @@ int Main(int argc, char** argv) {
       o.json = value;
     } else if (flag == "--work") {
       o.work = value;
+    } else if (flag == "--tls") {
+      o.tls = value == "1";
     } else if (flag == "--parts") {
       o.dense = value.find("dense") != std::string::npos;
       o.sparse = value.find("sparse") != std::string::npos;
@@ -540,11 +547,25 @@ int Main(int argc, char** argv) {
   std::fprintf(stderr,
                "starting the PS (building a 64 MiB kernel and a "
                "1M x 8 table)...\n");
-  const pid_t ps_pid = Spawn([&](int fd) { PsServer(*job, fd); }, &ps_port);
+  // The run's CA and a certificate each for the PS and the worker, as dtf
+  // launch makes them.
+  rpc::TlsMaterial server_tls, client_tls;
+  if (o.tls) {
+    auto ca = rpc::MakeRunCa("ps-transport-bench");
+    if (!ca.ok()) Die(Message(ca.status()));
+    auto server = rpc::IssueCert(*ca, "ps-0", {"127.0.0.1"});
+    auto client = rpc::IssueCert(*ca, "worker-0", {"127.0.0.1"});
+    if (!server.ok() || !client.ok()) Die("cannot issue the certificates");
+    server_tls = {ca->cert, server->cert, server->key};
+    client_tls = {ca->cert, client->cert, client->key};
+  }
+  const pid_t ps_pid =
+      Spawn([&](int fd) { PsServer(*job, server_tls, fd); }, &ps_port);
 
   runtime::RunCredentials creds;
   creds.run_id = "ps-transport-bench";
   creds.secret = kSecret;
+  creds.tls = client_tls;
   runtime::PsClient ps({StrCat("127.0.0.1:", ps_port)}, creds, 0,
                        std::chrono::seconds(120));
   if (o.dense) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/ps_transport/run.sh [--build DIR] [--work DIR] [--iters N] [--warmup N]
-#     [--calls N] [--iperf-seconds N] [--repeats N] [--wait-idle SECONDS]
+#     [--calls N] [--iperf-seconds N] [--repeats N] [--wait-idle SECONDS] [--tls]
 #
 # Parameter-server transport over loopback: dtf's PsService / PsClient over
 # gRPC (push + pull of a 64 MiB dense variable, MB/s; latency of a 64-row
@@ -21,6 +21,7 @@ iperf_seconds=5
 repeats=1
 wait_idle_s=0
 goal=0.5
+tls=0
 
 usage() {
   sed -n '2,3p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -37,6 +38,7 @@ while [[ $# -gt 0 ]]; do
     --iperf-seconds) iperf_seconds="$2"; shift 2 ;;
     --repeats) repeats="$2"; shift 2 ;;
     --wait-idle) wait_idle_s="$2"; shift 2 ;;
+    --tls) tls=1; shift ;;
     -h|--help) usage ;;
     *) echo "unknown argument: $1" >&2; usage ;;
   esac
@@ -74,9 +76,10 @@ free_port() {
 
 bench_dtf() {
   local name="$1"
+  shift
   wait_idle "$wait_idle_s" > "$work/$name.busy"
   "$bench" --iters "$iters" --warmup "$warmup" --calls "$calls" \
-    --json "$work/$name.json" --work "$work/tmp" > "$work/$name.log"
+    --json "$work/$name.json" --work "$work/tmp" "$@" > "$work/$name.log"
   cat "$work/$name.log" >&2
 }
 
@@ -97,6 +100,10 @@ bench_iperf3() {
 for ((r = 1; r <= repeats; r++)); do
   log "run $r/$repeats: ps_transport_bench ($iters iterations after $warmup, $calls calls)"
   bench_dtf "dtf-$r"
+  if ((tls)); then
+    log "run $r/$repeats: ps_transport_bench over mutual TLS"
+    bench_dtf "dtf-tls-$r" --tls 1 --parts dense,sparse
+  fi
   log "run $r/$repeats: iperf3 -c 127.0.0.1 -t $iperf_seconds"
   bench_iperf3 "iperf3-$r"
 done
@@ -251,4 +258,30 @@ verdict = "met" if ratio >= goal else "NOT met"
 print(f"goal: dtf push + pull >= {goal:.0%} of raw TCP (iperf3): best / best "
       f"{ratio:.0%}, {verdict}; median of the per-run ratios {median(paired):.0%}")
 print(f"results: {path}")
+PY
+
+((tls)) || exit 0
+# TLS beside plaintext, repeat by repeat (each pair a few seconds apart).
+export work repeats
+python3 - <<'PY'
+import json
+import os
+from statistics import median
+
+work, repeats = os.environ["work"], int(os.environ["repeats"])
+rows = []
+for r in range(1, repeats + 1):
+    with open(os.path.join(work, f"dtf-{r}.json")) as f:
+        plain = json.load(f)
+    with open(os.path.join(work, f"dtf-tls-{r}.json")) as f:
+        tls = json.load(f)
+    rows.append((plain["dense"]["push_pull_mb_s"], tls["dense"]["push_pull_mb_s"],
+                 plain["sparse"]["p50_us"], tls["sparse"]["p50_us"]))
+print()
+print(f"{'mutual TLS beside plaintext':<34} {'plain':>9} {'TLS':>9} {'TLS / plain':>12}")
+for plain_mb, tls_mb, plain_us, tls_us in rows:
+    print(f"{'push + pull MB/s':<34} {plain_mb:>9.1f} {tls_mb:>9.1f} {tls_mb / plain_mb:>12.2f}")
+    print(f"{'sparse pull p50 us':<34} {plain_us:>9.1f} {tls_us:>9.1f} {tls_us / plain_us:>12.2f}")
+print(f"median TLS / plain: push + pull {median(t / p for p, t, _, _ in rows):.2f}, "
+      f"sparse p50 {median(t / p for _, _, p, t in rows):.2f}")
 PY
