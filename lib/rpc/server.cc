@@ -7,6 +7,7 @@
 #include "grpcpp/security/auth_metadata_processor.h"
 #include "lib/base/strings.h"
 #include "lib/rpc/call.h"
+#include "lib/rpc/tls_certs.h"
 
 namespace dtf::rpc {
 namespace {
@@ -45,8 +46,18 @@ class RunAuthProcessor : public grpc::AuthMetadataProcessor {
 }  // namespace
 
 std::shared_ptr<grpc::ServerCredentials> MakeServerCredentials(
-    const RunCredentials& expected) {
-  if (!expected.tls.on()) return grpc::InsecureServerCredentials();
+    const RunCredentials& expected, bool loopback) {
+  if (!expected.tls.on()) {
+    if (!loopback) return grpc::InsecureServerCredentials();
+    // Plaintext on the wire as InsecureServerCredentials (any plaintext
+    // client talks to it), but only loopback peers, and with the auth
+    // metadata processor that insecure credentials cannot carry.
+    std::shared_ptr<grpc::ServerCredentials> local =
+        grpc::experimental::LocalServerCredentials(LOCAL_TCP);
+    local->SetAuthMetadataProcessor(
+        std::make_shared<RunAuthProcessor>(expected));
+    return local;
+  }
   grpc::SslServerCredentialsOptions options(
       GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   options.pem_root_certs = expected.tls.ca_pem;
@@ -61,8 +72,10 @@ std::shared_ptr<grpc::ServerCredentials> MakeServerCredentials(
 void ConfigureServer(grpc::ServerBuilder* builder, const std::string& address,
                      const RunCredentials& expected, const ServerLimits& limits,
                      int* bound_port) {
-  builder->AddListeningPort(address, MakeServerCredentials(expected),
-                            bound_port);
+  const std::string host = address.substr(0, address.rfind(':'));
+  builder->AddListeningPort(
+      address, MakeServerCredentials(expected, IsLoopbackHost(host)),
+      bound_port);
   builder->SetMaxReceiveMessageSize(limits.max_message_bytes);
   builder->SetMaxSendMessageSize(limits.max_message_bytes);
   grpc::ResourceQuota quota("dtf");

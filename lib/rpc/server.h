@@ -1,8 +1,8 @@
 // How every dtf gRPC server listens (docs/protocol.md): with the run's
 // mutual TLS when the credentials carry it (a client needs a certificate
-// of the run's CA; strangers fail the handshake) and the run's secret
-// checked on each call's metadata before its body is read; within bounded
-// memory, threads, streams and message sizes.
+// of the run's CA; strangers fail the handshake); the run's secret checked
+// on each call's metadata before its body is read (with TLS, and on
+// loopback); within bounded memory, threads, streams and message sizes.
 #pragma once
 
 #include <memory>
@@ -31,10 +31,12 @@ void ConfigureServer(grpc::ServerBuilder* builder, const std::string& address,
                      const RunCredentials& expected, const ServerLimits& limits,
                      int* bound_port);
 
-// The server credentials for a run: mutual TLS with the secret checked in
-// an auth metadata processor (before a call's body is read), or
-// plaintext.
+// The server credentials for a run: mutual TLS, or plaintext; the secret
+// checked in an auth metadata processor (before a call's body is read)
+// with TLS and, on a loopback address (`loopback`), without: gRPC's local
+// credentials there, which take loopback peers only. A plaintext server
+// on another address checks the secret in its handlers (CheckCall).
 std::shared_ptr<grpc::ServerCredentials> MakeServerCredentials(
-    const RunCredentials& expected);
+    const RunCredentials& expected, bool loopback);
 
 }  // namespace dtf::rpc

@@ -158,5 +158,33 @@ TEST_F(ServerTest, AFloodOfLargeCallsWithoutTheSecretStaysBounded) {
   EXPECT_TRUE(Call(client_, MakeChannelCredentials(client_)).ok());
 }
 
+// Plaintext on loopback (a local run): the secret is checked on the
+// metadata too, before a handler runs.
+TEST(PlaintextServerTest, LoopbackChecksTheSecretBeforeAnyHandler) {
+  CountingCoordinator service;
+  const RunCredentials expected{"run-1", kSecret, ""};
+  grpc::ServerBuilder builder;
+  int port = 0;
+  ConfigureServer(&builder, "127.0.0.1:0", expected, ServerLimits{}, &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto call = [&](const RunCredentials& creds) {
+    auto stub =
+        Coordinator::NewStub(MakeChannel(StrCat("127.0.0.1:", port), creds));
+    auto context = MakeClientContext(creds, std::chrono::seconds(10));
+    HeartbeatRequest request;
+    HeartbeatResponse response;
+    return stub->Heartbeat(context.get(), request, &response);
+  };
+  RunCredentials wrong = expected;
+  wrong.secret = "ffffffffffffffffffffffffffffffff";
+  EXPECT_EQ(call(wrong).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(service.calls, 0);
+  EXPECT_TRUE(call(expected).ok());
+  EXPECT_EQ(service.calls, 1);
+  server->Shutdown();
+}
+
 }  // namespace
 }  // namespace dtf::rpc
