@@ -514,15 +514,9 @@ Status ApplyOverride(const std::string& text, toml::table* root) {
   return OkStatus();
 }
 
-}  // namespace
-
-StatusOr<JobFile> LoadJobFile(const std::string& path) {
-  return LoadJobFile(path, {});
-}
-
-StatusOr<JobFile> LoadJobFile(const std::string& path,
-                              const std::vector<std::string>& overrides) {
-  DTF_ASSIGN_OR_RETURN(toml::table root, toml_util::ParseFile(path));
+// The job in a parsed job file's tables.
+StatusOr<JobFile> LoadJobTable(toml::table root, const std::string& path,
+                               const std::vector<std::string>& overrides) {
   for (const std::string& o : overrides) {
     DTF_RETURN_IF_ERROR(ApplyOverride(o, &root));
   }
@@ -571,6 +565,24 @@ StatusOr<JobFile> LoadJobFile(const std::string& path,
                                      job.model ? &*job.model : nullptr, job.dir,
                                      &job.train));
   return job;
+}
+
+}  // namespace
+
+StatusOr<JobFile> LoadJobFile(const std::string& path) {
+  return LoadJobFile(path, {});
+}
+
+StatusOr<JobFile> LoadJobFile(const std::string& path,
+                              const std::vector<std::string>& overrides) {
+  DTF_ASSIGN_OR_RETURN(toml::table root, toml_util::ParseFile(path));
+  return LoadJobTable(std::move(root), path, overrides);
+}
+
+StatusOr<JobFile> ParseJobFile(std::string_view text, const std::string& path,
+                               const std::vector<std::string>& overrides) {
+  DTF_ASSIGN_OR_RETURN(toml::table root, toml_util::ParseText(text, path));
+  return LoadJobTable(std::move(root), path, overrides);
 }
 
 StatusOr<Schema> LoadSchemaFile(const std::string& path) {

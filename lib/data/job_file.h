@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -78,6 +79,11 @@ StatusOr<JobFile> LoadJobFile(const std::string& path);
 // non-table.
 StatusOr<JobFile> LoadJobFile(const std::string& path,
                               const std::vector<std::string>& overrides);
+// As LoadJobFile on a file at `path` holding `text`: `path` names it in
+// errors and its directory is what relative paths resolve against; only the
+// files the job names are read.
+StatusOr<JobFile> ParseJobFile(std::string_view text, const std::string& path,
+                               const std::vector<std::string>& overrides = {});
 // Reads the [schema] table of any TOML file (a job file or a schema file).
 StatusOr<Schema> LoadSchemaFile(const std::string& path);
 // The [schema] table that LoadSchemaFile reads back to `schema`.

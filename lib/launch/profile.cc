@@ -195,11 +195,14 @@ Status ReadSsh(const Reader& reader, const toml::node& node,
           best.empty() ? "unknown key"
                        : StrCat("unknown key (did you mean ", best, "?)"));
     }
+    // A structured binding is named, not captured: clang before 16 cannot
+    // capture one.
+    const toml::node& node = *value;
     auto bounded = [&](int64_t min, int64_t max, int* out) -> Status {
       DTF_ASSIGN_OR_RETURN(const int64_t v,
-                           reader.GetIntAtLeast(*value, path, min));
+                           reader.GetIntAtLeast(node, path, min));
       if (v > max) {
-        return reader.Error(*value, path,
+        return reader.Error(node, path,
                             StrCat("must be at most ", max, ", got ", v));
       }
       *out = static_cast<int>(v);

@@ -139,6 +139,29 @@ TEST_F(JobFileTest, Defaults) {
   EXPECT_TRUE(empty.data.csv.empty());
 }
 
+TEST_F(JobFileTest, ParsedTextReadsAsTheFileWould) {
+  const std::string text = "[data]\ncsv = \"a.csv\"\nshards = 3\n";
+  StatusOr<JobFile> parsed =
+      ParseJobFile(text, dir_ + "/job.toml", {"data.shards=5"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  // Nothing was written: the text is all there is.
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/job.toml"));
+  StatusOr<JobFile> loaded =
+      LoadJobFile(Write("job.toml", text), {"data.shards=5"});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(parsed->path, loaded->path);
+  EXPECT_EQ(parsed->dir, dir_);
+  EXPECT_THAT(parsed->data.csv[0].paths, ElementsAre(dir_ + "/a.csv"));
+  EXPECT_EQ(parsed->data.shards, 5);
+  EXPECT_EQ(parsed->data.records_dir, loaded->data.records_dir);
+  EXPECT_EQ(
+      ParseJobFile("[data]\nshards = \"x\"\n", "in/job.toml").status().code(),
+      StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      std::string(Message(ParseJobFile("[data\n", "in/job.toml").status())),
+      StartsWith("in/job.toml:1:"));
+}
+
 TEST_F(JobFileTest, TabDelimiter) {
   const JobFile job = Load("[data]\ndelimiter = \"\\t\"\nquote = \"'\"\n");
   EXPECT_EQ(job.data.csv_options.delimiter, '\t');

@@ -72,7 +72,10 @@ int CompareVersions(std::string_view a, std::string_view b) {
 }
 
 std::string ManifestToJson(const Manifest& m) {
-  return ManifestJson(m).dump(2) + "\n";
+  // Entry names are UTF-8 (ZipWriter::CheckEntryPath); a version read from
+  // an ELF file may not be, and is written with U+FFFD for its bad bytes.
+  return ManifestJson(m).dump(2, ' ', false, Json::error_handler_t::replace) +
+         "\n";
 }
 
 std::string ArchiveSummaryToJson(const std::string& path,
@@ -83,7 +86,7 @@ std::string ArchiveSummaryToJson(const std::string& path,
   j["sha256"] = sha256;
   j["size"] = size;
   j["manifest"] = ManifestJson(manifest);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 StatusOr<Manifest> ParseManifest(std::string_view json, std::string_view name) {

@@ -54,6 +54,19 @@ TEST(Manifest, RoundTrips) {
   EXPECT_EQ(m->entry, "job/dtf.toml");
 }
 
+TEST(Manifest, BytesThatAreNotUtf8AreWrittenAsReplacementCharacters) {
+  Manifest m = Sample();
+  m.glibc = "2.\xff";
+  std::string json;
+  ASSERT_NO_THROW(json = ManifestToJson(m));
+  EXPECT_THAT(json, HasSubstr("\"glibc\": \"2.\xef\xbf\xbd\""));
+  StatusOr<Manifest> back = ParseManifest(json, "manifest.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->glibc, "2.\xef\xbf\xbd");
+  ASSERT_NO_THROW(json = ArchiveSummaryToJson("out/\xfe.zip", kDigest, 1, m));
+  EXPECT_THAT(json, HasSubstr("out/\xef\xbf\xbd.zip"));
+}
+
 TEST(Manifest, ErrorsNameTheFile) {
   auto error = [](const std::string& json) {
     StatusOr<Manifest> m = ParseManifest(json, "x.zip: manifest.json");

@@ -153,6 +153,16 @@ TEST_F(PackJobTest, MissingVocabularyFile) {
   EXPECT_FALSE(fs::exists(dir_.Join("out")));
 }
 
+TEST_F(PackJobTest, DataFileNameThatIsNotUtf8IsAnError) {
+  // data/*.csv matches it; the archive's JSON manifest could not name it.
+  Write("job/data/caf\xe9.csv", "sex,age\nmale,30\n");
+  StatusOr<PackResult> r = Pack(true);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(Message(r.status()), HasSubstr("UTF-8"));
+  EXPECT_FALSE(fs::exists(dir_.Join("out")));
+  EXPECT_TRUE(Pack(false).ok());
+}
+
 TEST_F(PackJobTest, WithDataNeedsTheCsvFiles) {
   fs::remove(dir_.Join("job/data/train.csv"));
   fs::remove(dir_.Join("job/data/eval.csv"));

@@ -159,6 +159,24 @@ TEST_F(ZipWriterTest, RejectsBadEntries) {
   EXPECT_THAT(Message(missing), HasSubstr(dir_.Join("missing")));
 }
 
+TEST_F(ZipWriterTest, RejectsNamesThatAreNotUtf8) {
+  ZipWriter zip;
+  // A stray continuation byte, an overlong '/', a surrogate, past U+10FFFF,
+  // a sequence cut short.
+  for (const char* bad : {"bin\xafrun",
+                          "a\xc0\xaf"
+                          "b",
+                          "\xed\xa0\x80", "\xf4\x90\x80\x80", "x\xe2\x82"}) {
+    const Status s = zip.AddBytes(bad, "x", kModeFile);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(Message(s), HasSubstr("UTF-8")) << bad;
+  }
+  for (const char* good :
+       {"caf\xc3\xa9.txt", "\xe2\x82\xac/\xf0\x9f\x98\x80"}) {
+    EXPECT_TRUE(zip.AddBytes(good, "x", kModeFile).ok()) << good;
+  }
+}
+
 TEST_F(ZipWriterTest, FailureLeavesNothingBehind) {
   const std::string source = dir_.Join("source");
   testing::WriteFile(source, "data");
