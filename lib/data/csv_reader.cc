@@ -150,9 +150,53 @@ CsvChunker::CsvChunker(std::unique_ptr<SequentialFile> file,
 
 CsvChunker::~CsvChunker() = default;
 
+Status CsvChunker::ReadHead() {
+  const size_t want = kTextSniffBytes + 3;
+  head_.resize(want);
+  size_t filled = 0;
+  while (filled < want) {
+    size_t got = 0;
+    Status status = file_->Read(want - filled, head_.data() + filled, &got);
+    if (!status.ok()) {
+      head_.clear();
+      return status;
+    }
+    if (got == 0) {
+      head_eof_ = true;
+      break;
+    }
+    filled += got;
+  }
+  head_.resize(filled);
+  if (head_.compare(0, 3, kBom) == 0) {
+    head_pos_ = 3;
+    offset_ += 3;
+  }
+  return CheckLooksLikeText(file_->name(),
+                            std::string_view(head_).substr(head_pos_));
+}
+
 Status CsvChunker::ReadMore() {
+  if (first_read_) {
+    first_read_ = false;
+    DTF_RETURN_IF_ERROR(ReadHead());
+  }
   const size_t want =
       carry_.size() < target_ ? target_ - carry_.size() : target_;
+  if (head_pos_ < head_.size()) {
+    const size_t take = std::min(want, head_.size() - head_pos_);
+    carry_.append(head_, head_pos_, take);
+    head_pos_ += take;
+    if (head_pos_ == head_.size()) {
+      std::string().swap(head_);
+      head_pos_ = 0;
+    }
+    return OkStatus();
+  }
+  if (head_eof_) {
+    eof_ = true;
+    return OkStatus();
+  }
   const size_t old = carry_.size();
   carry_.resize(old + want);
   size_t got = 0;
@@ -160,14 +204,6 @@ Status CsvChunker::ReadMore() {
   carry_.resize(old + (status.ok() ? got : 0));
   if (!status.ok()) return status;
   if (got == 0) eof_ = true;
-  if (first_read_ && (carry_.size() >= 3 || eof_)) {
-    first_read_ = false;
-    if (carry_.compare(0, 3, kBom) == 0) {
-      carry_.erase(0, 3);
-      offset_ += 3;
-    }
-    DTF_RETURN_IF_ERROR(CheckLooksLikeText(file_->name(), carry_));
-  }
   return OkStatus();
 }
 

@@ -67,8 +67,11 @@ class CsvChunker {
   StatusOr<bool> Next(CsvChunk* chunk);
 
  private:
-  // Appends up to one read's worth of input to carry_; sets eof_ and strips
-  // the byte-order mark.
+  // Reads the input's first bytes into head_ and checks that they look
+  // like text (csv_text.h).
+  Status ReadHead();
+  // Appends up to one read's worth of input to carry_ (head_ first); sets
+  // eof_.
   Status ReadMore();
   // Moves carry_[0, end) into `*chunk` and advances the counters.
   void Emit(size_t end, int64_t lines, int64_t records, CsvChunk* chunk);
@@ -83,6 +86,13 @@ class CsvChunker {
   Status status_;      // sticky: the first error
   bool eof_ = false;
   bool first_read_ = true;
+  // The input's first bytes (up to kTextSniffBytes after a byte-order
+  // mark), read whole before anything else so that the binary-file check
+  // sees the same bytes whatever the chunk size; handed out from head_pos_
+  // on before the rest of the file. head_eof_: the file ended within them.
+  std::string head_;
+  size_t head_pos_ = 0;
+  bool head_eof_ = false;
   int64_t line_ = 1;
   int64_t record_ = 0;
   uint64_t offset_ = 0;
