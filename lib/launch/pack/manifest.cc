@@ -4,7 +4,7 @@
 
 #include "lib/base/strings.h"
 #include "lib/launch/pack/zip_format.h"
-#include "lib/launch/pack/zip_writer.h"
+#include "lib/launch/pack/entry_name.h"
 
 namespace dtf::pack {
 namespace {
@@ -143,7 +143,7 @@ StatusOr<Manifest> ParseManifest(std::string_view json, std::string_view name) {
     if (!e.is_object()) return bad(StrCat(where, " is not an object"));
     ManifestFile f;
     DTF_RETURN_IF_ERROR(string_field(e, "path", false, &f.path));
-    if (!ZipWriter::CheckEntryPath(f.path).ok() || f.path == kManifestName) {
+    if (!CheckEntryName(f.path).ok() || f.path == kManifestName) {
       return bad(
           StrCat(where, ".path \"", f.path, "\" is not a relative entry name"));
     }

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "lib/base/strings.h"
+#include "lib/launch/pack/entry_name.h"
 #include "lib/launch/pack/sha256.h"
 #include "lib/launch/pack/zip_error.h"
 #include "lib/launch/pack/zip_format.h"
@@ -58,32 +59,10 @@ class TempFile {
 
 }  // namespace
 
-Status ZipWriter::CheckEntryPath(std::string_view path) {
-  if (path.empty()) return InvalidArgumentError("empty archive entry name");
-  if (path.front() == '/' || path.back() == '/' ||
-      path.find('\\') != std::string_view::npos ||
-      path.find('\0') != std::string_view::npos) {
-    return InvalidArgumentError(
-        StrCat(path, ": not a relative '/'-separated archive entry name"));
-  }
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    const std::string_view part = path.substr(start, end - start);
-    if (part.empty() || part == "." || part == "..") {
-      return InvalidArgumentError(
-          StrCat(path,
-                 ": archive entry names have no empty, '.' or '..' "
-                 "components"));
-    }
-    start = end + 1;
-  }
-  return OkStatus();
-}
-
 Status ZipWriter::Add(Entry entry) {
-  DTF_RETURN_IF_ERROR(CheckEntryPath(entry.path));
+  if (Status s = CheckEntryName(entry.path); !s.ok()) {
+    return InvalidArgumentError(StrCat(entry.path, ": ", Message(s)));
+  }
   if (entry.mode != kModeExecutable && entry.mode != kModeFile) {
     return InvalidArgumentError(StrCat(entry.path, ": mode ",
                                        fmt::format("{:o}", entry.mode),
