@@ -15,6 +15,7 @@
 #include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
+#include "lib/launch/data_preflight.h"
 #include "lib/launch/env_cache.h"
 #include "lib/launch/pack/elf_deps.h"
 #include "lib/launch/pack/elf_file.h"
@@ -55,6 +56,7 @@ struct Packed {
   std::string job_entry;
   uint64_t unpacked_bytes = 0;
   std::string note;  // why a cached runtime was not used; "" when it was
+  pack::PackResult job_archive;
 };
 
 // The archives, packed beside the job (.dtf/pack); reproducible, so an
@@ -66,12 +68,8 @@ StatusOr<Packed> PackArchives(const PlanRequest& r,
   std::string note;
   DTF_ASSIGN_OR_RETURN(const pack::PackResult e,
                        PackEnvCached(out, search_path, &note));
-  pack::PackJobOptions job;  // small: packed every time
-  job.job = r.job;
-  job.with_data = r.profile.with_data;
-  job.dtf_version = kVersion;
-  job.out_dir = out;
-  DTF_ASSIGN_OR_RETURN(const pack::PackResult j, pack::PackJob(job));
+  // The job is small: packed every time.
+  DTF_ASSIGN_OR_RETURN(const pack::PackResult j, PackJobArchive(r));
   Packed p;
   p.env = {e.archive.sha256.substr(0, 16), e.archive.path, e.archive.size};
   p.job = {j.archive.sha256.substr(0, 16), j.archive.path, j.archive.size};
@@ -82,6 +80,7 @@ StatusOr<Packed> PackArchives(const PlanRequest& r,
   }
   p.unpacked_bytes += j.archive.size;
   p.note = std::move(note);
+  p.job_archive = j;
   return p;
 }
 
@@ -163,6 +162,9 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
   packer.join();
   if (packing.ok() && !packing->note.empty() && options.on_note) {
     options.on_note(packing->note);
+  }
+  if (packing.ok()) {
+    DTF_RETURN_IF_ERROR(CheckJobData(draft, packing->job_archive, &checked));
   }
   if (options.on_preflight) options.on_preflight(PreflightTable(checked));
   DTF_RETURN_IF_ERROR(checked.ToStatus());
