@@ -59,8 +59,7 @@ void CheckHost(const std::vector<pack::RecordDir>& dirs,
       if (readable == 0) {
         missing.push_back(
             unreadable == 0
-                ? StrCat("no TFRecord shards (part-*.tfrecord*) in ",
-                         remote[i])
+                ? StrCat("no TFRecord shards (part-*.tfrecord*) in ", remote[i])
                 : StrCat(unreadable, " shards in ", remote[i],
                          " but none readable by ", host->session().user()));
       }
@@ -72,8 +71,7 @@ void CheckHost(const std::vector<pack::RecordDir>& dirs,
     row->data = "check failed";
     row->problem =
         StrCat("could not look for the job's records: ",
-               r.ok() ? StrCat("the check exited ", r->exit_status, " ",
-                               r->err)
+               r.ok() ? StrCat("the check exited ", r->exit_status, " ", r->err)
                       : std::string(Message(r.status())));
     row->fix = "the host must run a POSIX sh";
     return;
@@ -111,9 +109,9 @@ std::string RemoteRecordDir(const pack::RecordDir& dir,
                             const std::string& job_id,
                             const std::string& job_entry) {
   if (!dir.relative) return dir.path;
-  const fs::path job_dir = fs::path(StrCat(work_dir, "/jobs/", job_id, "/",
-                                           job_entry))
-                               .parent_path();
+  const fs::path job_dir =
+      fs::path(StrCat(work_dir, "/jobs/", job_id, "/", job_entry))
+          .parent_path();
   return (job_dir / dir.path).lexically_normal().string();
 }
 

@@ -230,10 +230,9 @@ std::string PreflightTable(const PreflightResult& result) {
   for (const HostRow& r : result.rows) {
     if (r.ok) order.push_back(&r);
   }
-  const std::vector<std::string> heads = {"HOST",  "SSH",   "ARCH",
-                                          "GLIBC", "DISK",  "PORTS",
-                                          "GPUS",  "CLOCK", "DATA",
-                                          "STATUS"};
+  const std::vector<std::string> heads = {"HOST", "SSH",   "ARCH", "GLIBC",
+                                          "DISK", "PORTS", "GPUS", "CLOCK",
+                                          "DATA", "STATUS"};
   std::vector<std::vector<std::string>> cells;
   for (const HostRow* r : order) {
     cells.push_back(

@@ -114,8 +114,8 @@ class RemoteHost {
  private:
   std::string Runtime(const Plan& plan, const TaskPlan& task) const;
   // Writes entry `index` of `reader` under `dir`; the bytes sent.
-  StatusOr<uint64_t> WriteEntry(const pack::ArchiveReader& reader,
-                                size_t index, const std::string& dir);
+  StatusOr<uint64_t> WriteEntry(const pack::ArchiveReader& reader, size_t index,
+                                const std::string& dir);
 
   std::unique_ptr<ssh::Session> session_;
   std::string work_dir_;

@@ -30,8 +30,8 @@ StatusOr<std::string> RecordsSetting(
     StatusOr<toml::table> parsed =
         toml_util::ParseText(StrCat("v = ", value), "--set");
     if (parsed.ok()) {
-      if (const auto* s = parsed->get("v") ? parsed->get("v")->as_string()
-                                           : nullptr) {
+      if (const auto* s =
+              parsed->get("v") ? parsed->get("v")->as_string() : nullptr) {
         setting = s->get();
       }
     }
@@ -48,10 +48,10 @@ StatusOr<std::vector<RecordDir>> JobRecordDirs(
                        RecordsSetting(job_path, overrides));
   RecordDir base;
   base.relative = !fs::path(setting).is_absolute();
-  base.path = base.relative ? fs::path(job.data.records_dir)
-                                  .lexically_relative(job.dir)
-                                  .string()
-                            : job.data.records_dir;
+  base.path =
+      base.relative
+          ? fs::path(job.data.records_dir).lexically_relative(job.dir).string()
+          : job.data.records_dir;
   std::vector<std::string> splits;
   for (const SplitFraction& s : job.data.split) splits.push_back(s.name);
   for (const CsvSource& s : job.data.csv) {

@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/base/strings.h"
-#include "lib/launch/pack/zip_format.h"
 #include "lib/launch/pack/entry_name.h"
+#include "lib/launch/pack/zip_format.h"
 
 namespace dtf::pack {
 namespace {

@@ -25,8 +25,9 @@ struct WrittenArchive {
 // Not thread-safe.
 class ZipWriter {
  public:
-  // `path` is the entry's name, as CheckEntryName (entry_name.h) allows (InvalidArgument otherwise, or AlreadyExists for a second
-  // entry of one name). `mode` is kModeExecutable or kModeFile.
+  // `path` is the entry's name, as CheckEntryName (entry_name.h) allows
+  // (InvalidArgument otherwise, or AlreadyExists for a second entry of one
+  // name). `mode` is kModeExecutable or kModeFile.
   Status AddBytes(std::string path, std::string data, uint32_t mode);
   // The entry's bytes are read from `source` when the archive is written;
   // FailedPrecondition then if `source` changed size or time since this

@@ -9,6 +9,7 @@
 #include "lib/base/strings.h"
 #include "lib/launch/pack/archive_reader.h"
 #include "lib/launch/pack/unpack.h"
+#include "lib/launch/pack/zip_format.h"
 #include "lib/launch/pack/zip_writer.h"
 #include "tests/launch/pack/crafted_zip.h"
 #include "tests/testing/temp_dir.h"
@@ -26,7 +27,7 @@ TEST(CheckEntryName, AcceptsRelativeNames) {
 }
 
 TEST(CheckEntryName, RefusesNamesThatLeaveTheirDirectory) {
-  for (const std::string name :
+  for (const std::string& name :
        {std::string(""), std::string("/etc/passwd"), std::string("../x"),
         std::string("a/../../x"), std::string("a/.."), std::string("./a"),
         std::string("a//b"), std::string("a/"), std::string("a\\..\\b"),

@@ -103,8 +103,8 @@ Status Sshd::Stop() {
 
 Status Sshd::Restart() {
   DTF_RETURN_IF_ERROR(Stop());
-  DTF_RETURN_IF_ERROR(RunSshdScript(
-      StrCat(Args("start", true), sftp_ ? "" : " no-sftp")));
+  DTF_RETURN_IF_ERROR(
+      RunSshdScript(StrCat(Args("start", true), sftp_ ? "" : " no-sftp")));
   running_ = true;
   if (port_ == 0) {
     const std::string file = StrCat(dir_, "/", name_, "/port");
