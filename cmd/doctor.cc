@@ -14,6 +14,7 @@
 #include "lib/base/strings.h"
 #include "lib/data/json.h"
 #include "lib/kernels/context.h"
+#include "lib/launch/data_preflight.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/preflight.h"
 #include "lib/launch/ssh_backend.h"
@@ -108,7 +109,10 @@ Status RunDoctor(const DoctorFlags& f) {
   options.accept_new_host_keys = f.accept_new_host_keys;
   options.probe_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(f.timeout * 1000));
-  const launch::PreflightResult result = launch::Preflight(plan, options);
+  launch::PreflightResult result = launch::Preflight(plan, options);
+  // The data check needs the job archive's id, as the launch would ship it.
+  DTF_ASSIGN_OR_RETURN(const pack::PackResult job, launch::PackJobArchive(r));
+  DTF_RETURN_IF_ERROR(launch::CheckJobData(plan, job, &result));
   size_t failed = 0;
   for (const launch::HostRow& row : result.rows) failed += row.ok ? 0 : 1;
   if (f.json) {
@@ -130,6 +134,7 @@ Status RunDoctor(const DoctorFlags& f) {
       JsonField(&out, "ports", row.ports);
       JsonField(&out, "gpus", row.gpus);
       JsonField(&out, "clock", row.clock);
+      JsonField(&out, "data", row.data);
       JsonField(&out, "problem", row.problem);
       JsonField(&out, "fix", row.fix, /*last=*/true);
       out += "}";

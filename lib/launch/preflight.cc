@@ -83,6 +83,19 @@ void Check(const Plan& plan, const PreflightOptions& options,
     row->fix = "the host must run a POSIX sh with uname, df and awk";
     return;
   }
+  // Every file goes to the host over SFTP; a server without the subsystem
+  // would fail only at shipping.
+  if (StatusOr<bool> sftp = host->session().Exists("."); !sftp.ok()) {
+    const std::string message(Message(sftp.status()));
+    row->ssh = "no SFTP";
+    row->problem = message.find("subsystem") != std::string::npos
+                       ? std::string("sshd has no SFTP subsystem")
+                       : StrCat("SFTP does not start: ", message);
+    row->fix =
+        "add `Subsystem sftp internal-sftp` to its sshd_config (dtf ships "
+        "files over SFTP)";
+    return;
+  }
   row->facts = *facts;
   const HostFacts& f = *facts;
   std::vector<std::pair<std::string, std::string>> problems;
@@ -217,16 +230,17 @@ std::string PreflightTable(const PreflightResult& result) {
   for (const HostRow& r : result.rows) {
     if (r.ok) order.push_back(&r);
   }
-  const std::vector<std::string> heads = {"HOST",  "SSH",   "ARCH",
-                                          "GLIBC", "DISK",  "PORTS",
-                                          "GPUS",  "CLOCK", "STATUS"};
+  const std::vector<std::string> heads = {"HOST", "SSH",   "ARCH", "GLIBC",
+                                          "DISK", "PORTS", "GPUS", "CLOCK",
+                                          "DATA", "STATUS"};
   std::vector<std::vector<std::string>> cells;
   for (const HostRow* r : order) {
     cells.push_back(
         {r->label, r->ssh, r->arch.empty() ? "-" : r->arch,
          r->glibc.empty() ? "-" : r->glibc, r->disk.empty() ? "-" : r->disk,
          r->ports.empty() ? "-" : r->ports, r->gpus.empty() ? "-" : r->gpus,
-         r->clock.empty() ? "-" : r->clock, r->ok ? "ok" : "FAILED"});
+         r->clock.empty() ? "-" : r->clock, r->data.empty() ? "-" : r->data,
+         r->ok ? "ok" : "FAILED"});
   }
   std::vector<size_t> width(heads.size());
   for (size_t c = 0; c < heads.size(); ++c) {

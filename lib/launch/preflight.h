@@ -46,6 +46,9 @@ struct HostRow {
   std::string ports;
   std::string gpus;
   std::string clock;
+  // The job's records (data_preflight.h): "ok", "missing", "shipped"; ""
+  // until checked.
+  std::string data;
   // What is wrong and what to do, for a failed row.
   std::string problem;
   std::string fix;

@@ -163,23 +163,23 @@ StatusOr<ShipReport> RemoteHost::Ship(const ShippedArchive& env,
   if (!have_env) {
     // Nothing but sh is assumed on the host, so the runtime's files are
     // written one by one and then checked by the shipped dtf itself.
+    DTF_ASSIGN_OR_RETURN(std::unique_ptr<pack::ArchiveReader> reader,
+                         pack::ArchiveReader::Open(env.zip));
+    // A name that would leave the staging directory is refused before
+    // anything is written.
+    DTF_RETURN_IF_ERROR(reader->CheckEntryNames());
     DTF_ASSIGN_OR_RETURN(const std::string suffix, RandomHex(4));
     const std::string staging =
         StrCat(work_dir_, "/envs/.", env.id, ".part-", suffix);
-    DTF_ASSIGN_OR_RETURN(std::unique_ptr<pack::ArchiveReader> reader,
-                         pack::ArchiveReader::Open(env.zip));
-    for (size_t i = 0; i < reader->entries().size(); ++i) {
-      const pack::ArchiveReader::Entry& e = reader->entries()[i];
-      const std::string path = StrCat(staging, "/", e.name);
-      DTF_RETURN_IF_ERROR(
-          session_->MakeDirs(fs::path(path).parent_path().string()));
-      DTF_ASSIGN_OR_RETURN(const std::string data,
-                           reader->ReadAll(i, uint64_t{1} << 32));
-      const int mode = (e.mode & 0111) != 0 ? 0755 : 0644;
-      DTF_RETURN_IF_ERROR(session_->WriteFile(path, data, mode));
-      report.bytes += data.size();
-    }
     const std::string q = ShellQuote(staging);
+    for (size_t i = 0; i < reader->entries().size(); ++i) {
+      StatusOr<uint64_t> sent = WriteEntry(*reader, i, staging);
+      if (!sent.ok()) {
+        (void)session_->Exec(StrCat("rm -rf ", q), kCommandTimeout);
+        return sent.status();
+      }
+      report.bytes += *sent;
+    }
     const std::string fin = ShellQuote(env_dir);
     const std::string command =
         StrCat(q, "/bin/dtf pack verify ", q, " >/dev/null && : > ", q, "/",
@@ -215,6 +215,20 @@ StatusOr<ShipReport> RemoteHost::Ship(const ShippedArchive& env,
     report.job_uploaded = true;
   }
   return report;
+}
+
+StatusOr<uint64_t> RemoteHost::WriteEntry(const pack::ArchiveReader& reader,
+                                          size_t index,
+                                          const std::string& dir) {
+  const pack::ArchiveReader::Entry& e = reader.entries()[index];
+  const std::string path = StrCat(dir, "/", e.name);
+  DTF_RETURN_IF_ERROR(
+      session_->MakeDirs(fs::path(path).parent_path().string()));
+  DTF_ASSIGN_OR_RETURN(const std::string data,
+                       reader.ReadAll(index, uint64_t{1} << 32));
+  const int mode = (e.mode & 0111) != 0 ? 0755 : 0644;
+  DTF_RETURN_IF_ERROR(session_->WriteFile(path, data, mode));
+  return data.size();
 }
 
 Status RemoteHost::PrepareRun(const Plan& plan, const std::string& secret,

@@ -26,6 +26,10 @@
 #include "lib/launch/run_tls.h"
 #include "lib/launch/ssh/session.h"
 
+namespace dtf::pack {
+class ArchiveReader;
+}  // namespace dtf::pack
+
 namespace dtf::launch {
 
 inline constexpr char kCompleteMarker[] = ".complete";
@@ -79,7 +83,10 @@ class RemoteHost {
 
   // Ships what the host does not have yet: the runtime's files into
   // envs/<id> (checked there by the shipped dtf against its manifest),
-  // the job archive into archives/ and unpacked into jobs/<id>.
+  // the job archive into archives/ and unpacked into jobs/<id>. An env
+  // archive with an entry name that pack::CheckEntryName refuses is
+  // refused (DataLoss "<archive>: <entry>: ...") before anything is
+  // written; a failure while writing its files removes what was written.
   StatusOr<ShipReport> Ship(const ShippedArchive& env,
                             const ShippedArchive& job);
 
@@ -106,6 +113,9 @@ class RemoteHost {
 
  private:
   std::string Runtime(const Plan& plan, const TaskPlan& task) const;
+  // Writes entry `index` of `reader` under `dir`; the bytes sent.
+  StatusOr<uint64_t> WriteEntry(const pack::ArchiveReader& reader, size_t index,
+                                const std::string& dir);
 
   std::unique_ptr<ssh::Session> session_;
   std::string work_dir_;

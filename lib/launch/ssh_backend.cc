@@ -9,19 +9,19 @@
 #include <climits>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "lib/base/build_config.h"
 #include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
+#include "lib/launch/data_preflight.h"
+#include "lib/launch/env_cache.h"
 #include "lib/launch/pack/elf_deps.h"
 #include "lib/launch/pack/elf_file.h"
 #include "lib/launch/pack/manifest.h"
 #include "lib/launch/pack/pack_env.h"
 #include "lib/launch/pack/pack_job.h"
-#include "lib/launch/pack/sha256.h"
 #include "lib/launch/process.h"
 #include "lib/launch/restart_policy.h"
 #include "lib/launch/run_id.h"
@@ -35,7 +35,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-using Json = nlohmann::ordered_json;
 
 // Room beyond the archives for logs, checkpoints and exports.
 constexpr uint64_t kSpareBytes = uint64_t{256} << 20;
@@ -56,69 +55,9 @@ struct Packed {
   std::string glibc;
   std::string job_entry;
   uint64_t unpacked_bytes = 0;
+  std::string note;  // why a cached runtime was not used; "" when it was
+  pack::PackResult job_archive;
 };
-
-// A key for the runtime's inputs as they are now: the path, size and
-// modification time of the binary and of every library it would pack.
-StatusOr<std::string> EnvInputsKey(const std::string& binary) {
-  DTF_ASSIGN_OR_RETURN(
-      const std::vector<pack::ResolvedLibrary> libs,
-      pack::ResolveDependencies(binary, pack::LibrarySearch{}));
-  std::string key = kVersion;
-  std::vector<std::string> paths = {binary};
-  for (const pack::ResolvedLibrary& lib : libs) paths.push_back(lib.path);
-  for (const std::string& path : paths) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return ErrnoToStatus(errno, path);
-    StrAppend(&key, "\n", path, " ", st.st_size, " ", st.st_mtim.tv_sec, ".",
-              st.st_mtim.tv_nsec);
-  }
-  DTF_ASSIGN_OR_RETURN(const std::string digest, pack::Sha256Hex(key));
-  return digest.substr(0, 16);
-}
-
-// The runtime archive: packed once for a binary and libraries as they are
-// (packing a debug build takes seconds); later launches find it through
-// <out>/env-cache/<inputs key>.json while the archive is still there.
-StatusOr<pack::PackResult> PackEnvCached(const std::string& out,
-                                         const std::string& search_path) {
-  pack::PackEnvOptions env;
-  DTF_ASSIGN_OR_RETURN(env.binary, SelfExecutable());
-  env.dtf_version = kVersion;
-  env.out_dir = out;
-  // What a host needs is the code; a debug build's binary is mostly debug
-  // sections, which would cost every first launch their shipping.
-  env.strip_debug = pack::CanStripDebug(search_path);
-  DTF_ASSIGN_OR_RETURN(std::string key, EnvInputsKey(env.binary));
-  if (env.strip_debug) key += "-stripped";
-  const std::string cache = StrCat(out, "/env-cache/", key, ".json");
-  if (StatusOr<std::string> text = ReadFileToString(cache); text.ok()) {
-    const Json j = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_object() && j.contains("archive") && j.contains("manifest")) {
-      pack::PackResult r;
-      r.archive.path = j.value("archive", "");
-      r.archive.sha256 = j.value("sha256", "");
-      r.archive.size = j.value("size", uint64_t{0});
-      std::error_code ec;
-      StatusOr<pack::Manifest> m =
-          pack::ParseManifest(j["manifest"].dump(), cache);
-      if (m.ok() && fs::file_size(r.archive.path, ec) == r.archive.size &&
-          !ec) {
-        r.manifest = *std::move(m);
-        return r;
-      }
-    }
-  }
-  DTF_ASSIGN_OR_RETURN(pack::PackResult r, pack::PackEnv(env));
-  std::error_code ec;
-  fs::create_directories(fs::path(cache).parent_path(), ec);
-  const Json j = {{"archive", r.archive.path},
-                  {"sha256", r.archive.sha256},
-                  {"size", r.archive.size},
-                  {"manifest", Json::parse(pack::ManifestToJson(r.manifest))}};
-  (void)WriteFileAtomically(cache, j.dump(2) + "\n");
-  return r;
-}
 
 // The archives, packed beside the job (.dtf/pack); reproducible, so an
 // unchanged binary and job give the same ids every time.
@@ -126,14 +65,11 @@ StatusOr<Packed> PackArchives(const PlanRequest& r,
                               const std::string& search_path) {
   const std::string out =
       (fs::path(r.job).parent_path() / ".dtf" / "pack").string();
+  std::string note;
   DTF_ASSIGN_OR_RETURN(const pack::PackResult e,
-                       PackEnvCached(out, search_path));
-  pack::PackJobOptions job;  // small: packed every time
-  job.job = r.job;
-  job.with_data = r.profile.with_data;
-  job.dtf_version = kVersion;
-  job.out_dir = out;
-  DTF_ASSIGN_OR_RETURN(const pack::PackResult j, pack::PackJob(job));
+                       PackEnvCached(out, search_path, &note));
+  // The job is small: packed every time.
+  DTF_ASSIGN_OR_RETURN(const pack::PackResult j, PackJobArchive(r));
   Packed p;
   p.env = {e.archive.sha256.substr(0, 16), e.archive.path, e.archive.size};
   p.job = {j.archive.sha256.substr(0, 16), j.archive.path, j.archive.size};
@@ -143,6 +79,8 @@ StatusOr<Packed> PackArchives(const PlanRequest& r,
     for (const pack::ManifestFile& f : m->files) p.unpacked_bytes += f.size;
   }
   p.unpacked_bytes += j.archive.size;
+  p.note = std::move(note);
+  p.job_archive = j;
   return p;
 }
 
@@ -222,6 +160,12 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
       [&] { packing = PackArchives(request, options.search_path); });
   PreflightResult checked = Preflight(draft, pre);
   packer.join();
+  if (packing.ok() && !packing->note.empty() && options.on_note) {
+    options.on_note(packing->note);
+  }
+  if (packing.ok()) {
+    DTF_RETURN_IF_ERROR(CheckJobData(draft, packing->job_archive, &checked));
+  }
   if (options.on_preflight) options.on_preflight(PreflightTable(checked));
   DTF_RETURN_IF_ERROR(checked.ToStatus());
   DTF_RETURN_IF_ERROR(packing.status());

@@ -464,6 +464,17 @@ cp profiles/ssh.hosts profiles/nowrite.hosts
 expect_fail not_writable "127.0.0.2: work directory .* cannot be created or written" \
   launch --profile nowrite
 
+# Data not shipped and not on the hosts: the preflight names the path
+# where each host's tasks would read it, before any task starts.
+sed 's#^with_data = true#with_data = false#' profiles/ssh.toml > profiles/nodata.toml
+sed -i 's#ssh.hosts#nodata.hosts#' profiles/nodata.toml
+cp profiles/ssh.hosts profiles/nodata.hosts
+expect_fail no_data "127.0.0.[23]: no TFRecord shards \(part-\*\.tfrecord\*\) in .*/jobs/[0-9a-f]{16}/.*; the profile does not ship the data: set with_data = true" \
+  launch --profile nodata
+if grep -q "started on" "$work/no_data.err"; then
+  fail "no_data: a task started"
+fi
+
 # An override the job file cannot take stops the launch before any host is
 # contacted.
 expect_fail bad_set "--set train.batch_size=0: .*train.batch_size" \

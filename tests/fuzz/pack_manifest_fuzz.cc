@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "lib/launch/pack/entry_name.h"
 #include "lib/launch/pack/manifest.h"
-#include "lib/launch/pack/zip_writer.h"
 
 namespace {
 
@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         "unknown kind");
   for (size_t i = 0; i < m->files.size(); ++i) {
     const ManifestFile& f = m->files[i];
-    Check(dtf::pack::ZipWriter::CheckEntryPath(f.path).ok(),
+    Check(dtf::pack::CheckEntryName(f.path).ok(),
           "file path is not an entry name");
     Check(f.path != "manifest.json", "manifest lists itself");
     Check(i == 0 || m->files[i - 1].path < f.path, "files out of order");

@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "lib/base/strings.h"
+#include "lib/launch/pack/entry_name.h"
 #include "lib/launch/pack/zip_error.h"
 
 namespace dtf::pack {
@@ -52,6 +53,15 @@ StatusOr<std::unique_ptr<ArchiveReader>> ArchiveReader::Open(
 }
 
 ArchiveReader::~ArchiveReader() { zip_discard(archive_); }
+
+Status ArchiveReader::CheckEntryNames() const {
+  for (const Entry& e : entries_) {
+    if (Status s = CheckEntryName(e.name); !s.ok()) {
+      return DataLossError(StrCat(path_, ": ", e.name, ": ", Message(s)));
+    }
+  }
+  return OkStatus();
+}
 
 Status ArchiveReader::Read(
     size_t index, const std::function<Status(std::string_view)>& sink) const {

@@ -38,6 +38,11 @@ class ArchiveReader {
   // In the archive's order.
   const std::vector<Entry>& entries() const { return entries_; }
 
+  // DataLoss "<archive>: <entry>: ..." for the first entry whose name
+  // CheckEntryName (entry_name.h) refuses: what is checked before any
+  // entry is written out under its name.
+  Status CheckEntryNames() const;
+
   // Passes entry `index`'s bytes to `sink` in chunks, checking the CRC.
   Status Read(size_t index,
               const std::function<Status(std::string_view)>& sink) const;

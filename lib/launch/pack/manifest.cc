@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/base/strings.h"
+#include "lib/launch/pack/entry_name.h"
 #include "lib/launch/pack/zip_format.h"
-#include "lib/launch/pack/zip_writer.h"
 
 namespace dtf::pack {
 namespace {
@@ -72,7 +72,7 @@ int CompareVersions(std::string_view a, std::string_view b) {
 }
 
 std::string ManifestToJson(const Manifest& m) {
-  // Entry names are UTF-8 (ZipWriter::CheckEntryPath); a version read from
+  // Entry names are UTF-8 (CheckEntryName, entry_name.h); a version read from
   // an ELF file may not be, and is written with U+FFFD for its bad bytes.
   return ManifestJson(m).dump(2, ' ', false, Json::error_handler_t::replace) +
          "\n";
@@ -146,7 +146,7 @@ StatusOr<Manifest> ParseManifest(std::string_view json, std::string_view name) {
     if (!e.is_object()) return bad(StrCat(where, " is not an object"));
     ManifestFile f;
     DTF_RETURN_IF_ERROR(string_field(e, "path", false, &f.path));
-    if (!ZipWriter::CheckEntryPath(f.path).ok() || f.path == kManifestName) {
+    if (!CheckEntryName(f.path).ok() || f.path == kManifestName) {
       return bad(
           StrCat(where, ".path \"", f.path, "\" is not a relative entry name"));
     }

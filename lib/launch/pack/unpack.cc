@@ -34,6 +34,7 @@ struct Checked {
 
 StatusOr<Checked> CheckEntries(const ArchiveReader& reader) {
   const std::string& zip = reader.path();
+  DTF_RETURN_IF_ERROR(reader.CheckEntryNames());
   std::map<std::string, size_t> by_name;
   for (size_t i = 0; i < reader.entries().size(); ++i) {
     const ArchiveReader::Entry& e = reader.entries()[i];

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "lib/base/strings.h"
+#include "lib/launch/pack/entry_name.h"
 #include "lib/launch/pack/sha256.h"
 #include "lib/launch/pack/zip_error.h"
 #include "lib/launch/pack/zip_format.h"
@@ -56,72 +57,12 @@ class TempFile {
   std::string path_;
 };
 
-// Whether `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no
-// surrogates, nothing past U+10FFFF), as JSON strings must be.
-bool ZipNameIsUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      n = 1;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      n = 2;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      n = 3;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return false;
-    }
-    if (s.size() - i - 1 < n) return false;
-    for (size_t k = 1; k <= n; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return false;
-    }
-    i += n + 1;
-  }
-  return true;
-}
-
 }  // namespace
 
-Status ZipWriter::CheckEntryPath(std::string_view path) {
-  if (path.empty()) return InvalidArgumentError("empty archive entry name");
-  if (path.front() == '/' || path.back() == '/' ||
-      path.find('\\') != std::string_view::npos ||
-      path.find('\0') != std::string_view::npos) {
-    return InvalidArgumentError(
-        StrCat(path, ": not a relative '/'-separated archive entry name"));
-  }
-  if (!ZipNameIsUtf8(path)) {
-    return InvalidArgumentError(StrCat(
-        QuoteForMessage(path), ": archive entry names are UTF-8; this is not"));
-  }
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    const std::string_view part = path.substr(start, end - start);
-    if (part.empty() || part == "." || part == "..") {
-      return InvalidArgumentError(
-          StrCat(path,
-                 ": archive entry names have no empty, '.' or '..' "
-                 "components"));
-    }
-    start = end + 1;
-  }
-  return OkStatus();
-}
-
 Status ZipWriter::Add(Entry entry) {
-  DTF_RETURN_IF_ERROR(CheckEntryPath(entry.path));
+  if (Status s = CheckEntryName(entry.path); !s.ok()) {
+    return InvalidArgumentError(StrCat(entry.path, ": ", Message(s)));
+  }
   if (entry.mode != kModeExecutable && entry.mode != kModeFile) {
     return InvalidArgumentError(StrCat(entry.path, ": mode ",
                                        fmt::format("{:o}", entry.mode),

@@ -25,9 +25,9 @@ struct WrittenArchive {
 // Not thread-safe.
 class ZipWriter {
  public:
-  // `path` is the entry's name: relative, '/'-separated, no "." or ".."
-  // components (InvalidArgument otherwise, or AlreadyExists for a second
-  // entry of one name). `mode` is kModeExecutable or kModeFile.
+  // `path` is the entry's name, as CheckEntryName (entry_name.h) allows
+  // (InvalidArgument otherwise, or AlreadyExists for a second entry of one
+  // name). `mode` is kModeExecutable or kModeFile.
   Status AddBytes(std::string path, std::string data, uint32_t mode);
   // The entry's bytes are read from `source` when the archive is written;
   // FailedPrecondition then if `source` changed size or time since this
@@ -40,9 +40,6 @@ class ZipWriter {
   // the archive or the entry's source.
   StatusOr<WrittenArchive> Write(const std::string& dir,
                                  std::string_view prefix) const;
-
-  // Whether `path` is a name an entry may have.
-  static Status CheckEntryPath(std::string_view path);
 
  private:
   struct Entry {

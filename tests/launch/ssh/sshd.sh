@@ -11,6 +11,9 @@
 #                                          in DIR/NAME/port). PORT 0: a free
 #                                          port, another one tried when some
 #                                          other program takes it first
+#   sshd.sh start DIR NAME ADDR PORT no-sftp
+#                                          the same, without the SFTP
+#                                          subsystem (a host dtf must refuse)
 #   sshd.sh known-host DIR NAME ADDR PORT  appends "[ADDR]:PORT <host key>" to
 #                                          DIR/known_hosts
 #   sshd.sh new-host-key DIR NAME          replaces the server's host key (takes
@@ -29,7 +32,7 @@ die() {
 }
 
 usage() {
-  die "usage: sshd.sh keys DIR | start DIR NAME ADDR PORT |" \
+  die "usage: sshd.sh keys DIR | start DIR NAME ADDR PORT [no-sftp] |" \
     "known-host DIR NAME ADDR PORT | new-host-key DIR NAME | stop DIR NAME"
 }
 
@@ -97,8 +100,12 @@ run_sshd() {
 }
 
 cmd_start() {
-  local dir name addr port
+  local dir name addr port sftp="Subsystem sftp internal-sftp"
   dir="$(abspath "$1")" name="$2" addr="$3" port="$4"
+  if [[ $# -eq 5 ]]; then
+    [[ "$5" == no-sftp ]] || usage
+    sftp=""
+  fi
   [[ -x "$SSHD" ]] || die "$SSHD not found"
   [[ -f "$dir/authorized_keys" ]] || cmd_keys "$dir"
   local home="$dir/$name"
@@ -111,7 +118,7 @@ cmd_start() {
   local chosen="$port" attempt rc
   for ((attempt = 1; ; attempt++)); do
     [[ "$port" != 0 ]] || chosen="$(candidate_port)"
-    write_config "$dir" "$home" "$key" "$addr" "$chosen"
+    write_config "$dir" "$home" "$key" "$addr" "$chosen" "$sftp"
     rm -f "$home/sshd.pid"
     rc=0
     run_sshd "$home" || rc=$?
@@ -128,9 +135,10 @@ cmd_start() {
   done
 }
 
-# write_config DIR HOME KEY ADDR PORT: HOME/sshd_config.
+# write_config DIR HOME KEY ADDR PORT SFTP: HOME/sshd_config, with the line
+# SFTP (the Subsystem line, or none when empty).
 write_config() {
-  local dir="$1" home="$2" key="$3" addr="$4" port="$5"
+  local dir="$1" home="$2" key="$3" addr="$4" port="$5" sftp="$6"
   cat >"$home/sshd_config" <<EOF
 ListenAddress $addr:$port
 HostKey $key
@@ -142,7 +150,7 @@ UsePAM no
 StrictModes no
 PermitRootLogin prohibit-password
 AllowTcpForwarding yes
-Subsystem sftp internal-sftp
+$sftp
 AcceptEnv none
 MaxStartups 100:30:200
 MaxSessions 100
@@ -209,7 +217,7 @@ command="$1"
 shift
 case "$command" in
   keys) [[ $# -eq 1 ]] || usage && cmd_keys "$@" ;;
-  start) [[ $# -eq 4 ]] || usage && cmd_start "$@" ;;
+  start) [[ $# -eq 4 || $# -eq 5 ]] || usage && cmd_start "$@" ;;
   known-host) [[ $# -eq 4 ]] || usage && cmd_known_host "$@" ;;
   new-host-key) [[ $# -eq 2 ]] || usage && cmd_new_host_key "$@" ;;
   stop) [[ $# -eq 2 ]] || usage && cmd_stop "$@" ;;

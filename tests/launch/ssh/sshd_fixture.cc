@@ -77,9 +77,10 @@ std::string LocalUser() {
 StatusOr<std::unique_ptr<Sshd>> Sshd::Start(const std::string& dir,
                                             const std::string& name,
                                             const std::string& address,
-                                            bool known) {
+                                            bool known, bool sftp) {
   DTF_RETURN_IF_ERROR(RunSshdScript(StrCat("keys ", ShellQuote(dir))));
   std::unique_ptr<Sshd> sshd(new Sshd(dir, name, address, 0));
+  sshd->sftp_ = sftp;
   DTF_RETURN_IF_ERROR(sshd->Restart());
   if (known) DTF_RETURN_IF_ERROR(sshd->AddKnownHost());
   return sshd;
@@ -102,7 +103,8 @@ Status Sshd::Stop() {
 
 Status Sshd::Restart() {
   DTF_RETURN_IF_ERROR(Stop());
-  DTF_RETURN_IF_ERROR(RunSshdScript(Args("start", true)));
+  DTF_RETURN_IF_ERROR(
+      RunSshdScript(StrCat(Args("start", true), sftp_ ? "" : " no-sftp")));
   running_ = true;
   if (port_ == 0) {
     const std::string file = StrCat(dir_, "/", name_, "/port");

@@ -44,11 +44,13 @@ std::string LocalUser();
 class Sshd {
  public:
   // Starts server `name` on `address` at a free port; with `known`, its host
-  // key is added to dir/known_hosts.
+  // key is added to dir/known_hosts; without `sftp`, the server has no SFTP
+  // subsystem.
   static StatusOr<std::unique_ptr<Sshd>> Start(const std::string& dir,
                                                const std::string& name,
                                                const std::string& address,
-                                               bool known = true);
+                                               bool known = true,
+                                               bool sftp = true);
   ~Sshd();  // stops the server
 
   Status Stop();
@@ -80,6 +82,7 @@ class Sshd {
   std::string name_;
   std::string address_;
   int port_;
+  bool sftp_ = true;
   bool running_ = false;
 };
 
