@@ -7,7 +7,6 @@
 #include "grpcpp/security/auth_metadata_processor.h"
 #include "lib/base/strings.h"
 #include "lib/rpc/call.h"
-#include "lib/rpc/tls_certs.h"
 
 namespace dtf::rpc {
 namespace {
@@ -72,10 +71,13 @@ std::shared_ptr<grpc::ServerCredentials> MakeServerCredentials(
 void ConfigureServer(grpc::ServerBuilder* builder, const std::string& address,
                      const RunCredentials& expected, const ServerLimits& limits,
                      int* bound_port) {
+  // gRPC's local credentials take peers of 127.0.0.1 and ::1 only (not the
+  // rest of 127.0.0.0/8, which an SSH run's tasks may use as addresses).
   const std::string host = address.substr(0, address.rfind(':'));
-  builder->AddListeningPort(
-      address, MakeServerCredentials(expected, IsLoopbackHost(host)),
-      bound_port);
+  const bool local = host == "127.0.0.1" || host == "localhost" ||
+                     host == "[::1]" || host == "::1";
+  builder->AddListeningPort(address, MakeServerCredentials(expected, local),
+                            bound_port);
   builder->SetMaxReceiveMessageSize(limits.max_message_bytes);
   builder->SetMaxSendMessageSize(limits.max_message_bytes);
   grpc::ResourceQuota quota("dtf");

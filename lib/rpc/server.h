@@ -33,9 +33,9 @@ void ConfigureServer(grpc::ServerBuilder* builder, const std::string& address,
 
 // The server credentials for a run: mutual TLS, or plaintext; the secret
 // checked in an auth metadata processor (before a call's body is read)
-// with TLS and, on a loopback address (`loopback`), without: gRPC's local
-// credentials there, which take loopback peers only. A plaintext server
-// on another address checks the secret in its handlers (CheckCall).
+// with TLS and, on 127.0.0.1 or ::1 (`loopback`), without: gRPC's local
+// credentials there, which take peers of those addresses only. A plaintext
+// server on another address checks the secret in its handlers (CheckCall).
 std::shared_ptr<grpc::ServerCredentials> MakeServerCredentials(
     const RunCredentials& expected, bool loopback);
 

@@ -186,5 +186,28 @@ TEST(PlaintextServerTest, LoopbackChecksTheSecretBeforeAnyHandler) {
   server->Shutdown();
 }
 
+// Other loopback addresses (127.0.0.2, as the SSH tests' hosts) are served
+// to their peers: gRPC's local credentials, which take 127.0.0.1 and ::1
+// only, are not used there.
+TEST(PlaintextServerTest, OtherLoopbackAddressesAreServed) {
+  CountingCoordinator service;
+  const RunCredentials expected{"run-1", kSecret, ""};
+  grpc::ServerBuilder builder;
+  int port = 0;
+  ConfigureServer(&builder, "127.0.0.2:0", expected, ServerLimits{}, &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto stub =
+      Coordinator::NewStub(MakeChannel(StrCat("127.0.0.2:", port), expected));
+  auto context = MakeClientContext(expected, std::chrono::seconds(10));
+  HeartbeatRequest request;
+  HeartbeatResponse response;
+  grpc::Status st = stub->Heartbeat(context.get(), request, &response);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(service.calls, 1);
+  server->Shutdown();
+}
+
 }  // namespace
 }  // namespace dtf::rpc
