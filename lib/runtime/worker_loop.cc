@@ -1,5 +1,7 @@
 #include "lib/runtime/worker_loop.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -133,7 +135,12 @@ StatusOr<TrainResult> RunWorkerLoop(
     c.keep_checkpoints = train.keep_checkpoints;
     // TensorBoard events: training loss and throughput at each report,
     // evaluation metrics at each evaluation.
-    DTF_ASSIGN_OR_RETURN(c.events, EventWriter::Create(train.output_dir));
+    // This process's id in the name (as TensorFlow's writers put theirs):
+    // a run started in the same second as the last one into the same
+    // output directory gets a file of its own.
+    DTF_ASSIGN_OR_RETURN(
+        c.events,
+        EventWriter::Create(train.output_dir, StrCat(".", getpid())));
     chief = std::make_unique<Chief>(train, std::move(c), ctx, built.layer.get(),
                                     hooks);
   }
