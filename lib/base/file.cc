@@ -1,7 +1,5 @@
 #include "lib/base/file.h"
 
-#include "lib/base/bounded_read.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -22,23 +22,6 @@ Status ChiefStatus(const grpc::Status& s, const std::string& address) {
   }
 }
 
-// A channel to the chief: rpc::MakeChannel's, or over mutual TLS.
-std::shared_ptr<grpc::Channel> CoordinatorChannel(const std::string& address,
-                                                  const ClientTls* tls) {
-  if (tls == nullptr) return rpc::MakeChannel(address, {});
-  grpc::SslCredentialsOptions options;
-  options.pem_root_certs = tls->ca_cert;
-  options.pem_cert_chain = tls->cert;
-  options.pem_private_key = tls->key;
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
-  if (!tls->server_name.empty()) {
-    args.SetSslTargetNameOverride(tls->server_name);
-  }
-  return grpc::CreateCustomChannel(address, grpc::SslCredentials(options),
-                                   args);
-}
-
 }  // namespace
 
 StatusOr<CoordinatorStatus> QueryCoordinator(const std::string& address,
@@ -46,10 +29,14 @@ StatusOr<CoordinatorStatus> QueryCoordinator(const std::string& address,
                                              const std::string& secret,
                                              std::chrono::milliseconds deadline,
                                              const ClientTls* tls) {
+  rpc::RunCredentials creds{run_id, secret, ""};
+  if (tls != nullptr) {
+    creds.tls = {tls->ca_cert, tls->cert, tls->key, tls->server_name};
+  }
   std::unique_ptr<rpc::Coordinator::Stub> stub =
-      rpc::Coordinator::NewStub(CoordinatorChannel(address, tls));
+      rpc::Coordinator::NewStub(rpc::MakeChannel(address, creds));
   std::unique_ptr<grpc::ClientContext> context =
-      rpc::MakeClientContext({run_id, secret, ""}, deadline);
+      rpc::MakeClientContext(creds, deadline);
   // A chief that is not there is told at once (then tried through its
   // host), not waited for.
   context->set_wait_for_ready(false);

@@ -93,6 +93,9 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
   args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  if (creds.tls.on() && !creds.tls.server_name.empty()) {
+    args.SetSslTargetNameOverride(creds.tls.server_name);
+  }
   return grpc::CreateCustomChannel(address, MakeChannelCredentials(creds),
                                    args);
 }

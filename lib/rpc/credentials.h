@@ -28,6 +28,9 @@ struct TlsMaterial {
   std::string ca_pem;
   std::string cert_pem;
   std::string key_pem;
+  // As a client: the name the server's certificate must hold, when not the
+  // host of the address dialled (a call through a tunnel); "" otherwise.
+  std::string server_name = {};
   bool on() const { return !ca_pem.empty(); }
 };
 

@@ -139,8 +139,7 @@ StatusOr<TrainResult> RunWorkerLoop(
     // a run started in the same second as the last one into the same
     // output directory gets a file of its own.
     DTF_ASSIGN_OR_RETURN(
-        c.events,
-        EventWriter::Create(train.output_dir, StrCat(".", getpid())));
+        c.events, EventWriter::Create(train.output_dir, StrCat(".", getpid())));
     chief = std::make_unique<Chief>(train, std::move(c), ctx, built.layer.get(),
                                     hooks);
   }

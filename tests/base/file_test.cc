@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "gmock/gmock.h"
-#include "lib/base/bounded_read.h"
 #include "gtest/gtest.h"
 #include "lib/base/bounded_read.h"
 #include "tests/testing/temp_dir.h"

@@ -105,10 +105,11 @@ TEST(CsvText, TextCellsMustBeUtf8WithoutNul) {
                         "is not UTF-8 text (byte 0xE9, not UTF-8); dtf reads "
                         "CSV files as UTF-8"));
   st = CheckTextCell("in.csv", r.row, 2, '"', "blob");
-  EXPECT_THAT(std::string(st.message()),
-              HasSubstr("in.csv:9:10: column \"blob\": the cell \"a\\x00\\x62\" "
-                        "is not UTF-8 text (a NUL byte); is this a binary "
-                        "file?"));
+  EXPECT_THAT(
+      std::string(st.message()),
+      HasSubstr("in.csv:9:10: column \"blob\": the cell \"a\\x00\\x62\" "
+                "is not UTF-8 text (a NUL byte); is this a binary "
+                "file?"));
 }
 
 TEST(CsvText, FieldCountErrorsNameTheRowsOwnPlace) {

@@ -527,9 +527,10 @@ TEST_F(GenRecordsTest, TextCellThatIsNoTextIsRefusedAtItsPlace) {
   o.out_dir = (dir_ / "out").string();
   auto r = GenRecords(o);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(std::string(r.status().message()),
-              HasSubstr(csv + ":3:8: column \"s\": the cell \"a\\\"b\\x00\\x63\" "
-                              "is not UTF-8 text (a NUL byte)"));
+  EXPECT_THAT(
+      std::string(r.status().message()),
+      HasSubstr(csv + ":3:8: column \"s\": the cell \"a\\\"b\\x00\\x63\" "
+                      "is not UTF-8 text (a NUL byte)"));
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 
   csv = Write("latin1.csv", "n,s\n1,ok\n2,caf\xE9\n");
