@@ -6,6 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
 #include "lib/base/strings.h"
+#include "lib/base/utf8.h"
 
 namespace dtf {
 namespace {
@@ -20,32 +21,6 @@ inline bool PlainAsciiWord(const unsigned char* p) {
 }
 
 inline bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7F; }
-
-// Length of the well-formed UTF-8 sequence at p[0, n) (n > 0, p[0] >=
-// 0x80), or 0.
-size_t Utf8SequenceLength(const unsigned char* p, size_t n) {
-  const unsigned c = p[0];
-  size_t len;
-  unsigned lo = 0x80, hi = 0xBF;  // bounds of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    if (c == 0xE0) lo = 0xA0;  // overlong
-    if (c == 0xED) hi = 0x9F;  // surrogates
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    if (c == 0xF0) lo = 0x90;  // overlong
-    if (c == 0xF4) hi = 0x8F;  // past U+10FFFF
-  } else {
-    return 0;
-  }
-  if (n < len || p[1] < lo || p[1] > hi) return 0;
-  for (size_t k = 2; k < len; ++k) {
-    if ((p[k] & 0xC0) != 0x80) return 0;
-  }
-  return len;
-}
 
 // The first bytes of `s`, escaped so that any byte reads in a message.
 std::string Shown(std::string_view s) {

@@ -1,3 +1,4 @@
+#include "lib/launch/json_text.h"
 #include "lib/launch/env_cache.h"
 
 #include <sys/stat.h>
@@ -93,7 +94,7 @@ Status WriteEnvCache(const std::string& cache_file,
       {"sha256", packed.archive.sha256},
       {"size", packed.archive.size},
       {"manifest", CacheJson::parse(pack::ManifestToJson(packed.manifest))}};
-  return WriteFileAtomically(cache_file, j.dump(2) + "\n");
+  return WriteFileAtomically(cache_file, JsonText(j));
 }
 
 StatusOr<pack::PackResult> PackEnvCached(const std::string& out,

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "lib/base/bounded_read.h"
 #include "lib/base/file.h"
 #include "lib/base/host_name.h"
 #include "lib/base/strings.h"
@@ -143,7 +144,8 @@ StatusOr<std::vector<HostEntry>> ParseHostfile(std::string_view text,
 }
 
 StatusOr<std::vector<HostEntry>> LoadHostfile(const std::string& path) {
-  DTF_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path));
+  DTF_ASSIGN_OR_RETURN(const std::string text,
+                       ReadFileToStringAtMost(path, kMaxHostfileBytes));
   return ParseHostfile(text, path);
 }
 

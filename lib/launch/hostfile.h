@@ -29,7 +29,10 @@ struct HostEntry {
 // "<source>:<line>:<col>: what is wrong". A host listed twice is an error.
 StatusOr<std::vector<HostEntry>> ParseHostfile(std::string_view text,
                                                std::string_view source);
-// Reads and parses a hostfile.
+// The longest hostfile read (a million hosts of 16 bytes).
+inline constexpr size_t kMaxHostfileBytes = size_t{16} << 20;
+// Reads and parses a hostfile; one longer than kMaxHostfileBytes (such as
+// /dev/zero given by mistake) is refused as such once that much is read.
 StatusOr<std::vector<HostEntry>> LoadHostfile(const std::string& path);
 
 }  // namespace dtf::launch

@@ -342,6 +342,7 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
   for (size_t k = 0; k < plan.tasks.size(); ++k) {
     plan.tasks[k].argv = ServeArgv(plan, plan.tasks[k], paths[k]);
   }
+  DTF_RETURN_IF_ERROR(CheckPlanText(plan));
   return plan;
 }
 

@@ -179,6 +179,11 @@ std::string PlaintextWarning(const Plan& plan, const Profile& profile);
 // The plan as JSON (docs/launch.md), fields in a fixed order: the same plan
 // gives the same bytes.
 std::string PlanToJson(const Plan& plan);
+// OK when every string of the plan (paths, hosts, arguments) is UTF-8, as
+// PlanToJson needs to write it as it is; else InvalidArgument naming the
+// first that is not ("the plan's /job: \"/data/r\xE9sum\xE9/dtf.toml\"
+// is not UTF-8 text ...").
+Status CheckPlanText(const Plan& plan);
 // The plan as PlanToJson wrote it; DataLoss naming `name` when it is not.
 StatusOr<Plan> PlanFromJson(std::string_view json, std::string_view name);
 

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/base/strings.h"
+#include "lib/launch/json_text.h"
 #include "lib/launch/plan.h"
 
 namespace dtf::launch {
@@ -19,9 +20,7 @@ std::vector<std::string> Addresses(const Plan& plan, std::string_view role) {
   return out;
 }
 
-}  // namespace
-
-std::string PlanToJson(const Plan& plan) {
+Json PlanJson(const Plan& plan) {
   Json j;
   j["version"] = kPlanVersion;
   j["run_id"] = plan.run_id;
@@ -90,7 +89,21 @@ std::string PlanToJson(const Plan& plan) {
     }
   }
   j["tasks"] = std::move(tasks);
-  return j.dump(2) + "\n";
+  return j;
+}
+
+}  // namespace
+
+std::string PlanToJson(const Plan& plan) { return JsonText(PlanJson(plan)); }
+
+Status CheckPlanText(const Plan& plan) {
+  if (std::optional<std::string> bad = FirstNonUtf8(PlanJson(plan))) {
+    return InvalidArgumentError(
+        StrCat("the plan's ", *bad,
+               " is not UTF-8 text, which plan.json and --json hold; give "
+               "the file or directory a UTF-8 name"));
+  }
+  return OkStatus();
 }
 
 StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {

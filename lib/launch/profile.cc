@@ -8,9 +8,11 @@
 #include <initializer_list>
 #include <utility>
 
+#include "lib/base/bounded_read.h"
 #include "lib/base/file.h"
 #include "lib/base/host_name.h"
 #include "lib/base/strings.h"
+#include "lib/base/toml_limits.h"
 #include "lib/base/toml_text.h"
 #include "lib/base/toml_util.h"
 
@@ -371,7 +373,8 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
 
 StatusOr<Profile> LoadProfileFile(const std::string& path,
                                   const ProfileOptions& options) {
-  DTF_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(path));
+  DTF_ASSIGN_OR_RETURN(const std::string text,
+                       ReadFileToStringAtMost(path, toml_util::kMaxTomlBytes));
   return ParseProfile(text, path, fs::path(path).stem().string(), options);
 }
 

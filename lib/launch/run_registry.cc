@@ -1,3 +1,4 @@
+#include "lib/launch/json_text.h"
 #include "lib/launch/run_registry.h"
 
 #include <algorithm>
@@ -68,7 +69,7 @@ Status WriteRunRecord(const std::string& run_dir, const RunRecord& r) {
   }
   j["tasks"] = std::move(tasks);
   return WriteFileAtomically((fs::path(run_dir) / kTasksFile).string(),
-                             j.dump(2) + "\n");
+                             JsonText(j));
 }
 
 StatusOr<RunRecord> ReadRunRecord(const std::string& run_dir) {
@@ -109,7 +110,7 @@ Status WriteExitRecord(const std::string& path, const ExitRecord& r) {
   j["exit_code"] = r.exit_code ? Json(*r.exit_code) : Json(nullptr);
   j["signal"] = r.signal;
   j["finished_ms"] = r.finished_ms;
-  return WriteFileAtomically(path, j.dump(2) + "\n");
+  return WriteFileAtomically(path, JsonText(j));
 }
 
 StatusOr<std::optional<ExitRecord>> ReadExitRecord(const std::string& path) {

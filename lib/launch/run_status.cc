@@ -1,3 +1,4 @@
+#include "lib/launch/json_text.h"
 #include "lib/launch/run_status.h"
 
 #include <algorithm>
@@ -190,7 +191,7 @@ std::string RunStatusToJson(const RunStatus& s) {
   }
   j["checkpoint_dir"] = s.checkpoint_dir;
   j["checkpoints"] = std::move(checkpoints);
-  return j.dump(2) + "\n";
+  return JsonText(j);
 }
 
 std::string RunStatusToText(const RunStatus& s, int64_t now_ms) {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -135,11 +136,15 @@ StatusOr<TrainResult> RunWorkerLoop(
     c.keep_checkpoints = train.keep_checkpoints;
     // TensorBoard events: training loss and throughput at each report,
     // evaluation metrics at each evaluation.
-    // This process's id in the name (as TensorFlow's writers put theirs):
-    // a run started in the same second as the last one into the same
-    // output directory gets a file of its own.
+    // This process's id and a count of the chiefs it has run in the name
+    // (as TensorFlow's writers put theirs): a run started in the same
+    // second as the last one into the same output directory, by another
+    // process or by this one, gets a file of its own.
+    static std::atomic<int> chiefs_started{0};
     DTF_ASSIGN_OR_RETURN(
-        c.events, EventWriter::Create(train.output_dir, StrCat(".", getpid())));
+        c.events,
+        EventWriter::Create(train.output_dir,
+                            StrCat(".", getpid(), ".", chiefs_started++)));
     chief = std::make_unique<Chief>(train, std::move(c), ctx, built.layer.get(),
                                     hooks);
   }

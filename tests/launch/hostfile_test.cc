@@ -73,5 +73,16 @@ TEST(Hostfile, MissingFileIsNamed) {
             std::string::npos);
 }
 
+// A file without end (a device given by mistake) is refused once the
+// limit is read, naming it, instead of being read for ever.
+TEST(Hostfile, AnEndlessFileIsRefusedAtTheLimit) {
+  StatusOr<std::vector<HostEntry>> hosts = LoadHostfile("/dev/zero");
+  ASSERT_EQ(hosts.status().code(), absl::StatusCode::kInvalidArgument)
+      << hosts.status();
+  EXPECT_NE(Message(hosts.status()).find("/dev/zero: larger than 16777216"),
+            std::string::npos)
+      << hosts.status();
+}
+
 }  // namespace
 }  // namespace dtf::launch

@@ -226,6 +226,22 @@ TEST(Plan, JsonRoundTrips) {
   EXPECT_EQ(PlanToJson(*back), kGolden);
 }
 
+// plan.json and --json hold the plan's paths as JSON text: a job in a
+// directory whose name is not UTF-8 is refused, naming the path, instead
+// of the JSON writer throwing (which ended the process).
+TEST(Plan, APathThatIsNotUtf8IsRefusedNamingIt) {
+  PlanRequest r = FixedRequest();
+  r.job = "/jobs/r\xE9sum\xE9/dtf.toml";
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument)
+      << plan.status();
+  EXPECT_NE(Message(plan.status())
+                .find("the plan's /job: \"/jobs/r\\xe9sum\\xe9/dtf.toml\" "
+                      "is not UTF-8 text"),
+            std::string::npos)
+      << plan.status();
+}
+
 // A restarted task restores the run's last checkpoint: restarts without
 // periodic checkpoints are refused, naming the profile's key and the job's.
 TEST(Plan, RestartsNeedPeriodicCheckpoints) {

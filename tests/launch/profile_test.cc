@@ -210,6 +210,13 @@ config = "~user/config"
   EXPECT_EQ(p->ssh.identity_file, "/.ssh/id_dtf");
 }
 
+TEST(Profile, AnEndlessProfileFileIsRefusedAtTheLimit) {
+  StatusOr<Profile> p = LoadProfileFile("/dev/zero");
+  ASSERT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument)
+      << p.status();
+  EXPECT_THAT(Message(p.status()), HasSubstr("/dev/zero: larger than 4194304"));
+}
+
 TEST(Profile, SshReadsAHostfileBesideIt) {
   testing::TempDir dir;
   { std::ofstream(dir.Join("hosts")) << "# cluster\nnode1 slots=4 gpus=2\n"; }

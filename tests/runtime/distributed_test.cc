@@ -192,6 +192,29 @@ TEST_F(DistributedTest, TitanicAsyncTrains) {
   EXPECT_GE(results[1]->steps, 400);
 }
 
+// Two runs into one output directory, one right after the other in one
+// process (well within a second), each write an event file of their own;
+// the second used to fail with "event file already exists".
+TEST_F(DistributedTest, BackToBackRunsIntoOneOutputDirectoryBothWriteEvents) {
+  JobFile job = Job("titanic");
+  job.train.epochs = 1;
+  job.train.steps = 1;
+  for (int run = 0; run < 2; ++run) {
+    auto results = RunCluster(job, MakeCluster(1, 1));
+    for (auto& r : results) {
+      ASSERT_TRUE(r.ok()) << "run " << run << ": " << r.status();
+    }
+  }
+  int event_files = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(job.train.output_dir)) {
+    if (e.path().filename().string().starts_with("events.out.tfevents.")) {
+      ++event_files;
+    }
+  }
+  EXPECT_EQ(event_files, 2);
+}
+
 // Every checkpoint of a sync run is a consistent cut: each PS's shard at one
 // global step; the generations beyond keep_checkpoints are gone.
 TEST_F(DistributedTest, SyncCheckpointsAreAConsistentCutAcrossShards) {
