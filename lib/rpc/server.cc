@@ -78,8 +78,8 @@ void ConfigureServer(grpc::ServerBuilder* builder, const std::string& address,
                      host == "[::1]" || host == "::1";
   builder->AddListeningPort(address, MakeServerCredentials(expected, local),
                             bound_port);
-  builder->SetMaxReceiveMessageSize(limits.max_message_bytes);
-  builder->SetMaxSendMessageSize(limits.max_message_bytes);
+  builder->SetMaxReceiveMessageSize(limits.max_receive_bytes);
+  builder->SetMaxSendMessageSize(limits.max_send_bytes);
   grpc::ResourceQuota quota("dtf");
   quota.Resize(limits.max_memory_bytes);
   quota.SetMaxThreads(limits.max_threads);

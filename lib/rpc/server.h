@@ -13,9 +13,20 @@
 
 namespace dtf::rpc {
 
+// The largest message a caller of a parameter server may send: one of a
+// step's StepMessages (a worker splits bigger steps), WorkerDone, Shutdown.
+inline constexpr int kPsMaxRequestBytes = 8 << 20;
+// The largest message a caller of the chief's Coordinator may send
+// (Heartbeat, Status, CommId: a task name, counters, an input position).
+inline constexpr int kCoordinatorMaxRequestBytes = 64 << 10;
+
 struct ServerLimits {
-  // The largest message a call may carry.
-  int max_message_bytes = 8 << 20;
+  // The largest message a call may send to the server: gRPC refuses a
+  // bigger one (RESOURCE_EXHAUSTED) as its length arrives, before reading
+  // its body.
+  int max_receive_bytes = kPsMaxRequestBytes;
+  // The largest answer the server sends.
+  int max_send_bytes = 8 << 20;
   // Memory gRPC may take for its buffers, and threads for calls in
   // progress (a long-lived stream holds one).
   size_t max_memory_bytes = size_t(1) << 30;

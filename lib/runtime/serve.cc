@@ -225,6 +225,10 @@ StatusOr<TrainResult> Serve(const JobFile& job, const ServeOptions& options) {
   // chief's Coordinator, each holding a thread while open.
   limits.max_threads =
       std::max<int>(64, 4 * int(options.ps.size() + options.workers.size()));
+  // Each server carries one service, whose methods bound what a caller
+  // may send: tensors to a PS, small reports to the chief.
+  limits.max_receive_bytes =
+      ps_role ? rpc::kPsMaxRequestBytes : rpc::kCoordinatorMaxRequestBytes;
   rpc::ConfigureServer(&builder, listen.address, creds, limits, &bound_port);
   if (ps_role) {
     PsOptions po;

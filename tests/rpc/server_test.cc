@@ -53,7 +53,7 @@ class ServerTest : public ::testing::Test {
     client_ = {"run-1", kSecret, "", {ca_.cert, client->cert, client->key}};
     grpc::ServerBuilder builder;
     ServerLimits limits;
-    limits.max_message_bytes = 8 << 20;
+    limits.max_receive_bytes = 8 << 20;
     ConfigureServer(&builder, "127.0.0.1:0", expected_, limits, &port_);
     builder.RegisterService(&service_);
     server_ = builder.BuildAndStart();
@@ -156,6 +156,52 @@ TEST_F(ServerTest, AFloodOfLargeCallsWithoutTheSecretStaysBounded) {
   EXPECT_LT(grown, int64_t(160) << 20) << "grew by " << (grown >> 20) << " MiB";
   // And the server still serves the run's tasks.
   EXPECT_TRUE(Call(client_, MakeChannelCredentials(client_)).ok());
+}
+
+// The chief's Coordinator takes small reports only: a task of the run that
+// sends a bigger message is refused as its length arrives, and no handler
+// runs; the largest heartbeat a real task sends fits well within it.
+TEST_F(ServerTest, TheCoordinatorsLimitRefusesALargeRequestOfARunsTask) {
+  CountingCoordinator service;
+  grpc::ServerBuilder builder;
+  ServerLimits limits;
+  limits.max_receive_bytes = kCoordinatorMaxRequestBytes;
+  int port = 0;
+  ConfigureServer(&builder, "127.0.0.1:0", expected_, limits, &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto call = [&](HeartbeatRequest request) {
+    auto stub =
+        Coordinator::NewStub(MakeChannel(StrCat("127.0.0.1:", port), client_));
+    auto context = MakeClientContext(client_, std::chrono::seconds(10));
+    HeartbeatResponse response;
+    return stub->Heartbeat(context.get(), request, &response);
+  };
+  HeartbeatRequest big;
+  big.set_task(std::string(kCoordinatorMaxRequestBytes + 1, 'x'));
+  grpc::Status st = call(big);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << st.error_message();
+  EXPECT_EQ(service.calls, 0);
+
+  HeartbeatRequest real;
+  real.set_task("worker:9999");
+  real.set_state("running");
+  real.set_step(int64_t{1} << 40);
+  real.set_loss(0.25);
+  real.set_examples_per_sec(1e6);
+  real.set_incarnation(~uint64_t{0});
+  real.set_steps_done(int64_t{1} << 40);
+  for (int64_t v : {int64_t{1} << 20, int64_t{1} << 20, int64_t{1} << 40,
+                    int64_t{1} << 40}) {
+    real.add_input_position(v);
+  }
+  EXPECT_LT(real.ByteSizeLong(), size_t{kCoordinatorMaxRequestBytes} / 100);
+  st = call(real);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(service.calls, 1);
+  server->Shutdown();
 }
 
 // Plaintext on loopback (a local run): the secret is checked on the
