@@ -1,6 +1,24 @@
 #include "lib/base/utf8.h"
 
+#include <cstdint>
+#include <cstring>
+
 namespace dtf {
+namespace {
+
+// Eight ASCII bytes; with `no_nul`, none of them NUL.
+inline bool AsciiWord(const unsigned char* p, bool no_nul) {
+  uint64_t w;
+  std::memcpy(&w, p, sizeof(w));
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHighs = 0x8080808080808080ULL;
+  if ((w & kHighs) != 0) return false;
+  return !no_nul || ((w - kOnes) & ~w & kHighs) == 0;
+}
+
+inline bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7F; }
+
+}  // namespace
 
 size_t Utf8SequenceLength(const unsigned char* p, size_t n) {
   const unsigned c = p[0];
@@ -26,12 +44,20 @@ size_t Utf8SequenceLength(const unsigned char* p, size_t n) {
   return len;
 }
 
-size_t FindNonUtf8(std::string_view s) {
+size_t FindNonUtf8(std::string_view s, Utf8Stop also) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const size_t n = s.size();
+  const bool controls = also == Utf8Stop::kControls;
+  const bool nul = also != Utf8Stop::kNothing;
   size_t i = 0;
   while (i < n) {
-    if (p[i] < 0x80) {
+    if (!controls && n - i >= 8 && AsciiWord(p + i, nul)) {
+      i += 8;
+      continue;
+    }
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      if ((nul && c == 0) || (controls && IsControl(c))) return i;
       ++i;
       continue;
     }

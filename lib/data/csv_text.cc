@@ -1,7 +1,6 @@
 #include "lib/data/csv_text.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
@@ -10,15 +9,6 @@
 
 namespace dtf {
 namespace {
-
-// Eight ASCII bytes, none of them NUL.
-inline bool PlainAsciiWord(const unsigned char* p) {
-  uint64_t w;
-  std::memcpy(&w, p, sizeof(w));
-  constexpr uint64_t kOnes = 0x0101010101010101ULL;
-  constexpr uint64_t kHighs = 0x8080808080808080ULL;
-  return (w & kHighs) == 0 && ((w - kOnes) & ~w & kHighs) == 0;
-}
 
 inline bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7F; }
 
@@ -40,25 +30,7 @@ std::string WhatIsWrong(unsigned char c) {
 }  // namespace
 
 size_t FindNonText(std::string_view s, bool controls) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const size_t n = s.size();
-  size_t i = 0;
-  while (i < n) {
-    if (!controls && n - i >= 8 && PlainAsciiWord(p + i)) {
-      i += 8;
-      continue;
-    }
-    const unsigned char c = p[i];
-    if (c < 0x80) {
-      if (c == 0 || (controls && IsControl(c))) return i;
-      ++i;
-      continue;
-    }
-    const size_t len = Utf8SequenceLength(p + i, n - i);
-    if (len == 0) return i;
-    i += len;
-  }
-  return std::string_view::npos;
+  return FindNonUtf8(s, controls ? Utf8Stop::kControls : Utf8Stop::kNul);
 }
 
 Status CheckLooksLikeText(std::string_view source, std::string_view head) {

@@ -36,5 +36,14 @@ TEST(Utf8, FindsTheFirstBadByte) {
   }
 }
 
+TEST(Utf8, StopsAtNulOrControlsWhenAsked) {
+  const std::string_view text("0123456789\t abc\0def\x01", 20);
+  EXPECT_EQ(FindNonUtf8(text), std::string_view::npos);
+  EXPECT_EQ(FindNonUtf8(text, Utf8Stop::kNul), 15u);
+  EXPECT_EQ(FindNonUtf8(text, Utf8Stop::kControls), 10u);  // the tab
+  // Past eight ASCII bytes at a time, the first bad byte still counts.
+  EXPECT_EQ(FindNonUtf8("abcdefghijklmnop\xFFq", Utf8Stop::kNul), 16u);
+}
+
 }  // namespace
 }  // namespace dtf
