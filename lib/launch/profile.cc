@@ -83,7 +83,7 @@ Status ReadBounded(Reader* reader, Profile* p, const toml::table& table,
 // An error naming the first key of `table` (in file order) that a profile
 // for `backend` does not have, with the closest one as a suggestion.
 Status CheckKeys(const Reader& reader, const toml::table& table,
-                 std::string_view backend) {
+                 BackendKind backend) {
   const std::initializer_list<std::string_view> kLocal = {
       "backend", "ps",           "workers", "host", "base_port", "threads",
       "env",     "max_restarts", "device",  "gpus", "tls"};
@@ -91,7 +91,7 @@ Status CheckKeys(const Reader& reader, const toml::table& table,
       "backend",  "ps",        "workers",      "hosts",   "hostfile",
       "work_dir", "with_data", "base_port",    "threads", "env",
       "ssh",      "device",    "max_restarts", "tls"};
-  const bool ssh = backend == "ssh";
+  const bool ssh = backend == BackendKind::kSsh;
   const std::initializer_list<std::string_view>& keys = ssh ? kSsh : kLocal;
   const std::initializer_list<std::string_view>& others = ssh ? kLocal : kSsh;
   for (const auto& [key, node] : toml_util::InFileOrder(table)) {
@@ -311,7 +311,7 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
                           "the \"k8s\" backend is not built yet; \"local\" "
                           "and \"ssh\" are");
     }
-    p.backend = backend == 0 ? "local" : "ssh";
+    p.backend = backend == 0 ? BackendKind::kLocal : BackendKind::kSsh;
   }
   DTF_RETURN_IF_ERROR(CheckKeys(reader, table, p.backend));
   DTF_RETURN_IF_ERROR(ReadBounded(&reader, &p, table, "ps", 1, 1000, &p.ps));
@@ -363,7 +363,7 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
       DTF_ASSIGN_OR_RETURN(p.env[name], reader.GetString(*value, path));
     }
   }
-  if (p.backend == "ssh") {
+  if (p.backend == BackendKind::kSsh) {
     DTF_RETURN_IF_ERROR(ReadSshProfile(reader, table, options, &p));
   }
   return p;

@@ -114,7 +114,7 @@ std::unique_ptr<LineTail> RemoteTail(RemoteHost* host, std::string path) {
 
 StatusOr<std::unique_ptr<Run>> StartRun(PlanRequest request,
                                         RunOptions options) {
-  if (request.profile.backend == "ssh") {
+  if (request.profile.backend == BackendKind::kSsh) {
     DTF_ASSIGN_OR_RETURN(std::unique_ptr<SshRun> run,
                          SshRun::Start(std::move(request), options));
     return std::unique_ptr<Run>(std::move(run));
@@ -294,7 +294,7 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
   }
   // Parameter servers first, then workers; within each, every host at once
   // (a host's own tasks one after another on its session).
-  for (const char* role : {"ps", "worker"}) {
+  for (Role role : {Role::kPs, Role::kWorker}) {
     // A task after one that failed on the same host is not tried.
     std::vector<StatusOr<ProcessId>> ids(p.tasks.size(),
                                          CancelledError("not tried"));
