@@ -154,10 +154,10 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
   DTF_ASSIGN_OR_RETURN(const Plan draft, MakePlan(request));
   // The hosts are checked while the archives are packed.
   DTF_ASSIGN_OR_RETURN(PreflightOptions pre, RuntimeNeeds());
-  pre.accept_new_host_keys = options.accept_new_host_keys;
+  pre.accept_new_host_keys = options.ssh.accept_new_host_keys;
   StatusOr<Packed> packing = InternalError("not packed");
   std::thread packer(
-      [&] { packing = PackArchives(request, options.search_path); });
+      [&] { packing = PackArchives(request, options.ssh.search_path); });
   PreflightResult checked = Preflight(draft, pre);
   packer.join();
   if (packing.ok() && !packing->note.empty() && options.on_note) {
@@ -166,7 +166,9 @@ StatusOr<std::unique_ptr<SshRun>> SshRun::Start(PlanRequest request,
   if (packing.ok()) {
     DTF_RETURN_IF_ERROR(CheckJobData(draft, packing->job_archive, &checked));
   }
-  if (options.on_preflight) options.on_preflight(PreflightTable(checked));
+  if (options.ssh.on_preflight) {
+    options.ssh.on_preflight(PreflightTable(checked));
+  }
   DTF_RETURN_IF_ERROR(checked.ToStatus());
   DTF_RETURN_IF_ERROR(packing.status());
   const Packed& packed = *packing;
