@@ -16,10 +16,10 @@
 #include "cmd/run_checkpoints.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
-#include "lib/launch/local_backend.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/run_registry.h"
 #include "lib/launch/run_status.h"
+#include "lib/launch/supervisor.h"
 
 namespace dtf::cli {
 namespace {

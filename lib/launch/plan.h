@@ -18,7 +18,7 @@
 namespace dtf::launch {
 
 // The run id of a plan whose id is not chosen yet: what a dry run shows,
-// and what asks LocalRun::Start to choose a fresh one.
+// and what asks Backend::Place (backend.h) to choose a fresh one.
 inline constexpr char kUnchosenRunId[] = "<run-id>";
 // The same for the archives an SSH run ships (dtf pack env / zip): their
 // content hashes are known once they are packed at launch.

@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/launch/local_backend.h"
+#include "lib/launch/local/local_backend.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/run_status.h"
