@@ -371,18 +371,18 @@ TEST_F(SupervisorTest, AnAllreduceWorkerFailingRestartsEveryWorker) {
 }
 
 TEST_F(SupervisorTest, ATaskThatNeverBecomesReadyEndsTheRun) {
-  options_.start_timeout = std::chrono::milliseconds(30);
+  options_.start_timeout = std::chrono::milliseconds(500);
   std::unique_ptr<LaunchRun> run = Start(1, 2);
   ASSERT_NE(run, nullptr);
   fake_->MakeReady("ps:0");
   fake_->MakeReady("worker:0");
   EXPECT_FALSE(run->Poll());
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
   EXPECT_TRUE(run->Poll());
   const RunOutcome o = run->outcome();
   EXPECT_EQ(o.status.code(), StatusCode::kDeadlineExceeded);
   EXPECT_EQ(Message(o.status),
-            "task worker:1 did not write its ready file within 0.03 s; "
+            "task worker:1 did not write its ready file within 0.5 s; "
             "stopped every task; the last lines of worker:1's stderr:\n  "
             "boom");
   EXPECT_EQ(o.state, "failed");
@@ -418,17 +418,17 @@ TEST_F(SupervisorTest, TheCancelFlagStopsEveryTask) {
 }
 
 TEST_F(SupervisorTest, PastTheDeadlineEveryTaskIsStopped) {
-  options_.deadline = std::chrono::milliseconds(30);
+  options_.deadline = std::chrono::milliseconds(500);
   std::unique_ptr<LaunchRun> run = Start(1, 1);
   ASSERT_NE(run, nullptr);
   AllReady(*run);
   EXPECT_FALSE(run->Poll());
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
   EXPECT_TRUE(run->Poll());
   const RunOutcome o = run->outcome();
   EXPECT_EQ(o.status.code(), StatusCode::kDeadlineExceeded);
   EXPECT_EQ(Message(o.status),
-            "the run's deadline (--deadline 0.03 s) passed; stopped every "
+            "the run's deadline (--deadline 0.5 s) passed; stopped every "
             "task (the chief writes its checkpoint as it stops)");
   EXPECT_THAT(
       std::vector<std::string>(fake_->calls.begin() + 4, fake_->calls.end()),
