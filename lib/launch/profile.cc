@@ -303,15 +303,18 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
   // not know, and the backend is the better message.
   if (const toml::node* node = table.get("backend")) {
     p.where["backend"] = Where(reader, *node);
-    DTF_ASSIGN_OR_RETURN(
-        const int backend,
-        reader.GetChoice(*node, "backend", {"local", "ssh", "k8s"}));
+    // The backends this dtf has, and one it names but has not built.
+    constexpr BackendKind kBuilt[] = {BackendKind::kLocal, BackendKind::kSsh};
+    DTF_ASSIGN_OR_RETURN(const int backend,
+                         reader.GetChoice(*node, "backend",
+                                          {BackendName(kBuilt[0]),
+                                           BackendName(kBuilt[1]), "k8s"}));
     if (backend == 2) {
       return reader.Error(*node, "backend",
                           "the \"k8s\" backend is not built yet; \"local\" "
                           "and \"ssh\" are");
     }
-    p.backend = backend == 0 ? BackendKind::kLocal : BackendKind::kSsh;
+    p.backend = kBuilt[backend];
   }
   DTF_RETURN_IF_ERROR(CheckKeys(reader, table, p.backend));
   DTF_RETURN_IF_ERROR(ReadBounded(&reader, &p, table, "ps", 1, 1000, &p.ps));
