@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/run_registry.h"
@@ -69,6 +70,8 @@ class FakeBackend final : public Backend {
     exits_.emplace_back(Index(task), code);
   }
 
+  // Whether `dtf stop` leaves stopping the tasks to the run (as over SSH).
+  bool stops_on_request = false;
   // What the supervisor asked for, in order.
   std::vector<std::string> calls;
   // The command lines the tasks were started (again) with, by task.
@@ -122,7 +125,7 @@ class FakeBackend final : public Backend {
     return std::chrono::milliseconds(0);
   }
   bool Reachable(size_t) const override { return true; }
-  bool StopsOnRequest() const override { return false; }
+  bool StopsOnRequest() const override { return stops_on_request; }
   Status StopTasks(bool final) override {
     // Workers first, then parameter servers, as every backend does.
     for (Role role : {Role::kWorker, Role::kPs}) {
@@ -462,6 +465,48 @@ TEST_F(SupervisorTest,
   EXPECT_TRUE(run->outcome().status.ok()) << run->outcome().status;
   EXPECT_EQ(run->outcome().exit_code, 0);
   EXPECT_EQ(Record(*run).state, "succeeded");
+}
+
+// `dtf stop` writes stop.json and signals the tasks itself; the run records
+// their ends as stopped and ends Cancelled.
+TEST_F(SupervisorTest, ATaskEndingAfterDtfStopEndsTheRunStopped) {
+  std::unique_ptr<LaunchRun> run = Start(1, 2);
+  ASSERT_NE(run, nullptr);
+  AllReady(*run);
+  EXPECT_FALSE(run->Poll());
+  ASSERT_TRUE(
+      WriteFileAtomically(run->plan().run_dir + "/" + kStopFile, "{}").ok());
+  // Until a task ends, the run goes on: the stop is dtf stop's to do.
+  EXPECT_FALSE(run->Poll());
+  fake_->Exit("worker:1", 143);
+  EXPECT_TRUE(run->Poll());
+  EXPECT_EQ(run->outcome().status.code(), StatusCode::kCancelled);
+  EXPECT_EQ(Message(run->outcome().status), "run run1 was stopped (dtf stop)");
+  EXPECT_EQ(run->outcome().state, "stopped");
+  EXPECT_EQ(State(*run, "worker:1"), "stopped");
+  EXPECT_THAT(
+      std::vector<std::string>(fake_->calls.begin() + 5, fake_->calls.end()),
+      ElementsAre("stop worker:0", "stop ps:0", "stopped (final)",
+                  "fetch metrics"));
+}
+
+// A backend whose tasks dtf stop cannot reach: the run stops them at its
+// next look.
+TEST_F(SupervisorTest, ABackendThatStopsOnRequestStopsEveryTaskAtTheNextLook) {
+  std::unique_ptr<LaunchRun> run = Start(1, 1);
+  ASSERT_NE(run, nullptr);
+  fake_->stops_on_request = true;
+  AllReady(*run);
+  EXPECT_FALSE(run->Poll());
+  ASSERT_TRUE(
+      WriteFileAtomically(run->plan().run_dir + "/" + kStopFile, "{}").ok());
+  EXPECT_TRUE(run->Poll());
+  EXPECT_EQ(Message(run->outcome().status), "run run1 was stopped (dtf stop)");
+  EXPECT_EQ(Record(*run).state, "stopped");
+  EXPECT_THAT(
+      std::vector<std::string>(fake_->calls.begin() + 4, fake_->calls.end()),
+      ElementsAre("stop worker:0", "stop ps:0", "stopped (final)",
+                  "fetch metrics"));
 }
 
 TEST_F(SupervisorTest, ARunDroppedBeforeItsEndStopsItsTasks) {
