@@ -17,7 +17,7 @@
 #include "lib/launch/data_preflight.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/preflight.h"
-#include "lib/launch/ssh_backend.h"
+#include "lib/launch/ssh/ssh_backend.h"
 
 namespace dtf::cli {
 namespace {

@@ -16,10 +16,10 @@
 #include "cmd/run_checkpoints.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
-#include "lib/launch/local_backend.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/run_registry.h"
 #include "lib/launch/run_status.h"
+#include "lib/launch/supervisor.h"
 
 namespace dtf::cli {
 namespace {
@@ -128,9 +128,9 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   options.grace = Millis(f.grace);
   options.start_timeout = Millis(f.start_timeout);
   options.deadline = Millis(f.deadline);
-  options.accept_new_host_keys = f.accept_new_host_keys;
-  options.search_path = SearchPathFromEnv();
-  options.on_preflight = [&](std::string_view table) {
+  options.ssh.accept_new_host_keys = f.accept_new_host_keys;
+  options.ssh.search_path = SearchPathFromEnv();
+  options.ssh.on_preflight = [&](std::string_view table) {
     console.Info(StrCat("dtf: preflight\n", table));
   };
   if (f.detach) {

@@ -18,10 +18,10 @@
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/data/json.h"
+#include "lib/launch/backend.h"
 #include "lib/launch/log_tail.h"
 #include "lib/launch/run_control.h"
 #include "lib/launch/run_registry.h"
-#include "lib/launch/ssh_backend.h"
 
 namespace dtf::cli {
 namespace {
@@ -86,25 +86,22 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
     labels.push_back(TaskLabel(t, run.plan.remote()));
   }
   std::vector<Source> sources;
-  // An SSH run's logs are on its hosts: one connection per host.
-  std::map<std::string, std::unique_ptr<launch::RemoteHost>> hosts;
+  // Where the logs are: here, or on the tasks' hosts (one connection per
+  // host).
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<launch::RunSource> from,
+                       launch::OpenRunSource(run.plan));
+  const bool remote = run.plan.remote();
   for (const launch::TaskPlan& t : run.plan.tasks) {
     if (!task.empty() && t.name() != task) continue;
-    if (!run.plan.remote()) {
-      sources.push_back({TaskLabel(t, false), t.name(), "", true,
-                         std::make_unique<launch::LineTail>(t.stdout_file)});
-      sources.push_back({TaskLabel(t, false), t.name(), "", false,
-                         std::make_unique<launch::LineTail>(t.stderr_file)});
-      continue;
-    }
-    std::unique_ptr<launch::RemoteHost>& host = hosts[t.host];
-    if (host == nullptr) {
-      DTF_ASSIGN_OR_RETURN(host, launch::ConnectTaskHost(run.plan, t));
-    }
-    sources.push_back({TaskLabel(t, true), t.name(), t.host, true,
-                       launch::RemoteTail(host.get(), t.stdout_file)});
-    sources.push_back({TaskLabel(t, true), t.name(), t.host, false,
-                       launch::RemoteTail(host.get(), t.stderr_file)});
+    const std::string host = remote ? t.host : std::string();
+    DTF_ASSIGN_OR_RETURN(std::unique_ptr<launch::LineTail> out,
+                         from->Follow(t, t.stdout_file));
+    DTF_ASSIGN_OR_RETURN(std::unique_ptr<launch::LineTail> err,
+                         from->Follow(t, t.stderr_file));
+    sources.push_back(
+        {TaskLabel(t, remote), t.name(), host, true, std::move(out)});
+    sources.push_back(
+        {TaskLabel(t, remote), t.name(), host, false, std::move(err)});
   }
   if (sources.empty()) {
     return NotFoundError(StrCat("run ", run.plan.run_id, " has no task ", task,

@@ -41,7 +41,7 @@ StatusOr<launch::PlanRequest> PlanRequestFor(
 // reads it): $HOME, which "~" stands for in a profile's paths.
 launch::ProfileOptions ProfileOptionsFromEnv();
 // $PATH, or "/usr/bin:/bin" when it is unset: where objcopy is looked for
-// (launch::RunOptions::search_path, pack::CanStripDebug).
+// (launch::RunOptions::SshOptions::search_path, pack::CanStripDebug).
 std::string SearchPathFromEnv();
 
 // --runs-dir, or .dtf/runs beside the job file; absolute.

@@ -12,8 +12,8 @@
 
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
-#include "lib/launch/local_backend.h"
 #include "lib/launch/run_layout.h"
+#include "lib/launch/supervisor.h"
 
 namespace dtf::launch {
 namespace {

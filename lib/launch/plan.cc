@@ -18,8 +18,7 @@ bool IsKeyChar(char c) {
          (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
-std::string JoinAddresses(const std::vector<TaskPlan>& tasks,
-                          std::string_view role) {
+std::string JoinAddresses(const std::vector<TaskPlan>& tasks, Role role) {
   std::string out;
   for (const TaskPlan& t : tasks) {
     if (t.role != role) continue;
@@ -44,10 +43,10 @@ std::vector<std::string> ServeArgv(const Plan& plan, const TaskPlan& task,
   std::vector<std::string> argv = {
       paths.binary,    "serve",
       "--job",         paths.job,
-      "--role",        task.role,
+      "--role",        std::string(RoleName(task.role)),
       "--index",       std::to_string(task.index),
-      "--ps",          JoinAddresses(plan.tasks, "ps"),
-      "--workers",     JoinAddresses(plan.tasks, "worker"),
+      "--ps",          JoinAddresses(plan.tasks, Role::kPs),
+      "--workers",     JoinAddresses(plan.tasks, Role::kWorker),
       "--run-id",      plan.run_id,
       "--run-dir",     paths.run_dir,
       "--secret-file", paths.secret_file,
@@ -303,9 +302,9 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
   std::vector<TaskPaths> paths;
   for (int k = 0; k < count; ++k) {
     TaskPlan t;
-    t.role = k < plan.ps ? "ps" : "worker";
+    t.role = k < plan.ps ? Role::kPs : Role::kWorker;
     t.index = k < plan.ps ? k : k - plan.ps;
-    t.chief = t.role == "worker" && t.index == 0;
+    t.chief = t.role == Role::kWorker && t.index == 0;
     t.host = plan.host;
     std::string run_dir = plan.run_dir;
     TaskPaths p{plan.binary,      plan.job,         plan.run_dir,

@@ -11,12 +11,14 @@
 
 #include "lib/base/device_name.h"
 #include "lib/base/status.h"
+#include "lib/launch/backend_kind.h"
 #include "lib/launch/profile.h"
+#include "lib/launch/role.h"
 
 namespace dtf::launch {
 
 // The run id of a plan whose id is not chosen yet: what a dry run shows,
-// and what asks LocalRun::Start to choose a fresh one.
+// and what asks Backend::Place (backend.h) to choose a fresh one.
 inline constexpr char kUnchosenRunId[] = "<run-id>";
 // The same for the archives an SSH run ships (dtf pack env / zip): their
 // content hashes are known once they are packed at launch.
@@ -68,7 +70,7 @@ struct PlanRequest {
 };
 
 struct TaskPlan {
-  std::string role;  // "ps" or "worker"
+  Role role = Role::kWorker;
   int index = 0;
   bool chief = false;  // worker 0
   std::string host;
@@ -89,7 +91,9 @@ struct TaskPlan {
   int ssh_port = 0;
 
   // "ps:0", "worker:1": how commands and logs name the task.
-  std::string name() const { return role + ":" + std::to_string(index); }
+  std::string name() const {
+    return std::string(RoleName(role)) + ":" + std::to_string(index);
+  }
   std::string address() const { return host + ":" + std::to_string(port); }
 };
 
@@ -102,7 +106,7 @@ struct Plan {
   // The profile as applied (overrides included).
   std::string profile_name;
   std::string profile_source;
-  std::string backend;
+  BackendKind backend = BackendKind::kLocal;
   int ps = 0;
   int workers = 0;
   std::string host;
@@ -133,7 +137,7 @@ struct Plan {
   // Allreduce: the plan has no parameter servers (every other mode has at
   // least one), and its workers wait for each other in every collective.
   bool allreduce() const { return ps == 0; }
-  bool remote() const { return backend == "ssh"; }
+  bool remote() const { return backend == BackendKind::kSsh; }
   // The task named `name` ("worker:1"), or nullptr.
   const TaskPlan* Find(std::string_view name) const;
   // Whether a task's host is not a loopback one (rpc::IsLoopbackHost): the

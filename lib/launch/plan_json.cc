@@ -12,7 +12,7 @@ using Json = nlohmann::ordered_json;
 
 constexpr int kPlanVersion = 1;
 
-std::vector<std::string> Addresses(const Plan& plan, std::string_view role) {
+std::vector<std::string> Addresses(const Plan& plan, Role role) {
   std::vector<std::string> out;
   for (const TaskPlan& t : plan.tasks) {
     if (t.role == role) out.push_back(t.address());
@@ -29,12 +29,15 @@ Json PlanJson(const Plan& plan) {
   j["run_dir"] = plan.run_dir;
   j["secret_file"] = plan.secret_file;
   j["tls"] = plan.tls;
-  j["profile"] =
-      Json{{"name", plan.profile_name},        {"source", plan.profile_source},
-           {"backend", plan.backend},          {"ps", plan.ps},
-           {"workers", plan.workers},          {"host", plan.host},
-           {"base_port", plan.base_port},      {"threads", plan.threads},
-           {"max_restarts", plan.max_restarts}};
+  j["profile"] = Json{{"name", plan.profile_name},
+                      {"source", plan.profile_source},
+                      {"backend", std::string(BackendName(plan.backend))},
+                      {"ps", plan.ps},
+                      {"workers", plan.workers},
+                      {"host", plan.host},
+                      {"base_port", plan.base_port},
+                      {"threads", plan.threads},
+                      {"max_restarts", plan.max_restarts}};
   if (plan.remote()) {
     Json hosts = Json::array();
     for (const HostEntry& h : plan.hosts) {
@@ -63,15 +66,15 @@ Json PlanJson(const Plan& plan) {
   j["set"] = plan.sets;
   j["metrics_out"] = plan.metrics_out;
   if (plan.resume) j["resume"] = true;
-  j["cluster"] = Json{{"ps", Addresses(plan, "ps")},
-                      {"workers", Addresses(plan, "worker")}};
+  j["cluster"] = Json{{"ps", Addresses(plan, Role::kPs)},
+                      {"workers", Addresses(plan, Role::kWorker)}};
   j["chief"] = plan.chief().name();
   Json tasks = Json::array();
   for (const TaskPlan& t : plan.tasks) {
     Json env = Json::object();
     for (const auto& [name, value] : t.env) env[name] = value;
     tasks.push_back(Json{{"task", t.name()},
-                         {"role", t.role},
+                         {"role", std::string(RoleName(t.role))},
                          {"index", t.index},
                          {"chief", t.chief},
                          {"host", t.host},
@@ -128,7 +131,13 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
     const Json& p = j.at("profile");
     plan.profile_name = p.at("name").get<std::string>();
     plan.profile_source = p.at("source").get<std::string>();
-    plan.backend = p.at("backend").get<std::string>();
+    const std::string backend = p.at("backend").get<std::string>();
+    const std::optional<BackendKind> kind = ParseBackendName(backend);
+    if (!kind) {
+      return DataLossError(
+          StrCat(name, ": plan names an unknown backend \"", backend, "\""));
+    }
+    plan.backend = *kind;
     plan.ps = p.at("ps").get<int>();
     plan.workers = p.at("workers").get<int>();
     plan.host = p.at("host").get<std::string>();
@@ -167,7 +176,13 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
     plan.resume = j.value("resume", false);
     for (const Json& t : j.at("tasks")) {
       TaskPlan task;
-      task.role = t.at("role").get<std::string>();
+      const std::string role = t.at("role").get<std::string>();
+      const std::optional<Role> parsed = ParseRoleName(role);
+      if (!parsed) {
+        return DataLossError(
+            StrCat(name, ": plan names an unknown role \"", role, "\""));
+      }
+      task.role = *parsed;
       task.index = t.at("index").get<int>();
       task.chief = t.at("chief").get<bool>();
       task.host = t.at("host").get<std::string>();

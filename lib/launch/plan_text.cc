@@ -26,8 +26,8 @@ std::string PlanToText(const Plan& plan) {
   StrAppend(&out, "profile:  ", plan.profile_name, " (", plan.profile_source,
             ")\n");
   StrAppend(
-      &out, "backend:  ", plan.backend, ", ", plan.ps, " ps, ", plan.workers,
-      plan.workers == 1 ? " worker" : " workers", " on ",
+      &out, "backend:  ", BackendName(plan.backend), ", ", plan.ps, " ps, ",
+      plan.workers, plan.workers == 1 ? " worker" : " workers", " on ",
       plan.remote()
           ? StrCat(
                 plan.hosts.size(), plan.hosts.size() == 1 ? " host" : " hosts",
@@ -84,11 +84,13 @@ std::string PlanToText(const Plan& plan) {
   StrAppend(&out, PadRight("TASK", name_width), "  ",
             PadRight("ADDRESS", address_width), "  ROLE    LOGS\n");
   for (const TaskPlan& t : plan.tasks) {
-    StrAppend(&out, PadRight(t.name(), name_width), "  ",
-              PadRight(t.address(), address_width), "  ",
-              PadRight(t.chief ? "chief" : t.role, 6), "  ",
-              plan.remote() ? StrCat(t.host, ":") : "", t.dir,
-              "/{stdout,stderr}\n");
+    StrAppend(
+        &out, PadRight(t.name(), name_width), "  ",
+        PadRight(t.address(), address_width), "  ",
+        PadRight(t.chief ? std::string("chief") : std::string(RoleName(t.role)),
+                 6),
+        "  ", plan.remote() ? StrCat(t.host, ":") : "", t.dir,
+        "/{stdout,stderr}\n");
   }
   if (plan.base_port == 0) {
     out += "(port 0: a free port chosen at launch)\n";

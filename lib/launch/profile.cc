@@ -85,7 +85,7 @@ Status ReadBounded(Reader* reader, Profile* p, const toml::table& table,
 // An error naming the first key of `table` (in file order) that a profile
 // for `backend` does not have, with the closest one as a suggestion.
 Status CheckKeys(const Reader& reader, const toml::table& table,
-                 std::string_view backend) {
+                 BackendKind backend) {
   const std::initializer_list<std::string_view> kLocal = {
       "backend", "ps",           "workers", "host", "base_port", "threads",
       "env",     "max_restarts", "device",  "gpus", "tls"};
@@ -93,7 +93,7 @@ Status CheckKeys(const Reader& reader, const toml::table& table,
       "backend",  "ps",        "workers",      "hosts",   "hostfile",
       "work_dir", "with_data", "base_port",    "threads", "env",
       "ssh",      "device",    "max_restarts", "tls"};
-  const bool ssh = backend == "ssh";
+  const bool ssh = backend == BackendKind::kSsh;
   const std::initializer_list<std::string_view>& keys = ssh ? kSsh : kLocal;
   const std::initializer_list<std::string_view>& others = ssh ? kLocal : kSsh;
   for (const auto& [key, node] : toml_util::InFileOrder(table)) {
@@ -305,15 +305,18 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
   // not know, and the backend is the better message.
   if (const toml::node* node = table.get("backend")) {
     p.where["backend"] = Where(reader, *node);
-    DTF_ASSIGN_OR_RETURN(
-        const int backend,
-        reader.GetChoice(*node, "backend", {"local", "ssh", "k8s"}));
+    // The backends this dtf has, and one it names but has not built.
+    constexpr BackendKind kBuilt[] = {BackendKind::kLocal, BackendKind::kSsh};
+    DTF_ASSIGN_OR_RETURN(const int backend,
+                         reader.GetChoice(*node, "backend",
+                                          {BackendName(kBuilt[0]),
+                                           BackendName(kBuilt[1]), "k8s"}));
     if (backend == 2) {
       return reader.Error(*node, "backend",
                           "the \"k8s\" backend is not built yet; \"local\" "
                           "and \"ssh\" are");
     }
-    p.backend = backend == 0 ? "local" : "ssh";
+    p.backend = kBuilt[backend];
   }
   DTF_RETURN_IF_ERROR(CheckKeys(reader, table, p.backend));
   DTF_RETURN_IF_ERROR(ReadBounded(&reader, &p, table, "ps", 1, 1000, &p.ps));
@@ -365,7 +368,7 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
       DTF_ASSIGN_OR_RETURN(p.env[name], reader.GetString(*value, path));
     }
   }
-  if (p.backend == "ssh") {
+  if (p.backend == BackendKind::kSsh) {
     DTF_RETURN_IF_ERROR(ReadSshProfile(reader, table, options, &p));
   }
   return p;

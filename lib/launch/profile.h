@@ -11,6 +11,7 @@
 
 #include "lib/base/device_name.h"
 #include "lib/base/status.h"
+#include "lib/launch/backend_kind.h"
 #include "lib/launch/hostfile.h"
 
 namespace dtf::launch {
@@ -28,7 +29,7 @@ struct Profile {
   std::string source;
   // backend: "local" (every task on this machine) or "ssh" (tasks on the
   // hosts below, reached over SSH). Default "local".
-  std::string backend = "local";
+  BackendKind backend = BackendKind::kLocal;
   // ps, workers: task counts, each >= 1. Defaults 1 and 2.
   int ps = 1;
   int workers = 2;

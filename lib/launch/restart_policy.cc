@@ -13,7 +13,7 @@ TaskEndAction OnTaskEnded(const Plan& plan, const TaskPlan& task, bool clean,
                                         : TaskEndAction::kFailAllreduce;
   }
   if (restarts < plan.max_restarts) return TaskEndAction::kRestart;
-  if (task.role == "worker") return TaskEndAction::kGoOn;
+  if (task.role == Role::kWorker) return TaskEndAction::kGoOn;
   return TaskEndAction::kFail;
 }
 

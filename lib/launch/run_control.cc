@@ -7,8 +7,9 @@
 
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
+#include "lib/launch/backend.h"
+#include "lib/launch/process.h"
 #include "lib/launch/run_layout.h"
-#include "lib/launch/ssh_backend.h"
 
 namespace dtf::launch {
 namespace {
@@ -52,7 +53,12 @@ Status ReconcileRun(RunView* run) {
   }
   const bool stopped = StopMarked(run->dir);
   const bool remote = run->plan.remote();
-  if (remote) FetchRemoteExits(run);
+  if (remote) {
+    // The exits are recorded where the tasks ran.
+    DTF_ASSIGN_OR_RETURN(std::unique_ptr<RunSource> source,
+                         OpenRunSource(run->plan));
+    source->FetchExits(run);
+  }
   bool all_final = true;
   for (size_t i = 0; i < run->record.tasks.size(); ++i) {
     TaskRecord& t = run->record.tasks[i];
@@ -123,8 +129,10 @@ StatusOr<StopReport> StopRemoteRun(RunView run,
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
-  DTF_ASSIGN_OR_RETURN(const RemoteStopReport stopped,
-                       StopRemoteTasks(run.plan, grace));
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<RunSource> source,
+                       OpenRunSource(run.plan));
+  DTF_ASSIGN_OR_RETURN(const TaskStopReport stopped,
+                       source->StopTasks(run, grace));
   report.killed = stopped.killed;
   DTF_ASSIGN_OR_RETURN(run, LoadRun(run.dir));
   DTF_RETURN_IF_ERROR(ReconcileRun(&run));
@@ -138,7 +146,6 @@ StatusOr<StopReport> StopRun(const std::string& run_dir,
   DTF_ASSIGN_OR_RETURN(RunView run, LoadRun(run_dir));
   if (run.plan.remote()) return StopRemoteRun(std::move(run), grace);
   StopReport report;
-  std::vector<std::pair<std::string, ProcessId>> groups;
   for (const TaskRecord& t : run.record.tasks) {
     if (t.process.pid <= 0) continue;
     if (t.process.start_ticks == 0) {
@@ -146,12 +153,16 @@ StatusOr<StopReport> StopRun(const std::string& run_dir,
       continue;
     }
     if (GroupAlive(t.process)) report.signalled.push_back(t.task);
-    groups.emplace_back(t.task, t.process);
   }
   if (!StopMarked(run_dir) && !report.signalled.empty()) {
     DTF_RETURN_IF_ERROR(MarkStopped(run_dir));
   }
-  report.killed = StopGroups(groups, grace, nullptr, IsParameterServer);
+  // The tasks are this machine's processes: stopped from here.
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<RunSource> source,
+                       OpenRunSource(run.plan));
+  DTF_ASSIGN_OR_RETURN(const TaskStopReport stopped,
+                       source->StopTasks(run, grace));
+  report.killed = stopped.killed;
   // The supervisor records the exits of its children; give it a moment.
   const auto deadline = Clock::now() + std::chrono::seconds(5);
   while (run.record.supervisor.pid != ::getpid() &&

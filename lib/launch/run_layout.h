@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "lib/launch/role.h"
+
 namespace dtf::launch {
 
 // <run dir>/
@@ -39,8 +41,8 @@ inline std::string DefaultRunsDir(const std::string& job_dir) {
   return (job_dir.empty() ? std::string(".") : job_dir) + "/.dtf/runs";
 }
 // "ps-0", "worker-1".
-inline std::string TaskDirName(const std::string& role, int index) {
-  return role + "-" + std::to_string(index);
+inline std::string TaskDirName(Role role, int index) {
+  return std::string(RoleName(role)) + "-" + std::to_string(index);
 }
 
 }  // namespace dtf::launch

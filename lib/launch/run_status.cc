@@ -7,11 +7,10 @@
 #include <optional>
 
 #include "lib/base/strings.h"
-#include "lib/launch/remote_host.h"
+#include "lib/launch/backend.h"
 #include "lib/launch/run_control.h"
 #include "lib/launch/run_registry.h"
 #include "lib/launch/run_tls.h"
-#include "lib/launch/ssh/tunnel.h"
 #include "lib/launch/status_client.h"
 #include "lib/rpc/credentials.h"
 
@@ -109,16 +108,16 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
       s.chief_address, s.run_id, *secret, deadline, client_tls);
   if (!reply.ok() && run.plan.remote() &&
       reply.status().code() != StatusCode::kPermissionDenied) {
-    // The chief's port may not be reachable from here: through its host.
-    const TaskPlan& c = run.plan.chief();
-    StatusOr<std::unique_ptr<ssh::Tunnel>> tunnel = ssh::Tunnel::Open(
-        TargetFor(run.plan, c.host, c.ssh_user, c.ssh_port), c.host, c.port);
-    if (tunnel.ok()) {
+    // The chief's port may not be reachable from here: another way.
+    StatusOr<std::unique_ptr<RunSource>> source = OpenRunSource(run.plan);
+    StatusOr<ChiefRoute> route =
+        source.ok() ? (*source)->RouteToChief() : source.status();
+    if (route.ok()) {
       StatusOr<CoordinatorStatus> via = QueryCoordinator(
-          (*tunnel)->local_address(), s.run_id, *secret, deadline, client_tls);
+          route->address, s.run_id, *secret, deadline, client_tls);
       if (via.ok()) {
         reply = std::move(via);
-        s.chief_via = StrCat("ssh tunnel to ", c.host);
+        s.chief_via = route->via;
       }
     }
   }

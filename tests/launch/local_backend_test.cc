@@ -1,7 +1,7 @@
 // Real runs of stand-in tasks (tests/launch/launch_testing.h) on this
 // machine: ports, logs, the end of a run, failures, cancellation, and that
 // no process is ever left behind.
-#include "lib/launch/local_backend.h"
+#include "lib/launch/local/local_backend.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>

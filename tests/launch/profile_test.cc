@@ -23,7 +23,7 @@ std::string ErrorOf(std::string_view text) {
 TEST(Profile, DefaultsWhenEmpty) {
   StatusOr<Profile> p = ParseProfile("", "p.toml", "p");
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->backend, "local");
+  EXPECT_EQ(p->backend, BackendKind::kLocal);
   EXPECT_EQ(p->ps, 1);
   EXPECT_EQ(p->workers, 2);
   EXPECT_EQ(p->host, "127.0.0.1");
@@ -158,7 +158,7 @@ reconnect_timeout = 5
 )",
                                      "/jobs/a/profiles/c.toml", "c");
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->backend, "ssh");
+  EXPECT_EQ(p->backend, BackendKind::kSsh);
   ASSERT_EQ(p->hosts.size(), 2u);
   EXPECT_EQ(p->hosts[0].host, "h1");
   EXPECT_EQ(p->hosts[0].slots, 2);

@@ -20,14 +20,14 @@ Plan MakeTestPlan(int ps, int max_restarts) {
   plan.max_restarts = max_restarts;
   for (int i = 0; i < ps; ++i) {
     TaskPlan t;
-    t.role = "ps";
+    t.role = Role::kPs;
     t.index = i;
     t.argv = {"/bin/dtf", "serve", "--role", "ps"};
     plan.tasks.push_back(t);
   }
   for (int i = 0; i < 2; ++i) {
     TaskPlan t;
-    t.role = "worker";
+    t.role = Role::kWorker;
     t.index = i;
     t.chief = i == 0;
     t.argv = {"/bin/dtf", "serve", "--role", "worker"};

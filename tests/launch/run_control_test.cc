@@ -9,7 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lib/launch/local_backend.h"
+#include "lib/launch/local/local_backend.h"
 #include "lib/launch/process.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/run_registry.h"

@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
-#include "lib/launch/local_backend.h"
+#include "lib/launch/local/local_backend.h"
 #include "lib/launch/status_client.h"
 #include "lib/rpc/credentials.h"
 #include "proto/dtf.grpc.pb.h"

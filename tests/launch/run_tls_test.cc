@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/launch/local_backend.h"
+#include "lib/launch/local/local_backend.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/run_status.h"
@@ -72,12 +72,12 @@ bool CertFor(const std::string& ca_pem, const std::string& pem,
 Plan TwoHostPlan() {
   Plan plan;
   plan.run_id = "20260101-120000-abcd";
-  plan.backend = "ssh";
+  plan.backend = BackendKind::kSsh;
   plan.ps = 1;
   plan.workers = 2;
   auto add = [&](const char* role, int index, const char* host) {
     TaskPlan t;
-    t.role = role;
+    t.role = *ParseRoleName(role);
     t.index = index;
     t.host = host;
     plan.tasks.push_back(t);

@@ -17,7 +17,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
-#include "lib/launch/local_backend.h"
+#include "lib/launch/local/local_backend.h"
 #include "lib/launch/profile.h"
 #include "lib/rpc/call.h"
 #include "lib/runtime/coordinator_service.h"

@@ -27,7 +27,7 @@ class PreflightSshTest : public SshdTest {
   // A plan of one host per server, no tasks, everything under dir_.
   Plan PlanFor(const std::vector<const Sshd*>& servers) {
     Plan plan;
-    plan.backend = "ssh";
+    plan.backend = BackendKind::kSsh;
     plan.job = dir_.Join("job/dtf.toml");
     plan.work_dir = dir_.Join("work");
     plan.ssh.user = ssh::testing::LocalUser();

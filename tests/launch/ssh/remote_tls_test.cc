@@ -37,17 +37,17 @@ TEST_F(RemoteTlsTest, AHostGetsItsOwnTasksCertificatesOnly) {
 
   Plan plan;
   plan.run_id = "20260101-120000-abcd";
-  plan.backend = "ssh";
+  plan.backend = BackendKind::kSsh;
   plan.ps = 1;
   plan.workers = 2;
   plan.tls = true;
   const std::string run_dir = StrCat(work, "/runs/", plan.run_id);
   auto add = [&](const char* role, int index, const char* on) {
     TaskPlan t;
-    t.role = role;
+    t.role = *ParseRoleName(role);
     t.index = index;
     t.host = on;
-    t.dir = StrCat(run_dir, "/", TaskDirName(role, index));
+    t.dir = StrCat(run_dir, "/", TaskDirName(t.role, index));
     plan.tasks.push_back(t);
   };
   add("ps", 0, "127.0.0.2");

@@ -1,0 +1,38 @@
+// Which backend carries out a run: the profile's `backend` key, as the
+// plan, plan.json and the dry run name it.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace dtf::launch {
+
+enum class BackendKind {
+  kLocal,  // every task a process on this machine
+  kSsh,    // tasks on hosts reached over SSH
+  kSlurm,  // tasks in a Slurm allocation (sbatch/srun)
+};
+
+// "local", "ssh", "slurm".
+constexpr std::string_view BackendName(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::kLocal:
+      return "local";
+    case BackendKind::kSsh:
+      return "ssh";
+    case BackendKind::kSlurm:
+      return "slurm";
+  }
+  return "local";
+}
+
+// The backend BackendName gives `name`; nullopt for any other text.
+constexpr std::optional<BackendKind> ParseBackendName(std::string_view name) {
+  for (BackendKind kind :
+       {BackendKind::kLocal, BackendKind::kSsh, BackendKind::kSlurm}) {
+    if (BackendName(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
+}  // namespace dtf::launch

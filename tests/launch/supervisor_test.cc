@@ -1,0 +1,528 @@
+#include "lib/launch/supervisor.h"
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lib/base/file.h"
+#include "lib/base/strings.h"
+#include "lib/launch/run_layout.h"
+#include "lib/launch/run_registry.h"
+#include "tests/testing/temp_dir.h"
+
+namespace dtf::launch {
+namespace {
+
+namespace fs = std::filesystem;
+// Inside a test, Run names ::testing::Test::Run.
+using LaunchRun = ::dtf::launch::Run;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// `ps` parameter servers (0: an allreduce plan) and `workers` workers.
+Plan MakeTestPlan(const std::string& dir, int ps, int workers,
+                  int max_restarts) {
+  Plan p;
+  p.run_id = "run1";
+  p.job = dir + "/job.toml";
+  p.binary = "/bin/dtf";
+  p.run_dir = dir + "/runs/run1";
+  p.secret_file = p.run_dir + "/" + kSecretFile;
+  p.profile_name = "test";
+  p.profile_source = "test.toml";
+  p.ps = ps;
+  p.workers = workers;
+  p.host = "127.0.0.1";
+  p.base_port = 20000;
+  p.max_restarts = max_restarts;
+  for (int k = 0; k < ps + workers; ++k) {
+    TaskPlan t;
+    t.role = k < ps ? Role::kPs : Role::kWorker;
+    t.index = k < ps ? k : k - ps;
+    t.chief = t.role == Role::kWorker && t.index == 0;
+    t.host = p.host;
+    t.port = 20000 + k;
+    t.argv = {"/bin/dtf", "serve", "--role", std::string(RoleName(t.role))};
+    t.dir = p.run_dir + "/" + TaskDirName(t.role, t.index);
+    t.ready_file = t.dir + "/" + kReadyFile;
+    t.stdout_file = t.dir + "/" + kStdoutFile;
+    t.stderr_file = t.dir + "/" + kStderrFile;
+    t.exit_file = t.dir + "/" + kExitFile;
+    p.tasks.push_back(std::move(t));
+  }
+  return p;
+}
+
+// A backend that starts nothing: it logs what it is asked to do, in order,
+// and tells the supervisor of the ready files and exits a test scripts.
+class FakeBackend final : public Backend {
+ public:
+  explicit FakeBackend(Plan plan) : planned_(std::move(plan)) {}
+
+  // Scripted for the next look.
+  void MakeReady(const std::string& task) { ready_.push_back(Index(task)); }
+  void Exit(const std::string& task, int code) {
+    exits_.emplace_back(Index(task), code);
+  }
+
+  // Whether `dtf stop` leaves stopping the tasks to the run (as over SSH).
+  bool stops_on_request = false;
+  // What the supervisor asked for, in order.
+  std::vector<std::string> calls;
+  // The command lines the tasks were started (again) with, by task.
+  std::map<std::string, std::vector<std::string>> argv;
+
+  BackendKind kind() const override { return BackendKind::kLocal; }
+  StatusOr<Plan> Place(PlanRequest) override {
+    calls.push_back("place");
+    fs::create_directories(planned_.run_dir);
+    return planned_;
+  }
+  void Attach(const Plan* plan, BackendEvents* events) override {
+    plan_ = plan;
+    events_ = events;
+    running_.assign(plan->tasks.size(), false);
+  }
+  Status Prepare(const RunTls*) override {
+    calls.push_back("prepare");
+    return OkStatus();
+  }
+  std::vector<StatusOr<ProcessId>> StartTasks(Role role) override {
+    std::vector<StatusOr<ProcessId>> ids(plan_->tasks.size(),
+                                         CancelledError("not tried"));
+    for (size_t i = 0; i < plan_->tasks.size(); ++i) {
+      const TaskPlan& t = plan_->tasks[i];
+      if (t.role != role) continue;
+      calls.push_back(StrCat("start ", t.name()));
+      argv[t.name()] = t.argv;
+      running_[i] = true;
+      ids[i] = ProcessId{static_cast<pid_t>(1000 + i), 1};
+    }
+    return ids;
+  }
+  StatusOr<ProcessId> StartAgain(size_t i, bool all) override {
+    const TaskPlan& t = plan_->tasks[i];
+    calls.push_back(StrCat("start again ", t.name(), all ? " (all)" : ""));
+    argv[t.name()] = RestartArgv(t);
+    running_[i] = true;
+    return ProcessId{static_cast<pid_t>(2000 + i), 1};
+  }
+  Status Tend() override { return OkStatus(); }
+  Status Look() override {
+    for (size_t i : ready_) events_->Ready(i, plan_->tasks[i].address());
+    ready_.clear();
+    const std::vector<std::pair<size_t, int>> exits = std::move(exits_);
+    exits_.clear();
+    for (const auto& [i, code] : exits) End(i, code, 0);
+    return OkStatus();
+  }
+  std::chrono::milliseconds LookEvery() const override {
+    return std::chrono::milliseconds(0);
+  }
+  bool Reachable(size_t) const override { return true; }
+  bool StopsOnRequest() const override { return stops_on_request; }
+  Status StopTasks(bool final) override {
+    // Workers first, then parameter servers, as every backend does.
+    for (Role role : {Role::kWorker, Role::kPs}) {
+      for (size_t i = 0; i < plan_->tasks.size(); ++i) {
+        if (!running_[i] || plan_->tasks[i].role != role) continue;
+        calls.push_back(StrCat("stop ", plan_->tasks[i].name()));
+        End(i, -1, 15);
+      }
+    }
+    calls.push_back(final ? "stopped (final)" : "stopped");
+    return OkStatus();
+  }
+  std::string StderrTail(size_t i) override {
+    return StrCat("; the last lines of ", plan_->tasks[i].name(),
+                  "'s stderr:\n  boom");
+  }
+  std::string ChiefFailed(size_t i, const TaskEnd& end) override {
+    return StrCat("the chief (", plan_->tasks[i].name(), ") ", end.how,
+                  StderrTail(i));
+  }
+  std::string NotReady(size_t i) const override {
+    return StrCat("task ", plan_->tasks[i].name(),
+                  " did not write its ready file");
+  }
+  void FetchMetrics() override { calls.push_back("fetch metrics"); }
+
+ private:
+  size_t Index(const std::string& task) const {
+    for (size_t i = 0; i < plan_->tasks.size(); ++i) {
+      if (plan_->tasks[i].name() == task) return i;
+    }
+    ADD_FAILURE() << "no task " << task;
+    return 0;
+  }
+  // Task i exited with `code`, or was killed by `signal`.
+  void End(size_t i, int code, int signal) {
+    running_[i] = false;
+    TaskEnd end;
+    end.signal = signal;
+    end.exit_code = signal != 0 ? 128 + signal : code;
+    end.state = code == 0 && signal == 0  ? "exited"
+                : events_->EndsAreStops() ? "stopped"
+                                          : "failed";
+    end.how = signal != 0 ? StrCat("killed by signal ", signal)
+                          : StrCat("exited with status ", code);
+    end.how_brief = end.how;
+    end.restart_how = end.how;
+    events_->Ended(i, std::move(end));
+  }
+
+  Plan planned_;
+  const Plan* plan_ = nullptr;
+  BackendEvents* events_ = nullptr;
+  std::vector<bool> running_;
+  std::vector<size_t> ready_;
+  std::vector<std::pair<size_t, int>> exits_;
+};
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  // A run of a fake backend with `ps` parameter servers and `workers`
+  // workers, every task started.
+  std::unique_ptr<LaunchRun> Start(int ps, int workers, int max_restarts = 0) {
+    auto backend = std::make_unique<FakeBackend>(
+        MakeTestPlan(dir_.path(), ps, workers, max_restarts));
+    fake_ = backend.get();
+    options_.on_note = [this](std::string_view note) {
+      notes_.emplace_back(note);
+    };
+    StatusOr<std::unique_ptr<LaunchRun>> run =
+        LaunchRun::Start(std::move(backend), PlanRequest{}, options_);
+    EXPECT_TRUE(run.ok()) << run.status();
+    return run.ok() ? *std::move(run) : nullptr;
+  }
+  void AllReady(const LaunchRun& run) {
+    for (const TaskPlan& t : run.plan().tasks) fake_->MakeReady(t.name());
+  }
+  RunRecord Record(const LaunchRun& run) {
+    StatusOr<RunRecord> record = ReadRunRecord(run.plan().run_dir);
+    EXPECT_TRUE(record.ok()) << record.status();
+    return record.ok() ? *record : RunRecord{};
+  }
+  std::string State(const LaunchRun& run, const std::string& task) {
+    for (const TaskRecord& t : Record(run).tasks) {
+      if (t.task == task) return t.state;
+    }
+    return "(no task " + task + ")";
+  }
+  bool Noted(std::string_view text) const {
+    for (const std::string& n : notes_) {
+      if (n.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  testing::TempDir dir_;
+  RunOptions options_;
+  FakeBackend* fake_ = nullptr;
+  std::vector<std::string> notes_;
+};
+
+TEST_F(SupervisorTest, TheChiefsExitEndsTheRunWithItsExitCode) {
+  std::unique_ptr<LaunchRun> run = Start(1, 2);
+  ASSERT_NE(run, nullptr);
+  EXPECT_THAT(fake_->calls, ElementsAre("place", "prepare", "start ps:0",
+                                        "start worker:0", "start worker:1"));
+  EXPECT_EQ(Record(*run).state, "running");
+  AllReady(*run);
+  EXPECT_FALSE(run->Poll());
+  EXPECT_TRUE(run->ready(1));
+  EXPECT_EQ(State(*run, "worker:0"), "running");
+
+  // The others get `grace` to follow the chief on their own.
+  fake_->Exit("worker:0", 0);
+  EXPECT_FALSE(run->Poll());
+  fake_->Exit("worker:1", 0);
+  fake_->Exit("ps:0", 0);
+  EXPECT_TRUE(run->Poll());
+  const RunOutcome o = run->outcome();
+  EXPECT_TRUE(o.status.ok()) << o.status;
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_EQ(o.state, "succeeded");
+  EXPECT_EQ(Record(*run).state, "succeeded");
+  EXPECT_EQ(Record(*run).exit_code, 0);
+  EXPECT_EQ(State(*run, "ps:0"), "exited");
+  // Nothing was left to stop.
+  EXPECT_THAT(fake_->calls, ElementsAre("place", "prepare", "start ps:0",
+                                        "start worker:0", "start worker:1",
+                                        "stopped (final)", "fetch metrics"));
+  EXPECT_FALSE(Noted("stopping every task"));
+}
+
+TEST_F(SupervisorTest, TheChiefFailingFailsTheRunWithItsCodeAndStopsTheRest) {
+  options_.grace = std::chrono::milliseconds(0);
+  std::unique_ptr<LaunchRun> run = Start(1, 2);
+  ASSERT_NE(run, nullptr);
+  AllReady(*run);
+  EXPECT_FALSE(run->Poll());
+  fake_->Exit("worker:0", 3);
+  // grace 0: the others are stopped at once.
+  EXPECT_TRUE(run->Poll());
+  const RunOutcome o = run->outcome();
+  EXPECT_EQ(o.status.code(), StatusCode::kAborted);
+  EXPECT_EQ(Message(o.status),
+            "the chief (worker:0) exited with status 3; the last lines of "
+            "worker:0's stderr:\n  boom");
+  EXPECT_EQ(o.exit_code, 3);
+  EXPECT_EQ(o.state, "failed");
+  EXPECT_TRUE(
+      Noted("the chief exited 0 s ago; stopping the tasks still "
+            "running"));
+  EXPECT_THAT(
+      std::vector<std::string>(fake_->calls.begin() + 5, fake_->calls.end()),
+      ElementsAre("stop worker:1", "stop ps:0", "stopped (final)",
+                  "fetch metrics"));
+  EXPECT_EQ(State(*run, "worker:1"), "stopped");
+}
+
+TEST_F(SupervisorTest, AParameterServerFailingWithRestartsLeftIsRestarted) {
+  std::unique_ptr<LaunchRun> run = Start(1, 2, /*max_restarts=*/1);
+  ASSERT_NE(run, nullptr);
+  AllReady(*run);
+  EXPECT_FALSE(run->Poll());
+  fake_->Exit("ps:0", 1);
+  EXPECT_FALSE(run->Poll());
+  EXPECT_EQ(fake_->calls.back(), "start again ps:0");
+  EXPECT_THAT(fake_->argv["ps:0"],
+              ElementsAre("/bin/dtf", "serve", "--role", "ps", "--restore"));
+  EXPECT_TRUE(
+      Noted("ps:0 exited with status 1; starting it again (1 of 1 "
+            "restarts); the last lines of ps:0's stderr:\n  boom"));
+  EXPECT_FALSE(run->ready(0));
+  const RunRecord record = Record(*run);
+  EXPECT_EQ(record.tasks[0].restarts, 1);
+  EXPECT_EQ(record.tasks[0].state, "starting");
+  EXPECT_EQ(record.tasks[0].process.pid, 2000);
+
+  fake_->MakeReady("ps:0");
+  fake_->Exit("worker:0", 0);
+  fake_->Exit("worker:1", 0);
+  fake_->Exit("ps:0", 0);
+  EXPECT_TRUE(run->Poll());
+  EXPECT_TRUE(run->outcome().status.ok()) << run->outcome().status;
+  EXPECT_EQ(run->outcome().exit_code, 0);
+}
+
+TEST_F(SupervisorTest, PastMaxRestartsAParameterServerFailsTheRun) {
+  std::unique_ptr<LaunchRun> run = Start(1, 2, /*max_restarts=*/1);
+  ASSERT_NE(run, nullptr);
+  AllReady(*run);
+  EXPECT_FALSE(run->Poll());
+  fake_->Exit("ps:0", 1);
+  EXPECT_FALSE(run->Poll());
+  fake_->Exit("ps:0", 2);
+  EXPECT_TRUE(run->Poll());
+  const RunOutcome o = run->outcome();
+  EXPECT_EQ(o.status.code(), StatusCode::kAborted);
+  EXPECT_EQ(Message(o.status),
+            "task ps:0 exited with status 2 before the run ended; stopped the "
+            "other tasks; the last lines of ps:0's stderr:\n  boom");
+  EXPECT_EQ(o.exit_code, std::nullopt);
+  EXPECT_EQ(o.state, "failed");
+  EXPECT_THAT(
+      std::vector<std::string>(fake_->calls.begin() + 6, fake_->calls.end()),
+      ElementsAre("stop worker:0", "stop worker:1", "stopped (final)",
+                  "fetch metrics"));
+  EXPECT_TRUE(Noted("stopping every task"));
+  // The ends the launcher caused are recorded as stopped, the failure as
+  // failed.
+  EXPECT_EQ(State(*run, "ps:0"), "failed");
+  EXPECT_EQ(State(*run, "worker:0"), "stopped");
+  EXPECT_EQ(Record(*run).state, "failed");
+}
+
+TEST_F(SupervisorTest, AnAllreduceWorkerFailingRestartsEveryWorker) {
+  std::unique_ptr<LaunchRun> run = Start(0, 3, /*max_restarts=*/1);
+  ASSERT_NE(run, nullptr);
+  AllReady(*run);
+  EXPECT_FALSE(run->Poll());
+  fake_->Exit("worker:1", 1);
+  EXPECT_FALSE(run->Poll());
+  EXPECT_THAT(
+      std::vector<std::string>(fake_->calls.begin() + 5, fake_->calls.end()),
+      ElementsAre("stop worker:0", "stop worker:2", "stopped",
+                  "start again worker:0 (all)", "start again worker:1 (all)",
+                  "start again worker:2 (all)"));
+  EXPECT_THAT(
+      fake_->argv["worker:0"],
+      ElementsAre("/bin/dtf", "serve", "--role", "worker", "--restore"));
+  EXPECT_TRUE(
+      Noted("task worker:1 exited with status 1; an allreduce run "
+            "restarts every worker from the last checkpoint"));
+  const RunRecord record = Record(*run);
+  for (const TaskRecord& t : record.tasks) {
+    EXPECT_EQ(t.restarts, 1) << t.task;
+    EXPECT_EQ(t.state, "starting") << t.task;
+  }
+  EXPECT_EQ(record.state, "running");
+
+  // Past its restarts the next failure ends the run.
+  AllReady(*run);
+  fake_->Exit("worker:2", 1);
+  EXPECT_TRUE(run->Poll());
+  EXPECT_EQ(run->outcome().status.code(), StatusCode::kAborted);
+  EXPECT_THAT(Message(run->outcome().status), HasSubstr("worker:2"));
+}
+
+TEST_F(SupervisorTest, ATaskThatNeverBecomesReadyEndsTheRun) {
+  options_.start_timeout = std::chrono::milliseconds(500);
+  std::unique_ptr<LaunchRun> run = Start(1, 2);
+  ASSERT_NE(run, nullptr);
+  fake_->MakeReady("ps:0");
+  fake_->MakeReady("worker:0");
+  EXPECT_FALSE(run->Poll());
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  EXPECT_TRUE(run->Poll());
+  const RunOutcome o = run->outcome();
+  EXPECT_EQ(o.status.code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(Message(o.status),
+            "task worker:1 did not write its ready file within 0.5 s; "
+            "stopped every task; the last lines of worker:1's stderr:\n  "
+            "boom");
+  EXPECT_EQ(o.state, "failed");
+  EXPECT_THAT(
+      std::vector<std::string>(fake_->calls.begin() + 5, fake_->calls.end()),
+      ElementsAre("stop worker:0", "stop worker:1", "stop ps:0",
+                  "stopped (final)", "fetch metrics"));
+}
+
+TEST_F(SupervisorTest, TheCancelFlagStopsEveryTask) {
+  std::atomic<bool> cancel{false};
+  options_.cancel = &cancel;
+  std::unique_ptr<LaunchRun> run = Start(2, 2);
+  ASSERT_NE(run, nullptr);
+  AllReady(*run);
+  EXPECT_FALSE(run->Poll());
+  cancel = true;
+  EXPECT_TRUE(run->Poll());
+  const RunOutcome o = run->outcome();
+  EXPECT_EQ(o.status.code(), StatusCode::kCancelled);
+  EXPECT_EQ(Message(o.status), "interrupted; stopped every task of run run1");
+  EXPECT_EQ(o.state, "stopped");
+  EXPECT_THAT(
+      std::vector<std::string>(fake_->calls.begin() + 6, fake_->calls.end()),
+      ElementsAre("stop worker:0", "stop worker:1", "stop ps:0", "stop ps:1",
+                  "stopped (final)", "fetch metrics"));
+  const RunRecord record = Record(*run);
+  EXPECT_EQ(record.state, "stopped");
+  for (const TaskRecord& t : record.tasks) EXPECT_EQ(t.state, "stopped");
+  // Over is over.
+  EXPECT_TRUE(run->Poll());
+  EXPECT_EQ(fake_->calls.back(), "fetch metrics");
+}
+
+TEST_F(SupervisorTest, PastTheDeadlineEveryTaskIsStopped) {
+  options_.deadline = std::chrono::milliseconds(500);
+  std::unique_ptr<LaunchRun> run = Start(1, 1);
+  ASSERT_NE(run, nullptr);
+  AllReady(*run);
+  EXPECT_FALSE(run->Poll());
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  EXPECT_TRUE(run->Poll());
+  const RunOutcome o = run->outcome();
+  EXPECT_EQ(o.status.code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(Message(o.status),
+            "the run's deadline (--deadline 0.5 s) passed; stopped every "
+            "task (the chief writes its checkpoint as it stops)");
+  EXPECT_THAT(
+      std::vector<std::string>(fake_->calls.begin() + 4, fake_->calls.end()),
+      ElementsAre("stop worker:0", "stop ps:0", "stopped (final)",
+                  "fetch metrics"));
+  EXPECT_EQ(State(*run, "worker:0"), "stopped");
+}
+
+TEST_F(SupervisorTest,
+       AWorkerDyingInAParameterServerRunIsNotedAndTheRunGoesOn) {
+  std::unique_ptr<LaunchRun> run = Start(1, 3);
+  ASSERT_NE(run, nullptr);
+  AllReady(*run);
+  EXPECT_FALSE(run->Poll());
+  fake_->Exit("worker:2", 1);
+  EXPECT_FALSE(run->Poll());
+  EXPECT_TRUE(
+      Noted("task worker:2 exited with status 1; the run goes on "
+            "without it; the last lines of worker:2's stderr:\n  "
+            "boom"));
+  EXPECT_EQ(State(*run, "worker:2"), "failed");
+  // Nothing was stopped or started again.
+  EXPECT_THAT(fake_->calls,
+              ElementsAre("place", "prepare", "start ps:0", "start worker:0",
+                          "start worker:1", "start worker:2"));
+
+  fake_->Exit("worker:0", 0);
+  fake_->Exit("worker:1", 0);
+  fake_->Exit("ps:0", 0);
+  EXPECT_TRUE(run->Poll());
+  EXPECT_TRUE(run->outcome().status.ok()) << run->outcome().status;
+  EXPECT_EQ(run->outcome().exit_code, 0);
+  EXPECT_EQ(Record(*run).state, "succeeded");
+}
+
+// `dtf stop` writes stop.json and signals the tasks itself; the run records
+// their ends as stopped and ends Cancelled.
+TEST_F(SupervisorTest, ATaskEndingAfterDtfStopEndsTheRunStopped) {
+  std::unique_ptr<LaunchRun> run = Start(1, 2);
+  ASSERT_NE(run, nullptr);
+  AllReady(*run);
+  EXPECT_FALSE(run->Poll());
+  ASSERT_TRUE(
+      WriteFileAtomically(run->plan().run_dir + "/" + kStopFile, "{}").ok());
+  // Until a task ends, the run goes on: the stop is dtf stop's to do.
+  EXPECT_FALSE(run->Poll());
+  fake_->Exit("worker:1", 143);
+  EXPECT_TRUE(run->Poll());
+  EXPECT_EQ(run->outcome().status.code(), StatusCode::kCancelled);
+  EXPECT_EQ(Message(run->outcome().status), "run run1 was stopped (dtf stop)");
+  EXPECT_EQ(run->outcome().state, "stopped");
+  EXPECT_EQ(State(*run, "worker:1"), "stopped");
+  EXPECT_THAT(
+      std::vector<std::string>(fake_->calls.begin() + 5, fake_->calls.end()),
+      ElementsAre("stop worker:0", "stop ps:0", "stopped (final)",
+                  "fetch metrics"));
+}
+
+// A backend whose tasks dtf stop cannot reach: the run stops them at its
+// next look.
+TEST_F(SupervisorTest, ABackendThatStopsOnRequestStopsEveryTaskAtTheNextLook) {
+  std::unique_ptr<LaunchRun> run = Start(1, 1);
+  ASSERT_NE(run, nullptr);
+  fake_->stops_on_request = true;
+  AllReady(*run);
+  EXPECT_FALSE(run->Poll());
+  ASSERT_TRUE(
+      WriteFileAtomically(run->plan().run_dir + "/" + kStopFile, "{}").ok());
+  EXPECT_TRUE(run->Poll());
+  EXPECT_EQ(Message(run->outcome().status), "run run1 was stopped (dtf stop)");
+  EXPECT_EQ(Record(*run).state, "stopped");
+  EXPECT_THAT(
+      std::vector<std::string>(fake_->calls.begin() + 4, fake_->calls.end()),
+      ElementsAre("stop worker:0", "stop ps:0", "stopped (final)",
+                  "fetch metrics"));
+}
+
+TEST_F(SupervisorTest, ARunDroppedBeforeItsEndStopsItsTasks) {
+  std::unique_ptr<LaunchRun> run = Start(1, 1);
+  ASSERT_NE(run, nullptr);
+  const std::string run_dir = run->plan().run_dir;
+  EXPECT_EQ(fake_->calls.size(), 4u);
+  fake_ = nullptr;  // goes with the run
+  run.reset();
+  // The backend is gone with the run; its record says what happened.
+  StatusOr<RunRecord> record = ReadRunRecord(run_dir);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->state, "stopped");
+  EXPECT_EQ(record->message, "the launcher went away");
+  for (const TaskRecord& t : record->tasks) EXPECT_EQ(t.state, "stopped");
+}
+
+}  // namespace
+}  // namespace dtf::launch
