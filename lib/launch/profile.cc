@@ -305,15 +305,23 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
     p.where["backend"] = Where(reader, *node);
     DTF_ASSIGN_OR_RETURN(
         const int backend,
-        reader.GetChoice(*node, "backend", {"local", "ssh", "k8s"}));
+        reader.GetChoice(*node, "backend", {"local", "ssh", "k8s", "slurm"}));
     if (backend == 2) {
       return reader.Error(*node, "backend",
                           "the \"k8s\" backend is not built yet; \"local\" "
                           "and \"ssh\" are");
     }
-    p.backend = backend == 0 ? "local" : "ssh";
+    p.backend = backend == 0 ? "local" : backend == 1 ? "ssh" : "slurm";
   }
-  DTF_RETURN_IF_ERROR(CheckKeys(reader, table, p.backend));
+  if (p.backend == "slurm") {
+    DTF_RETURN_IF_ERROR(slurm::CheckSlurmProfileKeys(reader, {table}));
+    DTF_ASSIGN_OR_RETURN(
+        p.slurm,
+        slurm::ReadSlurmProfile(reader, {table},
+                                fs::path(p.source).parent_path().string()));
+  } else {
+    DTF_RETURN_IF_ERROR(CheckKeys(reader, table, p.backend));
+  }
   DTF_RETURN_IF_ERROR(ReadBounded(&reader, &p, table, "ps", 1, 1000, &p.ps));
   DTF_RETURN_IF_ERROR(
       ReadBounded(&reader, &p, table, "workers", 1, 10000, &p.workers));
