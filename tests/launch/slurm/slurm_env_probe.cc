@@ -2,9 +2,11 @@
 //   slurm_env_probe hostlist LIST
 //     prints the names ExpandHostlist gives LIST, one a line (to compare
 //     with `scontrol show hostnames LIST`);
-//   slurm_env_probe script PS WORKERS BASE_PORT RUN_DIR
+//   slurm_env_probe script PS WORKERS BASE_PORT RUN_DIR [DTF JOB RUN_ID
+//       [SET...]]
 //     prints RenderBatchScript's script for a run whose tasks are this
-//     program (`slurm_env_probe task slurm ...`);
+//     program (`slurm_env_probe task slurm ...`), or DTF's `dtf task slurm`
+//     on JOB with the --set values SET;
 //   slurm_env_probe task slurm --job J --run-dir D --run-id R --ps N
 //       --workers M --threads T --base-port P --gpus-per-node G
 //     (SlurmTaskArgv's flags) reads this srun task's environment and prints
@@ -70,11 +72,17 @@ int main(int argc, char** argv) {
   spec.binary = std::filesystem::canonical("/proc/self/exe").string();
   spec.job = "/shared/job/dtf.toml";
   spec.run_id = "r1";
-  if (mode == "script" && args.size() == 5) {
+  if (mode == "script" && args.size() >= 5) {
     spec.ps = std::atoi(args[1].c_str());
     spec.workers = std::atoi(args[2].c_str());
     spec.base_port = std::atoi(args[3].c_str());
     spec.run_dir = args[4];
+    if (args.size() >= 8) {
+      spec.binary = args[5];
+      spec.job = args[6];
+      spec.run_id = args[7];
+      spec.sets.assign(args.begin() + 8, args.end());
+    }
     auto script = dtf::launch::slurm::RenderBatchScript({}, spec);
     if (!script.ok()) return Fail(std::string(dtf::Message(script.status())));
     std::printf("%s", script->c_str());
@@ -83,7 +91,7 @@ int main(int argc, char** argv) {
   if (mode != "task" || args.size() < 2 || args[1] != "slurm") {
     return Fail(
         "usage: slurm_env_probe hostlist LIST | script PS WORKERS BASE_PORT "
-        "RUN_DIR | task slurm FLAGS...");
+        "RUN_DIR [DTF JOB RUN_ID [SET...]] | task slurm FLAGS...");
   }
   spec.job = FlagValue(args, "--job");
   spec.run_dir = FlagValue(args, "--run-dir");

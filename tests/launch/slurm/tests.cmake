@@ -17,3 +17,13 @@ add_test(NAME launch_slurm_srun
                  ${PROJECT_BINARY_DIR}/slurm-srun-work)
 set_tests_properties(launch_slurm_srun PROPERTIES TIMEOUT 900 LABELS e2e
                      SKIP_RETURN_CODE 77)
+# A dtf run under that Slurm: the census job (1 PS, 2 workers) submitted
+# with RenderBatchScript's script, every task `dtf task slurm`, to its end;
+# then a run cancelled with scancel.
+add_test(NAME e2e_slurm_run
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/launch/slurm/slurm_run_test.sh
+                 $<TARGET_FILE:dtf> $<TARGET_FILE:slurm_env_probe>
+                 ${PROJECT_SOURCE_DIR} ${DTF_SHARED_DIR}
+                 ${PROJECT_BINARY_DIR}/slurm-run-work)
+set_tests_properties(e2e_slurm_run PROPERTIES TIMEOUT 1200 LABELS e2e
+                     SKIP_RETURN_CODE 77)
