@@ -24,20 +24,35 @@ wait_s="${DTF_SLURM_WAIT:-60}"
 die() { echo "slurm_cluster: $*" >&2; exit 1; }
 skip() { echo "SKIPPED: slurm_cluster: $*" >&2; exit 77; }
 
+missing_packages() {
+  [[ -x /usr/sbin/slurmctld && -x /usr/sbin/slurmd && -x /usr/bin/srun ]] ||
+    echo slurm-wlm
+  [[ -x /usr/sbin/munged ]] || echo munge
+}
+
 install_missing() {
-  local want=()
-  command -v slurmctld >/dev/null || [[ -x /usr/sbin/slurmctld ]] ||
-    want+=(slurm-wlm)
-  [[ -x /usr/sbin/munged ]] || want+=(munge)
-  ((${#want[@]} == 0)) && return 0
+  local want
+  want="$(missing_packages | tr '\n' ' ')"
+  [[ -z "${want// /}" ]] && return 0
   if [[ "$(id -u)" -ne 0 ]] || ! command -v apt-get >/dev/null; then
-    skip "${want[*]} missing (apt-get install ${want[*]})"
+    skip "${want}missing (apt-get install ${want% })"
   fi
-  echo "slurm_cluster: installing ${want[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -q "${want[@]}" >&2 ||
-    { apt-get update -q >&2 && apt-get install -y -q "${want[@]}" >&2; } ||
-    die "apt-get install ${want[*]} failed"
+  # Tests that start clusters at once install once: the first holds the
+  # lock, the others find the packages there.
+  exec 9>/tmp/dtf-slurm-apt.lock
+  flock -w 900 9 || die "waited 900 s for another apt-get install"
+  want="$(missing_packages | tr '\n' ' ')"
+  if [[ -n "${want// /}" ]]; then
+    echo "slurm_cluster: installing ${want% }" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    # shellcheck disable=SC2086  # $want is a list of package names
+    apt-get install -y -q -o DPkg::Lock::Timeout=600 $want >&2 ||
+      { apt-get update -q >&2 &&
+        apt-get install -y -q -o DPkg::Lock::Timeout=600 $want >&2; } ||
+      die "apt-get install ${want% } failed"
+  fi
+  flock -u 9
+  exec 9>&-
 }
 
 port_free() {

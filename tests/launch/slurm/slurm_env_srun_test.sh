@@ -40,18 +40,21 @@ echo "hostlists agree with scontrol show hostnames"
 
 # Three tasks on the node: ps:0, worker:0, worker:1.
 base=31500
-# SlurmTaskArgv's flags for PS WORKERS GPUS_PER_NODE.
+# flags PS WORKERS GPUS_PER_NODE: SlurmTaskArgv's flags, in task_flags.
 flags() {
-  echo "--job /shared/job/dtf.toml --run-dir /shared/runs/r1 --run-id r1" \
-    "--ps $1 --workers $2 --threads 0 --base-port $base --gpus-per-node $3"
+  task_flags=(--job /shared/job/dtf.toml --run-dir /shared/runs/r1
+    --run-id r1 --ps "$1" --workers "$2" --threads 0 --base-port "$base"
+    --gpus-per-node "$3")
 }
 srun_() { timeout 60 srun --kill-on-bad-exit=1 "$@"; }
+# shellcheck disable=SC2016  # expanded by each task's shell
 envs="$(srun_ -n 3 --ntasks-per-node=3 bash -c \
   'echo "$SLURM_PROCID $SLURMD_NODENAME $SLURM_LOCALID $SLURM_STEP_TASKS_PER_NODE"')" ||
   fail "srun env: $envs"
 # srun prints the tasks' lines as they come: in task order for the lists.
 envs="$(sort -n <<<"$envs")"
-got="$(srun_ -n 3 --ntasks-per-node=3 "$probe" task slurm $(flags 1 2 0))" ||
+flags 1 2 0
+got="$(srun_ -n 3 --ntasks-per-node=3 "$probe" task slurm "${task_flags[@]}")" ||
   fail "srun probe: $got"
 echo "$got"
 [[ "$(wc -l <<<"$got")" -eq 3 ]] || fail "expected 3 lines from the probe"
@@ -79,19 +82,22 @@ done <<<"$got"
 echo "srun tasks resolve as their environment says"
 
 # Workers with GPUs (none are needed: the layout only names them).
-got="$(srun_ -n 3 --ntasks-per-node=3 "$probe" task slurm $(flags 1 2 2))" ||
+flags 1 2 2
+got="$(srun_ -n 3 --ntasks-per-node=3 "$probe" task slurm "${task_flags[@]}")" ||
   fail "srun probe with gpus: $got"
 grep -q "name=worker:0 .* gpu=0 " <<<"$got" || fail "worker:0 gpu: $got"
 grep -q "name=worker:1 .* gpu=1 " <<<"$got" || fail "worker:1 gpu: $got"
 grep -q "name=ps:0 .* gpu=- " <<<"$got" || fail "ps:0 gpu: $got"
 
 # A run of another size: every task fails naming SLURM_NTASKS.
-err="$(srun_ -n 3 --ntasks-per-node=3 "$probe" task slurm $(flags 1 3 0) 2>&1)" &&
+flags 1 3 0
+err="$(srun_ -n 3 --ntasks-per-node=3 "$probe" task slurm "${task_flags[@]}" 2>&1)" &&
   fail "probe accepted 3 tasks for 1 ps + 3 workers"
 grep -q 'SLURM_NTASKS="3": the run has 1 parameter servers and 3 workers (4 tasks)' \
   <<<"$err" || fail "mismatch message: $err"
 # A cyclic distribution over one node is still a block one: accepted.
-srun_ -n 3 --distribution=cyclic "$probe" task slurm $(flags 1 2 0) >/dev/null ||
+flags 1 2 0
+srun_ -n 3 --distribution=cyclic "$probe" task slurm "${task_flags[@]}" >/dev/null ||
   fail "cyclic distribution on one node"
 echo "a run of another size is refused naming SLURM_NTASKS"
 
