@@ -83,6 +83,9 @@ StatusOr<std::string> RenderBatchScript(const SlurmProfile& profile,
   StrAppend(&out, spec.workers, " worker", spec.workers == 1 ? "" : "s",
             " (the first is the chief).\n");
   out += "set -eu\n";
+  for (const auto& [name, value] : spec.env) {
+    StrAppend(&out, "export ", name, "=", ShellQuote(value), "\n");
+  }
   std::vector<std::string> words = {"srun", "--kill-on-bad-exit=1",
                                     "--distribution=block",
                                     StrCat("--ntasks=", ntasks)};

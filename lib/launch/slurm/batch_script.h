@@ -21,7 +21,8 @@ inline constexpr char kBatchStderr[] = "slurm-%j.err";
 // "dtf-<run id>"; --partition, --account, --time, --nodes,
 // --ntasks-per-node, --gpus-per-node and --constraint when the profile sets
 // them; --ntasks = ps + workers; output and error files in the run dir;
-// then sbatch_args. The body runs `srun --kill-on-bad-exit=1
+// then sbatch_args. The body exports spec.env, then runs `srun
+// --kill-on-bad-exit=1
 // --distribution=block` with the srun_args and SlurmTaskArgv(spec), every
 // word shell-quoted. `spec.base_port` and `spec.gpus_per_node` are taken
 // as given (normally the profile's). InvalidArgument (naming the profile

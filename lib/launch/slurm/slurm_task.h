@@ -30,6 +30,10 @@ struct SlurmRunSpec {
   bool resume = false;            // every task gets --restore
   bool tls = false;               // every task gets --tls-dir <run dir>/tls
   std::string metrics_out;        // the chief's --metrics-out; "" for none
+  // The profile's [env]: exported by the batch script before srun, which
+  // passes the environment on to every task. Names are checked by the
+  // profile (letters, digits, '_').
+  std::vector<std::pair<std::string, std::string>> env;
 };
 
 // The command srun runs for every task: `<binary> task slurm --job ...`,

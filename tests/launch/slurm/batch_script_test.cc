@@ -79,6 +79,7 @@ TEST(BatchScript, EveryOption) {
   spec.resume = true;
   spec.tls = true;
   spec.metrics_out = "/shared/out/metrics.json";
+  spec.env = {{"NCCL_DEBUG", "WARN"}, {"NOTE", "a b'c"}};
   StatusOr<std::string> script = RenderBatchScript(profile, spec);
   ASSERT_TRUE(script.ok()) << script.status();
   EXPECT_EQ(*script, R"(#!/bin/bash
@@ -97,6 +98,8 @@ TEST(BatchScript, EveryOption) {
 #SBATCH --exclusive
 # dtf run 20261125-101500-ab12: 2 parameter servers (task ids 0-1), then 6 workers (the first is the chief).
 set -eu
+export NCCL_DEBUG=WARN
+export NOTE='a b'\''c'
 exec \
   srun \
   --kill-on-bad-exit=1 \

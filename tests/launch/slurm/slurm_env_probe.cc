@@ -12,7 +12,8 @@
 //     (SlurmTaskArgv's flags) reads this srun task's environment and prints
 //     one line from MakeSlurmServeCommand: "procid=<id> name=<role:index>
 //     address=<host:port> ps=<list> workers=<list> gpu=<n|-> dir=<task
-//     dir>".
+//     dir>[ note=<$DTF_SLURM_PROBE_NOTE>]", the note set by the scripts
+//     this program renders.
 // Errors go to stderr with exit status 1.
 #include <cstdio>
 #include <cstdlib>
@@ -77,6 +78,7 @@ int main(int argc, char** argv) {
     spec.workers = std::atoi(args[2].c_str());
     spec.base_port = std::atoi(args[3].c_str());
     spec.run_dir = args[4];
+    spec.env = {{"DTF_SLURM_PROBE_NOTE", "a b'c"}};
     if (args.size() >= 8) {
       spec.binary = args[5];
       spec.job = args[6];
@@ -105,11 +107,14 @@ int main(int argc, char** argv) {
   auto command = dtf::launch::slurm::MakeSlurmServeCommand(spec, env);
   if (!command.ok()) return Fail(std::string(dtf::Message(command.status())));
   const auto& slot = command->slot;
-  std::printf("procid=%s name=%s address=%s ps=%s workers=%s gpu=%s dir=%s\n",
-              env.at("SLURM_PROCID").c_str(), slot.name().c_str(),
-              slot.address().c_str(), FlagValue(command->argv, "--ps").c_str(),
-              FlagValue(command->argv, "--workers").c_str(),
-              slot.gpu ? std::to_string(*slot.gpu).c_str() : "-",
-              command->dir.c_str());
+  auto note = env.find("DTF_SLURM_PROBE_NOTE");
+  std::printf(
+      "procid=%s name=%s address=%s ps=%s workers=%s gpu=%s dir=%s%s%s\n",
+      env.at("SLURM_PROCID").c_str(), slot.name().c_str(),
+      slot.address().c_str(), FlagValue(command->argv, "--ps").c_str(),
+      FlagValue(command->argv, "--workers").c_str(),
+      slot.gpu ? std::to_string(*slot.gpu).c_str() : "-", command->dir.c_str(),
+      note == env.end() ? "" : " note=",
+      note == env.end() ? "" : note->second.c_str());
   return 0;
 }

@@ -124,7 +124,7 @@ echo "$out"
 [[ "$(grep -c '^procid=' <<<"$out")" -eq 3 ]] || fail "batch job output: $out"
 grep -q "^procid=0 name=ps:0 address=$host:$base ps=$host:$base " <<<"$out" ||
   fail "batch ps:0: $out"
-grep -q "^procid=2 name=worker:1 address=$host:$((base + 2)) .* dir=$runs/worker-1$" \
+grep -q "^procid=2 name=worker:1 address=$host:$((base + 2)) .* dir=$runs/worker-1 note=a b'c$" \
   <<<"$out" || fail "batch worker:1: $out"
 [[ ! -s "$runs/slurm-$job.err" ]] || fail "batch stderr: $(cat "$runs/slurm-$job.err")"
 echo "PASS"
