@@ -1,6 +1,7 @@
-// dtf task: what the SSH backend runs on a task's host. `exec` starts a
-// task detached from the SSH session with a monitor that records its exit;
-// `signal` stops it by its recorded process group.
+// dtf task: what the backends run on a task's host. `exec` starts a task
+// detached from the SSH session with a monitor that records its exit;
+// `signal` stops it by its recorded process group; `slurm` is one srun task
+// of a batch job becoming its `dtf serve`.
 #include <signal.h>
 
 #include <cerrno>
@@ -11,8 +12,13 @@
 
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
+#include "lib/base/os.h"
 #include "lib/base/strings.h"
+#include "lib/launch/slurm/run_task.h"
+#include "lib/launch/slurm/slurm_task.h"
 #include "lib/launch/task_exec.h"
+
+extern char** environ;
 
 namespace dtf::cli {
 namespace {
@@ -20,6 +26,7 @@ namespace {
 struct TaskFlags {
   launch::TaskExecOptions exec;
   std::string signal = "TERM";
+  launch::slurm::SlurmRunSpec slurm;
 };
 
 Status RunTaskExec(const TaskFlags& f) {
@@ -33,6 +40,27 @@ Status RunTaskSignal(const TaskFlags& f) {
   DTF_ASSIGN_OR_RETURN(const bool signalled,
                        launch::SignalTask(f.exec.dir, signal));
   return PrintStdout(signalled ? "signalled\n" : "gone\n");
+}
+
+Status RunTaskSlurm(TaskFlags* f, Context* ctx) {
+  launch::slurm::Environment env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const size_t eq = entry.find('=');
+    if (eq != std::string::npos)
+      env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  DTF_ASSIGN_OR_RETURN(f->slurm.binary, SelfExecutable());
+  DTF_ASSIGN_OR_RETURN(const launch::slurm::SlurmServeCommand command,
+                       launch::slurm::MakeSlurmServeCommand(f->slurm, env));
+  DTF_ASSIGN_OR_RETURN(const launch::ExitInfo exit,
+                       launch::slurm::RunSlurmTask(command, ctx->cancel));
+  if (exit.ShellCode() != 0) {
+    ctx->exit_code = exit.ShellCode();
+    ctx->console.Info(StrCat(command.slot.name(), " ", exit.Describe(), " (",
+                             command.stderr_file, ")"));
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -72,6 +100,45 @@ void SetupTask(CLI::App* app, Context* ctx) {
   signal->add_option("--signal", f->signal, "TERM or KILL (default TERM)")
       ->check(CLI::IsMember({"TERM", "KILL"}));
   signal->callback([f, ctx] { ctx->status = RunTaskSignal(*f); });
+
+  CLI::App* slurm = sub->add_subcommand(
+      "slurm",
+      "Run this srun task's dtf serve: its role, index and peers from "
+      "SLURM_PROCID and the step's nodes (what a Slurm run's batch script "
+      "runs)");
+  launch::slurm::SlurmRunSpec& s = f->slurm;
+  slurm->add_option("--job", s.job, "The job file (absolute)")->required();
+  slurm
+      ->add_option("--run-dir", s.run_dir,
+                   "The run directory, shared by the nodes")
+      ->required();
+  slurm->add_option("--run-id", s.run_id, "The run's id")->required();
+  slurm->add_option("--ps", s.ps, "Parameter servers: the first task ids")
+      ->required()
+      ->check(CLI::Range(0, 1000));
+  slurm->add_option("--workers", s.workers, "Workers: the other task ids")
+      ->required()
+      ->check(CLI::Range(1, 10000));
+  slurm
+      ->add_option("--threads", s.threads,
+                   "Compute threads per task (default 0: each decides)")
+      ->check(CLI::Range(0, 4096));
+  slurm
+      ->add_option("--base-port", s.base_port,
+                   "Task k of a node listens on BASE + k (default 29500)")
+      ->check(CLI::Range(1, 65535));
+  slurm
+      ->add_option("--gpus-per-node", s.gpus_per_node,
+                   "GPUs of a node its workers take in turn (default 0)")
+      ->check(CLI::Range(0, 1024));
+  slurm->add_option("--set", s.sets,
+                    "section.key=value for every task (repeatable)");
+  slurm->add_flag("--restore", s.resume,
+                  "Every task restores the run's last checkpoint");
+  slurm->add_flag("--tls", s.tls, "Mutual TLS from RUN_DIR/tls");
+  slurm->add_option("--metrics-out", s.metrics_out,
+                    "The chief's metrics file (absolute)");
+  slurm->callback([f, ctx] { ctx->status = RunTaskSlurm(f.get(), ctx); });
 }
 
 }  // namespace dtf::cli

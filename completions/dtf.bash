@@ -62,10 +62,11 @@ _dtf() {
         *) opts="--help" ;;
       esac ;;
     task)
-      # dtf task exec|signal: what dtf launch runs on a task's host.
+      # dtf task exec|signal|slurm: what dtf launch runs on a task's host.
       case "${COMP_WORDS[2]}" in
         exec) opts="--help --task --dir --env-file --append" ;;
         signal) opts="--help --dir --signal" ;;
+        slurm) opts="--help --job --run-dir --run-id --ps --workers --threads --base-port --gpus-per-node --set --restore --tls --metrics-out" ;;
         *) opts="--help" ;;
       esac ;;
     *) opts="" ;;
@@ -75,7 +76,7 @@ _dtf() {
   elif [[ "$cmd" == hosts && ${COMP_CWORD} -eq 2 ]]; then
     COMPREPLY=($(compgen -W "trust --help" -- "$cur"))
   elif [[ "$cmd" == task && ${COMP_CWORD} -eq 2 ]]; then
-    COMPREPLY=($(compgen -W "exec signal --help" -- "$cur"))
+    COMPREPLY=($(compgen -W "exec signal slurm --help" -- "$cur"))
   elif [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [[ "$cmd" == status || "$cmd" == logs || "$cmd" == stop ]]; then

@@ -19,7 +19,7 @@ if [[ ! -f "$build/build.ninja" ]]; then
 fi
 targets=(csv_reader_fuzz record_reader_fuzz example_fuzz ps_store_fuzz
   pack_manifest_fuzz pack_unpack_fuzz bundle_fuzz job_file_fuzz profile_fuzz
-  hostfile_fuzz decompress_fuzz)
+  hostfile_fuzz hostlist_fuzz decompress_fuzz)
 # Options of single targets. The TOML readers' inputs stay under 64 KiB:
 # toml++ recurses once per level of nesting.
 declare -A options=(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds dtf, runs the fuzz targets for a short
-# while (10 s each: eleven targets, about two minutes) and then the whole
+# while (10 s each: twelve targets, about two minutes) and then the whole
 # test suite (unit, CLI, TensorFlow interop).
 set -euo pipefail
 cd "$(dirname "$0")/.."

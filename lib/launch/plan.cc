@@ -224,6 +224,12 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
     return InvalidArgumentError(
         StrCat("task binary ", r.binary, ": the plan needs an absolute path"));
   }
+  if (profile.backend == BackendKind::kSlurm) {
+    return FailedPreconditionError(StrCat(
+        WhereOf(profile, "backend"),
+        ": backend = \"slurm\": dtf launch does not submit Slurm jobs yet; "
+        "\"local\" and \"ssh\" profiles launch"));
+  }
   const Overrides& o = r.overrides;
   if (o.ps < 0 || o.workers < 0) {
     return InvalidArgumentError("--ps and --workers must be at least 1");

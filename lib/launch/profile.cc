@@ -306,19 +306,29 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
   if (const toml::node* node = table.get("backend")) {
     p.where["backend"] = Where(reader, *node);
     // The backends this dtf has, and one it names but has not built.
-    constexpr BackendKind kBuilt[] = {BackendKind::kLocal, BackendKind::kSsh};
-    DTF_ASSIGN_OR_RETURN(const int backend,
-                         reader.GetChoice(*node, "backend",
-                                          {BackendName(kBuilt[0]),
-                                           BackendName(kBuilt[1]), "k8s"}));
+    constexpr BackendKind kBuilt[] = {BackendKind::kLocal, BackendKind::kSsh,
+                                      BackendKind::kSlurm};
+    DTF_ASSIGN_OR_RETURN(
+        const int backend,
+        reader.GetChoice(*node, "backend",
+                         {BackendName(kBuilt[0]), BackendName(kBuilt[1]), "k8s",
+                          BackendName(kBuilt[2])}));
     if (backend == 2) {
       return reader.Error(*node, "backend",
                           "the \"k8s\" backend is not built yet; \"local\" "
                           "and \"ssh\" are");
     }
-    p.backend = kBuilt[backend];
+    p.backend = kBuilt[backend == 3 ? 2 : backend];
   }
-  DTF_RETURN_IF_ERROR(CheckKeys(reader, table, p.backend));
+  if (p.backend == BackendKind::kSlurm) {
+    DTF_RETURN_IF_ERROR(slurm::CheckSlurmProfileKeys(reader, {table}));
+    DTF_ASSIGN_OR_RETURN(
+        p.slurm,
+        slurm::ReadSlurmProfile(reader, {table},
+                                fs::path(p.source).parent_path().string()));
+  } else {
+    DTF_RETURN_IF_ERROR(CheckKeys(reader, table, p.backend));
+  }
   DTF_RETURN_IF_ERROR(ReadBounded(&reader, &p, table, "ps", 1, 1000, &p.ps));
   DTF_RETURN_IF_ERROR(
       ReadBounded(&reader, &p, table, "workers", 1, 10000, &p.workers));

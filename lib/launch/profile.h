@@ -13,6 +13,7 @@
 #include "lib/base/status.h"
 #include "lib/launch/backend_kind.h"
 #include "lib/launch/hostfile.h"
+#include "lib/launch/slurm/slurm_profile.h"
 
 namespace dtf::launch {
 
@@ -27,8 +28,9 @@ struct Profile {
   // the file it was read from (kBuiltInProfileSource for the built-in one).
   std::string name;
   std::string source;
-  // backend: "local" (every task on this machine) or "ssh" (tasks on the
-  // hosts below, reached over SSH). Default "local".
+  // backend: "local" (every task on this machine), "ssh" (tasks on the
+  // hosts below, reached over SSH) or "slurm" (a batch job; [slurm] below).
+  // Default "local".
   BackendKind backend = BackendKind::kLocal;
   // ps, workers: task counts, each >= 1. Defaults 1 and 2.
   int ps = 1;
@@ -83,6 +85,9 @@ struct Profile {
   // Unset (the default): on when a task's host is not a loopback one (an
   // SSH run to real hosts), off for a run on loopback.
   std::optional<bool> tls;
+  // backend = "slurm" only: the [slurm] table (lib/launch/slurm/
+  // slurm_profile.h).
+  slurm::SlurmProfile slurm;
   // [env]: environment variables set for every task, by name.
   std::map<std::string, std::string> env;
   // "<file>:<line>:<col>" of each key read, for errors found later (a port

@@ -6,8 +6,9 @@
 //   pack_manifest_fuzz/  their manifest.json, and an env archive's
 //   bundle_fuzz/         a bundle as a checkpoint holds one
 //   job_file_fuzz/       examples/*/dtf.toml and their model definitions
-//   profile_fuzz/        profiles/local.toml and an SSH profile
+//   profile_fuzz/        profiles/local.toml, an SSH and a Slurm profile
 //   hostfile_fuzz/       tests/launch/testdata/cluster.hosts, Horovod's form
+//   hostlist_fuzz/       Slurm host lists
 //   decompress_fuzz/     examples/titanic/dtf.toml gzip- and zlib-compressed
 //
 //   fuzz_corpus SOURCE_DIR OUT
@@ -157,6 +158,15 @@ void TextSeeds(const std::string& src, const std::string& out,
         "[env]\nOMP_NUM_THREADS = \"1\"\n");
   Write(out + "/profile_fuzz/hostfile.toml",
         "backend = \"ssh\"\nhostfile = \"cluster.hosts\"\n");
+  Write(out + "/profile_fuzz/slurm.toml",
+        "backend = \"slurm\"\nps = 2\n[slurm]\npartition = \"gpu\"\n"
+        "time_limit = \"1-12:00:00\"\nnodes = 2\n"
+        "sbatch_args = [\"--qos=high\"]\nbase_port = 31000\n"
+        "run_dir = \"runs\"\n");
+  Write(out + "/hostlist_fuzz/padded.list", "node[01-04]");
+  Write(out + "/hostlist_fuzz/ranges.list", "n[1-3,7,10-12]");
+  Write(out + "/hostlist_fuzz/prefixes.list", "a[1-2],b3,c[08-10]");
+  Write(out + "/hostlist_fuzz/groups.list", "rack[1-2]-gpu r[1-2]n[001-2]");
   Write(out + "/hostfile_fuzz/cluster.hosts",
         Read(src + "/tests/launch/testdata/cluster.hosts"));
   Write(out + "/hostfile_fuzz/horovod.hosts",

@@ -62,15 +62,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   Check(p->name == "fuzz" && p->source == dir.path(), "name or source lost");
-  Check(p->backend == dtf::launch::BackendKind::kLocal ||
-            p->backend == dtf::launch::BackendKind::kSsh,
-        "unknown backend");
   Check(p->ps >= 1 && p->workers >= 1, "ps or workers below 1");
   Check(p->base_port >= 0 && p->base_port <= 65535, "base_port out of range");
   Check(p->threads >= 0 && p->max_restarts >= 0 && p->gpus >= 0,
         "threads, max_restarts or gpus negative");
   Check(p->backend != dtf::launch::BackendKind::kSsh || !p->hosts.empty(),
         "ssh backend without hosts");
+  const dtf::launch::slurm::SlurmProfile& slurm = p->slurm;
+  Check(slurm.nodes >= 0 && slurm.tasks_per_node >= 0 &&
+            slurm.gpus_per_node >= 0 && slurm.base_port >= 1024 &&
+            slurm.base_port <= 65535,
+        "[slurm] value out of range");
+  Check(slurm.time_limit.empty() ||
+            dtf::launch::slurm::ValidateSlurmTimeLimit(slurm.time_limit).ok(),
+        "[slurm] time_limit accepted but not valid");
+  Check(p->backend == dtf::launch::BackendKind::kSlurm || slurm.where.empty(),
+        "[slurm] read for another backend");
   for (const dtf::launch::HostEntry& h : p->hosts) {
     Check(!h.host.empty() && h.slots >= 1, "bad host entry");
   }

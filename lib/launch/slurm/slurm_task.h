@@ -1,0 +1,65 @@
+// What each task of a dtf run under Slurm runs: the batch script's srun
+// starts one `dtf task slurm ...` per task (SlurmTaskArgv), which reads
+// Slurm's environment and becomes that task's `dtf serve` (SlurmServe
+// Command): its role and index from SLURM_PROCID, every task's address from
+// the step's nodes, its GPU from its place on its node.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/launch/slurm/slurm_env.h"
+
+namespace dtf::launch::slurm {
+
+// The run, as every task of it sees it. Paths are absolute and the same on
+// every node (shared storage).
+struct SlurmRunSpec {
+  std::string binary;   // the dtf binary on the nodes
+  std::string job;      // the job file
+  std::string run_dir;  // <runs dir>/<run id>: secret, tls/, task dirs
+  std::string run_id;
+  int ps = 1;
+  int workers = 2;
+  int threads = 0;  // compute threads per task; 0: each task decides
+  int base_port = 29500;
+  int gpus_per_node = 0;          // 0: workers compute as the job says
+  std::vector<std::string> sets;  // "section.key=value", to every task
+  bool resume = false;            // every task gets --restore
+  bool tls = false;               // every task gets --tls-dir <run dir>/tls
+  std::string metrics_out;        // the chief's --metrics-out; "" for none
+  // The profile's [env]: exported by the batch script before srun, which
+  // passes the environment on to every task. Names are checked by the
+  // profile (letters, digits, '_').
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
+// The command srun runs for every task: `<binary> task slurm --job ...`,
+// each field of `spec` as a flag (docs/launch.md, "Slurm").
+std::vector<std::string> SlurmTaskArgv(const SlurmRunSpec& spec);
+
+// One task's `dtf serve`.
+struct SlurmServeCommand {
+  SlurmTaskSlot slot;  // role, index, host, port, GPU
+  std::vector<std::string> argv;
+  // Set on top of the task's environment: CUDA_VISIBLE_DEVICES for a
+  // worker with a GPU.
+  std::vector<std::pair<std::string, std::string>> env;
+  // <run dir>/<role>-<index> and the files in it.
+  std::string dir;
+  std::string stdout_file;
+  std::string stderr_file;
+};
+
+// The `dtf serve` of the task whose Slurm environment is `env`. A worker
+// given a GPU gets --set train.device=cuda and CUDA_VISIBLE_DEVICES naming
+// that GPU: the entry at its GPU index in the CUDA_VISIBLE_DEVICES Slurm
+// set for the step, else the index itself. InvalidArgument naming the
+// variable for an environment that does not fit the run (ReadSlurmStep,
+// LayoutSlurmTasks; fewer visible GPUs than gpus_per_node).
+StatusOr<SlurmServeCommand> MakeSlurmServeCommand(const SlurmRunSpec& spec,
+                                                  const Environment& env);
+
+}  // namespace dtf::launch::slurm

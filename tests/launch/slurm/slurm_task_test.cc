@@ -1,0 +1,131 @@
+#include "lib/launch/slurm/slurm_task.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace dtf::launch::slurm {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+
+SlurmRunSpec Spec() {
+  SlurmRunSpec spec;
+  spec.binary = "/opt/dtf/bin/dtf";
+  spec.job = "/shared/census/dtf.toml";
+  spec.run_dir = "/shared/runs/r1";
+  spec.run_id = "r1";
+  spec.ps = 1;
+  spec.workers = 3;
+  spec.base_port = 31000;
+  return spec;
+}
+
+// Two nodes of two tasks each.
+Environment TaskEnv(int procid) {
+  return {{"SLURM_PROCID", std::to_string(procid)},
+          {"SLURM_NTASKS", "4"},
+          {"SLURM_LOCALID", std::to_string(procid % 2)},
+          {"SLURM_STEP_NODELIST", "n[1-2]"},
+          {"SLURM_STEP_TASKS_PER_NODE", "2(x2)"},
+          {"SLURMD_NODENAME", procid < 2 ? "n1" : "n2"}};
+}
+
+TEST(SlurmTask, ParameterServer) {
+  StatusOr<SlurmServeCommand> c = MakeSlurmServeCommand(Spec(), TaskEnv(0));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->slot.name(), "ps:0");
+  EXPECT_EQ(c->dir, "/shared/runs/r1/ps-0");
+  EXPECT_EQ(c->stdout_file, "/shared/runs/r1/ps-0/stdout");
+  EXPECT_EQ(c->stderr_file, "/shared/runs/r1/ps-0/stderr");
+  EXPECT_THAT(
+      c->argv,
+      ElementsAre("/opt/dtf/bin/dtf", "serve", "--job",
+                  "/shared/census/dtf.toml", "--role", "ps", "--index", "0",
+                  "--ps", "n1:31000", "--workers", "n1:31001,n2:31000,n2:31001",
+                  "--run-id", "r1", "--run-dir", "/shared/runs/r1",
+                  "--secret-file", "/shared/runs/r1/secret", "--ready-file",
+                  "/shared/runs/r1/ps-0/ready", "--threads", "0"));
+  EXPECT_TRUE(c->env.empty());
+}
+
+TEST(SlurmTask, ChiefGetsMetricsAndEveryTaskItsFlags) {
+  SlurmRunSpec spec = Spec();
+  spec.sets = {"train.steps=10"};
+  spec.resume = true;
+  spec.tls = true;
+  spec.metrics_out = "/shared/out/m.json";
+  spec.threads = 2;
+  StatusOr<SlurmServeCommand> c = MakeSlurmServeCommand(spec, TaskEnv(1));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->slot.name(), "worker:0");
+  EXPECT_THAT(
+      c->argv,
+      ElementsAre("/opt/dtf/bin/dtf", "serve", "--job",
+                  "/shared/census/dtf.toml", "--role", "worker", "--index", "0",
+                  "--ps", "n1:31000", "--workers", "n1:31001,n2:31000,n2:31001",
+                  "--run-id", "r1", "--run-dir", "/shared/runs/r1",
+                  "--secret-file", "/shared/runs/r1/secret", "--ready-file",
+                  "/shared/runs/r1/worker-0/ready", "--threads", "2", "--set",
+                  "train.steps=10", "--restore", "--metrics-out",
+                  "/shared/out/m.json", "--tls-dir", "/shared/runs/r1/tls"));
+  c = MakeSlurmServeCommand(spec, TaskEnv(2));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->slot.name(), "worker:1");
+  EXPECT_THAT(c->argv, ::testing::Not(::testing::Contains("--metrics-out")));
+}
+
+TEST(SlurmTask, WorkersTakeTheStepsGpus) {
+  SlurmRunSpec spec = Spec();
+  spec.gpus_per_node = 2;
+  Environment env = TaskEnv(3);
+  StatusOr<SlurmServeCommand> c = MakeSlurmServeCommand(spec, env);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->slot.gpu, 1);
+  EXPECT_THAT(c->env, ElementsAre(Pair("CUDA_VISIBLE_DEVICES", "1")));
+  EXPECT_THAT(c->argv, ::testing::Contains("train.device=cuda"));
+  // Slurm's own CUDA_VISIBLE_DEVICES for the step: the task picks its entry.
+  env["CUDA_VISIBLE_DEVICES"] = "4,6";
+  c = MakeSlurmServeCommand(spec, env);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->env, ElementsAre(Pair("CUDA_VISIBLE_DEVICES", "6")));
+  env["CUDA_VISIBLE_DEVICES"] = "4";
+  c = MakeSlurmServeCommand(spec, env);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(Message(c.status()),
+            "CUDA_VISIBLE_DEVICES=\"4\": 1 GPUs visible on n2, but "
+            "slurm.gpus_per_node is 2");
+  // Parameter servers compute on the CPU.
+  c = MakeSlurmServeCommand(spec, TaskEnv(0));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->env.empty());
+  EXPECT_THAT(c->argv,
+              ::testing::Not(::testing::Contains("train.device=cuda")));
+}
+
+TEST(SlurmTask, EnvironmentThatDoesNotFitTheRun) {
+  SlurmRunSpec spec = Spec();
+  spec.workers = 2;
+  StatusOr<SlurmServeCommand> c = MakeSlurmServeCommand(spec, TaskEnv(0));
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(Message(c.status()), HasSubstr("SLURM_NTASKS=\"4\": the run has "
+                                             "1 parameter servers and 2 "
+                                             "workers (3 tasks)"));
+}
+
+TEST(SlurmTask, TaskArgvCarriesTheSpec) {
+  SlurmRunSpec spec = Spec();
+  spec.sets = {"a.b=c"};
+  EXPECT_THAT(SlurmTaskArgv(spec),
+              ElementsAre("/opt/dtf/bin/dtf", "task", "slurm", "--job",
+                          "/shared/census/dtf.toml", "--run-dir",
+                          "/shared/runs/r1", "--run-id", "r1", "--ps", "1",
+                          "--workers", "3", "--threads", "0", "--base-port",
+                          "31000", "--gpus-per-node", "0", "--set", "a.b=c"));
+}
+
+}  // namespace
+}  // namespace dtf::launch::slurm

@@ -1,0 +1,29 @@
+# lib/launch/slurm, in one process.
+dtf_test(launch_slurm_test
+  SOURCES launch/slurm/hostlist_test.cc launch/slurm/slurm_env_test.cc
+          launch/slurm/slurm_profile_test.cc launch/slurm/batch_script_test.cc
+          launch/slurm/slurm_task_test.cc
+  LIBS dtf_launch_slurm dtf_launch)
+
+# lib/launch/slurm against a real single-node Slurm that the test starts
+# (tests/testing/slurm_cluster.sh; as root it installs slurm-wlm and munge
+# when missing); skipped (exit 77) where it cannot.
+add_executable(slurm_env_probe launch/slurm/slurm_env_probe.cc)
+dtf_target_defaults(slurm_env_probe)
+target_link_libraries(slurm_env_probe PRIVATE dtf_launch_slurm)
+add_test(NAME launch_slurm_srun
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/launch/slurm/slurm_env_srun_test.sh
+                 $<TARGET_FILE:slurm_env_probe> ${PROJECT_SOURCE_DIR}
+                 ${PROJECT_BINARY_DIR}/slurm-srun-work)
+set_tests_properties(launch_slurm_srun PROPERTIES TIMEOUT 900 LABELS e2e
+                     SKIP_RETURN_CODE 77)
+# A dtf run under that Slurm: the census job (1 PS, 2 workers) submitted
+# with RenderBatchScript's script, every task `dtf task slurm`, to its end;
+# then a run cancelled with scancel.
+add_test(NAME e2e_slurm_run
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/launch/slurm/slurm_run_test.sh
+                 $<TARGET_FILE:dtf> $<TARGET_FILE:slurm_env_probe>
+                 ${PROJECT_SOURCE_DIR} ${DTF_SHARED_DIR}
+                 ${PROJECT_BINARY_DIR}/slurm-run-work)
+set_tests_properties(e2e_slurm_run PROPERTIES TIMEOUT 1200 LABELS e2e
+                     SKIP_RETURN_CODE 77)
