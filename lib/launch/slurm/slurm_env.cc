@@ -179,7 +179,7 @@ StatusOr<SlurmStep> ReadSlurmStep(const Environment& env) {
   return step;
 }
 
-std::string SlurmLayout::Addresses(std::string_view role) const {
+std::string SlurmLayout::Addresses(Role role) const {
   std::string out;
   for (const SlurmTaskSlot& t : tasks) {
     if (t.role != role) continue;
@@ -218,7 +218,7 @@ StatusOr<SlurmLayout> LayoutSlurmTasks(const SlurmStep& step,
     int workers_here = 0;
     for (int local = 0; local < step.tasks_per_node[node]; ++local, ++id) {
       SlurmTaskSlot t;
-      t.role = id < options.ps ? "ps" : "worker";
+      t.role = id < options.ps ? Role::kPs : Role::kWorker;
       t.index = id < options.ps ? id : id - options.ps;
       t.host = step.nodes[node];
       t.node = static_cast<int>(node);
@@ -229,10 +229,10 @@ StatusOr<SlurmLayout> LayoutSlurmTasks(const SlurmStep& step,
             StrCat("slurm.base_port: ", options.base_port, " + ", local,
                    " (local task on ", t.host, ") runs past port 65535"));
       }
-      if (t.role == "worker" && options.gpus_per_node > 0) {
+      if (t.role == Role::kWorker && options.gpus_per_node > 0) {
         t.gpu = workers_here % options.gpus_per_node;
       }
-      if (t.role == "worker") ++workers_here;
+      if (t.role == Role::kWorker) ++workers_here;
       layout.tasks.push_back(std::move(t));
     }
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/launch/role.h"
 
 namespace dtf::launch::slurm {
 
@@ -57,7 +58,7 @@ struct SlurmLayoutOptions {
 
 // One task of the run, as every task computes it alike.
 struct SlurmTaskSlot {
-  std::string role;  // "ps" or "worker"
+  Role role = Role::kWorker;
   int index = 0;     // within its role
   std::string host;  // the node it runs on
   int port = 0;
@@ -68,7 +69,9 @@ struct SlurmTaskSlot {
   // parameter servers and without GPUs.
   std::optional<int> gpu;
 
-  std::string name() const { return role + ":" + std::to_string(index); }
+  std::string name() const {
+    return std::string(RoleName(role)) + ":" + std::to_string(index);
+  }
   std::string address() const { return host + ":" + std::to_string(port); }
 };
 
@@ -78,7 +81,7 @@ struct SlurmLayout {
 
   const SlurmTaskSlot& me() const { return tasks[static_cast<size_t>(self)]; }
   // "host:port,host:port" of the tasks with `role`, in index order.
-  std::string Addresses(std::string_view role) const;
+  std::string Addresses(Role role) const;
 };
 
 // Every task's place. InvalidArgument when SLURM_NTASKS is not ps + workers

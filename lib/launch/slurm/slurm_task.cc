@@ -73,10 +73,10 @@ StatusOr<SlurmServeCommand> MakeSlurmServeCommand(const SlurmRunSpec& spec,
   c.stderr_file = StrCat(c.dir, "/", kStderrFile);
   c.argv = {spec.binary,     "serve",
             "--job",         spec.job,
-            "--role",        t.role,
+            "--role",        std::string(RoleName(t.role)),
             "--index",       std::to_string(t.index),
-            "--ps",          layout.Addresses("ps"),
-            "--workers",     layout.Addresses("worker"),
+            "--ps",          layout.Addresses(Role::kPs),
+            "--workers",     layout.Addresses(Role::kWorker),
             "--run-id",      spec.run_id,
             "--run-dir",     spec.run_dir,
             "--secret-file", StrCat(spec.run_dir, "/", kSecretFile),
@@ -104,7 +104,7 @@ StatusOr<SlurmServeCommand> MakeSlurmServeCommand(const SlurmRunSpec& spec,
     c.argv.push_back("train.device=cuda");
     c.env.emplace_back("CUDA_VISIBLE_DEVICES", device);
   }
-  if (t.role == "worker" && t.index == 0 && !spec.metrics_out.empty()) {
+  if (t.role == Role::kWorker && t.index == 0 && !spec.metrics_out.empty()) {
     c.argv.push_back("--metrics-out");
     c.argv.push_back(spec.metrics_out);
   }

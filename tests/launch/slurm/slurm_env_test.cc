@@ -138,8 +138,9 @@ TEST(SlurmLayout, ParameterServersFirst) {
   ASSERT_EQ(layout->tasks.size(), 5u);
   EXPECT_EQ(layout->me().name(), "worker:0");
   EXPECT_EQ(layout->me().address(), "gpu02:29500");
-  EXPECT_EQ(layout->Addresses("ps"), "gpu01:29500,gpu01:29501");
-  EXPECT_EQ(layout->Addresses("worker"), "gpu02:29500,gpu02:29501,gpu03:29500");
+  EXPECT_EQ(layout->Addresses(Role::kPs), "gpu01:29500,gpu01:29501");
+  EXPECT_EQ(layout->Addresses(Role::kWorker),
+            "gpu02:29500,gpu02:29501,gpu03:29500");
   EXPECT_EQ(layout->tasks[1].name(), "ps:1");
   EXPECT_EQ(layout->tasks[1].local_rank, 1);
   EXPECT_EQ(layout->tasks[4].node, 2);

@@ -25,7 +25,7 @@ TEST(SlurmProfile, Defaults) {
   StatusOr<Profile> p =
       ParseProfile("backend = \"slurm\"\n", "profiles/slurm.toml", "slurm");
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->backend, "slurm");
+  EXPECT_EQ(p->backend, BackendKind::kSlurm);
   const SlurmProfile& s = p->slurm;
   EXPECT_EQ(s.partition, "");
   EXPECT_EQ(s.time_limit, "");
