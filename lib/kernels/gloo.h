@@ -14,7 +14,9 @@
 // Unavailable naming that peer's rank. A cancel ends the set-up at once; a
 // call that begins `cancel_grace` or more after the cancel fails at once
 // (Cancelled); one under way is bounded by the timeout. Gloo's exceptions
-// never leave this file: they become Status at the boundary.
+// never leave this file: they become Status at the boundary. A write to a
+// peer that has gone must fail the call, not end the process: the first
+// join makes the process ignore SIGPIPE unless it handles it itself.
 #pragma once
 
 #include <chrono>

@@ -13,6 +13,7 @@
 #include <gloo/transport/tcp/address.h>
 #include <gloo/transport/tcp/device.h>
 #include <netdb.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -138,10 +139,7 @@ class GlooCollective final : public Collective {
         rank_(rank),
         size_(size),
         limits_(limits),
-        peers_(std::move(peers)) {
-    for (auto& [a, r] : peers_)
-      fprintf(stderr, "DEBUG peer %d %s\n", r, a.c_str());
-  }
+        peers_(std::move(peers)) {}
 
   ~GlooCollective() override = default;
 
@@ -435,6 +433,21 @@ StatusOr<std::string> GlooNumericHost(std::string_view host) {
   return std::string(text);
 }
 
+// Gloo writes to its sockets with write(2), which raises SIGPIPE once the
+// peer has gone: that would end the process instead of failing the call.
+// SIGPIPE is ignored from a join on (the write then fails with
+// EPIPE, which Gloo reports), unless the process has a handler of its own.
+void IgnoreSigpipe() {
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) == 0 &&
+      current.sa_handler == SIG_DFL) {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, nullptr);
+  }
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Collective>> JoinGloo(
@@ -453,6 +466,7 @@ StatusOr<std::unique_ptr<Collective>> JoinGloo(
                                  ": stopped before joining the Gloo "
                                  "collective"));
   }
+  IgnoreSigpipe();
   const std::string rank_name = StrCat("rank ", rank, " of ", size);
   GlooStoreAdapter adapter(store, prefix, join_timeout);
   std::shared_ptr<gloo::transport::Device> device;

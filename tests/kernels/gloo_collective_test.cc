@@ -2,6 +2,8 @@
 // process, over loopback TCP: the values of every call with 2 and 4 ranks,
 // and a rank that never calls, or dies, ending the others' calls by the
 // timeout rather than waiting for ever.
+#include <signal.h>
+
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -194,6 +196,23 @@ TEST(GlooCollectiveFailureTest, ARankThatDiesFailsThePeerNamingIt) {
   EXPECT_THAT(std::string(Message(done[0])), HasSubstr("on rank 0 of 2"));
   EXPECT_THAT(std::string(Message(done[0])), HasSubstr("peer rank 1"));
   EXPECT_LT(took, 30s);
+}
+
+// A write to a peer that has gone raises SIGPIPE, which by default ends
+// the process (a rank killed took its chief with it): joining makes the
+// process ignore it, so that the write fails the call instead.
+TEST(GlooCollectiveFailureTest, JoiningIgnoresSigpipe) {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ASSERT_EQ(sigaction(SIGPIPE, &dfl, nullptr), 0);
+  MemoryStore store;
+  StatusOr<std::unique_ptr<Collective>> c =
+      JoinGloo(store, "pipe/", "127.0.0.1", 0, 1, Limits(5s), 5s);
+  ASSERT_TRUE(c.ok()) << c.status();
+  struct sigaction now {};
+  ASSERT_EQ(sigaction(SIGPIPE, nullptr, &now), 0);
+  EXPECT_EQ(now.sa_handler, SIG_IGN);
 }
 
 // A rank that never joins: the others' join ends by its timeout, naming
