@@ -10,6 +10,8 @@
 #   4. max_restarts = 0: worker:1 killed with SIGKILL mid-run; the run fails
 #      within train.collective_timeout, the launcher's message names
 #      worker:1, and no process of the run is left
+#   4b. worker:1 stopped with SIGSTOP (hung): the run fails naming it, the
+#      stopped process is killed, nothing is left
 #   5. max_restarts = 1: worker:1 killed once a checkpoint exists; every
 #      worker restarts from the last checkpoint, the run succeeds with
 #      accuracy >= 0.84 and one restart of each worker; nothing is left
@@ -206,6 +208,30 @@ grep -q "task worker:1 killed by SIGKILL before the run ended; an allreduce run 
   "$run_dir/supervisor.log" \
   || { show_tail "$run_dir/supervisor.log"; fail "kill: supervisor.log does not name worker:1"; }
 echo "ok: run $run_id failed $took s after the kill, naming worker:1"
+check_nothing_left "$run_dir" "$run_id" 30
+
+# --- 4b. worker:1 hung (SIGSTOP) ------------------------------------------------
+# Its heartbeats stop with it: the chief fails the run within
+# train.heartbeat_timeout (its collective within collective_timeout), and
+# the launcher kills the stopped process after --grace.
+launch_detached hang --workers 2 --grace 2 --set train.epochs=200 \
+  --set train.heartbeat_timeout=3 --set train.output_dir=out-hang
+for ((i = 0; i < 600; i++)); do
+  grep -q "^step " "$run_dir/worker-1/stderr" 2>/dev/null && break
+  sleep 0.1
+done
+w1="$(task_pid "$run_dir" worker:1)"
+kill -STOP "$w1" || fail "hang: kill -STOP $w1 (worker:1) failed"
+stopped_at="$(date +%s.%N)"
+echo "ok: stopped worker:1 (pid $w1) with SIGSTOP"
+end="$(wait_end "$run_id" 60)" || fail "hang: the run did not end within 60 s"
+took="$(elapsed "$stopped_at")"
+detached_run=""
+[[ "$end" == failed* ]] \
+  || { show_tail "$run_dir/supervisor.log"; fail "hang: run $run_id ended '$end', not failed"; }
+grep -q "worker:1 has sent no heartbeat\|on rank 0 of 2" "$run_dir/worker-0/stderr" \
+  || { show_tail "$run_dir/worker-0/stderr"; fail "hang: the chief's error names neither worker:1 nor its collective"; }
+echo "ok: run $run_id failed $took s after worker:1 hung"
 check_nothing_left "$run_dir" "$run_id" 30
 
 # --- 5. worker:1 killed, max_restarts = 1: every worker restarts ------------
