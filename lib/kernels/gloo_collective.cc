@@ -437,7 +437,7 @@ StatusOr<std::string> GlooNumericHost(std::string_view host) {
 // peer has gone: that would end the process instead of failing the call.
 // SIGPIPE is ignored from a join on (the write then fails with
 // EPIPE, which Gloo reports), unless the process has a handler of its own.
-void IgnoreSigpipe() {
+void GlooIgnoreSigpipe() {
   struct sigaction current {};
   if (sigaction(SIGPIPE, nullptr, &current) == 0 &&
       current.sa_handler == SIG_DFL) {
@@ -466,7 +466,7 @@ StatusOr<std::unique_ptr<Collective>> JoinGloo(
                                  ": stopped before joining the Gloo "
                                  "collective"));
   }
-  IgnoreSigpipe();
+  GlooIgnoreSigpipe();
   const std::string rank_name = StrCat("rank ", rank, " of ", size);
   GlooStoreAdapter adapter(store, prefix, join_timeout);
   std::shared_ptr<gloo::transport::Device> device;

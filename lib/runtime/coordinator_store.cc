@@ -14,7 +14,7 @@ using StoreClock = std::chrono::steady_clock;
 
 // Between two asks for a key not set yet: short at first (the ranks start
 // together), then up to 200 ms.
-std::chrono::milliseconds NextPause(std::chrono::milliseconds pause) {
+std::chrono::milliseconds StoreNextPause(std::chrono::milliseconds pause) {
   return std::min<std::chrono::milliseconds>(pause * 2,
                                              std::chrono::milliseconds(200));
 }
@@ -72,7 +72,7 @@ StatusOr<std::string> CoordinatorStore::Get(const std::string& key,
       return last;
     }
     std::this_thread::sleep_for(pause);
-    pause = NextPause(pause);
+    pause = StoreNextPause(pause);
   }
   return DeadlineExceededError(
       StrCat(task_, ": no rank set the key ", key, " at the chief (", chief_,
@@ -97,7 +97,7 @@ StatusOr<std::string> LocalCoordinatorStore::Get(
     }
     if (StoreClock::now() >= deadline) break;
     std::this_thread::sleep_for(pause);
-    pause = NextPause(pause);
+    pause = StoreNextPause(pause);
   }
   return DeadlineExceededError(
       StrCat("no rank set the key ", key, " within ", timeout.count(), " ms"));
