@@ -442,7 +442,10 @@ TEST_P(AllreduceDeviceTest, ARestoredRunTrainsOnFromItsCheckpoint) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, AllreduceDeviceTest,
-                         ::testing::Values("cpu", "cuda"));
+                         ::testing::Values("cpu", "cuda"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
 
 }  // namespace
 }  // namespace dtf::runtime
