@@ -82,10 +82,6 @@ Status ResolveCluster(const ServeFlags& f, runtime::ServeOptions* o) {
     return InvalidArgumentError(
         "evaluator tasks are not run by dtf: the chief evaluates");
   }
-  if (cluster.ps.empty()) {
-    return InvalidArgumentError(
-        "the cluster has no ps tasks (mode = \"allreduce\" needs GPUs)");
-  }
   o->ps = Addresses(cluster.ps);
   o->workers = Addresses(cluster.chief);
   const int offset = static_cast<int>(cluster.chief.size());
@@ -127,6 +123,12 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
                    o.index)));
   }
   DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job, f.set));
+  if (o.ps.empty() && job.train.mode != TrainMode::kAllreduce) {
+    return InvalidArgumentError(
+        StrCat("the cluster has no ps tasks, which only mode = "
+               "\"allreduce\" runs without; ",
+               f.job, " has mode = \"", TrainModeName(job.train.mode), "\""));
+  }
   o.ready_file = f.ready_file;
   o.threads = f.threads;
   o.restore = f.restore;

@@ -8,7 +8,7 @@ packages=(
   libabsl-dev libfmt-dev libcli11-dev libtomlplusplus-dev libssh-dev
   nlohmann-json3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  libeigen3-dev zlib1g-dev libfarmhash-dev libzip-dev libssl-dev
+  libeigen3-dev zlib1g-dev libfarmhash-dev libzip-dev libssl-dev libgloo-dev
   libgtest-dev libgmock-dev
 )
 if [[ "${1:-}" == "--test" ]]; then

@@ -18,6 +18,8 @@ repeats = int(env["repeats"])
 tf_epochs, tf_epoch_steps = int(env["tf_epochs"]), int(env["tf_epoch_steps"])
 only = env["only"].split(",")
 layouts = [tuple(int(n) for n in l.split(":")) for l in env["layouts"].split(",")]
+# Allreduce layouts: worker counts (no parameter servers).
+allreduce = [int(w) for w in env.get("allreduce", "").split(",") if w]
 GOAL = 0.70  # dtf 1 PS + 1 worker / dtf in one process
 
 # "worker:1: 48840 examples in 1.5 s, 32505 examples/s" (cmd/serve.cc)
@@ -92,8 +94,11 @@ for r in range(1, repeats + 1):
                 "loss": m.get("train_loss"), "metrics": m}, name))
         else:
             failures.append(f"{name}: see {work}/{name}.log")
-        for ps, workers in layouts:
-            name = f"dtf-launch-{ps}-{workers}-r{r}"
+        launches = [("dtf-launch", ps, workers, f"dtf-launch-{ps}-{workers}-r{r}")
+                    for ps, workers in layouts]
+        launches += [("dtf-allreduce", 0, workers, f"dtf-allreduce-{workers}-r{r}")
+                     for workers in allreduce]
+        for setup, ps, workers, name in launches:
             m, run_id = load(f"{name}.json"), load(f"{name}.run")
             if load(f"{name}.rc") != "0" or not m or not run_id:
                 failures.append(f"{name}: see {work}/{name}.log")
@@ -114,7 +119,7 @@ for r in range(1, repeats + 1):
                                 f"{missing} in {work}/.dtf/runs/{run_id}")
                 continue
             runs.append(with_cpu({
-                "setup": "dtf-launch", "ps": ps, "workers": workers, "repeat": r,
+                "setup": setup, "ps": ps, "workers": workers, "repeat": r,
                 "run_id": run_id,
                 "examples_per_sec": sum(per_worker), "per_worker": per_worker,
                 "worker_summaries": lines, "chief_metrics": m,
@@ -139,12 +144,30 @@ for r in range(1, repeats + 1):
                 "per_worker": [total / workers] * workers,
                 "per_worker_is_mean": True,
             }), name))
+        for workers in allreduce:
+            name = f"tf-mwms-{workers}-r{r}"
+            m = load(f"{name}.json")
+            if load(f"{name}.rc") != "0" or not m:
+                failures.append(f"{name}: see {work}/{name}.log and "
+                                f"{work}/{name}.tasks/")
+                continue
+            m = dict(m)
+            total = m.pop("examples_per_sec")
+            runs.append(with_cpu(dict(m, **{
+                "setup": "tf-mwms", "ps": 0, "workers": workers, "repeat": r,
+                "examples_per_sec": total,
+                # Every worker takes every step (synchronous): the mean.
+                "per_worker": [total / workers] * workers,
+                "per_worker_is_mean": True,
+            }), name))
 
 # Per setup: the best of the repeats (other work on the machine only ever
 # slows a run down), with all of them kept.
 summary = []
 setups = [("dtf-train", 0, 1)] + [("dtf-launch", p, w) for p, w in layouts] + \
-    [("tf-ps", p, w) for p, w in layouts]
+    [("tf-ps", p, w) for p, w in layouts] + \
+    [("dtf-allreduce", 0, w) for w in allreduce] + \
+    [("tf-mwms", 0, w) for w in allreduce]
 for setup, ps, workers in setups:
     mine = [r for r in runs if (r["setup"], r["ps"], r["workers"]) ==
             (setup, ps, workers)]
@@ -167,8 +190,9 @@ one = by.get(("dtf-train", 0, 1))
 for s in summary:
     s["vs_dtf_one_process"] = (s["examples_per_sec"] / one["examples_per_sec"]
                                if one else None)
-    if s["setup"] == "dtf-launch":
-        t = by.get(("tf-ps", s["ps"], s["workers"]))
+    peer = {"dtf-launch": "tf-ps", "dtf-allreduce": "tf-mwms"}.get(s["setup"])
+    if peer:
+        t = by.get((peer, s["ps"], s["workers"]))
         s["dtf_vs_tf"] = s["examples_per_sec"] / t["examples_per_sec"] if t else None
 
 goal = None
@@ -198,6 +222,13 @@ notes = [
     "warm-up epoch, every step a closure on a free worker (asynchronous "
     "updates: TF's PS strategy has no sync mode); a coordinator process "
     "besides the PS and workers; per worker = total / workers.",
+    "allreduce (no parameter servers): dtf launch with train.mode = "
+    "allreduce, train.device = cpu (Gloo's TCP ring between the workers, "
+    "every worker at batch " + str(batch) + ", evaluation on the chief); "
+    f"tensorflow: MultiWorkerMirroredStrategy (RING collectives over gRPC), "
+    f"model.fit in every worker at {batch} examples per worker and step, "
+    f"{tf_epochs} timed epochs of {tf_epoch_steps} steps after one warm-up "
+    "epoch; per worker = total / workers.",
     f"threads: {threads} per process for every task of every tool (dtf "
     "train.threads; TF intra-op threads, inter-op at least workers + 1).",
     "others: cores kept busy by other processes during the run, on average.",
@@ -230,6 +261,9 @@ with open(path, "w") as f:
 def setup_name(s):
     if s["setup"] == "dtf-train":
         return "dtf train (1 process)"
+    if s["setup"] in ("dtf-allreduce", "tf-mwms"):
+        tool = "dtf allreduce, " if s["setup"] == "dtf-allreduce" else "tf MWMS, "
+        return tool + f"{s['workers']} CPU workers"
     layout = (f"{s['ps']} PS + {s['workers']} worker"
               + ("s" if s["workers"] > 1 else ""))
     return ("dtf launch, " if s["setup"] == "dtf-launch" else "tf PS strategy, ") + layout
@@ -237,7 +271,7 @@ def setup_name(s):
 
 def per_worker(s):
     values = s["per_worker"]
-    if s["setup"] == "tf-ps" and len(values) > 1:
+    if s["setup"] in ("tf-ps", "tf-mwms") and len(values) > 1:
         return f"{values[0]:,.0f} (mean)"
     return " / ".join(f"{v:,.0f}" for v in values)
 

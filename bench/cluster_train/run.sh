@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # bench/cluster_train/run.sh [--dtf PATH] [--build DIR] [--work DIR]
 #   [--epochs N] [--batch-size N] [--threads N] [--layouts 1:1,2:2]
-#   [--tf-epoch-steps N] [--tf-epochs N] [--repeats N] [--wait-idle SECONDS]
+#   [--allreduce 2] [--tf-epoch-steps N] [--tf-epochs N] [--repeats N] [--wait-idle SECONDS]
 #   [--only dtf,tf] [--tls]
 #
 # Examples/s of the census wide & deep job (examples/census/dtf.toml) trained
 # by dtf in one process (`dtf train`) and as a cluster of local processes
 # (`dtf launch --ps P --workers W`, foreground, local backend), beside
 # TensorFlow's own parameter-server training of the same Keras model in the
-# same layouts (ParameterServerStrategy + ClusterCoordinator, tf_ps_peer.py).
+# same layouts (ParameterServerStrategy + ClusterCoordinator, tf_ps_peer.py);
+# and, for each --allreduce worker count, dtf's allreduce on CPU workers
+# (`dtf launch --workers W` with train.mode = "allreduce", train.device =
+# "cpu": Gloo) beside TensorFlow's MultiWorkerMirroredStrategy on CPUs
+# (tf_mwms_peer.py).
 # Prints a table (examples/s in all and per worker, ratio to one-process dtf,
 # dtf / TensorFlow in the same layout) and writes WORK/results.json.
 #
-# --layouts: PS:WORKERS pairs. dtf trains --epochs epochs (default 3) in every
+# --layouts: PS:WORKERS pairs; --allreduce: worker counts of allreduce
+# layouts (default 2; "none": no allreduce layout). dtf trains --epochs epochs (default 3) in every
 # run; TensorFlow one warm-up Keras epoch and --tf-epochs (default: --epochs)
 # timed Keras epochs of --tf-epoch-steps steps (default: one pass over the
 # training split). --repeats N runs the whole sequence N times and reports
@@ -36,6 +41,7 @@ epochs=3
 batch=256
 threads=""
 layouts="1:1,2:2"
+allreduce="2"
 tf_epoch_steps=""
 tf_epochs=""
 repeats=1
@@ -58,6 +64,7 @@ while [[ $# -gt 0 ]]; do
     --batch-size) batch="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
     --layouts) layouts="$2"; shift 2 ;;
+    --allreduce) allreduce="$2"; shift 2 ;;
     --tf-epoch-steps) tf_epoch_steps="$2"; shift 2 ;;
     --tf-epochs) tf_epochs="$2"; shift 2 ;;
     --repeats) repeats="$2"; shift 2 ;;
@@ -83,6 +90,12 @@ IFS=, read -r -a layout_list <<< "$layouts"
 for l in "${layout_list[@]}"; do
   [[ "$l" =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] ||
     { echo "--layouts: expected PS:WORKERS, got '$l'" >&2; exit 2; }
+done
+[[ "$allreduce" != none ]] || allreduce=""
+IFS=, read -r -a allreduce_list <<< "$allreduce"
+for w in "${allreduce_list[@]}"; do
+  [[ "$w" =~ ^[1-9][0-9]*$ ]] ||
+    { echo "--allreduce: expected worker counts, got '$w'" >&2; exit 2; }
 done
 IFS=, read -r -a tools <<< "$only"
 for tool in "${tools[@]}"; do
@@ -239,11 +252,13 @@ dtf_train() {
 # A cluster: `dtf launch` in the foreground; the chief's metrics go to
 # NAME.json, every task's output to the run directory (WORK/.dtf/runs/ID),
 # whose id NAME.run records. Evaluation stays on (after every epoch, on the
-# chief): the workers' figures count step time only.
+# chief): the workers' figures count step time only. PS 0: no --ps (an
+# allreduce layout, whose mode comes in the extra arguments).
 dtf_launch() {
-  local name="$1" ps="$2" workers="$3" id
+  local name="$1" ps="$2" workers="$3" id ps_arg=()
   shift 3
-  "$dtf" launch --job "$work/dtf.toml" --ps "$ps" --workers "$workers" "$@" \
+  ((ps == 0)) || ps_arg=(--ps "$ps")
+  "$dtf" launch --job "$work/dtf.toml" "${ps_arg[@]}" --workers "$workers" "$@" \
     --set "train.batch_size=$batch" --set "train.epochs=$epochs" \
     --set "train.threads=$threads" --metrics-out "$work/$name.json" \
     > "$work/$name.log" 2>&1 || { tail -30 "$work/$name.log" >&2; return 1; }
@@ -266,6 +281,18 @@ tf_ps() {
         tail -20 >&2; return 1; }
 }
 
+tf_mwms() {
+  local name="$1" workers="$2"
+  rm -rf "$work/$name.tasks"
+  timeout "$tf_timeout_s" env TF_USE_LEGACY_KERAS=1 "$python" "$here/tf_mwms_peer.py" \
+    --job "$work/dtf.toml" --workers "$workers" --batch-size "$batch" \
+    --epoch-steps "$tf_epoch_steps" --warmup-epochs 1 --epochs "$tf_epochs" \
+    --threads "$threads" --log-dir "$work/$name.tasks" \
+    > "$work/$name.json" 2> "$work/$name.log" ||
+    { grep -v 'deprecated\|Instructions for\|Use Keras\|Use `tf' "$work/$name.log" |
+        tail -20 >&2; return 1; }
+}
+
 # --------------------------------------------------------------------- main
 
 write_job
@@ -279,6 +306,7 @@ fi
 cat "$work"/records/*/* > /dev/null  # the page cache, for every run
 rm -rf "$work/.dtf" "$work/out"
 rm -f "$work"/{dtf,tf}-*.{json,log,cpu,rc,run}
+rm -rf "$work"/tf-*.tasks
 log "threads: $threads; batch: $batch; dtf: $dtf_source (built $dtf_built," \
   "copied to $dtf); work: $work"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -299,6 +327,11 @@ for ((r = 1; r <= repeats; r++)); do
           "dtf-tls-$ps-$workers-r$r" "$ps" "$workers" --profile "$work/tls.toml"
       fi
     done
+    for w in "${allreduce_list[@]}"; do
+      log "[$r/$repeats] dtf launch --workers $w, allreduce on CPUs: $epochs epochs"
+      measured "dtf-allreduce-$w-r$r" dtf_launch "dtf-allreduce-$w-r$r" 0 "$w" \
+        --set train.mode=allreduce --set train.device=cpu
+    done
   fi
   if wants tf; then
     for l in "${layout_list[@]}"; do
@@ -307,11 +340,17 @@ for ((r = 1; r <= repeats; r++)); do
         "workers: (1 + $tf_epochs) x $tf_epoch_steps steps"
       measured "tf-ps-$ps-$workers-r$r" tf_ps "tf-ps-$ps-$workers-r$r" "$ps" "$workers"
     done
+    for w in "${allreduce_list[@]}"; do
+      log "[$r/$repeats] tensorflow MultiWorkerMirroredStrategy, $w workers:" \
+        "(1 + $tf_epochs) x $tf_epoch_steps steps"
+      measured "tf-mwms-$w-r$r" tf_mwms "tf-mwms-$w-r$r" "$w"
+    done
   fi
 done
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-export work threads batch epochs layouts repeats only tf_epochs tf_epoch_steps
+export work threads batch epochs layouts allreduce repeats only tf_epochs
+export tf_epoch_steps
 export load_before load_after dtf_source dtf_built dtf_sha256
 "$python" "$here/report.py"
 

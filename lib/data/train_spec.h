@@ -110,8 +110,8 @@ struct TrainSpec {
   // device wins over it. Default: "cpu".
   DeviceName device;
   // mode. Default: sync. "allreduce" runs without parameter servers: every
-  // worker holds the whole model on its GPU and gradients are averaged over
-  // NCCL (needs device = "cuda").
+  // worker holds the whole model on its device and gradients are averaged
+  // over NCCL (device = "cuda") or Gloo (device = "cpu").
   TrainMode mode = TrainMode::kSync;
   // replicas_to_aggregate (>= 0): sync mode applies a step once this many
   // workers pushed gradients for it (fewer than the workers: the rest are

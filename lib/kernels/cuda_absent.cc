@@ -1,4 +1,4 @@
-// lib/kernels/internal/cuda_memory.h and lib/kernels/collective.h in a
+// lib/kernels/internal/cuda_memory.h and lib/kernels/nccl.h in a
 // build without CUDA: no CUDA context can be made, so device and pinned
 // memory are never asked for, and no communicator can be joined.
 #include <cstdio>
@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "lib/base/strings.h"
-#include "lib/kernels/collective.h"
 #include "lib/kernels/internal/cuda_memory.h"
+#include "lib/kernels/nccl.h"
 
 namespace dtf::kernels::internal {
 namespace {
@@ -45,28 +45,13 @@ StatusOr<std::vector<CudaDeviceInfo>> ListCudaDevices() {
 
 namespace dtf::kernels {
 
-struct Communicator::Impl {};
-
-StatusOr<std::string> Communicator::NewId() {
+StatusOr<std::string> NewNcclId() {
   return ResourceExhaustedError(internal::kNoCuda);
 }
-StatusOr<std::unique_ptr<Communicator>> Communicator::Join(
-    const Context&, std::string_view, int, int, const CollectiveLimits&) {
+StatusOr<std::unique_ptr<Collective>> JoinNccl(const Context&, std::string_view,
+                                               int, int,
+                                               const CollectiveLimits&) {
   return ResourceExhaustedError(internal::kNoCuda);
 }
-Communicator::Communicator(std::unique_ptr<Impl> impl)
-    : impl_(std::move(impl)) {}
-Communicator::~Communicator() = default;
-Status Communicator::AllReduceMean(Tensor*) {
-  return ResourceExhaustedError(internal::kNoCuda);
-}
-Status Communicator::AllReduceMin(float*) {
-  return ResourceExhaustedError(internal::kNoCuda);
-}
-Status Communicator::Broadcast(Tensor*, int) {
-  return ResourceExhaustedError(internal::kNoCuda);
-}
-int Communicator::rank() const { return 0; }
-int Communicator::size() const { return 0; }
 
 }  // namespace dtf::kernels

@@ -14,15 +14,6 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
     return FailedPreconditionError(StrCat(job.path, ": no [model] table"));
   }
   const TrainSpec& train = job.train;
-  if (!train.device.cuda) {
-    return FailedPreconditionError(StrCat(
-        job.path,
-        ": mode = \"allreduce\" averages gradients between GPUs "
-        "over NCCL, but device is \"",
-        DeviceNameString(train.device),
-        "\"; set device = \"cuda\" in [train] (or use mode = \"sync\" with "
-        "parameter servers)"));
-  }
   const TrainHooks hooks = WorkerHooks(options);
   DTF_ASSIGN_OR_RETURN(const kernels::Context ctx,
                        MakeComputeContext(train.device, options.threads));

@@ -220,6 +220,62 @@ grpc::Status CoordinatorService::CommId(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+grpc::Status CoordinatorService::KvSet(grpc::ServerContext* context,
+                                       const rpc::KvSetRequest* request,
+                                       rpc::KvSetResponse*) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
+    return st;
+  const ::dtf::Status set = SetKey(request->key(), request->value());
+  if (!set.ok()) {
+    return rpc::ToGrpc(::dtf::Status(
+        set.code(), StrCat(request->task(), ": KvSet: ", Message(set))));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::KvGet(grpc::ServerContext* context,
+                                       const rpc::KvGetRequest* request,
+                                       rpc::KvGetResponse* response) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
+    return st;
+  std::optional<std::string> value = GetKey(request->key());
+  if (!value) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        "no rank has set the key yet");
+  }
+  response->set_value(*std::move(value));
+  return grpc::Status::OK;
+}
+
+Status CoordinatorService::SetKey(const std::string& key,
+                                  std::string_view value) {
+  if (key.empty() || key.size() > kMaxKeyBytes) {
+    return InvalidArgumentError(
+        StrCat("a key of ", key.size(), " bytes (1 to ", kMaxKeyBytes, ")"));
+  }
+  if (value.size() > kMaxValueBytes) {
+    return InvalidArgumentError(StrCat("the value of ", key, " has ",
+                                       value.size(), " bytes (at most ",
+                                       kMaxValueBytes, ")"));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!kv_.contains(key) && kv_.size() >= kMaxKeys) {
+    return ResourceExhaustedError(StrCat("the store holds ", kv_.size(),
+                                         " keys already (at most ", kMaxKeys,
+                                         ")"));
+  }
+  kv_[key] = std::string(value);
+  return OkStatus();
+}
+
+std::optional<std::string> CoordinatorService::GetKey(
+    const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = kv_.find(key);
+  if (it == kv_.end()) return std::nullopt;
+  return it->second;
+}
+
 void CoordinatorService::SetCommId(std::string id) {
   std::lock_guard<std::mutex> lock(mu_);
   comm_id_ = std::move(id);

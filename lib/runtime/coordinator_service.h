@@ -45,6 +45,13 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   grpc::Status CommId(grpc::ServerContext* context,
                       const rpc::CommIdRequest* request,
                       rpc::CommIdResponse* response) override;
+  // The rendezvous store of a Gloo allreduce run (SetKey, GetKey).
+  grpc::Status KvSet(grpc::ServerContext* context,
+                     const rpc::KvSetRequest* request,
+                     rpc::KvSetResponse* response) override;
+  grpc::Status KvGet(grpc::ServerContext* context,
+                     const rpc::KvGetRequest* request,
+                     rpc::KvGetResponse* response) override;
 
   // The chief's own progress and state.
   void Update(const std::string& task, const std::string& state, int64_t step,
@@ -54,6 +61,16 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   // The NCCL unique id of an allreduce run (lib/kernels/collective.h),
   // which CommId hands to the other workers from now on.
   void SetCommId(std::string id);
+  // The rendezvous store of a Gloo allreduce run (lib/kernels/gloo.h), as
+  // KvSet and KvGet serve it: a key of at most kMaxKeyBytes, a value of at
+  // most kMaxValueBytes, at most kMaxKeys keys (ResourceExhausted beyond,
+  // InvalidArgument for a key or value too long). GetKey: nullopt while the
+  // key is not set.
+  static constexpr size_t kMaxKeyBytes = 256;
+  static constexpr size_t kMaxValueBytes = 32 << 10;
+  static constexpr size_t kMaxKeys = 4096;
+  ::dtf::Status SetKey(const std::string& key, std::string_view value);
+  std::optional<std::string> GetKey(const std::string& key) const;
   // From now on heartbeats answer stop_training = true: training stopped
   // early, every worker ends as when its data runs out (parameter servers
   // keep serving until EndRun).
@@ -139,6 +156,7 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   bool ended_ = false;
   bool stop_training_ = false;
   std::string comm_id_;
+  std::map<std::string, std::string> kv_;
   std::string watch_self_;
   std::chrono::milliseconds stall_timeout_{0};
   int pauses_ = 0;

@@ -2,8 +2,8 @@
 // the training loop (train_loop.h) of one process, of a parameter-server
 // worker and of an allreduce worker differ. One strategy a file:
 // update_local.cc (the variables in this process), update_ps.cc (on the
-// parameter servers), update_allreduce.cc (a replica on every GPU, the
-// gradients averaged over NCCL).
+// parameter servers), update_allreduce.cc (a replica on every worker, the
+// gradients averaged over NCCL or Gloo).
 //
 // The loop calls, for each step: Pull (the variables the batch reads in
 // place), Agree (whether every rank still has a batch), the forward and
@@ -112,7 +112,8 @@ StatusOr<std::unique_ptr<Update>> MakePsUpdate(const kernels::Context& ctx,
                                                const TrainHooks& hooks,
                                                Model* model);
 
-// A replica on this GPU, joined to the other workers' over NCCL and
+// A replica on this device, joined to the other workers' (NCCL on a GPU,
+// Gloo on the CPU) and
 // started from worker 0's values. With options.resume, worker 0 first
 // restores the run's checkpoint into `layer`, `model` and the optimizer
 // states (allreduce_restore.h), and every rank gets its variables, slots,

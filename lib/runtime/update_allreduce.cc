@@ -1,6 +1,7 @@
 // The update of an allreduce run: every worker holds a replica of the whole
-// model on its GPU; each step's gradients are averaged with every other
-// worker's over NCCL (lib/kernels/collective.h) and the same optimizer
+// model on its device; each step's gradients are averaged with every other
+// worker's through the collective (lib/kernels/collective.h: NCCL between
+// GPUs, Gloo between CPU processes) and the same optimizer
 // update is applied everywhere, so the replicas stay equal. Sparse
 // gradients are densified for the average (Horovod's sparse_as_dense).
 // A peer lost or hung fails the collective under way within
@@ -15,8 +16,11 @@
 #include "lib/base/strings.h"
 #include "lib/kernels/collective.h"
 #include "lib/kernels/fuse.h"
+#include "lib/kernels/gloo.h"
+#include "lib/kernels/nccl.h"
 #include "lib/runtime/allreduce_restore.h"
 #include "lib/runtime/coordinator_service.h"
+#include "lib/runtime/coordinator_store.h"
 #include "lib/runtime/update.h"
 #include "lib/runtime/update_replica.h"
 
@@ -24,7 +28,8 @@ namespace dtf::runtime {
 namespace {
 
 // The most one gradient bucket holds (PyTorch DDP's default): large enough
-// that NCCL runs at full bandwidth, small enough to bound the extra memory.
+// that the collective runs at full bandwidth, small enough to bound the extra
+// memory.
 constexpr int64_t kBucketBytes = int64_t{25} << 20;
 
 // Gradients averaged in one collective: variable vars[k] at offsets[k].
@@ -71,15 +76,59 @@ Status PackGradient(const kernels::Context& ctx, const Variable& v,
   return kernels::PackSparse(ctx, g.sparse, v.value.rows(), bucket, offset);
 }
 
-// This rank's communicator: the chief makes the unique id and publishes it
-// through its Coordinator; every other worker fetches it from there.
-StatusOr<std::unique_ptr<kernels::Communicator>> JoinRun(
+// The host part of `address` ("host:port", "[v6]:port"), brackets off.
+std::string AllreduceHostOf(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  std::string host =
+      colon == std::string::npos ? address : address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host;
+}
+
+// This rank's collective. On a GPU, NCCL: the chief makes the unique id and
+// publishes it through its Coordinator; every other worker fetches it from
+// there. On the CPU, Gloo: the ranks meet in the chief's Coordinator's
+// store, each listening on its task's own host.
+StatusOr<std::unique_ptr<kernels::Collective>> JoinRun(
     const kernels::Context& ctx, const JobFile& job,
     const WorkerOptions& options, int num_workers) {
   const std::string self = StrCat("worker:", options.index);
+  kernels::CollectiveLimits limits;
+  limits.timeout = std::chrono::seconds(job.train.collective_timeout);
+  limits.timeout_name = "collective_timeout in [train]";
+  limits.cancel = options.cancel;
+  if (ctx.device() != kernels::Device::kCuda) {
+    const std::string host =
+        options.workers.empty()
+            ? std::string("127.0.0.1")
+            : AllreduceHostOf(options.workers[size_t(options.index)]);
+    // The set-up waits for the slowest rank to start, as FetchCommId does.
+    const std::chrono::milliseconds join = std::max<std::chrono::milliseconds>(
+        limits.timeout, std::chrono::seconds(job.train.coordinator_timeout));
+    if (options.coordinator != nullptr) {
+      LocalCoordinatorStore store(options.coordinator, options.cancel);
+      return kernels::JoinGloo(store, "gloo/", host, options.index, num_workers,
+                               limits, join);
+    }
+    if (num_workers == 1) {
+      kernels::MemoryStore store;
+      return kernels::JoinGloo(store, "gloo/", host, 0, 1, limits, join);
+    }
+    if (options.index == 0) {
+      return FailedPreconditionError(
+          "the chief of an allreduce run of several workers needs its "
+          "Coordinator service for the ranks to meet");
+    }
+    CoordinatorStore store(options.workers[0], options.credentials, self,
+                           options.cancel);
+    return kernels::JoinGloo(store, "gloo/", host, options.index, num_workers,
+                             limits, join);
+  }
   std::string id;
   if (options.index == 0) {
-    DTF_ASSIGN_OR_RETURN(id, kernels::Communicator::NewId());
+    DTF_ASSIGN_OR_RETURN(id, kernels::NewNcclId());
     if (options.coordinator != nullptr) {
       options.coordinator->SetCommId(id);
     } else if (num_workers > 1) {
@@ -93,12 +142,7 @@ StatusOr<std::unique_ptr<kernels::Communicator>> JoinRun(
                         std::chrono::seconds(job.train.coordinator_timeout),
                         options.cancel));
   }
-  kernels::CollectiveLimits limits;
-  limits.timeout = std::chrono::seconds(job.train.collective_timeout);
-  limits.timeout_name = "collective_timeout in [train]";
-  limits.cancel = options.cancel;
-  return kernels::Communicator::Join(ctx, id, options.index, num_workers,
-                                     limits);
+  return kernels::JoinNccl(ctx, id, options.index, num_workers, limits);
 }
 
 class AllreduceUpdate : public ReplicaUpdate {
@@ -113,7 +157,7 @@ class AllreduceUpdate : public ReplicaUpdate {
         averaged_(model->variables().size()) {
     int64_t capacity = 0;
     for (const Bucket& b : buckets_) capacity = std::max(capacity, b.size);
-    bucket_ = kernels::Tensor::Empty({capacity}, kernels::Memory::kDevice);
+    bucket_ = kernels::Tensor::Empty({capacity}, ctx.memory());
   }
 
   // Joins the run and starts from worker 0's values.
@@ -121,8 +165,8 @@ class AllreduceUpdate : public ReplicaUpdate {
               const TrainHooks& hooks) {
     const int num_workers = std::max(1, int(options.workers.size()));
     DTF_ASSIGN_OR_RETURN(comm_, JoinRun(ctx_, job, options, num_workers));
-    hooks.Note(StrCat("worker:", options.index,
-                      ": joined the NCCL communicator as rank ", comm_->rank(),
+    hooks.Note(StrCat("worker:", options.index, ": joined the ",
+                      comm_->backend(), " collective as rank ", comm_->rank(),
                       " of ", comm_->size()));
     for (Variable& v : model_->variables()) {
       DTF_RETURN_IF_ERROR(comm_->Broadcast(&v.value, 0));
@@ -209,7 +253,7 @@ class AllreduceUpdate : public ReplicaUpdate {
   const std::vector<Bucket> buckets_;
   kernels::Tensor bucket_;
   std::vector<kernels::Tensor> averaged_;
-  std::unique_ptr<kernels::Communicator> comm_;
+  std::unique_ptr<kernels::Collective> comm_;
   bool consistent_ = true;
 };
 

@@ -582,4 +582,28 @@ TEST_F(CliTest, GenRecordsInferDetectsTheDelimiter) {
   EXPECT_FALSE(fs::exists(dir_ / "rec3"));
 }
 
+// A cluster without parameter servers is for mode = "allreduce" only: a
+// sync job is refused naming its mode (an allreduce job, on the CPU too,
+// goes on to serve: tests/e2e/launch_allreduce.sh).
+TEST_F(CliTest, ServeWithoutParameterServersNeedsAnAllreduceJob) {
+  std::string job =
+      Slurp(fs::path(DTF_SOURCE_DIR) / "examples" / "titanic" / "dtf.toml");
+  const std::string from = "../../../shared";
+  for (size_t at = job.find(from); at != std::string::npos;
+       at = job.find(from)) {
+    job.replace(at, from.size(), DTF_SHARED_DIR);
+  }
+  Write("dtf.toml", job);
+  Write("secret", "00112233445566778899aabbccddeeff\n");
+  fs::permissions(dir_ / "secret",
+                  fs::perms::owner_read | fs::perms::owner_write);
+  Result r =
+      Run("serve --job dtf.toml --role worker --index 0 --ps '' --workers "
+          "127.0.0.1:1 --secret-file secret --run-id r1");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("the cluster has no ps tasks, which only mode "
+                               "= \"allreduce\" runs without"));
+  EXPECT_THAT(r.err, HasSubstr("has mode = \"sync\""));
+}
+
 }  // namespace

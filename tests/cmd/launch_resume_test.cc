@@ -164,8 +164,9 @@ TEST_F(LaunchResumeTest, ARunWithoutACheckpointIsNotResumed) {
 }
 
 // An allreduce run is resumed as any other: worker 0 restores the
-// checkpoint and broadcasts it to every rank (the runtime's part, which
-// needs GPUs, is tested in tests/runtime/allreduce_restore_test.cc).
+// checkpoint and broadcasts it to every rank (the runtime's part is tested
+// in tests/runtime/allreduce_restore_test.cc and allreduce_test.cc, and on
+// CPU workers through the binary in tests/e2e/launch_allreduce.sh).
 TEST_F(LaunchResumeTest, AnAllreduceRunIsResumed) {
   Result failed =
       Run("launch --grace 1 --task-binary /bin/false --set "

@@ -1,14 +1,15 @@
-// The NCCL communicator (collective.h) on one GPU: one rank's collectives,
+// The NCCL collective (nccl.h) on one GPU: one rank's collectives,
 // and a join that a peer never makes ending by the timeout or a cancel
 // rather than waiting for ever. Skipped without a CUDA device or NCCL.
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lib/kernels/collective.h"
+#include "lib/kernels/nccl.h"
 #include "tests/kernels/cuda_test_util.h"
 
 namespace dtf::kernels {
@@ -22,7 +23,7 @@ class CudaCollectiveTest : public testing::CudaTest {
   void SetUp() override {
     testing::CudaTest::SetUp();
     if (IsSkipped()) return;
-    StatusOr<std::string> id = Communicator::NewId();
+    StatusOr<std::string> id = NewNcclId();
     if (!id.ok()) GTEST_SKIP() << "NCCL is not usable: " << id.status();
     id_ = *std::move(id);
   }
@@ -38,8 +39,8 @@ class CudaCollectiveTest : public testing::CudaTest {
 };
 
 TEST_F(CudaCollectiveTest, OneRankAveragesTakesTheMinimumAndBroadcasts) {
-  StatusOr<std::unique_ptr<Communicator>> comm =
-      Communicator::Join(gpu(), id_, 0, 1, Limits(60s));
+  StatusOr<std::unique_ptr<Collective>> comm =
+      JoinNccl(gpu(), id_, 0, 1, Limits(60s));
   ASSERT_TRUE(comm.ok()) << comm.status();
   EXPECT_EQ((*comm)->rank(), 0);
   EXPECT_EQ((*comm)->size(), 1);
@@ -57,14 +58,19 @@ TEST_F(CudaCollectiveTest, OneRankAveragesTakesTheMinimumAndBroadcasts) {
   st = (*comm)->Broadcast(&t, 0);
   ASSERT_TRUE(st.ok()) << st;
   EXPECT_EQ(ToHost(t)[2], 7.0f);
+  StatusOr<std::vector<std::string>> all = (*comm)->AllGather("abcde");
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_THAT(*all, ::testing::ElementsAre("abcde"));
+  st = (*comm)->Barrier();
+  ASSERT_TRUE(st.ok()) << st;
 }
 
 // Rank 1 of 2 never joins: rank 0 gives up after the timeout, having
 // aborted its communicator.
 TEST_F(CudaCollectiveTest, AJoinThatAPeerNeverMakesEndsAtTheTimeout) {
   const auto start = std::chrono::steady_clock::now();
-  StatusOr<std::unique_ptr<Communicator>> comm =
-      Communicator::Join(gpu(), id_, 0, 2, Limits(3s));
+  StatusOr<std::unique_ptr<Collective>> comm =
+      JoinNccl(gpu(), id_, 0, 2, Limits(3s));
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_FALSE(comm.ok());
   EXPECT_EQ(comm.status().code(), StatusCode::kDeadlineExceeded)
@@ -82,8 +88,8 @@ TEST_F(CudaCollectiveTest, ACancelEndsAJoinThatAPeerNeverMakes) {
   limits.cancel = &cancel;
   limits.cancel_grace = 500ms;
   const auto start = std::chrono::steady_clock::now();
-  StatusOr<std::unique_ptr<Communicator>> comm =
-      Communicator::Join(gpu(), id_, 0, 2, limits);
+  StatusOr<std::unique_ptr<Collective>> comm =
+      JoinNccl(gpu(), id_, 0, 2, limits);
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_FALSE(comm.ok());
   EXPECT_EQ(comm.status().code(), StatusCode::kCancelled) << comm.status();

@@ -1,6 +1,6 @@
-// mode = "allreduce": what can be checked without a GPU (the refusals and
-// the NCCL unique id handed out by the chief's Coordinator over loopback
-// gRPC), and training on a GPU where there is one.
+// mode = "allreduce": the refusals, the NCCL unique id and the Gloo
+// rendezvous store of the chief's Coordinator over loopback gRPC, and one
+// worker training on the CPU (Gloo) and on a GPU (NCCL) where there is one.
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -13,12 +13,13 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
-#include "lib/kernels/collective.h"
 #include "lib/kernels/context.h"
+#include "lib/kernels/nccl.h"
 #include "lib/runtime/allreduce_worker.h"
 #include "lib/runtime/bundle.h"
 #include "lib/runtime/checkpoint.h"
 #include "lib/runtime/coordinator_service.h"
+#include "lib/runtime/coordinator_store.h"
 #include "lib/runtime/evaluator.h"
 #include "lib/runtime/job_records.h"
 #include "lib/runtime/serve.h"
@@ -66,32 +67,22 @@ class AllreduceTest : public ::testing::Test {
   dtf::testing::TempDir dir_;
 };
 
-TEST_F(AllreduceTest, CpuDeviceIsRefused) {
-  StatusOr<JobFile> job = Job("cpu", /*records=*/false);
-  ASSERT_TRUE(job.ok()) << job.status();
-  ASSERT_EQ(job->train.mode, TrainMode::kAllreduce);
-  WorkerOptions options;
-  options.workers = {"127.0.0.1:1"};
-  StatusOr<TrainResult> result = RunAllreduceWorker(*job, options);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(result.status().message().find("set device = \"cuda\""),
-            std::string_view::npos)
-      << result.status();
-}
-
-TEST_F(AllreduceTest, ServeRefusesAWorkerOnTheCpu) {
-  StatusOr<JobFile> job = Job("cpu", /*records=*/false);
-  ASSERT_TRUE(job.ok()) << job.status();
-  const HeldPort port;
-  StatusOr<TrainResult> result =
-      Serve(*job, Options(TaskRole::kWorker, 0, {}, {port.address()}));
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(result.status().message().find("mode = \"allreduce\""),
-            std::string_view::npos)
-      << result.status();
-}
+// The tests that train, on the CPU (Gloo) and on a GPU (NCCL) where there
+// is one.
+class AllreduceDeviceTest : public AllreduceTest,
+                            public ::testing::WithParamInterface<const char*> {
+ protected:
+  // Skips a CUDA test without a CUDA device or NCCL.
+  void SetUp() override {
+    if (std::string_view(GetParam()) != "cuda") return;
+    StatusOr<kernels::Context> gpu = kernels::Context::Cuda(0);
+    if (!gpu.ok()) {
+      GTEST_SKIP() << "no CUDA device to train on: " << gpu.status();
+    }
+    StatusOr<std::string> nccl = kernels::NewNcclId();
+    if (!nccl.ok()) GTEST_SKIP() << "NCCL is not usable: " << nccl.status();
+  }
+};
 
 TEST_F(AllreduceTest, ServeRefusesAParameterServer) {
   StatusOr<JobFile> job = Job("cuda", /*records=*/false);
@@ -132,14 +123,28 @@ class CountingCoordinator final : public rpc::Coordinator::Service {
     if (status.ok()) ++answered_;
     return status;
   }
+  grpc::Status KvSet(grpc::ServerContext* context,
+                     const rpc::KvSetRequest* request,
+                     rpc::KvSetResponse* response) override {
+    ++kv_calls_;
+    return inner_->KvSet(context, request, response);
+  }
+  grpc::Status KvGet(grpc::ServerContext* context,
+                     const rpc::KvGetRequest* request,
+                     rpc::KvGetResponse* response) override {
+    ++kv_calls_;
+    return inner_->KvGet(context, request, response);
+  }
 
   int calls() const { return calls_; }
   int answered() const { return answered_; }
+  int kv_calls() const { return kv_calls_; }
 
  private:
   CoordinatorService* const inner_;
   std::atomic<int> calls_{0};
   std::atomic<int> answered_{0};
+  std::atomic<int> kv_calls_{0};
 };
 
 // A Coordinator service on a loopback port, as the chief serves it.
@@ -251,14 +256,91 @@ TEST(CommIdTest, CancelStopsTheWait) {
   EXPECT_EQ(fetched.status().code(), StatusCode::kCancelled);
 }
 
-TEST_F(AllreduceTest, TitanicOneWorkerOnCudaReachesTheGoal) {
-  StatusOr<kernels::Context> gpu = kernels::Context::Cuda(0);
-  if (!gpu.ok()) {
-    GTEST_SKIP() << "no CUDA device to train on: " << gpu.status();
+// The Gloo rendezvous store on a real Coordinator over loopback gRPC: a
+// key set by one worker is read by another, one not set yet is waited for
+// (to the timeout), a wrong secret is refused at once, and sizes are
+// bounded.
+TEST(CoordinatorStoreTest, AWorkerReadsWhatAnotherSet) {
+  const RunCredentials creds{"test-run", kSecret, ""};
+  CoordinatorServer chief(creds);
+  ASSERT_TRUE(chief.started());
+  CoordinatorStore one(chief.address(), creds, "worker:1", nullptr);
+  CoordinatorStore two(chief.address(), creds, "worker:2", nullptr);
+  StatusOr<std::string> got = InternalError("not run");
+  std::thread reader([&] { got = two.Get("gloo/1", 30s); });
+  std::this_thread::sleep_for(200ms);
+  const std::string value("\0addr\xff", 6);
+  ASSERT_TRUE(one.Set("gloo/1", value).ok());
+  reader.join();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, value);
+  // The chief reads its own service in process.
+  LocalCoordinatorStore local(&chief.service(), nullptr);
+  StatusOr<std::string> again = local.Get("gloo/1", 1s);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, value);
+}
+
+TEST(CoordinatorStoreTest, AKeyNeverSetIsDeadlineExceeded) {
+  const RunCredentials creds{"test-run", kSecret, ""};
+  CoordinatorServer chief(creds);
+  ASSERT_TRUE(chief.started());
+  CoordinatorStore store(chief.address(), creds, "worker:1", nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<std::string> got = store.Get("gloo/3", 1s);
+  EXPECT_EQ(got.status().code(), StatusCode::kDeadlineExceeded) << got.status();
+  EXPECT_NE(got.status().message().find("gloo/3"), std::string_view::npos)
+      << got.status();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
+}
+
+TEST(CoordinatorStoreTest, AWrongSecretIsRefusedAtOnce) {
+  const RunCredentials creds{"test-run", kSecret, ""};
+  CoordinatorServer chief(creds);
+  ASSERT_TRUE(chief.started());
+  ASSERT_TRUE(chief.service().SetKey("gloo/0", "x").ok());
+  const RunCredentials wrong{"test-run", "ffffffffffffffffffffffffffffffff",
+                             ""};
+  CoordinatorStore store(chief.address(), wrong, "worker:1", nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<std::string> got = store.Get("gloo/0", 300s);
+  EXPECT_EQ(got.status().code(), StatusCode::kPermissionDenied) << got.status();
+  EXPECT_EQ(chief.counts().kv_calls(), 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 60s);
+  const Status set = store.Set("gloo/1", "y");
+  EXPECT_EQ(set.code(), StatusCode::kPermissionDenied) << set;
+  EXPECT_FALSE(chief.service().GetKey("gloo/1").has_value());
+}
+
+TEST(CoordinatorStoreTest, SizesAreBounded) {
+  const RunCredentials creds{"test-run", kSecret, ""};
+  CoordinatorServer chief(creds);
+  ASSERT_TRUE(chief.started());
+  CoordinatorStore store(chief.address(), creds, "worker:1", nullptr);
+  const Status long_key = store.Set(std::string(300, 'k'), "v");
+  EXPECT_EQ(long_key.code(), StatusCode::kInvalidArgument) << long_key;
+  const Status long_value = store.Set("k", std::string(40 << 10, 'v'));
+  EXPECT_EQ(long_value.code(), StatusCode::kInvalidArgument) << long_value;
+  for (size_t i = 0; i < CoordinatorService::kMaxKeys; ++i) {
+    ASSERT_TRUE(chief.service().SetKey(StrCat("k", i), "v").ok());
   }
-  StatusOr<std::string> nccl = kernels::Communicator::NewId();
-  if (!nccl.ok()) GTEST_SKIP() << "NCCL is not usable: " << nccl.status();
-  StatusOr<JobFile> job = Job("cuda", /*records=*/true);
+  const Status full = store.Set("one-more", "v");
+  EXPECT_EQ(full.code(), StatusCode::kResourceExhausted) << full;
+  // A key already there may be set again.
+  EXPECT_TRUE(store.Set("k0", "w").ok());
+}
+
+TEST(CoordinatorStoreTest, CancelStopsTheWait) {
+  const RunCredentials creds{"test-run", kSecret, ""};
+  CoordinatorServer chief(creds);
+  ASSERT_TRUE(chief.started());
+  std::atomic<bool> cancel{true};
+  CoordinatorStore store(chief.address(), creds, "worker:1", &cancel);
+  EXPECT_EQ(store.Get("gloo/0", 30s).status().code(), StatusCode::kCancelled);
+}
+
+TEST_P(AllreduceDeviceTest, TitanicOneWorkerReachesTheGoal) {
+  StatusOr<JobFile> job = Job(GetParam(), /*records=*/true);
   ASSERT_TRUE(job.ok()) << job.status();
   const HeldPort port;
   StatusOr<TrainResult> result =
@@ -274,15 +356,9 @@ TEST_F(AllreduceTest, TitanicOneWorkerOnCudaReachesTheGoal) {
 // Early stopping on the chief: min_delta 10 lets only the first evaluation
 // (epoch 1, step 23) improve the loss, so the third (step 67) stops every
 // rank; the export is the first evaluation's model.
-TEST_F(AllreduceTest, EarlyStoppingStopsTheRunAndExportsTheBest) {
-  StatusOr<kernels::Context> gpu = kernels::Context::Cuda(0);
-  if (!gpu.ok()) {
-    GTEST_SKIP() << "no CUDA device to train on: " << gpu.status();
-  }
-  StatusOr<std::string> nccl = kernels::Communicator::NewId();
-  if (!nccl.ok()) GTEST_SKIP() << "NCCL is not usable: " << nccl.status();
+TEST_P(AllreduceDeviceTest, EarlyStoppingStopsTheRunAndExportsTheBest) {
   StatusOr<JobFile> job =
-      Job("cuda", /*records=*/true,
+      Job(GetParam(), /*records=*/true,
           "early_stopping = { patience = 2, min_delta = 10.0 }\n");
   ASSERT_TRUE(job.ok()) << job.status();
   const HeldPort port;
@@ -308,14 +384,8 @@ TEST_F(AllreduceTest, EarlyStoppingStopsTheRunAndExportsTheBest) {
 }
 
 // A cancelled chief writes its replica's checkpoint before it returns.
-TEST_F(AllreduceTest, ACancelledChiefWritesItsCheckpoint) {
-  StatusOr<kernels::Context> gpu = kernels::Context::Cuda(0);
-  if (!gpu.ok()) {
-    GTEST_SKIP() << "no CUDA device to train on: " << gpu.status();
-  }
-  StatusOr<std::string> nccl = kernels::Communicator::NewId();
-  if (!nccl.ok()) GTEST_SKIP() << "NCCL is not usable: " << nccl.status();
-  StatusOr<JobFile> job = Job("cuda", /*records=*/true);
+TEST_P(AllreduceDeviceTest, ACancelledChiefWritesItsCheckpoint) {
+  StatusOr<JobFile> job = Job(GetParam(), /*records=*/true);
   ASSERT_TRUE(job.ok()) << job.status();
   const HeldPort port;
   std::atomic<bool> cancel{false};
@@ -339,14 +409,8 @@ TEST_F(AllreduceTest, ACancelledChiefWritesItsCheckpoint) {
 // A stopped run restarted with --restore (as the launcher restarts every
 // worker): worker 0 restores its checkpoint, step and optimizer state, and
 // trains on from there to the goal.
-TEST_F(AllreduceTest, ARestoredRunTrainsOnFromItsCheckpoint) {
-  StatusOr<kernels::Context> gpu = kernels::Context::Cuda(0);
-  if (!gpu.ok()) {
-    GTEST_SKIP() << "no CUDA device to train on: " << gpu.status();
-  }
-  StatusOr<std::string> nccl = kernels::Communicator::NewId();
-  if (!nccl.ok()) GTEST_SKIP() << "NCCL is not usable: " << nccl.status();
-  StatusOr<JobFile> job = Job("cuda", /*records=*/true);
+TEST_P(AllreduceDeviceTest, ARestoredRunTrainsOnFromItsCheckpoint) {
+  StatusOr<JobFile> job = Job(GetParam(), /*records=*/true);
   ASSERT_TRUE(job.ok()) << job.status();
   const HeldPort port;
   std::atomic<bool> cancel{false};
@@ -376,6 +440,12 @@ TEST_F(AllreduceTest, ARestoredRunTrainsOnFromItsCheckpoint) {
   ASSERT_TRUE(result->eval.has_value());
   EXPECT_GE(*result->eval->metrics.Get("accuracy"), 0.75);
 }
+
+INSTANTIATE_TEST_SUITE_P(Devices, AllreduceDeviceTest,
+                         ::testing::Values("cpu", "cuda"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
 
 }  // namespace
 }  // namespace dtf::runtime

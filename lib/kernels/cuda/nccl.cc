@@ -1,7 +1,9 @@
-// lib/kernels/collective.h on NCCL, loaded with dlopen the way cublas.cc
-// loads cuBLAS: a dtf built with CUDA needs libnccl.so.2 only on the hosts
-// that run an allreduce job. Communicators are non-blocking (NCCL 2.14 or
+// lib/kernels/nccl.h: the collective on NCCL, loaded with dlopen the way
+// cublas.cc loads cuBLAS: a dtf built with CUDA needs libnccl.so.2 only on the
+// hosts that run an allreduce job. Communicators are non-blocking (NCCL 2.14 or
 // later) and every call is waited for by collective_wait.h.
+#include "lib/kernels/nccl.h"
+
 #include <dlfcn.h>
 #include <nccl.h>
 
@@ -9,9 +11,9 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "lib/base/strings.h"
-#include "lib/kernels/collective.h"
 #include "lib/kernels/cuda/cuda_state.h"
 #include "lib/kernels/transfer.h"
 
@@ -27,6 +29,7 @@ struct NcclApi {
   decltype(&ncclCommDestroy) comm_destroy;
   decltype(&ncclAllReduce) all_reduce;
   decltype(&ncclBroadcast) broadcast;
+  decltype(&ncclAllGather) all_gather;
   decltype(&ncclGetErrorString) error_string;
   // NCCL's last error message of a communicator; absent before NCCL 2.13.
   decltype(&ncclGetLastError) last_error;
@@ -71,6 +74,8 @@ StatusOr<const NcclApi*> Load() {
     missing = "ncclAllReduce";
   } else if (!Resolve(library, "ncclBroadcast", &api.broadcast)) {
     missing = "ncclBroadcast";
+  } else if (!Resolve(library, "ncclAllGather", &api.all_gather)) {
+    missing = "ncclAllGather";
   } else if (!Resolve(library, "ncclGetErrorString", &api.error_string)) {
     missing = "ncclGetErrorString";
   }
@@ -108,9 +113,7 @@ Status NcclError(const NcclApi& api, ncclComm_t comm, ncclResult_t result,
   return InternalError(message);
 }
 
-}  // namespace
-
-struct Communicator::Impl final : CommProgress {
+struct NcclState final : CommProgress {
   const NcclApi* api = nullptr;
   const Context* ctx = nullptr;
   ncclComm_t comm = nullptr;  // null once aborted
@@ -176,7 +179,145 @@ struct Communicator::Impl final : CommProgress {
   }
 };
 
-StatusOr<std::string> Communicator::NewId() {
+class NcclCollective final : public Collective {
+ public:
+  explicit NcclCollective(std::unique_ptr<NcclState> state)
+      : s_(std::move(state)) {}
+
+  // Tears the communicator down (ncclCommFinalize, then ncclCommDestroy),
+  // aborting it where that does not end within 10 s.
+  ~NcclCollective() override {
+    NcclState& s = *s_;
+    if (s.comm == nullptr) return;
+    internal::StreamFor(*s.ctx);
+    // A teardown that a lost peer holds up is aborted sooner than a call.
+    s.limits.timeout = std::min<std::chrono::milliseconds>(
+        s.limits.timeout, std::chrono::seconds(10));
+    const Status finalized =
+        s.Wait(s.api->comm_finalize(s.comm), WaitUntil::kCommunicatorReady,
+               "ncclCommFinalize");
+    if (finalized.ok()) s.api->comm_destroy(s.comm);
+  }
+
+  std::string_view backend() const override { return "NCCL"; }
+  int rank() const override { return s_->rank; }
+  int size() const override { return s_->size; }
+
+  Status AllReduceMean(Tensor* t) override {
+    if (t->device() != Device::kCuda) {
+      return InvalidArgumentError(
+          "AllReduceMean: the tensor is not on the GPU");
+    }
+    if (t->size() == 0) return OkStatus();
+    const std::string call =
+        StrCat("ncclAllReduce (mean of ", t->size(), " floats)");
+    DTF_RETURN_IF_ERROR(s_->Usable(call));
+    cudaStream_t stream = internal::StreamFor(*s_->ctx);
+    return s_->Wait(s_->api->all_reduce(t->data(), t->data(), size_t(t->size()),
+                                        ncclFloat32, ncclAvg, s_->comm, stream),
+                    WaitUntil::kStreamDone, call);
+  }
+
+  Status AllReduceMin(float* host_value) override {
+    const Context& ctx = *s_->ctx;
+    const std::string call = "ncclAllReduce (min of one float)";
+    DTF_RETURN_IF_ERROR(s_->Usable(call));
+    s_->host_scalar[0] = *host_value;
+    DTF_RETURN_IF_ERROR(CopyToDevice(ctx, s_->host_scalar, &s_->device_scalar));
+    cudaStream_t stream = internal::StreamFor(ctx);
+    float* d = s_->device_scalar.data();
+    DTF_RETURN_IF_ERROR(s_->Wait(
+        s_->api->all_reduce(d, d, 1, ncclFloat32, ncclMin, s_->comm, stream),
+        WaitUntil::kStreamDone, call));
+    DTF_RETURN_IF_ERROR(CopyToHost(ctx, s_->device_scalar, &s_->host_scalar));
+    *host_value = s_->host_scalar[0];
+    return OkStatus();
+  }
+
+  Status Broadcast(Tensor* t, int root) override {
+    if (t->device() != Device::kCuda) {
+      return InvalidArgumentError("Broadcast: the tensor is not on the GPU");
+    }
+    if (root < 0 || root >= s_->size) {
+      return InvalidArgumentError(StrCat("Broadcast: root ", root, " of ",
+                                         s_->size, " ranks is out of range"));
+    }
+    if (t->size() == 0) return OkStatus();
+    const std::string call =
+        StrCat("ncclBroadcast (", t->size(), " floats from rank ", root, ")");
+    DTF_RETURN_IF_ERROR(s_->Usable(call));
+    cudaStream_t stream = internal::StreamFor(*s_->ctx);
+    return s_->Wait(s_->api->broadcast(t->data(), t->data(), size_t(t->size()),
+                                       ncclFloat32, root, s_->comm, stream),
+                    WaitUntil::kStreamDone, call);
+  }
+
+  // Two ncclAllGather calls: every rank's length (8 bytes), then every
+  // rank's bytes padded to the longest.
+  StatusOr<std::vector<std::string>> AllGather(std::string_view mine) override {
+    const Context& ctx = *s_->ctx;
+    const int n = s_->size;
+    const std::string call =
+        StrCat("ncclAllGather (", mine.size(), " bytes a rank)");
+    DTF_RETURN_IF_ERROR(s_->Usable(call));
+    // Bytes travel in float tensors: 2 floats hold a length.
+    Tensor length = Tensor::Empty({2});
+    const int64_t own = int64_t(mine.size());
+    std::memcpy(length.data(), &own, sizeof(own));
+    Tensor d_length = length.CloneIn(Memory::kDevice);
+    Tensor d_lengths = Tensor::Empty({2 * int64_t(n)}, Memory::kDevice);
+    cudaStream_t stream = internal::StreamFor(ctx);
+    DTF_RETURN_IF_ERROR(
+        s_->Wait(s_->api->all_gather(d_length.data(), d_lengths.data(),
+                                     sizeof(own), ncclUint8, s_->comm, stream),
+                 WaitUntil::kStreamDone, call));
+    const Tensor lengths = d_lengths.CloneIn(Memory::kHost);
+    std::vector<int64_t> sizes(size_t(n), 0);
+    int64_t longest = 0;
+    for (int r = 0; r < n; ++r) {
+      std::memcpy(&sizes[size_t(r)], lengths.data() + 2 * r, sizeof(int64_t));
+      longest = std::max(longest, sizes[size_t(r)]);
+    }
+    const int64_t floats = (longest + 3) / 4;
+    std::vector<std::string> out(static_cast<size_t>(n));
+    if (floats == 0) return out;
+    Tensor send = Tensor::Zeros({floats});
+    std::memcpy(send.data(), mine.data(), mine.size());
+    Tensor d_send = send.CloneIn(Memory::kDevice);
+    Tensor d_all = Tensor::Empty({floats * n}, Memory::kDevice);
+    DTF_RETURN_IF_ERROR(
+        s_->Wait(s_->api->all_gather(d_send.data(), d_all.data(),
+                                     size_t(floats) * sizeof(float), ncclUint8,
+                                     s_->comm, stream),
+                 WaitUntil::kStreamDone, call));
+    const Tensor all = d_all.CloneIn(Memory::kHost);
+    for (int r = 0; r < n; ++r) {
+      const char* at = reinterpret_cast<const char*>(all.data() + floats * r);
+      out[size_t(r)].assign(at, size_t(sizes[size_t(r)]));
+    }
+    return out;
+  }
+
+  // An allreduce of one float: it ends on no rank before every rank began
+  // it.
+  Status Barrier() override {
+    float unused = 0;
+    return AllReduceMin(&unused);
+  }
+
+  void Abort() override {
+    if (s_->comm == nullptr) return;
+    s_->Abort();
+    if (s_->failure.empty()) s_->failure = "aborted";
+  }
+
+ private:
+  std::unique_ptr<NcclState> s_;
+};
+
+}  // namespace
+
+StatusOr<std::string> NewNcclId() {
   DTF_ASSIGN_OR_RETURN(const NcclApi* api, LoadNccl());
   ncclUniqueId id;
   DTF_RETURN_IF_ERROR(
@@ -184,118 +325,47 @@ StatusOr<std::string> Communicator::NewId() {
   return std::string(id.internal, sizeof(id.internal));
 }
 
-StatusOr<std::unique_ptr<Communicator>> Communicator::Join(
-    const Context& ctx, std::string_view id, int rank, int size,
-    const CollectiveLimits& limits) {
+StatusOr<std::unique_ptr<Collective>> JoinNccl(const Context& ctx,
+                                               std::string_view id, int rank,
+                                               int size,
+                                               const CollectiveLimits& limits) {
   if (ctx.device() != Device::kCuda) {
     return InvalidArgumentError(
-        "Communicator::Join: NCCL needs a CUDA context, not the CPU");
+        "JoinNccl: NCCL needs a CUDA context, not the CPU");
   }
   if (id.size() != NCCL_UNIQUE_ID_BYTES) {
-    return InvalidArgumentError(StrCat("Communicator::Join: the unique id has ",
+    return InvalidArgumentError(StrCat("JoinNccl: the unique id has ",
                                        id.size(), " bytes; NCCL's has ",
                                        NCCL_UNIQUE_ID_BYTES));
   }
   if (size < 1 || rank < 0 || rank >= size) {
-    return InvalidArgumentError(StrCat("Communicator::Join: rank ", rank,
-                                       " of ", size, " is out of range"));
+    return InvalidArgumentError(
+        StrCat("JoinNccl: rank ", rank, " of ", size, " is out of range"));
   }
   DTF_ASSIGN_OR_RETURN(const NcclApi* api, LoadNccl());
-  auto impl = std::make_unique<Impl>();
-  impl->api = api;
-  impl->ctx = &ctx;
-  impl->rank = rank;
-  impl->size = size;
-  impl->limits = limits;
+  auto state = std::make_unique<NcclState>();
+  state->api = api;
+  state->ctx = &ctx;
+  state->rank = rank;
+  state->size = size;
+  state->limits = limits;
   ncclUniqueId unique;
   std::memcpy(unique.internal, id.data(), sizeof(unique.internal));
   internal::StreamFor(ctx);  // makes ctx's device current for NCCL
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   const ncclResult_t started =
-      api->comm_init_rank_config(&impl->comm, size, unique, rank, &config);
-  if (impl->comm == nullptr) {
-    return NcclError(*api, nullptr,
-                     started == ncclSuccess ? ncclInternalError : started,
-                     StrCat("ncclCommInitRankConfig (", impl->RankName(), ")"));
+      api->comm_init_rank_config(&state->comm, size, unique, rank, &config);
+  if (state->comm == nullptr) {
+    return NcclError(
+        *api, nullptr, started == ncclSuccess ? ncclInternalError : started,
+        StrCat("ncclCommInitRankConfig (", state->RankName(), ")"));
   }
-  DTF_RETURN_IF_ERROR(impl->Wait(started, WaitUntil::kCommunicatorReady,
-                                 "ncclCommInitRankConfig"));
-  impl->host_scalar.ResizeIn(Memory::kPinnedHost, {1});
-  impl->device_scalar.ResizeIn(Memory::kDevice, {1});
-  return std::unique_ptr<Communicator>(new Communicator(std::move(impl)));
+  DTF_RETURN_IF_ERROR(state->Wait(started, WaitUntil::kCommunicatorReady,
+                                  "ncclCommInitRankConfig"));
+  state->host_scalar.ResizeIn(Memory::kPinnedHost, {1});
+  state->device_scalar.ResizeIn(Memory::kDevice, {1});
+  return std::unique_ptr<Collective>(new NcclCollective(std::move(state)));
 }
-
-Communicator::Communicator(std::unique_ptr<Impl> impl)
-    : impl_(std::move(impl)) {}
-
-Communicator::~Communicator() {
-  Impl& impl = *impl_;
-  if (impl.comm == nullptr) return;
-  internal::StreamFor(*impl.ctx);
-  // A teardown that a lost peer holds up is aborted sooner than a call.
-  impl.limits.timeout = std::min<std::chrono::milliseconds>(
-      impl.limits.timeout, std::chrono::seconds(10));
-  const Status finalized =
-      impl.Wait(impl.api->comm_finalize(impl.comm),
-                WaitUntil::kCommunicatorReady, "ncclCommFinalize");
-  if (finalized.ok()) impl.api->comm_destroy(impl.comm);
-}
-
-Status Communicator::AllReduceMean(Tensor* t) {
-  if (t->device() != Device::kCuda) {
-    return InvalidArgumentError("AllReduceMean: the tensor is not on the GPU");
-  }
-  if (t->size() == 0) return OkStatus();
-  const std::string call =
-      StrCat("ncclAllReduce (mean of ", t->size(), " floats)");
-  DTF_RETURN_IF_ERROR(impl_->Usable(call));
-  cudaStream_t stream = internal::StreamFor(*impl_->ctx);
-  return impl_->Wait(
-      impl_->api->all_reduce(t->data(), t->data(), size_t(t->size()),
-                             ncclFloat32, ncclAvg, impl_->comm, stream),
-      WaitUntil::kStreamDone, call);
-}
-
-Status Communicator::AllReduceMin(float* host_value) {
-  const Context& ctx = *impl_->ctx;
-  const std::string call = "ncclAllReduce (min of one float)";
-  DTF_RETURN_IF_ERROR(impl_->Usable(call));
-  impl_->host_scalar[0] = *host_value;
-  DTF_RETURN_IF_ERROR(
-      CopyToDevice(ctx, impl_->host_scalar, &impl_->device_scalar));
-  cudaStream_t stream = internal::StreamFor(ctx);
-  float* d = impl_->device_scalar.data();
-  DTF_RETURN_IF_ERROR(
-      impl_->Wait(impl_->api->all_reduce(d, d, 1, ncclFloat32, ncclMin,
-                                         impl_->comm, stream),
-                  WaitUntil::kStreamDone, call));
-  DTF_RETURN_IF_ERROR(
-      CopyToHost(ctx, impl_->device_scalar, &impl_->host_scalar));
-  *host_value = impl_->host_scalar[0];
-  return OkStatus();
-}
-
-Status Communicator::Broadcast(Tensor* t, int root) {
-  if (t->device() != Device::kCuda) {
-    return InvalidArgumentError("Broadcast: the tensor is not on the GPU");
-  }
-  if (root < 0 || root >= impl_->size) {
-    return InvalidArgumentError(StrCat("Broadcast: root ", root, " of ",
-                                       impl_->size, " ranks is out of range"));
-  }
-  if (t->size() == 0) return OkStatus();
-  const std::string call =
-      StrCat("ncclBroadcast (", t->size(), " floats from rank ", root, ")");
-  DTF_RETURN_IF_ERROR(impl_->Usable(call));
-  cudaStream_t stream = internal::StreamFor(*impl_->ctx);
-  return impl_->Wait(
-      impl_->api->broadcast(t->data(), t->data(), size_t(t->size()),
-                            ncclFloat32, root, impl_->comm, stream),
-      WaitUntil::kStreamDone, call);
-}
-
-int Communicator::rank() const { return impl_->rank; }
-int Communicator::size() const { return impl_->size; }
 
 }  // namespace dtf::kernels

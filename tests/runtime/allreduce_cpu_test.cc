@@ -1,0 +1,177 @@
+// mode = "allreduce" on CPUs: every worker a thread of this process, the
+// gradients averaged over Gloo (loopback TCP), the ranks meeting through
+// the chief's Coordinator over loopback gRPC.
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lib/base/strings.h"
+#include "lib/runtime/serve.h"
+#include "lib/runtime/trainer.h"
+#include "tests/runtime/runtime_testing.h"
+
+namespace dtf::runtime {
+namespace {
+
+using testing::HeldPort;
+using testing::LoadJobWithRecords;
+using testing::WriteExampleJob;
+using namespace std::chrono_literals;
+
+constexpr char kSecret[] = "00112233445566778899aabbccddeeff";
+
+// Runs `n` workers of `job` as threads; returns each one's result. A run
+// still going after `limit` fails the test and is cancelled.
+std::vector<StatusOr<TrainResult>> RunWorkers(const JobFile& job, int n,
+                                              std::chrono::seconds limit) {
+  std::vector<HeldPort> ports(static_cast<size_t>(n));
+  std::vector<std::string> workers;
+  for (const HeldPort& p : ports) workers.push_back(p.address());
+  std::vector<StatusOr<TrainResult>> results(static_cast<size_t>(n),
+                                             InternalError("not run"));
+  std::atomic<bool> cancel{false};
+  std::atomic<int> running{n};
+  std::thread watchdog([&] {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (running > 0) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ADD_FAILURE() << "the run still goes " << limit.count()
+                      << " s after it started; cancelling it";
+        cancel = true;
+        break;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      ServeOptions o;
+      o.role = TaskRole::kWorker;
+      o.index = i;
+      o.workers = workers;
+      o.credentials.run_id = "test-run";
+      o.credentials.secret = kSecret;
+      o.threads = 1;
+      o.cancel = &cancel;
+      results[size_t(i)] = Serve(job, o);
+      --running;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  watchdog.join();
+  return results;
+}
+
+class AllreduceCpuTest : public ::testing::Test {
+ protected:
+  JobFile Job(
+      std::string_view example,
+      std::initializer_list<std::pair<std::string_view, std::string_view>>
+          edits) {
+    StatusOr<std::string> path = WriteExampleJob(example, dir_, edits);
+    EXPECT_TRUE(path.ok()) << path.status();
+    StatusOr<JobFile> job = LoadJobWithRecords(*path);
+    EXPECT_TRUE(job.ok()) << job.status();
+    return *std::move(job);
+  }
+  dtf::testing::TempDir dir_;
+};
+
+constexpr char kAllreduceCpu[] =
+    "[train]\nmode = \"allreduce\"\ndevice = \"cpu\"\n";
+
+// Titanic on two CPU workers reaches what one process (`dtf train`)
+// reaches on the same data.
+TEST_F(AllreduceCpuTest, TitanicTwoWorkersReachWhatOneProcessReaches) {
+  JobFile job = Job("titanic", {{"[train]\n", kAllreduceCpu}});
+  ASSERT_EQ(job.train.mode, TrainMode::kAllreduce);
+  StatusOr<TrainResult> one = Train(job, TrainOptions{});
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_TRUE(one->eval.has_value());
+  const double one_accuracy = *one->eval->metrics.Get("accuracy");
+
+  std::vector<StatusOr<TrainResult>> results = RunWorkers(job, 2, 300s);
+  for (size_t i = 0; i < results.size(); ++i) {
+    ASSERT_TRUE(results[i].ok())
+        << "worker " << i << ": " << results[i].status();
+  }
+  const TrainResult& chief = *results[0];
+  ASSERT_TRUE(chief.eval.has_value());
+  const double accuracy = *chief.eval->metrics.Get("accuracy");
+  EXPECT_GE(accuracy, 0.75);
+  EXPECT_GE(accuracy, one_accuracy - 0.03) << "one process: " << one_accuracy;
+  // Each trained on its half; the run ends for both when the first runs
+  // out, so the other's last batches may go untrained.
+  EXPECT_GT(results[1]->examples, 0);
+  EXPECT_LE(results[0]->examples + results[1]->examples, one->examples);
+  EXPECT_GE(results[0]->examples + results[1]->examples,
+            one->examples * 9 / 10);
+  EXPECT_TRUE(std::filesystem::exists(chief.export_dir + "/variables.dtf"));
+}
+
+// Without shuffling or dropout, one record file striped across the ranks:
+// 2 ranks of batch B take, step by step, the examples one process takes in
+// batches of 2B, and the mean of their gradients is its gradient. After K
+// steps the models agree to float rounding.
+TEST_F(AllreduceCpuTest, TwoRanksOfBatchBEqualOneProcessOfBatch2B) {
+  JobFile job = Job("census", {{"shards = 4", "shards = 1"},
+                               {"dropout = 0.1", "dropout = 0.0"},
+                               {"epochs = 10", "steps = 40"},
+                               {"shuffle_buffer = 10000", "shuffle_buffer = 0"},
+                               {"batch_size = 256", "batch_size = 64"},
+                               {"[train]\n", kAllreduceCpu}});
+  TrainOptions single;
+  single.batch_size = 128;
+  StatusOr<TrainResult> one = Train(job, single);
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_TRUE(one->eval.has_value());
+  ASSERT_EQ(one->steps, 40);
+
+  std::vector<StatusOr<TrainResult>> results = RunWorkers(job, 2, 300s);
+  for (size_t i = 0; i < results.size(); ++i) {
+    ASSERT_TRUE(results[i].ok())
+        << "worker " << i << ": " << results[i].status();
+  }
+  const TrainResult& chief = *results[0];
+  ASSERT_TRUE(chief.eval.has_value());
+  EXPECT_EQ(chief.steps, 40);
+  const double want = *one->eval->metrics.Get("loss");
+  const double got = *chief.eval->metrics.Get("loss");
+  EXPECT_NEAR(got, want, 1e-4 * std::abs(want)) << "one process: " << want;
+  EXPECT_NEAR(*chief.eval->metrics.Get("auc"), *one->eval->metrics.Get("auc"),
+              1e-4);
+}
+
+// The census wide & deep model on 2 and 4 CPU workers reaches the
+// accuracy of TensorFlow's official model.
+class AllreduceCensusTest : public AllreduceCpuTest,
+                            public ::testing::WithParamInterface<int> {};
+
+TEST_P(AllreduceCensusTest, ReachesTheGoal) {
+  const int n = GetParam();
+  JobFile job = Job("census", {{"[train]\n", kAllreduceCpu}});
+  std::vector<StatusOr<TrainResult>> results = RunWorkers(job, n, 600s);
+  for (size_t i = 0; i < results.size(); ++i) {
+    ASSERT_TRUE(results[i].ok())
+        << "worker " << i << ": " << results[i].status();
+  }
+  const TrainResult& chief = *results[0];
+  ASSERT_TRUE(chief.eval.has_value());
+  EXPECT_EQ(chief.eval->metrics.examples, 16281);
+  EXPECT_GE(*chief.eval->metrics.Get("accuracy"), 0.85);
+  int64_t examples = 0;
+  for (const auto& r : results) examples += r->examples;
+  EXPECT_LE(examples, 32561 * 10);
+  EXPECT_GE(examples, 32561 * 10 * 95 / 100);
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, AllreduceCensusTest, ::testing::Values(2, 4));
+
+}  // namespace
+}  // namespace dtf::runtime
