@@ -387,6 +387,10 @@ TEST_P(AllreduceDeviceTest, EarlyStoppingStopsTheRunAndExportsTheBest) {
 TEST_P(AllreduceDeviceTest, ACancelledChiefWritesItsCheckpoint) {
   StatusOr<JobFile> job = Job(GetParam(), /*records=*/true);
   ASSERT_TRUE(job.ok()) << job.status();
+  // Long enough that the cancel, which the task's watcher passes on within
+  // its poll, comes before the data runs out (one rank on a CPU trains the
+  // job's own epochs in less than that).
+  job->train.epochs = 1000;
   const HeldPort port;
   std::atomic<bool> cancel{false};
   ServeOptions o = Options(TaskRole::kWorker, 0, {}, {port.address()});
