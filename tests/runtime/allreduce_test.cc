@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -66,6 +67,18 @@ class AllreduceTest : public ::testing::Test {
   }
   dtf::testing::TempDir dir_;
 };
+
+// An on_progress hook that sets *cancel at the first progress report and
+// holds the training thread long enough for the task's watcher, which
+// passes the cancel on within its 50 ms poll, to see it: one rank on a CPU
+// could otherwise train through the job's data before that.
+std::function<void(const TrainProgress&)> CancelAtTheFirstReport(
+    std::atomic<bool>* cancel) {
+  return [cancel](const TrainProgress&) {
+    if (cancel->exchange(true)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  };
+}
 
 // The tests that train, on the CPU (Gloo) and on a GPU (NCCL) where there
 // is one.
@@ -387,15 +400,11 @@ TEST_P(AllreduceDeviceTest, EarlyStoppingStopsTheRunAndExportsTheBest) {
 TEST_P(AllreduceDeviceTest, ACancelledChiefWritesItsCheckpoint) {
   StatusOr<JobFile> job = Job(GetParam(), /*records=*/true);
   ASSERT_TRUE(job.ok()) << job.status();
-  // Long enough that the cancel, which the task's watcher passes on within
-  // its poll, comes before the data runs out (one rank on a CPU trains the
-  // job's own epochs in less than that).
-  job->train.epochs = 1000;
   const HeldPort port;
   std::atomic<bool> cancel{false};
   ServeOptions o = Options(TaskRole::kWorker, 0, {}, {port.address()});
   o.cancel = &cancel;
-  o.on_progress = [&](const TrainProgress&) { cancel = true; };
+  o.on_progress = CancelAtTheFirstReport(&cancel);
   StatusOr<TrainResult> result = Serve(*job, o);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled)
       << result.status();
@@ -420,7 +429,7 @@ TEST_P(AllreduceDeviceTest, ARestoredRunTrainsOnFromItsCheckpoint) {
   std::atomic<bool> cancel{false};
   ServeOptions o = Options(TaskRole::kWorker, 0, {}, {port.address()});
   o.cancel = &cancel;
-  o.on_progress = [&](const TrainProgress&) { cancel = true; };
+  o.on_progress = CancelAtTheFirstReport(&cancel);
   StatusOr<TrainResult> stopped = Serve(*job, o);
   ASSERT_EQ(stopped.status().code(), absl::StatusCode::kCancelled)
       << stopped.status();
