@@ -193,12 +193,11 @@ Status ExportModel(const std::string& dir, std::string_view model_toml,
     status = bundle.WriteFile((staging / kVariablesFile).string());
   if (status.ok()) {
     // The SavedModel beside dtf's own files, for jobs it can express.
-    StatusOr<JobFile> definition =
-        LoadJobFile((staging / kModelToml).string());
+    StatusOr<JobFile> definition = LoadJobFile((staging / kModelToml).string());
     status = definition.status();
     if (status.ok() && CheckSavedModelExport(*definition).ok()) {
-      status = WriteSavedModel((staging / kSavedModelDir).string(),
-                               *definition, layer, model);
+      status = WriteSavedModel((staging / kSavedModelDir).string(), *definition,
+                               layer, model);
     }
   }
   if (status.ok()) {

@@ -1,9 +1,10 @@
 #include "lib/runtime/saved_model.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <map>
 #include <system_error>
-#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -103,9 +104,8 @@ class SmBuilder {
 
   void SetInfo(tensorflow::TensorInfo* info, const std::string& tensor,
                DataType type, std::vector<int64_t> dims) {
-    info->set_name(StrCat(tensor, tensor.find(':') == std::string::npos
-                                      ? ":0"
-                                      : ""));
+    info->set_name(
+        StrCat(tensor, tensor.find(':') == std::string::npos ? ":0" : ""));
     info->set_dtype(type);
     for (int64_t d : dims) info->mutable_tensor_shape()->add_dim()->set_size(d);
   }
@@ -119,7 +119,7 @@ class SmBuilder {
   tensorflow::SavedModel saved_model_;
   std::map<std::string, std::string> handles_;  // variable -> VarHandleOp
   std::map<std::string, std::string> reads_;    // variable -> its value
-  std::vector<std::string> tables_;  // per categorical feature
+  std::vector<std::string> tables_;             // per categorical feature
   std::vector<std::string> table_inits_;
 };
 
@@ -146,9 +146,8 @@ void SmBuilder::AddVariables() {
     TfGraph::SetString(handle, "shared_name", handle->name());
     TfGraph::SetString(handle, "container", "");
     handles_[v.name] = handle->name();
-    NodeDef* read =
-        g_.Add(StrCat(handle->name(), "/Read/ReadVariableOp"),
-               "ReadVariableOp", {handle->name()});
+    NodeDef* read = g_.Add(StrCat(handle->name(), "/Read/ReadVariableOp"),
+                           "ReadVariableOp", {handle->name()});
     TfGraph::SetType(read, "dtype", DT_FLOAT);
     reads_[v.name] = read->name();
   }
@@ -166,10 +165,9 @@ void SmBuilder::AddTables() {
     std::vector<int64_t> ids(f.vocabulary.size());
     for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i);
     const auto size = static_cast<int64_t>(ids.size());
-    const std::string keys = g_.Strings(StrCat(scope, "/keys"), f.vocabulary,
-                                        {size});
-    const std::string values = g_.Int64s(StrCat(scope, "/values"), ids,
-                                         {size});
+    const std::string keys =
+        g_.Strings(StrCat(scope, "/keys"), f.vocabulary, {size});
+    const std::string values = g_.Int64s(StrCat(scope, "/values"), ids, {size});
     NodeDef* init = g_.Add(StrCat(scope, "/table_init"), "InitializeTableV2",
                            {table->name(), keys, values});
     TfGraph::SetType(init, "Tkey", DT_STRING);
@@ -195,10 +193,10 @@ void SmBuilder::AddSaver() {
   const auto count = static_cast<int64_t>(names.size());
   const std::vector<DataType> types(names.size(), DT_FLOAT);
   const std::vector<std::string> slices(names.size(), "");
-  auto restore_names = g_.Strings("save/RestoreV2/tensor_names", names,
-                                  {count});
-  auto restore_slices = g_.Strings("save/RestoreV2/shape_and_slices", slices,
-                                   {count});
+  auto restore_names =
+      g_.Strings("save/RestoreV2/tensor_names", names, {count});
+  auto restore_slices =
+      g_.Strings("save/RestoreV2/shape_and_slices", slices, {count});
   NodeDef* restore = g_.Add("save/RestoreV2", "RestoreV2",
                             {filename, restore_names, restore_slices});
   TfGraph::SetTypeList(restore, "dtypes", types);
@@ -213,8 +211,8 @@ void SmBuilder::AddSaver() {
   g_.Add("save/restore_all", "NoOp", std::move(assigns));
 
   auto save_names = g_.Strings("save/SaveV2/tensor_names", names, {count});
-  auto save_slices = g_.Strings("save/SaveV2/shape_and_slices", slices,
-                                {count});
+  auto save_slices =
+      g_.Strings("save/SaveV2/shape_and_slices", slices, {count});
   std::vector<std::string> save_inputs = {filename, save_names, save_slices};
   save_inputs.insert(save_inputs.end(), reads.begin(), reads.end());
   NodeDef* save = g_.Add("save/SaveV2", "SaveV2", std::move(save_inputs));
@@ -247,8 +245,8 @@ Status SmBuilder::RawInputs(tensorflow::SignatureDef* sig, std::string* n,
   if (placeholders.empty()) {
     return InvalidArgumentError("the model reads no column");
   }
-  NodeDef* size = g_.Add(StrCat(scope, "/batch_size"), "Size",
-                         {placeholders[0]});
+  NodeDef* size =
+      g_.Add(StrCat(scope, "/batch_size"), "Size", {placeholders[0]});
   TfGraph::SetType(size, "T", SmType(sources_[0].type));
   TfGraph::SetType(size, "out_type", DT_INT64);
   *n = size->name();
@@ -268,15 +266,14 @@ Status SmBuilder::RawInputs(tensorflow::SignatureDef* sig, std::string* n,
       for (size_t k = 0; k < tokens.size(); ++k) {
         const std::string token =
             g_.String(StrCat(sc, "/missing_token_", k), tokens[k]);
-        NodeDef* eq = g_.Add(StrCat(sc, "/is_missing_", k), "Equal",
-                             {x, token});
+        NodeDef* eq =
+            g_.Add(StrCat(sc, "/is_missing_", k), "Equal", {x, token});
         TfGraph::SetType(eq, "T", DT_STRING);
         TfGraph::SetBool(eq, "incompatible_shape_error", true);
-        missing = missing.empty()
-                      ? eq->name()
-                      : g_.Add(StrCat(sc, "/missing_or_", k), "LogicalOr",
-                               {missing, eq->name()})
-                            ->name();
+        missing = missing.empty() ? eq->name()
+                                  : g_.Add(StrCat(sc, "/missing_or_", k),
+                                           "LogicalOr", {missing, eq->name()})
+                                        ->name();
       }
     } else if (type == DT_FLOAT) {
       missing = g_.Op(StrCat(sc, "/is_nan"), "IsNan", {x}, DT_FLOAT);
@@ -291,12 +288,12 @@ Status SmBuilder::RawInputs(tensorflow::SignatureDef* sig, std::string* n,
         fill = g_.String(StrCat(sc, "/default"),
                          std::get<std::string>(*spec->default_value));
       } else {
-        fill = g_.Float(StrCat(sc, "/default"),
-                        static_cast<float>(
-                            std::get<double>(*spec->default_value)));
+        fill = g_.Float(
+            StrCat(sc, "/default"),
+            static_cast<float>(std::get<double>(*spec->default_value)));
       }
-      const std::string v = g_.Op(StrCat(sc, "/filled"), "SelectV2",
-                                  {missing, fill, x}, type);
+      const std::string v =
+          g_.Op(StrCat(sc, "/filled"), "SelectV2", {missing, fill, x}, type);
       columns->push_back(SmColumn{v, rows, type});
       continue;
     }
@@ -306,10 +303,9 @@ Status SmBuilder::RawInputs(tensorflow::SignatureDef* sig, std::string* n,
         g_.Op(StrCat(sc, "/where"), "Where", {present}, DT_BOOL);
     const std::string keep =
         g_.Reshape(StrCat(sc, "/keep"), where, {-1}, DT_INT64);
-    columns->push_back(SmColumn{g_.Gather(StrCat(sc, "/values"), x, keep, type),
-                                g_.Gather(StrCat(sc, "/rows"), rows, keep,
-                                          DT_INT64),
-                                type});
+    columns->push_back(
+        SmColumn{g_.Gather(StrCat(sc, "/values"), x, keep, type),
+                 g_.Gather(StrCat(sc, "/rows"), rows, keep, DT_INT64), type});
   }
   return OkStatus();
 }
@@ -342,9 +338,9 @@ void SmBuilder::ExampleInputs(tensorflow::SignatureDef* sig, std::string* n,
       g_.Strings(StrCat(scope, "/dense_keys"), none, {0});
   const std::string ragged_keys =
       g_.Strings(StrCat(scope, "/ragged_keys"), none, {0});
-  NodeDef* parse = g_.Add(StrCat(scope, "/ParseExampleV2"), "ParseExampleV2",
-                          {p->name(), names, sparse_keys, dense_keys,
-                           ragged_keys});
+  NodeDef* parse =
+      g_.Add(StrCat(scope, "/ParseExampleV2"), "ParseExampleV2",
+             {p->name(), names, sparse_keys, dense_keys, ragged_keys});
   TfGraph::SetTypeList(parse, "Tdense", {});
   TfGraph::SetInt(parse, "num_sparse", k);
   TfGraph::SetTypeList(parse, "sparse_types", types);
@@ -354,13 +350,10 @@ void SmBuilder::ExampleInputs(tensorflow::SignatureDef* sig, std::string* n,
   for (int64_t i = 0; i < k; ++i) {
     const std::string& name = keys[static_cast<size_t>(i)];
     const std::string indices = TfOutput(parse->name(), static_cast<int>(i));
-    const std::string values =
-        TfOutput(parse->name(), static_cast<int>(k + i));
-    const std::string rows = g_.Gather(StrCat(scope, "/", name, "/rows"),
-                                       indices, g_.Int64(StrCat(scope, "/", name,
-                                                                "/row_column"),
-                                                         0),
-                                       DT_INT64, 1);
+    const std::string values = TfOutput(parse->name(), static_cast<int>(k + i));
+    const std::string rows = g_.Gather(
+        StrCat(scope, "/", name, "/rows"), indices,
+        g_.Int64(StrCat(scope, "/", name, "/row_column"), 0), DT_INT64, 1);
     columns->push_back(SmColumn{values, rows, types[static_cast<size_t>(i)]});
   }
 }
@@ -377,12 +370,10 @@ std::string SmBuilder::NumericValues(const std::string& scope, size_t feature,
   if (column.type != DT_FLOAT) {
     values = g_.Cast(StrCat(sc, "/to_float"), values, column.type, DT_FLOAT);
   }
-  const std::string rows = g_.Op(StrCat(sc, "/rows"), "ExpandDims",
-                                 {column.rows, g_.Int32(StrCat(sc, "/axis"),
-                                                        1)},
-                                 DT_INT64);
-  const std::string shape =
-      g_.Reshape(StrCat(sc, "/shape"), n, {1}, DT_INT64);
+  const std::string rows =
+      g_.Op(StrCat(sc, "/rows"), "ExpandDims",
+            {column.rows, g_.Int32(StrCat(sc, "/axis"), 1)}, DT_INT64);
+  const std::string shape = g_.Reshape(StrCat(sc, "/shape"), n, {1}, DT_INT64);
   auto scatter = [&](const std::string& name, const std::string& updates) {
     NodeDef* node = g_.Add(name, "ScatterNd", {rows, updates, shape});
     TfGraph::SetType(node, "T", DT_FLOAT);
@@ -394,14 +385,14 @@ std::string SmBuilder::NumericValues(const std::string& scope, size_t feature,
       g_.Op(StrCat(sc, "/ones"), "OnesLike", {values}, DT_FLOAT);
   const std::string count = scatter(StrCat(sc, "/count"), ones);
   const std::string zero = g_.Float(StrCat(sc, "/zero"), 0.0f);
-  const std::string present = g_.Op(StrCat(sc, "/present"), "Greater",
-                                    {count, zero}, DT_FLOAT);
+  const std::string present =
+      g_.Op(StrCat(sc, "/present"), "Greater", {count, zero}, DT_FLOAT);
   const std::string one = g_.Float(StrCat(sc, "/one"), 1.0f);
   const std::string ok =
-      f.default_value ? g_.Op(StrCat(sc, "/at_most_one"), "LessEqual",
-                              {count, one}, DT_FLOAT)
-                      : g_.Op(StrCat(sc, "/exactly_one"), "Equal",
-                              {count, one}, DT_FLOAT);
+      f.default_value
+          ? g_.Op(StrCat(sc, "/at_most_one"), "LessEqual", {count, one},
+                  DT_FLOAT)
+          : g_.Op(StrCat(sc, "/exactly_one"), "Equal", {count, one}, DT_FLOAT);
   NodeDef* all = g_.Add(StrCat(sc, "/all_ok"), "All",
                         {ok, g_.Int32(StrCat(sc, "/all_axis"), 0)});
   TfGraph::SetType(all, "Tidx", DT_INT32);
@@ -412,18 +403,18 @@ std::string SmBuilder::NumericValues(const std::string& scope, size_t feature,
              f.default_value ? "more than one value" : "no value or several",
              " of \"", f.source, "\"",
              f.default_value ? "" : " and the feature sets no default"));
-  NodeDef* check = g_.Add(StrCat(sc, "/Assert"), "Assert",
-                          {all->name(), message});
+  NodeDef* check =
+      g_.Add(StrCat(sc, "/Assert"), "Assert", {all->name(), message});
   const DataType message_type[] = {DT_STRING};
   TfGraph::SetTypeList(check, "T", message_type);
   TfGraph::SetInt(check, "summarize", 3);
-  const std::string fill = g_.Float(
-      StrCat(sc, "/default"),
-      f.default_value ? static_cast<float>(*f.default_value) : 0.0f);
-  const std::string value = g_.Op(StrCat(sc, "/value"), "SelectV2",
-                                  {present, sum, fill}, DT_FLOAT);
-  return g_.Op(StrCat(sc, "/checked"), "Identity",
-               {value, "^" + check->name()}, DT_FLOAT);
+  const std::string fill =
+      g_.Float(StrCat(sc, "/default"),
+               f.default_value ? static_cast<float>(*f.default_value) : 0.0f);
+  const std::string value =
+      g_.Op(StrCat(sc, "/value"), "SelectV2", {present, sum, fill}, DT_FLOAT);
+  return g_.Op(StrCat(sc, "/checked"), "Identity", {value, "^" + check->name()},
+               DT_FLOAT);
 }
 
 StatusOr<std::vector<SmIds>> SmBuilder::SparseIdsOf(
@@ -458,12 +449,12 @@ StatusOr<std::vector<SmIds>> SmBuilder::SparseIdsOf(
     TfGraph::SetType(find, "Tin", DT_STRING);
     TfGraph::SetType(find, "Tout", DT_INT64);
     if (f.num_oov_buckets > 0) {
-      const std::string oov = g_.Op(
-          StrCat(sc, "/oov"), "AddV2",
-          {hash(StrCat(sc, "/oov_bucket"), keys, f.num_oov_buckets),
-           g_.Int64(StrCat(sc, "/vocabulary_size"),
-                    static_cast<int64_t>(f.vocabulary.size()))},
-          DT_INT64);
+      const std::string oov =
+          g_.Op(StrCat(sc, "/oov"), "AddV2",
+                {hash(StrCat(sc, "/oov_bucket"), keys, f.num_oov_buckets),
+                 g_.Int64(StrCat(sc, "/vocabulary_size"),
+                          static_cast<int64_t>(f.vocabulary.size()))},
+                DT_INT64);
       const std::string unknown = g_.Op(StrCat(sc, "/unknown"), "Equal",
                                         {find->name(), absent}, DT_INT64);
       out.push_back(SmIds{g_.Op(StrCat(sc, "/ids"), "SelectV2",
@@ -475,13 +466,11 @@ StatusOr<std::vector<SmIds>> SmBuilder::SparseIdsOf(
         g_.Op(StrCat(sc, "/known"), "GreaterEqual",
               {find->name(), g_.Int64(StrCat(sc, "/zero"), 0)}, DT_INT64);
     const std::string keep = g_.Reshape(
-        StrCat(sc, "/keep"), g_.Op(StrCat(sc, "/where"), "Where", {known},
-                                   DT_BOOL),
-        {-1}, DT_INT64);
-    out.push_back(SmIds{g_.Gather(StrCat(sc, "/ids"), find->name(), keep,
-                                  DT_INT64),
-                        g_.Gather(StrCat(sc, "/rows"), c.rows, keep,
-                                  DT_INT64)});
+        StrCat(sc, "/keep"),
+        g_.Op(StrCat(sc, "/where"), "Where", {known}, DT_BOOL), {-1}, DT_INT64);
+    out.push_back(
+        SmIds{g_.Gather(StrCat(sc, "/ids"), find->name(), keep, DT_INT64),
+              g_.Gather(StrCat(sc, "/rows"), c.rows, keep, DT_INT64)});
   }
   for (const HashedFeature& f : fs.hashed) {
     const std::string sc = StrCat(scope, "/hashed/", f.name);
@@ -500,10 +489,9 @@ StatusOr<std::vector<SmIds>> SmBuilder::SparseIdsOf(
       rows = Range(sc, n);
     } else {
       const SmColumn& c = column_of(f.source);
-      values = c.type == DT_FLOAT
-                   ? c.values
-                   : g_.Cast(StrCat(sc, "/to_float"), c.values, c.type,
-                             DT_FLOAT);
+      values = c.type == DT_FLOAT ? c.values
+                                  : g_.Cast(StrCat(sc, "/to_float"), c.values,
+                                            c.type, DT_FLOAT);
       rows = c.rows;
     }
     std::vector<float> boundaries;
@@ -511,17 +499,15 @@ StatusOr<std::vector<SmIds>> SmBuilder::SparseIdsOf(
     NodeDef* bucket = g_.Add(StrCat(sc, "/bucketize"), "Bucketize", {values});
     TfGraph::SetType(bucket, "T", DT_FLOAT);
     TfGraph::SetFloatList(bucket, "boundaries", boundaries);
-    out.push_back(SmIds{g_.Cast(StrCat(sc, "/ids"), bucket->name(), DT_INT32,
-                                DT_INT64),
-                        rows});
+    out.push_back(SmIds{
+        g_.Cast(StrCat(sc, "/ids"), bucket->name(), DT_INT32, DT_INT64), rows});
   }
   for (const CrossedFeature& f : fs.crossed) {
     const std::string sc = StrCat(scope, "/crossed/", f.name);
     std::vector<std::string> indices, values, shapes;
     std::vector<DataType> types;
-    const std::string shape =
-        g_.Pack(StrCat(sc, "/shape"), {n, g_.Int64(StrCat(sc, "/one"), 1)},
-                DT_INT64);
+    const std::string shape = g_.Pack(
+        StrCat(sc, "/shape"), {n, g_.Int64(StrCat(sc, "/one"), 1)}, DT_INT64);
     for (size_t k = 0; k < f.columns.size(); ++k) {
       const CrossInput& in = f.columns[k];
       std::string v;
@@ -541,15 +527,15 @@ StatusOr<std::vector<SmIds>> SmBuilder::SparseIdsOf(
         const SmColumn& c = column_of(in.name);
         if (c.type == DT_FLOAT) {
           return InvalidArgumentError(StrCat("crossed feature \"", f.name,
-                                           "\": float column \"", in.name,
-                                           "\" cannot cross"));
+                                             "\": float column \"", in.name,
+                                             "\" cannot cross"));
         }
         v = c.values;
         rows = c.rows;
         type = c.type;
       }
-      const std::string zeros = g_.Op(StrCat(sc, "/zeros_", k), "ZerosLike",
-                                      {rows}, DT_INT64);
+      const std::string zeros =
+          g_.Op(StrCat(sc, "/zeros_", k), "ZerosLike", {rows}, DT_INT64);
       indices.push_back(
           g_.Pack(StrCat(sc, "/indices_", k), {rows, zeros}, DT_INT64, 1));
       values.push_back(v);
@@ -559,8 +545,8 @@ StatusOr<std::vector<SmIds>> SmBuilder::SparseIdsOf(
     std::vector<std::string> inputs = indices;
     inputs.insert(inputs.end(), values.begin(), values.end());
     inputs.insert(inputs.end(), shapes.begin(), shapes.end());
-    NodeDef* cross = g_.Add(StrCat(sc, "/SparseCross"), "SparseCross",
-                            std::move(inputs));
+    NodeDef* cross =
+        g_.Add(StrCat(sc, "/SparseCross"), "SparseCross", std::move(inputs));
     TfGraph::SetInt(cross, "N", static_cast<int64_t>(f.columns.size()));
     TfGraph::SetBool(cross, "hashed_output", true);
     TfGraph::SetInt(cross, "num_buckets", f.buckets);
@@ -607,8 +593,8 @@ StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
   int64_t norm = 0;
   for (size_t f = 0; f < fs.numeric.size(); ++f) {
     const NumericFeature& nf = fs.numeric[f];
-    raw[f] = NumericValues(scope, f, n,
-                           columns[static_cast<size_t>(SourceIndex(nf.source))]);
+    raw[f] = NumericValues(
+        scope, f, n, columns[static_cast<size_t>(SourceIndex(nf.source))]);
     std::string v = raw[f];
     if (nf.normalize) {
       const std::string sc = StrCat(scope, "/numeric/", nf.name);
@@ -630,8 +616,9 @@ StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
   DTF_ASSIGN_OR_RETURN(std::vector<SmIds> ids,
                        SparseIdsOf(scope, n, columns, raw));
   if (ids.size() != sparse.size()) {
-    return InternalError("the SavedModel's sparse inputs differ from the "
-                         "feature layer's");
+    return InternalError(
+        "the SavedModel's sparse inputs differ from the "
+        "feature layer's");
   }
   const int64_t outputs = spec_.outputs();
   std::string logits;
@@ -642,8 +629,8 @@ StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
           wide_parts.size() == 1
               ? wide_parts[0]
               : g_.Concat(StrCat(sc, "/dense_inputs"), wide_parts, DT_FLOAT, 1);
-      NodeDef* mm = g_.Add(StrCat(sc, "/dense"), "MatMul",
-                           {x, Read("wide/dense")});
+      NodeDef* mm =
+          g_.Add(StrCat(sc, "/dense"), "MatMul", {x, Read("wide/dense")});
       TfGraph::SetType(mm, "T", DT_FLOAT);
       TfGraph::SetBool(mm, "transpose_a", false);
       TfGraph::SetBool(mm, "transpose_b", false);
@@ -654,10 +641,9 @@ StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
       const std::string part =
           Combine(StrCat(sc, "/", sparse[s].name),
                   Read(StrCat("wide/", sparse[s].name)), ids[s], n, false);
-      logits = logits.empty()
-                   ? part
-                   : g_.Op(StrCat(sc, "/add_", sparse[s].name), "AddV2",
-                           {logits, part}, DT_FLOAT);
+      logits = logits.empty() ? part
+                              : g_.Op(StrCat(sc, "/add_", sparse[s].name),
+                                      "AddV2", {logits, part}, DT_FLOAT);
     }
     if (logits.empty()) {
       const std::string shape =
@@ -682,27 +668,25 @@ StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
                 Read(StrCat("deep/", sparse[s].name, "/embedding")), ids[s], n,
                 sparse[s].combiner != kernels::Combiner::kSum));
   }
-  std::string x = deep_parts.size() == 1
-                      ? deep_parts[0]
-                      : g_.Concat(StrCat(sc, "/inputs"), deep_parts, DT_FLOAT,
-                                  1);
+  std::string x = deep_parts.size() == 1 ? deep_parts[0]
+                                         : g_.Concat(StrCat(sc, "/inputs"),
+                                                     deep_parts, DT_FLOAT, 1);
   if (spec_.batch_norm) {
     const std::string bn = StrCat(sc, "/batch_norm");
-    const std::string var = g_.Op(
-        StrCat(bn, "/variance_epsilon"), "AddV2",
-        {Read("deep/batch_norm/moving_variance"),
-         g_.Float(StrCat(bn, "/epsilon"), 1e-3f)},
-        DT_FLOAT);
-    const std::string inv = g_.Op(StrCat(bn, "/rsqrt"), "Rsqrt", {var},
+    const std::string var = g_.Op(StrCat(bn, "/variance_epsilon"), "AddV2",
+                                  {Read("deep/batch_norm/moving_variance"),
+                                   g_.Float(StrCat(bn, "/epsilon"), 1e-3f)},
                                   DT_FLOAT);
-    const std::string scale = g_.Op(StrCat(bn, "/scale"), "Mul",
-                                    {Read("deep/batch_norm/gamma"), inv},
-                                    DT_FLOAT);
+    const std::string inv =
+        g_.Op(StrCat(bn, "/rsqrt"), "Rsqrt", {var}, DT_FLOAT);
+    const std::string scale =
+        g_.Op(StrCat(bn, "/scale"), "Mul", {Read("deep/batch_norm/gamma"), inv},
+              DT_FLOAT);
     x = g_.Op(StrCat(bn, "/centered"), "Sub",
               {x, Read("deep/batch_norm/moving_mean")}, DT_FLOAT);
     x = g_.Op(StrCat(bn, "/scaled"), "Mul", {x, scale}, DT_FLOAT);
-    x = g_.Op(StrCat(bn, "/output"), "AddV2",
-              {x, Read("deep/batch_norm/beta")}, DT_FLOAT);
+    x = g_.Op(StrCat(bn, "/output"), "AddV2", {x, Read("deep/batch_norm/beta")},
+              DT_FLOAT);
   }
   auto dense_layer = [&](const std::string& name, const std::string& input) {
     NodeDef* mm = g_.Add(StrCat(sc, "/", name, "/MatMul"), "MatMul",
@@ -788,11 +772,11 @@ void SmBuilder::Outputs(const std::string& scope, const std::string& logits,
   }
   const std::string table =
       g_.Strings(StrCat(scope, "/class_names"), names, {1, columns});
-  const std::string multiples = g_.Pack(
-      StrCat(scope, "/multiples"), {n, g_.Int64(StrCat(scope, "/one_i"), 1)},
-      DT_INT64);
-  NodeDef* tile = g_.Add(StrCat(scope, "/class_table"), "Tile",
-                         {table, multiples});
+  const std::string multiples =
+      g_.Pack(StrCat(scope, "/multiples"),
+              {n, g_.Int64(StrCat(scope, "/one_i"), 1)}, DT_INT64);
+  NodeDef* tile =
+      g_.Add(StrCat(scope, "/class_table"), "Tile", {table, multiples});
   TfGraph::SetType(tile, "T", DT_STRING);
   TfGraph::SetType(tile, "Tmultiples", DT_INT64);
   SetInfo(&out["classes"], tile->name(), DT_STRING, {-1, columns});
@@ -826,8 +810,8 @@ Status SmBuilder::Build() {
   Outputs("examples", logits, n, true, &examples);
 
   tensorflow::SignatureDef& init = signatures[std::string(kSmInitSignature)];
-  tensorflow::TensorInfo& op = (*init.mutable_outputs())[std::string(
-      kSmInitSignature)];
+  tensorflow::TensorInfo& op =
+      (*init.mutable_outputs())[std::string(kSmInitSignature)];
   op.set_name(std::string(kSmInitOp));
   op.mutable_tensor_shape()->set_unknown_rank(true);
 
@@ -860,7 +844,7 @@ Status CheckSavedModelExport(const JobFile& definition) {
   }
   if (!fs.text.empty()) {
     return InvalidArgumentError(StrCat("text feature \"", fs.text[0].name,
-                                     "\" has no SavedModel export"));
+                                       "\" has no SavedModel export"));
   }
   for (const NumericFeature& f : fs.numeric) {
     if (f.source_kind == InputKind::kVector || f.dimension != 1) {
@@ -881,8 +865,8 @@ Status WriteSavedModel(const std::string& dir, const JobFile& definition,
   std::error_code ec;
   fs::create_directories(fs::path(dir) / "variables", ec);
   if (ec) {
-    return ErrnoToStatus(ec.value(), StrCat("cannot create ", dir,
-                                            "/variables"));
+    return ErrnoToStatus(ec.value(),
+                         StrCat("cannot create ", dir, "/variables"));
   }
   DTF_RETURN_IF_ERROR(WriteTfBundle(
       (fs::path(dir) / kSmVariablesPrefix).string(), builder.BundleTensors()));
