@@ -372,6 +372,21 @@ class Job:
         out = m.signatures[example_key](inputs=tf.constant(self.records))
         self.compare(f"tf.saved_model.load {example_key} on records", out,
                      True)
+        if self.name == "census":
+            # A record without the numeric features (none has a default)
+            # fails the batch with a message naming one.
+            empty = tf.train.Example().SerializeToString()
+            try:
+                m.signatures[example_key](inputs=tf.constant([empty]))
+                message = "no error"
+            except tf.errors.InvalidArgumentError as e:
+                message = e.message
+            self.checks.check(f"{self.name}: a record without a required "
+                              "numeric feature is refused",
+                              re.search(r'numeric feature \\?"(age|education_num|'
+                                        r'capital_gain|capital_loss|'
+                                        r'hours_per_week)\\?".*no default',
+                                        message) is not None, message)
         sig = m.signatures["serving_default"]
         sources = self.sources(sig)
         raw = raw_features(self.records, sources, self.missing_tokens(),
