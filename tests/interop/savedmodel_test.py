@@ -429,6 +429,27 @@ class Job:
                           "tensorflow/serving/predict" in out, out[:2000])
 
 
+def check_cross_hashed(checks):
+    """The SparseCross the export writes (int64 internal type, hash key
+    0xDECAFCAFFE) is tf.sparse.cross_hashed, also for an id column crossed
+    with a raw string column."""
+    from tensorflow.python.ops import gen_sparse_ops  # noqa: PLC0415
+    ids = tf.SparseTensor([[0, 0], [0, 1], [2, 0]],
+                          tf.constant([3, 4, 5], tf.int64), [3, 2])
+    text = tf.SparseTensor([[0, 0], [1, 0], [2, 0]], ["a", "b", "c"], [3, 1])
+    want = tf.sparse.cross_hashed([ids, text], num_buckets=1000)
+    got = gen_sparse_ops.sparse_cross(
+        indices=[ids.indices, text.indices], values=[ids.values, text.values],
+        shapes=[ids.dense_shape, text.dense_shape], dense_inputs=[],
+        hashed_output=True, num_buckets=1000, hash_key=0xDECAFCAFFE,
+        out_type=tf.int64, internal_type=tf.int64)
+    checks.check("SparseCross as exported is tf.sparse.cross_hashed",
+                 np.array_equal(want.values.numpy(), got.output_values.numpy())
+                 and np.array_equal(want.indices.numpy(),
+                                    got.output_indices.numpy()),
+                 f"{want.values.numpy()} vs {got.output_values.numpy()}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--dtf", required=True)
@@ -440,6 +461,7 @@ def main():
     shared = Path(args.shared).resolve()
     examples = Path(args.source) / "examples"
     checks = Checks()
+    checks.section("tf.sparse.cross_hashed", check_cross_hashed, checks)
 
     def example(name):
         text = (examples / name / "dtf.toml").read_text()
