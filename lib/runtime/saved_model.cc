@@ -94,6 +94,8 @@ class SmBuilder {
       const std::string& scope, const std::string& n,
       const std::vector<SmColumn>& columns,
       const std::vector<std::string>& raw_numeric);
+  SmIds TextIds(const std::string& scope, const TextFeature& f,
+                const SmColumn& column);
   std::string Range(const std::string& scope, const std::string& n);
   std::string Combine(const std::string& scope, const std::string& table,
                       const SmIds& ids, const std::string& n, bool mean);
@@ -561,7 +563,89 @@ StatusOr<std::vector<SmIds>> SmBuilder::SparseIdsOf(
                   g_.Int64(StrCat(sc, "/row_column"), 0), DT_INT64, 1);
     out.push_back(SmIds{TfOutput(cross->name(), 1), rows});
   }
+  for (const TextFeature& f : fs.text) {
+    out.push_back(
+        TextIds(StrCat(scope, "/text/", f.name), f, column_of(f.source)));
+  }
   return out;
+}
+
+// A text feature's terms (lib/data/text_tokens.h) hashed: ASCII lower case,
+// every run of characters other than ASCII letters, digits and non-ASCII
+// characters made one space, split on spaces, unigrams then bigrams of each
+// value.
+SmIds SmBuilder::TextIds(const std::string& sc, const TextFeature& f,
+                         const SmColumn& c) {
+  NodeDef* lower = g_.Add(StrCat(sc, "/lower"), "StringLower", {c.values});
+  TfGraph::SetString(lower, "encoding", "");
+  NodeDef* spaced =
+      g_.Add(StrCat(sc, "/separators"), "StaticRegexReplace", {lower->name()});
+  TfGraph::SetString(spaced, "pattern", "[^a-z0-9\\x{80}-\\x{10ffff}]+");
+  TfGraph::SetString(spaced, "rewrite", " ");
+  TfGraph::SetBool(spaced, "replace_global", true);
+  NodeDef* split =
+      g_.Add(StrCat(sc, "/split"), "StringSplitV2",
+             {spaced->name(), g_.String(StrCat(sc, "/whitespace"), "")});
+  TfGraph::SetInt(split, "maxsplit", -1);
+  // The tokens of each value as row splits.
+  const std::string token_value =
+      g_.Gather(StrCat(sc, "/token_value"), TfOutput(split->name(), 0),
+                g_.Int64(StrCat(sc, "/value_column"), 0), DT_INT64, 1);
+  NodeDef* values = g_.Add(StrCat(sc, "/values"), "Size", {c.values});
+  TfGraph::SetType(values, "T", DT_STRING);
+  TfGraph::SetType(values, "out_type", DT_INT64);
+  NodeDef* counts =
+      g_.Add(StrCat(sc, "/tokens_per_value"), "UnsortedSegmentSum",
+             {g_.Op(StrCat(sc, "/ones"), "OnesLike", {token_value}, DT_INT64),
+              token_value, values->name()});
+  TfGraph::SetType(counts, "T", DT_INT64);
+  TfGraph::SetType(counts, "Tindices", DT_INT64);
+  TfGraph::SetType(counts, "Tnumsegments", DT_INT64);
+  NodeDef* cumsum =
+      g_.Add(StrCat(sc, "/cumsum"), "Cumsum",
+             {counts->name(), g_.Int32(StrCat(sc, "/cumsum_axis"), 0)});
+  TfGraph::SetType(cumsum, "T", DT_INT64);
+  TfGraph::SetType(cumsum, "Tidx", DT_INT32);
+  TfGraph::SetBool(cumsum, "exclusive", false);
+  TfGraph::SetBool(cumsum, "reverse", false);
+  const int64_t zero = 0;
+  const std::string splits = g_.Concat(
+      StrCat(sc, "/token_splits"),
+      {g_.Int64s(StrCat(sc, "/first_split"), std::span(&zero, 1), {1}),
+       cumsum->name()},
+      DT_INT64, 0);
+  NodeDef* ngrams = g_.Add(StrCat(sc, "/ngrams"), "StringNGrams",
+                           {TfOutput(split->name(), 1), splits});
+  TfGraph::SetString(ngrams, "separator", " ");
+  auto* widths = (*ngrams->mutable_attr())["ngram_widths"].mutable_list();
+  for (int w = 1; w <= f.ngrams; ++w) widths->add_i(w);
+  TfGraph::SetString(ngrams, "left_pad", "");
+  TfGraph::SetString(ngrams, "right_pad", "");
+  TfGraph::SetInt(ngrams, "pad_width", 0);
+  TfGraph::SetBool(ngrams, "preserve_short_sequences", false);
+  TfGraph::SetType(ngrams, "Tsplits", DT_INT64);
+  const std::string terms = TfOutput(ngrams->name(), 0);
+  // The value, then the row, of each term.
+  NodeDef* total = g_.Add(StrCat(sc, "/terms"), "Size", {terms});
+  TfGraph::SetType(total, "T", DT_STRING);
+  TfGraph::SetType(total, "out_type", DT_INT64);
+  const std::string positions = Range(sc, total->name());
+  NodeDef* bound = g_.Add(
+      StrCat(sc, "/upper_bound"), "UpperBound",
+      {g_.Reshape(StrCat(sc, "/sorted"), TfOutput(ngrams->name(), 1), {1, -1},
+                  DT_INT64),
+       g_.Reshape(StrCat(sc, "/positions"), positions, {1, -1}, DT_INT64)});
+  TfGraph::SetType(bound, "T", DT_INT64);
+  TfGraph::SetType(bound, "out_type", DT_INT64);
+  const std::string value =
+      g_.Op(StrCat(sc, "/term_value"), "Sub",
+            {g_.Reshape(StrCat(sc, "/bound"), bound->name(), {-1}, DT_INT64),
+             g_.Int64(StrCat(sc, "/one"), 1)},
+            DT_INT64);
+  NodeDef* hash = g_.Add(StrCat(sc, "/ids"), "StringToHashBucketFast", {terms});
+  TfGraph::SetInt(hash, "num_buckets", f.buckets);
+  return SmIds{hash->name(),
+               g_.Gather(StrCat(sc, "/rows"), c.rows, value, DT_INT64)};
 }
 
 std::string SmBuilder::Combine(const std::string& scope,
@@ -841,10 +925,6 @@ Status CheckSavedModelExport(const JobFile& definition) {
         StrCat("date feature \"", fs.date[0].name,
                "\" has no SavedModel export (date parsing is not a stock "
                "TensorFlow op)"));
-  }
-  if (!fs.text.empty()) {
-    return InvalidArgumentError(StrCat("text feature \"", fs.text[0].name,
-                                       "\" has no SavedModel export"));
   }
   for (const NumericFeature& f : fs.numeric) {
     if (f.source_kind == InputKind::kVector || f.dimension != 1) {

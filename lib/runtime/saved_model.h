@@ -11,8 +11,8 @@
 //   regress          (tensorflow/serving/regress; regression jobs)
 //                    input "inputs": serialized tf.Example records, as
 //                    `dtf gen-records` writes them.
-// Date and text features and vector numeric features have no stock-op
-// equivalent here: CheckSavedModelExport refuses them.
+// Date features and vector numeric features have no stock-op equivalent
+// here: CheckSavedModelExport refuses them.
 #pragma once
 
 #include <string>

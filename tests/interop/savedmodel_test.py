@@ -4,7 +4,9 @@
     python savedmodel_test.py --dtf PATH --shared DIR --work DIR
 
 For each job (Adult wide & deep as examples/census/dtf.toml has it, Titanic
-as examples/titanic/dtf.toml has it, and two jobs written here: a multiclass
+as examples/titanic/dtf.toml has it, Titanic as `dtf init` makes it (a text
+feature, out-of-vocabulary buckets, numeric defaults for missing cells), and
+two jobs written here: a multiclass
 wide & deep model over Adult with out-of-vocabulary buckets, integer
 vocabularies and hashes, raw-column crosses and batch normalization, and a
 linear regression): dtf trains a few steps, `dtf predict` scores every eval
@@ -279,8 +281,12 @@ class Job:
         self.dir = work / name
         self.dtf = dtf
         self.loss = loss
-        self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / "dtf.toml").write_text(toml)
+        if isinstance(toml, list):
+            # A `dtf init` command line, making the job directory.
+            run([dtf, "init", name] + toml, work)
+        else:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            (self.dir / "dtf.toml").write_text(toml)
         run([dtf, "gen-records", "--job", "dtf.toml"], self.dir)
         run([dtf, "train", "--job", "dtf.toml", "--quiet"] + train_args,
             self.dir)
@@ -471,6 +477,9 @@ def main():
         ("census", example("census"), "binary", ["--steps", "200"], {}),
         ("titanic", example("titanic"), "binary", ["--epochs", "3"],
          {"Age": -1.0, "Fare": -1.0}),
+        ("titanic_init", ["--from-csv", str(shared / "data/titanic/train.csv"),
+                          "--label", "Survived"], "binary",
+         ["--epochs", "3"], {}),
         ("multiclass", MULTICLASS_JOB.format(shared=shared,
                                              columns=ADULT_COLUMNS),
          "multiclass", [], {}),
