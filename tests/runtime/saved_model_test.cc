@@ -17,6 +17,7 @@
 #include "lib/runtime/tf_bundle.h"
 #include "proto/saved_model.pb.h"
 #include "proto/tensor_bundle.pb.h"
+#include "tests/runtime/date_text_jobs.h"
 #include "tests/runtime/runtime_testing.h"
 #include "tests/testing/temp_dir.h"
 
@@ -100,6 +101,70 @@ std::vector<std::pair<std::string, std::string>> ReadTable(
   }
   return entries;
 }
+
+// The ops the export may write.
+const std::set<std::string> kStockOps = {"AddV2",
+                                         "All",
+                                         "ArgMax",
+                                         "AsString",
+                                         "Assert",
+                                         "AssignVariableOp",
+                                         "BiasAdd",
+                                         "Bucketize",
+                                         "Cast",
+                                         "ConcatV2",
+                                         "Const",
+                                         "Equal",
+                                         "ExpandDims",
+                                         "Fill",
+                                         "GatherV2",
+                                         "Greater",
+                                         "GreaterEqual",
+                                         "HashTableV2",
+                                         "Identity",
+                                         "InitializeTableV2",
+                                         "IsNan",
+                                         "LessEqual",
+                                         "LogicalNot",
+                                         "LogicalOr",
+                                         "LookupTableFindV2",
+                                         "MatMul",
+                                         "Mul",
+                                         "NoOp",
+                                         "OnesLike",
+                                         "Pack",
+                                         "ParseExampleV2",
+                                         "Placeholder",
+                                         "Range",
+                                         "ReadVariableOp",
+                                         "RealDiv",
+                                         "Relu",
+                                         "Reshape",
+                                         "RestoreV2",
+                                         "Rsqrt",
+                                         "SaveV2",
+                                         "ScatterNd",
+                                         "SelectV2",
+                                         "Sigmoid",
+                                         "Size",
+                                         "Softmax",
+                                         "SparseCross",
+                                         "SparseSegmentMeanWithNumSegments",
+                                         "SparseSegmentSumWithNumSegments",
+                                         "StaticRegexReplace",
+                                         "StringLower",
+                                         "StringNGrams",
+                                         "StringSplitV2",
+                                         "StringToHashBucketFast",
+                                         "Sub",
+                                         "Tanh",
+                                         "Tile",
+                                         "UnsortedSegmentSum",
+                                         "UpperBound",
+                                         "Cumsum",
+                                         "VarHandleOp",
+                                         "Where",
+                                         "ZerosLike"};
 
 TEST(TfTableTest, EntriesReadBackAcrossBlocks) {
   std::vector<std::pair<std::string, std::string>> entries;
@@ -215,64 +280,11 @@ TEST(SavedModelTest, TitanicGraphHasItsSignaturesStockOpsAndSaver) {
   EXPECT_TRUE(classify.outputs().contains("scores"));
 
   // Every node is a stock op; every signature tensor is a node's output.
-  const std::set<std::string> stock = {"AddV2",
-                                       "All",
-                                       "ArgMax",
-                                       "AsString",
-                                       "Assert",
-                                       "AssignVariableOp",
-                                       "BiasAdd",
-                                       "Bucketize",
-                                       "Cast",
-                                       "ConcatV2",
-                                       "Const",
-                                       "Equal",
-                                       "ExpandDims",
-                                       "Fill",
-                                       "GatherV2",
-                                       "Greater",
-                                       "GreaterEqual",
-                                       "HashTableV2",
-                                       "Identity",
-                                       "InitializeTableV2",
-                                       "IsNan",
-                                       "LessEqual",
-                                       "LogicalNot",
-                                       "LogicalOr",
-                                       "LookupTableFindV2",
-                                       "MatMul",
-                                       "Mul",
-                                       "NoOp",
-                                       "OnesLike",
-                                       "Pack",
-                                       "ParseExampleV2",
-                                       "Placeholder",
-                                       "Range",
-                                       "ReadVariableOp",
-                                       "RealDiv",
-                                       "Relu",
-                                       "Reshape",
-                                       "RestoreV2",
-                                       "Rsqrt",
-                                       "SaveV2",
-                                       "ScatterNd",
-                                       "SelectV2",
-                                       "Sigmoid",
-                                       "Size",
-                                       "Softmax",
-                                       "SparseCross",
-                                       "SparseSegmentMeanWithNumSegments",
-                                       "SparseSegmentSumWithNumSegments",
-                                       "StringToHashBucketFast",
-                                       "Sub",
-                                       "Tanh",
-                                       "Tile",
-                                       "VarHandleOp",
-                                       "Where",
-                                       "ZerosLike"};
+
   std::set<std::string> nodes;
   for (const tensorflow::NodeDef& node : meta.graph_def().node()) {
-    EXPECT_TRUE(stock.contains(node.op())) << node.name() << ": " << node.op();
+    EXPECT_TRUE(kStockOps.contains(node.op()))
+        << node.name() << ": " << node.op();
     EXPECT_TRUE(nodes.insert(node.name()).second) << node.name();
   }
   for (const auto& [key, sig] : sigs) {
@@ -300,6 +312,33 @@ TEST(SavedModelTest, TitanicGraphHasItsSignaturesStockOpsAndSaver) {
   std::set<std::string> want_names;
   for (const Variable& v : (*model)->variables()) want_names.insert(v.name);
   EXPECT_EQ(names, want_names);
+}
+
+TEST(SavedModelTest, TextFeaturesBecomeStockStringOps) {
+  dtf::testing::TempDir dir;
+  auto job = LoadJobFile(testing::WriteReviewJob(dir, 40));
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_FALSE(job->features.text.empty());
+  ASSERT_TRUE(CheckSavedModelExport(*job).ok());
+  auto layer = FeatureLayer::Create(job->schema, job->features, *job->model);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  auto model = Model::Create(*layer, *job->model, 3);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::string out = dir.Join("sm");
+  ASSERT_TRUE(WriteSavedModel(out, *job, *layer, **model).ok());
+  tensorflow::SavedModel sm;
+  ASSERT_TRUE(sm.ParseFromString(
+      dtf::testing::ReadFile(StrCat(out, "/saved_model.pb"))));
+  std::set<std::string> ops;
+  for (const tensorflow::NodeDef& node : sm.meta_graphs(0).graph_def().node()) {
+    EXPECT_TRUE(kStockOps.contains(node.op()))
+        << node.name() << ": " << node.op();
+    ops.insert(node.op());
+  }
+  for (const char* op : {"StringLower", "StaticRegexReplace", "StringSplitV2",
+                         "StringNGrams", "UpperBound"}) {
+    EXPECT_TRUE(ops.contains(op)) << op;
+  }
 }
 
 }  // namespace
