@@ -251,7 +251,28 @@ Status SmBuilder::RawInputs(tensorflow::SignatureDef* sig, std::string* n,
       g_.Add(StrCat(scope, "/batch_size"), "Size", {placeholders[0]});
   TfGraph::SetType(size, "T", SmType(sources_[0].type));
   TfGraph::SetType(size, "out_type", DT_INT64);
-  *n = size->name();
+  // Every input holds one value per row: an Assert names one that does not.
+  std::vector<std::string> checks = {size->name()};
+  for (size_t i = 1; i < sources_.size(); ++i) {
+    const std::string sc = StrCat(scope, "/", sources_[i].name);
+    NodeDef* other = g_.Add(StrCat(sc, "/size"), "Size", {placeholders[i]});
+    TfGraph::SetType(other, "T", SmType(sources_[i].type));
+    TfGraph::SetType(other, "out_type", DT_INT64);
+    const std::string same = g_.Op(StrCat(sc, "/same_size"), "Equal",
+                                   {other->name(), size->name()}, DT_INT64);
+    const std::string message =
+        g_.String(StrCat(sc, "/size_message"),
+                  StrCat("input \"", sources_[i].name,
+                         "\" holds another number of rows than input \"",
+                         sources_[0].name, "\""));
+    NodeDef* check =
+        g_.Add(StrCat(sc, "/size_assert"), "Assert", {same, message});
+    const DataType message_type[] = {DT_STRING};
+    TfGraph::SetTypeList(check, "T", message_type);
+    TfGraph::SetInt(check, "summarize", 3);
+    checks.push_back("^" + check->name());
+  }
+  *n = g_.Op(StrCat(scope, "/rows"), "Identity", std::move(checks), DT_INT64);
   const std::string rows = Range(scope, *n);
   for (size_t i = 0; i < sources_.size(); ++i) {
     const FeatureParseSpec& s = sources_[i];

@@ -399,6 +399,18 @@ class Job:
                            self.nan_for)
         self.compare("tf.saved_model.load serving_default on raw features",
                      sig(**raw), False)
+        # Inputs of different lengths are refused, naming one.
+        short = dict(raw)
+        name = sorted(sources)[-1]
+        short[name] = raw[name][:-1]
+        try:
+            sig(**short)
+            message = "no error"
+        except tf.errors.InvalidArgumentError as e:
+            message = e.message
+        self.checks.check(f"{self.name}: raw inputs of different lengths are "
+                          "refused", "another number of rows" in message and
+                          name in message, message[:500])
         # A TF Serving REST body for the first rows.
         k = min(64, self.n())
         body = json.dumps({"instances": [
