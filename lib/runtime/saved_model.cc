@@ -51,6 +51,8 @@ struct SmColumn {
   std::string values;
   std::string rows;
   DataType type = DT_FLOAT;
+  // The place of each value in its row (int64); empty: every place 0.
+  std::string places;
 };
 
 // One sparse input's ids and the row of each.
@@ -80,6 +82,8 @@ class SmBuilder {
   void AddTables();
   void AddSaver();
   int SourceIndex(const std::string& name) const;
+  // Values per row of a source: a [schema] vector's length, else 1.
+  int64_t Dimension(const std::string& source) const;
 
   // The n rows' inputs of the predict signature and of the Example one.
   Status RawInputs(tensorflow::SignatureDef* sig, std::string* n,
@@ -130,6 +134,13 @@ int SmBuilder::SourceIndex(const std::string& name) const {
     if (sources_[i].name == name) return static_cast<int>(i);
   }
   return -1;
+}
+
+int64_t SmBuilder::Dimension(const std::string& source) const {
+  for (const VectorSpec& v : job_.schema.vectors) {
+    if (v.name == source) return static_cast<int64_t>(v.columns.size());
+  }
+  return 1;
 }
 
 std::vector<TfBundleTensor> SmBuilder::BundleTensors() const {
@@ -235,13 +246,16 @@ Status SmBuilder::RawInputs(tensorflow::SignatureDef* sig, std::string* n,
                             std::vector<SmColumn>* columns) {
   const std::string scope = "serving_default";
   std::vector<std::string> placeholders;
+  std::vector<int64_t> dims;
   for (const FeatureParseSpec& s : sources_) {
     const DataType type = SmType(s.type);
+    dims.push_back(Dimension(s.name));
+    std::vector<int64_t> shape = {-1};
+    if (dims.back() > 1) shape.push_back(dims.back());
     NodeDef* p = g_.Add(StrCat(scope, "/", s.name), "Placeholder");
     TfGraph::SetType(p, "dtype", type);
-    const int64_t unknown[] = {-1};
-    TfGraph::SetShape(p, "shape", unknown);
-    SetInfo(&(*sig->mutable_inputs())[s.name], p->name(), type, {-1});
+    TfGraph::SetShape(p, "shape", shape);
+    SetInfo(&(*sig->mutable_inputs())[s.name], p->name(), type, shape);
     placeholders.push_back(p->name());
   }
   if (placeholders.empty()) {
@@ -251,15 +265,27 @@ Status SmBuilder::RawInputs(tensorflow::SignatureDef* sig, std::string* n,
       g_.Add(StrCat(scope, "/batch_size"), "Size", {placeholders[0]});
   TfGraph::SetType(size, "T", SmType(sources_[0].type));
   TfGraph::SetType(size, "out_type", DT_INT64);
-  // Every input holds one value per row: an Assert names one that does not.
-  std::vector<std::string> checks = {size->name()};
+  const std::string base =
+      dims[0] == 1 ? size->name()
+                   : g_.Op(StrCat(scope, "/batch_rows"), "FloorDiv",
+                           {size->name(),
+                            g_.Int64(StrCat(scope, "/first_dim"), dims[0])},
+                           DT_INT64);
+  // Every input holds one row per row of the first: an Assert names one
+  // that does not.
+  std::vector<std::string> checks = {base};
   for (size_t i = 1; i < sources_.size(); ++i) {
     const std::string sc = StrCat(scope, "/", sources_[i].name);
     NodeDef* other = g_.Add(StrCat(sc, "/size"), "Size", {placeholders[i]});
     TfGraph::SetType(other, "T", SmType(sources_[i].type));
     TfGraph::SetType(other, "out_type", DT_INT64);
+    const std::string expected =
+        dims[i] == 1
+            ? base
+            : g_.Op(StrCat(sc, "/expected_size"), "Mul",
+                    {base, g_.Int64(StrCat(sc, "/dim"), dims[i])}, DT_INT64);
     const std::string same = g_.Op(StrCat(sc, "/same_size"), "Equal",
-                                   {other->name(), size->name()}, DT_INT64);
+                                   {other->name(), expected}, DT_INT64);
     const std::string message =
         g_.String(StrCat(sc, "/size_message"),
                   StrCat("input \"", sources_[i].name,
@@ -279,6 +305,34 @@ Status SmBuilder::RawInputs(tensorflow::SignatureDef* sig, std::string* n,
     const std::string sc = StrCat(scope, "/", s.name);
     const DataType type = SmType(s.type);
     const std::string& x = placeholders[i];
+    if (dims[i] > 1) {
+      // A vector: [n, d] as it is, each value's row and place.
+      const std::string d = g_.Int64(StrCat(sc, "/dim_value"), dims[i]);
+      const std::string zero = g_.Int64(StrCat(sc, "/zero"), 0);
+      const std::string one = g_.Int64(StrCat(sc, "/one"), 1);
+      auto grid = [&](const std::string& name, const std::string& range,
+                      const std::string& other, int32_t axis) {
+        const std::string expanded = g_.Op(
+            StrCat(sc, "/", name, "_expanded"), "ExpandDims",
+            {range, g_.Int32(StrCat(sc, "/", name, "_axis"), axis)}, DT_INT64);
+        std::vector<std::string> m = {other, one};
+        if (axis == 1) std::swap(m[0], m[1]);
+        NodeDef* tile =
+            g_.Add(StrCat(sc, "/", name, "_tile"), "Tile",
+                   {expanded,
+                    g_.Pack(StrCat(sc, "/", name, "_multiples"), m, DT_INT64)});
+        TfGraph::SetType(tile, "T", DT_INT64);
+        TfGraph::SetType(tile, "Tmultiples", DT_INT64);
+        return g_.Reshape(StrCat(sc, "/", name), tile->name(), {-1}, DT_INT64);
+      };
+      const std::string places_range =
+          g_.Op(StrCat(sc, "/places_range"), "Range", {zero, d, one}, DT_INT64,
+                "Tidx");
+      columns->push_back(SmColumn{
+          g_.Reshape(StrCat(sc, "/values"), x, {-1}, type),
+          grid("rows", rows, d, 1), type, grid("places", places_range, *n, 0)});
+      continue;
+    }
     const ColumnSpec* spec = job_.schema.FindColumn(s.name);
     std::string missing;  // bool [n]: a missing cell
     if (type == DT_STRING) {
@@ -302,7 +356,7 @@ Status SmBuilder::RawInputs(tensorflow::SignatureDef* sig, std::string* n,
       missing = g_.Op(StrCat(sc, "/is_nan"), "IsNan", {x}, DT_FLOAT);
     }
     if (missing.empty()) {
-      columns->push_back(SmColumn{x, rows, type});
+      columns->push_back(SmColumn{x, rows, type, ""});
       continue;
     }
     if (spec != nullptr && spec->default_value) {
@@ -317,7 +371,7 @@ Status SmBuilder::RawInputs(tensorflow::SignatureDef* sig, std::string* n,
       }
       const std::string v =
           g_.Op(StrCat(sc, "/filled"), "SelectV2", {missing, fill, x}, type);
-      columns->push_back(SmColumn{v, rows, type});
+      columns->push_back(SmColumn{v, rows, type, ""});
       continue;
     }
     const std::string present =
@@ -326,9 +380,9 @@ Status SmBuilder::RawInputs(tensorflow::SignatureDef* sig, std::string* n,
         g_.Op(StrCat(sc, "/where"), "Where", {present}, DT_BOOL);
     const std::string keep =
         g_.Reshape(StrCat(sc, "/keep"), where, {-1}, DT_INT64);
-    columns->push_back(
-        SmColumn{g_.Gather(StrCat(sc, "/values"), x, keep, type),
-                 g_.Gather(StrCat(sc, "/rows"), rows, keep, DT_INT64), type});
+    columns->push_back(SmColumn{
+        g_.Gather(StrCat(sc, "/values"), x, keep, type),
+        g_.Gather(StrCat(sc, "/rows"), rows, keep, DT_INT64), type, ""});
   }
   return OkStatus();
 }
@@ -377,45 +431,63 @@ void SmBuilder::ExampleInputs(tensorflow::SignatureDef* sig, std::string* n,
     const std::string rows = g_.Gather(
         StrCat(scope, "/", name, "/rows"), indices,
         g_.Int64(StrCat(scope, "/", name, "/row_column"), 0), DT_INT64, 1);
-    columns->push_back(SmColumn{values, rows, types[static_cast<size_t>(i)]});
+    const std::string places = g_.Gather(
+        StrCat(scope, "/", name, "/places"), indices,
+        g_.Int64(StrCat(scope, "/", name, "/place_column"), 1), DT_INT64, 1);
+    columns->push_back(
+        SmColumn{values, rows, types[static_cast<size_t>(i)], places});
   }
 }
 
-// The value of numeric feature `feature` in each of the n rows, as float
-// [n]: the record's one value, else the feature's default; a graph Assert
-// fails the run for a record with no value and no default, or more than one.
+// The values of numeric feature `feature` in each of the n rows, as float
+// [n, dimension]: the record's values, else the feature's default; a graph
+// Assert fails the batch for a record with no value and no default, or with
+// another number of values than the dimension.
 std::string SmBuilder::NumericValues(const std::string& scope, size_t feature,
                                      const std::string& n,
                                      const SmColumn& column) {
   const NumericFeature& f = job_.features.numeric[feature];
+  const int64_t d = f.dimension;
   const std::string sc = StrCat(scope, "/numeric/", f.name);
   std::string values = column.values;
   if (column.type != DT_FLOAT) {
     values = g_.Cast(StrCat(sc, "/to_float"), values, column.type, DT_FLOAT);
   }
+  const std::string places =
+      d == 1 || column.places.empty()
+          ? g_.Op(StrCat(sc, "/places"), "ZerosLike", {column.rows}, DT_INT64)
+          : column.places;
+  const std::string indices =
+      g_.Pack(StrCat(sc, "/indices"), {column.rows, places}, DT_INT64, 1);
+  const std::string shape =
+      g_.Pack(StrCat(sc, "/shape"), {n, g_.Int64(StrCat(sc, "/dimension"), d)},
+              DT_INT64);
+  NodeDef* sum =
+      g_.Add(StrCat(sc, "/sum"), "ScatterNd", {indices, values, shape});
+  TfGraph::SetType(sum, "T", DT_FLOAT);
+  TfGraph::SetType(sum, "Tindices", DT_INT64);
   const std::string rows =
       g_.Op(StrCat(sc, "/rows"), "ExpandDims",
             {column.rows, g_.Int32(StrCat(sc, "/axis"), 1)}, DT_INT64);
-  const std::string shape = g_.Reshape(StrCat(sc, "/shape"), n, {1}, DT_INT64);
-  auto scatter = [&](const std::string& name, const std::string& updates) {
-    NodeDef* node = g_.Add(name, "ScatterNd", {rows, updates, shape});
-    TfGraph::SetType(node, "T", DT_FLOAT);
-    TfGraph::SetType(node, "Tindices", DT_INT64);
-    return node->name();
-  };
-  const std::string sum = scatter(StrCat(sc, "/sum"), values);
-  const std::string ones =
-      g_.Op(StrCat(sc, "/ones"), "OnesLike", {values}, DT_FLOAT);
-  const std::string count = scatter(StrCat(sc, "/count"), ones);
+  NodeDef* count =
+      g_.Add(StrCat(sc, "/count"), "ScatterNd",
+             {rows, g_.Op(StrCat(sc, "/ones"), "OnesLike", {values}, DT_FLOAT),
+              g_.Reshape(StrCat(sc, "/rows_shape"), n, {1}, DT_INT64)});
+  TfGraph::SetType(count, "T", DT_FLOAT);
+  TfGraph::SetType(count, "Tindices", DT_INT64);
   const std::string zero = g_.Float(StrCat(sc, "/zero"), 0.0f);
   const std::string present =
-      g_.Op(StrCat(sc, "/present"), "Greater", {count, zero}, DT_FLOAT);
-  const std::string one = g_.Float(StrCat(sc, "/one"), 1.0f);
-  const std::string ok =
-      f.default_value
-          ? g_.Op(StrCat(sc, "/at_most_one"), "LessEqual", {count, one},
-                  DT_FLOAT)
-          : g_.Op(StrCat(sc, "/exactly_one"), "Equal", {count, one}, DT_FLOAT);
+      g_.Op(StrCat(sc, "/present"), "Greater", {count->name(), zero}, DT_FLOAT);
+  std::string ok =
+      g_.Op(StrCat(sc, "/complete"), "Equal",
+            {count->name(), g_.Float(StrCat(sc, "/values_per_row"), float(d))},
+            DT_FLOAT);
+  if (f.default_value) {
+    const std::string none =
+        g_.Op(StrCat(sc, "/none"), "Equal", {count->name(), zero}, DT_FLOAT);
+    ok = g_.Add(StrCat(sc, "/complete_or_none"), "LogicalOr", {ok, none})
+             ->name();
+  }
   NodeDef* all = g_.Add(StrCat(sc, "/all_ok"), "All",
                         {ok, g_.Int32(StrCat(sc, "/all_axis"), 0)});
   TfGraph::SetType(all, "Tidx", DT_INT32);
@@ -423,9 +495,9 @@ std::string SmBuilder::NumericValues(const std::string& scope, size_t feature,
   const std::string message = g_.String(
       StrCat(sc, "/message"),
       StrCat("numeric feature \"", f.name, "\": a record holds ",
-             f.default_value ? "more than one value" : "no value or several",
-             " of \"", f.source, "\"",
-             f.default_value ? "" : " and the feature sets no default"));
+             f.default_value ? "" : "no value or ", "a number of values of \"",
+             f.source, "\" other than ", d,
+             f.default_value ? "" : ", and the feature sets no default"));
   NodeDef* check =
       g_.Add(StrCat(sc, "/Assert"), "Assert", {all->name(), message});
   const DataType message_type[] = {DT_STRING};
@@ -434,8 +506,12 @@ std::string SmBuilder::NumericValues(const std::string& scope, size_t feature,
   const std::string fill =
       g_.Float(StrCat(sc, "/default"),
                f.default_value ? static_cast<float>(*f.default_value) : 0.0f);
-  const std::string value =
-      g_.Op(StrCat(sc, "/value"), "SelectV2", {present, sum, fill}, DT_FLOAT);
+  const std::string value = g_.Op(
+      StrCat(sc, "/value"), "SelectV2",
+      {g_.Op(StrCat(sc, "/present_row"), "ExpandDims",
+             {present, g_.Int32(StrCat(sc, "/present_axis"), 1)}, DT_BOOL),
+       sum->name(), fill},
+      DT_FLOAT);
   return g_.Op(StrCat(sc, "/checked"), "Identity", {value, "^" + check->name()},
                DT_FLOAT);
 }
@@ -698,25 +774,30 @@ StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
   int64_t norm = 0;
   for (size_t f = 0; f < fs.numeric.size(); ++f) {
     const NumericFeature& nf = fs.numeric[f];
-    raw[f] = NumericValues(
+    const std::string sc = StrCat(scope, "/numeric/", nf.name);
+    std::string v = NumericValues(
         scope, f, n, columns[static_cast<size_t>(SourceIndex(nf.source))]);
-    std::string v = raw[f];
+    // Bucketized features read a numeric feature of one value.
+    if (nf.dimension == 1) {
+      raw[f] = g_.Reshape(StrCat(sc, "/raw"), v, {-1}, DT_FLOAT);
+    }
     if (nf.normalize) {
-      const std::string sc = StrCat(scope, "/numeric/", nf.name);
       const auto k = static_cast<size_t>(norm);
+      const auto d = static_cast<size_t>(nf.dimension);
+      const std::vector<float> mean(stats.mean.begin() + long(k),
+                                    stats.mean.begin() + long(k + d));
+      const std::vector<float> stddev(stats.stddev.begin() + long(k),
+                                      stats.stddev.begin() + long(k + d));
       v = g_.Op(StrCat(sc, "/centered"), "Sub",
-                {v, g_.Float(StrCat(sc, "/mean"), stats.mean[k])}, DT_FLOAT);
+                {v, g_.Floats(StrCat(sc, "/mean"), mean, {nf.dimension})},
+                DT_FLOAT);
       v = g_.Op(StrCat(sc, "/normalized"), "RealDiv",
-                {v, g_.Float(StrCat(sc, "/stddev"), stats.stddev[k])},
+                {v, g_.Floats(StrCat(sc, "/stddev"), stddev, {nf.dimension})},
                 DT_FLOAT);
       norm += nf.dimension;
     }
-    const std::string column =
-        g_.Op(StrCat(scope, "/numeric/", nf.name, "/column"), "ExpandDims",
-              {v, g_.Int32(StrCat(scope, "/numeric/", nf.name, "/axis1"), 1)},
-              DT_FLOAT);
-    if (dense[f].deep_offset >= 0) deep_parts.push_back(column);
-    if (dense[f].wide_offset >= 0) wide_parts.push_back(column);
+    if (dense[f].deep_offset >= 0) deep_parts.push_back(v);
+    if (dense[f].wide_offset >= 0) wide_parts.push_back(v);
   }
   DTF_ASSIGN_OR_RETURN(std::vector<SmIds> ids,
                        SparseIdsOf(scope, n, columns, raw));
@@ -946,14 +1027,6 @@ Status CheckSavedModelExport(const JobFile& definition) {
         StrCat("date feature \"", fs.date[0].name,
                "\" has no SavedModel export (date parsing is not a stock "
                "TensorFlow op)"));
-  }
-  for (const NumericFeature& f : fs.numeric) {
-    if (f.source_kind == InputKind::kVector || f.dimension != 1) {
-      return InvalidArgumentError(
-          StrCat("numeric feature \"", f.name,
-                 "\" reads a vector, which the SavedModel export does not "
-                 "take"));
-    }
   }
   return OkStatus();
 }

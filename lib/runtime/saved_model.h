@@ -5,14 +5,15 @@
 // tensor-bundle format, restored through the graph's SaverDef. Signatures:
 //   serving_default  (tensorflow/serving/predict) one input per source
 //                    column of the features, shape [-1], typed as the
-//                    schema says; a string cell that is a missing-value
-//                    token (or empty) and a NaN float are missing cells.
+//                    schema says (a [schema] vector: [-1, n]); a string
+//                    cell that is a missing-value token (or empty) and a
+//                    NaN float are missing cells.
 //   classify         (tensorflow/serving/classify; classification jobs)
 //   regress          (tensorflow/serving/regress; regression jobs)
 //                    input "inputs": serialized tf.Example records, as
 //                    `dtf gen-records` writes them.
-// Date features and vector numeric features have no stock-op equivalent
-// here: CheckSavedModelExport refuses them.
+// Date features have no stock-op equivalent here: CheckSavedModelExport
+// refuses them.
 #pragma once
 
 #include <string>

@@ -6,10 +6,10 @@
 For each job (Adult wide & deep as examples/census/dtf.toml has it, Titanic
 as examples/titanic/dtf.toml has it, Titanic as `dtf init` makes it (a text
 feature, out-of-vocabulary buckets, numeric defaults for missing cells), and
-two jobs written here: a multiclass
-wide & deep model over Adult with out-of-vocabulary buckets, integer
-vocabularies and hashes, raw-column crosses and batch normalization, and a
-linear regression): dtf trains a few steps, `dtf predict` scores every eval
+two jobs written here: a multiclass wide & deep model over Adult with
+out-of-vocabulary buckets, integer vocabularies and hashes, raw-column
+crosses and batch normalization, and a linear regression with a [schema]
+vector feature): dtf trains a few steps, `dtf predict` scores every eval
 record, `dtf export` writes a SavedModel, and TensorFlow runs it
 
   * through tf.saved_model.load: the classify / regress signature on the
@@ -139,12 +139,21 @@ missing = ["?"]
 label = "hours_per_week"
 {columns}
 
+[[schema.vectors]]
+name = "money"
+type = "float"
+columns = ["capital_gain", "capital_loss"]
+
 [[features.numeric]]
 name = "age"
 normalize = true
 
 [[features.numeric]]
 name = "education_num"
+normalize = true
+
+[[features.numeric]]
+name = "money"
 normalize = true
 
 [[features.categorical]]
@@ -212,11 +221,12 @@ def read_records(files):
     return records
 
 
-def raw_features(records, sources, missing_tokens, nan_for):
+def raw_features(records, sources, dims, missing_tokens, nan_for):
     """The serving_default inputs of `records`: one value per record and
     source; a missing string is fed as a missing-value token (in turn), a
     missing float as NaN, and so is a float equal to nan_for[column] (the
-    schema default gen-records wrote for a missing cell)."""
+    schema default gen-records wrote for a missing cell). A [schema] vector
+    of dims[column] > 1 values is fed as a row of them."""
     columns = {name: [] for name in sources}
     turn = 0
     for r in records:
@@ -225,6 +235,11 @@ def raw_features(records, sources, missing_tokens, nan_for):
             f = feats.get(name)
             kind = f.WhichOneof("kind") if f is not None else None
             values = list(getattr(f, kind).value) if kind else []
+            if dims[name] > 1:
+                if len(values) != dims[name]:
+                    raise ValueError(f"{name}: {len(values)} values")
+                columns[name].append(values)
+                continue
             if len(values) > 1:
                 raise ValueError(f"{name}: {len(values)} values")
             if values and nan_for.get(name) == values[0]:
@@ -395,7 +410,9 @@ class Job:
                                         message) is not None, message)
         sig = m.signatures["serving_default"]
         sources = self.sources(sig)
-        raw = raw_features(self.records, sources, self.missing_tokens(),
+        dims = {k: (v.shape[1] if v.shape.rank == 2 else 1) for k, v in
+                sig.structured_input_signature[1].items()}
+        raw = raw_features(self.records, sources, dims, self.missing_tokens(),
                            self.nan_for)
         self.compare("tf.saved_model.load serving_default on raw features",
                      sig(**raw), False)
@@ -416,7 +433,7 @@ class Job:
         body = json.dumps({"instances": [
             {name: (raw[name][i].numpy().decode()
                     if sources[name] == tf.string else
-                    raw[name][i].numpy().item())
+                    raw[name][i].numpy().tolist())
              for name in sources} for i in range(k)]})
         instances = json.loads(body)["instances"]
         feed = {name: tf.constant([inst[name] for inst in instances],
