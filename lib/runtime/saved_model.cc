@@ -4,8 +4,11 @@
 
 #include <filesystem>
 #include <map>
+#include <span>
+#include <string>
 #include <system_error>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "lib/base/file.h"
