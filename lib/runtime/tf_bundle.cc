@@ -1,6 +1,7 @@
 #include "lib/runtime/tf_bundle.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "lib/base/file.h"
@@ -128,42 +129,58 @@ std::string MakeTfTable(
   return file;
 }
 
-StatusOr<TfBundleFiles> MakeTfBundle(std::vector<TfBundleTensor> tensors) {
-  std::sort(tensors.begin(), tensors.end(),
+namespace {
+
+std::string_view TfTensorBytes(const TfBundleTensor& t) {
+  return std::string_view(reinterpret_cast<const char*>(t.value->data()),
+                          static_cast<size_t>(t.value->size()) * sizeof(float));
+}
+
+// Sorts `tensors` by name and returns the index for their bytes laid end to
+// end in that order.
+StatusOr<std::string> MakeTfBundleIndex(std::vector<TfBundleTensor>* tensors) {
+  std::sort(tensors->begin(), tensors->end(),
             [](const TfBundleTensor& a, const TfBundleTensor& b) {
               return a.name < b.name;
             });
-  TfBundleFiles files;
   std::vector<std::pair<std::string, std::string>> entries;
   tensorflow::BundleHeaderProto header;
   header.set_num_shards(1);
   header.set_endianness(tensorflow::BundleHeaderProto::LITTLE);
   header.mutable_version()->set_producer(1);
   entries.emplace_back("", header.SerializeAsString());
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const TfBundleTensor& t = tensors[i];
+  int64_t offset = 0;
+  for (size_t i = 0; i < tensors->size(); ++i) {
+    const TfBundleTensor& t = (*tensors)[i];
     if (t.name.empty()) {
       return InvalidArgumentError("a bundle tensor has an empty name");
     }
-    if (i > 0 && tensors[i - 1].name == t.name) {
+    if (i > 0 && (*tensors)[i - 1].name == t.name) {
       return InvalidArgumentError(
           StrCat("two bundle tensors are named \"", t.name, "\""));
     }
-    const auto* bytes = reinterpret_cast<const char*>(t.value->data());
-    const size_t size = static_cast<size_t>(t.value->size()) * sizeof(float);
+    const std::string_view bytes = TfTensorBytes(t);
     tensorflow::BundleEntryProto entry;
     entry.set_dtype(tensorflow::DT_FLOAT);
     for (int64_t d : t.value->shape()) {
       entry.mutable_shape()->add_dim()->set_size(d);
     }
     entry.set_shard_id(0);
-    entry.set_offset(static_cast<int64_t>(files.data.size()));
-    entry.set_size(static_cast<int64_t>(size));
-    entry.set_crc32c(crc32c::Mask(crc32c::Value(bytes, size)));
-    files.data.append(bytes, size);
+    entry.set_offset(offset);
+    entry.set_size(static_cast<int64_t>(bytes.size()));
+    entry.set_crc32c(crc32c::Mask(crc32c::Value(bytes)));
+    offset += static_cast<int64_t>(bytes.size());
     entries.emplace_back(t.name, entry.SerializeAsString());
   }
-  files.index = MakeTfTable(entries);
+  return MakeTfTable(entries);
+}
+
+}  // namespace
+
+StatusOr<TfBundleFiles> MakeTfBundle(std::vector<TfBundleTensor> tensors) {
+  TfBundleFiles files;
+  DTF_ASSIGN_OR_RETURN(files.index, MakeTfBundleIndex(&tensors));
+  for (const TfBundleTensor& t : tensors) files.data += TfTensorBytes(t);
   return files;
 }
 
@@ -177,10 +194,17 @@ std::string TfBundleDataPath(std::string_view prefix) {
 
 Status WriteTfBundle(const std::string& prefix,
                      std::vector<TfBundleTensor> tensors) {
-  DTF_ASSIGN_OR_RETURN(TfBundleFiles files, MakeTfBundle(std::move(tensors)));
-  DTF_RETURN_IF_ERROR(
-      WriteFileAtomically(TfBundleDataPath(prefix), files.data));
-  return WriteFileAtomically(TfBundleIndexPath(prefix), files.index);
+  DTF_ASSIGN_OR_RETURN(const std::string index, MakeTfBundleIndex(&tensors));
+  // The data straight from the tensors, without a copy of them in memory.
+  const std::string data_path = TfBundleDataPath(prefix);
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> data,
+                       OpenWritableFile(data_path));
+  for (const TfBundleTensor& t : tensors) {
+    DTF_RETURN_IF_ERROR(data->Append(TfTensorBytes(t)));
+  }
+  DTF_RETURN_IF_ERROR(data->Sync());
+  DTF_RETURN_IF_ERROR(data->Close());
+  return WriteFileAtomically(TfBundleIndexPath(prefix), index);
 }
 
 }  // namespace dtf::runtime

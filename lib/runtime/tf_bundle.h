@@ -31,7 +31,9 @@ struct TfBundleFiles {
 // InvalidArgument for an empty or repeated name.
 StatusOr<TfBundleFiles> MakeTfBundle(std::vector<TfBundleTensor> tensors);
 
-// Writes PREFIX.index and PREFIX.data-00000-of-00001 (each atomically).
+// Writes PREFIX.data-00000-of-00001 (straight from the tensors) and then
+// PREFIX.index. Callers write into a staging directory they rename once
+// complete (lib/runtime/saved_model.h).
 Status WriteTfBundle(const std::string& prefix,
                      std::vector<TfBundleTensor> tensors);
 
