@@ -31,6 +31,7 @@ std::unique_ptr<CLI::App> BuildApp(Context* ctx) {
   SetupTrain(app.get(), ctx);
   SetupServe(app.get(), ctx);
   SetupPredict(app.get(), ctx);
+  SetupExport(app.get(), ctx);
   SetupLaunch(app.get(), ctx);
   SetupStatus(app.get(), ctx);
   SetupLogs(app.get(), ctx);

@@ -39,6 +39,7 @@ void SetupInspect(CLI::App* app, Context* ctx);
 void SetupTrain(CLI::App* app, Context* ctx);
 void SetupServe(CLI::App* app, Context* ctx);
 void SetupPredict(CLI::App* app, Context* ctx);
+void SetupExport(CLI::App* app, Context* ctx);
 void SetupLaunch(CLI::App* app, Context* ctx);
 void SetupStatus(CLI::App* app, Context* ctx);
 void SetupLogs(CLI::App* app, Context* ctx);

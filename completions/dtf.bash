@@ -6,7 +6,7 @@ _dtf() {
   prev="${COMP_WORDS[COMP_CWORD-1]}"
   cmd="${COMP_WORDS[1]}"
   if [[ ${COMP_CWORD} -eq 1 ]]; then
-    COMPREPLY=($(compgen -W "gen-records init inspect train predict serve launch status logs stop pack doctor hosts task help --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "gen-records init inspect train predict export serve launch status logs stop pack doctor hosts task help --help --version" -- "$cur"))
     return
   fi
   case "$prev" in
@@ -39,9 +39,10 @@ _dtf() {
     train) opts="--help --job --batch-size --steps --epochs --threads --device --no-eval --restart --quiet --metrics-out" ;;
     serve) opts="--help --job --role --index --ps --workers --cluster_spec --run-id --run-dir --secret-file --tls-dir --ready-file --threads --set --metrics-out --restore --quiet" ;;
     predict) opts="--help --model --input --format --output --keep --batch-size --threads" ;;
+    export) opts="--help --model --format --output" ;;
     launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --json --detach --resume --accept-new-host-keys --task-binary --grace --start-timeout --deadline" ;;
     status) opts="--help --job --runs-dir --json --watch" ;;
-    help) opts="--man gen-records init inspect train predict serve launch status logs stop pack doctor hosts task dtf.toml" ;;
+    help) opts="--man gen-records init inspect train predict export serve launch status logs stop pack doctor hosts task dtf.toml" ;;
     logs) opts="--help --job --runs-dir -f --follow --json" ;;
     stop) opts="--help --job --runs-dir --grace --json" ;;
     pack)

@@ -7,6 +7,7 @@
 
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
+#include "lib/runtime/saved_model.h"
 
 namespace dtf::runtime {
 namespace fs = std::filesystem;
@@ -190,6 +191,16 @@ Status ExportModel(const std::string& dir, std::string_view model_toml,
       WriteFileAtomically((staging / kModelToml).string(), model_toml);
   if (status.ok())
     status = bundle.WriteFile((staging / kVariablesFile).string());
+  if (status.ok()) {
+    // The SavedModel beside dtf's own files, for jobs it can express (a
+    // model.toml that is no complete job, as tests of the training loop
+    // give, has none).
+    StatusOr<JobFile> definition = LoadJobFile((staging / kModelToml).string());
+    if (definition.ok() && CheckSavedModelExport(*definition).ok()) {
+      status = WriteSavedModel((staging / kSavedModelDir).string(), *definition,
+                               layer, model);
+    }
+  }
   if (status.ok()) {
     const fs::path old =
         target.parent_path() /

@@ -190,6 +190,12 @@ TEST_F(DistributedTest, TitanicAsyncTrains) {
   EXPECT_GE(*results[1]->eval->metrics.Get("accuracy"), 0.75);
   // Async: one update per push, from both workers.
   EXPECT_GE(results[1]->steps, 400);
+  // The chief's export holds the TensorFlow SavedModel too.
+  const std::string sm = results[1]->export_dir + "/saved_model";
+  EXPECT_TRUE(std::filesystem::exists(sm + "/saved_model.pb"));
+  EXPECT_TRUE(std::filesystem::exists(sm + "/variables/variables.index"));
+  EXPECT_TRUE(
+      std::filesystem::exists(sm + "/variables/variables.data-00000-of-00001"));
 }
 
 // Two runs into one output directory, one right after the other in one

@@ -1,0 +1,44 @@
+// Exports a trained model as a TensorFlow SavedModel (docs/formats/
+// savedmodel.md): saved_model.pb holding one MetaGraphDef tagged "serve"
+// whose graph computes, with stock TensorFlow ops, what FeatureLayer and
+// Model compute (dtf predict's outputs), and variables/ in TensorFlow's
+// tensor-bundle format, restored through the graph's SaverDef. Signatures:
+//   serving_default  (tensorflow/serving/predict) one input per source
+//                    column of the features, shape [-1], typed as the
+//                    schema says (a [schema] vector: [-1, n]); a string
+//                    cell that is a missing-value token (or empty) and a
+//                    NaN float are missing cells.
+//   classify         (tensorflow/serving/classify; classification jobs)
+//   regress          (tensorflow/serving/regress; regression jobs)
+//                    input "inputs": serialized tf.Example records, as
+//                    `dtf gen-records` writes them.
+// Date features have no stock-op equivalent here: CheckSavedModelExport
+// refuses them.
+#pragma once
+
+#include <string>
+
+#include "lib/base/status.h"
+#include "lib/data/job_file.h"
+#include "lib/runtime/feature_layer.h"
+#include "lib/runtime/model.h"
+
+namespace dtf::runtime {
+
+inline constexpr std::string_view kSavedModelDir = "saved_model";
+
+// OK when the job's features and model can be exported; Unimplemented
+// naming the first feature that cannot.
+Status CheckSavedModelExport(const JobFile& definition);
+
+// Writes saved_model.pb and variables/ into `dir` (created when absent).
+// `definition` is the job the model was built from (its model.toml).
+Status WriteSavedModel(const std::string& dir, const JobFile& definition,
+                       const FeatureLayer& layer, const Model& model);
+
+// WriteSavedModel into a staging directory beside `dir`, then renamed onto
+// `dir` (replacing a previous export only once the new one is complete).
+Status ExportSavedModel(const std::string& dir, const JobFile& definition,
+                        const FeatureLayer& layer, const Model& model);
+
+}  // namespace dtf::runtime
