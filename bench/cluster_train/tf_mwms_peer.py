@@ -53,6 +53,12 @@ def worker(a):
 
     tf.config.threading.set_intra_op_parallelism_threads(a.threads)
     tf.config.threading.set_inter_op_parallelism_threads(a.threads)
+    # The strategy configures the collective ops, which TensorFlow allows
+    # only before the first op runs (numeric_stats below runs some).
+    options = tf.distribute.experimental.CommunicationOptions(
+        implementation=tf.distribute.experimental.CommunicationImplementation.RING)
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(
+        communication_options=options)
     job = common.Job(a.job)
     files = common.record_files(a.records or job.records)
     if len(files) < a.workers:
@@ -61,10 +67,6 @@ def worker(a):
     stats = keras_peer.numeric_stats(job, files, spec)
     wide_cols, deep_cols = keras_peer.feature_columns(job, stats)
 
-    options = tf.distribute.experimental.CommunicationOptions(
-        implementation=tf.distribute.experimental.CommunicationImplementation.RING)
-    strategy = tf.distribute.MultiWorkerMirroredStrategy(
-        communication_options=options)
     tf.keras.utils.set_random_seed(job.seed)
     with strategy.scope():
         model = keras_peer.build_model(job, wide_cols, deep_cols)
