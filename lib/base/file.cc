@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -362,6 +363,43 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
     return status;
   }
   return SyncDirectory(dir);
+}
+
+}  // namespace dtf
+
+namespace dtf {
+
+Status ReplaceDirectory(
+    const std::string& target,
+    const std::function<Status(const std::string& staging)>& write) {
+  namespace fs = std::filesystem;
+  const fs::path to(target);
+  const fs::path parent =
+      to.has_parent_path() ? to.parent_path() : fs::path(".");
+  const std::string name = to.filename().string();
+  const fs::path staging =
+      parent / absl::StrCat(".", name, ".tmp-", ::getpid());
+  const fs::path old = parent / absl::StrCat(".", name, ".old-", ::getpid());
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  ec.clear();
+  fs::create_directories(staging, ec);
+  Status status = ec ? ErrnoToStatus(ec.value(), absl::StrCat("cannot create ",
+                                                              staging.string()))
+                     : write(staging.string());
+  if (status.ok()) {
+    fs::remove_all(old, ec);
+    ec.clear();
+    if (fs::exists(to)) fs::rename(to, old, ec);
+    if (!ec) fs::rename(staging, to, ec);
+    if (ec) {
+      status = ErrnoToStatus(
+          ec.value(), absl::StrCat("cannot move the export into ", target));
+    }
+    fs::remove_all(old, ec);
+  }
+  if (!status.ok()) fs::remove_all(staging, ec);
+  return status;
 }
 
 }  // namespace dtf

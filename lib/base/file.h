@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -54,5 +55,14 @@ StatusOr<std::string> ReadFileToString(const std::string& path);
 // Writes `contents` to `path` atomically: a temporary file beside it, fsync,
 // rename.
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
+
+// A directory written whole or not at all: the staging directory beside
+// `target` (".<name>.tmp-<pid>", emptied first) that `write` fills, then
+// renamed over `target` (the old one moved aside and removed). When
+// `write` or a rename fails, the staging directory is removed, `target` is
+// left as it was, and the error is returned.
+Status ReplaceDirectory(
+    const std::string& target,
+    const std::function<Status(const std::string& staging)>& write);
 
 }  // namespace dtf

@@ -176,46 +176,21 @@ Status ExportModel(const std::string& dir, std::string_view model_toml,
   for (const Variable& v : model.variables()) {
     bundle.AddTensor(StrCat(kVarPrefix, v.name), v.value);
   }
-  const fs::path target(dir);
-  const fs::path staging =
-      target.parent_path() /
-      StrCat(".", target.filename().string(), ".tmp-", getpid());
-  std::error_code ec;
-  fs::remove_all(staging, ec);
-  fs::create_directories(staging, ec);
-  if (ec) {
-    return ErrnoToStatus(ec.value(),
-                         StrCat("cannot create ", staging.string()));
-  }
-  Status status =
-      WriteFileAtomically((staging / kModelToml).string(), model_toml);
-  if (status.ok())
-    status = bundle.WriteFile((staging / kVariablesFile).string());
-  if (status.ok()) {
+  return ReplaceDirectory(dir, [&](const std::string& staging_dir) {
+    const fs::path staging(staging_dir);
+    DTF_RETURN_IF_ERROR(
+        WriteFileAtomically((staging / kModelToml).string(), model_toml));
+    DTF_RETURN_IF_ERROR(bundle.WriteFile((staging / kVariablesFile).string()));
     // The SavedModel beside dtf's own files, for jobs it can express (a
     // model.toml that is no complete job, as tests of the training loop
     // give, has none).
     StatusOr<JobFile> definition = LoadJobFile((staging / kModelToml).string());
     if (definition.ok() && CheckSavedModelExport(*definition).ok()) {
-      status = WriteSavedModel((staging / kSavedModelDir).string(), *definition,
-                               layer, model);
+      return WriteSavedModel((staging / kSavedModelDir).string(), *definition,
+                             layer, model);
     }
-  }
-  if (status.ok()) {
-    const fs::path old =
-        target.parent_path() /
-        StrCat(".", target.filename().string(), ".old-", getpid());
-    fs::remove_all(old, ec);
-    if (fs::exists(target)) fs::rename(target, old, ec);
-    if (!ec) fs::rename(staging, target, ec);
-    if (ec) {
-      status = ErrnoToStatus(
-          ec.value(), StrCat("cannot move the export into ", target.string()));
-    }
-    fs::remove_all(old, ec);
-  }
-  if (!status.ok()) fs::remove_all(staging, ec);
-  return status;
+    return OkStatus();
+  });
 }
 
 Status ExportCheckpoint(const std::string& checkpoint, const std::string& dir,

@@ -448,29 +448,9 @@ Status WriteSavedModel(const std::string& dir, const JobFile& definition,
 
 Status ExportSavedModel(const std::string& dir, const JobFile& definition,
                         const FeatureLayer& layer, const Model& model) {
-  const fs::path target(dir);
-  const fs::path parent =
-      target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const fs::path staging =
-      parent / StrCat(".", target.filename().string(), ".tmp-", getpid());
-  std::error_code ec;
-  fs::remove_all(staging, ec);
-  Status status = WriteSavedModel(staging.string(), definition, layer, model);
-  if (status.ok()) {
-    const fs::path old =
-        parent / StrCat(".", target.filename().string(), ".old-", getpid());
-    fs::remove_all(old, ec);
-    ec.clear();
-    if (fs::exists(target)) fs::rename(target, old, ec);
-    if (!ec) fs::rename(staging, target, ec);
-    if (ec) {
-      status = ErrnoToStatus(
-          ec.value(), StrCat("cannot move the export into ", target.string()));
-    }
-    fs::remove_all(old, ec);
-  }
-  if (!status.ok()) fs::remove_all(staging, ec);
-  return status;
+  return ReplaceDirectory(dir, [&](const std::string& staging) {
+    return WriteSavedModel(staging, definition, layer, model);
+  });
 }
 
 }  // namespace dtf::runtime
