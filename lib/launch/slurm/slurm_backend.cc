@@ -312,6 +312,17 @@ Status SlurmBackend::Look() {
 
 Status SlurmBackend::StopTasks(bool final) {
   Status result;
+  bool all_ended = true;
+  for (const Task& t : tasks_) all_ended = all_ended && t.ended;
+  if (submitted_ && !over_ && all_ended) {
+    // Every task has exited: the job ends on its own (COMPLETED, not
+    // CANCELLED) unless it lingers.
+    const auto until = Clock::now() + std::chrono::seconds(10);
+    while (!over_ && Clock::now() < until) {
+      if (Status s = CheckJob(true); !s.ok()) break;
+      if (!over_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
   if (submitted_ && !over_) {
     if (!allocation_.empty()) {
       if (srun_.pid > 0) SignalGroup(srun_, SIGTERM);

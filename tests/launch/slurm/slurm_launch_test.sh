@@ -99,6 +99,9 @@ echo "ok: accuracy $acc"
   fail "tasks.json: $(cat "$run/tasks.json")"
 slurm_job="$(json "$run/tasks.json" 'j["slurm_job"]')"
 [[ "$slurm_job" =~ ^[0-9]+$ ]] || fail "tasks.json slurm_job: $slurm_job"
+# The job ended on its own once every task had exited: not cancelled.
+scontrol show job "$slurm_job" | grep -q "JobState=COMPLETED" ||
+  fail "job $slurm_job: $(scontrol show job "$slurm_job" | grep -o 'JobState=[A-Z_]*')"
 for t in ps-0 worker-0 worker-1; do
   [[ "$(json "$run/$t/exit.json" 'j["state"]')" == exited ]] ||
     fail "$t: $(cat "$run/$t/exit.json")"
