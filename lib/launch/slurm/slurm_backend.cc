@@ -204,6 +204,7 @@ void SlurmBackend::CheckReady() {
 }
 
 void SlurmBackend::CheckExits() {
+  const size_t chief = static_cast<size_t>(plan_->ps);
   for (size_t i = 0; i < tasks_.size(); ++i) {
     Task& t = tasks_[i];
     if (t.ended) continue;
@@ -230,6 +231,19 @@ void SlurmBackend::CheckExits() {
     end.how_brief = end.how;
     end.restart_how = end.how;
     events_->Note(StrCat(plan.name(), " ", end.how));
+    const bool ends_step = e.state == "failed" && plan.role == Role::kWorker &&
+                           !plan.chief && !tasks_[chief].ended &&
+                           step_failure_.ok();
+    if (ends_step) {
+      // Elsewhere a worker other than the chief may fail and the run go
+      // on; here srun --kill-on-bad-exit ends every task with it.
+      step_failure_ = absl::AbortedError(ToAbsl(StrCat(
+          "task ", plan.name(), " ", end.how,
+          "; Slurm ends the job step when a task fails (srun "
+          "--kill-on-bad-exit), so the run cannot go on without it; stopped "
+          "the other tasks",
+          StderrTail(i))));
+    }
     events_->Ended(i, std::move(end));
   }
 }
@@ -305,6 +319,7 @@ Status SlurmBackend::Look() {
   CheckReady();
   PumpOutput(false);
   CheckExits();
+  if (!step_failure_.ok()) return step_failure_;
   DTF_RETURN_IF_ERROR(CheckJob(false));
   RecordMissing(false);
   return OkStatus();

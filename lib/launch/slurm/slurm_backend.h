@@ -13,7 +13,9 @@
 // Stopping is scancel of the job or step (every task gets SIGTERM at once,
 // SIGKILL after Slurm's KillWait); `dtf stop` is acted on by the run, or
 // by the run source (scancel) once the launcher is gone. No task is ever
-// restarted alone: srun --kill-on-bad-exit ends the step when one fails.
+// restarted alone: srun --kill-on-bad-exit ends the step when one fails,
+// so a worker other than the chief that fails fails the run (Look's error
+// names it), where the other backends go on without it.
 #pragma once
 
 #include <chrono>
@@ -95,6 +97,8 @@ class SlurmBackend final : public Backend {
   int query_errors_ = 0;
   // The first task that ended non-zero: what ended the step.
   std::optional<size_t> first_failed_;
+  // Set once a worker other than the chief failed: Look fails the run.
+  Status step_failure_;
 };
 
 // A run on the Slurm backend (in the allocation of SLURM_JOB_ID when set).

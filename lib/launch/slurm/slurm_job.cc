@@ -62,11 +62,16 @@ StatusOr<SlurmJobState> QuerySlurmJob(const std::string& job) {
       return Ended(*state);
     }
   }
-  StatusOr<CommandResult> a = RunSlurmCommand(
-      {"sacct", "-n", "-P", "-X", "-j", job, "-o", "JobID,State"});
-  if (a.ok() && a->ok()) {
-    if (std::optional<std::string> state = ParseSacctJobState(a->out, job)) {
-      return Ended(*state);
+  // sacct asks slurmdbd; without one, -c reads the job completion file.
+  for (const bool completion : {false, true}) {
+    std::vector<std::string> argv = {"sacct", "-n", "-P", "-X",
+                                     "-j",    job,  "-o", "JobID,State"};
+    if (completion) argv.push_back("-c");
+    StatusOr<CommandResult> a = RunSlurmCommand(argv);
+    if (a.ok() && a->ok()) {
+      if (std::optional<std::string> state = ParseSacctJobState(a->out, job)) {
+        return Ended(*state);
+      }
     }
   }
   return Ended("ENDED");

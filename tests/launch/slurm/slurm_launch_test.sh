@@ -9,7 +9,8 @@
 #   3. a detached run stopped with `dtf stop`: scancel, squeue empty, every
 #      task recorded stopped
 #   4. a task binary that does not exist on the node: the launch fails
-#      naming a task and quoting Slurm's srun error
+#      naming a task and quoting Slurm's srun error; a worker killed mid-run
+#      ends the step (--kill-on-bad-exit) and the error names it
 #   5. inside an allocation (salloc): the run is a job step of it, no second
 #      job (squeue never shows more than one)
 # Usage: slurm_launch_test.sh DTF SOURCE_DIR SHARED_DIR WORK_DIR
@@ -149,6 +150,26 @@ grep -q "task ps:0" "$work/run3.err" || { cat "$work/run3.err"; fail "error name
 grep -q "/nonexistent/bin/dtf" "$work/run3.err" || { cat "$work/run3.err"; fail "error does not quote srun"; }
 [[ "$(jobs_in_queue)" == 0 ]] || fail "squeue after the failed launch: $(squeue -h)"
 echo "ok: a missing task binary: $(grep -m1 "task ps:0" "$work/run3.err")"
+
+# --- 4b. a worker that dies mid-run ----------------------------------------------
+launch --set train.steps=1000000 >"$work/run5.out" 2>"$work/run5.err" &
+launcher=$!
+deadline=$((SECONDS + 120))
+id=""
+until [[ -n "$id" && -s "$runs/$id/worker-1/ready" ]]; do
+  ((SECONDS < deadline)) || { kill "$launcher"; fail "run 5 not ready"; }
+  sleep 0.3
+  id="$(ls -t "$runs" | head -1)"
+done
+sleep 1
+pkill -KILL -f -- "serve .*--role worker --index 1 .*--run-id $id" ||
+  fail "no worker:1 serve process of run $id"
+wait "$launcher" && fail "a run whose worker was killed succeeded"
+grep -q "error: task worker:1 killed by SIGKILL on .*; Slurm ends the job step when a task fails" "$work/run5.err" ||
+  { cat "$work/run5.err"; fail "the error does not name worker:1"; }
+[[ "$(jobs_in_queue)" == 0 ]] || fail "squeue after the failed run: $(squeue -h)"
+no_processes "$id"
+echo "ok: a killed worker: $(grep -m1 "error: task worker:1" "$work/run5.err")"
 
 # --- 5. inside an allocation ------------------------------------------------------
 before="$(ls "$runs")"
