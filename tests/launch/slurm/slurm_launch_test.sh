@@ -7,7 +7,7 @@
 #      task's exit.json says exited, tasks.json records the Slurm job; then
 #      squeue is empty and no process of the run is left
 #   3. a detached run stopped with `dtf stop`: scancel, squeue empty, every
-#      task recorded stopped
+#      task recorded stopped; the same after its supervisor was killed
 #   4. a task binary that does not exist on the node: the launch fails
 #      naming a task and quoting Slurm's srun error; a worker killed mid-run
 #      ends the step (--kill-on-bad-exit) and the error names it
@@ -141,6 +141,25 @@ for t in ps-0 worker-0 worker-1; do
 done
 no_processes "$id"
 echo "ok: dtf stop cancels the job, tasks stopped, nothing left"
+
+# The same once the run's supervisor is gone: dtf stop runs scancel itself.
+id="$(launch --detach --set train.steps=1000000 2>"$work/run2b.err")" ||
+  { show "$work/run2b.err"; fail "detached launch"; }
+run="$runs/$id"
+deadline=$((SECONDS + 120))
+until [[ -s "$run/worker-1/ready" && -s "$run/ps-0/ready" && -s "$run/worker-0/ready" ]]; do
+  ((SECONDS < deadline)) || fail "run $id not ready"
+  sleep 0.3
+done
+kill -KILL "$(json "$run/tasks.json" 'j["supervisor"]["pid"]')"
+sleep 0.5
+[[ "$(jobs_in_queue)" == 1 ]] || fail "the job did not outlive its supervisor: $(squeue -h)"
+"$dtf" stop --job "$job" "$id" >"$work/stop2.out" 2>&1 || { cat "$work/stop2.out"; fail "dtf stop without a supervisor"; }
+[[ "$(jobs_in_queue)" == 0 ]] || fail "squeue after dtf stop: $(squeue -h)"
+[[ "$(json "$run/tasks.json" 'j["state"]')" == stopped ]] ||
+  fail "tasks.json after stop without a supervisor: $(cat "$run/tasks.json")"
+no_processes "$id"
+echo "ok: dtf stop without the supervisor: $(cat "$work/stop2.out")"
 
 # --- 4. a task that cannot start -------------------------------------------------
 if launch --task-binary /nonexistent/bin/dtf >"$work/run3.out" 2>"$work/run3.err"; then
