@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # dtf launch --profile slurm against a real single-node Slurm
 # (tests/testing/slurm_cluster.sh, started once for every case):
-#   1. --dry-run --json twice gives the same bytes, with the batch script
+#   1. --dry-run --json twice gives the same bytes, with the batch script;
+#      dtf doctor passes the profile and names a partition Slurm lacks
 #   2. the census wide & deep job, 1 PS + 2 workers, submitted with sbatch
 #      and followed in the foreground: exits 0, accuracy >= 0.85, every
 #      task's exit.json says exited, tasks.json records the Slurm job; then
@@ -80,6 +81,20 @@ grep -q '"batch_script": "#!/bin/bash\\n#SBATCH --job-name=dtf-<run-id>' <<<"$a"
   fail "dry run JSON without the batch script: $a"
 launch --dry-run | grep -q "srun" || fail "dry run text without srun"
 echo "ok: dry run stable, with the batch script"
+
+# --- 1b. dtf doctor ------------------------------------------------------------
+"$dtf" doctor --job "$job" --profile slurm >"$work/doctor.out" 2>&1 ||
+  { cat "$work/doctor.out"; fail "dtf doctor on a good profile"; }
+grep -q "cannot be checked from one node" "$work/doctor.out" ||
+  fail "doctor does not say shared storage is unchecked: $(cat "$work/doctor.out")"
+printf 'backend = "slurm"\n[slurm]\npartition = "nope"\nnodes = 9\n' \
+  >"$work/census/profiles/bad.toml"
+if "$dtf" doctor --job "$job" --profile bad >"$work/doctor.out" 2>&1; then
+  fail "dtf doctor passed a partition Slurm does not have"
+fi
+grep -q 'bad.toml:3:13: slurm.partition = "nope": Slurm has no such partition' \
+  "$work/doctor.out" || fail "doctor: $(cat "$work/doctor.out")"
+echo "ok: dtf doctor checks sinfo's partitions"
 
 # --- 2. a run to its end --------------------------------------------------------
 start=$SECONDS
