@@ -300,6 +300,15 @@ void SlurmBackend::RecordMissing(bool force) {
     if (!s.ok()) events_->Note(StrCat("warning: ", Message(s)));
     TaskEnd end;
     end.state = e.state;
+    const bool made = !job_.empty() || srun_.pid > 0;
+    if (!made) {
+      // The submission failed: its error is the run's.
+      end.how = "was not started (no Slurm job was made)";
+      end.how_brief = end.how;
+      end.restart_how = end.how;
+      events_->Ended(i, std::move(end));
+      continue;
+    }
     const std::string job =
         allocation_.empty() ? StrCat("job ", job_) : StrCat("step ", job_);
     end.how =
@@ -327,6 +336,11 @@ Status SlurmBackend::Look() {
 
 Status SlurmBackend::StopTasks(bool final) {
   Status result;
+  if (job_.empty() && srun_.pid <= 0) {
+    // No job or step was made (the submission failed): nothing runs.
+    over_ = true;
+    job_state_ = "not submitted";
+  }
   bool all_ended = true;
   for (const Task& t : tasks_) all_ended = all_ended && t.ended;
   if (submitted_ && !over_ && all_ended) {

@@ -185,6 +185,17 @@ grep -q "/nonexistent/bin/dtf" "$work/run3.err" || { cat "$work/run3.err"; fail 
 [[ "$(jobs_in_queue)" == 0 ]] || fail "squeue after the failed launch: $(squeue -h)"
 echo "ok: a missing task binary: $(grep -m1 "task ps:0" "$work/run3.err")"
 
+# sbatch refusing the job: its error is the launch's.
+start=$SECONDS
+if "$dtf" launch --job "$job" --profile bad >"$work/run3b.out" 2>"$work/run3b.err"; then
+  fail "a launch on a partition Slurm does not have succeeded"
+fi
+grep -q "sbatch exited with status 1: " "$work/run3b.err" &&
+  grep -q "invalid partition specified: nope" "$work/run3b.err" ||
+  { cat "$work/run3b.err"; fail "sbatch's error not shown"; }
+((SECONDS - start < 10)) || fail "a refused submission took $((SECONDS - start)) s"
+echo "ok: sbatch's refusal: $(grep -m1 "error: run" "$work/run3b.err")"
+
 # --- 4b. a worker that dies mid-run ----------------------------------------------
 launch --set train.steps=1000000 >"$work/run5.out" 2>"$work/run5.err" &
 launcher=$!
