@@ -17,6 +17,7 @@
 #include "lib/launch/data_preflight.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/preflight.h"
+#include "lib/launch/slurm/slurm_doctor.h"
 #include "lib/launch/ssh/ssh_backend.h"
 
 namespace dtf::cli {
@@ -98,11 +99,45 @@ Status LocalDoctor(const launch::Plan& plan, bool json) {
              "\"cpu\""));
 }
 
+// A Slurm profile: Slurm's partitions and limits, the runs directory.
+Status SlurmDoctor(const launch::Plan& plan, bool json) {
+  const std::vector<launch::SlurmCheck> checks = launch::CheckSlurmPlan(plan);
+  size_t failed = 0;
+  for (const launch::SlurmCheck& c : checks) failed += c.ok ? 0 : 1;
+  std::string out;
+  if (json) {
+    out = "{";
+    JsonField(&out, "profile", plan.profile_name);
+    JsonField(&out, "profile_source", plan.profile_source);
+    JsonField(&out, "backend", "slurm");
+    StrAppend(&out, "\"ok\": ", failed == 0 ? "true" : "false",
+              ", \"checks\": [");
+    for (const launch::SlurmCheck& c : checks) {
+      StrAppend(&out, &c == &checks.front() ? "" : ", ", "{");
+      JsonField(&out, "check", c.check);
+      StrAppend(&out, "\"ok\": ", c.ok ? "true" : "false", ", ");
+      JsonField(&out, "detail", c.detail, /*last=*/true);
+      out += "}";
+    }
+    out += "]}\n";
+  } else {
+    out = launch::SlurmCheckTable(checks);
+    StrAppend(&out, failed == 0 ? "Slurm profile ready\n"
+                                : StrCat(failed, " of ", checks.size(),
+                                         " checks failed\n"));
+  }
+  DTF_RETURN_IF_ERROR(PrintStdout(out));
+  if (failed == 0) return OkStatus();
+  return FailedPreconditionError(StrCat("doctor: ", failed, " of ",
+                                        checks.size(), " Slurm checks failed"));
+}
+
 Status RunDoctor(const DoctorFlags& f) {
   DTF_ASSIGN_OR_RETURN(const launch::PlanRequest r,
                        PlanRequestFor(f.runs, f.profile));
   DTF_ASSIGN_OR_RETURN(const launch::Plan plan, launch::MakePlan(r));
   std::string out;
+  if (plan.batch()) return SlurmDoctor(plan, f.json);
   if (!plan.remote()) return LocalDoctor(plan, f.json);
   DTF_ASSIGN_OR_RETURN(launch::PreflightOptions options,
                        launch::RuntimeNeeds());

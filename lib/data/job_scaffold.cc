@@ -534,6 +534,27 @@ constexpr char kClusterProfile[] =
 # known_hosts = "~/.ssh/known_hosts"
 )";
 
+constexpr char kSlurmProfile[] =
+    R"(# A Slurm batch job: `dtf launch --profile slurm` submits it with sbatch (or,
+# inside an allocation, runs it there with srun). The job directory (or
+# run_dir below) must be on storage every node shares.
+backend = "slurm"
+ps = 1
+workers = 2
+
+[slurm]
+# partition = "cpu"          # default: Slurm's default partition
+# account = "my-project"
+time_limit = "01:00:00"      # sbatch --time
+# nodes = 2                  # default: as Slurm fits the tasks
+# tasks_per_node = 2
+# gpus_per_node = 0
+# base_port = 29500          # task k of a node listens on base_port + k
+# run_dir = "/shared/dtf-runs"   # default: the job directory's .dtf/runs
+# sbatch_args = ["--qos=normal"]
+# srun_args = []
+)";
+
 // `dir` without trailing slashes ("/" stays "/").
 fs::path WithoutTrailingSlash(std::string dir) {
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -722,6 +743,8 @@ StatusOr<ScaffoldResult> ScaffoldJob(const ScaffoldOptions& options) {
       WriteFileAtomically(stage + "/profiles/local.toml", kLocalProfile));
   DTF_RETURN_IF_ERROR(WriteFileAtomically(
       stage + "/profiles/cluster.example.toml", kClusterProfile));
+  DTF_RETURN_IF_ERROR(
+      WriteFileAtomically(stage + "/profiles/slurm.toml", kSlurmProfile));
   DTF_RETURN_IF_ERROR(WriteFileAtomically(
       stage + "/README.md",
       StrCat("# ", JobName(dir), "\n\nA dtf job made by `dtf init` from `",
@@ -733,8 +756,9 @@ StatusOr<ScaffoldResult> ScaffoldJob(const ScaffoldOptions& options) {
              "the training settings; `profiles/` the environments to launch "
              "in.\n")));
   DTF_RETURN_IF_ERROR(staging.Commit());
-  for (const char* f : {"dtf.toml", "profiles/local.toml",
-                        "profiles/cluster.example.toml", "README.md"}) {
+  for (const char* f :
+       {"dtf.toml", "profiles/local.toml", "profiles/cluster.example.toml",
+        "profiles/slurm.toml", "README.md"}) {
     result.files.push_back(f);
   }
   return result;

@@ -5,7 +5,8 @@
 // it drives one Backend and hears from it through BackendEvents.
 //
 // The backends: local (lib/launch/local/local_backend.h: processes on this
-// machine), ssh (lib/launch/ssh/ssh_backend.h: hosts over SSH and SFTP);
+// machine), ssh (lib/launch/ssh/ssh_backend.h: hosts over SSH and SFTP),
+// slurm (lib/launch/slurm/slurm_backend.h: a batch job or a job step);
 // StartRun and OpenRunSource (lib/launch/backends.cc) pick by the plan's
 // BackendKind.
 #pragma once
@@ -145,6 +146,9 @@ class Backend {
   // Once the run is over: the chief's metrics into --metrics-out when the
   // chief wrote them elsewhere.
   virtual void FetchMetrics() = 0;
+  // The batch system's id of what runs the tasks, recorded in tasks.json
+  // (RunRecord::slurm_job) once StartTasks made it; "" for none.
+  virtual std::string BatchJob() const { return ""; }
 };
 
 // The tasks a stop signalled, and those it had to kill.

@@ -2,6 +2,7 @@
 #include "lib/base/strings.h"
 #include "lib/launch/backend.h"
 #include "lib/launch/local/local_backend.h"
+#include "lib/launch/slurm/slurm_backend.h"
 #include "lib/launch/ssh/ssh_backend.h"
 #include "lib/launch/supervisor.h"
 
@@ -30,7 +31,7 @@ StatusOr<std::unique_ptr<Run>> StartRun(PlanRequest request,
       return std::unique_ptr<Run>(std::move(run));
     }
     case BackendKind::kSlurm:
-      break;
+      return StartSlurmRun(std::move(request), std::move(options));
   }
   return NotBuilt(request.profile.backend);
 }
@@ -42,7 +43,7 @@ StatusOr<std::unique_ptr<RunSource>> OpenRunSource(const Plan& plan) {
     case BackendKind::kSsh:
       return OpenSshRunSource(plan);
     case BackendKind::kSlurm:
-      break;
+      return OpenSlurmRunSource(plan);
   }
   return NotBuilt(plan.backend);
 }

@@ -6,6 +6,8 @@
 
 #include "lib/base/strings.h"
 #include "lib/launch/run_layout.h"
+#include "lib/launch/slurm/batch_script.h"
+#include "lib/launch/slurm/slurm_task.h"
 #include "lib/rpc/tls_certs.h"
 
 namespace dtf::launch {
@@ -185,6 +187,13 @@ bool Plan::LeavesLoopback() const {
 }
 
 std::string PlaintextWarning(const Plan& plan, const Profile& profile) {
+  if (plan.batch()) {
+    if (plan.slurm.nodes == 1) return "";
+    return StrCat(WhereOf(profile, "backend"),
+                  ": backend = \"slurm\": Slurm runs have no TLS; the "
+                  "tensors cross the cluster's network in plaintext (the run's "
+                  "secret authenticates every call)");
+  }
   if (plan.tls || !plan.LeavesLoopback()) return "";
   return StrCat(WhereOf(profile, "tls"),
                 ": tls = false: the run's secret and every tensor cross the "
@@ -214,6 +223,74 @@ Status ValidateSet(std::string_view set) {
   return OkStatus();
 }
 
+namespace {
+
+Status CheckSlurmPlanKeys(const Profile& profile) {
+  if (profile.tls.value_or(false)) {
+    return FailedPreconditionError(StrCat(
+        WhereOf(profile, "tls"),
+        ": tls = true: Slurm runs have no TLS (each task's host is known only "
+        "inside the allocation, after the run's certificates are made); the "
+        "run's secret (mode 0600 in the run directory) authenticates every "
+        "call; remove tls or launch on the ssh backend"));
+  }
+  if (profile.max_restarts > 0) {
+    return FailedPreconditionError(StrCat(
+        WhereOf(profile, "max_restarts"),
+        ": max_restarts = ", profile.max_restarts,
+        ": Slurm runs restart no task (srun --kill-on-bad-exit ends the job "
+        "step when one fails); set max_restarts = 0 and continue a failed run "
+        "with dtf launch --resume"));
+  }
+  return OkStatus();
+}
+
+// The rest of MakePlan for backend = "slurm": tasks placed by Slurm, every
+// one running the batch script's srun command.
+StatusOr<Plan> MakeSlurmPlan(const PlanRequest& r, Plan plan) {
+  const Profile& profile = r.profile;
+  plan.host = "";
+  plan.base_port = profile.slurm.base_port;
+  plan.tls = false;
+  plan.slurm = profile.slurm;
+  slurm::SlurmRunSpec spec;
+  spec.binary = plan.binary;
+  spec.job = plan.job;
+  spec.run_dir = plan.run_dir;
+  spec.run_id = plan.run_id;
+  spec.ps = plan.ps;
+  spec.workers = plan.workers;
+  spec.threads = plan.threads;
+  spec.base_port = profile.slurm.base_port;
+  spec.gpus_per_node = profile.slurm.gpus_per_node;
+  spec.sets = plan.sets;
+  spec.resume = plan.resume;
+  spec.metrics_out = plan.metrics_out;
+  spec.env.assign(profile.env.begin(), profile.env.end());
+  DTF_ASSIGN_OR_RETURN(plan.batch_script,
+                       slurm::RenderBatchScript(profile.slurm, spec));
+  const std::vector<std::string> argv = slurm::SlurmTaskArgv(spec);
+  const int count = plan.ps + plan.workers;
+  for (int k = 0; k < count; ++k) {
+    TaskPlan t;
+    t.role = k < plan.ps ? Role::kPs : Role::kWorker;
+    t.index = k < plan.ps ? k : k - plan.ps;
+    t.chief = t.role == Role::kWorker && t.index == 0;
+    t.argv = argv;
+    t.env.assign(profile.env.begin(), profile.env.end());
+    t.dir = (fs::path(plan.run_dir) / TaskDirName(t.role, t.index)).string();
+    t.ready_file = t.dir + "/" + kReadyFile;
+    t.stdout_file = t.dir + "/" + kStdoutFile;
+    t.stderr_file = t.dir + "/" + kStderrFile;
+    t.exit_file = t.dir + "/" + kExitFile;
+    plan.tasks.push_back(std::move(t));
+  }
+  DTF_RETURN_IF_ERROR(CheckPlanText(plan));
+  return plan;
+}
+
+}  // namespace
+
 StatusOr<Plan> MakePlan(const PlanRequest& r) {
   const Profile& profile = r.profile;
   if (!fs::path(r.job).is_absolute()) {
@@ -225,10 +302,7 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
         StrCat("task binary ", r.binary, ": the plan needs an absolute path"));
   }
   if (profile.backend == BackendKind::kSlurm) {
-    return FailedPreconditionError(StrCat(
-        WhereOf(profile, "backend"),
-        ": backend = \"slurm\": dtf launch does not submit Slurm jobs yet; "
-        "\"local\" and \"ssh\" profiles launch"));
+    DTF_RETURN_IF_ERROR(CheckSlurmPlanKeys(profile));
   }
   const Overrides& o = r.overrides;
   if (o.ps < 0 || o.workers < 0) {
@@ -258,9 +332,12 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
   plan.resume = r.resume;
   plan.job = fs::path(r.job).lexically_normal().string();
   plan.binary = r.binary;
-  const std::string runs_dir =
-      r.runs_dir.empty() ? DefaultRunsDir(fs::path(plan.job).parent_path())
-                         : fs::path(r.runs_dir).lexically_normal().string();
+  std::string runs_dir = r.runs_dir;
+  if (runs_dir.empty() && profile.backend == BackendKind::kSlurm) {
+    runs_dir = profile.slurm.run_dir;
+  }
+  runs_dir = runs_dir.empty() ? DefaultRunsDir(fs::path(plan.job).parent_path())
+                              : fs::path(runs_dir).lexically_normal().string();
   plan.run_dir = (fs::path(runs_dir) / r.run_id).string();
   plan.secret_file = (fs::path(plan.run_dir) / kSecretFile).string();
   plan.profile_name = profile.name;
@@ -275,6 +352,7 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
   plan.max_restarts = profile.max_restarts;
   plan.sets = o.sets;
   plan.metrics_out = o.metrics_out;
+  if (plan.batch()) return MakeSlurmPlan(r, std::move(plan));
   if (plan.remote()) {
     plan.host = "";
     plan.hosts = profile.hosts;

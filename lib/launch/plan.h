@@ -130,6 +130,12 @@ struct Plan {
   Profile::Ssh ssh;
   std::string env_id;
   std::string job_id;
+  // backend = "slurm": the profile's [slurm] table and the batch script
+  // the run is submitted with (written to <run dir>/sbatch.sh). Every task
+  // runs the script's `dtf task slurm` command; its host and port are
+  // known once Slurm places it (its ready file), so the plan has "" and 0.
+  slurm::SlurmProfile slurm;
+  std::string batch_script;
   // PS 0..ps-1, then workers 0..workers-1.
   std::vector<TaskPlan> tasks;
 
@@ -138,6 +144,10 @@ struct Plan {
   // least one), and its workers wait for each other in every collective.
   bool allreduce() const { return ps == 0; }
   bool remote() const { return backend == BackendKind::kSsh; }
+  // The tasks run under a Slurm job, their files on shared storage.
+  bool batch() const { return backend == BackendKind::kSlurm; }
+  // The tasks are not processes of this machine (ssh or slurm).
+  bool elsewhere() const { return backend != BackendKind::kLocal; }
   // The task named `name` ("worker:1"), or nullptr.
   const TaskPlan* Find(std::string_view name) const;
   // Whether a task's host is not a loopback one (rpc::IsLoopbackHost): the
@@ -164,6 +174,11 @@ Status ValidateSet(std::string_view set);
 // slots, no host that may run a PS; naming the profile key), and
 // FailedPrecondition for max_restarts > 0 without periodic checkpoints
 // (naming the profile's key and the job's train.checkpoint_every_steps).
+//
+// With backend = "slurm", the run directory is under --runs-dir, else
+// slurm.run_dir, else the job's .dtf/runs; every task runs the batch
+// script's srun command (lib/launch/slurm/batch_script.h); `tls = true` and
+// max_restarts > 0 are refused (FailedPrecondition naming the key).
 //
 // With backend = "ssh", parameter servers go round-robin over the hosts
 // that allow them, and workers round-robin over the hosts with slots left

@@ -63,11 +63,29 @@ Json PlanJson(const Plan& plan) {
     j["env_id"] = plan.env_id;
     j["job_id"] = plan.job_id;
   }
+  if (plan.batch()) {
+    const slurm::SlurmProfile& sl = plan.slurm;
+    j["profile"]["slurm"] = Json{{"partition", sl.partition},
+                                 {"account", sl.account},
+                                 {"constraint", sl.constraint},
+                                 {"time_limit", sl.time_limit},
+                                 {"nodes", sl.nodes},
+                                 {"tasks_per_node", sl.tasks_per_node},
+                                 {"gpus_per_node", sl.gpus_per_node},
+                                 {"sbatch_args", sl.sbatch_args},
+                                 {"srun_args", sl.srun_args},
+                                 {"base_port", sl.base_port},
+                                 {"run_dir", sl.run_dir}};
+    j["batch_script"] = plan.batch_script;
+  }
   j["set"] = plan.sets;
   j["metrics_out"] = plan.metrics_out;
   if (plan.resume) j["resume"] = true;
-  j["cluster"] = Json{{"ps", Addresses(plan, Role::kPs)},
-                      {"workers", Addresses(plan, Role::kWorker)}};
+  // A Slurm run's addresses are known once Slurm places its tasks.
+  if (!plan.batch()) {
+    j["cluster"] = Json{{"ps", Addresses(plan, Role::kPs)},
+                        {"workers", Addresses(plan, Role::kWorker)}};
+  }
   j["chief"] = plan.chief().name();
   Json tasks = Json::array();
   for (const TaskPlan& t : plan.tasks) {
@@ -170,6 +188,22 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
           ssh.value("reconnect_timeout", Profile::Ssh{}.reconnect_timeout);
       plan.env_id = j.at("env_id").get<std::string>();
       plan.job_id = j.at("job_id").get<std::string>();
+    }
+    if (plan.batch()) {
+      const Json& sl = p.at("slurm");
+      slurm::SlurmProfile& out = plan.slurm;
+      out.partition = sl.at("partition").get<std::string>();
+      out.account = sl.at("account").get<std::string>();
+      out.constraint = sl.at("constraint").get<std::string>();
+      out.time_limit = sl.at("time_limit").get<std::string>();
+      out.nodes = sl.at("nodes").get<int>();
+      out.tasks_per_node = sl.at("tasks_per_node").get<int>();
+      out.gpus_per_node = sl.at("gpus_per_node").get<int>();
+      out.sbatch_args = sl.at("sbatch_args").get<std::vector<std::string>>();
+      out.srun_args = sl.at("srun_args").get<std::vector<std::string>>();
+      out.base_port = sl.at("base_port").get<int>();
+      out.run_dir = sl.at("run_dir").get<std::string>();
+      plan.batch_script = j.at("batch_script").get<std::string>();
     }
     plan.sets = j.at("set").get<std::vector<std::string>>();
     plan.metrics_out = j.at("metrics_out").get<std::string>();

@@ -28,15 +28,19 @@ std::string PlanToText(const Plan& plan) {
   StrAppend(
       &out, "backend:  ", BackendName(plan.backend), ", ", plan.ps, " ps, ",
       plan.workers, plan.workers == 1 ? " worker" : " workers", " on ",
-      plan.remote()
+      plan.batch() ? std::string("the nodes Slurm allocates")
+      : plan.remote()
           ? StrCat(
                 plan.hosts.size(), plan.hosts.size() == 1 ? " host" : " hosts",
                 plan.hostfile.empty() ? "" : StrCat(" (", plan.hostfile, ")"))
           : plan.host,
       ", ",
-      plan.base_port == 0 ? std::string("ports chosen at launch")
-                          : StrCat("ports ", plan.base_port, "-",
-                                   plan.base_port + plan.ps + plan.workers - 1),
+      plan.batch()
+          ? StrCat("port ", plan.base_port, " + the task's place on its node")
+      : plan.base_port == 0
+          ? std::string("ports chosen at launch")
+          : StrCat("ports ", plan.base_port, "-",
+                   plan.base_port + plan.ps + plan.workers - 1),
       "\n");
   StrAppend(&out, "threads:  ",
             plan.threads == 0 ? std::string("each task decides")
@@ -46,7 +50,11 @@ std::string PlanToText(const Plan& plan) {
   StrAppend(&out, "secret:   ", plan.secret_file, " (mode 0600",
             plan.remote() ? "; copied to each host's run directory" : "",
             ")\n");
-  if (plan.tls) {
+  if (plan.batch()) {
+    StrAppend(&out,
+              "tls:      off (Slurm runs have no TLS; the secret "
+              "authenticates every call)\n");
+  } else if (plan.tls) {
     StrAppend(&out,
               "tls:      mutual TLS with the run's own CA: ", plan.run_dir,
               "/tls (the CA key stays there",
@@ -77,23 +85,36 @@ std::string PlanToText(const Plan& plan) {
   }
   out += "\n";
   size_t name_width = 4, address_width = 7;
+  const auto address = [&](const TaskPlan& t) {
+    return plan.batch() ? std::string("(slurm)") : t.address();
+  };
   for (const TaskPlan& t : plan.tasks) {
     name_width = std::max(name_width, t.name().size());
-    address_width = std::max(address_width, t.address().size());
+    address_width = std::max(address_width, address(t).size());
   }
   StrAppend(&out, PadRight("TASK", name_width), "  ",
             PadRight("ADDRESS", address_width), "  ROLE    LOGS\n");
   for (const TaskPlan& t : plan.tasks) {
     StrAppend(
         &out, PadRight(t.name(), name_width), "  ",
-        PadRight(t.address(), address_width), "  ",
+        PadRight(address(t), address_width), "  ",
         PadRight(t.chief ? std::string("chief") : std::string(RoleName(t.role)),
                  6),
         "  ", plan.remote() ? StrCat(t.host, ":") : "", t.dir,
         "/{stdout,stderr}\n");
   }
-  if (plan.base_port == 0) {
+  if (plan.batch()) {
+    out += "(host and port: where Slurm places the task, in its ready file)\n";
+  } else if (plan.base_port == 0) {
     out += "(port 0: a free port chosen at launch)\n";
+  }
+  if (plan.batch()) {
+    // Every task runs the same command: the batch script's srun.
+    StrAppend(&out, "\nbatch script (", plan.run_dir,
+              "/sbatch.sh; submitted with sbatch, or run with srun inside an "
+              "allocation):\n",
+              plan.batch_script);
+    return out;
   }
   for (const TaskPlan& t : plan.tasks) {
     StrAppend(&out, "\n", t.name(), ":\n");

@@ -31,10 +31,10 @@ bool SupervisorRunning(const RunRecord& record) {
 }
 
 bool AnyTaskAlive(const RunView& run) {
-  if (run.plan.remote()) {
+  if (run.plan.elsewhere()) {
     // Tasks on other hosts: alive until their exit.json says otherwise.
     for (const TaskRecord& t : run.record.tasks) {
-      if (t.process.pid > 0 && run.exits.count(t.task) == 0 &&
+      if (TaskStarted(run, t) && run.exits.count(t.task) == 0 &&
           !TaskStateFinal(t.state)) {
         return true;
       }
@@ -52,7 +52,7 @@ Status ReconcileRun(RunView* run) {
     return OkStatus();
   }
   const bool stopped = StopMarked(run->dir);
-  const bool remote = run->plan.remote();
+  const bool remote = run->plan.elsewhere();
   if (remote) {
     // The exits are recorded where the tasks ran.
     DTF_ASSIGN_OR_RETURN(std::unique_ptr<RunSource> source,
@@ -66,7 +66,7 @@ Status ReconcileRun(RunView* run) {
       t.state = it->second.state;
       continue;
     }
-    if (t.process.pid > 0 && (remote || GroupAlive(t.process))) {
+    if (TaskStarted(*run, t) && (remote || GroupAlive(t.process))) {
       all_final = false;
       continue;
     }
@@ -115,7 +115,7 @@ StatusOr<StopReport> StopRemoteRun(RunView run,
   StopReport report;
   if (RunStateFinal(run.record.state)) return report;
   for (const TaskRecord& t : run.record.tasks) {
-    if (t.process.pid > 0 && !TaskStateFinal(t.state) &&
+    if (TaskStarted(run, t) && !TaskStateFinal(t.state) &&
         run.exits.count(t.task) == 0) {
       report.signalled.push_back(t.task);
     }
@@ -144,7 +144,7 @@ StatusOr<StopReport> StopRemoteRun(RunView run,
 StatusOr<StopReport> StopRun(const std::string& run_dir,
                              std::chrono::milliseconds grace) {
   DTF_ASSIGN_OR_RETURN(RunView run, LoadRun(run_dir));
-  if (run.plan.remote()) return StopRemoteRun(std::move(run), grace);
+  if (run.plan.elsewhere()) return StopRemoteRun(std::move(run), grace);
   StopReport report;
   for (const TaskRecord& t : run.record.tasks) {
     if (t.process.pid <= 0) continue;

@@ -1,4 +1,3 @@
-#include "lib/launch/json_text.h"
 #include "lib/launch/run_registry.h"
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
+#include "lib/launch/json_text.h"
 #include "lib/launch/run_layout.h"
 
 namespace dtf::launch {
@@ -57,6 +57,7 @@ Status WriteRunRecord(const std::string& run_dir, const RunRecord& r) {
   j["supervisor"] = Json{{"pid", r.supervisor.pid},
                          {"start_ticks", r.supervisor.start_ticks},
                          {"detached", r.detached}};
+  if (!r.slurm_job.empty()) j["slurm_job"] = r.slurm_job;
   Json tasks = Json::array();
   for (const TaskRecord& t : r.tasks) {
     tasks.push_back(Json{{"task", t.task},
@@ -87,6 +88,7 @@ StatusOr<RunRecord> ReadRunRecord(const std::string& run_dir) {
     r.supervisor.pid = s.at("pid").get<pid_t>();
     r.supervisor.start_ticks = s.at("start_ticks").get<uint64_t>();
     r.detached = s.at("detached").get<bool>();
+    r.slurm_job = j.value("slurm_job", std::string());
     for (const Json& t : j.at("tasks")) {
       TaskRecord task;
       task.task = t.at("task").get<std::string>();
@@ -186,6 +188,11 @@ StatusOr<RunView> LoadRun(const std::string& run_dir) {
     if (exit) view.exits[t.name()] = std::move(*exit);
   }
   return view;
+}
+
+bool TaskStarted(const RunView& run, const TaskRecord& t) {
+  if (run.plan.batch()) return !run.record.slurm_job.empty();
+  return t.process.pid > 0;
 }
 
 }  // namespace dtf::launch

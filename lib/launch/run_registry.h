@@ -45,6 +45,10 @@ struct RunRecord {
   // supervisor of a detached run.
   ProcessId supervisor;
   bool detached = false;
+  // backend = "slurm": the run's Slurm job ("1234", submitted with sbatch)
+  // or job step ("1234.5", srun inside an existing allocation) once it is
+  // there; what `dtf stop` cancels (scancel) and squeue is asked about.
+  std::string slurm_job;
   std::vector<TaskRecord> tasks;
 };
 
@@ -84,5 +88,9 @@ struct RunView {
   std::map<std::string, ExitRecord> exits;
 };
 StatusOr<RunView> LoadRun(const std::string& run_dir);
+
+// Whether task `t` of `run` was started: it has a process (local, ssh), or
+// the run's Slurm job or step was made (slurm).
+bool TaskStarted(const RunView& run, const TaskRecord& t);
 
 }  // namespace dtf::launch

@@ -1,4 +1,3 @@
-#include "lib/launch/json_text.h"
 #include "lib/launch/run_status.h"
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 
 #include "lib/base/strings.h"
 #include "lib/launch/backend.h"
+#include "lib/launch/json_text.h"
 #include "lib/launch/run_control.h"
 #include "lib/launch/run_registry.h"
 #include "lib/launch/run_tls.h"
@@ -61,15 +61,15 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
     const TaskPlan& plan = run.plan.tasks[i];
     TaskStatusRow row;
     row.task = plan.name();
-    row.address = plan.address();
+    row.address = plan.host.empty() ? std::string() : plan.address();
     if (i < run.record.tasks.size()) {
       const TaskRecord& r = run.record.tasks[i];
       row.state = r.state;
       row.pid = r.process.pid;
       row.restarts = r.restarts;
       if (!r.address.empty()) row.address = r.address;
-      row.alive = r.process.pid > 0 && !TaskStateFinal(r.state) &&
-                  (run.plan.remote() || GroupAlive(r.process));
+      row.alive = TaskStarted(run, r) && !TaskStateFinal(r.state) &&
+                  (run.plan.elsewhere() || GroupAlive(r.process));
     }
     if (auto it = run.exits.find(row.task); it != run.exits.end()) {
       row.state = it->second.state;
@@ -84,6 +84,11 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
   if (s.over()) return s;
   if (!chief.alive) {
     s.chief_error = StrCat("the chief (", chief.task, ") is not running");
+    return s;
+  }
+  if (s.chief_address.empty()) {
+    // A Slurm task's address is known once its ready file is there.
+    s.chief_error = StrCat("the chief (", chief.task, ") has no address yet");
     return s;
   }
   StatusOr<std::string> secret = rpc::ReadSecretFile(run.plan.secret_file);

@@ -52,8 +52,8 @@ TEST(JobScaffold, TitanicJobLoadsAndUsesTheColumns) {
   EXPECT_THAT(toml, HasSubstr("[[features.hashed]]\nname = \"Ticket\""));
   EXPECT_THAT(toml, HasSubstr("name = \"Age_buckets\""));
   EXPECT_THAT(toml, HasSubstr("\"Age:float\""));
-  for (const char* f :
-       {"profiles/local.toml", "profiles/cluster.example.toml", "README.md"}) {
+  for (const char* f : {"profiles/local.toml", "profiles/cluster.example.toml",
+                        "profiles/slurm.toml", "README.md"}) {
     EXPECT_FALSE(testing::ReadFile(o.dir + "/" + f).empty()) << f;
   }
 }

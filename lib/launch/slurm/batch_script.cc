@@ -86,9 +86,11 @@ StatusOr<std::string> RenderBatchScript(const SlurmProfile& profile,
   for (const auto& [name, value] : spec.env) {
     StrAppend(&out, "export ", name, "=", ShellQuote(value), "\n");
   }
-  std::vector<std::string> words = {"srun", "--kill-on-bad-exit=1",
-                                    "--distribution=block",
-                                    StrCat("--ntasks=", ntasks)};
+  // The step is named as the job: how the launcher finds it when it runs
+  // the script inside an allocation of its own.
+  std::vector<std::string> words = {
+      "srun", "--kill-on-bad-exit=1", "--distribution=block",
+      StrCat("--ntasks=", ntasks), StrCat("--job-name=dtf-", spec.run_id)};
   if (profile.tasks_per_node > 0) {
     words.push_back(StrCat("--ntasks-per-node=", profile.tasks_per_node));
   }

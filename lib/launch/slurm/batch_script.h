@@ -23,7 +23,8 @@ inline constexpr char kBatchStderr[] = "slurm-%j.err";
 // them; --ntasks = ps + workers; output and error files in the run dir;
 // then sbatch_args. The body exports spec.env, then runs `srun
 // --kill-on-bad-exit=1
-// --distribution=block` with the srun_args and SlurmTaskArgv(spec), every
+// --distribution=block --ntasks=N --job-name=dtf-<run id>` (the step's
+// name) with the srun_args and SlurmTaskArgv(spec), every
 // word shell-quoted. `spec.base_port` and `spec.gpus_per_node` are taken
 // as given (normally the profile's). InvalidArgument (naming the profile
 // key where one is at fault) when nodes * tasks_per_node is below the task

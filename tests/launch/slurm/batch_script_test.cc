@@ -36,6 +36,7 @@ exec \
   --kill-on-bad-exit=1 \
   --distribution=block \
   --ntasks=3 \
+  --job-name=dtf-20261125-101500-ab12 \
   /opt/dtf/bin/dtf \
   task \
   slurm \
@@ -105,6 +106,7 @@ exec \
   --kill-on-bad-exit=1 \
   --distribution=block \
   --ntasks=8 \
+  --job-name=dtf-20261125-101500-ab12 \
   --ntasks-per-node=4 \
   --cpu-bind=cores \
   /opt/dtf/bin/dtf \

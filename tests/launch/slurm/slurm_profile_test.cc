@@ -144,7 +144,7 @@ TEST(SlurmProfile, RefusesOtherBackendsKeys) {
               HasSubstr("profiles/slurm.toml:2:2: slurm: unknown key"));
 }
 
-TEST(SlurmProfile, LaunchRefusesItUntilTheBackendSubmits) {
+TEST(SlurmProfile, DefaultsPlanAJob) {
   StatusOr<Profile> p =
       ParseProfile("backend = \"slurm\"\n", "profiles/slurm.toml", "slurm");
   ASSERT_TRUE(p.ok()) << p.status();
@@ -153,10 +153,12 @@ TEST(SlurmProfile, LaunchRefusesItUntilTheBackendSubmits) {
   r.binary = "/usr/bin/dtf";
   r.profile = *p;
   StatusOr<Plan> plan = MakePlan(r);
-  ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_THAT(Message(plan.status()),
-              HasSubstr("profiles/slurm.toml:1:11: backend = \"slurm\""));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->backend, BackendKind::kSlurm);
+  EXPECT_EQ(plan->run_dir, "/jobs/census/.dtf/runs/<run-id>");
+  EXPECT_THAT(plan->batch_script, HasSubstr("#SBATCH --ntasks=3\n"));
+  EXPECT_EQ(plan->tasks.size(), 3u);
+  EXPECT_EQ(plan->tasks[1].argv, plan->tasks[0].argv);
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 dtf_test(launch_slurm_test
   SOURCES launch/slurm/hostlist_test.cc launch/slurm/slurm_env_test.cc
           launch/slurm/slurm_profile_test.cc launch/slurm/batch_script_test.cc
-          launch/slurm/slurm_task_test.cc
+          launch/slurm/slurm_task_test.cc launch/slurm/slurm_query_test.cc
+          launch/slurm/slurm_plan_test.cc
   LIBS dtf_launch_slurm dtf_launch)
 
 # lib/launch/slurm against a real single-node Slurm that the test starts
@@ -26,4 +27,12 @@ add_test(NAME e2e_slurm_run
                  ${PROJECT_SOURCE_DIR} ${DTF_SHARED_DIR}
                  ${PROJECT_BINARY_DIR}/slurm-run-work)
 set_tests_properties(e2e_slurm_run PROPERTIES TIMEOUT 1200 LABELS e2e
+                     SKIP_RETURN_CODE 77)
+# dtf launch --profile slurm on that Slurm: a census run to accuracy 0.85,
+# dtf stop, a task that cannot start, a run inside salloc.
+add_test(NAME e2e_slurm_launch
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/launch/slurm/slurm_launch_test.sh
+                 $<TARGET_FILE:dtf> ${PROJECT_SOURCE_DIR} ${DTF_SHARED_DIR}
+                 ${PROJECT_BINARY_DIR}/slurm-launch-work)
+set_tests_properties(e2e_slurm_launch PROPERTIES TIMEOUT 1200 LABELS e2e
                      SKIP_RETURN_CODE 77)

@@ -1,0 +1,464 @@
+#include "lib/launch/slurm/slurm_backend.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "lib/base/file.h"
+#include "lib/base/strings.h"
+#include "lib/launch/log_tail.h"
+#include "lib/launch/run_id.h"
+#include "lib/launch/run_layout.h"
+#include "lib/launch/slurm/batch_script.h"
+#include "lib/launch/slurm/slurm_cli.h"
+#include "lib/launch/slurm/slurm_job.h"
+#include "lib/launch/slurm/slurm_query.h"
+
+namespace dtf::launch {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Files a task writes on shared storage may show up on this node a moment
+// after Slurm says the job is over.
+constexpr std::chrono::seconds kExitFileLag(5);
+// Slurm may be asked this long in vain before the run fails.
+constexpr int kMaxQueryErrors = 60;
+
+constexpr char kStepStdout[] = "srun.out";
+constexpr char kStepStderr[] = "srun.err";
+
+std::string SlurmTrim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) {
+    s.remove_suffix(1);
+  }
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
+    s.remove_prefix(1);
+  }
+  return std::string(s);
+}
+
+std::string HostOfAddress(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  return colon == std::string::npos ? address : address.substr(0, colon);
+}
+
+}  // namespace
+
+SlurmBackend::SlurmBackend(const RunOptions& options, std::string allocation)
+    : grace_(options.grace),
+      failure_lines_(options.failure_lines),
+      allocation_(std::move(allocation)) {}
+
+SlurmBackend::~SlurmBackend() = default;
+
+StatusOr<Plan> SlurmBackend::Place(PlanRequest request) {
+  const std::string wanted_id = request.run_id;
+  request.run_id = kUnchosenRunId;
+  request.ports.clear();
+  DTF_ASSIGN_OR_RETURN(Plan draft, MakePlan(request));
+  const std::string runs_dir = fs::path(draft.run_dir).parent_path().string();
+  if (request.resume) {
+    DTF_RETURN_IF_ERROR(ReopenRunDir(runs_dir, wanted_id));
+    request.run_id = wanted_id;
+  } else {
+    DTF_ASSIGN_OR_RETURN(request.run_id, CreateRunDir(runs_dir, wanted_id));
+  }
+  return MakePlan(request);
+}
+
+void SlurmBackend::Attach(const Plan* plan, BackendEvents* events) {
+  plan_ = plan;
+  events_ = events;
+  tasks_.resize(plan->tasks.size());
+  for (const TaskPlan& t : plan->tasks) {
+    tails_.push_back(std::make_unique<LineTail>(t.stdout_file));
+    tails_.push_back(std::make_unique<LineTail>(t.stderr_file));
+    if (plan->resume) {
+      tails_[tails_.size() - 2]->SkipToEnd();
+      tails_.back()->SkipToEnd();
+    }
+  }
+}
+
+Status SlurmBackend::Prepare(const RunTls*) {
+  // A resumed run's earlier ends are not this attempt's.
+  for (const TaskPlan& t : plan_->tasks) {
+    std::error_code ec;
+    fs::remove(t.ready_file, ec);
+    fs::remove(t.exit_file, ec);
+  }
+  const std::string script =
+      (fs::path(plan_->run_dir) / slurm::kBatchScriptFile).string();
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(script, plan_->batch_script));
+  if (::chmod(script.c_str(), 0700) != 0) {
+    return ErrnoToStatus(errno, script);
+  }
+  return OkStatus();
+}
+
+Status SlurmBackend::Submit() {
+  const std::string script =
+      (fs::path(plan_->run_dir) / slurm::kBatchScriptFile).string();
+  DTF_ASSIGN_OR_RETURN(
+      const slurm::CommandResult r,
+      slurm::RunSlurmCommand({"sbatch", "--parsable", script}));
+  if (!r.ok()) {
+    return FailedPreconditionError(StrCat("run ", plan_->run_id,
+                                          ": submitting ", script, ": ",
+                                          r.Describe("sbatch")));
+  }
+  DTF_ASSIGN_OR_RETURN(job_, slurm::ParseSbatchJobId(r.out));
+  events_->Note(StrCat("submitted Slurm job ", job_, " (", script, ")"));
+  return OkStatus();
+}
+
+Status SlurmBackend::StartStep() {
+  const std::string script =
+      (fs::path(plan_->run_dir) / slurm::kBatchScriptFile).string();
+  const std::string name = StrCat("dtf-", plan_->run_id);
+  SpawnOptions spawn;
+  spawn.argv = {"/bin/bash", script};
+  // The script's srun names the step `name`: how it is found below.
+  spawn.stdout_file = (fs::path(plan_->run_dir) / kStepStdout).string();
+  spawn.stderr_file = (fs::path(plan_->run_dir) / kStepStderr).string();
+  DTF_ASSIGN_OR_RETURN(srun_, Spawn(spawn));
+  // The step's id, for `dtf stop` once this launcher is gone.
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (Clock::now() < deadline) {
+    StatusOr<slurm::CommandResult> r = slurm::RunSlurmCommand(
+        {"squeue", "-h", "-s", "-j", allocation_, "-o", "%i %j"});
+    if (r.ok() && r->ok()) {
+      if (std::optional<std::string> step = slurm::ParseStepId(r->out, name)) {
+        job_ = *step;
+        break;
+      }
+    }
+    if ((srun_exit_ = TryReap(srun_.pid))) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  events_->Note(StrCat(
+      "started job step ",
+      job_.empty() ? std::string("(not seen in squeue)") : job_,
+      " inside Slurm allocation ", allocation_, " (srun pid ", srun_.pid, ")"));
+  return OkStatus();
+}
+
+std::vector<StatusOr<ProcessId>> SlurmBackend::StartTasks(Role role) {
+  std::vector<StatusOr<ProcessId>> ids(plan_->tasks.size(),
+                                       CancelledError("not tried"));
+  if (!submitted_) {
+    submitted_ = true;
+    const Status s = allocation_.empty() ? Submit() : StartStep();
+    if (!s.ok()) {
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (plan_->tasks[i].role == role) {
+          ids[i] = s;
+          break;
+        }
+      }
+      return ids;
+    }
+    last_query_ = Clock::now();
+  }
+  for (size_t i = 0; i < plan_->tasks.size(); ++i) {
+    if (plan_->tasks[i].role == role) ids[i] = ProcessId{};
+  }
+  return ids;
+}
+
+StatusOr<ProcessId> SlurmBackend::StartAgain(size_t i, bool) {
+  return FailedPreconditionError(
+      StrCat("task ", plan_->tasks[i].name(),
+             " cannot be started again alone under Slurm (srun "
+             "--kill-on-bad-exit ended the step)"));
+}
+
+void SlurmBackend::PumpOutput(bool flush) {
+  if (!events_->WantsOutput()) return;
+  for (size_t i = 0; i < tails_.size(); ++i) {
+    const Stream stream = i % 2 == 0 ? Stream::kStdout : Stream::kStderr;
+    tails_[i]->Poll(
+        [&](std::string_view line) { events_->Output(i / 2, stream, line); },
+        flush);
+  }
+}
+
+void SlurmBackend::CheckReady() {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    Task& t = tasks_[i];
+    if (t.ready || t.ended) continue;
+    StatusOr<std::string> text = ReadFileToString(plan_->tasks[i].ready_file);
+    if (!text.ok()) continue;
+    const std::string address = SlurmTrim(*text);
+    if (address.empty()) continue;  // being written
+    t.ready = true;
+    t.host = HostOfAddress(address);
+    events_->Ready(i, address);
+  }
+}
+
+void SlurmBackend::CheckExits() {
+  const size_t chief = static_cast<size_t>(plan_->ps);
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    Task& t = tasks_[i];
+    if (t.ended) continue;
+    const TaskPlan& plan = plan_->tasks[i];
+    StatusOr<std::optional<ExitRecord>> rec = ReadExitRecord(plan.exit_file);
+    if (!rec.ok() || !*rec) continue;
+    ExitRecord e = **rec;
+    t.ended = true;
+    ExitInfo info;
+    info.code = e.exit_code.value_or(-1);
+    info.signal = e.signal;
+    if (e.state == "failed" && events_->EndsAreStops()) {
+      e.state = "stopped";
+      (void)WriteExitRecord(plan.exit_file, e);
+    }
+    if (e.state == "failed" && !first_failed_) first_failed_ = i;
+    const std::string on =
+        t.host.empty() ? std::string() : StrCat(" on ", t.host);
+    TaskEnd end;
+    end.state = e.state;
+    end.exit_code = info.ShellCode();
+    end.signal = e.signal;
+    end.how = StrCat(info.Describe(), on);
+    end.how_brief = end.how;
+    end.restart_how = end.how;
+    events_->Note(StrCat(plan.name(), " ", end.how));
+    const bool ends_step = e.state == "failed" && plan.role == Role::kWorker &&
+                           !plan.chief && !tasks_[chief].ended &&
+                           step_failure_.ok();
+    if (ends_step) {
+      // Elsewhere a worker other than the chief may fail and the run go
+      // on; here srun --kill-on-bad-exit ends every task with it.
+      step_failure_ = absl::AbortedError(ToAbsl(StrCat(
+          "task ", plan.name(), " ", end.how,
+          "; Slurm ends the job step when a task fails (srun "
+          "--kill-on-bad-exit), so the run cannot go on without it; stopped "
+          "the other tasks",
+          StderrTail(i))));
+    }
+    events_->Ended(i, std::move(end));
+  }
+}
+
+Status SlurmBackend::CheckJob(bool now) {
+  if (over_) return OkStatus();
+  if (!allocation_.empty()) {
+    if (!srun_exit_ && srun_.pid > 0) srun_exit_ = TryReap(srun_.pid);
+    if (srun_exit_ || srun_.pid <= 0) {
+      over_ = true;
+      over_at_ = Clock::now();
+      job_state_ = srun_exit_ ? StrCat("srun ", srun_exit_->Describe())
+                              : std::string("not started");
+    }
+    return OkStatus();
+  }
+  if (job_.empty()) return OkStatus();
+  if (!now && Clock::now() - last_query_ < std::chrono::seconds(1)) {
+    return OkStatus();
+  }
+  last_query_ = Clock::now();
+  StatusOr<slurm::SlurmJobState> s = slurm::QuerySlurmJob(job_);
+  if (!s.ok()) {
+    if (++query_errors_ >= kMaxQueryErrors) return s.status();
+    return OkStatus();
+  }
+  query_errors_ = 0;
+  if (s->state != job_state_) {
+    if (s->state == "RUNNING" || s->state == "PENDING") {
+      events_->Note(StrCat("Slurm job ", job_, " ", s->state));
+    }
+    job_state_ = s->state;
+  }
+  if (s->over) {
+    over_ = true;
+    over_at_ = Clock::now();
+  }
+  return OkStatus();
+}
+
+void SlurmBackend::RecordMissing(bool force) {
+  if (!over_) return;
+  if (!force && Clock::now() - over_at_ < kExitFileLag) return;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    Task& t = tasks_[i];
+    if (t.ended) continue;
+    const TaskPlan& plan = plan_->tasks[i];
+    t.ended = true;
+    ExitRecord e;
+    e.task = plan.name();
+    e.state = events_->EndsAreStops() ? "stopped" : "lost";
+    e.finished_ms = NowMs();
+    Status s = WriteExitRecord(plan.exit_file, e);
+    if (!s.ok()) events_->Note(StrCat("warning: ", Message(s)));
+    TaskEnd end;
+    end.state = e.state;
+    const bool made = !job_.empty() || srun_.pid > 0;
+    if (!made) {
+      // The submission failed: its error is the run's.
+      end.how = "was not started (no Slurm job was made)";
+      end.how_brief = end.how;
+      end.restart_how = end.how;
+      events_->Ended(i, std::move(end));
+      continue;
+    }
+    const std::string job =
+        allocation_.empty() ? StrCat("job ", job_) : StrCat("step ", job_);
+    end.how =
+        t.ready ? StrCat("left no exit record (", plan.exit_file,
+                         ") when its Slurm ", job, " ended (", job_state_, ")")
+                : StrCat("did not start: no exit record (", plan.exit_file,
+                         "), and its Slurm ", job, " ended (", job_state_, ")");
+    end.how_brief = end.how;
+    end.restart_how = end.how;
+    end.quote_signalled = true;
+    events_->Note(StrCat(plan.name(), " ", end.how));
+    events_->Ended(i, std::move(end));
+  }
+}
+
+Status SlurmBackend::Look() {
+  CheckReady();
+  PumpOutput(false);
+  CheckExits();
+  if (!step_failure_.ok()) return step_failure_;
+  DTF_RETURN_IF_ERROR(CheckJob(false));
+  RecordMissing(false);
+  return OkStatus();
+}
+
+Status SlurmBackend::StopTasks(bool final) {
+  Status result;
+  if (job_.empty() && srun_.pid <= 0) {
+    // No job or step was made (the submission failed): nothing runs.
+    over_ = true;
+    job_state_ = "not submitted";
+  }
+  bool all_ended = true;
+  for (const Task& t : tasks_) all_ended = all_ended && t.ended;
+  if (submitted_ && !over_ && all_ended) {
+    // Every task has exited: the job ends on its own (COMPLETED, not
+    // CANCELLED) unless it lingers.
+    const auto until = Clock::now() + std::chrono::seconds(10);
+    while (!over_ && Clock::now() < until) {
+      if (Status s = CheckJob(true); !s.ok()) break;
+      if (!over_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  if (submitted_ && !over_) {
+    if (!allocation_.empty()) {
+      if (srun_.pid > 0) SignalGroup(srun_, SIGTERM);
+    } else if (!job_.empty()) {
+      result = slurm::CancelSlurmJob(job_);
+    }
+    // Slurm signals every task; it kills what is left after its KillWait.
+    const auto deadline = Clock::now() + grace_ + std::chrono::seconds(30);
+    bool killed = false;
+    while (result.ok()) {
+      CheckReady();
+      PumpOutput(false);
+      CheckExits();
+      if (Status s = CheckJob(true); !s.ok()) {
+        result = s;
+        break;
+      }
+      if (over_) break;
+      if (!killed && Clock::now() > deadline - std::chrono::seconds(30)) {
+        killed = true;
+        if (!allocation_.empty()) {
+          if (srun_.pid > 0) SignalGroup(srun_, SIGKILL);
+        } else {
+          (void)slurm::CancelSlurmJob(job_, "KILL");
+        }
+      }
+      if (Clock::now() > deadline) {
+        result = DeadlineExceededError(
+            StrCat("Slurm ", allocation_.empty() ? "job " : "step ", job_,
+                   " did not end after scancel"));
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  // The exit records of tasks Slurm ended may lag behind.
+  const auto lag = Clock::now() + kExitFileLag;
+  while (Clock::now() < lag) {
+    CheckExits();
+    bool all = true;
+    for (const Task& t : tasks_) all = all && t.ended;
+    if (all || !submitted_) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (over_ || !submitted_ || final) {
+    over_ = true;
+    RecordMissing(/*force=*/true);
+  }
+  if (final) PumpOutput(true);
+  return result;
+}
+
+std::string SlurmBackend::SlurmStderr() const {
+  if (!allocation_.empty()) {
+    return (fs::path(plan_->run_dir) / kStepStderr).string();
+  }
+  std::string name = slurm::kBatchStderr;
+  const size_t at = name.find("%j");
+  if (at != std::string::npos) name.replace(at, 2, job_);
+  return (fs::path(plan_->run_dir) / name).string();
+}
+
+std::string SlurmBackend::SlurmStderrTail() const {
+  const std::string file = SlurmStderr();
+  std::vector<std::string> lines = LastLines(file, failure_lines_);
+  if (lines.empty()) return "";
+  std::string out = StrCat("; the last lines of ", file, ":");
+  for (const std::string& line : lines) StrAppend(&out, "\n  ", line);
+  return out;
+}
+
+std::string SlurmBackend::StderrTail(size_t i) {
+  const TaskPlan& t = plan_->tasks[i];
+  std::vector<std::string> lines = LastLines(t.stderr_file, failure_lines_);
+  if (lines.empty()) {
+    const std::string slurm = SlurmStderrTail();
+    return StrCat(" (its stderr, ", t.stderr_file, ", is empty)", slurm);
+  }
+  std::string out = StrCat("; the last lines of ", t.stderr_file, ":");
+  for (const std::string& line : lines) StrAppend(&out, "\n  ", line);
+  return out;
+}
+
+std::string SlurmBackend::ChiefFailed(size_t i, const TaskEnd& end) {
+  if (first_failed_ && *first_failed_ != i) {
+    const size_t f = *first_failed_;
+    return StrCat("task ", plan_->tasks[f].name(), " failed and Slurm ended ",
+                  "the job step (srun --kill-on-bad-exit); the chief (",
+                  plan_->tasks[i].name(), ") ", end.how, StderrTail(f));
+  }
+  return StrCat("the chief (", plan_->tasks[i].name(), ") ", end.how,
+                StderrTail(i));
+}
+
+std::string SlurmBackend::NotReady(size_t i) const {
+  const TaskPlan& t = plan_->tasks[i];
+  return StrCat("task ", t.name(), " did not write its ready file (",
+                t.ready_file, "; Slurm job ", job_.empty() ? "-" : job_, " ",
+                job_state_.empty() ? std::string("?") : job_state_, ")");
+}
+
+StatusOr<std::unique_ptr<Run>> StartSlurmRun(PlanRequest request,
+                                             RunOptions options) {
+  const char* allocation = std::getenv("SLURM_JOB_ID");
+  auto backend = std::make_unique<SlurmBackend>(
+      options, allocation == nullptr ? std::string() : std::string(allocation));
+  return Run::Start(std::move(backend), std::move(request), std::move(options));
+}
+
+}  // namespace dtf::launch
