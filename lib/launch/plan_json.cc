@@ -66,6 +66,7 @@ Json PlanJson(const Plan& plan) {
   j["set"] = plan.sets;
   j["metrics_out"] = plan.metrics_out;
   if (plan.resume) j["resume"] = true;
+  if (plan.batch) j["batch"] = true;
   j["cluster"] = Json{{"ps", Addresses(plan, Role::kPs)},
                       {"workers", Addresses(plan, Role::kWorker)}};
   j["chief"] = plan.chief().name();
@@ -174,6 +175,7 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
     plan.sets = j.at("set").get<std::vector<std::string>>();
     plan.metrics_out = j.at("metrics_out").get<std::string>();
     plan.resume = j.value("resume", false);
+    plan.batch = j.value("batch", false);
     for (const Json& t : j.at("tasks")) {
       TaskPlan task;
       const std::string role = t.at("role").get<std::string>();
