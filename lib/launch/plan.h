@@ -153,9 +153,10 @@ struct Plan {
   std::vector<TaskPlan> tasks;
 
   const TaskPlan& chief() const { return tasks[static_cast<size_t>(ps)]; }
-  // Allreduce: the plan has no parameter servers (every other mode has at
-  // least one), and its workers wait for each other in every collective.
-  bool allreduce() const { return ps == 0; }
+  // Allreduce: a training plan without parameter servers (every other mode
+  // has at least one), whose workers wait for each other in every
+  // collective.
+  bool allreduce() const { return ps == 0 && !batch; }
   bool remote() const { return backend == BackendKind::kSsh; }
   // The task named `name` ("worker:1"), or nullptr.
   const TaskPlan* Find(std::string_view name) const;
