@@ -1,4 +1,3 @@
-#include "lib/launch/json_text.h"
 #include "lib/launch/run_status.h"
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 
 #include "lib/base/strings.h"
 #include "lib/launch/backend.h"
+#include "lib/launch/json_text.h"
 #include "lib/launch/run_control.h"
 #include "lib/launch/run_registry.h"
 #include "lib/launch/run_tls.h"
@@ -81,7 +81,9 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
   const TaskStatusRow& chief = s.tasks[static_cast<size_t>(run.plan.ps)];
   s.chief = chief.task;
   s.chief_address = chief.address;
-  if (s.over()) return s;
+  // A batch plan's tasks (dtf predict --profile) serve no coordinator: the
+  // states are those tasks.json records.
+  if (s.over() || run.plan.batch) return s;
   if (!chief.alive) {
     s.chief_error = StrCat("the chief (", chief.task, ") is not running");
     return s;

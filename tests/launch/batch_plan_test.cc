@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -13,6 +14,7 @@
 #include "lib/launch/local/local_backend.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/restart_policy.h"
+#include "lib/launch/run_status.h"
 #include "tests/launch/launch_testing.h"
 #include "tests/testing/temp_dir.h"
 
@@ -117,6 +119,30 @@ TEST_F(BatchPlanTest, AFailingTaskEndsTheRunNamingItAndStopsTheOthers) {
   EXPECT_THAT(Message(outcome.status), HasSubstr("boom: bad input"));
   EXPECT_EQ(outcome.state, "failed");
   EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
+}
+
+// dtf status on a batch run in progress: no coordinator to ask, the states
+// from the records.
+TEST_F(BatchPlanTest, StatusReadsTheRecordsWithoutAChief) {
+  StatusOr<std::unique_ptr<LocalRun>> run = LocalRun::Start(
+      Request({"echo 0 > \"$1\"; sleep 60", "echo 1 > \"$1\"; sleep 60"}),
+      Options());
+  ASSERT_TRUE(run.ok()) << run.status();
+  const auto until = std::chrono::steady_clock::now() + 30s;
+  while (!((*run)->ready(0) && (*run)->ready(1)) &&
+         std::chrono::steady_clock::now() < until) {
+    (*run)->Poll();
+    std::this_thread::sleep_for(10ms);
+  }
+  StatusOr<RunStatus> status =
+      CollectRunStatus((*run)->plan().run_dir, std::chrono::seconds(5));
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_FALSE(status->from_chief);
+  EXPECT_EQ(status->chief_error, "");
+  ASSERT_EQ(status->tasks.size(), 2u);
+  EXPECT_EQ(status->tasks[0].state, "running");
+  EXPECT_EQ(status->tasks[1].state, "running");
+  (*run)->Stop(CancelledError("done"));
 }
 
 }  // namespace
