@@ -390,6 +390,10 @@ Status RunPredictCommand(const PredictFlags& f, Context* ctx) {
 
 }  // namespace
 
+Status CheckPredictModel(const PredictFlags& f) {
+  return MakeScorer(f).status();
+}
+
 void SetupPredict(CLI::App* app, Context* ctx) {
   auto f = std::make_shared<PredictFlags>();
   CLI::App* sub = app->add_subcommand(

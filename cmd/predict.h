@@ -34,6 +34,10 @@ struct PredictFlags {
   std::string ready_file;
 };
 
+// Loads f.model and checks --keep against its schema, as scoring does
+// first: what --profile checks before it starts any task.
+Status CheckPredictModel(const PredictFlags& f);
+
 // Scores the input over the tasks of f.profile and merges their outputs
 // into f.output (predict_shards.h).
 Status RunPredictOnProfile(const PredictFlags& f, Context* ctx);

@@ -137,11 +137,9 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
   }
   DTF_ASSIGN_OR_RETURN(const std::vector<std::string> files,
                        PredictInputFiles(inputs));
+  // A model that does not load, or a --keep it lacks, stops here too.
+  DTF_RETURN_IF_ERROR(CheckPredictModel(f));
   const std::string model = AbsolutePath(f.model);
-  if (!fs::is_directory(model)) {
-    return NotFoundError(
-        StrCat("--model ", f.model, ": no such model directory"));
-  }
 
   launch::PlanRequest request;
   DTF_ASSIGN_OR_RETURN(request.profile,

@@ -188,6 +188,17 @@ TEST_F(PredictProfileTest, FailedShardNamesTaskAndLeavesNoOutput) {
   EXPECT_THAT(Leftovers("none.jsonl"), IsEmpty());
 }
 
+// A --keep the model lacks stops the launcher before any task starts.
+TEST_F(PredictProfileTest, BadKeepFailsBeforeAnyTask) {
+  const Result r =
+      Run("predict --model out/model --input 'records/train/*' --keep Nope "
+          "--profile local --workers 2 --output k.jsonl");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("has no column \"Nope\""));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("worker:")));
+  EXPECT_FALSE(Exists("k.jsonl"));
+}
+
 TEST_F(PredictProfileTest, ProfileNeedsAnOutputFile) {
   const Result r = Run(
       "predict --model out/model --input 'records/train/*' --profile local");
