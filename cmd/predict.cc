@@ -1,7 +1,11 @@
 // dtf predict: score TFRecord shards with an exported model.
+#include "cmd/predict.h"
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +14,7 @@
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
 #include "cmd/output_file.h"
+#include "cmd/predict_shards.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/data/input_pipeline.h"
@@ -20,16 +25,6 @@
 
 namespace dtf::cli {
 namespace {
-
-struct PredictFlags {
-  std::string model;
-  std::vector<std::string> input;
-  std::string format = "jsonl";
-  std::string output = "-";
-  std::vector<std::string> keep;
-  int64_t batch_size = 1024;
-  int threads = 0;
-};
 
 std::string Number(double v) {
   return std::isfinite(v) ? fmt::format("{}", v) : "null";
@@ -75,6 +70,63 @@ std::string KeptValue(const Column& c, int64_t r, bool csv) {
   return csv ? CsvCell(out) : out;
 }
 
+// Rows a batch is padded to a multiple of before the model runs. The dense
+// kernels compute the rows past a batch's last full SIMD panel by another
+// code path, whose rounding differs in the last bits: unpadded, a record's
+// score would depend on where its batch happens to end. Padded (with copies
+// of the last row, whose scores are dropped), every record is scored alike
+// in any batch, so a split input (--shard, --profile) scores byte for byte
+// as one process does. A multiple of every panel height in use.
+constexpr int64_t kPredictRowPadding = 64;
+
+// Appends copies of the batch's last row until it holds a multiple of
+// `multiple` rows. REQUIRES: batch->rows > 0.
+void PadBatchRows(Batch* batch, int64_t multiple) {
+  const int64_t rows = batch->rows;
+  const int64_t target = (rows + multiple - 1) / multiple * multiple;
+  const int64_t last = rows - 1;
+  for (Column& c : batch->columns) {
+    const int64_t begin = c.row_begin(last);
+    const int64_t size = c.row_size(last);
+    const bool splits = !c.row_splits.empty();
+    if (c.type == FeatureType::kBytes) {
+      const std::string values =
+          c.bytes.substr(size_t(c.bytes_offsets[size_t(begin)]),
+                         size_t(c.bytes_offsets[size_t(begin + size)] -
+                                c.bytes_offsets[size_t(begin)]));
+      std::vector<int64_t> lengths;
+      for (int64_t i = begin; i < begin + size; ++i) {
+        lengths.push_back(c.bytes_offsets[size_t(i + 1)] -
+                          c.bytes_offsets[size_t(i)]);
+      }
+      for (int64_t r = rows; r < target; ++r) {
+        c.bytes += values;
+        for (int64_t n : lengths) {
+          c.bytes_offsets.push_back(c.bytes_offsets.back() + n);
+        }
+      }
+    } else if (c.type == FeatureType::kInt64) {
+      const std::vector<int64_t> values(c.int64s.begin() + begin,
+                                        c.int64s.begin() + begin + size);
+      for (int64_t r = rows; r < target; ++r) {
+        c.int64s.insert(c.int64s.end(), values.begin(), values.end());
+      }
+    } else {
+      const std::vector<float> values(c.floats.begin() + begin,
+                                      c.floats.begin() + begin + size);
+      for (int64_t r = rows; r < target; ++r) {
+        c.floats.insert(c.floats.end(), values.begin(), values.end());
+      }
+    }
+    if (splits) {
+      for (int64_t r = rows; r < target; ++r) {
+        c.row_splits.push_back(c.row_splits.back() + size);
+      }
+    }
+  }
+  batch->rows = target;
+}
+
 // The name of each class id when the label was mapped from text ("dog"),
 // else empty. Several texts may map to one id (">50K" and ">50K."): the
 // shortest names it.
@@ -92,17 +144,36 @@ std::vector<std::string> ClassNames(const Schema& schema, int64_t classes) {
   return names;
 }
 
-Status RunPredict(const PredictFlags& f, Context* ctx) {
-  // A target that cannot be written is refused before any work.
-  DTF_ASSIGN_OR_RETURN(const std::string output,
-                       OutputTarget("--output", f.output));
-  DTF_ASSIGN_OR_RETURN(runtime::LoadedModel loaded,
-                       runtime::LoadExportedModel(f.model));
-  const ModelSpec& spec = *loaded.definition.model;
-  const Schema& schema = loaded.definition.schema;
+// What scoring needs, loaded once: the model, the parse specs (--keep
+// included) and the output's shape.
+struct Scorer {
+  explicit Scorer(runtime::LoadedModel model) : loaded(std::move(model)) {}
+
+  runtime::LoadedModel loaded;
   InputPipelineOptions options;
+  std::vector<std::string> keep;
+  std::vector<std::string> names;
+  int64_t classes = 0;
+  bool csv = false;
+  kernels::Context kctx = kernels::Context::Cpu(0);
+
+  const ModelSpec& spec() const { return *loaded.definition.model; }
+  std::string Header() const;
+  // Appends a row per record of `options` (files, sharding) to `*out`;
+  // `flush` may take what `*out` holds; `progress` hears the rows so far.
+  Status Score(InputPipelineOptions options, Context* ctx, std::string* out,
+               int64_t* rows, const std::function<Status(std::string*)>& flush,
+               const std::function<void(int64_t)>& progress);
+};
+
+StatusOr<Scorer> MakeScorer(const PredictFlags& f) {
+  DTF_ASSIGN_OR_RETURN(runtime::LoadedModel model,
+                       runtime::LoadExportedModel(f.model));
+  Scorer s(std::move(model));
+  const Schema& schema = s.loaded.definition.schema;
+  InputPipelineOptions& options = s.options;
   options.files = f.input;
-  options.features = loaded.layer.ParseSpecs(/*with_label=*/false);
+  options.features = s.loaded.layer.ParseSpecs(/*with_label=*/false);
   options.batch_size = f.batch_size;
   for (const std::string& name : f.keep) {
     const ColumnSpec* column = schema.FindColumn(name);
@@ -112,7 +183,7 @@ Status RunPredict(const PredictFlags& f, Context* ctx) {
                  "/model.toml) has no column \"", name, "\""));
     }
     bool parsed = false;
-    for (const FeatureParseSpec& s : options.features) parsed |= s.name == name;
+    for (const FeatureParseSpec& p : options.features) parsed |= p.name == name;
     if (parsed) continue;
     const FeatureType type =
         column->type == ValueType::kInt     ? FeatureType::kInt64
@@ -120,37 +191,50 @@ Status RunPredict(const PredictFlags& f, Context* ctx) {
                                             : FeatureType::kBytes;
     options.features.push_back(VarLenFeature(name, type));
   }
-  DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(options));
+  s.keep = f.keep;
+  s.kctx = kernels::Context::Cpu(f.threads);
+  s.csv = f.format == "csv";
+  s.classes = s.spec().outputs();
+  s.names = ClassNames(schema, s.classes);
+  return s;
+}
 
-  const kernels::Context kctx = kernels::Context::Cpu(f.threads);
-  const bool csv = f.format == "csv";
-  const int64_t classes = spec.outputs();
-  const std::vector<std::string> names = ClassNames(schema, classes);
+std::string Scorer::Header() const {
+  if (!csv) return "";
   const std::string name_column = names.empty() ? "" : ",class_name";
   std::string out;
-  if (csv) {
-    for (const std::string& name : f.keep) StrAppend(&out, name, ",");
-    if (spec.loss == Loss::kBinaryCrossentropy) {
-      StrAppend(&out, "probability,class", name_column, "\n");
-    } else if (spec.loss == Loss::kSoftmaxCrossentropy) {
-      for (int64_t k = 0; k < classes; ++k) StrAppend(&out, "p", k, ",");
-      StrAppend(&out, "class", name_column, "\n");
-    } else {
-      out += "prediction\n";
-    }
+  for (const std::string& name : keep) StrAppend(&out, name, ",");
+  if (spec().loss == Loss::kBinaryCrossentropy) {
+    StrAppend(&out, "probability,class", name_column, "\n");
+  } else if (spec().loss == Loss::kSoftmaxCrossentropy) {
+    for (int64_t k = 0; k < classes; ++k) StrAppend(&out, "p", k, ",");
+    StrAppend(&out, "class", name_column, "\n");
+  } else {
+    out += "prediction\n";
   }
+  return out;
+}
+
+Status Scorer::Score(InputPipelineOptions options, Context* ctx,
+                     std::string* out_ptr, int64_t* rows,
+                     const std::function<Status(std::string*)>& flush,
+                     const std::function<void(int64_t)>& progress) {
+  std::string& out = *out_ptr;
+  DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(options));
+  const ModelSpec& spec = this->spec();
   Batch batch;
   runtime::ModelInputs inputs;
   kernels::Tensor logits;
-  int64_t rows = 0;
   while (true) {
     if (ctx->cancel && ctx->cancel->load())
       return CancelledError("interrupted");
     DTF_ASSIGN_OR_RETURN(bool more, pipeline->Next(&batch));
     if (!more) break;
+    const int64_t batch_rows = batch.rows;
+    PadBatchRows(&batch, kPredictRowPadding);
     DTF_RETURN_IF_ERROR(loaded.layer.Transform(kctx, batch, false, &inputs));
     DTF_RETURN_IF_ERROR(loaded.model->Forward(kctx, inputs, false, &logits));
-    for (int64_t r = 0; r < batch.rows; ++r) {
+    for (int64_t r = 0; r < batch_rows; ++r) {
       const float* z = logits.data() + r * classes;
       if (!csv) out += "{";
       bool first = true;
@@ -162,7 +246,7 @@ Status RunPredict(const PredictFlags& f, Context* ctx) {
         }
         first = false;
       };
-      for (const std::string& name : f.keep) {
+      for (const std::string& name : keep) {
         field(name, KeptValue(*batch.Find(name), r, csv));
       }
       // The class id and, for a mapped label, its name.
@@ -203,12 +287,28 @@ Status RunPredict(const PredictFlags& f, Context* ctx) {
       }
       out += csv ? "\n" : "}\n";
     }
-    rows += batch.rows;
-    if (output == "-" && out.size() > (1 << 20)) {
-      DTF_RETURN_IF_ERROR(PrintStdout(out));
-      out.clear();
-    }
+    *rows += batch_rows;
+    if (flush) DTF_RETURN_IF_ERROR(flush(&out));
+    if (progress) progress(*rows);
   }
+  return OkStatus();
+}
+
+Status RunPredict(const PredictFlags& f, Context* ctx) {
+  // A target that cannot be written is refused before any work.
+  DTF_ASSIGN_OR_RETURN(const std::string output,
+                       OutputTarget("--output", f.output));
+  DTF_ASSIGN_OR_RETURN(Scorer scorer, MakeScorer(f));
+  std::string out = scorer.Header();
+  int64_t rows = 0;
+  auto flush = [&](std::string* text) -> Status {
+    if (output != "-" || text->size() <= (1 << 20)) return OkStatus();
+    DTF_RETURN_IF_ERROR(PrintStdout(*text));
+    text->clear();
+    return OkStatus();
+  };
+  DTF_RETURN_IF_ERROR(
+      scorer.Score(scorer.options, ctx, &out, &rows, flush, nullptr));
   if (output == "-") return PrintStdout(out);
   // `output` is OutputTarget's already: the file itself, links followed.
   DTF_RETURN_IF_ERROR(WriteFileAtomically(output, out));
@@ -216,7 +316,83 @@ Status RunPredict(const PredictFlags& f, Context* ctx) {
   return OkStatus();
 }
 
+// One shard of `--profile`'s split (predict_shards.h): its rows to
+// --output, and the index beside it.
+Status RunPredictShard(const PredictFlags& f, Context* ctx) {
+  if (f.output == "-") {
+    return InvalidArgumentError("--shard: needs --output FILE");
+  }
+  DTF_ASSIGN_OR_RETURN(const std::string output,
+                       OutputTarget("--output", f.output));
+  DTF_ASSIGN_OR_RETURN(Scorer scorer, MakeScorer(f));
+  DTF_ASSIGN_OR_RETURN(const std::vector<std::string> files,
+                       PredictInputFiles(f.input));
+  DTF_ASSIGN_OR_RETURN(
+      const ShardAssignment assignment,
+      AssignShard(static_cast<int64_t>(files.size()), f.shard, f.of));
+  if (!f.ready_file.empty()) {
+    DTF_RETURN_IF_ERROR(WriteFileAtomically(
+        f.ready_file, StrCat("shard ", f.shard, " of ", f.of, "\n")));
+  }
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point last;
+  int64_t before = 0;  // rows of the files done
+  auto report = [&](int64_t rows, bool force) {
+    const Clock::time_point now = Clock::now();
+    if (!force && now - last < std::chrono::milliseconds(500)) return;
+    last = now;
+    const std::string line = StrCat(kPredictProgress, before + rows, "\n");
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    std::fflush(stderr);
+  };
+  auto progress = [&](int64_t rows) { report(rows, false); };
+  std::string out = scorer.Header();
+  ShardIndex index;
+  if (assignment.whole_files()) {
+    for (int64_t position : assignment.files) {
+      InputPipelineOptions options = scorer.options;
+      options.files = {files[size_t(position)]};
+      int64_t rows = 0;
+      DTF_RETURN_IF_ERROR(
+          scorer.Score(options, ctx, &out, &rows, nullptr, progress));
+      index.files.emplace_back(position, rows);
+      before += rows;
+    }
+    index.rows = before;
+  } else {
+    InputPipelineOptions options = scorer.options;
+    options.reader_index = f.shard;
+    options.reader_count = f.of;
+    DTF_RETURN_IF_ERROR(
+        scorer.Score(options, ctx, &out, &index.rows, nullptr, progress));
+  }
+  before = 0;
+  report(index.rows, true);
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(output, out));
+  DTF_RETURN_IF_ERROR(
+      WriteFileAtomically(ShardIndexPath(output), ShardIndexToText(index)));
+  ctx->console.Info(StrCat("shard ", f.shard, " of ", f.of, ": scored ",
+                           index.rows, " records into ", f.output));
+  return OkStatus();
+}
+
+Status RunPredictCommand(const PredictFlags& f, Context* ctx) {
+  if (!f.profile.empty()) return RunPredictOnProfile(f, ctx);
+  if (f.of > 0) {
+    if (f.shard >= f.of) {
+      return InvalidArgumentError(StrCat("--shard ", f.shard, " --of ", f.of,
+                                         ": the shard must be below --of"));
+    }
+    return RunPredictShard(f, ctx);
+  }
+  return RunPredict(f, ctx);
+}
+
 }  // namespace
+
+Status CheckPredictModel(const PredictFlags& f) {
+  return MakeScorer(f).status();
+}
 
 void SetupPredict(CLI::App* app, Context* ctx) {
   auto f = std::make_shared<PredictFlags>();
@@ -241,7 +417,32 @@ void SetupPredict(CLI::App* app, Context* ctx) {
   sub->add_option("--threads", f->threads,
                   "Compute threads (default: 0, one per core)")
       ->check(IntAtLeast<int>(0));
-  sub->callback([f, ctx] { ctx->status = RunPredict(*f, ctx); });
+  sub->add_option("--profile", f->profile,
+                  "Split the input over this launch profile's workers and "
+                  "merge their outputs (needs --output FILE)");
+  auto* workers =
+      sub->add_option("--workers", f->workers,
+                      "With --profile: the number of shards (default: the "
+                      "profile's workers)")
+          ->check(IntAtLeast<int>(1));
+  auto* runs_dir = sub->add_option(
+      "--runs-dir", f->runs_dir,
+      "With --profile: where the run's directory goes (default .dtf/runs)");
+  auto* shard = sub->add_option("--shard", f->shard,
+                                "Score only shard K of --of W (what each "
+                                "task of --profile runs)")
+                    ->check(IntAtLeast<int>(0));
+  auto* of = sub->add_option("--of", f->of, "The shard count of --shard")
+                 ->check(IntAtLeast<int>(1));
+  auto* ready = sub->add_option("--ready-file", f->ready_file,
+                                "With --shard: written once scoring starts");
+  shard->needs(of);
+  of->needs(shard);
+  ready->needs(shard);
+  workers->needs("--profile");
+  runs_dir->needs("--profile");
+  shard->excludes("--profile");
+  sub->callback([f, ctx] { ctx->status = RunPredictCommand(*f, ctx); });
 }
 
 }  // namespace dtf::cli

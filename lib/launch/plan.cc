@@ -187,7 +187,7 @@ bool Plan::LeavesLoopback() const {
 }
 
 std::string PlaintextWarning(const Plan& plan, const Profile& profile) {
-  if (plan.batch()) {
+  if (plan.slurm()) {
     if (plan.slurm.nodes == 1) return "";
     return StrCat(WhereOf(profile, "backend"),
                   ": backend = \"slurm\": Slurm runs have no TLS; the "
@@ -315,7 +315,8 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
   }
   // Allreduce runs restart no task (a worker alone cannot rejoin the
   // others' collectives), so the rule is for parameter-server runs only.
-  if (!r.allreduce && profile.max_restarts > 0 &&
+  const bool batch = r.batch_command != nullptr;
+  if (!batch && !r.allreduce && profile.max_restarts > 0 &&
       r.job_checkpoint_every_steps <= 0) {
     return FailedPreconditionError(StrCat(
         WhereOf(profile, "max_restarts"),
@@ -330,6 +331,7 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
   Plan plan;
   plan.run_id = r.run_id;
   plan.resume = r.resume;
+  plan.batch = batch;
   plan.job = fs::path(r.job).lexically_normal().string();
   plan.binary = r.binary;
   std::string runs_dir = r.runs_dir;
@@ -344,15 +346,16 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
   plan.profile_source = profile.source;
   plan.backend = profile.backend;
   // Allreduce averages gradients between the workers: no parameter servers.
-  plan.ps = r.allreduce ? 0 : o.ps > 0 ? o.ps : profile.ps;
+  // A batch plan has workers only.
+  plan.ps = r.allreduce || batch ? 0 : o.ps > 0 ? o.ps : profile.ps;
   plan.workers = o.workers > 0 ? o.workers : profile.workers;
   plan.host = profile.host;
   plan.base_port = profile.base_port;
   plan.threads = profile.threads;
-  plan.max_restarts = profile.max_restarts;
+  plan.max_restarts = batch ? 0 : profile.max_restarts;
   plan.sets = o.sets;
   plan.metrics_out = o.metrics_out;
-  if (plan.batch()) return MakeSlurmPlan(r, std::move(plan));
+  if (plan.slurm()) return MakeSlurmPlan(r, std::move(plan));
   if (plan.remote()) {
     plan.host = "";
     plan.hosts = profile.hosts;
@@ -423,7 +426,8 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
   DTF_RETURN_IF_ERROR(AssignDevices(r, profile, placed, &plan, &paths));
   plan.tls = profile.tls.value_or(plan.LeavesLoopback());
   for (size_t k = 0; k < plan.tasks.size(); ++k) {
-    plan.tasks[k].argv = ServeArgv(plan, plan.tasks[k], paths[k]);
+    plan.tasks[k].argv = batch ? r.batch_command(plan.tasks[k], paths[k].binary)
+                               : ServeArgv(plan, plan.tasks[k], paths[k]);
   }
   DTF_RETURN_IF_ERROR(CheckPlanText(plan));
   return plan;

@@ -4,6 +4,7 @@
 // the backends carry it out unchanged. Format: docs/launch.md.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,6 +37,14 @@ struct Overrides {
   std::string metrics_out;
 };
 
+struct TaskPlan;
+
+// The command line of each task of a batch plan (PlanRequest::batch_command)
+// from the task (its index among plan.workers) and the program it runs on
+// its host (PlanRequest::binary, or the shipped runtime over SSH).
+using BatchCommand = std::function<std::vector<std::string>(
+    const TaskPlan& task, const std::string& binary)>;
+
 struct PlanRequest {
   // The job file, absolute.
   std::string job;
@@ -67,6 +76,13 @@ struct PlanRequest {
   // dtf launch --resume: the run `run_id` goes on from its last checkpoint
   // (its run directory exists; every task gets --restore).
   bool resume = false;
+  // Set: a batch plan (dtf predict --profile). Its tasks are workers only
+  // that run this command instead of `dtf serve`, each to the end: the run
+  // succeeds once every task has exited 0, and the first task to fail ends
+  // it (no restarts), naming the task and quoting its stderr. Each task
+  // must still write its ready file (TaskPlan::ready_file) within
+  // RunOptions::start_timeout. Null (default): a training plan.
+  BatchCommand batch_command;
 };
 
 struct TaskPlan {
@@ -115,6 +131,9 @@ struct Plan {
   int max_restarts = 0;
   // Every task restores the run's last checkpoint (dtf launch --resume).
   bool resume = false;
+  // A batch plan (PlanRequest::batch_command): workers only, each running
+  // to the end; the run ends when all have exited 0 or one has failed.
+  bool batch = false;
   // Mutual TLS between the tasks (the profile's `tls`, by default whether
   // the plan leaves loopback): the launcher writes the run's certificates
   // to <run dir>/tls (lib/launch/run_tls.h) and every task gets --tls-dir.
@@ -140,12 +159,13 @@ struct Plan {
   std::vector<TaskPlan> tasks;
 
   const TaskPlan& chief() const { return tasks[static_cast<size_t>(ps)]; }
-  // Allreduce: the plan has no parameter servers (every other mode has at
-  // least one), and its workers wait for each other in every collective.
-  bool allreduce() const { return ps == 0; }
+  // Allreduce: a training plan without parameter servers (every other mode
+  // has at least one), whose workers wait for each other in every
+  // collective.
+  bool allreduce() const { return ps == 0 && !batch; }
   bool remote() const { return backend == BackendKind::kSsh; }
   // The tasks run under a Slurm job, their files on shared storage.
-  bool batch() const { return backend == BackendKind::kSlurm; }
+  bool slurm() const { return backend == BackendKind::kSlurm; }
   // The tasks are not processes of this machine (ssh or slurm).
   bool elsewhere() const { return backend != BackendKind::kLocal; }
   // The task named `name` ("worker:1"), or nullptr.

@@ -63,7 +63,7 @@ Json PlanJson(const Plan& plan) {
     j["env_id"] = plan.env_id;
     j["job_id"] = plan.job_id;
   }
-  if (plan.batch()) {
+  if (plan.slurm()) {
     const slurm::SlurmProfile& sl = plan.slurm;
     j["profile"]["slurm"] = Json{{"partition", sl.partition},
                                  {"account", sl.account},
@@ -81,8 +81,9 @@ Json PlanJson(const Plan& plan) {
   j["set"] = plan.sets;
   j["metrics_out"] = plan.metrics_out;
   if (plan.resume) j["resume"] = true;
+  if (plan.batch) j["batch"] = true;
   // A Slurm run's addresses are known once Slurm places its tasks.
-  if (!plan.batch()) {
+  if (!plan.slurm()) {
     j["cluster"] = Json{{"ps", Addresses(plan, Role::kPs)},
                         {"workers", Addresses(plan, Role::kWorker)}};
   }
@@ -189,7 +190,7 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
       plan.env_id = j.at("env_id").get<std::string>();
       plan.job_id = j.at("job_id").get<std::string>();
     }
-    if (plan.batch()) {
+    if (plan.slurm()) {
       const Json& sl = p.at("slurm");
       slurm::SlurmProfile& out = plan.slurm;
       out.partition = sl.at("partition").get<std::string>();
@@ -208,6 +209,7 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
     plan.sets = j.at("set").get<std::vector<std::string>>();
     plan.metrics_out = j.at("metrics_out").get<std::string>();
     plan.resume = j.value("resume", false);
+    plan.batch = j.value("batch", false);
     for (const Json& t : j.at("tasks")) {
       TaskPlan task;
       const std::string role = t.at("role").get<std::string>();

@@ -6,6 +6,7 @@ namespace dtf::launch {
 
 TaskEndAction OnTaskEnded(const Plan& plan, const TaskPlan& task, bool clean,
                           bool chief_exited, int restarts) {
+  if (plan.batch) return clean ? TaskEndAction::kNone : TaskEndAction::kFail;
   if (task.chief) return TaskEndAction::kChiefExited;
   if (clean || chief_exited) return TaskEndAction::kNone;
   if (plan.allreduce()) {

@@ -11,7 +11,9 @@
 // worker's failure stops every other worker (the chief writes its
 // checkpoint as it stops) and starts them all again with --restore, every
 // rank from that checkpoint, as long as the run has restarts left; past
-// them it ends the run.
+// them it ends the run. In a batch plan (PlanRequest::batch_command) no
+// task is special and none is restarted: one that exited 0 is done, any
+// other ends the run.
 #pragma once
 
 #include <string>

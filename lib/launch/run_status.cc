@@ -81,7 +81,9 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
   const TaskStatusRow& chief = s.tasks[static_cast<size_t>(run.plan.ps)];
   s.chief = chief.task;
   s.chief_address = chief.address;
-  if (s.over()) return s;
+  // A batch plan's tasks (dtf predict --profile) serve no coordinator: the
+  // states are those tasks.json records.
+  if (s.over() || run.plan.batch) return s;
   if (!chief.alive) {
     s.chief_error = StrCat("the chief (", chief.task, ") is not running");
     return s;

@@ -343,7 +343,17 @@ bool Run::Poll() {
     if (!OnEnded(i)) return true;
   }
   if (over_) return true;
-  if (tasks_[static_cast<size_t>(plan_.ps)].end) return ChiefDone();
+  if (plan_.batch) {
+    // Every task ended 0 (a failure has ended the run above).
+    bool all = true;
+    for (const Task& t : tasks_) all = all && t.end.has_value();
+    if (all) {
+      Finish();
+      return true;
+    }
+  } else if (tasks_[static_cast<size_t>(plan_.ps)].end) {
+    return ChiefDone();
+  }
   return ReadyTimedOut();
 }
 

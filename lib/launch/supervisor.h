@@ -17,7 +17,8 @@
 // on `dtf stop` every task is stopped (SIGTERM, the workers first, SIGKILL
 // after `grace`) and the run ends DeadlineExceeded or Cancelled. tasks.json
 // (lib/launch/run_registry.h) follows every step; at the end no task is
-// left running.
+// left running. A batch plan (PlanRequest::batch_command) has no chief:
+// the run ends when every task has exited 0, or at the first that failed.
 #pragma once
 
 #include <chrono>

@@ -1,0 +1,45 @@
+// dtf predict's flags and its two ways of running: scoring in this process
+// (cmd/predict.cc; one shard of W with --shard/--of) and over a profile's
+// tasks (cmd/predict_launch.cc).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cmd/app.h"
+#include "lib/base/status.h"
+
+namespace dtf::cli {
+
+struct PredictFlags {
+  std::string model;
+  std::vector<std::string> input;
+  std::string format = "jsonl";
+  std::string output = "-";
+  std::vector<std::string> keep;
+  int64_t batch_size = 1024;
+  int threads = 0;
+  // --profile: score over the profile's workers ("" scores here).
+  std::string profile;
+  // --workers: the shard count with --profile; 0 takes the profile's.
+  int workers = 0;
+  // --runs-dir: where the run's directory goes; "" is ./.dtf/runs.
+  std::string runs_dir;
+  // --shard K --of W: score shard K of W only (what each task of --profile
+  // runs); of = 0 scores everything.
+  int shard = 0;
+  int of = 0;
+  // --ready-file: written once the task has started scoring.
+  std::string ready_file;
+};
+
+// Loads f.model and checks --keep against its schema, as scoring does
+// first: what --profile checks before it starts any task.
+Status CheckPredictModel(const PredictFlags& f);
+
+// Scores the input over the tasks of f.profile and merges their outputs
+// into f.output (predict_shards.h).
+Status RunPredictOnProfile(const PredictFlags& f, Context* ctx);
+
+}  // namespace dtf::cli

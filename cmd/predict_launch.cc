@@ -1,0 +1,217 @@
+// dtf predict --profile: one `dtf predict --shard k --of W` task per worker
+// of the profile, run by the launch supervisor, then their outputs merged
+// in input order (cmd/predict_shards.h).
+#include <unistd.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "cmd/cli_output.h"
+#include "cmd/output_file.h"
+#include "cmd/predict.h"
+#include "cmd/predict_shards.h"
+#include "cmd/run_common.h"
+#include "lib/base/file.h"
+#include "lib/base/os.h"
+#include "lib/base/strings.h"
+#include "lib/launch/supervisor.h"
+
+namespace dtf::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Removes every shard output and index of a run (they are the launcher's
+// own files: none is left behind, whatever the outcome).
+void RemoveShardFiles(const std::string& output, int w) {
+  std::error_code ec;
+  for (int k = 0; k < w; ++k) {
+    const std::string shard = ShardOutputPath(output, k, w);
+    fs::remove(shard, ec);
+    fs::remove(ShardIndexPath(shard), ec);
+  }
+}
+
+// The command of task `k`: this predict, on shard k of w.
+std::vector<std::string> ShardArgv(const PredictFlags& f,
+                                   const std::vector<std::string>& inputs,
+                                   const std::string& model,
+                                   const std::string& output, int threads,
+                                   int w, const launch::TaskPlan& task,
+                                   const std::string& binary) {
+  std::vector<std::string> argv = {binary, "predict", "--model", model};
+  for (const std::string& input : inputs) {
+    argv.push_back("--input");
+    argv.push_back(input);
+  }
+  argv.insert(argv.end(), {"--format", f.format, "--batch-size",
+                           std::to_string(f.batch_size), "--threads",
+                           std::to_string(threads)});
+  if (!f.keep.empty()) {
+    argv.push_back("--keep");
+    argv.push_back(absl::StrJoin(f.keep, ","));
+  }
+  argv.insert(argv.end(),
+              {"--shard", std::to_string(task.index), "--of", std::to_string(w),
+               "--output", ShardOutputPath(output, task.index, w),
+               "--ready-file", task.ready_file});
+  return argv;
+}
+
+// Rows scored per task, from their progress lines, shown at most once a
+// second.
+class ShardProgress {
+ public:
+  ShardProgress(const Console& console, size_t tasks)
+      : console_(console), rows_(tasks, 0) {}
+
+  // Whether `line` was a progress line (then it is taken, not shown).
+  bool Take(size_t task, std::string_view line) {
+    if (!line.starts_with(kPredictProgress)) return false;
+    const std::string_view n = line.substr(kPredictProgress.size());
+    int64_t rows = 0;
+    const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), rows);
+    if (ec != std::errc() || task >= rows_.size()) return false;
+    rows_[task] = rows;
+    Show(false);
+    return true;
+  }
+
+  void Show(bool force) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!force && now - last_ < std::chrono::seconds(1)) return;
+    last_ = now;
+    int64_t total = 0;
+    std::string each;
+    for (size_t k = 0; k < rows_.size(); ++k) {
+      total += rows_[k];
+      StrAppend(&each, k ? ", " : "", "shard ", k, ": ", rows_[k]);
+    }
+    console_.Info(
+        StrCat("dtf: predict: ", total, " records scored (", each, ")"));
+  }
+
+ private:
+  const Console& console_;
+  std::vector<int64_t> rows_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+StatusOr<std::string> MergeShards(const std::string& output, int w,
+                                  int64_t num_files, bool csv) {
+  std::vector<ShardOutput> shards;
+  for (int k = 0; k < w; ++k) {
+    ShardOutput s;
+    s.name = ShardOutputPath(output, k, w);
+    DTF_ASSIGN_OR_RETURN(s.text, ReadFileToString(s.name));
+    const std::string index_path = ShardIndexPath(s.name);
+    DTF_ASSIGN_OR_RETURN(const std::string index, ReadFileToString(index_path));
+    DTF_ASSIGN_OR_RETURN(s.index, ShardIndexFromText(index, index_path));
+    shards.push_back(std::move(s));
+  }
+  return MergeShardOutputs(shards, num_files, csv);
+}
+
+}  // namespace
+
+Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
+  const Console& console = ctx->console;
+  if (f.output == "-") {
+    return InvalidArgumentError(
+        "--profile: needs --output FILE (each task writes its shard beside "
+        "it, and the merged output replaces it)");
+  }
+  DTF_ASSIGN_OR_RETURN(const std::string target,
+                       OutputTarget("--output", f.output));
+  const std::string output = AbsolutePath(target);
+  // A pattern that matches nothing stops here, before any task starts.
+  std::vector<std::string> inputs;
+  for (const std::string& input : f.input) {
+    inputs.push_back(AbsolutePath(input));
+  }
+  DTF_ASSIGN_OR_RETURN(const std::vector<std::string> files,
+                       PredictInputFiles(inputs));
+  // A model that does not load, or a --keep it lacks, stops here too.
+  DTF_RETURN_IF_ERROR(CheckPredictModel(f));
+  const std::string model = AbsolutePath(f.model);
+
+  launch::PlanRequest request;
+  DTF_ASSIGN_OR_RETURN(request.profile,
+                       launch::ResolveProfile(AbsolutePath("."), f.profile,
+                                              ProfileOptionsFromEnv()));
+  if (request.profile.backend != launch::BackendKind::kLocal) {
+    return FailedPreconditionError(
+        StrCat(request.profile.source, ": backend = \"",
+               launch::BackendName(request.profile.backend),
+               "\": dtf predict --profile runs on local profiles only"));
+  }
+  const int w = f.workers > 0 ? f.workers : request.profile.workers;
+  const int threads = f.threads > 0 ? f.threads : request.profile.threads;
+  // The plan's "job" is the model: what the run is about.
+  request.job = model;
+  DTF_ASSIGN_OR_RETURN(request.binary, SelfExecutable());
+  RunsFlags runs;
+  runs.runs_dir = f.runs_dir;
+  request.runs_dir = RunsDirOf(runs);
+  request.overrides.workers = w;
+  request.batch_command = [&f, inputs, model, output, threads, w](
+                              const launch::TaskPlan& task,
+                              const std::string& binary) {
+    return ShardArgv(f, inputs, model, output, threads, w, task, binary);
+  };
+
+  ShardProgress progress(console, static_cast<size_t>(w));
+  std::vector<std::string> names;
+  for (int k = 0; k < w; ++k) names.push_back(StrCat("worker:", k));
+  const TaskPrefixes prefixes(names, ColorFor(STDERR_FILENO));
+  launch::RunOptions options;
+  options.cancel = ctx->cancel;
+  options.on_output = [&](const launch::TaskPlan& task, launch::Stream stream,
+                          std::string_view line) {
+    if (stream == launch::Stream::kStderr &&
+        progress.Take(static_cast<size_t>(task.index), line)) {
+      return;
+    }
+    const std::string text = StrCat(prefixes.For(task.name()), line, "\n");
+    std::FILE* to = stream == launch::Stream::kStdout ? stdout : stderr;
+    std::fwrite(text.data(), 1, text.size(), to);
+    std::fflush(to);
+  };
+  options.on_note = [&](std::string_view note) {
+    console.Info(StrCat("dtf: ", note));
+  };
+
+  RemoveShardFiles(output, w);
+  StatusOr<std::unique_ptr<launch::Run>> run =
+      launch::StartRun(std::move(request), options);
+  if (!run.ok()) {
+    RemoveShardFiles(output, w);
+    return run.status();
+  }
+  console.Info(StrCat("dtf: predict: run ", (*run)->run_id(), " (",
+                      (*run)->plan().run_dir, "), ", w, " shard",
+                      w == 1 ? "" : "s", " of ", files.size(), " file",
+                      files.size() == 1 ? "" : "s", "; Ctrl-C stops it"));
+  const launch::RunOutcome outcome = (*run)->Wait();
+  if (!outcome.status.ok()) {
+    RemoveShardFiles(output, w);
+    return outcome.status;
+  }
+  progress.Show(true);
+  StatusOr<std::string> merged = MergeShards(
+      output, w, static_cast<int64_t>(files.size()), f.format == "csv");
+  RemoveShardFiles(output, w);
+  if (!merged.ok()) return merged.status();
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(output, *merged));
+  console.Info(StrCat("dtf: predict: merged ", w, " shard", w == 1 ? "" : "s",
+                      " into ", f.output));
+  return OkStatus();
+}
+
+}  // namespace dtf::cli

@@ -1,0 +1,69 @@
+// How `dtf predict --profile` splits its input over W tasks and puts their
+// outputs back together (man/dtf-predict.1, "Sharded scoring").
+//
+// The split is the input pipeline's (lib/data/shard_assignment.h): with N
+// input files (sorted) and W shards, N >= W gives shard k the whole files
+// k, k+W, k+2W, ...; N < W gives it the records whose global index j has
+// j % W == k. Shard k of W writes its rows to <output>.shard-k-of-W, in the
+// output format asked for (CSV with its header), and an index beside it,
+// <output>.shard-k-of-W.rows, naming the rows it scored per file:
+//   rows <total>
+//   file <position in the sorted list> <rows>     (whole files only)
+// The launcher merges the shards into the input's order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/base/status.h"
+
+namespace dtf::cli {
+
+// The lines a shard task writes on stderr to report its progress:
+// "<kPredictProgress><rows scored so far>".
+inline constexpr std::string_view kPredictProgress = "dtf-predict-progress ";
+
+// "<output>.shard-<k>-of-<w>".
+std::string ShardOutputPath(const std::string& output, int k, int w);
+// Its index: "<shard output>.rows".
+std::string ShardIndexPath(const std::string& shard_output);
+
+// The input files as the pipeline reads them: the patterns expanded, sorted,
+// duplicates dropped. NotFound names a pattern that matches nothing.
+StatusOr<std::vector<std::string>> PredictInputFiles(
+    const std::vector<std::string>& patterns);
+
+// What a shard's index says.
+struct ShardIndex {
+  int64_t rows = 0;
+  // Whole files: (position in the sorted list, rows) in the order read.
+  std::vector<std::pair<int64_t, int64_t>> files;
+};
+std::string ShardIndexToText(const ShardIndex& index);
+// DataLoss naming `name` and the line when `text` is not an index.
+StatusOr<ShardIndex> ShardIndexFromText(std::string_view text,
+                                        std::string_view name);
+
+// The end of the row starting at `pos` (just past its '\n', or text.size()
+// for a last row without one). A CSV row may hold newlines inside quoted
+// cells; a JSON line never does.
+size_t PredictRowEnd(std::string_view text, size_t pos, bool csv);
+
+// One shard's output and index, as read back.
+struct ShardOutput {
+  std::string name;  // for errors: its path
+  std::string text;
+  ShardIndex index;
+};
+
+// The shards' rows in input order: the CSV header (every shard's first row,
+// the same in each) once, then, for `num_files` >= shards.size(), file f's
+// rows from shard f % W in turn, else row j from shard j % W. DataLoss
+// naming the shard when the outputs and the indexes do not agree (a row
+// count, a file a shard should not have read, a different header).
+StatusOr<std::string> MergeShardOutputs(const std::vector<ShardOutput>& shards,
+                                        int64_t num_files, bool csv);
+
+}  // namespace dtf::cli

@@ -1,0 +1,210 @@
+// dtf predict --profile: the input split over the local profile's workers
+// gives exactly the one-process output, shard by shard and merged; bad input
+// fails naming it and leaves no output behind.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "cmd/predict_shards.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/paths.h"
+#include "tests/testing/temp_dir.h"
+
+namespace dtf::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+struct Result {
+  int code = -1;
+  std::string err;
+};
+
+class PredictProfileTest : public ::testing::Test {
+ protected:
+  // The Titanic example trained for a few steps, once for every test: its
+  // records are 2 train shards and 2 eval shards.
+  static void SetUpTestSuite() {
+    temp_ = new testing::TempDir("dtf_predict_profile_test");
+    std::string job = testing::ReadFile(std::string(DTF_SOURCE_DIR) +
+                                        "/examples/titanic/dtf.toml");
+    job = std::regex_replace(job, std::regex("csv = \\[\"[^\"]*\"\\]"),
+                             "csv = [\"" + std::string(DTF_SHARED_DIR) +
+                                 "/data/titanic/train.csv\"]");
+    testing::WriteFile(temp_->Join("dtf.toml"), job);
+    ASSERT_EQ(Run("gen-records --job dtf.toml").code, 0);
+    const Result r = Run("train --job dtf.toml --steps 5 --no-eval --quiet");
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  static void TearDownTestSuite() {
+    delete temp_;
+    temp_ = nullptr;
+  }
+
+  static Result Run(const std::string& args) {
+    const std::string cmd = "cd '" + temp_->path() + "' && '" + DTF_BINARY +
+                            "' " + args + " >out.txt 2>err.txt </dev/null";
+    const int status = std::system(cmd.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = testing::ReadFile(temp_->Join("err.txt"));
+    return r;
+  }
+  static std::string Read(const std::string& name) {
+    return testing::ReadFile(temp_->Join(name));
+  }
+  static bool Exists(const std::string& name) {
+    return fs::exists(temp_->Join(name));
+  }
+  // The files left beside `output` whose names start with it.
+  static std::vector<std::string> Leftovers(const std::string& output) {
+    std::vector<std::string> out;
+    for (const std::string& name : temp_->List()) {
+      if (name.starts_with(output + ".")) out.push_back(name);
+    }
+    return out;
+  }
+
+  // Scores `input` in one process and over `workers` tasks of the local
+  // profile; both outputs, byte for byte.
+  void ExpectSameAsOneProcess(const std::string& input,
+                              const std::string& format, int workers,
+                              const std::string& extra = "") {
+    const std::string base = "predict --model out/model --input '" + input +
+                             "' --format " + format + " " + extra;
+    Result r = Run(base + " --output one." + format);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const std::string sharded = "sharded." + format;
+    r = Run(base + " --profile local --workers " + std::to_string(workers) +
+            " --output " + sharded);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const std::string one = Read("one." + format);
+    EXPECT_GT(one.size(), 1000u);
+    EXPECT_EQ(Read(sharded), one);
+    EXPECT_THAT(r.err, HasSubstr("records scored (shard 0: "));
+    EXPECT_THAT(r.err, HasSubstr("merged " + std::to_string(workers) +
+                                 " shards into " + sharded));
+    // The shards and their indexes are gone.
+    EXPECT_THAT(Leftovers(sharded), IsEmpty());
+  }
+
+  static testing::TempDir* temp_;
+};
+
+testing::TempDir* PredictProfileTest::temp_ = nullptr;
+
+// 2 files over 2 workers: whole files each.
+TEST_F(PredictProfileTest, CsvByWholeFilesMatchesOneProcess) {
+  ExpectSameAsOneProcess("records/train/*", "csv", 2, "--keep Ticket,Sex");
+}
+
+TEST_F(PredictProfileTest, JsonlByWholeFilesMatchesOneProcess) {
+  ExpectSameAsOneProcess("records/eval/*", "jsonl", 2, "--keep Ticket");
+}
+
+// 2 files over 3 workers, and 1 file over 2: records split by index.
+TEST_F(PredictProfileTest, JsonlByRecordsMatchesOneProcess) {
+  ExpectSameAsOneProcess("records/train/*", "jsonl", 3, "--batch-size 64");
+}
+
+TEST_F(PredictProfileTest, CsvByRecordsMatchesOneProcess) {
+  ExpectSameAsOneProcess("records/train/part-00000-of-00002*", "csv", 2,
+                         "--keep Ticket");
+}
+
+// What each task runs: shard k of W, its rows and its index beside the
+// output, which merge into the one-process output.
+TEST_F(PredictProfileTest, ShardOutputsMergeInInputOrder) {
+  const std::string base =
+      "predict --model out/model --input 'records/*/*' --format csv";
+  ASSERT_EQ(Run(base + " --output all.csv").code, 0);
+  std::vector<ShardOutput> shards;
+  for (int k = 0; k < 3; ++k) {
+    const std::string shard = ShardOutputPath("s.csv", k, 3);
+    const Result r = Run(base + " --shard " + std::to_string(k) +
+                         " --of 3 --output " + shard);
+    ASSERT_EQ(r.code, 0) << r.err;
+    ASSERT_TRUE(Exists(shard));
+    ASSERT_TRUE(Exists(ShardIndexPath(shard)));
+    StatusOr<ShardIndex> index =
+        ShardIndexFromText(Read(ShardIndexPath(shard)), shard);
+    ASSERT_TRUE(index.ok()) << index.status();
+    // 4 files over 3 shards: shard 0 has files 0 and 3, the others one.
+    EXPECT_EQ(index->files.size(), k == 0 ? 2u : 1u);
+    EXPECT_GT(index->rows, 0);
+    shards.push_back({shard, Read(shard), *index});
+  }
+  StatusOr<std::string> merged = MergeShardOutputs(shards, 4, /*csv=*/true);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(*merged, Read("all.csv"));
+}
+
+// A record scores the same in any batch: what makes a split input match.
+TEST_F(PredictProfileTest, ScoresDoNotDependOnTheBatch) {
+  const std::string base =
+      "predict --model out/model --input 'records/train/*' --output ";
+  ASSERT_EQ(Run(base + "b1024.jsonl").code, 0);
+  for (const char* size : {"1", "7", "100"}) {
+    ASSERT_EQ(Run(base + "b.jsonl --batch-size " + size).code, 0);
+    EXPECT_EQ(Read("b.jsonl"), Read("b1024.jsonl")) << "--batch-size " << size;
+  }
+}
+
+TEST_F(PredictProfileTest, MissingInputFailsNamingIt) {
+  testing::WriteFile(temp_->Join("kept.jsonl"), "old\n");
+  const Result r =
+      Run("predict --model out/model --input records/train/nope.tfrecord "
+          "--profile local --workers 2 --output kept.jsonl");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("nope.tfrecord"));
+  EXPECT_EQ(Read("kept.jsonl"), "old\n");
+  EXPECT_THAT(Leftovers("kept.jsonl"), IsEmpty());
+}
+
+// A file that is not TFRecord: the task that reads it fails, the failure
+// names it and quotes its error, the other task is stopped, and neither a
+// merged output nor a shard is left.
+TEST_F(PredictProfileTest, FailedShardNamesTaskAndLeavesNoOutput) {
+  fs::create_directories(temp_->Join("bad"));
+  testing::WriteFile(temp_->Join("bad/zzz.tfrecord"),
+                     std::string(64, 'x') + "not a record");
+  const Result r =
+      Run("predict --model out/model --input bad/zzz.tfrecord "
+          "--input 'records/train/*' --profile local --workers 2 "
+          "--output none.jsonl");
+  EXPECT_NE(r.code, 0);
+  // Sorted, bad/zzz.tfrecord is file 0: worker 0's.
+  EXPECT_THAT(r.err, HasSubstr("task worker:0 exited with status"));
+  EXPECT_THAT(r.err, HasSubstr("zzz.tfrecord"));
+  EXPECT_FALSE(Exists("none.jsonl"));
+  EXPECT_THAT(Leftovers("none.jsonl"), IsEmpty());
+}
+
+// A --keep the model lacks stops the launcher before any task starts.
+TEST_F(PredictProfileTest, BadKeepFailsBeforeAnyTask) {
+  const Result r =
+      Run("predict --model out/model --input 'records/train/*' --keep Nope "
+          "--profile local --workers 2 --output k.jsonl");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("has no column \"Nope\""));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("worker:")));
+  EXPECT_FALSE(Exists("k.jsonl"));
+}
+
+TEST_F(PredictProfileTest, ProfileNeedsAnOutputFile) {
+  const Result r = Run(
+      "predict --model out/model --input 'records/train/*' --profile local");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--profile: needs --output FILE"));
+}
+
+}  // namespace
+}  // namespace dtf::cli
