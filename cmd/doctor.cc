@@ -137,7 +137,7 @@ Status RunDoctor(const DoctorFlags& f) {
                        PlanRequestFor(f.runs, f.profile));
   DTF_ASSIGN_OR_RETURN(const launch::Plan plan, launch::MakePlan(r));
   std::string out;
-  if (plan.slurm()) return SlurmDoctor(plan, f.json);
+  if (plan.on_slurm()) return SlurmDoctor(plan, f.json);
   if (!plan.remote()) return LocalDoctor(plan, f.json);
   DTF_ASSIGN_OR_RETURN(launch::PreflightOptions options,
                        launch::RuntimeNeeds());

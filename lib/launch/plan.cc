@@ -187,7 +187,7 @@ bool Plan::LeavesLoopback() const {
 }
 
 std::string PlaintextWarning(const Plan& plan, const Profile& profile) {
-  if (plan.slurm()) {
+  if (plan.on_slurm()) {
     if (plan.slurm.nodes == 1) return "";
     return StrCat(WhereOf(profile, "backend"),
                   ": backend = \"slurm\": Slurm runs have no TLS; the "
@@ -355,7 +355,7 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
   plan.max_restarts = batch ? 0 : profile.max_restarts;
   plan.sets = o.sets;
   plan.metrics_out = o.metrics_out;
-  if (plan.slurm()) return MakeSlurmPlan(r, std::move(plan));
+  if (plan.on_slurm()) return MakeSlurmPlan(r, std::move(plan));
   if (plan.remote()) {
     plan.host = "";
     plan.hosts = profile.hosts;

@@ -165,7 +165,7 @@ struct Plan {
   bool allreduce() const { return ps == 0 && !batch; }
   bool remote() const { return backend == BackendKind::kSsh; }
   // The tasks run under a Slurm job, their files on shared storage.
-  bool slurm() const { return backend == BackendKind::kSlurm; }
+  bool on_slurm() const { return backend == BackendKind::kSlurm; }
   // The tasks are not processes of this machine (ssh or slurm).
   bool elsewhere() const { return backend != BackendKind::kLocal; }
   // The task named `name` ("worker:1"), or nullptr.

@@ -63,7 +63,7 @@ Json PlanJson(const Plan& plan) {
     j["env_id"] = plan.env_id;
     j["job_id"] = plan.job_id;
   }
-  if (plan.slurm()) {
+  if (plan.on_slurm()) {
     const slurm::SlurmProfile& sl = plan.slurm;
     j["profile"]["slurm"] = Json{{"partition", sl.partition},
                                  {"account", sl.account},
@@ -83,7 +83,7 @@ Json PlanJson(const Plan& plan) {
   if (plan.resume) j["resume"] = true;
   if (plan.batch) j["batch"] = true;
   // A Slurm run's addresses are known once Slurm places its tasks.
-  if (!plan.slurm()) {
+  if (!plan.on_slurm()) {
     j["cluster"] = Json{{"ps", Addresses(plan, Role::kPs)},
                         {"workers", Addresses(plan, Role::kWorker)}};
   }
@@ -190,7 +190,7 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
       plan.env_id = j.at("env_id").get<std::string>();
       plan.job_id = j.at("job_id").get<std::string>();
     }
-    if (plan.slurm()) {
+    if (plan.on_slurm()) {
       const Json& sl = p.at("slurm");
       slurm::SlurmProfile& out = plan.slurm;
       out.partition = sl.at("partition").get<std::string>();

@@ -28,14 +28,14 @@ std::string PlanToText(const Plan& plan) {
   StrAppend(
       &out, "backend:  ", BackendName(plan.backend), ", ", plan.ps, " ps, ",
       plan.workers, plan.workers == 1 ? " worker" : " workers", " on ",
-      plan.slurm() ? std::string("the nodes Slurm allocates")
+      plan.on_slurm() ? std::string("the nodes Slurm allocates")
       : plan.remote()
           ? StrCat(
                 plan.hosts.size(), plan.hosts.size() == 1 ? " host" : " hosts",
                 plan.hostfile.empty() ? "" : StrCat(" (", plan.hostfile, ")"))
           : plan.host,
       ", ",
-      plan.slurm()
+      plan.on_slurm()
           ? StrCat("port ", plan.base_port, " + the task's place on its node")
       : plan.base_port == 0
           ? std::string("ports chosen at launch")
@@ -50,7 +50,7 @@ std::string PlanToText(const Plan& plan) {
   StrAppend(&out, "secret:   ", plan.secret_file, " (mode 0600",
             plan.remote() ? "; copied to each host's run directory" : "",
             ")\n");
-  if (plan.slurm()) {
+  if (plan.on_slurm()) {
     StrAppend(&out,
               "tls:      off (Slurm runs have no TLS; the secret "
               "authenticates every call)\n");
@@ -86,7 +86,7 @@ std::string PlanToText(const Plan& plan) {
   out += "\n";
   size_t name_width = 4, address_width = 7;
   const auto address = [&](const TaskPlan& t) {
-    return plan.slurm() ? std::string("(slurm)") : t.address();
+    return plan.on_slurm() ? std::string("(slurm)") : t.address();
   };
   for (const TaskPlan& t : plan.tasks) {
     name_width = std::max(name_width, t.name().size());
@@ -103,12 +103,12 @@ std::string PlanToText(const Plan& plan) {
         "  ", plan.remote() ? StrCat(t.host, ":") : "", t.dir,
         "/{stdout,stderr}\n");
   }
-  if (plan.slurm()) {
+  if (plan.on_slurm()) {
     out += "(host and port: where Slurm places the task, in its ready file)\n";
   } else if (plan.base_port == 0) {
     out += "(port 0: a free port chosen at launch)\n";
   }
-  if (plan.slurm()) {
+  if (plan.on_slurm()) {
     // Every task runs the same command: the batch script's srun.
     StrAppend(&out, "\nbatch script (", plan.run_dir,
               "/sbatch.sh; submitted with sbatch, or run with srun inside an "

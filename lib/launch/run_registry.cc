@@ -191,7 +191,7 @@ StatusOr<RunView> LoadRun(const std::string& run_dir) {
 }
 
 bool TaskStarted(const RunView& run, const TaskRecord& t) {
-  if (run.plan.slurm()) return !run.record.slurm_job.empty();
+  if (run.plan.on_slurm()) return !run.record.slurm_job.empty();
   return t.process.pid > 0;
 }
 
