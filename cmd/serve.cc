@@ -34,6 +34,7 @@ struct ServeFlags {
   std::string run_dir;
   std::string secret_file;
   std::string tls_dir;
+  bool tls_task_names = false;
   std::string ready_file;
   int threads = 0;
   bool restore = false;
@@ -121,6 +122,9 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
             f.tls_dir,
             StrCat(o.role == runtime::TaskRole::kPs ? "ps-" : "worker-",
                    o.index)));
+    o.credentials.tls.by_task_name = f.tls_task_names;
+  } else if (f.tls_task_names) {
+    return InvalidArgumentError("--tls-task-names needs --tls-dir");
   }
   DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job, f.set));
   if (o.ps.empty() && job.train.mode != TrainMode::kAllreduce) {
@@ -198,6 +202,10 @@ void SetupServe(CLI::App* app, Context* ctx) {
                   "The run's TLS files: ca.pem, and this task's certificate "
                   "and key (ps-0.pem, ps-0.key, ...); every call is then "
                   "mutual TLS");
+  sub->add_flag("--tls-task-names", f->tls_task_names,
+                "Check each peer's certificate for its task name (ps-0, "
+                "worker-0) instead of its host: for runs whose hosts are "
+                "unknown when the certificates are made (Slurm)");
   sub->add_option("--ready-file", f->ready_file,
                   "Written with host:port once the task listens");
   sub->add_option("--threads", f->threads,

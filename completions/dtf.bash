@@ -37,7 +37,7 @@ _dtf() {
     init) opts="--help --from-csv --eval-csv --label --delimiter --quote --no-trim --max-rows --json --on-error" ;;
     inspect) opts="--help --limit --stats --json --compression" ;;
     train) opts="--help --job --batch-size --steps --epochs --threads --device --no-eval --restart --quiet --metrics-out" ;;
-    serve) opts="--help --job --role --index --ps --workers --cluster_spec --run-id --run-dir --secret-file --tls-dir --ready-file --threads --set --metrics-out --restore --quiet" ;;
+    serve) opts="--help --job --role --index --ps --workers --cluster_spec --run-id --run-dir --secret-file --tls-dir --tls-task-names --ready-file --threads --set --metrics-out --restore --quiet" ;;
     predict) opts="--help --model --input --format --output --keep --batch-size --threads --profile --workers --runs-dir --shard --of --ready-file" ;;
     export) opts="--help --model --format --output" ;;
     launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --json --detach --resume --accept-new-host-keys --task-binary --grace --start-timeout --deadline" ;;

@@ -187,14 +187,8 @@ bool Plan::LeavesLoopback() const {
 }
 
 std::string PlaintextWarning(const Plan& plan, const Profile& profile) {
-  if (plan.on_slurm()) {
-    if (plan.slurm.nodes == 1) return "";
-    return StrCat(WhereOf(profile, "backend"),
-                  ": backend = \"slurm\": Slurm runs have no TLS; the "
-                  "tensors cross the cluster's network in plaintext (the run's "
-                  "secret authenticates every call)");
-  }
-  if (plan.tls || !plan.LeavesLoopback()) return "";
+  // A Slurm run's tasks are on the allocation's nodes, off loopback.
+  if (plan.tls || (!plan.on_slurm() && !plan.LeavesLoopback())) return "";
   return StrCat(WhereOf(profile, "tls"),
                 ": tls = false: the run's secret and every tensor cross the "
                 "network in plaintext");
@@ -226,14 +220,6 @@ Status ValidateSet(std::string_view set) {
 namespace {
 
 Status CheckSlurmPlanKeys(const Profile& profile) {
-  if (profile.tls.value_or(false)) {
-    return FailedPreconditionError(StrCat(
-        WhereOf(profile, "tls"),
-        ": tls = true: Slurm runs have no TLS (each task's host is known only "
-        "inside the allocation, after the run's certificates are made); the "
-        "run's secret (mode 0600 in the run directory) authenticates every "
-        "call; remove tls or launch on the ssh backend"));
-  }
   if (profile.max_restarts > 0) {
     return FailedPreconditionError(StrCat(
         WhereOf(profile, "max_restarts"),
@@ -251,7 +237,10 @@ StatusOr<Plan> MakeSlurmPlan(const PlanRequest& r, Plan plan) {
   const Profile& profile = r.profile;
   plan.host = "";
   plan.base_port = profile.slurm.base_port;
-  plan.tls = false;
+  // On unless the profile turns it off: the tasks talk across the
+  // allocation's nodes. Their certificates name their tasks, not hosts
+  // (rpc::TlsMaterial::by_task_name).
+  plan.tls = profile.tls.value_or(true);
   plan.slurm = profile.slurm;
   slurm::SlurmRunSpec spec;
   spec.binary = plan.binary;
@@ -266,6 +255,7 @@ StatusOr<Plan> MakeSlurmPlan(const PlanRequest& r, Plan plan) {
   spec.sets = plan.sets;
   spec.resume = plan.resume;
   spec.metrics_out = plan.metrics_out;
+  spec.tls = plan.tls;
   spec.env.assign(profile.env.begin(), profile.env.end());
   DTF_ASSIGN_OR_RETURN(plan.batch_script,
                        slurm::RenderBatchScript(profile.slurm, spec));

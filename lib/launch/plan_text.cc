@@ -50,18 +50,20 @@ std::string PlanToText(const Plan& plan) {
   StrAppend(&out, "secret:   ", plan.secret_file, " (mode 0600",
             plan.remote() ? "; copied to each host's run directory" : "",
             ")\n");
-  if (plan.on_slurm()) {
+  if (plan.tls) {
+    StrAppend(
+        &out, "tls:      mutual TLS with the run's own CA: ", plan.run_dir,
+        "/tls (the CA key stays there",
+        plan.remote()     ? "; each host gets the CA certificate and its "
+                            "tasks' certificates and keys"
+        : plan.on_slurm() ? ", on the shared storage every node reads; each "
+                            "certificate names its task, which its peers check"
+                          : "",
+        ")\n");
+  } else if (plan.on_slurm()) {
     StrAppend(&out,
-              "tls:      off (Slurm runs have no TLS; the secret "
-              "authenticates every call)\n");
-  } else if (plan.tls) {
-    StrAppend(&out,
-              "tls:      mutual TLS with the run's own CA: ", plan.run_dir,
-              "/tls (the CA key stays there",
-              plan.remote() ? "; each host gets the CA certificate and its "
-                              "tasks' certificates and keys"
-                            : "",
-              ")\n");
+              "tls:      off (tls = false): the run's secret and every "
+              "tensor cross the cluster's network in plaintext\n");
   } else {
     StrAppend(&out, "tls:      off",
               plan.LeavesLoopback()

@@ -106,9 +106,10 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
       return s;
     }
     // The chief's certificate names its host as the plan has it, also when
-    // the call goes through a tunnel.
+    // the call goes through a tunnel; under Slurm, its task.
     tls = ClientTls{files->ca_cert, files->cert, files->key,
-                    run.plan.chief().host};
+                    run.plan.on_slurm() ? std::string(rpc::kChiefTask)
+                                        : run.plan.chief().host};
   }
   const ClientTls* client_tls = tls ? &*tls : nullptr;
   StatusOr<CoordinatorStatus> reply = QueryCoordinator(

@@ -31,8 +31,11 @@ StatusOr<RunTls> MakeRunTls(const Plan& plan) {
   DTF_ASSIGN_OR_RETURN(tls.ca, rpc::MakeRunCa(plan.run_id));
   for (const TaskPlan& t : plan.tasks) {
     const std::string name = TaskDirName(t.role, t.index);
-    DTF_ASSIGN_OR_RETURN(tls.certs[name],
-                         rpc::IssueCert(tls.ca, name, {t.host}));
+    DTF_ASSIGN_OR_RETURN(
+        tls.certs[name],
+        rpc::IssueCert(tls.ca, name,
+                       plan.on_slurm() ? std::vector<std::string>{name}
+                                       : std::vector<std::string>{t.host}));
   }
   DTF_ASSIGN_OR_RETURN(tls.certs[kTlsLauncherName],
                        rpc::IssueCert(tls.ca, kTlsLauncherName, {}));

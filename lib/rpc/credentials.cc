@@ -21,4 +21,10 @@ StatusOr<std::string> ReadSecretFile(const std::string& path) {
   return text;
 }
 
+RunCredentials ForTask(const RunCredentials& creds, std::string_view task) {
+  RunCredentials out = creds;
+  if (out.tls.on() && out.tls.by_task_name) out.tls.server_name = task;
+  return out;
+}
+
 }  // namespace dtf::rpc

@@ -31,6 +31,11 @@ struct TlsMaterial {
   // As a client: the name the server's certificate must hold, when not the
   // host of the address dialled (a call through a tunnel); "" otherwise.
   std::string server_name = {};
+  // As a client: each server's certificate must name the task it serves as
+  // ("ps-0", "worker-0" for the chief: ForTask) rather than the host
+  // dialled. For runs whose hosts are unknown when their certificates are
+  // made (Slurm places the tasks after submission).
+  bool by_task_name = false;
   bool on() const { return !ca_pem.empty(); }
 };
 
@@ -44,6 +49,13 @@ struct RunCredentials {
   // Mutual TLS with the run's CA when on; plaintext otherwise.
   TlsMaterial tls = {};
 };
+
+// `creds` for calls to task `task` (its directory name: "ps-0",
+// "worker-0"): with tls.by_task_name, tls.server_name becomes `task`;
+// otherwise `creds` as they are.
+RunCredentials ForTask(const RunCredentials& creds, std::string_view task);
+// The chief's name for ForTask: worker 0 serves the Coordinator.
+inline constexpr std::string_view kChiefTask = "worker-0";
 
 // Reads `dir`/ca.pem, `dir`/`name`.pem and `dir`/`name`.key (the key
 // private to this user, as a secret is: ReadPrivateFile). Errors name the

@@ -370,8 +370,8 @@ StatusOr<std::string> FetchCommId(const std::string& chief,
                                   const std::string& task,
                                   std::chrono::seconds timeout,
                                   const std::atomic<bool>* cancel) {
-  std::unique_ptr<rpc::Coordinator::Stub> stub =
-      rpc::Coordinator::NewStub(rpc::MakeChannel(chief, credentials));
+  std::unique_ptr<rpc::Coordinator::Stub> stub = rpc::Coordinator::NewStub(
+      rpc::MakeChannel(chief, rpc::ForTask(credentials, rpc::kChiefTask)));
   rpc::CommIdRequest request;
   request.set_task(task);
   const auto deadline = Clock::now() + timeout;

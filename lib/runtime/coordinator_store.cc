@@ -29,7 +29,8 @@ CoordinatorStore::CoordinatorStore(std::string chief,
       credentials_(credentials),
       task_(std::move(task)),
       cancel_(cancel),
-      stub_(rpc::Coordinator::NewStub(MakeChannel(chief_, credentials_))) {}
+      stub_(rpc::Coordinator::NewStub(
+          MakeChannel(chief_, rpc::ForTask(credentials_, rpc::kChiefTask)))) {}
 
 Status CoordinatorStore::Set(const std::string& key, std::string_view value) {
   rpc::KvSetRequest request;

@@ -22,7 +22,8 @@ PsClient::PsClient(const std::vector<std::string>& addresses,
       steps_(addresses.size(), 0),
       fanout_(int(addresses.size())) {
   for (size_t p = 0; p < addresses.size(); ++p) {
-    std::shared_ptr<grpc::Channel> channel = MakeChannel(addresses[p], creds_);
+    std::shared_ptr<grpc::Channel> channel =
+        MakeChannel(addresses[p], rpc::ForTask(creds_, StrCat("ps-", p)));
     stubs_.push_back(rpc::ParameterServer::NewStub(channel));
     streams_.push_back(std::make_unique<PsStream>(
         channel, creds_, timeout_, StrCat("ps:", p, " (", addresses[p], ")"),

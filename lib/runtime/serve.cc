@@ -64,7 +64,8 @@ class Heartbeat {
  public:
   Heartbeat(const std::string& chief, rpc::RunCredentials creds,
             std::string task, std::chrono::seconds timeout)
-      : stub_(rpc::Coordinator::NewStub(rpc::MakeChannel(chief, creds))),
+      : stub_(rpc::Coordinator::NewStub(
+            rpc::MakeChannel(chief, rpc::ForTask(creds, rpc::kChiefTask)))),
         creds_(std::move(creds)),
         task_(std::move(task)),
         timeout_(timeout),

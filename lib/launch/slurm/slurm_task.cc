@@ -111,6 +111,9 @@ StatusOr<SlurmServeCommand> MakeSlurmServeCommand(const SlurmRunSpec& spec,
   if (spec.tls) {
     c.argv.push_back("--tls-dir");
     c.argv.push_back(StrCat(spec.run_dir, "/", kTlsDir));
+    // Slurm places the tasks after the certificates are made: each names
+    // its task, which the peers check.
+    c.argv.push_back("--tls-task-names");
   }
   return c;
 }

@@ -7,6 +7,7 @@
 #include "lib/base/strings.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/profile.h"
+#include "lib/launch/run_tls.h"
 #include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
 
@@ -14,6 +15,7 @@ namespace dtf::launch {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kSlurmProfile[] = R"(backend = "slurm"
 ps = 1
@@ -71,25 +73,42 @@ TEST(SlurmPlan, RunDirUnderSlurmRunDir) {
   EXPECT_EQ(plan->secret_file, "/shared/runs/r1/secret");
   EXPECT_EQ(plan->chief().ready_file, "/shared/runs/r1/worker-0/ready");
   EXPECT_THAT(plan->batch_script, HasSubstr("#SBATCH --job-name=dtf-r1\n"));
-  EXPECT_FALSE(plan->tls);
+  EXPECT_TRUE(plan->tls);
   // --runs-dir wins over slurm.run_dir.
   r->runs_dir = "/elsewhere/runs";
   EXPECT_EQ(MakePlan(*r)->run_dir, "/elsewhere/runs/r1");
 }
 
-TEST(SlurmPlan, RefusesTlsAndRestarts) {
-  StatusOr<PlanRequest> r = SlurmRequest("tls = true\n");
+// TLS is on unless the profile turns it off; its certificates name the
+// tasks (Slurm places them after they are made), which the tasks check.
+TEST(SlurmPlan, TlsByTaskNameUnlessTurnedOff) {
+  StatusOr<PlanRequest> r = SlurmRequest();
   ASSERT_TRUE(r.ok()) << r.status();
   StatusOr<Plan> plan = MakePlan(*r);
-  ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(Message(plan.status())),
-              HasSubstr("slurm.toml:1:7: tls = true: Slurm runs have no TLS"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->tls);
+  EXPECT_THAT(plan->batch_script, HasSubstr("  --tls\n"));
+  EXPECT_EQ(PlaintextWarning(*plan, r->profile), "");
+  StatusOr<RunTls> tls = MakeRunTls(*plan);
+  ASSERT_TRUE(tls.ok()) << tls.status();
+  ASSERT_EQ(tls->certs.count("ps-0"), 1u);
 
-  r = SlurmRequest("max_restarts = 2\n");
+  r = SlurmRequest("tls = false\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  plan = MakePlan(*r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->tls);
+  EXPECT_THAT(plan->batch_script, Not(HasSubstr("--tls")));
+  EXPECT_THAT(PlaintextWarning(*plan, r->profile),
+              HasSubstr("slurm.toml:1:7: tls = false: the run's secret and "
+                        "every tensor cross the network in plaintext"));
+}
+
+TEST(SlurmPlan, RefusesRestarts) {
+  StatusOr<PlanRequest> r = SlurmRequest("max_restarts = 2\n");
   ASSERT_TRUE(r.ok()) << r.status();
   r->job_checkpoint_every_steps = 10;
-  plan = MakePlan(*r);
+  StatusOr<Plan> plan = MakePlan(*r);
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(std::string(Message(plan.status())),
               HasSubstr("max_restarts = 2: Slurm runs restart no task"));

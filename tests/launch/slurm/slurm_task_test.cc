@@ -71,7 +71,8 @@ TEST(SlurmTask, ChiefGetsMetricsAndEveryTaskItsFlags) {
                   "--secret-file", "/shared/runs/r1/secret", "--ready-file",
                   "/shared/runs/r1/worker-0/ready", "--threads", "2", "--set",
                   "train.steps=10", "--restore", "--metrics-out",
-                  "/shared/out/m.json", "--tls-dir", "/shared/runs/r1/tls"));
+                  "/shared/out/m.json", "--tls-dir", "/shared/runs/r1/tls",
+                  "--tls-task-names"));
   c = MakeSlurmServeCommand(spec, TaskEnv(2));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->slot.name(), "worker:1");
