@@ -124,6 +124,17 @@ for t in ps-0 worker-0 worker-1; do
 done
 [[ -x "$run/sbatch.sh" ]] || fail "no $run/sbatch.sh"
 [[ "$(stat -c %a "$run/secret")" == 600 ]] || fail "secret mode"
+# Mutual TLS (on by default): certificates that name their tasks (and no
+# host, so the run above could only succeed with every client checking the
+# task it called), keys 0600.
+[[ "$(json "$run/plan.json" 'j["tls"]')" == True ]] || fail "plan.json: tls off"
+[[ "$(stat -c %a "$run/tls")" == 700 ]] || fail "tls/ mode"
+for t in ps-0 worker-0 worker-1; do
+  [[ "$(stat -c %a "$run/tls/$t.key")" == 600 ]] || fail "tls/$t.key mode"
+  openssl x509 -in "$run/tls/$t.pem" -noout -ext subjectAltName |
+    grep -q "DNS:$t" || fail "tls/$t.pem does not name $t"
+done
+echo "ok: mutual TLS with certificates naming their tasks"
 [[ "$(jobs_in_queue)" == 0 ]] || fail "squeue after the run: $(squeue -h)"
 no_processes "$id"
 "$dtf" status --job "$job" "$id" | grep -q succeeded || fail "dtf status"
