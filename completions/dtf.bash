@@ -46,9 +46,10 @@ _dtf() {
     logs) opts="--help --job --runs-dir -f --follow --json" ;;
     stop) opts="--help --job --runs-dir --grace --json" ;;
     pack)
-      # dtf pack env|zip|list: the second word picks the flags.
+      # dtf pack env|image|zip|list: the second word picks the flags.
       case "${COMP_WORDS[2]}" in
         env) opts="--help --out --json --strip-debug" ;;
+        image) opts="--help --output --tag --json" ;;
         zip) opts="--help --job --with-data --out --json" ;;
         list) opts="--help --json" ;;
         unpack) opts="--help" ;;
@@ -73,7 +74,7 @@ _dtf() {
     *) opts="" ;;
   esac
   if [[ "$cmd" == pack && ${COMP_CWORD} -eq 2 ]]; then
-    COMPREPLY=($(compgen -W "env zip list unpack verify --help" -- "$cur"))
+    COMPREPLY=($(compgen -W "env image zip list unpack verify --help" -- "$cur"))
   elif [[ "$cmd" == hosts && ${COMP_CWORD} -eq 2 ]]; then
     COMPREPLY=($(compgen -W "trust --help" -- "$cur"))
   elif [[ "$cmd" == task && ${COMP_CWORD} -eq 2 ]]; then
@@ -89,7 +90,7 @@ _dtf() {
   elif [[ "$cmd" == pack && "${COMP_WORDS[2]}" == verify ]]; then
     COMPREPLY=($(compgen -d -- "$cur"))
   elif [[ "$cmd" == pack ]]; then
-    COMPREPLY=($(compgen -f -X '!*.zip' -- "$cur") $(compgen -d -- "$cur"))
+    COMPREPLY=($(compgen -f -X '!*.@(zip|tar)' -- "$cur") $(compgen -d -- "$cur"))
   elif [[ "$cmd" == hosts ]]; then
     COMPREPLY=($(compgen -A hostname -- "$cur"))
   elif [[ "$cmd" == doctor ]]; then
