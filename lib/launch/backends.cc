@@ -30,6 +30,7 @@ StatusOr<std::unique_ptr<Run>> StartRun(PlanRequest request,
       return std::unique_ptr<Run>(std::move(run));
     }
     case BackendKind::kSlurm:
+    case BackendKind::kKubernetes:  // cmd/launch_k8s.cc
       break;
   }
   return NotBuilt(request.profile.backend);
@@ -42,6 +43,7 @@ StatusOr<std::unique_ptr<RunSource>> OpenRunSource(const Plan& plan) {
     case BackendKind::kSsh:
       return OpenSshRunSource(plan);
     case BackendKind::kSlurm:
+    case BackendKind::kKubernetes:  // cmd/launch_k8s.cc
       break;
   }
   return NotBuilt(plan.backend);

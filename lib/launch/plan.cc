@@ -230,6 +230,13 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
         ": backend = \"slurm\": dtf launch does not submit Slurm jobs yet; "
         "\"local\" and \"ssh\" profiles launch"));
   }
+  if (profile.backend == BackendKind::kKubernetes) {
+    return FailedPreconditionError(StrCat(
+        WhereOf(profile, "backend"),
+        ": backend = \"kubernetes\": the run is a set of manifests, not a "
+        "plan of processes; dtf launch --dry-run prints them, --render DIR "
+        "writes them"));
+  }
   const Overrides& o = r.overrides;
   if (o.ps < 0 || o.workers < 0) {
     return InvalidArgumentError("--ps and --workers must be at least 1");
