@@ -37,10 +37,10 @@ _dtf() {
     init) opts="--help --from-csv --eval-csv --label --delimiter --quote --no-trim --max-rows --json --on-error" ;;
     inspect) opts="--help --limit --stats --json --compression" ;;
     train) opts="--help --job --batch-size --steps --epochs --threads --device --no-eval --restart --quiet --metrics-out" ;;
-    serve) opts="--help --job --role --index --ps --workers --cluster_spec --run-id --run-dir --secret-file --tls-dir --ready-file --threads --set --metrics-out --restore --quiet" ;;
+    serve) opts="--help --job --role --index --ps --workers --cluster_spec --index-from-env --run-id --run-dir --secret-file --tls-dir --ready-file --threads --set --metrics-out --restore --quiet" ;;
     predict) opts="--help --model --input --format --output --keep --batch-size --threads" ;;
     export) opts="--help --model --format --output" ;;
-    launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --json --detach --resume --accept-new-host-keys --task-binary --grace --start-timeout --deadline" ;;
+    launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --render --json --detach --resume --accept-new-host-keys --task-binary --grace --start-timeout --deadline" ;;
     status) opts="--help --job --runs-dir --json --watch" ;;
     help) opts="--man gen-records init inspect train predict export serve launch status logs stop pack doctor hosts task dtf.toml" ;;
     logs) opts="--help --job --runs-dir -f --follow --json" ;;

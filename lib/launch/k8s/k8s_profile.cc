@@ -279,7 +279,8 @@ StatusOr<KubernetesProfile> ReadKubernetesProfile(
                                                          "image_pull_secret",
                                                          "data",
                                                          "context",
-                                                         "job_dir"};
+                                                         "job_dir",
+                                                         "gen_records"};
   KubernetesProfile p;
   const toml::node* node = profile.table.get("kubernetes");
   if (node == nullptr) {
@@ -367,6 +368,8 @@ StatusOr<KubernetesProfile> ReadKubernetesProfile(
         return reader.Error(value, path,
                             "expected an absolute path other than /");
       }
+    } else if (name == "gen_records") {
+      DTF_ASSIGN_OR_RETURN(p.gen_records, reader.GetBool(value, path));
     } else if (name == "context") {
       DTF_ASSIGN_OR_RETURN(p.context, K8sString(reader, value, path));
     }

@@ -72,6 +72,10 @@ struct KubernetesProfile {
   // emptyDir, so the job's relative paths (output_dir, records) resolve
   // under it. Default "/job".
   std::string job_dir = "/job";
+  // Each pod first runs `dtf gen-records` on the job (an init container
+  // writing into the job directory), for jobs whose records are not on the
+  // data volume. Default false.
+  bool gen_records = false;
   // kubectl's context; "" (the default): the current context.
   std::string context;
   // "<file>:<line>:<col>" of each key read ("kubernetes.image").

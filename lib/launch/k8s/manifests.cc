@@ -229,6 +229,19 @@ Manifest PodSpec(const RenderRequest& r, const std::string& name,
     }
     spec["tolerations"] = tolerations;
   }
+  if (r.profile.gen_records) {
+    // The records the job reads, written into the pod's job directory
+    // before the task starts (the same shards in every pod).
+    Manifest init;
+    init["name"] = "gen-records";
+    init["image"] = r.profile.image;
+    init["command"] = Manifest::array({"/usr/bin/dtf"});
+    std::vector<std::string> args = {
+        "gen-records", "--job", StrCat(r.profile.job_dir, "/", kJobFileName)};
+    init["args"] = args;
+    init["volumeMounts"] = VolumeMounts(r);
+    spec["initContainers"] = Manifest::array({init});
+  }
   spec["containers"] = std::move(containers);
   spec["volumes"] = Volumes(r, name);
   return spec;
