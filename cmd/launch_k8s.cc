@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "cmd/cli_output.h"
@@ -83,6 +84,9 @@ Status LaunchKubernetes(const launch::PlanRequest& r,
                        launch::CreateRunDir(runs_dir, req.run_id));
   const std::string dir = StrCat(runs_dir, "/", id, "/kubernetes");
   DTF_RETURN_IF_ERROR(WriteObjects(objects, dir));
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(
+      StrCat(runs_dir, "/", id, "/", launch::k8s::kRunRecordName),
+      launch::k8s::RunRecordJson(id, req.profile)));
   const std::vector<std::string> apply =
       launch::k8s::ApplyCommand(req.profile, dir);
   const launch::k8s::CommandResult applied = launch::k8s::RunCommand(apply);
@@ -97,8 +101,44 @@ Status LaunchKubernetes(const launch::PlanRequest& r,
       "\n  ",
       launch::k8s::ShellJoin(launch::k8s::LogsCommand(req.profile, id, true)),
       "\nand stop it with\n  ",
-      launch::k8s::ShellJoin(launch::k8s::DeleteCommand(req.profile, id))));
+      launch::k8s::ShellJoin(launch::k8s::DeleteCommand(req.profile, id)),
+      "\n(dtf status, dtf logs and dtf stop ", id, " run them)"));
   return PrintStdout(StrCat(id, "\n"));
+}
+
+std::optional<Status> FollowKubernetesRun(const std::string& run_dir,
+                                          KubernetesFollow what) {
+  const std::string record = StrCat(run_dir, "/", launch::k8s::kRunRecordName);
+  std::error_code ec;
+  if (!fs::exists(record, ec)) return std::nullopt;
+  StatusOr<std::string> text = ReadFileToString(record);
+  if (!text.ok()) return text.status();
+  std::string id;
+  StatusOr<launch::k8s::KubernetesProfile> p =
+      launch::k8s::ParseRunRecord(*text, record, &id);
+  if (!p.ok()) return p.status();
+  std::vector<std::string> argv;
+  switch (what) {
+    case KubernetesFollow::kStatus:
+      argv = launch::k8s::StatusCommand(*p, id);
+      break;
+    case KubernetesFollow::kLogs:
+    case KubernetesFollow::kLogsFollow:
+      argv = launch::k8s::LogsCommand(*p, id,
+                                      what == KubernetesFollow::kLogsFollow);
+      break;
+    case KubernetesFollow::kStop:
+      argv = launch::k8s::DeleteCommand(*p, id);
+      break;
+  }
+  std::fflush(nullptr);
+  const int code = launch::k8s::RunAttached(argv);
+  if (code != 0) {
+    return UnavailableError(StrCat("kubernetes: run ", id, ": ",
+                                   launch::k8s::ShellJoin(argv), " exited ",
+                                   code));
+  }
+  return OkStatus();
 }
 
 }  // namespace dtf::cli

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "lib/base/strings.h"
 #include "lib/launch/k8s/manifests.h"
@@ -149,6 +151,67 @@ CommandResult RunCommand(const std::vector<std::string>& argv) {
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+int RunAttached(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) {
+    args.push_back(const_cast<char*>(a.c_str()));
+  }
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int e =
+      ::posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
+  if (e != 0) {
+    const std::string message =
+        StrCat("dtf: error: ", argv[0], ": ", std::strerror(e), "\n");
+    std::fputs(message.c_str(), stderr);
+    return -1;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string RunRecordJson(const std::string& run_id,
+                          const KubernetesProfile& p) {
+  nlohmann::ordered_json j;
+  j["run_id"] = run_id;
+  j["namespace"] = p.ns;
+  j["context"] = p.context;
+  j["flavour"] = p.flavour == Flavour::kJob ? "job" : "tfjob";
+  return j.dump(2) + "\n";
+}
+
+StatusOr<KubernetesProfile> ParseRunRecord(std::string_view json,
+                                           std::string_view name,
+                                           std::string* run_id) {
+  const nlohmann::json j =
+      nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  auto text = [&](const char* key) -> const nlohmann::json* {
+    if (!j.is_object() || !j.contains(key) || !j[key].is_string()) {
+      return nullptr;
+    }
+    return &j[key];
+  };
+  const nlohmann::json* id = text("run_id");
+  const nlohmann::json* ns = text("namespace");
+  const nlohmann::json* context = text("context");
+  const nlohmann::json* flavour = text("flavour");
+  if (id == nullptr || ns == nullptr || context == nullptr ||
+      flavour == nullptr || (*flavour != "job" && *flavour != "tfjob")) {
+    return DataLossError(
+        StrCat(name,
+               ": not a Kubernetes run record (run_id, namespace, context, "
+               "flavour \"job\" or \"tfjob\")"));
+  }
+  KubernetesProfile p;
+  p.ns = ns->get<std::string>();
+  p.context = context->get<std::string>();
+  p.flavour = *flavour == "job" ? Flavour::kJob : Flavour::kTfJob;
+  *run_id = id->get<std::string>();
+  return p;
 }
 
 Status CheckCluster(const KubernetesProfile& p) {

@@ -36,6 +36,22 @@ struct CommandResult {
 // exit_code -1 and the reason as output.
 CommandResult RunCommand(const std::vector<std::string>& argv);
 
+// Runs `argv` with this process's stdin, stdout and stderr (kubectl logs
+// --follow streams); its exit status, or -1 when it cannot start (the
+// reason on stderr).
+int RunAttached(const std::vector<std::string>& argv);
+
+// <run dir>/kubernetes.json: what dtf status, logs and stop need of an
+// applied run: {"run_id", "namespace", "context", "flavour"}.
+inline constexpr char kRunRecordName[] = "kubernetes.json";
+std::string RunRecordJson(const std::string& run_id,
+                          const KubernetesProfile& p);
+// The profile's namespace, context and flavour back from RunRecordJson's
+// text, and the run id. DataLoss "<name>: ..." when it is not that.
+StatusOr<KubernetesProfile> ParseRunRecord(std::string_view json,
+                                           std::string_view name,
+                                           std::string* run_id);
+
 // FailedPrecondition naming the problem when kubectl is missing, has no
 // current context (or not p.context), or cannot reach the context's
 // cluster within a few seconds; what to do instead (--render DIR) is part

@@ -198,6 +198,31 @@ TEST(Kubectl, CommandLinesSelectTheRunByLabel) {
   EXPECT_EQ(ShellJoin({"a b", "it's"}), "'a b' 'it'\\''s'");
 }
 
+TEST(Kubectl, RunRecordRoundTrips) {
+  KubernetesProfile p;
+  p.ns = "ml";
+  p.context = "prod";
+  p.flavour = Flavour::kTfJob;
+  const std::string json = RunRecordJson("20261125-120000-abcd", p);
+  EXPECT_EQ(json,
+            "{\n  \"run_id\": \"20261125-120000-abcd\",\n  \"namespace\": "
+            "\"ml\",\n  \"context\": \"prod\",\n  \"flavour\": \"tfjob\"\n}\n");
+  std::string id;
+  StatusOr<KubernetesProfile> back = ParseRunRecord(json, "k.json", &id);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(id, "20261125-120000-abcd");
+  EXPECT_EQ(back->ns, "ml");
+  EXPECT_EQ(back->context, "prod");
+  EXPECT_EQ(back->flavour, Flavour::kTfJob);
+  for (const char* bad : {"", "[]", "{\"run_id\": \"r\"}",
+                          "{\"run_id\": \"r\", \"namespace\": \"n\", "
+                          "\"context\": \"\", \"flavour\": \"mpi\"}"}) {
+    EXPECT_EQ(ParseRunRecord(bad, "k.json", &id).status().code(),
+              absl::StatusCode::kDataLoss)
+        << bad;
+  }
+}
+
 TEST(Kubectl, NoClusterIsAClearError) {
   if (RunCommand({"kubectl", "version", "--client"}).exit_code != 0) {
     GTEST_SKIP() << "kubectl not installed";

@@ -89,4 +89,36 @@ echo "$out"
 [[ $rc -ne 0 && $rc -lt 128 ]]
 grep -q "kubectl has no current context" <<<"$out"
 grep -q -- "--render DIR" <<<"$out"
+
+# The applied path against a stand-in kubectl that records its command
+# lines: launch applies the run directory's manifests; status, logs and
+# stop select the run by its label.
+mkdir -p "$work/bin"
+cat >"$work/bin/kubectl" <<'SH'
+#!/bin/sh
+echo "$*" >>"$KUBECTL_LOG"
+case "$*" in
+  "config current-context") echo test-cluster ;;
+  *" version --request-timeout=5s") echo "Server Version: v1.33.0" ;;
+  *" apply --filename "*) echo "job.batch/x created" ;;
+esac
+SH
+chmod +x "$work/bin/kubectl"
+export KUBECTL_LOG="$work/kubectl.log"
+id="$(cd "$work/job" && PATH="$work/bin:$PATH" "$dtf" launch --profile k8s-job)"
+[[ -f "$work/job/.dtf/runs/$id/kubernetes/job.yaml" ]]
+[[ "$(stat -c %a "$work/job/.dtf/runs/$id/kubernetes/secret.yaml")" == 600 ]]
+grep -q '"namespace": "ml"' "$work/job/.dtf/runs/$id/kubernetes.json"
+(cd "$work/job" && PATH="$work/bin:$PATH" "$dtf" status "$id" &&
+   PATH="$work/bin:$PATH" "$dtf" logs -f "$id" &&
+   PATH="$work/bin:$PATH" "$dtf" stop "$id")
+cat "$KUBECTL_LOG"
+diff - "$KUBECTL_LOG" <<LOG
+config current-context
+--namespace=ml version --request-timeout=5s
+--namespace=ml apply --filename $work/job/.dtf/runs/$id/kubernetes
+--namespace=ml get jobs.batch,services,configmaps,secrets,pods --selector=dtf.dev/run-id=$id --output=wide
+--namespace=ml logs --prefix --all-containers --max-log-requests=10000 --tail=-1 --selector=dtf.dev/run-id=$id --follow
+--namespace=ml delete jobs.batch,services,configmaps,secrets --selector=dtf.dev/run-id=$id --ignore-not-found
+LOG
 echo "PASS"
