@@ -109,6 +109,13 @@ StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
 Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(launch::PlanRequest request, MakeRequest(f));
   if (request.profile.backend == launch::BackendKind::kKubernetes) {
+    if (f.json || f.detach) {
+      return InvalidArgumentError(StrCat(
+          f.json ? "--json" : "--detach",
+          ": not for backend = \"kubernetes\" "
+          "(a dry run prints the manifests as YAML; an applied run is the "
+          "cluster's, followed with dtf status, logs and stop)"));
+    }
     return LaunchKubernetes(request, {f.dry_run, f.render}, ctx);
   }
   if (!f.render.empty()) {
