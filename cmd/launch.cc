@@ -13,6 +13,7 @@
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
+#include "cmd/launch_k8s.h"
 #include "cmd/run_checkpoints.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
@@ -30,6 +31,7 @@ struct LaunchFlags {
   std::vector<std::string> sets;
   std::string metrics_out;
   bool dry_run = false;
+  std::string render;  // backend = "kubernetes": --render DIR
   bool json = false;
   bool detach = false;
   std::string task_binary;
@@ -106,6 +108,22 @@ StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
 
 Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(launch::PlanRequest request, MakeRequest(f));
+  if (request.profile.backend == launch::BackendKind::kKubernetes) {
+    if (f.json || f.detach) {
+      return InvalidArgumentError(StrCat(
+          f.json ? "--json" : "--detach",
+          ": not for backend = \"kubernetes\" "
+          "(a dry run prints the manifests as YAML; an applied run is the "
+          "cluster's, followed with dtf status, logs and stop)"));
+    }
+    return LaunchKubernetes(request, {f.dry_run, f.render}, ctx);
+  }
+  if (!f.render.empty()) {
+    return InvalidArgumentError(
+        StrCat("--render: only for backend = \"kubernetes\" profiles; ",
+               request.profile.source, " has backend = \"",
+               launch::BackendName(request.profile.backend), "\""));
+  }
   const Console& console = ctx->console;
   if (f.dry_run) {
     DTF_ASSIGN_OR_RETURN(const launch::Plan plan, launch::MakePlan(request));
@@ -198,6 +216,11 @@ void SetupLaunch(CLI::App* app, Context* ctx) {
       "nothing");
   sub->add_flag("--json", f->json, "With --dry-run: the plan as JSON")
       ->needs(dry_run);
+  sub->add_option("--render", f->render,
+                  "Kubernetes profiles: write the run's manifests into DIR "
+                  "and start nothing")
+      ->type_name("DIR")
+      ->excludes(dry_run);
   sub->add_flag("--detach", f->detach,
                 "Start the run in the background, print its id and return")
       ->excludes(dry_run);

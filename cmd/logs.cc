@@ -15,6 +15,7 @@
 
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
+#include "cmd/launch_k8s.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/data/json.h"
@@ -78,6 +79,11 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
     }
   }
   DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, run_id));
+  if (auto k8s =
+          FollowKubernetesRun(dir, f.follow ? KubernetesFollow::kLogsFollow
+                                            : KubernetesFollow::kLogs)) {
+    return *k8s;
+  }
   DTF_ASSIGN_OR_RETURN(const launch::RunView run, launch::LoadRun(dir));
   std::vector<std::string> names;
   std::vector<std::string> labels;

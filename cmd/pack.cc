@@ -17,6 +17,7 @@
 #include "lib/base/build_config.h"
 #include "lib/base/strings.h"
 #include "lib/launch/pack/pack_env.h"
+#include "lib/launch/pack/pack_image.h"
 #include "lib/launch/pack/pack_job.h"
 #include "lib/launch/pack/unpack.h"
 
@@ -33,6 +34,9 @@ struct PackFlags {
   bool with_data = false;
   // list
   std::string archive;
+  // image
+  std::string output = ".dtf/pack/dtf-image.tar";
+  std::string tag;
 };
 
 // LD_LIBRARY_PATH's directories (':' or ';' separated, as ld.so reads it).
@@ -57,6 +61,49 @@ std::string HumanSize(uint64_t bytes) {
   if (bytes < 10 * 1024) return StrCat(bytes, " B");
   if (bytes < 10 * 1024 * 1024) return StrCat(bytes / 1024, " KiB");
   return StrCat(bytes / (1024 * 1024), " MiB");
+}
+
+std::string ImageSummaryJson(const pack::ImageResult& r) {
+  std::string json =
+      pack::ArchiveSummaryToJson(r.path, r.manifest_digest, r.size, r.manifest);
+  // {"archive": ..., "image": {...}, "sha256": ...}
+  const size_t comma = json.find(',');
+  json.insert(comma + 1, StrCat("\n  \"image\": {\"tag\": \"", r.tag,
+                                "\", \"manifest\": \"", r.manifest_digest,
+                                "\", \"config\": \"", r.config_digest,
+                                "\", \"layer\": \"", r.layer_digest,
+                                "\", \"layer_size\": ", r.layer_size, "},"));
+  return json;
+}
+
+// The files table dtf pack list prints.
+std::string FilesTable(const pack::Manifest& m) {
+  size_t width = 4;
+  for (const pack::ManifestFile& file : m.files) {
+    width = std::max(width, std::to_string(file.size).size());
+  }
+  std::string text = fmt::format("{:<4}  {:>{}}  {:<64}  {}\n", "mode", "size",
+                                 width, "sha256", "path");
+  for (const pack::ManifestFile& file : m.files) {
+    StrAppend(&text,
+              fmt::format("{}  {:>{}}  {}  {}\n", pack::ModeString(file.mode),
+                          file.size, width, file.sha256, file.path));
+  }
+  return text;
+}
+
+Status ListImage(const PackFlags& f) {
+  DTF_ASSIGN_OR_RETURN(const pack::ImageResult r, pack::ListImage(f.archive));
+  if (f.json) return PrintStdout(ImageSummaryJson(r));
+  const pack::Manifest& m = r.manifest;
+  std::string text =
+      StrCat(r.path, ": OCI image ", r.tag.empty() ? "(untagged)" : r.tag,
+             " of dtf ", m.dtf_version, ", entry /", m.entry, ", ", m.arch,
+             ", glibc packed\nmanifest ", r.manifest_digest, ", ", r.size,
+             " bytes; every blob matches its digest, every file ",
+             pack::kImageManifest, "\n");
+  StrAppend(&text, FilesTable(m));
+  return PrintStdout(text);
 }
 
 Status Report(const PackFlags& f, const pack::PackResult& r, Context* ctx) {
@@ -87,6 +134,24 @@ Status RunPackEnv(const PackFlags& f, Context* ctx) {
   return Report(f, r, ctx);
 }
 
+Status RunPackImage(const PackFlags& f, Context* ctx) {
+  pack::PackImageOptions options;
+  DTF_ASSIGN_OR_RETURN(options.binary, SelfExecutable());
+  options.dtf_version = kVersion;
+  options.search.library_path = LibraryPathFromEnvironment();
+  options.tag = f.tag;
+  options.output = f.output;
+  DTF_ASSIGN_OR_RETURN(const pack::ImageResult r, pack::PackImage(options));
+  if (f.json) return PrintStdout(ImageSummaryJson(r));
+  uint64_t total = 0;
+  for (const pack::ManifestFile& file : r.manifest.files) total += file.size;
+  ctx->console.Info(StrCat("dtf: image ", r.tag, " of ",
+                           r.manifest.files.size(), " files (",
+                           HumanSize(total), ", ", HumanSize(r.layer_size),
+                           " compressed), ", r.manifest_digest));
+  return PrintStdout(StrCat(r.path, "\n"));
+}
+
 Status RunPackZip(const PackFlags& f, Context* ctx) {
   pack::PackJobOptions options;
   options.job = f.job;
@@ -98,6 +163,7 @@ Status RunPackZip(const PackFlags& f, Context* ctx) {
 }
 
 Status RunPackList(const PackFlags& f) {
+  if (pack::LooksLikeTar(f.archive)) return ListImage(f);
   DTF_ASSIGN_OR_RETURN(const pack::ArchiveListing listing,
                        pack::ListArchive(f.archive));
   const pack::Manifest& m = listing.manifest;
@@ -117,17 +183,7 @@ Status RunPackList(const PackFlags& f) {
   }
   StrAppend(&text, "\nsha256 ", listing.sha256, ", ", listing.size,
             " bytes; every entry matches manifest.json\n");
-  size_t width = 4;
-  for (const pack::ManifestFile& file : m.files) {
-    width = std::max(width, std::to_string(file.size).size());
-  }
-  StrAppend(&text, fmt::format("{:<4}  {:>{}}  {:<64}  {}\n", "mode", "size",
-                               width, "sha256", "path"));
-  for (const pack::ManifestFile& file : m.files) {
-    StrAppend(&text,
-              fmt::format("{}  {:>{}}  {}  {}\n", pack::ModeString(file.mode),
-                          file.size, width, file.sha256, file.path));
-  }
+  StrAppend(&text, FilesTable(m));
   return PrintStdout(text);
 }
 
@@ -152,8 +208,8 @@ void SetupPack(CLI::App* app, Context* ctx) {
   auto f = std::make_shared<PackFlags>();
   CLI::App* sub = app->add_subcommand(
       "pack",
-      "Make the archives dtf launch ships to hosts: the runtime (env) and the "
-      "job (zip); list one");
+      "Make the archives dtf launch ships to hosts: the runtime (env, image) "
+      "and the job (zip); list one");
   sub->require_subcommand(1);
 
   CLI::App* env = sub->add_subcommand(
@@ -168,6 +224,17 @@ void SetupPack(CLI::App* app, Context* ctx) {
                 "Pack the binary without its debug sections (objcopy "
                 "--strip-debug; what dtf launch ships over SSH)");
   env->callback([f, ctx] { ctx->status = RunPackEnv(*f, ctx); });
+
+  CLI::App* image = sub->add_subcommand(
+      "image",
+      "Pack this dtf, its shared libraries, glibc and the loader into an OCI "
+      "image archive (no base image, no registry)");
+  image->add_option("--output", f->output,
+                    "The image archive (default: .dtf/pack/dtf-image.tar)");
+  image->add_option("--tag", f->tag, "The image's name (default: dtf:VERSION)");
+  image->add_flag("--json", f->json,
+                  "Print the archive, its digests and its manifest as JSON");
+  image->callback([f, ctx] { ctx->status = RunPackImage(*f, ctx); });
 
   CLI::App* zip = sub->add_subcommand(
       "zip",
@@ -184,7 +251,8 @@ void SetupPack(CLI::App* app, Context* ctx) {
 
   CLI::App* list = sub->add_subcommand(
       "list", "Check an archive against its manifest and show what went in");
-  list->add_option("archive", f->archive, "The .zip file")->required();
+  list->add_option("archive", f->archive, "The .zip or image .tar file")
+      ->required();
   list->add_flag("--json", f->json,
                  "Print the archive and its manifest as JSON");
   list->callback([f, ctx] { ctx->status = RunPackList(*f); });

@@ -3,6 +3,7 @@
 // the TF_CONFIG environment variable, in that order of precedence.
 #include "lib/runtime/serve.h"
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -30,6 +31,7 @@ struct ServeFlags {
   std::string ps;
   std::string workers;
   std::string cluster_spec;
+  std::string index_from_env;
   std::string run_id;
   std::string run_dir;
   std::string secret_file;
@@ -47,6 +49,31 @@ std::vector<std::string> Addresses(const std::vector<runtime::TaskAddress>& a) {
   std::vector<std::string> out;
   for (const auto& t : a) out.push_back(t.ToString());
   return out;
+}
+
+// --index-from-env VAR: the task whose place in the cluster's list of ps
+// then workers VAR holds (a Kubernetes Indexed Job's JOB_COMPLETION_INDEX).
+StatusOr<runtime::TaskId> TaskFromIndexEnv(const ServeFlags& f,
+                                           const runtime::ClusterSpec& c) {
+  const char* value = std::getenv(f.index_from_env.c_str());
+  const std::string flag = StrCat("--index-from-env ", f.index_from_env);
+  if (value == nullptr) {
+    return InvalidArgumentError(StrCat(flag, ": the variable is not set"));
+  }
+  const int total = static_cast<int>(c.ps.size() + c.workers.size());
+  int index = -1;
+  const std::string_view text(value);
+  const auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), index);
+  if (ec != std::errc() || end != text.data() + text.size() || index < 0 ||
+      index >= total) {
+    return InvalidArgumentError(
+        StrCat(flag, ": expected an index from 0 to ", total - 1,
+               " (ps first, then workers), got \"", text, "\""));
+  }
+  const int ps = static_cast<int>(c.ps.size());
+  return index < ps ? runtime::TaskId{runtime::Role::kPs, index}
+                    : runtime::TaskId{runtime::Role::kWorker, index - ps};
 }
 
 // The cluster and this task, from whichever source is given. TensorFlow's
@@ -71,13 +98,15 @@ Status ResolveCluster(const ServeFlags& f, runtime::ServeOptions* o) {
     return InvalidArgumentError(
         "no cluster: give --ps and --workers, --cluster_spec, or TF_CONFIG");
   }
-  if (!f.role.empty()) {
+  if (!f.index_from_env.empty()) {
+    DTF_ASSIGN_OR_RETURN(self, TaskFromIndexEnv(f, cluster));
+  } else if (!f.role.empty()) {
     DTF_ASSIGN_OR_RETURN(self.role, runtime::ParseRole(f.role));
     self.index = f.index < 0 ? 0 : f.index;
   } else if (!have_self) {
     return InvalidArgumentError("--role is required (or TF_CONFIG's task)");
   }
-  if (f.index >= 0) self.index = f.index;
+  if (f.index >= 0 && f.index_from_env.empty()) self.index = f.index;
   DTF_RETURN_IF_ERROR(runtime::ValidateCluster(cluster, self));
   if (self.role == runtime::Role::kEvaluator) {
     return InvalidArgumentError(
@@ -192,6 +221,12 @@ void SetupServe(CLI::App* app, Context* ctx) {
   sub->add_option("--cluster_spec", f->cluster_spec,
                   "TensorFlow's 'ps|h:p;h:p,worker|h:p;h:p' (instead of "
                   "--ps/--workers); without either, TF_CONFIG is read");
+  auto* index_env = sub->add_option(
+      "--index-from-env", f->index_from_env,
+      "The name of a variable holding this task's place in --ps then "
+      "--workers (a Kubernetes Indexed Job's JOB_COMPLETION_INDEX)");
+  sub->get_option("--role")->excludes(index_env);
+  sub->get_option("--index")->excludes(index_env);
   sub->add_option("--run-id", f->run_id, "The run's id")->required();
   sub->add_option("--run-dir", f->run_dir,
                   "The run's record directory (dtf launch passes it; "

@@ -11,6 +11,7 @@
 
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
+#include "cmd/launch_k8s.h"
 #include "cmd/run_checkpoints.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
@@ -42,6 +43,8 @@ void AddCheckpoints(const std::string& dir, launch::RunStatus* status) {
 
 Status RunStatus(const StatusFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.run));
+  if (auto k8s = FollowKubernetesRun(dir, KubernetesFollow::kStatus))
+    return *k8s;
   const bool clear = f.watch && !f.json && ::isatty(STDOUT_FILENO) == 1;
   for (;;) {
     DTF_ASSIGN_OR_RETURN(launch::RunStatus status,

@@ -7,6 +7,7 @@
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
+#include "cmd/launch_k8s.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/data/json.h"
@@ -43,6 +44,7 @@ Status Unverifiable(const std::string& dir, const launch::StopReport& report) {
 
 Status RunStop(const StopFlags& f) {
   DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.run));
+  if (auto k8s = FollowKubernetesRun(dir, KubernetesFollow::kStop)) return *k8s;
   DTF_ASSIGN_OR_RETURN(
       const launch::StopReport report,
       launch::StopRun(dir, std::chrono::milliseconds(

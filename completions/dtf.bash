@@ -37,18 +37,19 @@ _dtf() {
     init) opts="--help --from-csv --eval-csv --label --delimiter --quote --no-trim --max-rows --json --on-error" ;;
     inspect) opts="--help --limit --stats --json --compression" ;;
     train) opts="--help --job --batch-size --steps --epochs --threads --device --no-eval --restart --quiet --metrics-out" ;;
-    serve) opts="--help --job --role --index --ps --workers --cluster_spec --run-id --run-dir --secret-file --tls-dir --tls-task-names --ready-file --threads --set --metrics-out --restore --quiet" ;;
+    serve) opts="--help --job --role --index --ps --workers --cluster_spec --index-from-env --run-id --run-dir --secret-file --tls-dir --tls-task-names --ready-file --threads --set --metrics-out --restore --quiet" ;;
     predict) opts="--help --model --input --format --output --keep --batch-size --threads --profile --workers --runs-dir --shard --of --ready-file" ;;
     export) opts="--help --model --format --output" ;;
-    launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --json --detach --resume --accept-new-host-keys --task-binary --grace --start-timeout --deadline" ;;
+    launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --render --json --detach --resume --accept-new-host-keys --task-binary --grace --start-timeout --deadline" ;;
     status) opts="--help --job --runs-dir --json --watch" ;;
     help) opts="--man gen-records init inspect train predict export serve launch status logs stop pack doctor hosts task dtf.toml" ;;
     logs) opts="--help --job --runs-dir -f --follow --json" ;;
     stop) opts="--help --job --runs-dir --grace --json" ;;
     pack)
-      # dtf pack env|zip|list: the second word picks the flags.
+      # dtf pack env|image|zip|list: the second word picks the flags.
       case "${COMP_WORDS[2]}" in
         env) opts="--help --out --json --strip-debug" ;;
+        image) opts="--help --output --tag --json" ;;
         zip) opts="--help --job --with-data --out --json" ;;
         list) opts="--help --json" ;;
         unpack) opts="--help" ;;
@@ -73,7 +74,7 @@ _dtf() {
     *) opts="" ;;
   esac
   if [[ "$cmd" == pack && ${COMP_CWORD} -eq 2 ]]; then
-    COMPREPLY=($(compgen -W "env zip list unpack verify --help" -- "$cur"))
+    COMPREPLY=($(compgen -W "env image zip list unpack verify --help" -- "$cur"))
   elif [[ "$cmd" == hosts && ${COMP_CWORD} -eq 2 ]]; then
     COMPREPLY=($(compgen -W "trust --help" -- "$cur"))
   elif [[ "$cmd" == task && ${COMP_CWORD} -eq 2 ]]; then
@@ -89,7 +90,7 @@ _dtf() {
   elif [[ "$cmd" == pack && "${COMP_WORDS[2]}" == verify ]]; then
     COMPREPLY=($(compgen -d -- "$cur"))
   elif [[ "$cmd" == pack ]]; then
-    COMPREPLY=($(compgen -f -X '!*.zip' -- "$cur") $(compgen -d -- "$cur"))
+    COMPREPLY=($(compgen -f -X '!*.@(zip|tar)' -- "$cur") $(compgen -d -- "$cur"))
   elif [[ "$cmd" == hosts ]]; then
     COMPREPLY=($(compgen -A hostname -- "$cur"))
   elif [[ "$cmd" == doctor ]]; then

@@ -555,6 +555,28 @@ time_limit = "01:00:00"      # sbatch --time
 # srun_args = []
 )";
 
+constexpr char kKubernetesProfile[] =
+    R"(# Pods on a Kubernetes cluster. Copy to kubernetes.toml, fill in the image
+# (`dtf pack image`, pushed where the cluster pulls from) and the data, and
+# run `dtf launch --profile kubernetes --dry-run` (or --render DIR) to see
+# the manifests; without those flags dtf launch applies them with kubectl.
+# backend = "kubernetes"
+# ps = 1
+# workers = 2
+# max_restarts = 1                  # a failed pod is replaced this often
+#
+# [kubernetes]
+# image = "registry.example/ml/dtf:0.1.0"
+# namespace = "default"
+# flavour = "job"                   # an Indexed Job; "tfjob": a Kubeflow TFJob
+# data = { pvc = "my-data", mount_path = "/data" }
+# job_dir = "/job"                  # where the pods see dtf.toml
+#
+# [kubernetes.worker]
+# requests = { cpu = "2", memory = "4Gi" }
+# limits = { cpu = "4", memory = "8Gi" }
+)";
+
 // `dir` without trailing slashes ("/" stays "/").
 fs::path WithoutTrailingSlash(std::string dir) {
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -746,6 +768,8 @@ StatusOr<ScaffoldResult> ScaffoldJob(const ScaffoldOptions& options) {
   DTF_RETURN_IF_ERROR(
       WriteFileAtomically(stage + "/profiles/slurm.toml", kSlurmProfile));
   DTF_RETURN_IF_ERROR(WriteFileAtomically(
+      stage + "/profiles/kubernetes.example.toml", kKubernetesProfile));
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(
       stage + "/README.md",
       StrCat("# ", JobName(dir), "\n\nA dtf job made by `dtf init` from `",
              o.train_csv,
@@ -758,7 +782,8 @@ StatusOr<ScaffoldResult> ScaffoldJob(const ScaffoldOptions& options) {
   DTF_RETURN_IF_ERROR(staging.Commit());
   for (const char* f :
        {"dtf.toml", "profiles/local.toml", "profiles/cluster.example.toml",
-        "profiles/slurm.toml", "README.md"}) {
+        "profiles/slurm.toml", "profiles/kubernetes.example.toml",
+        "README.md"}) {
     result.files.push_back(f);
   }
   return result;

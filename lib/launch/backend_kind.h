@@ -8,12 +8,13 @@
 namespace dtf::launch {
 
 enum class BackendKind {
-  kLocal,  // every task a process on this machine
-  kSsh,    // tasks on hosts reached over SSH
-  kSlurm,  // tasks in a Slurm allocation (sbatch/srun)
+  kLocal,       // every task a process on this machine
+  kSsh,         // tasks on hosts reached over SSH
+  kSlurm,       // tasks in a Slurm allocation (sbatch/srun)
+  kKubernetes,  // pods of a Job or TFJob rendered as manifests (kubectl)
 };
 
-// "local", "ssh", "slurm".
+// "local", "ssh", "slurm", "kubernetes".
 constexpr std::string_view BackendName(BackendKind kind) {
   switch (kind) {
     case BackendKind::kLocal:
@@ -22,14 +23,16 @@ constexpr std::string_view BackendName(BackendKind kind) {
       return "ssh";
     case BackendKind::kSlurm:
       return "slurm";
+    case BackendKind::kKubernetes:
+      return "kubernetes";
   }
   return "local";
 }
 
 // The backend BackendName gives `name`; nullopt for any other text.
 constexpr std::optional<BackendKind> ParseBackendName(std::string_view name) {
-  for (BackendKind kind :
-       {BackendKind::kLocal, BackendKind::kSsh, BackendKind::kSlurm}) {
+  for (BackendKind kind : {BackendKind::kLocal, BackendKind::kSsh,
+                           BackendKind::kSlurm, BackendKind::kKubernetes}) {
     if (BackendName(kind) == name) return kind;
   }
   return std::nullopt;

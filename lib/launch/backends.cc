@@ -32,6 +32,8 @@ StatusOr<std::unique_ptr<Run>> StartRun(PlanRequest request,
     }
     case BackendKind::kSlurm:
       return StartSlurmRun(std::move(request), std::move(options));
+    case BackendKind::kKubernetes:  // cmd/launch_k8s.cc
+      break;
   }
   return NotBuilt(request.profile.backend);
 }
@@ -44,6 +46,8 @@ StatusOr<std::unique_ptr<RunSource>> OpenRunSource(const Plan& plan) {
       return OpenSshRunSource(plan);
     case BackendKind::kSlurm:
       return OpenSlurmRunSource(plan);
+    case BackendKind::kKubernetes:  // cmd/launch_k8s.cc
+      break;
   }
   return NotBuilt(plan.backend);
 }

@@ -294,6 +294,13 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
   if (profile.backend == BackendKind::kSlurm) {
     DTF_RETURN_IF_ERROR(CheckSlurmPlanKeys(profile));
   }
+  if (profile.backend == BackendKind::kKubernetes) {
+    return FailedPreconditionError(StrCat(
+        WhereOf(profile, "backend"),
+        ": backend = \"kubernetes\": the run is a set of manifests, not a "
+        "plan of processes; dtf launch --dry-run prints them, --render DIR "
+        "writes them"));
+  }
   const Overrides& o = r.overrides;
   if (o.ps < 0 || o.workers < 0) {
     return InvalidArgumentError("--ps and --workers must be at least 1");

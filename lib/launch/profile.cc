@@ -307,18 +307,15 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
     p.where["backend"] = Where(reader, *node);
     // The backends this dtf has, and one it names but has not built.
     constexpr BackendKind kBuilt[] = {BackendKind::kLocal, BackendKind::kSsh,
-                                      BackendKind::kSlurm};
+                                      BackendKind::kSlurm,
+                                      BackendKind::kKubernetes};
     DTF_ASSIGN_OR_RETURN(
         const int backend,
-        reader.GetChoice(*node, "backend",
-                         {BackendName(kBuilt[0]), BackendName(kBuilt[1]), "k8s",
-                          BackendName(kBuilt[2])}));
-    if (backend == 2) {
-      return reader.Error(*node, "backend",
-                          "the \"k8s\" backend is not built yet; \"local\" "
-                          "and \"ssh\" are");
-    }
-    p.backend = kBuilt[backend == 3 ? 2 : backend];
+        reader.GetChoice(
+            *node, "backend",
+            {BackendName(kBuilt[0]), BackendName(kBuilt[1]),
+             BackendName(kBuilt[2]), BackendName(kBuilt[3]), "k8s"}));
+    p.backend = kBuilt[backend == 4 ? 3 : backend];
   }
   if (p.backend == BackendKind::kSlurm) {
     DTF_RETURN_IF_ERROR(slurm::CheckSlurmProfileKeys(reader, {table}));
@@ -326,6 +323,10 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
         p.slurm,
         slurm::ReadSlurmProfile(reader, {table},
                                 fs::path(p.source).parent_path().string()));
+  } else if (p.backend == BackendKind::kKubernetes) {
+    DTF_RETURN_IF_ERROR(k8s::CheckKubernetesProfileKeys(reader, {table}));
+    DTF_ASSIGN_OR_RETURN(p.kubernetes,
+                         k8s::ReadKubernetesProfile(reader, {table}));
   } else {
     DTF_RETURN_IF_ERROR(CheckKeys(reader, table, p.backend));
   }

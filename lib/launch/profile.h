@@ -13,6 +13,7 @@
 #include "lib/base/status.h"
 #include "lib/launch/backend_kind.h"
 #include "lib/launch/hostfile.h"
+#include "lib/launch/k8s/k8s_profile.h"
 #include "lib/launch/slurm/slurm_profile.h"
 
 namespace dtf::launch {
@@ -29,7 +30,8 @@ struct Profile {
   std::string name;
   std::string source;
   // backend: "local" (every task on this machine), "ssh" (tasks on the
-  // hosts below, reached over SSH) or "slurm" (a batch job; [slurm] below).
+  // hosts below, reached over SSH), "slurm" (a batch job; [slurm] below) or
+  // "kubernetes" (manifests of a Job or TFJob; [kubernetes] below).
   // Default "local".
   BackendKind backend = BackendKind::kLocal;
   // ps, workers: task counts, each >= 1. Defaults 1 and 2.
@@ -88,6 +90,9 @@ struct Profile {
   // backend = "slurm" only: the [slurm] table (lib/launch/slurm/
   // slurm_profile.h).
   slurm::SlurmProfile slurm;
+  // backend = "kubernetes" only: the [kubernetes] table (lib/launch/k8s/
+  // k8s_profile.h).
+  k8s::KubernetesProfile kubernetes;
   // [env]: environment variables set for every task, by name.
   std::map<std::string, std::string> env;
   // "<file>:<line>:<col>" of each key read, for errors found later (a port

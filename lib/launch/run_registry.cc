@@ -8,6 +8,7 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/json_text.h"
+#include "lib/launch/k8s/kubectl.h"
 #include "lib/launch/run_layout.h"
 
 namespace dtf::launch {
@@ -141,6 +142,18 @@ StatusOr<std::vector<std::string>> ListRuns(const std::string& runs_dir) {
   for (const fs::directory_entry& e : it) {
     if (!e.is_directory(ec)) continue;
     const std::string id = e.path().filename().string();
+    // A Kubernetes run has its manifests and kubernetes.json, no plan.
+    if (fs::exists(e.path() / k8s::kRunRecordName, ec)) {
+      const auto written =
+          fs::last_write_time(e.path() / k8s::kRunRecordName, ec);
+      runs.emplace_back(
+          ec ? 0
+             : std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::file_clock::to_sys(written).time_since_epoch())
+                   .count(),
+          id);
+      continue;
+    }
     if (!fs::exists(e.path() / kPlanFile, ec)) continue;
     StatusOr<RunRecord> record = ReadRunRecord(e.path().string());
     runs.emplace_back(record.ok() ? record->started_ms : 0, id);

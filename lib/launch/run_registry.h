@@ -71,7 +71,8 @@ StatusOr<std::optional<ExitRecord>> ReadExitRecord(const std::string& path);
 // Milliseconds since the epoch, now.
 int64_t NowMs();
 
-// The run ids under `runs_dir`, oldest first (by start time, then id).
+// The run ids under `runs_dir` (directories holding plan.json, or a
+// Kubernetes run's kubernetes.json), oldest first (by start time, then id).
 // An absent directory has none.
 StatusOr<std::vector<std::string>> ListRuns(const std::string& runs_dir);
 // The directory of run `id` (or of a unique id prefix) under `runs_dir`;

@@ -49,7 +49,7 @@ TEST(CheckArgs, NamesTheFirstUnknownWord) {
   EXPECT_THAT(Message(command), HasSubstr("unknown command 'trian'; did you "
                                           "mean 'train'?"));
   EXPECT_THAT(Message(CheckArgs(app.get(), {"pack"})),
-              HasSubstr("'dtf pack' needs a command: env, zip"));
+              HasSubstr("'dtf pack' needs a command: env, image, zip"));
   EXPECT_TRUE(CheckArgs(app.get(), {"pack", "--help"}).ok());
   const Status flag = CheckArgs(app.get(), {"train", "--step", "3"});
   EXPECT_THAT(Message(flag), HasSubstr("unknown flag '--step' for 'dtf "

@@ -128,10 +128,13 @@ TEST(Profile, TlsKey) {
   EXPECT_THAT(ErrorOf("tlss = true\n"), HasSubstr("did you mean tls?"));
 }
 
-TEST(Profile, K8sIsNotBuiltYet) {
-  EXPECT_EQ(ErrorOf("backend = \"k8s\"\n"),
-            "profiles/x.toml:1:11: backend: the \"k8s\" backend is not "
-            "built yet; \"local\" and \"ssh\" are");
+TEST(Profile, KubernetesNeedsItsTable) {
+  EXPECT_EQ(ErrorOf("backend = \"kubernetes\"\n"),
+            "profiles/x.toml:1:11: kubernetes: backend = \"kubernetes\" "
+            "needs a [kubernetes] table with at least image = \"...\"");
+  // "k8s" is its other name.
+  EXPECT_THAT(ErrorOf("backend = \"k8s\"\n"),
+              HasSubstr("needs a [kubernetes] table"));
   EXPECT_THAT(ErrorOf("backend = \"locl\"\n"),
               HasSubstr("backend: unknown value \"locl\" (did you mean "
                         "local?)"));

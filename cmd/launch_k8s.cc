@@ -1,0 +1,144 @@
+#include "cmd/launch_k8s.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "cmd/cli_output.h"
+#include "lib/base/device_name.h"
+#include "lib/base/file.h"
+#include "lib/base/strings.h"
+#include "lib/launch/k8s/kubectl.h"
+#include "lib/launch/k8s/manifests.h"
+#include "lib/launch/run_id.h"
+#include "lib/launch/run_layout.h"
+
+namespace dtf::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+Status WriteObjects(const std::vector<launch::k8s::RenderedObject>& objects,
+                    const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return ErrnoToStatus(ec.value(), dir);
+  for (const launch::k8s::RenderedObject& o : objects) {
+    const std::string path = StrCat(dir, "/", o.file);
+    DTF_RETURN_IF_ERROR(WriteFileAtomically(path, o.yaml));
+    // The Secret's file holds the run's secret.
+    const mode_t mode = o.kind == "Secret" ? 0600 : 0644;
+    if (::chmod(path.c_str(), mode) != 0) return ErrnoToStatus(errno, path);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status LaunchKubernetes(const launch::PlanRequest& r,
+                        const KubernetesLaunch& how, Context* ctx) {
+  const launch::Profile& profile = r.profile;
+  if (profile.tls.value_or(false)) {
+    return FailedPreconditionError(StrCat(
+        profile.where.count("tls") ? profile.where.at("tls") : profile.source,
+        ": tls = true: backend = \"kubernetes\" renders no TLS material; "
+        "the run's traffic stays inside the cluster network, authenticated "
+        "by the run's secret (set tls = false or leave it out)"));
+  }
+  launch::k8s::RenderRequest req;
+  req.profile = profile.kubernetes;
+  req.ps = r.overrides.ps > 0 ? r.overrides.ps : profile.ps;
+  req.workers = r.overrides.workers > 0 ? r.overrides.workers : profile.workers;
+  req.threads = profile.threads;
+  req.max_restarts = profile.max_restarts;
+  if (profile.device) req.device = DeviceNameString(*profile.device);
+  req.sets = r.overrides.sets;
+  req.env = profile.env;
+  DTF_ASSIGN_OR_RETURN(req.job_text, ReadFileToString(r.job));
+  if (r.run_id == launch::kUnchosenRunId) {
+    DTF_ASSIGN_OR_RETURN(req.run_id, launch::NewRunId());
+  } else {
+    req.run_id = r.run_id;
+  }
+  if (!how.dry_run) {
+    DTF_ASSIGN_OR_RETURN(req.secret, launch::RandomHex(32));
+  }
+  DTF_ASSIGN_OR_RETURN(const std::vector<launch::k8s::RenderedObject> objects,
+                       launch::k8s::RenderManifests(req));
+  if (how.dry_run) return PrintStdout(launch::k8s::JoinDocuments(objects));
+  if (!how.render_dir.empty()) {
+    DTF_RETURN_IF_ERROR(WriteObjects(objects, how.render_dir));
+    ctx->console.Info(StrCat("dtf: run ", req.run_id, ": ", objects.size(),
+                             " manifests written; apply them with\n  ",
+                             launch::k8s::ShellJoin(launch::k8s::ApplyCommand(
+                                 req.profile, how.render_dir))));
+    return PrintStdout(StrCat(how.render_dir, "\n"));
+  }
+  DTF_RETURN_IF_ERROR(launch::k8s::CheckCluster(req.profile));
+  const std::string runs_dir =
+      r.runs_dir.empty()
+          ? launch::DefaultRunsDir(fs::path(r.job).parent_path().string())
+          : r.runs_dir;
+  DTF_ASSIGN_OR_RETURN(const std::string id,
+                       launch::CreateRunDir(runs_dir, req.run_id));
+  const std::string dir = StrCat(runs_dir, "/", id, "/kubernetes");
+  DTF_RETURN_IF_ERROR(WriteObjects(objects, dir));
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(
+      StrCat(runs_dir, "/", id, "/", launch::k8s::kRunRecordName),
+      launch::k8s::RunRecordJson(id, req.profile)));
+  const std::vector<std::string> apply =
+      launch::k8s::ApplyCommand(req.profile, dir);
+  const launch::k8s::CommandResult applied = launch::k8s::RunCommand(apply);
+  if (applied.exit_code != 0) {
+    return FailedPreconditionError(
+        StrCat("kubernetes: ", launch::k8s::ShellJoin(apply), " failed:\n",
+               applied.output));
+  }
+  ctx->console.Info(StrCat(
+      applied.output, "dtf: run ", id, " applied; follow it with\n  ",
+      launch::k8s::ShellJoin(launch::k8s::StatusCommand(req.profile, id)),
+      "\n  ",
+      launch::k8s::ShellJoin(launch::k8s::LogsCommand(req.profile, id, true)),
+      "\nand stop it with\n  ",
+      launch::k8s::ShellJoin(launch::k8s::DeleteCommand(req.profile, id)),
+      "\n(dtf status, dtf logs and dtf stop ", id, " run them)"));
+  return PrintStdout(StrCat(id, "\n"));
+}
+
+std::optional<Status> FollowKubernetesRun(const std::string& run_dir,
+                                          KubernetesFollow what) {
+  const std::string record = StrCat(run_dir, "/", launch::k8s::kRunRecordName);
+  std::error_code ec;
+  if (!fs::exists(record, ec)) return std::nullopt;
+  StatusOr<std::string> text = ReadFileToString(record);
+  if (!text.ok()) return text.status();
+  std::string id;
+  StatusOr<launch::k8s::KubernetesProfile> p =
+      launch::k8s::ParseRunRecord(*text, record, &id);
+  if (!p.ok()) return p.status();
+  std::vector<std::string> argv;
+  switch (what) {
+    case KubernetesFollow::kStatus:
+      argv = launch::k8s::StatusCommand(*p, id);
+      break;
+    case KubernetesFollow::kLogs:
+    case KubernetesFollow::kLogsFollow:
+      argv = launch::k8s::LogsCommand(*p, id,
+                                      what == KubernetesFollow::kLogsFollow);
+      break;
+    case KubernetesFollow::kStop:
+      argv = launch::k8s::DeleteCommand(*p, id);
+      break;
+  }
+  std::fflush(nullptr);
+  const int code = launch::k8s::RunAttached(argv);
+  if (code != 0) {
+    return UnavailableError(StrCat("kubernetes: run ", id, ": ",
+                                   launch::k8s::ShellJoin(argv), " exited ",
+                                   code));
+  }
+  return OkStatus();
+}
+
+}  // namespace dtf::cli

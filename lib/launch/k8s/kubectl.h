@@ -1,0 +1,61 @@
+// What dtf launch, status, logs and stop run for a Kubernetes run: kubectl
+// command lines selecting the run's objects by the dtf.dev/run-id label,
+// and the check that kubectl has a cluster to talk to.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/launch/k8s/k8s_profile.h"
+
+namespace dtf::launch::k8s {
+
+// The object kinds a run of `flavour` creates, for get and delete.
+std::string RunKinds(Flavour flavour);
+
+// kubectl [--context C] --namespace NS ...
+std::vector<std::string> ApplyCommand(const KubernetesProfile& p,
+                                      const std::string& dir);
+std::vector<std::string> StatusCommand(const KubernetesProfile& p,
+                                       const std::string& run_id);
+std::vector<std::string> LogsCommand(const KubernetesProfile& p,
+                                     const std::string& run_id, bool follow);
+std::vector<std::string> DeleteCommand(const KubernetesProfile& p,
+                                       const std::string& run_id);
+
+// The command line as one shell-quoted string, for messages and --dry-run.
+std::string ShellJoin(const std::vector<std::string>& argv);
+
+struct CommandResult {
+  int exit_code = -1;  // -1: not run (not found), or killed
+  std::string output;  // stdout and stderr together
+};
+// Runs `argv` (argv[0] looked up on PATH) with stdin from /dev/null and
+// its output captured. Errors: none; a program that cannot start gives
+// exit_code -1 and the reason as output.
+CommandResult RunCommand(const std::vector<std::string>& argv);
+
+// Runs `argv` with this process's stdin, stdout and stderr (kubectl logs
+// --follow streams); its exit status, or -1 when it cannot start (the
+// reason on stderr).
+int RunAttached(const std::vector<std::string>& argv);
+
+// <run dir>/kubernetes.json: what dtf status, logs and stop need of an
+// applied run: {"run_id", "namespace", "context", "flavour"}.
+inline constexpr char kRunRecordName[] = "kubernetes.json";
+std::string RunRecordJson(const std::string& run_id,
+                          const KubernetesProfile& p);
+// The profile's namespace, context and flavour back from RunRecordJson's
+// text, and the run id. DataLoss "<name>: ..." when it is not that.
+StatusOr<KubernetesProfile> ParseRunRecord(std::string_view json,
+                                           std::string_view name,
+                                           std::string* run_id);
+
+// FailedPrecondition naming the problem when kubectl is missing, has no
+// current context (or not p.context), or cannot reach the context's
+// cluster within a few seconds; what to do instead (--render DIR) is part
+// of the message.
+Status CheckCluster(const KubernetesProfile& p);
+
+}  // namespace dtf::launch::k8s

@@ -1,0 +1,430 @@
+#include "lib/launch/k8s/manifests.h"
+
+#include <algorithm>
+
+#include "lib/base/strings.h"
+#include "lib/launch/k8s/yaml_writer.h"
+
+namespace dtf::launch::k8s {
+namespace {
+
+constexpr char kJobFileName[] = "dtf.toml";
+constexpr char kSecretKey[] = "secret";
+constexpr char kPlaceholderSecret[] = "(generated when the run is applied)";
+constexpr int kSecretMode = 0400;
+
+std::string Base64(std::string_view in) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const uint32_t n =
+        (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (i + 1 == in.size()) {
+    const uint32_t n = uint8_t(in[i]) << 16;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == in.size()) {
+    const uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+Manifest Labels(const RenderRequest& r) {
+  Manifest labels = Manifest::object();
+  labels["app.kubernetes.io/name"] = "dtf";
+  labels["app.kubernetes.io/managed-by"] = "dtf";
+  labels[kRunIdLabel] = r.run_id;
+  return labels;
+}
+
+Manifest Metadata(const RenderRequest& r, const std::string& name) {
+  Manifest m;
+  m["name"] = name;
+  m["namespace"] = r.profile.ns;
+  m["labels"] = Labels(r);
+  return m;
+}
+
+Manifest ResourceList(const Resources& res) {
+  Manifest list = Manifest::object();
+  if (!res.cpu.empty()) list["cpu"] = res.cpu;
+  if (!res.memory.empty()) list["memory"] = res.memory;
+  if (res.gpu > 0) list["nvidia.com/gpu"] = std::to_string(res.gpu);
+  return list;
+}
+
+Manifest ContainerResources(const RoleResources& role) {
+  Manifest out = Manifest::object();
+  Resources limits = role.limits;
+  // GPUs are asked for as limits; requests equal them.
+  if (limits.gpu == 0) limits.gpu = role.requests.gpu;
+  Manifest requests = ResourceList(role.requests);
+  Manifest lim = ResourceList(limits);
+  if (!requests.empty()) out["requests"] = requests;
+  if (!lim.empty()) out["limits"] = lim;
+  return out;
+}
+
+// The container's arguments common to both flavours.
+std::vector<std::string> ServeArgs(const RenderRequest& r) {
+  std::vector<std::string> args = {"serve",
+                                   "--job",
+                                   StrCat(r.profile.job_dir, "/", kJobFileName),
+                                   "--run-id",
+                                   r.run_id,
+                                   "--secret-file",
+                                   StrCat(kSecretMountDir, "/", kSecretKey)};
+  if (r.threads > 0) {
+    args.push_back("--threads");
+    args.push_back(std::to_string(r.threads));
+  }
+  if (!r.device.empty()) {
+    args.push_back("--set");
+    args.push_back(StrCat("train.device=\"", r.device, "\""));
+  }
+  for (const std::string& set : r.sets) {
+    args.push_back("--set");
+    args.push_back(set);
+  }
+  return args;
+}
+
+Manifest Volumes(const RenderRequest& r, const std::string& name) {
+  Manifest volumes = Manifest::array();
+  Manifest secret;
+  secret["name"] = "dtf-secret";
+  secret["secret"]["secretName"] = StrCat(name, "-secret");
+  secret["secret"]["defaultMode"] = kSecretMode;
+  volumes.push_back(secret);
+  Manifest job;
+  job["name"] = "dtf-job";
+  job["configMap"]["name"] = StrCat(name, "-job");
+  volumes.push_back(job);
+  Manifest work;
+  work["name"] = "dtf-work";
+  work["emptyDir"] = Manifest::object();
+  volumes.push_back(work);
+  const DataVolume& d = r.profile.data;
+  if (d.kind != DataVolume::Kind::kNone) {
+    Manifest data;
+    data["name"] = "dtf-data";
+    switch (d.kind) {
+      case DataVolume::Kind::kPvc:
+        data["persistentVolumeClaim"]["claimName"] = d.source;
+        data["persistentVolumeClaim"]["readOnly"] = true;
+        break;
+      case DataVolume::Kind::kHostPath:
+        data["hostPath"]["path"] = d.source;
+        data["hostPath"]["type"] = "Directory";
+        break;
+      case DataVolume::Kind::kImage:
+        data["image"]["reference"] = d.source;
+        data["image"]["pullPolicy"] = "IfNotPresent";
+        break;
+      case DataVolume::Kind::kNone:
+        break;
+    }
+    volumes.push_back(data);
+  }
+  return volumes;
+}
+
+Manifest VolumeMounts(const RenderRequest& r) {
+  Manifest mounts = Manifest::array();
+  Manifest secret;
+  secret["name"] = "dtf-secret";
+  secret["mountPath"] = kSecretMountDir;
+  secret["readOnly"] = true;
+  mounts.push_back(secret);
+  // The job directory is writable (the job's relative output and records
+  // paths land there); the job file is mounted into it.
+  Manifest work;
+  work["name"] = "dtf-work";
+  work["mountPath"] = r.profile.job_dir;
+  mounts.push_back(work);
+  Manifest job;
+  job["name"] = "dtf-job";
+  job["mountPath"] = StrCat(r.profile.job_dir, "/", kJobFileName);
+  job["subPath"] = kJobFileName;
+  job["readOnly"] = true;
+  mounts.push_back(job);
+  if (r.profile.data.kind != DataVolume::Kind::kNone) {
+    Manifest data;
+    data["name"] = "dtf-data";
+    data["mountPath"] = r.profile.data.mount_path;
+    data["readOnly"] = true;
+    mounts.push_back(data);
+  }
+  return mounts;
+}
+
+Manifest Container(const RenderRequest& r, const std::string& container_name,
+                   const std::vector<std::string>& args, const Manifest& env,
+                   const RoleResources& resources) {
+  Manifest c;
+  c["name"] = container_name;
+  c["image"] = r.profile.image;
+  c["command"] = Manifest::array({"/usr/bin/dtf"});
+  c["args"] = args;
+  if (!env.empty()) c["env"] = env;
+  Manifest port;
+  port["name"] = container_name == "tensorflow" ? "tfjob-port" : "dtf";
+  port["containerPort"] = r.profile.port;
+  c["ports"] = Manifest::array({port});
+  const Manifest res = ContainerResources(resources);
+  if (!res.empty()) c["resources"] = res;
+  c["volumeMounts"] = VolumeMounts(r);
+  return c;
+}
+
+Manifest EnvList(const RenderRequest& r) {
+  Manifest env = Manifest::array();
+  for (const auto& [name, value] : r.env) {
+    Manifest e;
+    e["name"] = name;
+    e["value"] = value;
+    env.push_back(e);
+  }
+  return env;
+}
+
+Manifest PodSpec(const RenderRequest& r, const std::string& name,
+                 Manifest containers, const std::string& restart_policy) {
+  Manifest spec;
+  spec["restartPolicy"] = restart_policy;
+  if (!r.profile.service_account.empty()) {
+    spec["serviceAccountName"] = r.profile.service_account;
+  }
+  if (!r.profile.image_pull_secret.empty()) {
+    Manifest s;
+    s["name"] = r.profile.image_pull_secret;
+    spec["imagePullSecrets"] = Manifest::array({s});
+  }
+  if (!r.profile.node_selector.empty()) {
+    Manifest sel = Manifest::object();
+    for (const auto& [k, v] : r.profile.node_selector) sel[k] = v;
+    spec["nodeSelector"] = sel;
+  }
+  if (!r.profile.tolerations.empty()) {
+    Manifest tolerations = Manifest::array();
+    for (const Toleration& t : r.profile.tolerations) {
+      Manifest m;
+      if (!t.key.empty()) m["key"] = t.key;
+      m["operator"] = t.op;
+      if (!t.value.empty()) m["value"] = t.value;
+      if (!t.effect.empty()) m["effect"] = t.effect;
+      tolerations.push_back(m);
+    }
+    spec["tolerations"] = tolerations;
+  }
+  if (r.profile.gen_records) {
+    // The records the job reads, written into the pod's job directory
+    // before the task starts (the same shards in every pod).
+    Manifest init;
+    init["name"] = "gen-records";
+    init["image"] = r.profile.image;
+    init["command"] = Manifest::array({"/usr/bin/dtf"});
+    std::vector<std::string> args = {
+        "gen-records", "--job", StrCat(r.profile.job_dir, "/", kJobFileName)};
+    init["args"] = args;
+    init["volumeMounts"] = VolumeMounts(r);
+    spec["initContainers"] = Manifest::array({init});
+  }
+  spec["containers"] = std::move(containers);
+  spec["volumes"] = Volumes(r, name);
+  return spec;
+}
+
+RenderedObject Object(std::string file, const Manifest& m) {
+  return {std::move(file), m["kind"].get<std::string>(),
+          m["metadata"]["name"].get<std::string>(), ToYaml(m)};
+}
+
+// "host:port,host:port" of the Job's pods from `first` to `last`.
+std::string PodAddresses(const RenderRequest& r, const std::string& name,
+                         int first, int last) {
+  std::string out;
+  for (int i = first; i < last; ++i) {
+    if (!out.empty()) out += ',';
+    StrAppend(&out, name, "-", i, ".", name, ".", r.profile.ns, ".svc.",
+              r.profile.cluster_domain, ":", r.profile.port);
+  }
+  return out;
+}
+
+void RenderJobFlavour(const RenderRequest& r, const std::string& name,
+                      std::vector<RenderedObject>* out) {
+  const int total = r.ps + r.workers;
+  Manifest service;
+  service["apiVersion"] = "v1";
+  service["kind"] = "Service";
+  service["metadata"] = Metadata(r, name);
+  service["spec"]["clusterIP"] = "None";
+  service["spec"]["publishNotReadyAddresses"] = true;
+  service["spec"]["selector"][kRunIdLabel] = r.run_id;
+  Manifest port;
+  port["name"] = "dtf";
+  port["port"] = r.profile.port;
+  port["targetPort"] = r.profile.port;
+  service["spec"]["ports"] = Manifest::array({port});
+  out->push_back(Object("service.yaml", service));
+
+  std::vector<std::string> args = ServeArgs(r);
+  for (const std::string& a :
+       {std::string("--ps"), PodAddresses(r, name, 0, r.ps),
+        std::string("--workers"), PodAddresses(r, name, r.ps, total),
+        std::string("--index-from-env"), std::string(kIndexEnv)}) {
+    args.push_back(a);
+  }
+  // One pod template serves both roles (RenderManifests refuses PS
+  // resources of their own).
+  const RoleResources& res = r.profile.worker;
+  Manifest job;
+  job["apiVersion"] = "batch/v1";
+  job["kind"] = "Job";
+  job["metadata"] = Metadata(r, name);
+  Manifest& spec = job["spec"];
+  spec["completionMode"] = "Indexed";
+  spec["completions"] = total;
+  spec["parallelism"] = total;
+  spec["backoffLimitPerIndex"] = r.max_restarts;
+  spec["podReplacementPolicy"] = "Failed";
+  Manifest rule;
+  rule["succeededIndexes"] =
+      r.workers == 1 ? std::to_string(r.ps) : StrCat(r.ps, "-", total - 1);
+  spec["successPolicy"]["rules"] = Manifest::array({rule});
+  spec["template"]["metadata"]["labels"] = Labels(r);
+  Manifest pod = PodSpec(
+      r, name, Manifest::array({Container(r, "dtf", args, EnvList(r), res)}),
+      "Never");
+  // Each pod is <name>-<index>.<service>: what PodAddresses names.
+  Manifest with_subdomain;
+  with_subdomain["subdomain"] = name;
+  for (auto it = pod.begin(); it != pod.end(); ++it) {
+    with_subdomain[it.key()] = it.value();
+  }
+  spec["template"]["spec"] = with_subdomain;
+  out->push_back(Object("job.yaml", job));
+}
+
+void RenderTfJobFlavour(const RenderRequest& r, const std::string& name,
+                        std::vector<RenderedObject>* out) {
+  Manifest tfjob;
+  tfjob["apiVersion"] = "kubeflow.org/v1";
+  tfjob["kind"] = "TFJob";
+  tfjob["metadata"] = Metadata(r, name);
+  Manifest& spec = tfjob["spec"];
+  spec["runPolicy"]["cleanPodPolicy"] = "Running";
+  spec["runPolicy"]["backoffLimit"] = r.max_restarts;
+  Manifest& replicas = spec["tfReplicaSpecs"];
+  auto replica = [&](const char* type, int count, const RoleResources& res) {
+    Manifest rs;
+    rs["replicas"] = count;
+    rs["restartPolicy"] = "ExitCode";
+    rs["template"]["metadata"]["labels"] = Labels(r);
+    rs["template"]["spec"] = PodSpec(
+        r, name,
+        Manifest::array(
+            {Container(r, "tensorflow", ServeArgs(r), EnvList(r), res)}),
+        "Never");
+    // TFJob sets the pods' restartPolicy from the replica's; the template
+    // leaves it out.
+    rs["template"]["spec"].erase("restartPolicy");
+    replicas[type] = rs;
+  };
+  // dtf's worker 0 is TensorFlow's chief; the other workers follow it.
+  replica("Chief", 1, r.profile.worker);
+  replica("PS", r.ps, r.profile.ps);
+  if (r.workers > 1) replica("Worker", r.workers - 1, r.profile.worker);
+  out->push_back(Object("tfjob.yaml", tfjob));
+}
+
+}  // namespace
+
+std::string ObjectName(const std::string& run_id) {
+  std::string name = StrCat("dtf-", run_id);
+  for (char& c : name) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) c = '-';
+  }
+  return name;
+}
+
+StatusOr<std::vector<RenderedObject>> RenderManifests(const RenderRequest& r) {
+  if (r.ps < 0 || r.workers < 1 || r.ps + r.workers > 10000) {
+    return InvalidArgumentError(
+        StrCat("kubernetes: ", r.ps, " ps and ", r.workers,
+               " workers: a run needs a worker and at most 10000 tasks"));
+  }
+  const std::string name = ObjectName(r.run_id);
+  // Pod names <name>-<index> are DNS labels too.
+  if (!IsDnsLabel(StrCat(name, "-", r.ps + r.workers))) {
+    return InvalidArgumentError(StrCat("kubernetes: run id ", r.run_id,
+                                       " does not make a Kubernetes name (",
+                                       name, ")"));
+  }
+  if (r.profile.job_dir.empty() || r.profile.job_dir[0] != '/') {
+    return InvalidArgumentError(StrCat("kubernetes: job directory ",
+                                       r.profile.job_dir, " is not absolute"));
+  }
+  const RoleResources& ps = r.profile.ps;
+  if (r.profile.flavour == Flavour::kJob &&
+      (!ps.requests.cpu.empty() || !ps.requests.memory.empty() ||
+       ps.requests.gpu != 0 || !ps.limits.cpu.empty() ||
+       !ps.limits.memory.empty() || ps.limits.gpu != 0)) {
+    const auto where = r.profile.where.lower_bound("kubernetes.ps.");
+    return InvalidArgumentError(StrCat(
+        where != r.profile.where.end() ? where->second : "kubernetes.ps",
+        ": kubernetes.ps: flavour = \"job\" runs every task from one pod "
+        "template, with kubernetes.worker's resources; set those, or "
+        "flavour = \"tfjob\" for resources per role"));
+  }
+  std::vector<RenderedObject> out;
+  Manifest secret;
+  secret["apiVersion"] = "v1";
+  secret["kind"] = "Secret";
+  secret["metadata"] = Metadata(r, StrCat(name, "-secret"));
+  secret["type"] = "Opaque";
+  if (r.secret.empty()) {
+    secret["stringData"][kSecretKey] = kPlaceholderSecret;
+  } else {
+    secret["data"][kSecretKey] = Base64(r.secret);
+  }
+  out.push_back(Object("secret.yaml", secret));
+
+  Manifest config;
+  config["apiVersion"] = "v1";
+  config["kind"] = "ConfigMap";
+  config["metadata"] = Metadata(r, StrCat(name, "-job"));
+  config["data"][kJobFileName] = r.job_text;
+  out.push_back(Object("configmap.yaml", config));
+
+  if (r.profile.flavour == Flavour::kJob) {
+    RenderJobFlavour(r, name, &out);
+  } else {
+    RenderTfJobFlavour(r, name, &out);
+  }
+  return out;
+}
+
+std::string JoinDocuments(const std::vector<RenderedObject>& objects) {
+  std::string out;
+  for (const RenderedObject& o : objects) {
+    StrAppend(&out, "---\n", o.yaml);
+  }
+  return out;
+}
+
+}  // namespace dtf::launch::k8s

@@ -1,0 +1,71 @@
+// The Kubernetes objects of one run (docs/launch.md, "Kubernetes"), as
+// YAML documents:
+//
+//   secret.yaml     the run's secret, mounted read-only (mode 0400) at
+//                   /etc/dtf/secret/secret
+//   configmap.yaml  the job file, mounted at <job_dir>/dtf.toml
+//   flavour "job":
+//     service.yaml  a headless Service (publishNotReadyAddresses) naming
+//                   every pod <run>-<i>.<run>.<ns>.svc.<domain>
+//     job.yaml      an Indexed Job of ps + workers pods: index < ps is a
+//                   parameter server, the rest workers; it succeeds when
+//                   every worker index has (successPolicy), a failed
+//                   index is retried max_restarts times
+//                   (backoffLimitPerIndex, podReplacementPolicy Failed)
+//   flavour "tfjob":
+//     tfjob.yaml    a Kubeflow TFJob: Chief (dtf's worker 0), PS and
+//                   Worker replicas, container "tensorflow", restartPolicy
+//                   ExitCode, cleanPodPolicy Running; dtf serve reads the
+//                   TF_CONFIG the operator sets
+//
+// Every object carries the labels app.kubernetes.io/name=dtf and
+// dtf.dev/run-id=<run id>.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/launch/k8s/k8s_profile.h"
+
+namespace dtf::launch::k8s {
+
+inline constexpr char kRunIdLabel[] = "dtf.dev/run-id";
+inline constexpr char kSecretMountDir[] = "/etc/dtf/secret";
+inline constexpr char kIndexEnv[] = "JOB_COMPLETION_INDEX";
+
+struct RenderRequest {
+  KubernetesProfile profile;
+  std::string run_id;  // FormatRunId's form
+  int ps = 1;
+  int workers = 2;
+  int threads = 0;       // 0: not passed
+  int max_restarts = 0;  // retries of a failed pod
+  std::string device;    // "" or "cpu", "cuda", "cuda:N" (--set train.device)
+  std::vector<std::string> sets;  // --set, passed to every task
+  std::map<std::string, std::string> env;
+  std::string job_text;  // the job file's bytes
+  // The secret's 64 hex digits; "" renders a placeholder (a dry run prints
+  // no secret).
+  std::string secret;
+};
+
+struct RenderedObject {
+  std::string file;  // "job.yaml"
+  std::string kind;  // "Job"
+  std::string name;
+  std::string yaml;
+};
+
+// The run's name in the cluster: "dtf-" and the run id, lowercase.
+std::string ObjectName(const std::string& run_id);
+
+// The objects in the order they are applied. InvalidArgument for counts or
+// names Kubernetes cannot take.
+StatusOr<std::vector<RenderedObject>> RenderManifests(const RenderRequest& r);
+
+// The documents joined by "---" lines, as kubectl apply -f - reads them.
+std::string JoinDocuments(const std::vector<RenderedObject>& objects);
+
+}  // namespace dtf::launch::k8s

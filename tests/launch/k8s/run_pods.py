@@ -1,0 +1,209 @@
+"""Runs a rendered dtf run's pods as local processes.
+
+usage: run_pods.py RENDER_DIR DTF WORK_DIR TIMEOUT_S
+
+Takes the manifests `dtf launch --render` wrote (an Indexed Job and its
+Service, or a TFJob) and starts every pod as the cluster would, on this
+machine: each pod gets a root WORK_DIR/pod-<n> where its volumes are
+materialised (the Secret's file with mode 0400, the ConfigMap's job file
+at its subPath, emptyDirs as directories, hostPaths as symbolic links),
+every absolute path in its command line is taken under that root, the
+pods' DNS names become 127.0.0.1 with a port each, and /usr/bin/dtf is
+DTF. Indexed Job pods get JOB_COMPLETION_INDEX; TFJob pods the TF_CONFIG
+Kubeflow's operator sets. Init containers run first, then every pod's
+container at once. When every worker has exited, the parameter servers
+that still run are stopped (the Job's successPolicy, the TFJob's
+cleanPodPolicy: Running). Prints the chief's output; exits with the first
+non-zero exit status of a worker, 0 when all succeeded.
+"""
+import base64
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import yaml
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def load(render_dir):
+    objects = {}
+    for name in sorted(os.listdir(render_dir)):
+        if name.endswith(".yaml"):
+            with open(os.path.join(render_dir, name)) as f:
+                for doc in yaml.safe_load_all(f):
+                    objects.setdefault(doc["kind"], []).append(doc)
+    return objects
+
+
+class Pod:
+    def __init__(self, name, spec, env, root):
+        self.name, self.spec, self.env, self.root = name, spec, env, root
+        self.proc = None
+        self.log = os.path.join(root, "log.txt")
+
+
+def materialise(pod, objects):
+    secrets = {o["metadata"]["name"]: o for o in objects.get("Secret", [])}
+    configs = {o["metadata"]["name"]: o for o in objects.get("ConfigMap", [])}
+    volumes = {v["name"]: v for v in pod.spec["volumes"]}
+    mounts = pod.spec["containers"][0]["volumeMounts"]
+    # Parents before what is mounted inside them.
+    for m in sorted(mounts, key=lambda m: m["mountPath"]):
+        v = volumes[m["name"]]
+        target = pod.root + m["mountPath"]
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if "secret" in v:
+            os.makedirs(target, exist_ok=True)
+            data = secrets[v["secret"]["secretName"]]["data"]
+            for key, value in data.items():
+                path = os.path.join(target, key)
+                with open(path, "wb") as f:
+                    f.write(base64.b64decode(value))
+                os.chmod(path, v["secret"]["defaultMode"])
+        elif "configMap" in v:
+            data = configs[v["configMap"]["name"]]["data"]
+            if "subPath" in m:
+                with open(target, "w") as f:
+                    f.write(data[m["subPath"]])
+            else:
+                os.makedirs(target, exist_ok=True)
+                for key, value in data.items():
+                    with open(os.path.join(target, key), "w") as f:
+                        f.write(value)
+        elif "emptyDir" in v:
+            os.makedirs(target, exist_ok=True)
+        elif "hostPath" in v:
+            os.symlink(v["hostPath"]["path"], target)
+        else:
+            sys.exit(f"{pod.name}: volume {m['name']}: not materialised here")
+
+
+def to_loopback(text, addresses, port):
+    """<pod name>.<anything>:<port> -> that pod's 127.0.0.1:<port>."""
+    return re.sub(r"([a-z0-9-]+)\.[a-z0-9.-]+:" + str(port),
+                  lambda m: addresses.get(m.group(1), m.group(0)), text)
+
+
+def local_argv(pod, container, dtf, addresses, port):
+    mount_paths = sorted(
+        (m["mountPath"] for m in container["volumeMounts"]), key=len, reverse=True)
+
+    def local(arg):
+        arg = to_loopback(arg, addresses, port)
+        for mp in mount_paths:
+            if arg == mp or arg.startswith(mp + "/"):
+                return pod.root + arg
+        return arg
+
+    command = [dtf if c == "/usr/bin/dtf" else c for c in container["command"]]
+    return command + [local(a) for a in container.get("args", [])]
+
+
+def start(pod, container, dtf, addresses, port):
+    env = dict(os.environ)
+    for e in container.get("env", []):
+        env[e["name"]] = e["value"]
+    for k, v in pod.env.items():
+        env[k] = to_loopback(v, addresses, port)
+    argv = local_argv(pod, container, dtf, addresses, port)
+    return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,
+                            stdout=open(pod.log, "ab"),
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def job_pods(objects, work):
+    job = objects["Job"][0]
+    name = job["metadata"]["name"]
+    ns = job["metadata"]["namespace"]
+    spec = job["spec"]["template"]["spec"]
+    port = spec["containers"][0]["ports"][0]["containerPort"]
+    first_worker = int(job["spec"]["successPolicy"]["rules"][0]
+                       ["succeededIndexes"].split("-")[0])
+    pods, workers = [], []
+    for i in range(job["spec"]["completions"]):
+        pods.append(Pod(f"{name}-{i}", spec, {"JOB_COMPLETION_INDEX": str(i)},
+                        os.path.join(work, f"pod-{i}")))
+        if i >= first_worker:
+            workers.append(pods[-1])
+    return pods, workers, port
+
+
+def tfjob_pods(objects, work):
+    tfjob = objects["TFJob"][0]
+    name = tfjob["metadata"]["name"]
+    ns = tfjob["metadata"]["namespace"]
+    replicas = tfjob["spec"]["tfReplicaSpecs"]
+    port = None
+    cluster = {}
+    for rtype, rs in replicas.items():
+        container = rs["template"]["spec"]["containers"][0]
+        port = next(p["containerPort"] for p in container["ports"]
+                    if p["name"] == "tfjob-port")
+        cluster[rtype.lower()] = [
+            f"{name}-{rtype.lower()}-{i}.{ns}.svc:{port}"
+            for i in range(rs["replicas"])]
+    pods, workers = [], []
+    for rtype, rs in replicas.items():
+        for i in range(rs["replicas"]):
+            tf_config = json.dumps({"cluster": cluster,
+                                    "task": {"type": rtype.lower(), "index": i}})
+            pod = Pod(f"{name}-{rtype.lower()}-{i}", rs["template"]["spec"],
+                      {"TF_CONFIG": tf_config},
+                      os.path.join(work, f"pod-{rtype.lower()}-{i}"))
+            pods.append(pod)
+            if rtype != "PS":
+                workers.append(pod)
+    return pods, workers, port
+
+
+def main():
+    render_dir, dtf, work, timeout = sys.argv[1:]
+    objects = load(render_dir)
+    if "Job" in objects:
+        pods, workers, port = job_pods(objects, work)
+    else:
+        pods, workers, port = tfjob_pods(objects, work)
+    # Every pod's DNS name -> 127.0.0.1 with a port of its own.
+    addresses = {pod.name: f"127.0.0.1:{free_port()}" for pod in pods}
+    for pod in pods:
+        os.makedirs(pod.root)
+        materialise(pod, objects)
+    for pod in pods:
+        for init in pod.spec.get("initContainers", []):
+            rc = start(pod, init, dtf, addresses, port).wait()
+            if rc != 0:
+                print(open(pod.log).read())
+                sys.exit(f"{pod.name}: init container {init['name']} exited {rc}")
+    for pod in pods:
+        pod.proc = start(pod, pod.spec["containers"][0], dtf, addresses, port)
+    deadline = time.time() + float(timeout)
+    status = 0
+    for pod in workers:
+        left = max(1, deadline - time.time())
+        try:
+            rc = pod.proc.wait(timeout=left)
+        except subprocess.TimeoutExpired:
+            rc = 124
+        if rc != 0 and status == 0:
+            status = rc
+            print(f"{pod.name} exited {rc}:\n" + open(pod.log).read())
+    for pod in pods:
+        if pod.proc.poll() is None:
+            os.killpg(pod.proc.pid, signal.SIGTERM)
+            pod.proc.wait()
+    print(open(workers[0].log).read())
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()
