@@ -163,6 +163,29 @@ Status Reader::CheckKeys(
   return OkStatus();
 }
 
+Status Reader::CheckKnownKeys(
+    const toml::table& table, std::string_view path,
+    std::initializer_list<std::string_view> allowed,
+    const std::function<std::string(std::string_view)>& foreign) const {
+  for (const auto& [key, node] : InFileOrder(table)) {
+    const std::string_view name = key->str();
+    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) {
+      continue;
+    }
+    std::string what = foreign ? foreign(name) : std::string();
+    if (what.empty()) {
+      const std::string_view best = Closest(name, allowed);
+      what = best.empty()
+                 ? StrCat("unknown key (expected one of ", Join(allowed), ")")
+                 : StrCat("unknown key (did you mean ", best, "?)");
+    }
+    return Error(
+        key->source(),
+        path.empty() ? KeyPart(name) : StrCat(path, ".", KeyPart(name)), what);
+  }
+  return OkStatus();
+}
+
 StatusOr<std::string> Reader::GetString(const toml::node& node,
                                         std::string_view key) const {
   if (const auto* s = node.as_string()) return s->get();

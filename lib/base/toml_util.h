@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <string>
@@ -90,6 +91,15 @@ class Reader {
   // means the document's top level, whose keys are tables.
   Status CheckKeys(const toml::table& table, std::string_view path,
                    std::initializer_list<std::string_view> allowed) const;
+  // As CheckKeys, a key always "key": the first key of `table` not in
+  // `allowed` is refused with what `foreign` says of it when it says
+  // something (a key that belongs to another kind of file or table), else
+  // as unknown, with the closest allowed key as a suggestion. `path`
+  // prefixes the key in the error ("" at the top level).
+  Status CheckKnownKeys(const toml::table& table, std::string_view path,
+                        std::initializer_list<std::string_view> allowed,
+                        const std::function<std::string(std::string_view)>&
+                            foreign = nullptr) const;
 
   StatusOr<std::string> GetString(const toml::node& node,
                                   std::string_view key) const;

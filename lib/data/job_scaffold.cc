@@ -780,10 +780,9 @@ StatusOr<ScaffoldResult> ScaffoldJob(const ScaffoldOptions& options) {
              "the training settings; `profiles/` the environments to launch "
              "in.\n")));
   DTF_RETURN_IF_ERROR(staging.Commit());
-  for (const char* f :
-       {"dtf.toml", "profiles/local.toml", "profiles/cluster.example.toml",
-        "profiles/slurm.toml", "profiles/kubernetes.example.toml",
-        "README.md"}) {
+  for (const char* f : {"dtf.toml", "profiles/local.toml",
+                        "profiles/cluster.example.toml", "profiles/slurm.toml",
+                        "profiles/kubernetes.example.toml", "README.md"}) {
     result.files.push_back(f);
   }
   return result;

@@ -1,4 +1,3 @@
-#include "lib/launch/json_text.h"
 #include "lib/launch/env_cache.h"
 
 #include <sys/stat.h>
@@ -12,6 +11,7 @@
 #include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
+#include "lib/launch/json_text.h"
 #include "lib/launch/pack/elf_deps.h"
 #include "lib/launch/pack/manifest.h"
 #include "lib/launch/pack/sha256.h"

@@ -365,13 +365,19 @@ Status WatchWorkers(CoordinatorService& coordinator, const std::string& self,
   return why;
 }
 
+std::unique_ptr<rpc::Coordinator::Stub> NewChiefStub(
+    const std::string& chief, const rpc::RunCredentials& creds) {
+  return rpc::Coordinator::NewStub(
+      rpc::MakeChannel(chief, rpc::ForTask(creds, rpc::kChiefTask)));
+}
+
 StatusOr<std::string> FetchCommId(const std::string& chief,
                                   const rpc::RunCredentials& credentials,
                                   const std::string& task,
                                   std::chrono::seconds timeout,
                                   const std::atomic<bool>* cancel) {
-  std::unique_ptr<rpc::Coordinator::Stub> stub = rpc::Coordinator::NewStub(
-      rpc::MakeChannel(chief, rpc::ForTask(credentials, rpc::kChiefTask)));
+  std::unique_ptr<rpc::Coordinator::Stub> stub =
+      NewChiefStub(chief, credentials);
   rpc::CommIdRequest request;
   request.set_task(task);
   const auto deadline = Clock::now() + timeout;

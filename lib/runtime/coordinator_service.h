@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -191,6 +192,12 @@ class WatchPause {
 Status WatchWorkers(CoordinatorService& coordinator, const std::string& self,
                     const TrainSpec& train,
                     const std::function<void(std::string_view)>& note);
+
+// A stub for calls to the chief's Coordinator at `chief`, the server's
+// certificate checked for the chief's task name where `creds` say so
+// (rpc::ForTask).
+std::unique_ptr<rpc::Coordinator::Stub> NewChiefStub(
+    const std::string& chief, const rpc::RunCredentials& creds);
 
 // Asks the chief's Coordinator at `chief` (host:port) for the NCCL unique
 // id, again every half second while the chief is unreachable or has none

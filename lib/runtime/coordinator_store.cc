@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "lib/base/strings.h"
+#include "lib/runtime/coordinator_service.h"
 #include "lib/runtime/rpc_auth.h"
 
 namespace dtf::runtime {
@@ -29,8 +30,7 @@ CoordinatorStore::CoordinatorStore(std::string chief,
       credentials_(credentials),
       task_(std::move(task)),
       cancel_(cancel),
-      stub_(rpc::Coordinator::NewStub(
-          MakeChannel(chief_, rpc::ForTask(credentials_, rpc::kChiefTask)))) {}
+      stub_(NewChiefStub(chief_, credentials_)) {}
 
 Status CoordinatorStore::Set(const std::string& key, std::string_view value) {
   rpc::KvSetRequest request;

@@ -64,8 +64,7 @@ class Heartbeat {
  public:
   Heartbeat(const std::string& chief, rpc::RunCredentials creds,
             std::string task, std::chrono::seconds timeout)
-      : stub_(rpc::Coordinator::NewStub(
-            rpc::MakeChannel(chief, rpc::ForTask(creds, rpc::kChiefTask)))),
+      : stub_(NewChiefStub(chief, creds)),
         creds_(std::move(creds)),
         task_(std::move(task)),
         timeout_(timeout),

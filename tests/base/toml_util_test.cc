@@ -56,6 +56,22 @@ TEST(TomlUtil, ReaderErrorsNameFileLineColumnAndKey) {
   EXPECT_EQ(r.Where("train.steps.x").begin.line, 3u);
 }
 
+// Top-level keys are "keys" too; a key another kind of file has gets the
+// message `foreign` gives it, any other the closest allowed one.
+TEST(TomlUtil, CheckKnownKeysNamesForeignAndUnknownKeys) {
+  StatusOr<toml::table> t = ParseText("ps = 1\nhosts = []\n", "p.toml");
+  ASSERT_TRUE(t.ok()) << t.status();
+  Reader r("p.toml");
+  auto foreign = [](std::string_view name) -> std::string {
+    return name == "hosts" ? "not for this backend" : "";
+  };
+  EXPECT_EQ(Message(r.CheckKnownKeys(*t, "", {"ps", "workers"}, foreign)),
+            "p.toml:2:1: hosts: not for this backend");
+  EXPECT_EQ(Message(r.CheckKnownKeys(*t, "", {"ps", "host"})),
+            "p.toml:2:1: hosts: unknown key (did you mean host?)");
+  EXPECT_TRUE(r.CheckKnownKeys(*t, "", {"ps", "hosts"}, foreign).ok());
+}
+
 std::string Repeat(std::string_view s, int n) {
   std::string out;
   for (int i = 0; i < n; ++i) out += s;

@@ -234,34 +234,26 @@ bool IsDnsLabel(std::string_view text) {
 
 Status CheckKubernetesProfileKeys(const Reader& reader,
                                   const toml_util::Table& profile) {
-  const std::initializer_list<std::string_view> kTop = {
-      "backend",      "ps",     "workers", "threads",   "env",
-      "max_restarts", "device", "tls",     "kubernetes"};
-  for (const auto& [key, node] : toml_util::InFileOrder(profile.table)) {
-    const std::string_view name = key->str();
-    if (std::find(kTop.begin(), kTop.end(), name) != kTop.end()) continue;
-    std::string what;
-    if (name == "base_port") {
-      what = "not for backend = \"kubernetes\" (set kubernetes.port)";
-    } else if (name == "gpus") {
-      what =
-          "not for backend = \"kubernetes\" (set kubernetes.worker.limits."
-          "gpu)";
-    } else if (name == "host" || name == "hosts" || name == "hostfile" ||
-               name == "work_dir" || name == "with_data" || name == "ssh" ||
-               name == "slurm") {
-      what =
-          "not for backend = \"kubernetes\" (the cluster places the pods; "
-          "kubernetes.data mounts the data)";
-    } else {
-      const std::string_view best = toml_util::Closest(name, kTop);
-      what = best.empty() ? StrCat("unknown key (expected one of ",
-                                   toml_util::Join(kTop), ")")
-                          : StrCat("unknown key (did you mean ", best, "?)");
-    }
-    return reader.Error(key->source(), toml_util::KeyPart(name), what);
-  }
-  return OkStatus();
+  return reader.CheckKnownKeys(
+      profile.table, "",
+      {"backend", "ps", "workers", "threads", "env", "max_restarts", "device",
+       "tls", "kubernetes"},
+      [](std::string_view name) -> std::string {
+        if (name == "base_port") {
+          return "not for backend = \"kubernetes\" (set kubernetes.port)";
+        }
+        if (name == "gpus") {
+          return "not for backend = \"kubernetes\" (set "
+                 "kubernetes.worker.limits.gpu)";
+        }
+        if (name == "host" || name == "hosts" || name == "hostfile" ||
+            name == "work_dir" || name == "with_data" || name == "ssh" ||
+            name == "slurm") {
+          return "not for backend = \"kubernetes\" (the cluster places the "
+                 "pods; kubernetes.data mounts the data)";
+        }
+        return "";
+      });
 }
 
 StatusOr<KubernetesProfile> ReadKubernetesProfile(

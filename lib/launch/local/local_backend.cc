@@ -11,21 +11,12 @@
 #include "lib/launch/log_tail.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
+#include "lib/launch/task_files.h"
 
 namespace dtf::launch {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string TrimSpace(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) {
-    s.remove_suffix(1);
-  }
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
-    s.remove_prefix(1);
-  }
-  return std::string(s);
-}
 
 std::string LocalSeconds(std::chrono::milliseconds ms) {
   return fmt::format("{:g} s", static_cast<double>(ms.count()) / 1000.0);
@@ -146,25 +137,19 @@ Status LocalBackend::Look() {
 }
 
 void LocalBackend::PumpOutput(bool flush) {
-  for (size_t i = 0; i < tails_.size(); ++i) {
-    const Stream stream = i % 2 == 0 ? Stream::kStdout : Stream::kStderr;
-    tails_[i]->Poll(
-        [&](std::string_view line) { events_->Output(i / 2, stream, line); },
-        flush);
-  }
+  PollTaskTails(tails_, *events_, flush);
 }
 
 void LocalBackend::CheckReady() {
   for (size_t i = 0; i < tasks_.size(); ++i) {
     Task& t = tasks_[i];
     if (t.ready || t.exit) continue;
-    StatusOr<std::string> text = ReadFileToString(plan_->tasks[i].ready_file);
-    if (!text.ok()) continue;
-    const std::string address = TrimSpace(*text);
-    if (address.empty()) continue;  // being written
+    std::optional<std::string> address =
+        ReadReadyAddress(plan_->tasks[i].ready_file);
+    if (!address) continue;
     t.ready = true;
     t.port.Release();
-    events_->Ready(i, address);
+    events_->Ready(i, *address);
   }
 }
 

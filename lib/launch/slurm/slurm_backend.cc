@@ -17,6 +17,7 @@
 #include "lib/launch/slurm/slurm_cli.h"
 #include "lib/launch/slurm/slurm_job.h"
 #include "lib/launch/slurm/slurm_query.h"
+#include "lib/launch/task_files.h"
 
 namespace dtf::launch {
 namespace {
@@ -32,16 +33,6 @@ constexpr int kMaxQueryErrors = 60;
 
 constexpr char kStepStdout[] = "srun.out";
 constexpr char kStepStderr[] = "srun.err";
-
-std::string SlurmTrim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) {
-    s.remove_suffix(1);
-  }
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
-    s.remove_prefix(1);
-  }
-  return std::string(s);
-}
 
 std::string HostOfAddress(const std::string& address) {
   const size_t colon = address.rfind(':');
@@ -181,25 +172,19 @@ StatusOr<ProcessId> SlurmBackend::StartAgain(size_t i, bool) {
 
 void SlurmBackend::PumpOutput(bool flush) {
   if (!events_->WantsOutput()) return;
-  for (size_t i = 0; i < tails_.size(); ++i) {
-    const Stream stream = i % 2 == 0 ? Stream::kStdout : Stream::kStderr;
-    tails_[i]->Poll(
-        [&](std::string_view line) { events_->Output(i / 2, stream, line); },
-        flush);
-  }
+  PollTaskTails(tails_, *events_, flush);
 }
 
 void SlurmBackend::CheckReady() {
   for (size_t i = 0; i < tasks_.size(); ++i) {
     Task& t = tasks_[i];
     if (t.ready || t.ended) continue;
-    StatusOr<std::string> text = ReadFileToString(plan_->tasks[i].ready_file);
-    if (!text.ok()) continue;
-    const std::string address = SlurmTrim(*text);
-    if (address.empty()) continue;  // being written
+    std::optional<std::string> address =
+        ReadReadyAddress(plan_->tasks[i].ready_file);
+    if (!address) continue;
     t.ready = true;
-    t.host = HostOfAddress(address);
-    events_->Ready(i, address);
+    t.host = HostOfAddress(*address);
+    events_->Ready(i, *address);
   }
 }
 

@@ -134,11 +134,11 @@ std::vector<SlurmCheck> CheckSlurmPlan(const Plan& plan) {
         StrCat(Where(plan, "slurm.nodes"), ": slurm.nodes = ", p.nodes,
                " but partition ", chosen->name, " has ", chosen->nodes);
   } else {
-    nodes.detail = StrCat(p.nodes, " node", p.nodes == 1 ? "" : "s",
-                          chosen == nullptr
-                              ? std::string(" (not checked: no partition)")
-                              : StrCat(" of partition ", chosen->name, "'s ",
-                                       chosen->nodes));
+    nodes.detail = StrCat(
+        p.nodes, " node", p.nodes == 1 ? "" : "s",
+        chosen == nullptr
+            ? std::string(" (not checked: no partition)")
+            : StrCat(" of partition ", chosen->name, "'s ", chosen->nodes));
   }
   out.push_back(nodes);
   out.push_back(RunsDirCheck(plan));

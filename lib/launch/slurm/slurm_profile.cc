@@ -135,31 +135,24 @@ Status ValidateSlurmTimeLimit(std::string_view text) {
 
 Status CheckSlurmProfileKeys(const Reader& reader,
                              const toml_util::Table& profile) {
-  const std::initializer_list<std::string_view> kTop = {
-      "backend",      "ps",     "workers", "threads", "env",
-      "max_restarts", "device", "tls",     "slurm"};
-  for (const auto& [key, node] : toml_util::InFileOrder(profile.table)) {
-    const std::string_view name = key->str();
-    if (std::find(kTop.begin(), kTop.end(), name) != kTop.end()) continue;
-    std::string what;
-    if (name == "base_port") {
-      what = "not for backend = \"slurm\" (set slurm.base_port)";
-    } else if (name == "gpus") {
-      what = "not for backend = \"slurm\" (set slurm.gpus_per_node)";
-    } else if (name == "host" || name == "hosts" || name == "hostfile" ||
-               name == "work_dir" || name == "with_data" || name == "ssh") {
-      what =
-          "not for backend = \"slurm\" (Slurm chooses the nodes; "
-          "slurm.run_dir is the shared directory)";
-    } else {
-      const std::string_view best = toml_util::Closest(name, kTop);
-      what = best.empty() ? StrCat("unknown key (expected one of ",
-                                   toml_util::Join(kTop), ")")
-                          : StrCat("unknown key (did you mean ", best, "?)");
-    }
-    return reader.Error(key->source(), toml_util::KeyPart(name), what);
-  }
-  return OkStatus();
+  return reader.CheckKnownKeys(
+      profile.table, "",
+      {"backend", "ps", "workers", "threads", "env", "max_restarts", "device",
+       "tls", "slurm"},
+      [](std::string_view name) -> std::string {
+        if (name == "base_port") {
+          return "not for backend = \"slurm\" (set slurm.base_port)";
+        }
+        if (name == "gpus") {
+          return "not for backend = \"slurm\" (set slurm.gpus_per_node)";
+        }
+        if (name == "host" || name == "hosts" || name == "hostfile" ||
+            name == "work_dir" || name == "with_data" || name == "ssh") {
+          return "not for backend = \"slurm\" (Slurm chooses the nodes; "
+                 "slurm.run_dir is the shared directory)";
+        }
+        return "";
+      });
 }
 
 StatusOr<SlurmProfile> ReadSlurmProfile(const Reader& reader,
