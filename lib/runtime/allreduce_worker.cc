@@ -2,7 +2,6 @@
 
 #include "lib/base/strings.h"
 #include "lib/runtime/allreduce_restore.h"
-#include "lib/runtime/device.h"
 #include "lib/runtime/update.h"
 #include "lib/runtime/worker_loop.h"
 
@@ -13,10 +12,9 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
   if (!job.model) {
     return FailedPreconditionError(StrCat(job.path, ": no [model] table"));
   }
-  const TrainSpec& train = job.train;
   const TrainHooks hooks = WorkerHooks(options);
   DTF_ASSIGN_OR_RETURN(const kernels::Context ctx,
-                       MakeComputeContext(train.device, options.threads));
+                       MakeWorkerContext(job, options));
   DTF_ASSIGN_OR_RETURN(WorkerModel built, BuildWorkerModel(job, ctx));
   AllreduceResume resumed;
   DTF_ASSIGN_OR_RETURN(

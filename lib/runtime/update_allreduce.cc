@@ -165,9 +165,14 @@ class AllreduceUpdate : public ReplicaUpdate {
               const TrainHooks& hooks) {
     const int num_workers = std::max(1, int(options.workers.size()));
     DTF_ASSIGN_OR_RETURN(comm_, JoinRun(ctx_, job, options, num_workers));
+    const std::string threads =
+        ctx_.device() == kernels::Device::kCpu
+            ? StrCat(" (", ctx_.num_threads(), " compute thread",
+                     ctx_.num_threads() == 1 ? "" : "s", ")")
+            : std::string();
     hooks.Note(StrCat("worker:", options.index, ": joined the ",
                       comm_->backend(), " collective as rank ", comm_->rank(),
-                      " of ", comm_->size()));
+                      " of ", comm_->size(), threads));
     for (Variable& v : model_->variables()) {
       DTF_RETURN_IF_ERROR(comm_->Broadcast(&v.value, 0));
     }

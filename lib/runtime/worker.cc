@@ -1,7 +1,6 @@
 #include "lib/runtime/worker.h"
 
 #include "lib/base/strings.h"
-#include "lib/runtime/device.h"
 #include "lib/runtime/update.h"
 #include "lib/runtime/worker_loop.h"
 
@@ -14,11 +13,8 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
   }
   const TrainSpec& train = job.train;
   const TrainHooks hooks = WorkerHooks(options);
-  DTF_ASSIGN_OR_RETURN(
-      const kernels::Context ctx,
-      MakeComputeContext(train.device, options.threads > 0
-                                           ? options.threads
-                                           : int(train.threads)));
+  DTF_ASSIGN_OR_RETURN(const kernels::Context ctx,
+                       MakeWorkerContext(job, options));
   DTF_ASSIGN_OR_RETURN(WorkerModel built, BuildWorkerModel(job, ctx));
   DTF_ASSIGN_OR_RETURN(
       std::unique_ptr<Update> update,

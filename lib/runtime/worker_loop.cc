@@ -21,6 +21,13 @@
 
 namespace dtf::runtime {
 
+StatusOr<kernels::Context> MakeWorkerContext(const JobFile& job,
+                                             const WorkerOptions& options) {
+  return MakeComputeContext(job.train.device, options.threads > 0
+                                                  ? options.threads
+                                                  : int(job.train.threads));
+}
+
 TrainHooks WorkerHooks(const WorkerOptions& options) {
   TrainHooks hooks;
   hooks.on_progress = options.on_progress;

@@ -33,6 +33,11 @@ StatusOr<InputPosition> ResumePosition(const JobFile& job,
 // position after them.
 StatusOr<InputPosition> SkipBatches(InputPipeline& input, int64_t n);
 
+// A worker's compute context: options.threads threads when set (dtf serve
+// --threads), else the job's train.threads (0: one per core).
+StatusOr<kernels::Context> MakeWorkerContext(const JobFile& job,
+                                             const WorkerOptions& options);
+
 // A worker's model: its records, the feature layer (normalizer statistics
 // fit over every training shard) and the model built from it.
 struct WorkerModel {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,8 +28,12 @@ constexpr char kSecret[] = "00112233445566778899aabbccddeeff";
 
 // Runs `n` workers of `job` as threads; returns each one's result. A run
 // still going after `limit` fails the test and is cancelled.
-std::vector<StatusOr<TrainResult>> RunWorkers(const JobFile& job, int n,
-                                              std::chrono::seconds limit) {
+// `threads`: each worker's --threads (0: the job's train.threads); `notes`,
+// when given, gets every worker's notes.
+std::vector<StatusOr<TrainResult>> RunWorkers(
+    const JobFile& job, int n, std::chrono::seconds limit,
+    int compute_threads = 1, std::vector<std::string>* notes = nullptr) {
+  std::mutex notes_mu;
   std::vector<HeldPort> ports(static_cast<size_t>(n));
   std::vector<std::string> workers;
   for (const HeldPort& p : ports) workers.push_back(p.address());
@@ -57,8 +62,14 @@ std::vector<StatusOr<TrainResult>> RunWorkers(const JobFile& job, int n,
       o.workers = workers;
       o.credentials.run_id = "test-run";
       o.credentials.secret = kSecret;
-      o.threads = 1;
+      o.threads = compute_threads;
       o.cancel = &cancel;
+      if (notes != nullptr) {
+        o.on_note = [&](std::string_view note) {
+          std::lock_guard<std::mutex> lock(notes_mu);
+          notes->emplace_back(note);
+        };
+      }
       results[size_t(i)] = Serve(job, o);
       --running;
     });
@@ -113,6 +124,27 @@ TEST_F(AllreduceCpuTest, TitanicTwoWorkersReachWhatOneProcessReaches) {
   EXPECT_GE(results[0]->examples + results[1]->examples,
             one->examples * 9 / 10);
   EXPECT_TRUE(std::filesystem::exists(chief.export_dir + "/variables.dtf"));
+}
+
+// A launched worker gets --threads 0 unless the profile sets threads: it
+// then computes with the job's train.threads, as a PS-mode worker does.
+TEST_F(AllreduceCpuTest, WorkersComputeWithTheJobsThreads) {
+  JobFile job =
+      Job("titanic", {{"[train]\n", StrCat(kAllreduceCpu, "threads = 5\n")}});
+  ASSERT_EQ(job.train.threads, 5);
+  std::vector<std::string> notes;
+  std::vector<StatusOr<TrainResult>> results =
+      RunWorkers(job, 2, 300s, /*threads=*/0, &notes);
+  for (size_t i = 0; i < results.size(); ++i) {
+    ASSERT_TRUE(results[i].ok())
+        << "worker " << i << ": " << results[i].status();
+  }
+  EXPECT_THAT(notes, ::testing::Contains(::testing::HasSubstr(
+                         "worker:0: joined the Gloo collective as rank 0 of 2 "
+                         "(5 compute threads)")));
+  EXPECT_THAT(notes, ::testing::Contains(::testing::HasSubstr(
+                         "worker:1: joined the Gloo collective as rank 1 of 2 "
+                         "(5 compute threads)")));
 }
 
 // Without shuffling or dropout, one record file striped across the ranks:
