@@ -64,7 +64,9 @@ class TrainLoop {
  private:
   // Trains until the loop ends; whether it ended by a cancel agreed on.
   StatusOr<bool> Steps();
-  // One step on *cur; `cur` becomes the next batch.
+  // One step on *cur; `cur` becomes the next batch — unless a vote in
+  // Apply ended the loop (Update::Agreed), which leaves the step unapplied
+  // and uncounted.
   Status Step(PreparedBatch*& cur, BatchQueue& batches);
   // The reports, evaluations and checkpoints due after a step; whether
   // training stops early.
@@ -217,10 +219,17 @@ StatusOr<bool> TrainLoop::Steps() {
     const Agreement mine = hooks_.cancelled()         ? Agreement::kCancel
                            : cur->more && !stop_early ? Agreement::kStep
                                                       : Agreement::kEnd;
-    StatusOr<Agreement> agreed = update_.Agree(mine);
-    if (!agreed.ok()) return UpdateFailed(agreed.status());
-    if (*agreed != Agreement::kStep) return *agreed == Agreement::kCancel;
+    if (!update_.votes_in_apply() || mine != Agreement::kStep) {
+      StatusOr<Agreement> agreed =
+          update_.votes_in_apply() ? update_.Vote(mine) : update_.Agree(mine);
+      if (!agreed.ok()) return UpdateFailed(agreed.status());
+      if (*agreed != Agreement::kStep) return *agreed == Agreement::kCancel;
+    }
     DTF_RETURN_IF_ERROR(Step(cur, batches));
+    // A vote in Apply: another rank ended the loop, the step not applied.
+    if (const Agreement agreed = update_.Agreed(); agreed != Agreement::kStep) {
+      return agreed == Agreement::kCancel;
+    }
     if (hooks_.on_step) {
       hooks_.on_step(steps_, update_.global_step(), reported_);
     }
@@ -252,6 +261,7 @@ Status TrainLoop::Step(PreparedBatch*& cur, BatchQueue& batches) {
   if (Status st = update_.Apply(*cur, loss, &grads_, *next); !st.ok()) {
     return UpdateFailed(st);
   }
+  if (update_.Agreed() != Agreement::kStep) return OkStatus();
   const int64_t rows = cur->batch.rows;
   position_ = cur->position;
   if (update_.AppliedOnReturn(*next)) reported_ = position_;

@@ -6,9 +6,10 @@
 // gradients averaged over NCCL or Gloo).
 //
 // The loop calls, for each step: Pull (the variables the batch reads in
-// place), Agree (whether every rank still has a batch), the forward and
-// backward pass, then Apply; and WithDeviceModel / WithHostModel when the
-// chief evaluates, checkpoints or exports the whole model.
+// place), Agree (whether every rank still has a batch; or a vote inside
+// Apply), the forward and backward pass, then Apply; and WithDeviceModel /
+// WithHostModel when the chief evaluates, checkpoints or exports the whole
+// model.
 #pragma once
 
 #include <cstdint>
@@ -71,6 +72,15 @@ class Update {
   // a peer is lost, hangs past its timeout or the run is cancelled while it
   // waits.
   virtual StatusOr<Agreement> Agree(Agreement mine) { return mine; }
+  // The agreement rides on the step's own collective instead (one
+  // collective a step, not two): the loop makes no Agree. A rank voting
+  // kStep runs its step, and Apply applies the gradients only when every
+  // rank voted kStep — Agreed() then says what the ranks agreed on. A rank
+  // voting otherwise calls Vote, which joins that collective without
+  // gradients and returns the agreement (never kStep).
+  virtual bool votes_in_apply() const { return false; }
+  virtual StatusOr<Agreement> Vote(Agreement mine) { return mine; }
+  virtual Agreement Agreed() const { return Agreement::kStep; }
   // Applies the step's gradients `grads` (of `batch`, at mean loss `loss`);
   // `next` is the batch after it (next.more: there is one).
   virtual Status Apply(const PreparedBatch& batch, float loss,

@@ -76,6 +76,25 @@ Status PackGradient(const kernels::Context& ctx, const Variable& v,
   return kernels::PackSparse(ctx, g.sparse, v.value.rows(), bucket, offset);
 }
 
+// The vote a step's first gradient bucket carries ahead of the gradients
+// on the CPU (Update::votes_in_apply): one slot per Agreement value, 1 where
+// the rank votes; after the average a slot is above 0 when some rank voted
+// for it, and the smallest such value is the agreement.
+constexpr int64_t kVoteSlots = 3;
+
+void WriteVote(Agreement mine, float* slots) {
+  for (int64_t a = 0; a < kVoteSlots; ++a) {
+    slots[a] = a == int64_t(mine) ? 1.0f : 0.0f;
+  }
+}
+
+Agreement ReadVote(const float* slots) {
+  for (int64_t a = 0; a < kVoteSlots; ++a) {
+    if (slots[a] > 0.0f) return Agreement(a);
+  }
+  return Agreement::kCancel;  // no vote arrived: nothing to agree on
+}
+
 // The host part of `address` ("host:port", "[v6]:port"), brackets off.
 std::string AllreduceHostOf(const std::string& address) {
   const size_t colon = address.rfind(':');
@@ -154,10 +173,11 @@ class AllreduceUpdate : public ReplicaUpdate {
       : ReplicaUpdate(ctx, model, std::move(optimizers), std::move(states),
                       global_step),
         buckets_(PlanBuckets(model->variables())),
-        averaged_(model->variables().size()) {
+        averaged_(model->variables().size()),
+        vote_(ctx.device() == kernels::Device::kCpu && !buckets_.empty()) {
     int64_t capacity = 0;
     for (const Bucket& b : buckets_) capacity = std::max(capacity, b.size);
-    bucket_ = kernels::Tensor::Empty({capacity}, ctx.memory());
+    bucket_ = kernels::Tensor::Empty({capacity + kVoteSlots}, ctx.memory());
   }
 
   // Joins the run and starts from worker 0's values.
@@ -207,6 +227,22 @@ class AllreduceUpdate : public ReplicaUpdate {
 
   bool collective() const override { return true; }
   bool consistent() const override { return consistent_; }
+  // On the CPU the vote rides on the first gradient bucket (its host
+  // memory takes it as it is); on a GPU it stays a collective of its own.
+  bool votes_in_apply() const override { return vote_; }
+  Agreement Agreed() const override { return agreed_; }
+
+  // This rank has no step to run: the first bucket's collective with no
+  // gradients (zeros), for the vote alone.
+  StatusOr<Agreement> Vote(Agreement mine) override {
+    const Bucket& first = buckets_.front();
+    bucket_.Resize({first.size + kVoteSlots});
+    std::fill_n(bucket_.data(), first.size + kVoteSlots, 0.0f);
+    WriteVote(mine, bucket_.data());
+    DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&bucket_));
+    agreed_ = ReadVote(bucket_.data());
+    return agreed_;
+  }
 
   StatusOr<Agreement> Agree(Agreement mine) override {
     float agreed = float(int(mine));
@@ -229,18 +265,28 @@ class AllreduceUpdate : public ReplicaUpdate {
  private:
   Status ApplyBuckets(std::vector<Gradient>* grads, bool* changed) {
     std::vector<Variable>& vars = model_->variables();
-    for (const Bucket& b : buckets_) {
-      bucket_.Resize({b.size});
+    for (size_t i = 0; i < buckets_.size(); ++i) {
+      const Bucket& b = buckets_[i];
+      // The first bucket's vote goes ahead of its gradients.
+      const int64_t at = vote_ && i == 0 ? kVoteSlots : 0;
+      bucket_.Resize({at + b.size});
+      if (at > 0) WriteVote(Agreement::kStep, bucket_.data());
       for (size_t k = 0; k < b.vars.size(); ++k) {
         const size_t v = b.vars[k];
-        DTF_RETURN_IF_ERROR(
-            PackGradient(ctx_, vars[v], (*grads)[v], b.offsets[k], &bucket_));
+        DTF_RETURN_IF_ERROR(PackGradient(ctx_, vars[v], (*grads)[v],
+                                         at + b.offsets[k], &bucket_));
       }
       DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&bucket_));
+      if (at > 0) {
+        agreed_ = ReadVote(bucket_.data());
+        // Another rank ended the loop: every rank leaves the step here.
+        if (agreed_ != Agreement::kStep) return OkStatus();
+      }
       for (size_t k = 0; k < b.vars.size(); ++k) {
         const size_t v = b.vars[k];
-        DTF_RETURN_IF_ERROR(kernels::Unpack(
-            ctx_, bucket_, b.offsets[k], vars[v].value.shape(), &averaged_[v]));
+        DTF_RETURN_IF_ERROR(kernels::Unpack(ctx_, bucket_, at + b.offsets[k],
+                                            vars[v].value.shape(),
+                                            &averaged_[v]));
         *changed = true;
         DTF_RETURN_IF_ERROR(optimizer(vars[v]).ApplyDense(
             ctx_, &vars[v].value, averaged_[v], &states_[v]));
@@ -259,6 +305,10 @@ class AllreduceUpdate : public ReplicaUpdate {
   kernels::Tensor bucket_;
   std::vector<kernels::Tensor> averaged_;
   std::unique_ptr<kernels::Collective> comm_;
+  // Whether the vote rides on the first bucket (votes_in_apply).
+  const bool vote_;
+  // What the last vote agreed on.
+  Agreement agreed_ = Agreement::kStep;
   bool consistent_ = true;
 };
 

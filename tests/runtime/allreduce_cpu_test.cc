@@ -147,6 +147,31 @@ TEST_F(AllreduceCpuTest, WorkersComputeWithTheJobsThreads) {
                          "(5 compute threads)")));
 }
 
+// The chief's early stopping reaches the other rank in the vote that rides
+// on the next step's gradients: both stop at the same global step, neither
+// applying that step, and the chief exports its best model.
+TEST_F(AllreduceCpuTest, EarlyStoppingStopsEveryRankAtOneStep) {
+  JobFile job =
+      Job("titanic",
+          {{"[train]\n", StrCat(kAllreduceCpu,
+                                "early_stopping = { patience = 2, min_delta = "
+                                "10.0 }\neval_every_steps = 5\n")}});
+  std::vector<StatusOr<TrainResult>> results = RunWorkers(job, 2, 300s);
+  for (size_t i = 0; i < results.size(); ++i) {
+    ASSERT_TRUE(results[i].ok())
+        << "worker " << i << ": " << results[i].status();
+  }
+  const TrainResult& chief = *results[0];
+  EXPECT_TRUE(chief.stopped_early);
+  // Evaluated at steps 5, 10 and 15; the third is the second without
+  // progress.
+  EXPECT_EQ(chief.steps, 15);
+  EXPECT_EQ(results[1]->steps, 15);
+  ASSERT_TRUE(chief.best_eval.has_value());
+  EXPECT_EQ(chief.best_eval->step, 5);
+  EXPECT_TRUE(std::filesystem::exists(chief.best_checkpoint));
+}
+
 // Without shuffling or dropout, one record file striped across the ranks:
 // 2 ranks of batch B take, step by step, the examples one process takes in
 // batches of 2B, and the mean of their gradients is its gradient. After K

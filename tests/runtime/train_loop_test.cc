@@ -36,6 +36,10 @@ class FakeUpdate : public Update {
   bool collective_ = false;
   bool independent_ = false;
   bool prefetch_ = false;
+  // The vote rides on Apply (Update::votes_in_apply); `votes` counts the
+  // Vote calls, `agreements` every vote.
+  bool votes_ = false;
+  int64_t votes = 0;
   std::function<Agreement(int64_t)> others;
   // The error of agreement n, or of the Apply of step n (numbered from 0);
   // OK: none.
@@ -77,8 +81,19 @@ class FakeUpdate : public Update {
     if (!others) return mine;
     return std::min(mine, others(n));
   }
+  bool votes_in_apply() const override { return votes_; }
+  Agreement Agreed() const override { return agreed_; }
+  StatusOr<Agreement> Vote(Agreement mine) override {
+    ++votes;
+    agreed_ = Agree(mine).value_or(Agreement::kCancel);
+    return agreed_;
+  }
   Status Apply(const PreparedBatch& batch, float, std::vector<Gradient>*,
                const PreparedBatch&) override {
+    if (votes_) {
+      DTF_ASSIGN_OR_RETURN(agreed_, Agree(Agreement::kStep));
+      if (agreed_ != Agreement::kStep) return OkStatus();
+    }
     if (apply_error) {
       if (Status st = apply_error(step); !st.ok()) {
         apply_failed = true;
@@ -112,6 +127,7 @@ class FakeUpdate : public Update {
  private:
   Model* model_;
   std::vector<kernels::OptimizerState> states_;
+  Agreement agreed_ = Agreement::kStep;
 };
 
 class TrainLoopTest : public ::testing::Test {
@@ -354,6 +370,53 @@ TEST_F(TrainLoopTest, ARankWithoutABatchEndsTheLoopForAll) {
   // checkpoint.
   EXPECT_EQ(evals_, (std::vector<int64_t>{2, 3}));
   EXPECT_TRUE(std::filesystem::exists(CheckpointPath()));
+}
+
+// With the vote in Apply: the step of the vote that ends the loop ran on
+// this rank but is neither applied nor counted.
+TEST_F(TrainLoopTest, AVoteInApplyToEndLeavesItsStepUnapplied) {
+  update_->collective_ = true;
+  update_->votes_ = true;
+  update_->others = [](int64_t n) {
+    return n < 3 ? Agreement::kStep : Agreement::kEnd;
+  };
+  options_.eval_every_steps = 2;
+  StatusOr<TrainResult> r = Run(-1);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->steps, 3);
+  EXPECT_EQ(update_->step, 3);
+  EXPECT_EQ(update_->rows, 3 * kBatch);
+  EXPECT_EQ(r->examples, 3 * kBatch);
+  EXPECT_EQ(update_->pulls, 4);
+  EXPECT_EQ(update_->agreements, 4);
+  EXPECT_EQ(update_->votes, 0);
+  EXPECT_EQ(evals_, (std::vector<int64_t>{2, 3}));
+  EXPECT_TRUE(std::filesystem::exists(CheckpointPath()));
+}
+
+// With the vote in Apply, the chief's early stop is its Vote: no step run.
+TEST_F(TrainLoopTest, EarlyStoppingIsTheChiefsVote) {
+  update_->collective_ = true;
+  update_->votes_ = true;
+  StatusOr<TrainResult> r = RunToEarlyStop();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->steps, 10);
+  EXPECT_TRUE(r->stopped_early);
+  EXPECT_EQ(update_->pulls, 10);
+  EXPECT_EQ(update_->agreements, 11);
+  EXPECT_EQ(update_->votes, 1);
+}
+
+TEST_F(TrainLoopTest, AVoteInApplyToCancelCancelsEveryRank) {
+  update_->collective_ = true;
+  update_->votes_ = true;
+  update_->others = [](int64_t n) {
+    return n < 4 ? Agreement::kStep : Agreement::kCancel;
+  };
+  StatusOr<TrainResult> r = Run(-1);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+  EXPECT_EQ(update_->step, 4);
+  EXPECT_EQ(update_->checkpointed_at, (std::vector<int64_t>{4}));
 }
 
 TEST_F(TrainLoopTest, ARankCancelledCancelsEveryRank) {
