@@ -58,4 +58,14 @@ bool IsIpv6Address(std::string_view address) {
          IsValidHost(address.substr(zone + 1), HostRule::kName);
 }
 
+std::string_view HostOfAddress(std::string_view address) {
+  const size_t colon = address.rfind(':');
+  std::string_view host =
+      colon == std::string_view::npos ? address : address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host;
+}
+
 }  // namespace dtf

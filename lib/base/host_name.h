@@ -38,4 +38,8 @@ size_t FindInvalidHostChar(std::string_view host, HostRule rule);
 // optionally "%zone" with a non-empty kName zone ("fe80::1%eth0").
 bool IsIpv6Address(std::string_view address);
 
+// The host of "host:port" or "[v6]:port", without the brackets; `address`
+// itself when it has no ':'.
+std::string_view HostOfAddress(std::string_view address);
+
 }  // namespace dtf

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "lib/base/host_name.h"
 #include "lib/base/strings.h"
 #include "lib/kernels/collective.h"
 #include "lib/kernels/fuse.h"
@@ -95,17 +96,6 @@ Agreement ReadVote(const float* slots) {
   return Agreement::kCancel;  // no vote arrived: nothing to agree on
 }
 
-// The host part of `address` ("host:port", "[v6]:port"), brackets off.
-std::string AllreduceHostOf(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  std::string host =
-      colon == std::string::npos ? address : address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  return host;
-}
-
 // This rank's collective. On a GPU, NCCL: the chief makes the unique id and
 // publishes it through its Coordinator; every other worker fetches it from
 // there. On the CPU, Gloo: the ranks meet in the chief's Coordinator's
@@ -119,10 +109,10 @@ StatusOr<std::unique_ptr<kernels::Collective>> JoinRun(
   limits.timeout_name = "collective_timeout in [train]";
   limits.cancel = options.cancel;
   if (ctx.device() != kernels::Device::kCuda) {
-    const std::string host =
-        options.workers.empty()
-            ? std::string("127.0.0.1")
-            : AllreduceHostOf(options.workers[size_t(options.index)]);
+    const std::string host = options.workers.empty()
+                                 ? std::string("127.0.0.1")
+                                 : std::string(HostOfAddress(
+                                       options.workers[size_t(options.index)]));
     // The set-up waits for the slowest rank to start, as FetchCommId does.
     const std::chrono::milliseconds join = std::max<std::chrono::milliseconds>(
         limits.timeout, std::chrono::seconds(job.train.coordinator_timeout));

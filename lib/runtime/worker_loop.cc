@@ -16,6 +16,7 @@
 #include "lib/runtime/chief.h"
 #include "lib/runtime/device.h"
 #include "lib/runtime/event_writer.h"
+#include "lib/runtime/task_threads.h"
 #include "lib/runtime/train_loop.h"
 #include "lib/runtime/train_step.h"
 
@@ -23,9 +24,14 @@ namespace dtf::runtime {
 
 StatusOr<kernels::Context> MakeWorkerContext(const JobFile& job,
                                              const WorkerOptions& options) {
-  return MakeComputeContext(job.train.device, options.threads > 0
-                                                  ? options.threads
-                                                  : int(job.train.threads));
+  int threads = options.threads > 0 ? options.threads : int(job.train.threads);
+  if (threads <= 0 && !job.train.device.cuda &&
+      size_t(options.index) < options.workers.size()) {
+    threads = SharedHostThreads(options.ps, options.workers,
+                                options.workers[size_t(options.index)],
+                                ThisProcessCpus());
+  }
+  return MakeComputeContext(job.train.device, threads);
 }
 
 TrainHooks WorkerHooks(const WorkerOptions& options) {

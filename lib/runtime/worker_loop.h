@@ -34,7 +34,8 @@ StatusOr<InputPosition> ResumePosition(const JobFile& job,
 StatusOr<InputPosition> SkipBatches(InputPipeline& input, int64_t n);
 
 // A worker's compute context: options.threads threads when set (dtf serve
-// --threads), else the job's train.threads (0: one per core).
+// --threads), else the job's train.threads; when neither is set, on the
+// CPU, SharedHostThreads (task_threads.h).
 StatusOr<kernels::Context> MakeWorkerContext(const JobFile& job,
                                              const WorkerOptions& options);
 

@@ -89,5 +89,14 @@ TEST(HostName, Ipv6Address) {
   }
 }
 
+TEST(HostName, HostOfAddress) {
+  EXPECT_EQ(HostOfAddress("10.0.0.1:2222"), "10.0.0.1");
+  EXPECT_EQ(HostOfAddress("node-1.example:80"), "node-1.example");
+  EXPECT_EQ(HostOfAddress("[::1]:2222"), "::1");
+  EXPECT_EQ(HostOfAddress("[fe80::1%eth0]:1"), "fe80::1%eth0");
+  EXPECT_EQ(HostOfAddress("localhost"), "localhost");
+  EXPECT_EQ(HostOfAddress(""), "");
+}
+
 }  // namespace
 }  // namespace dtf

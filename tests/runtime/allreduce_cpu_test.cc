@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
 #include "lib/runtime/serve.h"
+#include "lib/runtime/task_threads.h"
 #include "lib/runtime/trainer.h"
 #include "tests/runtime/runtime_testing.h"
 
@@ -170,6 +171,23 @@ TEST_F(AllreduceCpuTest, EarlyStoppingStopsEveryRankAtOneStep) {
   ASSERT_TRUE(chief.best_eval.has_value());
   EXPECT_EQ(chief.best_eval->step, 5);
   EXPECT_TRUE(std::filesystem::exists(chief.best_checkpoint));
+}
+
+// With threads set nowhere, the two workers on this host share its CPUs.
+TEST_F(AllreduceCpuTest, WorkersShareTheHostsCpusByDefault) {
+  JobFile job = Job("titanic", {{"[train]\n", kAllreduceCpu}});
+  ASSERT_EQ(job.train.threads, 0);
+  std::vector<std::string> notes;
+  std::vector<StatusOr<TrainResult>> results =
+      RunWorkers(job, 2, 300s, /*compute_threads=*/0, &notes);
+  ASSERT_TRUE(results[0].ok()) << results[0].status();
+  const HostCpus cpus = ThisProcessCpus();
+  const int want =
+      cpus.usable < cpus.online ? cpus.usable : std::max(1, cpus.usable / 2);
+  EXPECT_THAT(notes, ::testing::Contains(::testing::HasSubstr(StrCat(
+                         "worker:0: joined the Gloo collective as rank 0 of 2 "
+                         "(",
+                         want, " compute thread"))));
 }
 
 // Without shuffling or dropout, one record file striped across the ranks:
