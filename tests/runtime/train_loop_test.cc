@@ -211,6 +211,18 @@ class TrainLoopTest : public ::testing::Test {
     return Run(-1);
   }
 
+  // A collective run in which another rank has no batch from its fourth
+  // agreement on, evaluated every 2 steps.
+  StatusOr<TrainResult> RunUntilAnotherRankEnds(bool votes_in_apply) {
+    update_->collective_ = true;
+    update_->votes_ = votes_in_apply;
+    update_->others = [](int64_t n) {
+      return n < 3 ? Agreement::kStep : Agreement::kEnd;
+    };
+    options_.eval_every_steps = 2;
+    return Run(-1);
+  }
+
   std::string CheckpointPath() const {
     return out_.Join(std::string(kCheckpointFile));
   }
@@ -357,12 +369,7 @@ TEST_F(TrainLoopTest, EarlyStoppingReachesEveryRankInTheNextAgreement) {
 }
 
 TEST_F(TrainLoopTest, ARankWithoutABatchEndsTheLoopForAll) {
-  update_->collective_ = true;
-  update_->others = [](int64_t n) {
-    return n < 3 ? Agreement::kStep : Agreement::kEnd;
-  };
-  options_.eval_every_steps = 2;
-  StatusOr<TrainResult> r = Run(-1);
+  StatusOr<TrainResult> r = RunUntilAnotherRankEnds(/*votes_in_apply=*/false);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->steps, 3);
   EXPECT_EQ(update_->pulls, 3);
@@ -375,13 +382,7 @@ TEST_F(TrainLoopTest, ARankWithoutABatchEndsTheLoopForAll) {
 // With the vote in Apply: the step of the vote that ends the loop ran on
 // this rank but is neither applied nor counted.
 TEST_F(TrainLoopTest, AVoteInApplyToEndLeavesItsStepUnapplied) {
-  update_->collective_ = true;
-  update_->votes_ = true;
-  update_->others = [](int64_t n) {
-    return n < 3 ? Agreement::kStep : Agreement::kEnd;
-  };
-  options_.eval_every_steps = 2;
-  StatusOr<TrainResult> r = Run(-1);
+  StatusOr<TrainResult> r = RunUntilAnotherRankEnds(/*votes_in_apply=*/true);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->steps, 3);
   EXPECT_EQ(update_->step, 3);
@@ -407,28 +408,22 @@ TEST_F(TrainLoopTest, EarlyStoppingIsTheChiefsVote) {
   EXPECT_EQ(update_->votes, 1);
 }
 
-TEST_F(TrainLoopTest, AVoteInApplyToCancelCancelsEveryRank) {
-  update_->collective_ = true;
-  update_->votes_ = true;
-  update_->others = [](int64_t n) {
-    return n < 4 ? Agreement::kStep : Agreement::kCancel;
-  };
-  StatusOr<TrainResult> r = Run(-1);
-  ASSERT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
-  EXPECT_EQ(update_->step, 4);
-  EXPECT_EQ(update_->checkpointed_at, (std::vector<int64_t>{4}));
-}
-
+// In an agreement of its own or in the vote that Apply carries.
 TEST_F(TrainLoopTest, ARankCancelledCancelsEveryRank) {
-  update_->collective_ = true;
-  update_->others = [](int64_t n) {
-    return n < 4 ? Agreement::kStep : Agreement::kCancel;
-  };
-  StatusOr<TrainResult> r = Run(-1);
-  ASSERT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
-  EXPECT_EQ(update_->step, 4);
-  EXPECT_EQ(update_->checkpointed_at, (std::vector<int64_t>{4}));
-  EXPECT_EQ(update_->dones, 0);
+  for (const bool votes_in_apply : {false, true}) {
+    SCOPED_TRACE(votes_in_apply ? "vote in Apply" : "agreement");
+    SetUp();
+    update_->collective_ = true;
+    update_->votes_ = votes_in_apply;
+    update_->others = [](int64_t n) {
+      return n < 4 ? Agreement::kStep : Agreement::kCancel;
+    };
+    StatusOr<TrainResult> r = Run(-1);
+    ASSERT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+    EXPECT_EQ(update_->step, 4);
+    EXPECT_EQ(update_->checkpointed_at, (std::vector<int64_t>{4}));
+    EXPECT_EQ(update_->dones, 0);
+  }
 }
 
 // A peer lost in a collective update's agreement: the chief stops with
