@@ -127,6 +127,7 @@ Status AssignDevices(const PlanRequest& r, const Profile& profile,
                      const std::vector<const HostEntry*>& placed, Plan* plan,
                      std::vector<TaskPaths>* paths) {
   const DeviceName device = profile.device.value_or(r.job_device);
+  plan->cuda_workers = device.cuda;
   const auto where = [&](const char* key) { return WhereOf(profile, key); };
   std::map<std::string, int> next_gpu;  // per host
   for (size_t k = size_t(plan->ps); k < plan->tasks.size(); ++k) {

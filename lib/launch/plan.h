@@ -138,6 +138,9 @@ struct Plan {
   // the plan leaves loopback): the launcher writes the run's certificates
   // to <run dir>/tls (lib/launch/run_tls.h) and every task gets --tls-dir.
   bool tls = false;
+  // The workers compute on GPUs (the profile's device, else the job's): an
+  // allreduce run's collective is NCCL there, Gloo on CPUs.
+  bool cuda_workers = false;
   std::vector<std::string> sets;
   std::string metrics_out;
   // backend = "ssh": the hosts, where they are listed, how they are

@@ -29,6 +29,7 @@ Json PlanJson(const Plan& plan) {
   j["run_dir"] = plan.run_dir;
   j["secret_file"] = plan.secret_file;
   j["tls"] = plan.tls;
+  if (plan.allreduce()) j["collective"] = plan.cuda_workers ? "nccl" : "gloo";
   j["profile"] = Json{{"name", plan.profile_name},
                       {"source", plan.profile_source},
                       {"backend", std::string(BackendName(plan.backend))},
@@ -147,6 +148,7 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
     plan.secret_file = j.at("secret_file").get<std::string>();
     // Plans written before runs had TLS have no "tls": they ran without.
     plan.tls = j.value("tls", false);
+    plan.cuda_workers = j.value("collective", std::string()) == "nccl";
     const Json& p = j.at("profile");
     plan.profile_name = p.at("name").get<std::string>();
     plan.profile_source = p.at("source").get<std::string>();

@@ -42,6 +42,14 @@ std::string PlanToText(const Plan& plan) {
           : StrCat("ports ", plan.base_port, "-",
                    plan.base_port + plan.ps + plan.workers - 1),
       "\n");
+  if (plan.allreduce()) {
+    StrAppend(&out,
+              "mode:     allreduce, no parameter servers: the workers "
+              "average their gradients ",
+              plan.cuda_workers ? "over NCCL, a GPU each"
+                                : "over Gloo's TCP ring, on CPUs",
+              "\n");
+  }
   StrAppend(&out, "threads:  ",
             plan.threads == 0 ? std::string("each task decides")
                               : StrCat(plan.threads, " per task"),

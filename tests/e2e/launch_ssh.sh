@@ -8,7 +8,8 @@
 # files, shipped with its data (with_data = true).
 #   1. dtf doctor: both hosts ready
 #   2. foreground launch, 2 PS x 2 workers across the two hosts: exits 0,
-#      accuracy >= 0.85, every exit.json 0, nothing left running
+#      accuracy >= 0.85, every exit.json 0, nothing left running; then
+#      mode = "allreduce" on CPUs, a worker a host over Gloo: accuracy >= 0.85
 #   3. a second launch, detached: nothing uploaded again; status shows it
 #      running; logs -f streams it prefixed by task; stop ends it and the
 #      follower; nothing left
@@ -366,6 +367,23 @@ for f in "$tls3"/*.key; do
 done
 echo "ok: mutual TLS, each host with its own certificates"
 echo "ok: every task exited 0"
+nothing_left 10
+
+# --- 2b. allreduce on CPUs across the hosts -----------------------------------
+# No parameter servers: worker:0 on 127.0.0.2 and worker:1 on 127.0.0.3
+# average their gradients over Gloo's TCP ring, meeting through the chief.
+rc=0
+"$dtf" launch --profile ssh --set train.mode=allreduce --set train.device=cpu \
+  --metrics-out "$work/allreduce.json" > ar.out 2> ar.err || rc=$?
+if [[ $rc -ne 0 ]]; then
+  tail -n 40 ar.out ar.err >&2
+  fail "allreduce launch exited $rc"
+fi
+ar_run="$(ls .dtf/runs | sort | tail -n 1)"
+[[ ! -e ".dtf/runs/$ar_run/ps-0" ]] || fail "allreduce: the plan has a parameter server"
+grep -q '^\[127.0.0.3 worker:1\] worker:1: joined the Gloo collective as rank 1 of 2' ar.out ar.err \
+  || { tail -n 40 ar.out ar.err >&2; fail "allreduce: worker:1 on 127.0.0.3 did not join Gloo"; }
+at_least "$(metric "$work/allreduce.json" accuracy)" 0.85 "ssh allreduce accuracy"
 nothing_left 10
 
 # --- 3. detached, cached, status, logs -f, stop -----------------------------

@@ -14,6 +14,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kProfile[] = R"(backend = "local"
 ps = 1
@@ -467,12 +468,42 @@ TEST(Plan, AllreduceHasNoParameterServersAndAGpuPerWorker) {
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->ps, 0);
   EXPECT_EQ(back->tasks.size(), 2u);
+  EXPECT_TRUE(back->cuda_workers);
+  // The dry run says so.
+  EXPECT_THAT(PlanToText(*plan),
+              HasSubstr("mode:     allreduce, no parameter servers: the "
+                        "workers average their gradients over NCCL, a GPU "
+                        "each\n"));
+  EXPECT_THAT(PlanToJson(*plan), HasSubstr("\"collective\": \"nccl\""));
   r.overrides.workers = 3;
   plan = MakePlan(r);
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(
       Message(plan.status()),
       HasSubstr("allreduce needs a GPU per worker, and 127.0.0.1 has 2"));
+}
+
+// On CPUs: Gloo, which the dry run names; a PS plan says nothing of it.
+TEST(Plan, AllreduceOnCpusIsGloo) {
+  PlanRequest r = FixedRequest();
+  r.allreduce = true;
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->cuda_workers);
+  EXPECT_THAT(PlanToText(*plan),
+              HasSubstr("mode:     allreduce, no parameter servers: the "
+                        "workers average their gradients over Gloo's TCP "
+                        "ring, on CPUs\n"));
+  EXPECT_THAT(PlanToJson(*plan), HasSubstr("\"collective\": \"gloo\""));
+  StatusOr<Plan> back = PlanFromJson(PlanToJson(*plan), "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_FALSE(back->cuda_workers);
+
+  r.allreduce = false;
+  plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(PlanToText(*plan), Not(HasSubstr("mode:")));
+  EXPECT_THAT(PlanToJson(*plan), Not(HasSubstr("collective")));
 }
 
 TEST(Plan, SshCudaWorkersUseTheirHostsGpus) {

@@ -6,7 +6,8 @@
 #   2. the census wide & deep job, 1 PS + 2 workers, submitted with sbatch
 #      and followed in the foreground: exits 0, accuracy >= 0.85, every
 #      task's exit.json says exited, tasks.json records the Slurm job; then
-#      squeue is empty and no process of the run is left
+#      squeue is empty and no process of the run is left; then the same
+#      job with mode = "allreduce" on CPUs (Gloo): accuracy >= 0.85
 #   3. a detached run stopped with `dtf stop`: scancel, squeue empty, every
 #      task recorded stopped; the same after its supervisor was killed
 #   4. a task binary that does not exist on the node: the launch fails
@@ -140,6 +141,25 @@ no_processes "$id"
 "$dtf" status --job "$job" "$id" | grep -q succeeded || fail "dtf status"
 "$dtf" logs --job "$job" "$id" worker:0 | grep -q . || fail "dtf logs"
 echo "ok: squeue empty, no process left, status and logs read the run"
+
+# --- 2b. allreduce on CPUs ----------------------------------------------------------
+# No parameter server: the two workers, job steps of one Slurm job, meet
+# through the chief and average over Gloo.
+launch --set train.mode=allreduce --set train.device=cpu --set train.epochs=6 \
+  --metrics-out "$work/allreduce.json" >"$work/ar.out" 2>"$work/ar.err" || {
+  show "$work/ar.err" "$runs"/*/slurm-*.err
+  fail "allreduce launch exited $?"
+}
+ar_id="$(ls "$runs" | sort | tail -n 1)"
+[[ ! -e "$runs/$ar_id/ps-0" ]] || fail "allreduce: the plan has a parameter server"
+grep -q "worker:1: joined the Gloo collective as rank 1 of 2" "$work/ar.out" "$work/ar.err" ||
+  { show "$work/ar.out" "$work/ar.err"; fail "allreduce: worker:1 did not join Gloo"; }
+acc="$(json "$work/allreduce.json" 'j["accuracy"]')"
+"$py" -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= 0.85 else 1)' "$acc" ||
+  fail "allreduce accuracy $acc < 0.85"
+[[ "$(jobs_in_queue)" == 0 ]] || fail "squeue after the allreduce run: $(squeue -h)"
+no_processes "$ar_id"
+echo "ok: allreduce on CPUs under Slurm, accuracy $acc"
 
 # --- 3. dtf stop ------------------------------------------------------------------
 id="$(launch --detach --set train.steps=1000000 2>"$work/run2.err")" ||
