@@ -13,6 +13,7 @@
 #include "lib/launch/k8s/manifests.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
+#include "lib/launch/run_tls.h"
 
 namespace dtf::cli {
 namespace {
@@ -34,18 +35,37 @@ Status WriteObjects(const std::vector<launch::k8s::RenderedObject>& objects,
   return OkStatus();
 }
 
+// The Secret's TLS files of a run of `ps` and `workers` tasks: the CA's
+// certificate and each task's certificate and key, made now; with
+// `placeholders`, their names only (a dry run). The CA's key is dropped:
+// nothing issues another certificate for the run.
+StatusOr<std::vector<launch::k8s::SecretFile>> TaskTlsSecretFiles(
+    const std::string& run_id, int ps, int workers, bool placeholders) {
+  std::vector<std::string> tasks;
+  for (int i = 0; i < ps; ++i) {
+    tasks.push_back(launch::TaskDirName(launch::Role::kPs, i));
+  }
+  for (int i = 0; i < workers; ++i) {
+    tasks.push_back(launch::TaskDirName(launch::Role::kWorker, i));
+  }
+  launch::RunTls tls;
+  if (placeholders) {
+    for (const std::string& t : tasks) tls.certs[t] = {};
+  } else {
+    DTF_ASSIGN_OR_RETURN(tls, launch::MakeTaskNamedTls(run_id, tasks));
+  }
+  std::vector<launch::k8s::SecretFile> files;
+  for (launch::TlsFile& f : launch::TaskTlsFiles(tls)) {
+    files.push_back({std::move(f.name), std::move(f.contents)});
+  }
+  return files;
+}
+
 }  // namespace
 
 Status LaunchKubernetes(const launch::PlanRequest& r,
                         const KubernetesLaunch& how, Context* ctx) {
   const launch::Profile& profile = r.profile;
-  if (profile.tls.value_or(false)) {
-    return FailedPreconditionError(StrCat(
-        profile.where.count("tls") ? profile.where.at("tls") : profile.source,
-        ": tls = true: backend = \"kubernetes\" renders no TLS material; "
-        "the run's traffic stays inside the cluster network, authenticated "
-        "by the run's secret (set tls = false or leave it out)"));
-  }
   launch::k8s::RenderRequest req;
   req.profile = profile.kubernetes;
   req.ps = r.overrides.ps > 0 ? r.overrides.ps : profile.ps;
@@ -63,6 +83,17 @@ Status LaunchKubernetes(const launch::PlanRequest& r,
   }
   if (!how.dry_run) {
     DTF_ASSIGN_OR_RETURN(req.secret, launch::RandomHex(32));
+  }
+  // On unless the profile turns it off: the pods talk across the cluster's
+  // network. The hosts are the cluster's to choose, so each certificate
+  // names its task (rpc::TlsMaterial::by_task_name).
+  req.tls = profile.tls.value_or(true);
+  if (req.tls) {
+    DTF_ASSIGN_OR_RETURN(req.tls_files,
+                         TaskTlsSecretFiles(req.run_id, req.ps, req.workers,
+                                            /*placeholders=*/how.dry_run));
+  } else if (!how.dry_run) {
+    ctx->console.Warning(launch::TlsOffWarning(profile));
   }
   DTF_ASSIGN_OR_RETURN(const std::vector<launch::k8s::RenderedObject> objects,
                        launch::k8s::RenderManifests(req));

@@ -240,7 +240,7 @@ void SetupServe(CLI::App* app, Context* ctx) {
   sub->add_flag("--tls-task-names", f->tls_task_names,
                 "Check each peer's certificate for its task name (ps-0, "
                 "worker-0) instead of its host: for runs whose hosts are "
-                "unknown when the certificates are made (Slurm)");
+                "unknown when the certificates are made (Slurm, Kubernetes)");
   sub->add_option("--ready-file", f->ready_file,
                   "Written with host:port once the task listens");
   sub->add_option("--threads", f->threads,

@@ -190,6 +190,10 @@ bool Plan::LeavesLoopback() const {
 std::string PlaintextWarning(const Plan& plan, const Profile& profile) {
   // A Slurm run's tasks are on the allocation's nodes, off loopback.
   if (plan.tls || (!plan.on_slurm() && !plan.LeavesLoopback())) return "";
+  return TlsOffWarning(profile);
+}
+
+std::string TlsOffWarning(const Profile& profile) {
   return StrCat(WhereOf(profile, "tls"),
                 ": tls = false: the run's secret and every tensor cross the "
                 "network in plaintext");

@@ -200,8 +200,9 @@ Status ValidateSet(std::string_view set);
 //
 // With backend = "slurm", the run directory is under --runs-dir, else
 // slurm.run_dir, else the job's .dtf/runs; every task runs the batch
-// script's srun command (lib/launch/slurm/batch_script.h); `tls = true` and
-// max_restarts > 0 are refused (FailedPrecondition naming the key).
+// script's srun command (lib/launch/slurm/batch_script.h); TLS is on unless
+// the profile turns it off, with certificates that name their tasks;
+// max_restarts > 0 is refused (FailedPrecondition naming the key).
 //
 // With backend = "ssh", parameter servers go round-robin over the hosts
 // that allow them, and workers round-robin over the hosts with slots left
@@ -217,6 +218,9 @@ StatusOr<Plan> MakePlan(const PlanRequest& request);
 // with TLS turned off by `profile` ("<file>:<line>:<col>: tls = false: ...");
 // "" for any other plan.
 std::string PlaintextWarning(const Plan& plan, const Profile& profile);
+// That warning, for a run off loopback whose `profile` has tls = false (a
+// Kubernetes run's pods).
+std::string TlsOffWarning(const Profile& profile);
 
 // The plan as JSON (docs/launch.md), fields in a fixed order: the same plan
 // gives the same bytes.

@@ -42,13 +42,19 @@ StatusOr<RunTls> MakeRunTls(const Plan& plan) {
   return tls;
 }
 
-std::vector<TlsFile> AllTlsFiles(const RunTls& tls) {
-  std::vector<TlsFile> files = {{kTlsCaCert, tls.ca.cert},
-                                {kTlsCaKey, tls.ca.key}};
-  for (const auto& [name, pem] : tls.certs) {
-    files.push_back({StrCat(name, ".pem"), pem.cert});
-    files.push_back({StrCat(name, ".key"), pem.key});
+StatusOr<RunTls> MakeTaskNamedTls(std::string_view run_id,
+                                  const std::vector<std::string>& tasks) {
+  RunTls tls;
+  DTF_ASSIGN_OR_RETURN(tls.ca, rpc::MakeRunCa(run_id));
+  for (const std::string& name : tasks) {
+    DTF_ASSIGN_OR_RETURN(tls.certs[name], rpc::IssueCert(tls.ca, name, {name}));
   }
+  return tls;
+}
+
+std::vector<TlsFile> AllTlsFiles(const RunTls& tls) {
+  std::vector<TlsFile> files = TaskTlsFiles(tls);
+  files.insert(files.begin() + 1, {kTlsCaKey, tls.ca.key});
   return files;
 }
 
@@ -61,6 +67,15 @@ std::vector<TlsFile> HostTlsFiles(const RunTls& tls,
     if (it == tls.certs.end()) continue;
     files.push_back({StrCat(name, ".pem"), it->second.cert});
     files.push_back({StrCat(name, ".key"), it->second.key});
+  }
+  return files;
+}
+
+std::vector<TlsFile> TaskTlsFiles(const RunTls& tls) {
+  std::vector<TlsFile> files = {{kTlsCaCert, tls.ca.cert}};
+  for (const auto& [name, pem] : tls.certs) {
+    files.push_back({StrCat(name, ".pem"), pem.cert});
+    files.push_back({StrCat(name, ".key"), pem.key});
   }
   return files;
 }

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lib/base/status.h"
@@ -37,6 +38,15 @@ std::string TlsDirOf(const std::string& run_dir);
 // the launcher.
 StatusOr<RunTls> MakeRunTls(const Plan& plan);
 
+// A new CA for `run_id` and a certificate for each of `tasks` (their
+// names: "ps-0", "worker-0", ...) whose subject alternative name is the
+// task's name, for runs whose tasks' hosts are unknown when the
+// certificates are made and whose launcher calls no task (Kubernetes: the
+// servers check names, rpc::TlsMaterial::by_task_name). No launcher
+// certificate.
+StatusOr<RunTls> MakeTaskNamedTls(std::string_view run_id,
+                                  const std::vector<std::string>& tasks);
+
 // Every file of `tls`: ca.pem, ca.key, then <name>.pem and <name>.key for
 // each certificate, by name.
 std::vector<TlsFile> AllTlsFiles(const RunTls& tls);
@@ -44,6 +54,10 @@ std::vector<TlsFile> AllTlsFiles(const RunTls& tls);
 // of each of them; never ca.key, nor another host's keys.
 std::vector<TlsFile> HostTlsFiles(const RunTls& tls,
                                   const std::vector<const TaskPlan*>& tasks);
+// What every task of a run whose tasks share one directory gets: ca.pem,
+// then <name>.pem and <name>.key for each certificate, by name; never
+// ca.key. With empty Pems, the same names with empty contents.
+std::vector<TlsFile> TaskTlsFiles(const RunTls& tls);
 // Whether `name` is a private key's file name (".key"): mode 0600.
 bool IsTlsKeyFile(const std::string& name);
 

@@ -128,6 +128,30 @@ TEST(RunTls, AHostGetsOnlyItsOwnTasksFiles) {
   for (const TlsFile& f : b) EXPECT_NE(f.contents, tls->ca.key) << f.name;
 }
 
+// Kubernetes: every certificate names its task, there is none for the
+// launcher, and what the pods share holds no CA key.
+TEST(RunTls, TaskNamedCertificatesForPodsThatShareADirectory) {
+  StatusOr<RunTls> tls = MakeTaskNamedTls("20260101-120000-abcd",
+                                          {"ps-0", "worker-0", "worker-1"});
+  ASSERT_TRUE(tls.ok()) << tls.status();
+  ASSERT_EQ(tls->certs.size(), 3u);
+  EXPECT_TRUE(CertFor(tls->ca.cert, tls->certs.at("ps-0").cert, "ps-0"));
+  EXPECT_TRUE(
+      CertFor(tls->ca.cert, tls->certs.at("worker-1").cert, "worker-1"));
+  EXPECT_FALSE(
+      CertFor(tls->ca.cert, tls->certs.at("worker-1").cert, "worker-0"));
+  const std::vector<TlsFile> files = TaskTlsFiles(*tls);
+  EXPECT_THAT(Names(files),
+              ElementsAre("ca.pem", "ps-0.pem", "ps-0.key", "worker-0.pem",
+                          "worker-0.key", "worker-1.pem", "worker-1.key"));
+  for (const TlsFile& f : files) EXPECT_NE(f.contents, tls->ca.key) << f.name;
+  // AllTlsFiles is the same with the CA's key second.
+  EXPECT_THAT(
+      Names(AllTlsFiles(*tls)),
+      ElementsAre("ca.pem", "ca.key", "ps-0.pem", "ps-0.key", "worker-0.pem",
+                  "worker-0.key", "worker-1.pem", "worker-1.key"));
+}
+
 TEST(RunTls, WrittenPrivateToTheLauncher) {
   dtf::testing::TempDir dir("dtf_run_tls_test");
   StatusOr<RunTls> tls = MakeRunTls(TwoHostPlan());

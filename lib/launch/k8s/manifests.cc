@@ -12,6 +12,22 @@ constexpr char kJobFileName[] = "dtf.toml";
 constexpr char kSecretKey[] = "secret";
 constexpr char kPlaceholderSecret[] = "(generated when the run is applied)";
 constexpr int kSecretMode = 0400;
+// Kubernetes' limit on a Secret's data.
+constexpr size_t kMaxSecretBytes = 1024 * 1024;
+
+// A Secret's key: [-._a-zA-Z0-9]+, at most 253 characters.
+bool IsSecretKey(std::string_view key) {
+  if (key.empty() || key.size() > 253 || key == "." || key == "..") {
+    return false;
+  }
+  for (char c : key) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_')) {
+      return false;
+    }
+  }
+  return true;
+}
 
 std::string Base64(std::string_view in) {
   static constexpr char kAlphabet[] =
@@ -86,6 +102,11 @@ std::vector<std::string> ServeArgs(const RenderRequest& r) {
                                    r.run_id,
                                    "--secret-file",
                                    StrCat(kSecretMountDir, "/", kSecretKey)};
+  if (r.tls) {
+    args.push_back("--tls-dir");
+    args.push_back(kSecretMountDir);
+    args.push_back("--tls-task-names");
+  }
   if (r.threads > 0) {
     args.push_back("--threads");
     args.push_back(std::to_string(r.threads));
@@ -397,11 +418,38 @@ StatusOr<std::vector<RenderedObject>> RenderManifests(const RenderRequest& r) {
   secret["kind"] = "Secret";
   secret["metadata"] = Metadata(r, StrCat(name, "-secret"));
   secret["type"] = "Opaque";
+  Manifest data = Manifest::object();
+  Manifest string_data = Manifest::object();
+  size_t secret_bytes = r.secret.size();
   if (r.secret.empty()) {
-    secret["stringData"][kSecretKey] = kPlaceholderSecret;
+    string_data[kSecretKey] = kPlaceholderSecret;
   } else {
-    secret["data"][kSecretKey] = Base64(r.secret);
+    data[kSecretKey] = Base64(r.secret);
   }
+  if (r.tls) {
+    for (const SecretFile& f : r.tls_files) {
+      if (f.name == kSecretKey || !IsSecretKey(f.name)) {
+        return InvalidArgumentError(StrCat("kubernetes: \"", f.name,
+                                           "\" cannot be a key of the "
+                                           "run's Secret"));
+      }
+      secret_bytes += f.contents.size();
+      if (f.contents.empty()) {
+        string_data[f.name] = kPlaceholderSecret;
+      } else {
+        data[f.name] = Base64(f.contents);
+      }
+    }
+  }
+  if (secret_bytes > kMaxSecretBytes) {
+    return InvalidArgumentError(StrCat(
+        "kubernetes: the run's Secret would hold ", secret_bytes,
+        " bytes (its secret and ", r.ps + r.workers,
+        " tasks' certificates and keys), more than the ", kMaxSecretBytes,
+        " a Secret may; run fewer tasks, or tls = false"));
+  }
+  if (!data.empty()) secret["data"] = data;
+  if (!string_data.empty()) secret["stringData"] = string_data;
   out.push_back(Object("secret.yaml", secret));
 
   Manifest config;

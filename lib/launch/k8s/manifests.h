@@ -2,7 +2,11 @@
 // YAML documents:
 //
 //   secret.yaml     the run's secret, mounted read-only (mode 0400) at
-//                   /etc/dtf/secret/secret
+//                   /etc/dtf/secret/secret; with TLS, also the run's CA
+//                   certificate and every task's certificate and key
+//                   (ca.pem, ps-0.pem, ps-0.key, ...) beside it, which
+//                   dtf serve --tls-dir /etc/dtf/secret --tls-task-names
+//                   reads by its task's name
 //   configmap.yaml  the job file, mounted at <job_dir>/dtf.toml
 //   flavour "job":
 //     service.yaml  a headless Service (publishNotReadyAddresses) naming
@@ -35,6 +39,13 @@ inline constexpr char kRunIdLabel[] = "dtf.dev/run-id";
 inline constexpr char kSecretMountDir[] = "/etc/dtf/secret";
 inline constexpr char kIndexEnv[] = "JOB_COMPLETION_INDEX";
 
+// A file of the Secret beside the run's secret: its key (a flat file name)
+// and bytes; empty bytes render a placeholder (a dry run prints no key).
+struct SecretFile {
+  std::string name;
+  std::string contents;
+};
+
 struct RenderRequest {
   KubernetesProfile profile;
   std::string run_id;  // FormatRunId's form
@@ -49,6 +60,12 @@ struct RenderRequest {
   // The secret's 64 hex digits; "" renders a placeholder (a dry run prints
   // no secret).
   std::string secret;
+  // Mutual TLS between the pods: every task's dtf serve gets --tls-dir
+  // kSecretMountDir --tls-task-names, and the Secret holds `tls_files` (the
+  // CA's certificate and each task's certificate and key, never the CA's
+  // key). Off: neither.
+  bool tls = false;
+  std::vector<SecretFile> tls_files;
 };
 
 struct RenderedObject {
@@ -62,7 +79,9 @@ struct RenderedObject {
 std::string ObjectName(const std::string& run_id);
 
 // The objects in the order they are applied. InvalidArgument for counts or
-// names Kubernetes cannot take.
+// names Kubernetes cannot take, a TLS file named "secret" or with a
+// character a Secret's key cannot hold, and a Secret over Kubernetes' 1 MiB
+// (too many tasks for their certificates).
 StatusOr<std::vector<RenderedObject>> RenderManifests(const RenderRequest& r);
 
 // The documents joined by "---" lines, as kubectl apply -f - reads them.

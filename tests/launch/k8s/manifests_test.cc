@@ -82,6 +82,14 @@ RenderRequest FullRequest(Flavour flavour) {
   r.sets = {"train.epochs=2"};
   r.env["OMP_NUM_THREADS"] = "4";
   r.job_text = "[train]\nepochs = 1\n";
+  // Stand-ins for the PEM text run_tls.h makes.
+  r.tls = true;
+  r.tls_files = {{"ca.pem", "ca cert\n"}};
+  for (const char* task :
+       {"ps-0", "ps-1", "worker-0", "worker-1", "worker-2"}) {
+    r.tls_files.push_back({StrCat(task, ".pem"), StrCat(task, " cert\n")});
+    r.tls_files.push_back({StrCat(task, ".key"), StrCat(task, " key\n")});
+  }
   return r;
 }
 
@@ -153,6 +161,50 @@ TEST(RenderManifests, SecretIsBase64OrAPlaceholder) {
   r.secret.clear();
   EXPECT_THAT((*RenderManifests(r))[0].yaml,
               HasSubstr("stringData:\n  secret: \"(generated"));
+}
+
+TEST(RenderManifests, TlsFilesBesideTheSecretAndServeReadsThem) {
+  RenderRequest r = FullRequest(Flavour::kTfJob);
+  r.secret = "0123456789abcdef";
+  StatusOr<std::vector<RenderedObject>> objects = RenderManifests(r);
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  EXPECT_THAT((*objects)[0].yaml,
+              HasSubstr("data:\n  secret: \"MDEyMzQ1Njc4OWFiY2RlZg==\"\n"
+                        "  ca.pem: \"Y2EgY2VydAo=\"\n"));
+  EXPECT_THAT((*objects)[0].yaml, Not(HasSubstr("stringData")));
+  const std::string tls_args =
+      "- \"--tls-dir\"\n            - \"/etc/dtf/secret\"\n            - "
+      "\"--tls-task-names\"\n";
+  EXPECT_THAT((*objects)[2].yaml, HasSubstr(tls_args));
+  // Placeholders for a dry run.
+  for (SecretFile& f : r.tls_files) f.contents.clear();
+  r.secret.clear();
+  objects = RenderManifests(r);
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  EXPECT_THAT((*objects)[0].yaml,
+              HasSubstr("  worker-2.key: \"(generated when the run is "
+                        "applied)\"\n"));
+  EXPECT_THAT((*objects)[0].yaml, Not(HasSubstr("\ndata:")));
+  // Off: the Secret holds the secret alone and serve gets no --tls-dir.
+  r = FullRequest(Flavour::kJob);
+  r.tls = false;
+  const std::string off = JoinDocuments(*RenderManifests(r));
+  EXPECT_THAT(off, Not(HasSubstr("--tls-")));
+  EXPECT_THAT(off, Not(HasSubstr("ca.pem")));
+  EXPECT_THAT(off, Not(HasSubstr("worker-0.key")));
+  // Keys a Secret cannot hold, or the run's secret's own.
+  for (const char* bad : {"secret", "a/b.pem", "", ".."}) {
+    r = FullRequest(Flavour::kJob);
+    r.tls_files.push_back({bad, "x"});
+    EXPECT_EQ(RenderManifests(r).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+  // More than a Secret may hold.
+  r = FullRequest(Flavour::kJob);
+  r.tls_files.push_back({"big.pem", std::string(1024 * 1024, 'x')});
+  EXPECT_THAT(std::string(Message(RenderManifests(r).status())),
+              HasSubstr("more than the 1048576 a Secret may"));
 }
 
 TEST(RenderManifests, OneWorkerAndRefusals) {

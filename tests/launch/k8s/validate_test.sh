@@ -42,11 +42,27 @@ TOML
   # The Secret holds the run's secret: owner-only.
   [[ "$(stat -c %a "$work/render-$flavour/secret.yaml")" == 600 ]]
   grep -q '^  secret: "' "$work/render-$flavour/secret.yaml"
-  # A dry run prints the same objects, with no secret.
+  # And, with TLS (the default), the CA's certificate and each task's
+  # certificate and key; never the CA's key.
+  for key in ca.pem ps-0.pem ps-1.key worker-0.pem worker-2.key; do
+    grep -q "^  $key: \"" "$work/render-$flavour/secret.yaml"
+  done
+  if grep -q 'ca.key' "$work/render-$flavour/secret.yaml"; then
+    echo "FAIL: the CA's key is in the Secret" >&2
+    exit 1
+  fi
+  grep -q -- '- "--tls-task-names"$' "$work/render-$flavour/$flavour.yaml"
+  # A dry run prints the same objects, with no secret and no TLS material.
   (cd "$work/job" && "$dtf" launch --profile "k8s-$flavour" --dry-run) \
     >"$work/dry-$flavour.yaml"
   grep -q 'secret: "(generated when the run is applied)"' \
     "$work/dry-$flavour.yaml"
+  grep -q 'worker-2.key: "(generated when the run is applied)"' \
+    "$work/dry-$flavour.yaml"
+  if grep -q 'BEGIN' "$work/dry-$flavour.yaml"; then
+    echo "FAIL: a dry run printed key material" >&2
+    exit 1
+  fi
 done
 # The template dtf init writes, uncommented, renders too.
 "$dtf" init "$work/init" >/dev/null
