@@ -9,9 +9,11 @@
 #      whole files and records split: byte for byte the one-process output
 #   2. with_data = false (the inputs found at the same paths on the hosts),
 #      2 workers, JSON lines
-#   3. each time: no shard left here or on the hosts, no task left running
+#   3. a shard that fails on its host: the error names the task, the host
+#      and the file, exit non-zero, the output left as it was
 #   4. a host that refuses: the error names it, exit non-zero, the output
-#      left as it was, nothing left
+#      left as it was
+#   each time: no shard left here or on the hosts, no task left running
 set -euo pipefail
 
 if [[ $# -ne 4 ]]; then
@@ -168,6 +170,25 @@ for d in "$remote/$a1"/jobs/*/; do
   [[ -d "$d/model" && ! -e "$d/inputs" ]] && bare=$((bare + 1))
 done
 [[ $bare -eq 1 ]] || fail "shared_jsonl: $bare job dirs on $a1 hold a model without inputs, not 1"
+
+# --- 3. a shard that fails on its host ------------------------------------------
+# Sorted last, the file that is no TFRecord is worker 0's (files 0 and 2 of
+# 3): the run fails naming the task and its host, the output is left as it
+# was, and no shard is left on either host.
+mkdir -p zzz
+{ head -c 64 /dev/zero | tr '\0' x; echo "not a record"; } > zzz/zzz.tfrecord
+echo old > kept.csv
+rc=0
+"$dtf" predict --model out/model --input 'records/train/*' --input zzz/zzz.tfrecord \
+  --format csv --profile shipped --workers 2 --output kept.csv > bad.out 2> bad.err || rc=$?
+[[ $rc -ne 0 ]] || fail "bad: predict succeeded on a file that is no TFRecord"
+grep -q "error: task worker:0 on $a1 failed" bad.err \
+  || { cat bad.err >&2; fail "bad: the error does not name worker:0 on $a1"; }
+grep -q "inputs/000002-zzz.tfrecord: corrupt record" bad.err \
+  || { cat bad.err >&2; fail "bad: the error does not name the file"; }
+[[ "$(cat kept.csv)" == old ]] || fail "bad: kept.csv changed"
+echo "ok: bad fails (exit $rc): $(grep -m1 "error: task worker:0" bad.err)"
+nothing_left
 
 # --- 4. a host that refuses ---------------------------------------------------
 hold_port "$a2"
