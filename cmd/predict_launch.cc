@@ -21,6 +21,7 @@
 #include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
+#include "lib/launch/run_id.h"
 #include "lib/launch/supervisor.h"
 
 namespace dtf::cli {
@@ -160,6 +161,9 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
     DTF_ASSIGN_OR_RETURN(request.batch_files,
                          PredictBatchFiles(model, files, with_data));
     request.batch_files.pack_dir = AbsolutePath(".dtf/pack");
+    // Chosen here, so that a run that fails to start is found again to
+    // clean its hosts up.
+    DTF_ASSIGN_OR_RETURN(request.run_id, launch::NewRunId());
   }
   // The plan's "job" is the model: what the run is about.
   request.job = model;
@@ -205,9 +209,15 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
   };
 
   RemoveShardFiles(output, w);
+  const std::string runs_dir = request.runs_dir;
+  const std::string run_id = request.run_id;
   StatusOr<std::unique_ptr<launch::Run>> run =
       launch::StartRun(std::move(request), options);
   if (!run.ok()) {
+    if (remote) {
+      RemoveRemoteShardsOfFailedStart((fs::path(runs_dir) / run_id).string(),
+                                      output, w, console);
+    }
     RemoveShardFiles(output, w);
     return run.status();
   }

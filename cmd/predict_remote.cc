@@ -10,6 +10,7 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/remote_host.h"
+#include "lib/launch/run_registry.h"
 #include "lib/launch/ssh/ssh_backend.h"
 
 namespace dtf::cli {
@@ -147,6 +148,22 @@ Status FetchRemoteShards(const launch::Plan& plan, const std::string& output,
     }
   }
   return first;
+}
+
+void RemoveRemoteShardsOfFailedStart(const std::string& run_dir,
+                                     const std::string& output, int w,
+                                     const Console& console) {
+  StatusOr<launch::RunView> run = launch::LoadRun(run_dir);
+  if (!run.ok()) return;
+  launch::Plan started = run->plan;
+  started.tasks.clear();
+  for (size_t i = 0; i < run->plan.tasks.size() && i < run->record.tasks.size();
+       ++i) {
+    if (launch::TaskStarted(*run, run->record.tasks[i])) {
+      started.tasks.push_back(run->plan.tasks[i]);
+    }
+  }
+  (void)FetchRemoteShards(started, output, w, /*fetch=*/false, console);
 }
 
 }  // namespace dtf::cli

@@ -49,4 +49,11 @@ std::string RemoteShardPath(const launch::TaskPlan& task,
 Status FetchRemoteShards(const launch::Plan& plan, const std::string& output,
                          int w, bool fetch, const Console& console);
 
+// After a run that failed to start: FetchRemoteShards without fetching,
+// for the tasks of the run in `run_dir` that were started (its plan.json
+// and tasks.json; nothing when the run had not got that far).
+void RemoveRemoteShardsOfFailedStart(const std::string& run_dir,
+                                     const std::string& output, int w,
+                                     const Console& console);
+
 }  // namespace dtf::cli
