@@ -15,11 +15,13 @@
 #include "cmd/cli_output.h"
 #include "cmd/output_file.h"
 #include "cmd/predict.h"
+#include "cmd/predict_remote.h"
 #include "cmd/predict_shards.h"
 #include "cmd/run_common.h"
 #include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
+#include "lib/launch/run_id.h"
 #include "lib/launch/supervisor.h"
 
 namespace dtf::cli {
@@ -38,12 +40,13 @@ void RemoveShardFiles(const std::string& output, int w) {
   }
 }
 
-// The command of task `k`: this predict, on shard k of w.
+// The command of a task: this predict, on shard task.index of w, reading
+// `inputs` and `model` and writing `shard`, all as its host has them.
 std::vector<std::string> ShardArgv(const PredictFlags& f,
                                    const std::vector<std::string>& inputs,
                                    const std::string& model,
-                                   const std::string& output, int threads,
-                                   int w, const launch::TaskPlan& task,
+                                   const std::string& shard, int threads, int w,
+                                   const launch::TaskPlan& task,
                                    const std::string& binary) {
   std::vector<std::string> argv = {binary, "predict", "--model", model};
   for (const std::string& input : inputs) {
@@ -59,8 +62,7 @@ std::vector<std::string> ShardArgv(const PredictFlags& f,
   }
   argv.insert(argv.end(),
               {"--shard", std::to_string(task.index), "--of", std::to_string(w),
-               "--output", ShardOutputPath(output, task.index, w),
-               "--ready-file", task.ready_file});
+               "--output", shard, "--ready-file", task.ready_file});
   return argv;
 }
 
@@ -145,14 +147,24 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(request.profile,
                        launch::ResolveProfile(AbsolutePath("."), f.profile,
                                               ProfileOptionsFromEnv()));
-  if (request.profile.backend != launch::BackendKind::kLocal) {
-    return FailedPreconditionError(
-        StrCat(request.profile.source, ": backend = \"",
-               launch::BackendName(request.profile.backend),
-               "\": dtf predict --profile runs on local profiles only"));
+  const bool remote = request.profile.backend == launch::BackendKind::kSsh;
+  if (request.profile.backend != launch::BackendKind::kLocal && !remote) {
+    return FailedPreconditionError(StrCat(
+        request.profile.source, ": backend = \"",
+        launch::BackendName(request.profile.backend),
+        "\": dtf predict --profile runs on local and SSH profiles only"));
   }
   const int w = f.workers > 0 ? f.workers : request.profile.workers;
   const int threads = f.threads > 0 ? f.threads : request.profile.threads;
+  const bool with_data = request.profile.with_data;
+  if (remote) {
+    DTF_ASSIGN_OR_RETURN(request.batch_files,
+                         PredictBatchFiles(model, files, with_data));
+    request.batch_files.pack_dir = AbsolutePath(".dtf/pack");
+    // Chosen here, so that a run that fails to start is found again to
+    // clean its hosts up.
+    DTF_ASSIGN_OR_RETURN(request.run_id, launch::NewRunId());
+  }
   // The plan's "job" is the model: what the run is about.
   request.job = model;
   DTF_ASSIGN_OR_RETURN(request.binary, SelfExecutable());
@@ -160,10 +172,19 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
   runs.runs_dir = f.runs_dir;
   request.runs_dir = RunsDirOf(runs);
   request.overrides.workers = w;
-  request.batch_command = [&f, inputs, model, output, threads, w](
-                              const launch::TaskPlan& task,
-                              const std::string& binary) {
-    return ShardArgv(f, inputs, model, output, threads, w, task, binary);
+  request.batch_command = [&f, inputs, files, model, output, threads, w,
+                           with_data](const launch::TaskPlan& task,
+                                      const std::string& binary,
+                                      const std::string& job) {
+    // A local task reads the patterns and the model as given; a remote one
+    // the files as shipped or found on its host (predict_remote.h).
+    if (task.work_dir.empty()) {
+      return ShardArgv(f, inputs, model, ShardOutputPath(output, task.index, w),
+                       threads, w, task, binary);
+    }
+    return ShardArgv(f, RemoteInputs(job, files, with_data), job,
+                     RemoteShardPath(task, output, w), threads, w, task,
+                     binary);
   };
 
   ShardProgress progress(console, static_cast<size_t>(w));
@@ -188,9 +209,15 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
   };
 
   RemoveShardFiles(output, w);
+  const std::string runs_dir = request.runs_dir;
+  const std::string run_id = request.run_id;
   StatusOr<std::unique_ptr<launch::Run>> run =
       launch::StartRun(std::move(request), options);
   if (!run.ok()) {
+    if (remote) {
+      RemoveRemoteShardsOfFailedStart((fs::path(runs_dir) / run_id).string(),
+                                      output, w, console);
+    }
     RemoveShardFiles(output, w);
     return run.status();
   }
@@ -199,6 +226,15 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
                       w == 1 ? "" : "s", " of ", files.size(), " file",
                       files.size() == 1 ? "" : "s", "; Ctrl-C stops it"));
   const launch::RunOutcome outcome = (*run)->Wait();
+  if (remote) {
+    // Fetched only after a run that succeeded; removed there either way.
+    const Status fetched = FetchRemoteShards((*run)->plan(), output, w,
+                                             outcome.status.ok(), console);
+    if (outcome.status.ok() && !fetched.ok()) {
+      RemoveShardFiles(output, w);
+      return fetched;
+    }
+  }
   if (!outcome.status.ok()) {
     RemoveShardFiles(output, w);
     return outcome.status;

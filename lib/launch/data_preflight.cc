@@ -95,6 +95,19 @@ void CheckHost(const std::vector<pack::RecordDir>& dirs,
 }  // namespace
 
 StatusOr<pack::PackResult> PackJobArchive(const PlanRequest& request) {
+  if (request.batch_command != nullptr) {
+    pack::PackFilesOptions files;
+    files.files = request.batch_files.shipped;
+    files.entry = request.batch_files.entry;
+    files.with_data = request.profile.with_data;
+    files.dtf_version = kVersion;
+    files.out_dir =
+        !request.batch_files.pack_dir.empty()
+            ? request.batch_files.pack_dir
+            : (fs::path(request.job).parent_path() / ".dtf" / "pack").string();
+    files.prefix = "batch-";
+    return pack::PackFiles(files, request.job);
+  }
   pack::PackJobOptions job;
   job.job = request.job;
   job.with_data = request.profile.with_data;
@@ -133,12 +146,72 @@ void CheckRecordsOnHosts(const std::vector<pack::RecordDir>& dirs,
   }
 }
 
+void CheckFilesOnHosts(const std::vector<std::string>& files,
+                       PreflightResult* result) {
+  // One line per file that is not a readable regular file.
+  std::string script;
+  for (const std::string& f : files) {
+    StrAppend(&script, "[ -f ", ShellQuote(f), " ] && [ -r ", ShellQuote(f),
+              " ] || printf '%s\\n' ", ShellQuote(f), "\n");
+  }
+  StrAppend(&script, "echo done\n");
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < result->rows.size(); ++i) {
+    if (!result->rows[i].ok || result->hosts[i] == nullptr) continue;
+    threads.emplace_back([&, i] {
+      HostRow& row = result->rows[i];
+      RemoteHost& host = *result->hosts[i];
+      StatusOr<ssh::ExecResult> r =
+          host.session().Exec(script, kDataCheckTimeout);
+      if (!r.ok() || r->exit_status != 0 ||
+          !(r->out.ends_with("done\n") &&
+            (r->out.size() == 5 || r->out[r->out.size() - 6] == '\n'))) {
+        row.ok = false;
+        row.data = "check failed";
+        row.problem = StrCat(
+            "could not look for the input files: ",
+            r.ok() ? StrCat("the check exited ", r->exit_status, " ", r->err)
+                   : std::string(Message(r.status())));
+        row.fix = "the host must run a POSIX sh";
+        return;
+      }
+      const std::string missing = r->out.substr(0, r->out.size() - 5);
+      if (missing.empty()) {
+        row.data = "ok";
+        return;
+      }
+      row.ok = false;
+      row.data = "missing";
+      std::string list;
+      size_t start = 0;
+      while (start < missing.size()) {
+        const size_t end = missing.find('\n', start);
+        StrAppend(&list, list.empty() ? "" : ", ",
+                  missing.substr(start, end - start));
+        start = end + 1;
+      }
+      row.problem = StrCat("no readable file at ", list, " there");
+      row.fix =
+          "the profile does not ship the data: set with_data = true in it, "
+          "or put the files on storage every host mounts at the same path";
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < result->rows.size(); ++i) {
+    if (!result->rows[i].ok) result->hosts[i].reset();
+  }
+}
+
 Status CheckJobData(const Plan& plan, const pack::PackResult& job,
-                    PreflightResult* result) {
+                    PreflightResult* result, const BatchFiles& batch) {
   if (plan.with_data) {
     for (HostRow& row : result->rows) {
       if (row.ok) row.data = "shipped";
     }
+    return OkStatus();
+  }
+  if (plan.batch) {
+    CheckFilesOnHosts(batch.on_hosts, result);
     return OkStatus();
   }
   DTF_ASSIGN_OR_RETURN(const std::vector<pack::RecordDir> dirs,

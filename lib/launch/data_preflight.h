@@ -16,7 +16,8 @@
 namespace dtf::launch {
 
 // The job archive an SSH launch of `request` ships: dtf pack zip of the
-// job (with its data when the profile says with_data), written to
+// job (with its data when the profile says with_data), or for a batch plan
+// its BatchFiles' `shipped` files (pack::PackFiles), written to
 // <job dir>/.dtf/pack. Reproducible: an unchanged job gives the same
 // archive, and so the same job id, every time.
 StatusOr<pack::PackResult> PackJobArchive(const PlanRequest& request);
@@ -39,11 +40,20 @@ void CheckRecordsOnHosts(const std::vector<pack::RecordDir>& dirs,
                          const std::string& job_id,
                          const std::string& job_entry, PreflightResult* result);
 
+// Checks, over each connected host's session (every host at once), that
+// each of `files` (absolute) is a readable file there. Rows that passed
+// get DATA "ok"; a host lacking one fails: DATA "missing", the problem
+// naming the path, the fix `with_data = true` or shared storage at that
+// path. Rows that had failed already are left as they are.
+void CheckFilesOnHosts(const std::vector<std::string>& files,
+                       PreflightResult* result);
+
 // The data check for `plan` (backend "ssh") whose job archive is `job`:
 // DATA "shipped" on every row when plan.with_data, else
 // CheckRecordsOnHosts with the job's record directories (JobRecordDirs,
-// with plan.sets). Errors: the job file's.
+// with plan.sets); for a batch plan CheckFilesOnHosts with `batch`'s
+// on_hosts instead. Errors: the job file's.
 Status CheckJobData(const Plan& plan, const pack::PackResult& job,
-                    PreflightResult* result);
+                    PreflightResult* result, const BatchFiles& batch = {});
 
 }  // namespace dtf::launch

@@ -428,8 +428,9 @@ StatusOr<Plan> MakePlan(const PlanRequest& r) {
   DTF_RETURN_IF_ERROR(AssignDevices(r, profile, placed, &plan, &paths));
   plan.tls = profile.tls.value_or(plan.LeavesLoopback());
   for (size_t k = 0; k < plan.tasks.size(); ++k) {
-    plan.tasks[k].argv = batch ? r.batch_command(plan.tasks[k], paths[k].binary)
-                               : ServeArgv(plan, plan.tasks[k], paths[k]);
+    plan.tasks[k].argv =
+        batch ? r.batch_command(plan.tasks[k], paths[k].binary, paths[k].job)
+              : ServeArgv(plan, plan.tasks[k], paths[k]);
   }
   DTF_RETURN_IF_ERROR(CheckPlanText(plan));
   return plan;

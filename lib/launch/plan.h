@@ -40,10 +40,26 @@ struct Overrides {
 struct TaskPlan;
 
 // The command line of each task of a batch plan (PlanRequest::batch_command)
-// from the task (its index among plan.workers) and the program it runs on
-// its host (PlanRequest::binary, or the shipped runtime over SSH).
+// from the task (its index among plan.workers), the program it runs on its
+// host (PlanRequest::binary, or the shipped runtime over SSH) and the job
+// as its host has it (PlanRequest::job, or over SSH
+// <work_dir>/jobs/<job id>/<job entry>, the unpacked BatchFiles archive).
 using BatchCommand = std::function<std::vector<std::string>(
-    const TaskPlan& task, const std::string& binary)>;
+    const TaskPlan& task, const std::string& binary, const std::string& job)>;
+
+// What the tasks of a batch plan on backend "ssh" read: `shipped` (entry
+// name in the archive, local file) goes to every host as the run's job
+// archive in place of dtf pack zip's, its manifest's entry `entry`; each
+// of `on_hosts` (absolute paths) is not shipped but must be a readable
+// file at that path on every host, which the preflight checks. The
+// archives (runtime and job) are packed into `pack_dir` ("" for
+// <job dir>/.dtf/pack).
+struct BatchFiles {
+  std::vector<std::pair<std::string, std::string>> shipped;
+  std::string entry;
+  std::vector<std::string> on_hosts;
+  std::string pack_dir;
+};
 
 struct PlanRequest {
   // The job file, absolute.
@@ -83,6 +99,8 @@ struct PlanRequest {
   // must still write its ready file (TaskPlan::ready_file) within
   // RunOptions::start_timeout. Null (default): a training plan.
   BatchCommand batch_command;
+  // A batch plan on backend "ssh": the files shipped and checked.
+  BatchFiles batch_files;
 };
 
 struct TaskPlan {

@@ -206,5 +206,21 @@ TEST_F(PredictProfileTest, ProfileNeedsAnOutputFile) {
   EXPECT_THAT(r.err, HasSubstr("--profile: needs --output FILE"));
 }
 
+// Only local and SSH profiles run predict tasks; a Slurm profile is refused
+// naming its file, before anything starts.
+TEST_F(PredictProfileTest, SlurmProfileIsRefused) {
+  fs::create_directories(temp_->Join("profiles"));
+  testing::WriteFile(temp_->Join("profiles/sl.toml"),
+                     "backend = \"slurm\"\nworkers = 2\n");
+  const Result r =
+      Run("predict --model out/model --input 'records/train/*' "
+          "--profile sl --output sl.jsonl");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("profiles/sl.toml: backend = \"slurm\": dtf "
+                               "predict --profile runs on local and SSH "
+                               "profiles only"));
+  EXPECT_FALSE(Exists("sl.jsonl"));
+}
+
 }  // namespace
 }  // namespace dtf::cli

@@ -34,8 +34,8 @@ class BatchPlanTest : public ::testing::Test {
         dir_, "/bin/sh",
         StrCat("ps = 2\nworkers = ", scripts.size(), "\n", profile));
     r.runs_dir = dir_.Join("runs");
-    r.batch_command = [scripts](const TaskPlan& task,
-                                const std::string& binary) {
+    r.batch_command = [scripts](const TaskPlan& task, const std::string& binary,
+                                const std::string&) {
       return std::vector<std::string>{binary, "-c", scripts[size_t(task.index)],
                                       "sh", task.ready_file};
     };

@@ -145,4 +145,32 @@ StatusOr<PackResult> PackJob(const PackJobOptions& options) {
                       kJobArchivePrefix);
 }
 
+StatusOr<PackResult> PackFiles(const PackFilesOptions& options,
+                               std::string_view what) {
+  Manifest manifest;
+  manifest.kind = kKindJob;
+  manifest.dtf_version = options.dtf_version;
+  manifest.with_data = options.with_data;
+  manifest.entry = options.entry;
+  std::set<std::string> names;
+  ZipWriter zip;
+  for (const auto& [entry, f] : options.files) {
+    const fs::path name = fs::path(entry).lexically_normal();
+    if (entry.empty() || name.is_absolute() ||
+        name.string().starts_with("..") || !names.insert(name).second) {
+      return InvalidArgumentError(StrCat(what, ": archive entry \"", entry,
+                                         "\" is not a new relative name"));
+    }
+    DTF_RETURN_IF_ERROR(CheckNotSecret(f, std::string(what)));
+    struct stat st;
+    if (::stat(f.c_str(), &st) != 0) return ErrnoToStatus(errno, f);
+    const uint32_t mode = (st.st_mode & S_IXUSR) ? kModeExecutable : kModeFile;
+    DTF_ASSIGN_OR_RETURN(const FileDigest digest, DigestFile(f));
+    DTF_RETURN_IF_ERROR(zip.AddFile(name.string(), f, mode));
+    manifest.files.push_back({name.string(), digest.size, digest.sha256, mode});
+  }
+  return WriteArchive(&zip, std::move(manifest), options.out_dir,
+                      options.prefix);
+}
+
 }  // namespace dtf::pack

@@ -11,6 +11,9 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "lib/base/status.h"
 #include "lib/launch/pack/pack_env.h"
@@ -36,5 +39,25 @@ struct PackJobOptions {
 // no file matches <glob>" with `with_data` for a CSV path matching nothing;
 // PermissionDenied for a file under .dtf/ or .ssh/.
 StatusOr<PackResult> PackJob(const PackJobOptions& options);
+
+// An archive of the job kind holding chosen files under chosen names (what
+// `dtf predict --profile` ships over SSH: the model and, with the data,
+// the input files).
+struct PackFilesOptions {
+  // (entry name, local file) each; entry names relative, unique.
+  std::vector<std::pair<std::string, std::string>> files;
+  // manifest.json's "entry": what the tasks read first.
+  std::string entry;
+  bool with_data = false;
+  std::string dtf_version;
+  std::string out_dir;
+  std::string prefix = kJobArchivePrefix;
+};
+
+// Packs and writes it. PermissionDenied for a file under .dtf/ or .ssh/
+// (named, with `what`), InvalidArgument for an entry name that is not
+// relative or is given twice; the file system's errors naming the file.
+StatusOr<PackResult> PackFiles(const PackFilesOptions& options,
+                               std::string_view what);
 
 }  // namespace dtf::pack

@@ -1,7 +1,8 @@
 // The SSH backend: the plan's tasks on the hosts of an SSH profile.
 //
-// Placing a run: the runtime (dtf pack env) and the job (dtf pack zip) are
-// packed here, reproducibly, while every host is checked at once
+// Placing a run: the runtime (dtf pack env) and the job (dtf pack zip; for
+// a batch plan its PlanRequest::batch_files) are packed here,
+// reproducibly, while every host is checked at once
 // (lib/launch/preflight.h); nothing is written anywhere when one fails;
 // with base_port = 0 the ports are chosen from what each host has free.
 // The supervisor (lib/launch/supervisor.h) then makes the run directory

@@ -48,7 +48,9 @@ struct Packed {
 StatusOr<Packed> PackArchives(const PlanRequest& r,
                               const std::string& search_path) {
   const std::string out =
-      (fs::path(r.job).parent_path() / ".dtf" / "pack").string();
+      !r.batch_files.pack_dir.empty()
+          ? r.batch_files.pack_dir
+          : (fs::path(r.job).parent_path() / ".dtf" / "pack").string();
   std::string note;
   DTF_ASSIGN_OR_RETURN(const pack::PackResult e,
                        PackEnvCached(out, search_path, &note));
@@ -119,7 +121,8 @@ StatusOr<Plan> SshBackend::Place(PlanRequest request) {
   packer.join();
   if (packing.ok() && !packing->note.empty()) Note(packing->note);
   if (packing.ok()) {
-    DTF_RETURN_IF_ERROR(CheckJobData(draft, packing->job_archive, &checked));
+    DTF_RETURN_IF_ERROR(CheckJobData(draft, packing->job_archive, &checked,
+                                     request.batch_files));
   }
   if (options_.ssh.on_preflight) {
     options_.ssh.on_preflight(PreflightTable(checked));

@@ -183,5 +183,54 @@ TEST_F(PackJobTest, RefusesFilesWhereSecretsLive) {
   EXPECT_THAT(Message(r.status()), HasSubstr("refusing to pack"));
 }
 
+// PackFiles: chosen files under chosen names, as dtf predict --profile
+// ships a model and its inputs.
+TEST_F(PackJobTest, PackFilesNamesEachEntry) {
+  PackFilesOptions o;
+  o.files = {{"model/model.json", dir_.Join("job/dtf.toml")},
+             {"inputs/000000-train.csv", dir_.Join("job/data/train.csv")}};
+  o.entry = "model";
+  o.with_data = true;
+  o.dtf_version = "0.1.0";
+  o.out_dir = dir_.Join("files");
+  o.prefix = "batch-";
+  StatusOr<PackResult> r = PackFiles(o, "predict");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->manifest.kind, "job");
+  EXPECT_EQ(r->manifest.entry, "model");
+  EXPECT_TRUE(r->manifest.with_data);
+  EXPECT_THAT(Paths(r->manifest),
+              ElementsAre("inputs/000000-train.csv", "model/model.json"));
+  EXPECT_EQ(fs::path(r->archive.path).filename().string(),
+            "batch-" + r->archive.sha256.substr(0, 16) + ".zip");
+  const std::string dest = dir_.Join("remote/files");
+  StatusOr<Manifest> m = UnpackArchive(r->archive.path, dest);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(dtf::testing::ReadFile(dest + "/inputs/000000-train.csv"),
+            "sex,age\nmale,30\n");
+  EXPECT_EQ(dtf::testing::ReadFile(dest + "/model/model.json"), kJob);
+}
+
+TEST_F(PackJobTest, PackFilesRefusesBadNamesAndSecrets) {
+  PackFilesOptions o;
+  o.dtf_version = "0.1.0";
+  o.out_dir = dir_.Join("files");
+  for (const char* name : {"/abs", "../up", ""}) {
+    o.files = {{name, dir_.Join("job/dtf.toml")}};
+    StatusOr<PackResult> r = PackFiles(o, "predict");
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << name;
+    EXPECT_THAT(Message(r.status()), HasSubstr("predict: archive entry"));
+  }
+  o.files = {{"a", dir_.Join("job/dtf.toml")},
+             {"./a", dir_.Join("job/dtf.toml")}};
+  EXPECT_EQ(PackFiles(o, "predict").status().code(),
+            StatusCode::kInvalidArgument);
+  Write("job/.ssh/id", "key");
+  o.files = {{"id", dir_.Join("job/.ssh/id")}};
+  StatusOr<PackResult> r = PackFiles(o, "predict");
+  EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(Message(r.status()), HasSubstr("refusing to pack"));
+}
+
 }  // namespace
 }  // namespace dtf::pack

@@ -156,5 +156,36 @@ TEST_F(PreflightSshTest, ShippedDataIsNotLookedFor) {
   EXPECT_EQ(result.rows[0].data, "shipped");
 }
 
+// A batch plan without with_data (dtf predict --profile): each input file
+// must be readable at its own path on the host; the job's records are not
+// looked for.
+TEST_F(PreflightSshTest, BatchInputFilesAreLookedForAtTheSamePath) {
+  Plan plan = PlanFor({sshd_.get()});
+  plan.batch = true;
+  plan.job = dir_.Join("model");
+  const std::string a = dir_.Join("in/a.tfrecord");
+  const std::string b = dir_.Join("in/b c.tfrecord");
+  Write(a, "r");
+  BatchFiles files;
+  files.on_hosts = {a, b};
+  PreflightResult result = Preflight(plan, PreflightOptions{});
+  ASSERT_TRUE(CheckJobData(plan, Job(), &result, files).ok());
+  EXPECT_FALSE(result.rows[0].ok);
+  EXPECT_EQ(result.rows[0].data, "missing");
+  EXPECT_EQ(result.hosts[0], nullptr);
+  EXPECT_THAT(result.rows[0].problem, HasSubstr(b));
+  EXPECT_THAT(result.rows[0].problem, ::testing::Not(HasSubstr(a)));
+  const std::string message(Message(result.ToStatus()));
+  EXPECT_THAT(message, HasSubstr("127.0.0.2: no readable file at " + b));
+  EXPECT_THAT(message, HasSubstr("with_data = true"));
+
+  Write(b, "r");
+  result = Preflight(plan, PreflightOptions{});
+  ASSERT_TRUE(CheckJobData(plan, Job(), &result, files).ok());
+  EXPECT_TRUE(result.rows[0].ok) << result.rows[0].problem;
+  EXPECT_EQ(result.rows[0].data, "ok");
+  EXPECT_NE(result.hosts[0], nullptr);
+}
+
 }  // namespace
 }  // namespace dtf::launch
