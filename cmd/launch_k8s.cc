@@ -68,7 +68,8 @@ Status LaunchKubernetes(const launch::PlanRequest& r,
   const launch::Profile& profile = r.profile;
   launch::k8s::RenderRequest req;
   req.profile = profile.kubernetes;
-  req.ps = r.overrides.ps > 0 ? r.overrides.ps : profile.ps;
+  // An allreduce run has no parameter servers, as on every backend.
+  req.ps = r.allreduce ? 0 : r.overrides.ps > 0 ? r.overrides.ps : profile.ps;
   req.workers = r.overrides.workers > 0 ? r.overrides.workers : profile.workers;
   req.threads = profile.threads;
   req.max_restarts = profile.max_restarts;

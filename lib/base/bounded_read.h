@@ -22,7 +22,17 @@ StatusOr<std::string> ReadFileToStringAtMost(const std::string& path,
 // descriptor. Each refusal is InvalidArgument naming the path and what is
 // wrong ("<path>: mode 0644, must not be readable by group or others (chmod
 // 600)").
+//
+// One kind of link is read through: a key of a Kubernetes Secret (or
+// ConfigMap) volume, which the kubelet writes as `<dir>/<key>` ->
+// `..data/<key>` with `<dir>/..data` -> `..<timestamp>` (so that an update
+// swaps every key at once): the file `<dir>/..<timestamp>/<key>` is read,
+// opened without following a link and checked as above.
 StatusOr<std::string> ReadPrivateFile(const std::string& path,
                                       size_t max_bytes);
+
+// For `path`, a key of such a volume: the file it stands for
+// (`<dir>/..<timestamp>/<key>`); "" when `path` is no such key.
+std::string ProjectedVolumeFile(const std::string& path);
 
 }  // namespace dtf

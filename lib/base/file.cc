@@ -293,13 +293,56 @@ StatusOr<std::string> ReadFileToStringAtMost(const std::string& path,
   return ReadAll(file.get(), max_bytes);
 }
 
-StatusOr<std::string> ReadPrivateFile(const std::string& path,
-                                      size_t max_bytes) {
+namespace {
+
+int OpenPrivateNoFollow(const std::string& path) {
   int fd;
   do {
     fd = ::open(path.c_str(),
                 O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+// The text of the symbolic link `path`; "" when it is none.
+std::string PrivateLinkText(const std::string& path) {
+  char buffer[256];
+  const ssize_t n = ::readlink(path.c_str(), buffer, sizeof(buffer));
+  return n > 0 && size_t(n) < sizeof(buffer) ? std::string(buffer, size_t(n))
+                                             : std::string();
+}
+
+}  // namespace
+
+std::string ProjectedVolumeFile(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : path.substr(0, slash);
+  const std::string key =
+      slash == std::string::npos ? path : path.substr(slash + 1);
+  if (key.empty() || key.starts_with("..") ||
+      PrivateLinkText(path) != absl::StrCat("..data/", key)) {
+    return "";
+  }
+  const std::string data = PrivateLinkText(absl::StrCat(dir, "/..data"));
+  if (data.size() < 3 || !data.starts_with("..") || data == "..data" ||
+      data.find('/') != std::string::npos) {
+    return "";
+  }
+  return absl::StrCat(dir, "/", data, "/", key);
+}
+
+StatusOr<std::string> ReadPrivateFile(const std::string& path,
+                                      size_t max_bytes) {
+  int fd = OpenPrivateNoFollow(path);
+  // A key of a Kubernetes Secret volume: the file its links stand for.
+  if (fd < 0 && errno == ELOOP) {
+    if (const std::string file = ProjectedVolumeFile(path); !file.empty()) {
+      fd = OpenPrivateNoFollow(file);
+    } else {
+      errno = ELOOP;
+    }
+  }
   if (fd < 0) {
     if (errno == ELOOP) {
       return InvalidArgumentError(

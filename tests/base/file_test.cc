@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/bounded_read.h"
+#include "lib/base/strings.h"
 #include "tests/testing/temp_dir.h"
 
 namespace dtf {
@@ -262,6 +263,46 @@ TEST(ReadPrivateFile, RefusesASymbolicLinkEvenToAPrivateFile) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(Message(s.status()), HasSubstr(link + ": is a symbolic link"));
+}
+
+// A Secret volume as the kubelet writes it: <key> -> ..data/<key>,
+// ..data -> ..<timestamp>, the files in ..<timestamp>/.
+TEST(ReadPrivateFile, ReadsAKeyOfAKubernetesSecretVolume) {
+  TempDir dir;
+  const std::string stamp = "..2026_11_25_16_00_00.123456789";
+  ASSERT_EQ(::mkdir(dir.Join(stamp).c_str(), 0755), 0);
+  WritePrivate(dir, stamp + "/secret", "abc", 0400);
+  WritePrivate(dir, stamp + "/open", "abc", 0644);
+  ASSERT_EQ(::symlink(stamp.c_str(), dir.Join("..data").c_str()), 0);
+  for (const char* key : {"secret", "open"}) {
+    ASSERT_EQ(::symlink(StrCat("..data/", key).c_str(), dir.Join(key).c_str()),
+              0);
+  }
+  EXPECT_EQ(ProjectedVolumeFile(dir.Join("secret")),
+            StrCat(dir.path(), "/", stamp, "/secret"));
+  EXPECT_EQ(ReadPrivateFile(dir.Join("secret"), 64).value_or(""), "abc");
+  // The file's own checks still hold.
+  StatusOr<std::string> open = ReadPrivateFile(dir.Join("open"), 64);
+  ASSERT_FALSE(open.ok());
+  EXPECT_THAT(Message(open.status()), HasSubstr("mode 0644"));
+}
+
+// Links of any other shape stay refused: a key whose link goes elsewhere,
+// a ..data that leaves the volume's directory.
+TEST(ReadPrivateFile, RefusesLinksThatAreNoSecretVolumesKey) {
+  TempDir dir;
+  const std::string target = WritePrivate(dir, "elsewhere", "abc");
+  ASSERT_EQ(::mkdir(dir.Join("vol").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink(target.c_str(), dir.Join("vol/..data").c_str()), 0);
+  ASSERT_EQ(::symlink("..data/secret", dir.Join("vol/secret").c_str()), 0);
+  ASSERT_EQ(::symlink("../elsewhere", dir.Join("vol/other").c_str()), 0);
+  for (const char* key : {"vol/secret", "vol/other"}) {
+    EXPECT_EQ(ProjectedVolumeFile(dir.Join(key)), "") << key;
+    StatusOr<std::string> s = ReadPrivateFile(dir.Join(key), 64);
+    ASSERT_FALSE(s.ok()) << key;
+    EXPECT_THAT(Message(s.status()),
+                HasSubstr(dir.Join(key) + ": is a symbolic link"));
+  }
 }
 
 TEST(ReadPrivateFile, RefusesWhatIsNotARegularFileOrTooLarge) {

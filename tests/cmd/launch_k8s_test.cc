@@ -220,6 +220,25 @@ TEST_F(LaunchK8sTest, TlsOffRendersNoTlsMaterialAndWarns) {
   EXPECT_THAT(job, Not(HasSubstr("--tls-task-names")));
 }
 
+// mode = "allreduce": no parameter server, as on every backend — the
+// profile's ps = 2 makes no pod and no certificate.
+TEST_F(LaunchK8sTest, AnAllreduceRunHasNoParameterServers) {
+  WriteProfile("");
+  const Launched r = Launch(
+      "--set train.mode=allreduce --set train.device=cpu --render ../render");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const SecretData s =
+      ParseSecret(dtf::testing::ReadFile(temp_.Join("render/secret.yaml")));
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : s.data) keys.push_back(k);
+  EXPECT_THAT(keys, ElementsAre("ca.pem", "secret", "worker-0.key",
+                                "worker-0.pem", "worker-1.key",
+                                "worker-1.pem"));
+  const std::string job = dtf::testing::ReadFile(temp_.Join("render/job.yaml"));
+  EXPECT_THAT(job, HasSubstr("  completions: 2\n"));
+  EXPECT_THAT(job, HasSubstr("        - \"--ps\"\n        - \"\"\n"));
+}
+
 TEST_F(LaunchK8sTest, DryRunPrintsPlaceholdersAndWritesNothing) {
   WriteProfile("");
   const std::vector<std::string> before = Tree(temp_.Join("job"));

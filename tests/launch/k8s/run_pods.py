@@ -52,6 +52,23 @@ class Pod:
         self.log = os.path.join(root, "log.txt")
 
 
+def project(target, files, mode):
+    """A Secret or ConfigMap volume as the kubelet writes it (its atomic
+    writer): the files in a timestamped directory, `..data` a link to it,
+    and each key a link to `..data/<key>`."""
+    os.makedirs(target, exist_ok=True)
+    stamp = "..2026_01_01_00_00_00.000000001"
+    os.makedirs(os.path.join(target, stamp))
+    for key, value in files.items():
+        path = os.path.join(target, stamp, key)
+        with open(path, "wb") as f:
+            f.write(value)
+        os.chmod(path, mode)
+    os.symlink(stamp, os.path.join(target, "..data"))
+    for key in files:
+        os.symlink(os.path.join("..data", key), os.path.join(target, key))
+
+
 def materialise(pod, objects):
     secrets = {o["metadata"]["name"]: o for o in objects.get("Secret", [])}
     configs = {o["metadata"]["name"]: o for o in objects.get("ConfigMap", [])}
@@ -63,23 +80,17 @@ def materialise(pod, objects):
         target = pod.root + m["mountPath"]
         os.makedirs(os.path.dirname(target), exist_ok=True)
         if "secret" in v:
-            os.makedirs(target, exist_ok=True)
             data = secrets[v["secret"]["secretName"]]["data"]
-            for key, value in data.items():
-                path = os.path.join(target, key)
-                with open(path, "wb") as f:
-                    f.write(base64.b64decode(value))
-                os.chmod(path, v["secret"]["defaultMode"])
+            project(target, {k: base64.b64decode(x) for k, x in data.items()},
+                    v["secret"]["defaultMode"])
         elif "configMap" in v:
             data = configs[v["configMap"]["name"]]["data"]
             if "subPath" in m:
                 with open(target, "w") as f:
                     f.write(data[m["subPath"]])
             else:
-                os.makedirs(target, exist_ok=True)
-                for key, value in data.items():
-                    with open(os.path.join(target, key), "w") as f:
-                        f.write(value)
+                project(target, {k: x.encode() for k, x in data.items()},
+                        v["configMap"].get("defaultMode", 0o644))
         elif "emptyDir" in v:
             os.makedirs(target, exist_ok=True)
         elif "hostPath" in v:
