@@ -13,26 +13,14 @@ if [[ $# -ne 3 ]]; then
   echo "usage: $0 DTF SHARED_DIR WORK_DIR" >&2
   exit 2
 fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/e2e_lib.sh"
 dtf="$(realpath "$1")"
 shared="$(realpath "$2")"
 work="$3"
 rm -rf "$work"
 mkdir -p "$work"
 work="$(realpath "$work")"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# metric FILE KEY: a number from the --metrics-out JSON.
-metric() {
-  /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
-}
-
-# at_least VALUE MIN NAME
-at_least() {
-  /usr/bin/python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)' "$1" "$2" \
-    || fail "$3: $1 < $2"
-  echo "ok: $3 = $1 (goal >= $2)"
-}
 
 # --- Titanic ---------------------------------------------------------------
 cd "$work"

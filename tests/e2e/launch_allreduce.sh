@@ -22,6 +22,7 @@ if [[ $# -ne 3 ]]; then
   exit 2
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/e2e_lib.sh"
 source_dir="$(cd "$here/../.." && pwd)"
 dtf="$(realpath "$1")"
 shared="$(realpath "$2")"
@@ -32,11 +33,6 @@ work="$(realpath "$work")"
 py=/usr/bin/python3
 detached_run=""  # a detached run in flight, stopped if this script fails
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
 cleanup() {
   if [[ -n "$detached_run" ]]; then
     echo "stopping run $detached_run" >&2
@@ -45,65 +41,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-metric() {
-  "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
-}
-
-at_least() {
-  "$py" -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)' "$1" "$2" \
-    || fail "$3: $1 < $2"
-  echo "ok: $3 = $1 (goal >= $2)"
-}
-
-elapsed() {
-  "$py" -c 'import sys,time; print(f"{time.time() - float(sys.argv[1]):.1f}")' "$1"
-}
-
-show_tail() {
-  local f
-  for f in "$@"; do
-    [[ -f "$f" ]] || continue
-    echo "--- last lines of $f" >&2
-    tail -n 30 "$f" >&2
-  done
-}
-
 # task_pid RUN_DIR TASK: the recorded pid of TASK.
 task_pid() {
   "$py" -c '
 import json, sys
 print(next(t["pid"] for t in json.load(open(sys.argv[1]))["tasks"]
            if t["task"] == sys.argv[2]))' "$1/tasks.json" "$2"
-}
-
-# check_nothing_left RUN_DIR RUN_ID WAIT_S: within WAIT_S seconds no
-# recorded process (tasks, supervisor) is alive and none names the run id.
-check_nothing_left() {
-  local run_dir="$1" id="$2" deadline left named
-  deadline=$((SECONDS + $3))
-  while :; do
-    left="$("$py" - "$run_dir/tasks.json" <<'PY'
-import json, os, sys
-r = json.load(open(sys.argv[1]))
-procs = [("supervisor", r["supervisor"]["pid"], r["supervisor"]["start_ticks"])]
-procs += [(t["task"], t["pid"], t["start_ticks"]) for t in r["tasks"] if t["pid"] > 0]
-for name, pid, ticks in procs:
-    try:
-        stat = open(f"/proc/{pid}/stat").read()
-    except OSError:
-        continue
-    if stat.rsplit(") ", 1)[1].split()[19] == str(ticks):
-        print(f"{name}:{pid}")
-PY
-)"
-    named="$(pgrep -a -f -- "$id" || true)"
-    [[ -z "$left" && -z "$named" ]] && break
-    if ((SECONDS >= deadline)); then
-      fail "run $id left processes behind: ${left//$'\n'/ } ${named:+; pgrep -f $id: $named}"
-    fi
-    sleep 0.2
-  done
-  echo "ok: no process of run $id is left"
 }
 
 # wait_end RUN TIMEOUT_S: waits until `dtf status RUN` says the run ended;

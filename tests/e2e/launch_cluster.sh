@@ -29,6 +29,7 @@ if [[ $# -ne 4 ]]; then
   exit 2
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/e2e_lib.sh"
 source_dir="$(cd "$here/../.." && pwd)"
 dtf="$(realpath "$1")"
 shared="$(realpath "$2")"
@@ -41,11 +42,6 @@ work="$(realpath "$work")"
 py=/usr/bin/python3
 detached_run=""  # a detached run in flight, stopped if this script fails
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
 cleanup() {
   if [[ -n "$detached_run" ]]; then
     echo "stopping run $detached_run" >&2
@@ -53,33 +49,6 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
-
-# metric FILE KEY: a value from the --metrics-out JSON.
-metric() {
-  "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
-}
-
-# at_least VALUE MIN NAME
-at_least() {
-  "$py" -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)' "$1" "$2" \
-    || fail "$3: $1 < $2"
-  echo "ok: $3 = $1 (goal >= $2)"
-}
-
-# elapsed START: seconds since START (a `date +%s.%N`), e.g. "12.3".
-elapsed() {
-  "$py" -c 'import sys,time; print(f"{time.time() - float(sys.argv[1]):.1f}")' "$1"
-}
-
-# show_tail FILE...: the last lines of each file, for a failure's context.
-show_tail() {
-  local f
-  for f in "$@"; do
-    [[ -f "$f" ]] || continue
-    echo "--- last lines of $f" >&2
-    tail -n 30 "$f" >&2
-  done
-}
 
 # runs: the run ids recorded beside the job, one per line.
 runs() {
@@ -125,44 +94,6 @@ print(f"ok: exit.json of {len(plan['tasks'])} tasks:",
                 for t in plan["tasks"]))
 sys.exit(1 if bad else 0)
 PY
-}
-
-# alive_pids RUN_DIR: "task:pid" for each recorded process (the tasks and
-# the launcher or supervisor) still alive; a recycled pid (another start
-# time than recorded) does not count.
-alive_pids() {
-  local run_dir="$1" name pid ticks now
-  while read -r name pid ticks; do
-    kill -0 "$pid" 2>/dev/null || continue
-    now="$(awk '{sub(/^.*\) /, ""); print $20}' "/proc/$pid/stat" 2>/dev/null || true)"
-    if [[ -z "$now" || "$now" == "$ticks" ]]; then echo "$name:$pid"; fi
-  done < <("$py" - "$run_dir/tasks.json" <<'PY'
-import json, sys
-record = json.load(open(sys.argv[1]))
-print("supervisor", record["supervisor"]["pid"], record["supervisor"]["start_ticks"])
-for t in record["tasks"]:
-    if t["pid"] > 0:
-        print(t["task"], t["pid"], t["start_ticks"])
-PY
-  )
-  return 0
-}
-
-# check_nothing_left RUN_DIR RUN_ID [WAIT_S]: within WAIT_S seconds (default
-# 0), no recorded process is alive and no process names the run id.
-check_nothing_left() {
-  local run_dir="$1" id="$2" wait_s="${3:-0}" deadline left named
-  deadline=$((SECONDS + wait_s))
-  while :; do
-    left="$(alive_pids "$run_dir")"
-    named="$(pgrep -a -f -- "$id" || true)"
-    [[ -z "$left" && -z "$named" ]] && break
-    if ((SECONDS >= deadline)); then
-      fail "run $id left processes behind: ${left//$'\n'/ } ${named:+; pgrep -f $id: $named}"
-    fi
-    sleep 0.2
-  done
-  echo "ok: no process of run $id is left"
 }
 
 # --- 1. The job and its records ---------------------------------------------

@@ -39,6 +39,7 @@ if [[ $# -ne 4 && ! ($# -eq 5 && ("${5:-}" == disk-full || "${5:-}" == recovery)
 fi
 mode="${5:-all}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/e2e_lib.sh"
 source_dir="$(cd "$here/../.." && pwd)"
 dtf="$(realpath "$1")"
 shared="$(realpath "$2")"
@@ -54,11 +55,6 @@ ssh_dir="$work/ssh"
 remote="$work/remote"
 pids_to_kill=()
 mounted=""
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
 
 cleanup() {
   local name
@@ -83,40 +79,6 @@ if [[ "$mode" == disk-full ]]; then
   fi
   mounted="$work/tiny"
 fi
-
-# hold_port ADDR bind|listen: sets held_port to a port on ADDR that a
-# process of this test holds until the end: bound only (connections are
-# refused), or listened on and never answered.
-held_port=""
-hold_port() {
-  local file="$work/held.$RANDOM.$RANDOM" i
-  "$py" -c '
-import os, socket, sys, time
-s = socket.socket()
-s.bind((sys.argv[1], 0))
-if sys.argv[2] == "listen":
-    s.listen(8)
-with open(sys.argv[3] + ".tmp", "w") as f:
-    f.write(str(s.getsockname()[1]))
-os.rename(sys.argv[3] + ".tmp", sys.argv[3])
-time.sleep(3600)' "$1" "$2" "$file" < /dev/null > /dev/null 2>&1 &
-  pids_to_kill+=($!)
-  for ((i = 0; i < 600; i++)); do
-    [[ -s "$file" ]] && { held_port="$(cat "$file")"; return 0; }
-    sleep 0.1
-  done
-  fail "no port held on $1 after 60 s"
-}
-
-metric() {
-  "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
-}
-
-at_least() {
-  "$py" -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)' "$1" "$2" \
-    || fail "$3: $1 < $2"
-  echo "ok: $3 = $1 (goal >= $2)"
-}
 
 # nothing_left WAIT_S: within WAIT_S seconds no process runs anything under
 # the hosts' work directories.

@@ -21,6 +21,7 @@ if [[ $# -ne 4 ]]; then
   exit 2
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$here/e2e_lib.sh"
 source_dir="$(cd "$here/../.." && pwd)"
 dtf="$(realpath "$1")"
 shared="$(realpath "$2")"
@@ -34,11 +35,6 @@ ssh_dir="$work/ssh"
 remote="$work/remote"
 pids_to_kill=()
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
 cleanup() {
   local name
   for name in h1 h2; do bash "$sshd_sh" stop "$ssh_dir" "$name" || true; done
@@ -51,27 +47,6 @@ if [[ ! -x /usr/sbin/sshd ]]; then
   echo "SKIPPED: /usr/sbin/sshd is not installed (apt-get install openssh-server)"
   exit 0
 fi
-
-# hold_port ADDR: sets held_port to a port on ADDR that a process of this
-# test holds bound (connections are refused) until the end.
-held_port=""
-hold_port() {
-  local file="$work/held.$RANDOM.$RANDOM" i
-  "$py" -c '
-import os, socket, sys, time
-s = socket.socket()
-s.bind((sys.argv[1], 0))
-with open(sys.argv[2] + ".tmp", "w") as f:
-    f.write(str(s.getsockname()[1]))
-os.rename(sys.argv[2] + ".tmp", sys.argv[2])
-time.sleep(3600)' "$1" "$file" < /dev/null > /dev/null 2>&1 &
-  pids_to_kill+=($!)
-  for ((i = 0; i < 600; i++)); do
-    [[ -s "$file" ]] && { held_port="$(cat "$file")"; return 0; }
-    sleep 0.1
-  done
-  fail "no port held on $1 after 60 s"
-}
 
 # nothing_left: within 15 s no process runs anything under the hosts' work
 # directories, and no shard output or index is left on them or here.
@@ -191,7 +166,7 @@ echo "ok: bad fails (exit $rc): $(grep -m1 "error: task worker:0" bad.err)"
 nothing_left
 
 # --- 4. a host that refuses ---------------------------------------------------
-hold_port "$a2"
+hold_port "$a2" bind
 profile refused true "$a1 slots=1 port=$port1
 $a2 slots=1 port=$held_port"
 echo old > kept.csv
