@@ -5,6 +5,29 @@
 
 py="${py:-/usr/bin/python3}"
 
+# e2e_start USAGE ARGS...: the script's arguments as USAGE names them
+# ("DTF SHARED_DIR WORK_DIR", or with BUILD_DIR before WORK_DIR): exits 2
+# with the usage unless there are as many; sets source_dir (the
+# repository), dtf and shared (absolute), build_dir (with BUILD_DIR) and
+# work (the last argument: emptied, then absolute).
+e2e_start() {
+  local usage="$1" want
+  shift
+  want="$(wc -w <<<"$usage")"
+  if [[ $# -ne $want ]]; then
+    echo "usage: $0 $usage" >&2
+    exit 2
+  fi
+  source_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+  dtf="$(realpath "$1")"
+  shared="$(realpath "$2")"
+  if ((want == 4)); then build_dir="$(realpath -m "$3")"; fi
+  work="${!#}"
+  rm -rf "$work"
+  mkdir -p "$work"
+  work="$(realpath "$work")"
+}
+
 fail() {
   echo "FAIL: $*" >&2
   exit 1

@@ -9,18 +9,9 @@
 # all 16,281 rows of adult.test).
 set -euo pipefail
 
-if [[ $# -ne 3 ]]; then
-  echo "usage: $0 DTF SHARED_DIR WORK_DIR" >&2
-  exit 2
-fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/e2e_lib.sh"
-dtf="$(realpath "$1")"
-shared="$(realpath "$2")"
-work="$3"
-rm -rf "$work"
-mkdir -p "$work"
-work="$(realpath "$work")"
+e2e_start "DTF SHARED_DIR WORK_DIR" "$@"
 
 # --- Titanic ---------------------------------------------------------------
 cd "$work"

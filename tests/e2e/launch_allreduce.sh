@@ -17,19 +17,9 @@
 #      accuracy >= 0.84 and one restart of each worker; nothing is left
 set -euo pipefail
 
-if [[ $# -ne 3 ]]; then
-  echo "usage: $0 DTF SHARED_DIR WORK_DIR" >&2
-  exit 2
-fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/e2e_lib.sh"
-source_dir="$(cd "$here/../.." && pwd)"
-dtf="$(realpath "$1")"
-shared="$(realpath "$2")"
-work="$3"
-rm -rf "$work"
-mkdir -p "$work"
-work="$(realpath "$work")"
+e2e_start "DTF SHARED_DIR WORK_DIR" "$@"
 py=/usr/bin/python3
 detached_run=""  # a detached run in flight, stopped if this script fails
 

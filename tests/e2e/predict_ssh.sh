@@ -16,19 +16,9 @@
 #   each time: no shard left here or on the hosts, no task left running
 set -euo pipefail
 
-if [[ $# -ne 4 ]]; then
-  echo "usage: $0 DTF SHARED_DIR BUILD_DIR WORK_DIR" >&2
-  exit 2
-fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/e2e_lib.sh"
-source_dir="$(cd "$here/../.." && pwd)"
-dtf="$(realpath "$1")"
-shared="$(realpath "$2")"
-work="$4"
-rm -rf "$work"
-mkdir -p "$work"
-work="$(realpath "$work")"
+e2e_start "DTF SHARED_DIR BUILD_DIR WORK_DIR" "$@"
 py=/usr/bin/python3
 sshd_sh="$source_dir/tests/launch/ssh/sshd.sh"
 ssh_dir="$work/ssh"
