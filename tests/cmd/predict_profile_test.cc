@@ -254,7 +254,8 @@ TEST_F(PredictProfileTest, SlurmProfileRunsUntilSbatch) {
   EXPECT_THAT(plan, HasSubstr("--batch"));
   EXPECT_THAT(plan, HasSubstr("/worker-1/sl.jsonl.shard-1-of-2\""));
   for (const auto& e : fs::recursive_directory_iterator(temp_->path())) {
-    EXPECT_EQ(e.path().string().find(".shard-"), std::string::npos) << e.path();
+    EXPECT_EQ(e.path().string().find("sl.jsonl.shard-"), std::string::npos)
+        << e.path();
   }
 }
 
