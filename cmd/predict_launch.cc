@@ -54,13 +54,27 @@ std::vector<std::string> ShardPaths(const std::string& output, int w) {
   return paths;
 }
 
-// Removes shard outputs and their indexes (they are the launcher's own
-// files: none is left behind, whatever the outcome).
+// Removes shard outputs and their indexes, and the temporary files of a
+// task stopped while writing them (WriteFileAtomically's
+// ".<name>.tmp.XXXXXX"): they are the launcher's own files, none is left
+// behind, whatever the outcome.
 void RemoveShardFiles(const std::vector<std::string>& shards) {
   std::error_code ec;
   for (const std::string& shard : shards) {
     fs::remove(shard, ec);
     fs::remove(ShardIndexPath(shard), ec);
+    const fs::path path(shard);
+    const std::string temp = StrCat(".", path.filename().string());
+    for (fs::directory_iterator it(path.parent_path(), ec), end;
+         !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.starts_with(temp) &&
+          (name.find(".tmp.", temp.size()) == temp.size() ||
+           name.find(".rows.tmp.", temp.size()) == temp.size())) {
+        std::error_code gone;
+        fs::remove(it->path(), gone);
+      }
+    }
   }
 }
 

@@ -189,6 +189,22 @@ TEST_F(PredictProfileTest, FailedShardNamesTaskAndLeavesNoOutput) {
 }
 
 // A --keep the model lacks stops the launcher before any task starts.
+// The temporary files a task stopped while writing its shard leaves
+// (".<shard>.tmp.XXXXXX") are removed with the shards; others are kept.
+TEST_F(PredictProfileTest, StoppedTasksTemporaryFilesAreRemoved) {
+  testing::WriteFile(temp_->Join(".t.jsonl.shard-0-of-2.tmp.a1b2c3"), "x");
+  testing::WriteFile(temp_->Join(".t.jsonl.shard-1-of-2.rows.tmp.d4e5f6"), "x");
+  testing::WriteFile(temp_->Join(".t.jsonl.shard-1-of-2.keep"), "x");
+  const Result r =
+      Run("predict --model out/model --input 'records/train/*' "
+          "--profile local --workers 2 --output t.jsonl");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Exists("t.jsonl"));
+  EXPECT_FALSE(Exists(".t.jsonl.shard-0-of-2.tmp.a1b2c3"));
+  EXPECT_FALSE(Exists(".t.jsonl.shard-1-of-2.rows.tmp.d4e5f6"));
+  EXPECT_TRUE(Exists(".t.jsonl.shard-1-of-2.keep"));
+}
+
 TEST_F(PredictProfileTest, BadKeepFailsBeforeAnyTask) {
   const Result r =
       Run("predict --model out/model --input 'records/train/*' --keep Nope "
