@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/log_tail.h"
@@ -216,6 +217,12 @@ void SlurmBackend::CheckExits() {
     Task& t = tasks_[i];
     const TaskPlan& plan = plan_->tasks[i];
     t.ended = true;
+    if (t.host.empty()) {
+      // A batch task's node, from its `dtf task slurm`.
+      StatusOr<std::string> node =
+          ReadFileToString(StrCat(plan.dir, "/", kNodeFile));
+      if (node.ok()) t.host = std::string(absl::StripAsciiWhitespace(*node));
+    }
     ExitInfo info;
     info.code = e.exit_code.value_or(-1);
     info.signal = e.signal;
