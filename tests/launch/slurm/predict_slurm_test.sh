@@ -9,6 +9,7 @@
 #   2. 1 file split by records, JSON lines: the same bytes as one process
 #   3. a shard that fails (an input that is no TFRecord): exit non-zero, the
 #      error names the task and the file, the output is left as it was
+#   4. Ctrl-C while the job is held in the queue: scancel, exit non-zero
 #   each time: squeue empty, no process of the run left, no shard left
 #   beside the output or in the run directory
 # Usage: predict_slurm_test.sh DTF SOURCE_DIR SHARED_DIR WORK_DIR
@@ -139,6 +140,38 @@ run="$(last_run)"
 [[ "$(json "$run/tasks.json" 'j["state"]')" == failed ]] ||
   fail "bad: tasks.json: $(cat "$run/tasks.json")"
 echo "ok: bad fails (exit $rc): $(grep -m1 "error: task worker:0" bad.err)"
+nothing_left
+
+# --- 4. Ctrl-C while the job waits in the queue ------------------------------------
+# A held job stays pending; SIGINT to the launcher cancels it: exit
+# non-zero, the output left as it was, nothing in squeue.
+cat >profiles/held.toml <<TOML
+backend = "slurm"
+workers = 2
+
+[slurm]
+nodes = 1
+time_limit = "00:10:00"
+run_dir = "$runs"
+sbatch_args = ["--hold"]
+TOML
+echo old >kept.csv
+"$dtf" predict --model out/model --input 'records/train/*' --format csv \
+  --profile held --workers 2 --output kept.csv >held.out 2>held.err &
+pid=$!
+deadline=$((SECONDS + 30))
+until grep -q "submitted Slurm job" held.err; do
+  ((SECONDS < deadline)) || { cat held.err >&2; fail "held: no job submitted"; }
+  sleep 0.2
+done
+[[ "$(jobs_in_queue)" == 1 ]] || fail "held: squeue: $(squeue -h)"
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+((rc != 0)) || fail "held: predict exited 0 after SIGINT"
+grep -q "interrupted" held.err || { cat held.err >&2; fail "held: not interrupted"; }
+[[ "$(cat kept.csv)" == old ]] || fail "held: kept.csv changed"
+echo "ok: Ctrl-C cancels the pending job (exit $rc)"
 nothing_left
 
 echo "PASS"
