@@ -425,9 +425,10 @@ void SetupPredict(CLI::App* app, Context* ctx) {
                       "With --profile: the number of shards (default: the "
                       "profile's workers)")
           ->check(IntAtLeast<int>(1));
-  auto* runs_dir = sub->add_option(
-      "--runs-dir", f->runs_dir,
-      "With --profile: where the run's directory goes (default .dtf/runs)");
+  auto* runs_dir =
+      sub->add_option("--runs-dir", f->runs_dir,
+                      "With --profile: where the run's directory goes (default "
+                      ".dtf/runs, or a Slurm profile's slurm.run_dir)");
   auto* shard = sub->add_option("--shard", f->shard,
                                 "Score only shard K of --of W (what each "
                                 "task of --profile runs)")

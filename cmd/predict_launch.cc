@@ -29,14 +29,52 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Removes every shard output and index of a run (they are the launcher's
-// own files: none is left behind, whatever the outcome).
-void RemoveShardFiles(const std::string& output, int w) {
+// Where task k of w writes its shard as the launcher sees it: beside
+// `output`, or under a Slurm run, in its task directory in the run
+// directory (on storage the nodes and the launcher share).
+std::string ShardPathOf(const launch::TaskPlan& task, const std::string& output,
+                        int w, bool slurm) {
+  return slurm ? RemoteShardPath(task, output, w)
+               : ShardOutputPath(output, task.index, w);
+}
+
+// The shard outputs of a run, in task order.
+std::vector<std::string> ShardPaths(const launch::Plan& plan,
+                                    const std::string& output, int w) {
+  std::vector<std::string> paths;
+  for (const launch::TaskPlan& task : plan.tasks) {
+    paths.push_back(ShardPathOf(task, output, w, plan.on_slurm()));
+  }
+  return paths;
+}
+
+std::vector<std::string> ShardPaths(const std::string& output, int w) {
+  std::vector<std::string> paths;
+  for (int k = 0; k < w; ++k) paths.push_back(ShardOutputPath(output, k, w));
+  return paths;
+}
+
+// Removes shard outputs and their indexes, and the temporary files of a
+// task stopped while writing them (WriteFileAtomically's
+// ".<name>.tmp.XXXXXX"): they are the launcher's own files, none is left
+// behind, whatever the outcome.
+void RemoveShardFiles(const std::vector<std::string>& shards) {
   std::error_code ec;
-  for (int k = 0; k < w; ++k) {
-    const std::string shard = ShardOutputPath(output, k, w);
+  for (const std::string& shard : shards) {
     fs::remove(shard, ec);
     fs::remove(ShardIndexPath(shard), ec);
+    const fs::path path(shard);
+    const std::string temp = StrCat(".", path.filename().string());
+    for (fs::directory_iterator it(path.parent_path(), ec), end;
+         !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.starts_with(temp) &&
+          (name.find(".tmp.", temp.size()) == temp.size() ||
+           name.find(".rows.tmp.", temp.size()) == temp.size())) {
+        std::error_code gone;
+        fs::remove(it->path(), gone);
+      }
+    }
   }
 }
 
@@ -105,12 +143,12 @@ class ShardProgress {
   std::chrono::steady_clock::time_point last_;
 };
 
-StatusOr<std::string> MergeShards(const std::string& output, int w,
+StatusOr<std::string> MergeShards(const std::vector<std::string>& paths,
                                   int64_t num_files, bool csv) {
   std::vector<ShardOutput> shards;
-  for (int k = 0; k < w; ++k) {
+  for (const std::string& path : paths) {
     ShardOutput s;
-    s.name = ShardOutputPath(output, k, w);
+    s.name = path;
     DTF_ASSIGN_OR_RETURN(s.text, ReadFileToString(s.name));
     const std::string index_path = ShardIndexPath(s.name);
     DTF_ASSIGN_OR_RETURN(const std::string index, ReadFileToString(index_path));
@@ -148,11 +186,14 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
                        launch::ResolveProfile(AbsolutePath("."), f.profile,
                                               ProfileOptionsFromEnv()));
   const bool remote = request.profile.backend == launch::BackendKind::kSsh;
-  if (request.profile.backend != launch::BackendKind::kLocal && !remote) {
+  const bool slurm = request.profile.backend == launch::BackendKind::kSlurm;
+  if (request.profile.backend != launch::BackendKind::kLocal && !remote &&
+      !slurm) {
     return FailedPreconditionError(StrCat(
         request.profile.source, ": backend = \"",
         launch::BackendName(request.profile.backend),
-        "\": dtf predict --profile runs on local and SSH profiles only"));
+        "\": dtf predict --profile runs on local, SSH and Slurm profiles "
+        "only"));
   }
   const int w = f.workers > 0 ? f.workers : request.profile.workers;
   const int threads = f.threads > 0 ? f.threads : request.profile.threads;
@@ -171,15 +212,22 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
   RunsFlags runs;
   runs.runs_dir = f.runs_dir;
   request.runs_dir = RunsDirOf(runs);
+  // Without --runs-dir, a Slurm run goes under slurm.run_dir when the
+  // profile sets it (storage the nodes share), as dtf launch does.
+  if (slurm && f.runs_dir.empty() && !request.profile.slurm.run_dir.empty()) {
+    request.runs_dir.clear();
+  }
   request.overrides.workers = w;
   request.batch_command = [&f, inputs, files, model, output, threads, w,
-                           with_data](const launch::TaskPlan& task,
-                                      const std::string& binary,
-                                      const std::string& job) {
-    // A local task reads the patterns and the model as given; a remote one
-    // the files as shipped or found on its host (predict_remote.h).
+                           with_data, slurm](const launch::TaskPlan& task,
+                                             const std::string& binary,
+                                             const std::string& job) {
+    // A local task reads the patterns and the model as given, and so does
+    // a Slurm one (shared storage), writing its shard into its task
+    // directory; a remote one reads the files as shipped or found on its
+    // host (predict_remote.h).
     if (task.work_dir.empty()) {
-      return ShardArgv(f, inputs, model, ShardOutputPath(output, task.index, w),
+      return ShardArgv(f, inputs, model, ShardPathOf(task, output, w, slurm),
                        threads, w, task, binary);
     }
     return ShardArgv(f, RemoteInputs(job, files, with_data), job,
@@ -208,19 +256,23 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
     console.Info(StrCat("dtf: ", note));
   };
 
-  RemoveShardFiles(output, w);
+  const std::vector<std::string> beside = ShardPaths(output, w);
+  RemoveShardFiles(beside);
   const std::string runs_dir = request.runs_dir;
   const std::string run_id = request.run_id;
   StatusOr<std::unique_ptr<launch::Run>> run =
       launch::StartRun(std::move(request), options);
   if (!run.ok()) {
+    // (A Slurm run that failed to start ran no task: sbatch failed.)
     if (remote) {
       RemoveRemoteShardsOfFailedStart((fs::path(runs_dir) / run_id).string(),
                                       output, w, console);
     }
-    RemoveShardFiles(output, w);
+    RemoveShardFiles(beside);
     return run.status();
   }
+  // Where the tasks' shards are read from here, once the run is over.
+  const std::vector<std::string> shards = ShardPaths((*run)->plan(), output, w);
   console.Info(StrCat("dtf: predict: run ", (*run)->run_id(), " (",
                       (*run)->plan().run_dir, "), ", w, " shard",
                       w == 1 ? "" : "s", " of ", files.size(), " file",
@@ -231,18 +283,18 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
     const Status fetched = FetchRemoteShards((*run)->plan(), output, w,
                                              outcome.status.ok(), console);
     if (outcome.status.ok() && !fetched.ok()) {
-      RemoveShardFiles(output, w);
+      RemoveShardFiles(shards);
       return fetched;
     }
   }
   if (!outcome.status.ok()) {
-    RemoveShardFiles(output, w);
+    RemoveShardFiles(shards);
     return outcome.status;
   }
   progress.Show(true);
   StatusOr<std::string> merged = MergeShards(
-      output, w, static_cast<int64_t>(files.size()), f.format == "csv");
-  RemoveShardFiles(output, w);
+      shards, static_cast<int64_t>(files.size()), f.format == "csv");
+  RemoveShardFiles(shards);
   if (!merged.ok()) return merged.status();
   DTF_RETURN_IF_ERROR(WriteFileAtomically(output, *merged));
   console.Info(StrCat("dtf: predict: merged ", w, " shard", w == 1 ? "" : "s",

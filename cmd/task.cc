@@ -1,7 +1,8 @@
 // dtf task: what the backends run on a task's host. `exec` starts a task
 // detached from the SSH session with a monitor that records its exit;
 // `signal` stops it by its recorded process group; `slurm` is one srun task
-// of a batch job becoming its `dtf serve`.
+// of a batch job becoming its `dtf serve` (or, in a batch run, the command
+// the run's plan gives it).
 #include <signal.h>
 
 #include <cerrno>
@@ -12,8 +13,11 @@
 
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
+#include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
+#include "lib/launch/plan.h"
+#include "lib/launch/run_layout.h"
 #include "lib/launch/slurm/run_task.h"
 #include "lib/launch/slurm/slurm_task.h"
 #include "lib/launch/task_exec.h"
@@ -42,6 +46,25 @@ Status RunTaskSignal(const TaskFlags& f) {
   return PrintStdout(signalled ? "signalled\n" : "gone\n");
 }
 
+// The command of each worker of the batch run in `spec.run_dir`, from its
+// plan.json (written before the job was submitted).
+StatusOr<std::vector<std::vector<std::string>>> SlurmBatchCommands(
+    const launch::slurm::SlurmRunSpec& spec) {
+  const std::string file = StrCat(spec.run_dir, "/", launch::kPlanFile);
+  DTF_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(file));
+  DTF_ASSIGN_OR_RETURN(const launch::Plan plan,
+                       launch::PlanFromJson(text, file));
+  if (!plan.batch || plan.run_id != spec.run_id) {
+    return FailedPreconditionError(
+        StrCat(file, ": not the plan of batch run ", spec.run_id));
+  }
+  std::vector<std::vector<std::string>> commands;
+  for (const launch::TaskPlan& t : plan.tasks) {
+    if (t.role == launch::Role::kWorker) commands.push_back(t.argv);
+  }
+  return commands;
+}
+
 Status RunTaskSlurm(TaskFlags* f, Context* ctx) {
   launch::slurm::Environment env;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -51,8 +74,15 @@ Status RunTaskSlurm(TaskFlags* f, Context* ctx) {
       env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   DTF_ASSIGN_OR_RETURN(f->slurm.binary, SelfExecutable());
-  DTF_ASSIGN_OR_RETURN(const launch::slurm::SlurmServeCommand command,
-                       launch::slurm::MakeSlurmServeCommand(f->slurm, env));
+  launch::slurm::SlurmServeCommand command;
+  if (f->slurm.batch) {
+    DTF_ASSIGN_OR_RETURN(const auto commands, SlurmBatchCommands(f->slurm));
+    DTF_ASSIGN_OR_RETURN(
+        command, launch::slurm::MakeSlurmBatchCommand(f->slurm, env, commands));
+  } else {
+    DTF_ASSIGN_OR_RETURN(command,
+                         launch::slurm::MakeSlurmServeCommand(f->slurm, env));
+  }
   DTF_ASSIGN_OR_RETURN(const launch::ExitInfo exit,
                        launch::slurm::RunSlurmTask(command, ctx->cancel));
   if (exit.ShellCode() != 0) {
@@ -136,6 +166,9 @@ void SetupTask(CLI::App* app, Context* ctx) {
   slurm->add_flag("--restore", s.resume,
                   "Every task restores the run's last checkpoint");
   slurm->add_flag("--tls", s.tls, "Mutual TLS from RUN_DIR/tls");
+  slurm->add_flag("--batch", s.batch,
+                  "A batch run (dtf predict --profile): run the command "
+                  "RUN_DIR/plan.json gives this worker instead of dtf serve");
   slurm->add_option("--metrics-out", s.metrics_out,
                     "The chief's metrics file (absolute)");
   slurm->callback([f, ctx] { ctx->status = RunTaskSlurm(f.get(), ctx); });

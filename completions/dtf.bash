@@ -68,7 +68,7 @@ _dtf() {
       case "${COMP_WORDS[2]}" in
         exec) opts="--help --task --dir --env-file --append" ;;
         signal) opts="--help --dir --signal" ;;
-        slurm) opts="--help --job --run-dir --run-id --ps --workers --threads --base-port --gpus-per-node --set --restore --tls --metrics-out" ;;
+        slurm) opts="--help --job --run-dir --run-id --ps --workers --threads --base-port --gpus-per-node --set --restore --tls --batch --metrics-out" ;;
         *) opts="--help" ;;
       esac ;;
     *) opts="" ;;

@@ -212,4 +212,5 @@ complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from slurm' -l set -r -d 'section.key=value for every task'
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from slurm' -l restore -d 'Every task restores the last checkpoint'
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from slurm' -l tls -d 'Mutual TLS from RUN_DIR/tls'
+complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from slurm' -l batch -d 'Run the command RUN_DIR/plan.json gives this worker'
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from slurm' -l metrics-out -rF -d 'The chief\'s metrics file'

@@ -189,7 +189,9 @@ bool Plan::LeavesLoopback() const {
 
 std::string PlaintextWarning(const Plan& plan, const Profile& profile) {
   // A Slurm run's tasks are on the allocation's nodes, off loopback.
-  if (plan.tls || (!plan.on_slurm() && !plan.LeavesLoopback())) return "";
+  if (plan.tls || plan.batch || (!plan.on_slurm() && !plan.LeavesLoopback())) {
+    return "";
+  }
   return TlsOffWarning(profile);
 }
 
@@ -244,8 +246,8 @@ StatusOr<Plan> MakeSlurmPlan(const PlanRequest& r, Plan plan) {
   plan.base_port = profile.slurm.base_port;
   // On unless the profile turns it off: the tasks talk across the
   // allocation's nodes. Their certificates name their tasks, not hosts
-  // (rpc::TlsMaterial::by_task_name).
-  plan.tls = profile.tls.value_or(true);
+  // (rpc::TlsMaterial::by_task_name). A batch plan's tasks talk to no one.
+  plan.tls = !plan.batch && profile.tls.value_or(true);
   plan.slurm = profile.slurm;
   slurm::SlurmRunSpec spec;
   spec.binary = plan.binary;
@@ -261,6 +263,7 @@ StatusOr<Plan> MakeSlurmPlan(const PlanRequest& r, Plan plan) {
   spec.resume = plan.resume;
   spec.metrics_out = plan.metrics_out;
   spec.tls = plan.tls;
+  spec.batch = plan.batch;
   spec.env.assign(profile.env.begin(), profile.env.end());
   DTF_ASSIGN_OR_RETURN(plan.batch_script,
                        slurm::RenderBatchScript(profile.slurm, spec));
@@ -278,6 +281,10 @@ StatusOr<Plan> MakeSlurmPlan(const PlanRequest& r, Plan plan) {
     t.stdout_file = t.dir + "/" + kStdoutFile;
     t.stderr_file = t.dir + "/" + kStderrFile;
     t.exit_file = t.dir + "/" + kExitFile;
+    // A batch task's own command, which its `dtf task slurm --batch` reads
+    // from plan.json and runs; its paths are the launcher's (shared
+    // storage).
+    if (plan.batch) t.argv = r.batch_command(t, plan.binary, plan.job);
     plan.tasks.push_back(std::move(t));
   }
   DTF_RETURN_IF_ERROR(CheckPlanText(plan));

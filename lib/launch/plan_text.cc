@@ -119,12 +119,13 @@ std::string PlanToText(const Plan& plan) {
     out += "(port 0: a free port chosen at launch)\n";
   }
   if (plan.on_slurm()) {
-    // Every task runs the same command: the batch script's srun.
+    // Every task runs the same command: the batch script's srun (in a
+    // batch plan, it runs each task's own command, below).
     StrAppend(&out, "\nbatch script (", plan.run_dir,
               "/sbatch.sh; submitted with sbatch, or run with srun inside an "
               "allocation):\n",
               plan.batch_script);
-    return out;
+    if (!plan.batch) return out;
   }
   for (const TaskPlan& t : plan.tasks) {
     StrAppend(&out, "\n", t.name(), ":\n");

@@ -35,6 +35,9 @@ inline constexpr char kExitFile[] = "exit.json";  // once the task exited
 // `dtf task-exec`) and its process ("pid start_ticks").
 inline constexpr char kEnvFile[] = "env";
 inline constexpr char kPidFile[] = "pid";
+// Slurm runs: the node the task runs on, by its `dtf task slurm` (how a
+// batch task, whose ready file names no host, is placed in messages).
+inline constexpr char kNodeFile[] = "node";
 
 // <job dir>/.dtf/runs
 inline std::string DefaultRunsDir(const std::string& job_dir) {

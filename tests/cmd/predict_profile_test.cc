@@ -189,6 +189,22 @@ TEST_F(PredictProfileTest, FailedShardNamesTaskAndLeavesNoOutput) {
 }
 
 // A --keep the model lacks stops the launcher before any task starts.
+// The temporary files a task stopped while writing its shard leaves
+// (".<shard>.tmp.XXXXXX") are removed with the shards; others are kept.
+TEST_F(PredictProfileTest, StoppedTasksTemporaryFilesAreRemoved) {
+  testing::WriteFile(temp_->Join(".t.jsonl.shard-0-of-2.tmp.a1b2c3"), "x");
+  testing::WriteFile(temp_->Join(".t.jsonl.shard-1-of-2.rows.tmp.d4e5f6"), "x");
+  testing::WriteFile(temp_->Join(".t.jsonl.shard-1-of-2.keep"), "x");
+  const Result r =
+      Run("predict --model out/model --input 'records/train/*' "
+          "--profile local --workers 2 --output t.jsonl");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Exists("t.jsonl"));
+  EXPECT_FALSE(Exists(".t.jsonl.shard-0-of-2.tmp.a1b2c3"));
+  EXPECT_FALSE(Exists(".t.jsonl.shard-1-of-2.rows.tmp.d4e5f6"));
+  EXPECT_TRUE(Exists(".t.jsonl.shard-1-of-2.keep"));
+}
+
 TEST_F(PredictProfileTest, BadKeepFailsBeforeAnyTask) {
   const Result r =
       Run("predict --model out/model --input 'records/train/*' --keep Nope "
@@ -206,20 +222,57 @@ TEST_F(PredictProfileTest, ProfileNeedsAnOutputFile) {
   EXPECT_THAT(r.err, HasSubstr("--profile: needs --output FILE"));
 }
 
-// Only local and SSH profiles run predict tasks; a Slurm profile is refused
-// naming its file, before anything starts.
-TEST_F(PredictProfileTest, SlurmProfileIsRefused) {
+// Local, SSH and Slurm profiles run predict tasks (the Slurm runs:
+// e2e_predict_slurm); a Kubernetes profile is refused naming its file,
+// before anything starts.
+TEST_F(PredictProfileTest, KubernetesProfileIsRefused) {
   fs::create_directories(temp_->Join("profiles"));
-  testing::WriteFile(temp_->Join("profiles/sl.toml"),
-                     "backend = \"slurm\"\nworkers = 2\n");
+  testing::WriteFile(temp_->Join("profiles/k8.toml"),
+                     "backend = \"kubernetes\"\nworkers = 2\n"
+                     "[kubernetes]\nimage = \"dtf:test\"\n");
   const Result r =
       Run("predict --model out/model --input 'records/train/*' "
-          "--profile sl --output sl.jsonl");
+          "--profile k8 --output k8.jsonl");
   EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("profiles/sl.toml: backend = \"slurm\": dtf "
-                               "predict --profile runs on local and SSH "
-                               "profiles only"));
+  EXPECT_THAT(r.err, HasSubstr("profiles/k8.toml: backend = \"kubernetes\": "
+                               "dtf predict --profile runs on local, SSH and "
+                               "Slurm profiles only"));
+  EXPECT_FALSE(Exists("k8.jsonl"));
+}
+
+// A Slurm profile is taken: with no Slurm to submit to (no sbatch on PATH),
+// the run fails at sbatch, naming it, and leaves no output or shard.
+TEST_F(PredictProfileTest, SlurmProfileRunsUntilSbatch) {
+  fs::create_directories(temp_->Join("profiles"));
+  testing::WriteFile(temp_->Join("profiles/sl.toml"),
+                     "backend = \"slurm\"\nworkers = 2\n[slurm]\nrun_dir = \"" +
+                         temp_->Join("slruns") + "\"\n");
+  fs::create_directories(temp_->Join("nobin"));
+  const std::string cmd =
+      "cd '" + temp_->path() + "' && env -u SLURM_JOB_ID PATH='" +
+      temp_->Join("nobin") + "' '" + DTF_BINARY +
+      "' predict --model out/model --input 'records/train/*' --profile sl "
+      "--output sl.jsonl >out.txt 2>err.txt </dev/null";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = testing::ReadFile(temp_->Join("err.txt"));
+  EXPECT_NE(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("profiles only")));
+  EXPECT_THAT(r.err, HasSubstr("sbatch"));
   EXPECT_FALSE(Exists("sl.jsonl"));
+  // The run directory holds the plan: each worker's own predict command,
+  // its shard in its task directory.
+  std::string plan;
+  for (const auto& run : fs::directory_iterator(temp_->Join("slruns"))) {
+    plan = testing::ReadFile((run.path() / "plan.json").string());
+  }
+  EXPECT_THAT(plan, HasSubstr("--batch"));
+  EXPECT_THAT(plan, HasSubstr("/worker-1/sl.jsonl.shard-1-of-2\""));
+  for (const auto& e : fs::recursive_directory_iterator(temp_->path())) {
+    EXPECT_EQ(e.path().string().find("sl.jsonl.shard-"), std::string::npos)
+        << e.path();
+  }
 }
 
 }  // namespace

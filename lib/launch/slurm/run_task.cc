@@ -7,6 +7,7 @@
 #include <system_error>
 #include <thread>
 
+#include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/run_registry.h"
@@ -22,6 +23,9 @@ StatusOr<ExitInfo> RunSlurmTask(const SlurmServeCommand& command,
         StrCat(command.slot.name(), ": cannot create ", command.dir, ": ",
                ec.message(), " (slurm.run_dir must be shared by the nodes)"));
   }
+  // Best effort: only messages name the node.
+  (void)WriteFileAtomically(StrCat(command.dir, "/", kNodeFile),
+                            StrCat(command.slot.host, "\n"));
   SpawnOptions options;
   options.argv = command.argv;
   options.env = command.env;

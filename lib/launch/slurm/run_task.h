@@ -11,7 +11,8 @@
 
 namespace dtf::launch::slurm {
 
-// Runs `command` as a child of this process: creates its directory, starts
+// Runs `command` as a child of this process: creates its directory, writes
+// the node's name to <dir>/node (kNodeFile), starts
 // it (Spawn: its own process group, dying with this process; output to its
 // stdout and stderr files), sends it SIGTERM once `*cancel` turns true
 // (this task signalled by srun or scancel), waits for it and writes

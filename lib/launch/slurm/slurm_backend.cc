@@ -3,11 +3,14 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
+#include <utility>
 
+#include "absl/strings/ascii.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/log_tail.h"
@@ -143,6 +146,11 @@ Status SlurmBackend::StartStep() {
 std::vector<StatusOr<ProcessId>> SlurmBackend::StartTasks(Role role) {
   std::vector<StatusOr<ProcessId>> ids(plan_->tasks.size(),
                                        CancelledError("not tried"));
+  bool any = false;
+  for (const TaskPlan& t : plan_->tasks) any = any || t.role == role;
+  // With no task of `role` (no PS: an allreduce or a batch plan), the job
+  // is submitted with the workers', where a failure has a task to name.
+  if (!any) return ids;
   if (!submitted_) {
     submitted_ = true;
     const Status s = allocation_.empty() ? Submit() : StartStep();
@@ -183,21 +191,38 @@ void SlurmBackend::CheckReady() {
         ReadReadyAddress(plan_->tasks[i].ready_file);
     if (!address) continue;
     t.ready = true;
-    t.host = HostOfAddress(*address);
+    // A batch task's ready file says which shard it is, not where it runs.
+    if (!plan_->batch) t.host = HostOfAddress(*address);
     events_->Ready(i, *address);
   }
 }
 
 void SlurmBackend::CheckExits() {
   const size_t chief = static_cast<size_t>(plan_->ps);
+  std::vector<std::pair<size_t, ExitRecord>> found;
   for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].ended) continue;
+    StatusOr<std::optional<ExitRecord>> rec =
+        ReadExitRecord(plan_->tasks[i].exit_file);
+    if (rec.ok() && *rec) found.emplace_back(i, **rec);
+  }
+  if (plan_->batch) {
+    // The task that failed first, not one srun stopped for it, is what
+    // ends a batch run: failures are told first.
+    std::stable_partition(found.begin(), found.end(), [](const auto& f) {
+      return f.second.state == "failed";
+    });
+  }
+  for (auto& [i, e] : found) {
     Task& t = tasks_[i];
-    if (t.ended) continue;
     const TaskPlan& plan = plan_->tasks[i];
-    StatusOr<std::optional<ExitRecord>> rec = ReadExitRecord(plan.exit_file);
-    if (!rec.ok() || !*rec) continue;
-    ExitRecord e = **rec;
     t.ended = true;
+    if (t.host.empty()) {
+      // A batch task's node, from its `dtf task slurm`.
+      StatusOr<std::string> node =
+          ReadFileToString(StrCat(plan.dir, "/", kNodeFile));
+      if (node.ok()) t.host = std::string(absl::StripAsciiWhitespace(*node));
+    }
     ExitInfo info;
     info.code = e.exit_code.value_or(-1);
     info.signal = e.signal;
@@ -216,9 +241,10 @@ void SlurmBackend::CheckExits() {
     end.how_brief = end.how;
     end.restart_how = end.how;
     events_->Note(StrCat(plan.name(), " ", end.how));
-    const bool ends_step = e.state == "failed" && plan.role == Role::kWorker &&
-                           !plan.chief && !tasks_[chief].ended &&
-                           step_failure_.ok();
+    // (A batch run ends at any failure anyway: restart_policy.h.)
+    const bool ends_step = !plan_->batch && e.state == "failed" &&
+                           plan.role == Role::kWorker && !plan.chief &&
+                           !tasks_[chief].ended && step_failure_.ok();
     if (ends_step) {
       // Elsewhere a worker other than the chief may fail and the run go
       // on; here srun --kill-on-bad-exit ends every task with it.

@@ -15,7 +15,10 @@
 // by the run source (scancel) once the launcher is gone. No task is ever
 // restarted alone: srun --kill-on-bad-exit ends the step when one fails,
 // so a worker other than the chief that fails fails the run (Look's error
-// names it), where the other backends go on without it.
+// names it), where the other backends go on without it. A batch plan's
+// tasks (`dtf task slurm --batch`) each run their command from plan.json;
+// the job ends on its own (COMPLETED) once all have exited 0, and a task
+// that failed is told before those srun stopped for it.
 #pragma once
 
 #include <chrono>

@@ -21,6 +21,32 @@ std::vector<std::string> VisibleGpus(const Environment& env) {
   return out;
 }
 
+// The CUDA_VISIBLE_DEVICES of task `t`, which has a GPU: the entry at its
+// GPU index in the step's CUDA_VISIBLE_DEVICES, else the index itself.
+StatusOr<std::string> SlurmTaskGpu(const SlurmRunSpec& spec,
+                                   const Environment& env,
+                                   const SlurmTaskSlot& t) {
+  const std::vector<std::string> visible = VisibleGpus(env);
+  if (visible.empty()) return std::to_string(*t.gpu);
+  if (static_cast<int>(visible.size()) < spec.gpus_per_node) {
+    return InvalidArgumentError(
+        StrCat("CUDA_VISIBLE_DEVICES=",
+               QuoteForMessage(env.find("CUDA_VISIBLE_DEVICES")->second), ": ",
+               visible.size(), " GPUs visible on ", t.host,
+               ", but slurm.gpus_per_node is ", spec.gpus_per_node));
+  }
+  return visible[static_cast<size_t>(*t.gpu)];
+}
+
+StatusOr<SlurmLayout> LayoutOfSpec(const SlurmRunSpec& spec,
+                                   const Environment& env) {
+  DTF_ASSIGN_OR_RETURN(const SlurmStep step, ReadSlurmStep(env));
+  return LayoutSlurmTasks(step, {.ps = spec.ps,
+                                 .workers = spec.workers,
+                                 .base_port = spec.base_port,
+                                 .gpus_per_node = spec.gpus_per_node});
+}
+
 }  // namespace
 
 std::vector<std::string> SlurmTaskArgv(const SlurmRunSpec& spec) {
@@ -49,6 +75,7 @@ std::vector<std::string> SlurmTaskArgv(const SlurmRunSpec& spec) {
   }
   if (spec.resume) argv.push_back("--restore");
   if (spec.tls) argv.push_back("--tls");
+  if (spec.batch) argv.push_back("--batch");
   if (!spec.metrics_out.empty()) {
     argv.push_back("--metrics-out");
     argv.push_back(spec.metrics_out);
@@ -58,13 +85,7 @@ std::vector<std::string> SlurmTaskArgv(const SlurmRunSpec& spec) {
 
 StatusOr<SlurmServeCommand> MakeSlurmServeCommand(const SlurmRunSpec& spec,
                                                   const Environment& env) {
-  DTF_ASSIGN_OR_RETURN(const SlurmStep step, ReadSlurmStep(env));
-  DTF_ASSIGN_OR_RETURN(
-      const SlurmLayout layout,
-      LayoutSlurmTasks(step, {.ps = spec.ps,
-                              .workers = spec.workers,
-                              .base_port = spec.base_port,
-                              .gpus_per_node = spec.gpus_per_node}));
+  DTF_ASSIGN_OR_RETURN(const SlurmLayout layout, LayoutOfSpec(spec, env));
   SlurmServeCommand c;
   c.slot = layout.me();
   const SlurmTaskSlot& t = c.slot;
@@ -88,21 +109,10 @@ StatusOr<SlurmServeCommand> MakeSlurmServeCommand(const SlurmRunSpec& spec,
   }
   if (spec.resume) c.argv.push_back("--restore");
   if (t.gpu) {
-    const std::vector<std::string> visible = VisibleGpus(env);
-    std::string device = std::to_string(*t.gpu);
-    if (!visible.empty()) {
-      if (static_cast<int>(visible.size()) < spec.gpus_per_node) {
-        return InvalidArgumentError(
-            StrCat("CUDA_VISIBLE_DEVICES=",
-                   QuoteForMessage(env.find("CUDA_VISIBLE_DEVICES")->second),
-                   ": ", visible.size(), " GPUs visible on ", t.host,
-                   ", but slurm.gpus_per_node is ", spec.gpus_per_node));
-      }
-      device = visible[static_cast<size_t>(*t.gpu)];
-    }
+    DTF_ASSIGN_OR_RETURN(std::string device, SlurmTaskGpu(spec, env, t));
     c.argv.push_back("--set");
     c.argv.push_back("train.device=cuda");
-    c.env.emplace_back("CUDA_VISIBLE_DEVICES", device);
+    c.env.emplace_back("CUDA_VISIBLE_DEVICES", std::move(device));
   }
   if (t.role == Role::kWorker && t.index == 0 && !spec.metrics_out.empty()) {
     c.argv.push_back("--metrics-out");
@@ -114,6 +124,37 @@ StatusOr<SlurmServeCommand> MakeSlurmServeCommand(const SlurmRunSpec& spec,
     // Slurm places the tasks after the certificates are made: each names
     // its task, which the peers check.
     c.argv.push_back("--tls-task-names");
+  }
+  return c;
+}
+
+StatusOr<SlurmServeCommand> MakeSlurmBatchCommand(
+    const SlurmRunSpec& spec, const Environment& env,
+    const std::vector<std::vector<std::string>>& commands) {
+  if (spec.ps != 0) {
+    return InvalidArgumentError(StrCat("a batch run has workers only, not ",
+                                       spec.ps, " parameter servers"));
+  }
+  if (commands.size() != static_cast<size_t>(spec.workers)) {
+    return InvalidArgumentError(StrCat("the plan of run ", spec.run_id, " has ",
+                                       commands.size(), " task commands for ",
+                                       spec.workers, " workers"));
+  }
+  DTF_ASSIGN_OR_RETURN(const SlurmLayout layout, LayoutOfSpec(spec, env));
+  SlurmServeCommand c;
+  c.slot = layout.me();
+  const SlurmTaskSlot& t = c.slot;
+  c.dir = StrCat(spec.run_dir, "/", TaskDirName(t.role, t.index));
+  c.stdout_file = StrCat(c.dir, "/", kStdoutFile);
+  c.stderr_file = StrCat(c.dir, "/", kStderrFile);
+  c.argv = commands[static_cast<size_t>(t.index)];
+  if (c.argv.empty()) {
+    return InvalidArgumentError(StrCat("the plan of run ", spec.run_id,
+                                       " gives ", t.name(), " no command"));
+  }
+  if (t.gpu) {
+    DTF_ASSIGN_OR_RETURN(std::string device, SlurmTaskGpu(spec, env, t));
+    c.env.emplace_back("CUDA_VISIBLE_DEVICES", std::move(device));
   }
   return c;
 }

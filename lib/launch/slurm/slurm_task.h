@@ -2,7 +2,9 @@
 // starts one `dtf task slurm ...` per task (SlurmTaskArgv), which reads
 // Slurm's environment and becomes that task's `dtf serve` (SlurmServe
 // Command): its role and index from SLURM_PROCID, every task's address from
-// the step's nodes, its GPU from its place on its node.
+// the step's nodes, its GPU from its place on its node. In a batch run
+// (dtf predict --profile) it becomes instead the command the plan gives
+// worker SLURM_PROCID (MakeSlurmBatchCommand).
 #pragma once
 
 #include <string>
@@ -29,7 +31,10 @@ struct SlurmRunSpec {
   std::vector<std::string> sets;  // "section.key=value", to every task
   bool resume = false;            // every task gets --restore
   bool tls = false;               // every task gets --tls-dir <run dir>/tls
-  std::string metrics_out;        // the chief's --metrics-out; "" for none
+  // A batch run: workers only (ps = 0), each running the command the plan
+  // in <run dir>/plan.json gives it, to its end.
+  bool batch = false;
+  std::string metrics_out;  // the chief's --metrics-out; "" for none
   // The profile's [env]: exported by the batch script before srun, which
   // passes the environment on to every task. Names are checked by the
   // profile (letters, digits, '_').
@@ -61,5 +66,15 @@ struct SlurmServeCommand {
 // LayoutSlurmTasks; fewer visible GPUs than gpus_per_node).
 StatusOr<SlurmServeCommand> MakeSlurmServeCommand(const SlurmRunSpec& spec,
                                                   const Environment& env);
+
+// A batch run's task whose Slurm environment is `env`: worker SLURM_PROCID
+// running `commands[SLURM_PROCID]` (the plan's command of each worker, in
+// index order), in its task directory; a worker given a GPU gets
+// CUDA_VISIBLE_DEVICES naming it, as above. InvalidArgument when the spec
+// is not a batch one (parameter servers), when `commands` does not hold
+// one command per worker, or as MakeSlurmServeCommand for the environment.
+StatusOr<SlurmServeCommand> MakeSlurmBatchCommand(
+    const SlurmRunSpec& spec, const Environment& env,
+    const std::vector<std::vector<std::string>>& commands);
 
 }  // namespace dtf::launch::slurm

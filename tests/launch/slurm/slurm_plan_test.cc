@@ -1,6 +1,7 @@
 // The plan of a backend = "slurm" profile: what dtf launch --dry-run shows
 // (text and --json, byte for byte), and what MakePlan refuses.
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -102,6 +103,62 @@ TEST(SlurmPlan, TlsByTaskNameUnlessTurnedOff) {
   EXPECT_THAT(PlaintextWarning(*plan, r->profile),
               HasSubstr("slurm.toml:1:7: tls = false: the run's secret and "
                         "every tensor cross the network in plaintext"));
+}
+
+// A batch plan (dtf predict --profile): workers only, each with its own
+// command in the plan (what `dtf task slurm --batch` reads from plan.json),
+// no TLS (the tasks talk to no one), and the script's srun runs every task
+// as `dtf task slurm ... --batch`.
+TEST(SlurmPlan, BatchPlanRunsEachTasksCommand) {
+  StatusOr<PlanRequest> r = SlurmRequest();
+  ASSERT_TRUE(r.ok()) << r.status();
+  r->run_id = "r2";
+  r->job = "/shared/model";
+  r->batch_command = [](const TaskPlan& task, const std::string& binary,
+                        const std::string& job) {
+    return std::vector<std::string>{binary,         "predict",
+                                    "--model",      job,
+                                    "--shard",      std::to_string(task.index),
+                                    "--output",     task.dir + "/out",
+                                    "--ready-file", task.ready_file};
+  };
+  StatusOr<Plan> plan = MakePlan(*r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->batch);
+  EXPECT_EQ(plan->ps, 0);
+  ASSERT_EQ(plan->tasks.size(), 2u);
+  EXPECT_FALSE(plan->tls);
+  EXPECT_EQ(PlaintextWarning(*plan, r->profile), "");
+  EXPECT_THAT(plan->batch_script, HasSubstr("#SBATCH --ntasks=2\n"));
+  EXPECT_THAT(plan->batch_script,
+              HasSubstr("  task \\\n  slurm \\\n  --job \\\n  "
+                        "/shared/model \\\n"));
+  EXPECT_THAT(plan->batch_script,
+              HasSubstr("  --ps \\\n  0 \\\n  --workers \\\n  2 \\\n"));
+  EXPECT_THAT(plan->batch_script, HasSubstr("  --batch\n"));
+  EXPECT_THAT(plan->batch_script, Not(HasSubstr("--tls")));
+  EXPECT_EQ(plan->tasks[1].argv,
+            (std::vector<std::string>{
+                "/opt/dtf/bin/dtf", "predict", "--model", "/shared/model",
+                "--shard", "1", "--output", "/shared/runs/r2/worker-1/out",
+                "--ready-file", "/shared/runs/r2/worker-1/ready"}));
+  // What the tasks read back from plan.json.
+  StatusOr<Plan> back = PlanFromJson(PlanToJson(*plan), "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->batch);
+  EXPECT_EQ(back->tasks[1].argv, plan->tasks[1].argv);
+  // The text shows the script and each task's command.
+  EXPECT_THAT(PlanToText(*plan), HasSubstr("/shared/runs/r2/worker-1/out"));
+  // A profile's tls = true does not make a batch run's certificates.
+  r = SlurmRequest("tls = true\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  r->batch_command = [](const TaskPlan&, const std::string& binary,
+                        const std::string&) {
+    return std::vector<std::string>{binary, "predict"};
+  };
+  plan = MakePlan(*r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(plan->tls);
 }
 
 TEST(SlurmPlan, RefusesRestarts) {

@@ -1,6 +1,7 @@
 #include "lib/launch/slurm/slurm_task.h"
 
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -126,6 +127,46 @@ TEST(SlurmTask, TaskArgvCarriesTheSpec) {
                           "/shared/runs/r1", "--run-id", "r1", "--ps", "1",
                           "--workers", "3", "--threads", "0", "--base-port",
                           "31000", "--gpus-per-node", "0", "--set", "a.b=c"));
+}
+
+// A batch run's task runs the command the plan gives worker SLURM_PROCID,
+// in its task directory; `dtf task slurm` gets --batch.
+TEST(SlurmTask, BatchTaskRunsItsCommand) {
+  SlurmRunSpec spec = Spec();
+  spec.ps = 0;
+  spec.workers = 4;
+  spec.batch = true;
+  EXPECT_THAT(SlurmTaskArgv(spec), ::testing::Contains(std::string("--batch")));
+  const std::vector<std::vector<std::string>> commands = {
+      {"/bin/p", "0"}, {"/bin/p", "1"}, {"/bin/p", "2"}, {"/bin/p", "3"}};
+  StatusOr<SlurmServeCommand> c =
+      MakeSlurmBatchCommand(spec, TaskEnv(2), commands);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->slot.name(), "worker:2");
+  EXPECT_EQ(c->slot.host, "n2");
+  EXPECT_EQ(c->dir, "/shared/runs/r1/worker-2");
+  EXPECT_EQ(c->stderr_file, "/shared/runs/r1/worker-2/stderr");
+  EXPECT_THAT(c->argv, ElementsAre("/bin/p", "2"));
+  EXPECT_TRUE(c->env.empty());
+
+  // A GPU per node: the worker's GPU, as for dtf serve, without --set.
+  spec.gpus_per_node = 2;
+  c = MakeSlurmBatchCommand(spec, TaskEnv(3), commands);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->argv, ElementsAre("/bin/p", "3"));
+  EXPECT_THAT(c->env, ElementsAre(Pair("CUDA_VISIBLE_DEVICES", "1")));
+
+  // A plan that does not fit the step.
+  StatusOr<SlurmServeCommand> bad =
+      MakeSlurmBatchCommand(spec, TaskEnv(0), {{"/bin/p"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(Message(bad.status())),
+              HasSubstr("has 1 task commands for 4 workers"));
+  spec.ps = 1;
+  spec.workers = 3;
+  bad = MakeSlurmBatchCommand(spec, TaskEnv(0), commands);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(Message(bad.status())), HasSubstr("workers only"));
 }
 
 }  // namespace

@@ -36,3 +36,12 @@ add_test(NAME e2e_slurm_launch
                  ${PROJECT_BINARY_DIR}/slurm-launch-work)
 set_tests_properties(e2e_slurm_launch PROPERTIES TIMEOUT 1200 LABELS e2e
                      SKIP_RETURN_CODE 77)
+# dtf predict --profile slurm on that Slurm: the Titanic records scored by 2
+# workers of one job, byte for byte as one process; a failing shard; Ctrl-C
+# while the job is held in the queue.
+add_test(NAME e2e_predict_slurm
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/launch/slurm/predict_slurm_test.sh
+                 $<TARGET_FILE:dtf> ${PROJECT_SOURCE_DIR} ${DTF_SHARED_DIR}
+                 ${PROJECT_BINARY_DIR}/predict-slurm-work)
+set_tests_properties(e2e_predict_slurm PROPERTIES TIMEOUT 900 LABELS e2e
+                     SKIP_RETURN_CODE 77)
