@@ -96,22 +96,11 @@ Status CheckKeys(const Reader& reader, const toml::table& table,
   const bool ssh = backend == BackendKind::kSsh;
   const std::initializer_list<std::string_view>& keys = ssh ? kSsh : kLocal;
   const std::initializer_list<std::string_view>& others = ssh ? kLocal : kSsh;
-  for (const auto& [key, node] : toml_util::InFileOrder(table)) {
-    const std::string_view name = key->str();
-    if (std::find(keys.begin(), keys.end(), name) != keys.end()) continue;
-    if (std::find(others.begin(), others.end(), name) != others.end()) {
-      return reader.Error(
-          key->source(), toml_util::KeyPart(name),
-          StrCat("only for backend = \"", ssh ? "local" : "ssh", "\""));
-    }
-    const std::string_view best = toml_util::Closest(name, keys);
-    return reader.Error(key->source(), toml_util::KeyPart(name),
-                        best.empty()
-                            ? StrCat("unknown key (expected one of ",
-                                     toml_util::Join(keys), ")")
-                            : StrCat("unknown key (did you mean ", best, "?)"));
-  }
-  return OkStatus();
+  return reader.CheckKnownKeys(table, "", keys, [&](std::string_view name) {
+    return std::find(others.begin(), others.end(), name) != others.end()
+               ? StrCat("only for backend = \"", ssh ? "local" : "ssh", "\"")
+               : std::string();
+  });
 }
 
 // A local path from a profile: "~/" is `home_dir`, a relative path is
