@@ -77,6 +77,9 @@ while [[ $# -gt 0 ]]; do
 done
 
 log() { echo "bench: $*" >&2; }
+# find_dtf, write_job, make_records; measured (and idle.sh's wait_idle).
+source "$here/../census_job.sh"
+source "$here/../measure.sh"
 
 for n in epochs batch repeats; do
   declare -n v="$n"
@@ -110,16 +113,6 @@ build="$(realpath "$build")"
 [[ -n "$work" ]] || work="$build/bench-cluster-train"
 mkdir -p "$work"
 work="$(realpath "$work")"
-
-find_dtf() {
-  local candidate
-  for candidate in "$build/cmd/dtf" "$repo/build/cmd/dtf"; do
-    if [[ -x "$candidate" ]]; then
-      echo "$candidate"
-      return
-    fi
-  done
-}
 
 [[ -n "$dtf" ]] || dtf="$(find_dtf)"
 if [[ -z "$dtf" ]]; then
@@ -168,77 +161,7 @@ fi
 
 # --------------------------------------------------------------- the input
 
-# WORK/dtf.toml: the census job with its CSV paths made absolute, so that
-# its records (WORK/records), output (WORK/out) and runs (WORK/.dtf/runs)
-# land in WORK.
-write_job() {
-  python3 - "$job_src" "$work/dtf.toml" <<'PY'
-import os, re, sys
-src, dst = sys.argv[1], sys.argv[2]
-base = os.path.dirname(os.path.abspath(src))
-out = []
-for line in open(src):
-    if re.match(r"\s*csv\s*=", line):
-        line = re.sub(r'"([^"]+)"', lambda m: '"%s"' % (
-            m.group(1) if os.path.isabs(m.group(1))
-            else os.path.normpath(os.path.join(base, m.group(1)))), line)
-    out.append(line)
-text = "".join(out)
-if not os.path.exists(dst) or open(dst).read() != text:
-    with open(dst, "w") as f:
-        f.write(text)
-PY
-}
-
-# WORK/records from `dtf gen-records --job`; kept while the job is the same.
-make_records() {
-  local stamp="$work/records/.stamp" want
-  want="$(sha256sum "$work/dtf.toml" | cut -d' ' -f1)"
-  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-    log "re-using $work/records"
-    return
-  fi
-  log "dtf gen-records --job $work/dtf.toml"
-  rm -rf "$work/records"
-  "$dtf" gen-records --job "$work/dtf.toml" >&2
-  echo "$want" > "$stamp"
-}
-
 # ------------------------------------------------------------- the timings
-
-now_ns() { date +%s%N; }
-
-# cpu_busy, busy_cores, wait_idle.
-source "$here/../idle.sh"
-
-# CPU seconds used so far by this shell's finished children (bash `times`,
-# second line), from WORK/.times, which the caller fills in this shell.
-children_cpu() {
-  awk 'NR == 2 {
-    s = 0
-    for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] }
-    printf "%.3f\n", s }' "$work/.times"
-}
-
-# measured NAME CMD...: runs CMD; WORK/NAME.cpu gets its wall seconds, the
-# CPU seconds it (and its children: every task) used, and the CPU seconds
-# the rest of the machine used meanwhile (noise on a shared machine).
-# CMD's status is kept in WORK/NAME.rc; a failure does not stop the script.
-measured() {
-  local name="$1"; shift
-  local t0 b0 c0 t1 b1 c1 rc=0
-  (( wait_idle_s <= 0 )) || wait_idle "$wait_idle_s" > /dev/null
-  times > "$work/.times"; c0=$(children_cpu); b0=$(cpu_busy); t0=$(now_ns)
-  "$@" || rc=$?
-  t1=$(now_ns); b1=$(cpu_busy); times > "$work/.times"; c1=$(children_cpu)
-  echo "$rc" > "$work/$name.rc"
-  awk -v t0="$t0" -v t1="$t1" -v b0="$b0" -v b1="$b1" -v c0="$c0" -v c1="$c1" \
-    -v hz="$(getconf CLK_TCK)" 'BEGIN {
-      own = c1 - c0; busy = (b1 - b0) / hz; other = busy - own
-      if (other < 0) other = 0
-      printf "{\"wall\": %.6f, \"cpu\": %.3f, \"other_cpu\": %.3f}\n",
-        (t1 - t0) / 1e9, own, other }' > "$work/$name.cpu"
-}
 
 # One process: dtf's own examples_per_sec (its step loop: input included,
 # evaluation excluded; --no-eval anyway).

@@ -63,6 +63,8 @@ while [[ $# -gt 0 ]]; do
 done
 
 log() { echo "bench: $*" >&2; }
+# measured (and idle.sh's wait_idle).
+source "$here/../measure.sh"
 
 [[ -n "$threads" ]] || threads=$(nproc)
 for n in copies batch threads workers train_steps repeats; do
@@ -164,37 +166,6 @@ cat "${inputs[@]}" > /dev/null  # the page cache, for every run
 
 # ------------------------------------------------------------- the timings
 
-now_ns() { date +%s%N; }
-
-# cpu_busy, busy_cores, wait_idle.
-source "$here/../idle.sh"
-
-children_cpu() {
-  awk 'NR == 2 {
-    s = 0
-    for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] }
-    printf "%.3f\n", s }' "$work/.times"
-}
-
-# measured NAME CMD...: runs CMD; WORK/NAME.cpu gets its wall seconds, the
-# CPU seconds it and its children used, and the CPU seconds the rest of the
-# machine used meanwhile. Its status goes to WORK/NAME.rc.
-measured() {
-  local name="$1"; shift
-  local t0 b0 c0 t1 b1 c1 rc=0
-  (( wait_idle_s <= 0 )) || wait_idle "$wait_idle_s" > /dev/null
-  times > "$work/.times"; c0=$(children_cpu); b0=$(cpu_busy); t0=$(now_ns)
-  "$@" || rc=$?
-  t1=$(now_ns); b1=$(cpu_busy); times > "$work/.times"; c1=$(children_cpu)
-  echo "$rc" > "$work/$name.rc"
-  awk -v t0="$t0" -v t1="$t1" -v b0="$b0" -v b1="$b1" -v c0="$c0" -v c1="$c1" \
-    -v hz="$(getconf CLK_TCK)" 'BEGIN {
-      own = c1 - c0; busy = (b1 - b0) / hz; other = busy - own
-      if (other < 0) other = 0
-      printf "{\"wall\": %.6f, \"cpu\": %.3f, \"other_cpu\": %.3f}\n",
-        (t1 - t0) / 1e9, own, other }' > "$work/$name.cpu"
-}
-
 dtf_one() {
   local name="$1"
   "$dtf" predict --model "$model" --input "$work/input/*" \
@@ -252,7 +223,6 @@ work = os.environ["work"]
 repeats = int(os.environ["repeats"])
 workers = int(os.environ["workers"])
 
-
 def load(path):
     try:
         with open(path) as f:
@@ -260,14 +230,12 @@ def load(path):
     except (OSError, ValueError):
         return None
 
-
 def rows(path):
     try:
         with open(path, "rb") as f:
             return sum(1 for _ in f)
     except OSError:
         return None
-
 
 runs = {"dtf-one": "dtf predict, 1 process",
         "dtf-profile": f"dtf predict --workers {workers}",

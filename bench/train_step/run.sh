@@ -68,6 +68,9 @@ while [[ $# -gt 0 ]]; do
 done
 
 log() { echo "bench: $*" >&2; }
+# find_dtf, write_job, make_records; measured (and idle.sh's wait_idle).
+source "$here/../census_job.sh"
+source "$here/../measure.sh"
 
 IFS=, read -r -a batches <<< "$batch_sizes"
 IFS=, read -r -a dtf_steps_list <<< "$dtf_steps"
@@ -98,16 +101,6 @@ build="$(realpath "$build")"
 [[ -n "$work" ]] || work="$build/bench-train-step"
 mkdir -p "$work"
 work="$(realpath "$work")"
-
-find_dtf() {
-  local candidate
-  for candidate in "$build/cmd/dtf" "$repo/build/cmd/dtf"; do
-    if [[ -x "$candidate" ]]; then
-      echo "$candidate"
-      return
-    fi
-  done
-}
 
 [[ -n "$dtf" ]] || dtf="$(find_dtf)"
 if [[ -n "$dtf" ]]; then
@@ -176,103 +169,7 @@ report_python="${python:-/usr/bin/python3}"
 
 # --------------------------------------------------------------- the input
 
-# WORK/dtf.toml: the census job with its CSV paths made absolute, so that
-# its records (WORK/records) and output directory (WORK/out) land in WORK.
-write_job() {
-  python3 - "$job_src" "$work/dtf.toml" <<'PY'
-import os, re, sys
-src, dst = sys.argv[1], sys.argv[2]
-base = os.path.dirname(os.path.abspath(src))
-out = []
-for line in open(src):
-    if re.match(r"\s*csv\s*=", line):
-        line = re.sub(r'"([^"]+)"', lambda m: '"%s"' % (
-            m.group(1) if os.path.isabs(m.group(1))
-            else os.path.normpath(os.path.join(base, m.group(1)))), line)
-    out.append(line)
-text = "".join(out)
-if not os.path.exists(dst) or open(dst).read() != text:
-    with open(dst, "w") as f:
-        f.write(text)
-PY
-}
-
-# WORK/records from `dtf gen-records --job`; kept while the job is the same.
-make_records() {
-  local stamp="$work/records/.stamp" want
-  want="$(sha256sum "$work/dtf.toml" | cut -d' ' -f1)"
-  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-    log "re-using $work/records"
-    return
-  fi
-  if [[ -z "$dtf" ]]; then
-    echo "no dtf binary to write $work/records; pass --dtf PATH" >&2
-    exit 2
-  fi
-  log "dtf gen-records --job $work/dtf.toml"
-  rm -rf "$work/records"
-  "$dtf" gen-records --job "$work/dtf.toml" >&2
-  echo "$want" > "$stamp"
-}
-
 # ------------------------------------------------------------- the timings
-
-now_ns() { date +%s%N; }
-
-# Busy CPU time of the whole machine (all cores), in clock ticks.
-cpu_busy() { awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
-
-# CPU seconds used so far by this shell's finished children: bash `times`
-# (second line: user and system, as XmY.YYYs), which must run in this shell,
-# not in a command substitution; the caller runs `times > WORK/.times`.
-children_cpu() {
-  awk 'NR == 2 {
-    s = 0
-    for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] }
-    printf "%.3f\n", s }' "$work/.times"
-}
-
-# Cores busy over the next 2 seconds (this shell is asleep meanwhile).
-busy_cores() {
-  local b0 b1
-  b0=$(cpu_busy); sleep 2; b1=$(cpu_busy)
-  awk -v d=$((b1 - b0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f\n", d / hz / 2 }'
-}
-
-# With --wait-idle S: waits, at most S seconds, for an idle machine.
-wait_idle() {
-  (( wait_idle_s > 0 )) || return 0
-  local deadline=$(( $(date +%s) + wait_idle_s )) busy logged=""
-  while :; do
-    busy=$(busy_cores)
-    awk -v b="$busy" 'BEGIN { exit !(b < 0.15) }' && return 0
-    if (( $(date +%s) >= deadline )); then
-      log "still $busy cores busy after ${wait_idle_s} s; measuring anyway"
-      return 0
-    fi
-    [[ -n "$logged" ]] || log "waiting for an idle machine ($busy cores busy)"
-    logged=1
-    sleep 3
-  done
-}
-
-# measured NAME CMD...: runs CMD; WORK/NAME.cpu gets its wall seconds, the
-# CPU seconds it used, and the CPU seconds the rest of the machine used
-# meanwhile (another build or test on a shared machine: noise).
-measured() {
-  local name="$1"; shift
-  local t0 b0 c0 t1 b1 c1
-  wait_idle
-  times > "$work/.times"; c0=$(children_cpu); b0=$(cpu_busy); t0=$(now_ns)
-  "$@"
-  t1=$(now_ns); b1=$(cpu_busy); times > "$work/.times"; c1=$(children_cpu)
-  awk -v t0="$t0" -v t1="$t1" -v b0="$b0" -v b1="$b1" -v c0="$c0" -v c1="$c1" \
-    -v hz="$(getconf CLK_TCK)" 'BEGIN {
-      own = c1 - c0; busy = (b1 - b0) / hz; other = busy - own
-      if (other < 0) other = 0
-      printf "{\"wall\": %.6f, \"cpu\": %.3f, \"other_cpu\": %.3f}\n",
-        (t1 - t0) / 1e9, own, other }' > "$work/$name.cpu"
-}
 
 # dtf train from scratch (it resumes from a checkpoint in WORK/out).
 dtf_train() {
