@@ -43,19 +43,14 @@ done
 
 log() { echo "bench: $*" >&2; }
 
-find_dtf() {
-  local candidate
-  for candidate in "$build/cmd/dtf" "$repo/build/cmd/dtf"; do
-    if [[ -x "$candidate" ]]; then
-      echo "$candidate"
-      return
-    fi
-  done
-  echo "no dtf binary under $build/cmd; pass --dtf PATH" >&2
-  exit 2
-}
+# find_dtf.
+source "$here/../census_job.sh"
 
 [[ -n "$dtf" ]] || dtf="$(find_dtf)"
+if [[ -z "$dtf" ]]; then
+  echo "no dtf binary under $build/cmd; pass --dtf PATH" >&2
+  exit 2
+fi
 dtf="$(realpath "$dtf")"
 [[ -n "$work" ]] || work="$build/bench-gen-records"
 mkdir -p "$work"

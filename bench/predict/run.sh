@@ -63,7 +63,8 @@ while [[ $# -gt 0 ]]; do
 done
 
 log() { echo "bench: $*" >&2; }
-# measured (and idle.sh's wait_idle).
+# write_job; measured (and idle.sh's wait_idle).
+source "$here/../census_job.sh"
 source "$here/../measure.sh"
 
 [[ -n "$threads" ]] || threads=$(nproc)
@@ -116,23 +117,7 @@ fi
 
 # ------------------------------------------------- the job, model and input
 
-# WORK/dtf.toml: the census job with its CSV paths made absolute.
-python3 - "$job_src" "$work/dtf.toml" <<'PY'
-import os, re, sys
-src, dst = sys.argv[1], sys.argv[2]
-base = os.path.dirname(os.path.abspath(src))
-out = []
-for line in open(src):
-    if re.match(r"\s*csv\s*=", line):
-        line = re.sub(r'"([^"]+)"', lambda m: '"%s"' % (
-            m.group(1) if os.path.isabs(m.group(1))
-            else os.path.normpath(os.path.join(base, m.group(1)))), line)
-    out.append(line)
-text = "".join(out)
-if not os.path.exists(dst) or open(dst).read() != text:
-    with open(dst, "w") as f:
-        f.write(text)
-PY
+write_job
 
 # Records and model, kept while the job, the step count and the binary are
 # the same.
