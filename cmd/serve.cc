@@ -244,7 +244,9 @@ void SetupServe(CLI::App* app, Context* ctx) {
   sub->add_option("--ready-file", f->ready_file,
                   "Written with host:port once the task listens");
   sub->add_option("--threads", f->threads,
-                  "Compute threads (default: the job's train.threads)")
+                  "Compute threads (default: the job's train.threads; "
+                  "0 there too: this host's CPUs shared among the run's "
+                  "tasks on it)")
       ->check(IntAtLeast<int>(0));
   sub->add_option("--set", f->set,
                   "Override a job-file key: section.key=value (repeatable)");
