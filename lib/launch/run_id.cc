@@ -130,4 +130,11 @@ Status ReopenRunDir(const std::string& runs_dir, const std::string& id) {
   return OkStatus();
 }
 
+StatusOr<std::string> ClaimRunDir(const std::string& runs_dir,
+                                  const std::string& wanted, bool resume) {
+  if (!resume) return CreateRunDir(runs_dir, wanted);
+  DTF_RETURN_IF_ERROR(ReopenRunDir(runs_dir, wanted));
+  return wanted;
+}
+
 }  // namespace dtf::launch

@@ -36,4 +36,9 @@ StatusOr<std::string> CreateRunDir(const std::string& runs_dir,
 // stay (a resumed task appends to them).
 Status ReopenRunDir(const std::string& runs_dir, const std::string& id);
 
+// The run directory a backend places a run in: ReopenRunDir for `wanted`
+// when `resume`, else CreateRunDir; returns the run id.
+StatusOr<std::string> ClaimRunDir(const std::string& runs_dir,
+                                  const std::string& wanted, bool resume);
+
 }  // namespace dtf::launch

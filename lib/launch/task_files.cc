@@ -23,4 +23,15 @@ void PollTaskTails(const std::vector<std::unique_ptr<LineTail>>& tails,
   }
 }
 
+std::vector<std::unique_ptr<LineTail>> OpenTaskTails(const Plan& plan) {
+  std::vector<std::unique_ptr<LineTail>> tails;
+  for (const TaskPlan& t : plan.tasks) {
+    for (const std::string* file : {&t.stdout_file, &t.stderr_file}) {
+      tails.push_back(std::make_unique<LineTail>(*file));
+      if (plan.resume) tails.back()->SkipToEnd();
+    }
+  }
+  return tails;
+}
+
 }  // namespace dtf::launch

@@ -231,9 +231,9 @@ TEST_F(LaunchK8sTest, AnAllreduceRunHasNoParameterServers) {
       ParseSecret(dtf::testing::ReadFile(temp_.Join("render/secret.yaml")));
   std::vector<std::string> keys;
   for (const auto& [k, v] : s.data) keys.push_back(k);
-  EXPECT_THAT(keys, ElementsAre("ca.pem", "secret", "worker-0.key",
-                                "worker-0.pem", "worker-1.key",
-                                "worker-1.pem"));
+  EXPECT_THAT(keys,
+              ElementsAre("ca.pem", "secret", "worker-0.key", "worker-0.pem",
+                          "worker-1.key", "worker-1.pem"));
   const std::string job = dtf::testing::ReadFile(temp_.Join("render/job.yaml"));
   EXPECT_THAT(job, HasSubstr("  completions: 2\n"));
   EXPECT_THAT(job, HasSubstr("        - \"--ps\"\n        - \"\"\n"));

@@ -45,12 +45,8 @@ StatusOr<Plan> LocalBackend::Place(PlanRequest request) {
     ports_.push_back(std::move(*port));
   }
   const std::string runs_dir = fs::path(draft.run_dir).parent_path().string();
-  if (request.resume) {
-    DTF_RETURN_IF_ERROR(ReopenRunDir(runs_dir, wanted_id));
-    request.run_id = wanted_id;
-  } else {
-    DTF_ASSIGN_OR_RETURN(request.run_id, CreateRunDir(runs_dir, wanted_id));
-  }
+  DTF_ASSIGN_OR_RETURN(request.run_id,
+                       ClaimRunDir(runs_dir, wanted_id, request.resume));
   return MakePlan(request);
 }
 
@@ -59,16 +55,10 @@ void LocalBackend::Attach(const Plan* plan, BackendEvents* events) {
   events_ = events;
   const Plan& p = *plan;
   tasks_.resize(p.tasks.size());
-  for (size_t i = 0; i < p.tasks.size(); ++i) {
-    if (i < ports_.size()) tasks_[i].port = std::move(ports_[i]);
-    tails_.push_back(std::make_unique<LineTail>(p.tasks[i].stdout_file));
-    tails_.push_back(std::make_unique<LineTail>(p.tasks[i].stderr_file));
-    if (p.resume) {
-      // The logs of the run's earlier attempt are not shown again.
-      tails_[tails_.size() - 2]->SkipToEnd();
-      tails_.back()->SkipToEnd();
-    }
+  for (size_t i = 0; i < p.tasks.size() && i < ports_.size(); ++i) {
+    tasks_[i].port = std::move(ports_[i]);
   }
+  tails_ = OpenTaskTails(p);
   ports_.clear();
 }
 

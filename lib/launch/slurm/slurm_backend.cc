@@ -57,12 +57,8 @@ StatusOr<Plan> SlurmBackend::Place(PlanRequest request) {
   request.ports.clear();
   DTF_ASSIGN_OR_RETURN(Plan draft, MakePlan(request));
   const std::string runs_dir = fs::path(draft.run_dir).parent_path().string();
-  if (request.resume) {
-    DTF_RETURN_IF_ERROR(ReopenRunDir(runs_dir, wanted_id));
-    request.run_id = wanted_id;
-  } else {
-    DTF_ASSIGN_OR_RETURN(request.run_id, CreateRunDir(runs_dir, wanted_id));
-  }
+  DTF_ASSIGN_OR_RETURN(request.run_id,
+                       ClaimRunDir(runs_dir, wanted_id, request.resume));
   return MakePlan(request);
 }
 
@@ -70,14 +66,7 @@ void SlurmBackend::Attach(const Plan* plan, BackendEvents* events) {
   plan_ = plan;
   events_ = events;
   tasks_.resize(plan->tasks.size());
-  for (const TaskPlan& t : plan->tasks) {
-    tails_.push_back(std::make_unique<LineTail>(t.stdout_file));
-    tails_.push_back(std::make_unique<LineTail>(t.stderr_file));
-    if (plan->resume) {
-      tails_[tails_.size() - 2]->SkipToEnd();
-      tails_.back()->SkipToEnd();
-    }
-  }
+  tails_ = OpenTaskTails(*plan);
 }
 
 Status SlurmBackend::Prepare(const RunTls*) {

@@ -146,12 +146,8 @@ StatusOr<Plan> SshBackend::Place(PlanRequest request) {
   request.job_id = packed.job.id;
   request.job_entry = packed.job_entry;
   const std::string runs_dir = fs::path(draft.run_dir).parent_path().string();
-  if (request.resume) {
-    DTF_RETURN_IF_ERROR(ReopenRunDir(runs_dir, wanted_id));
-    request.run_id = wanted_id;
-  } else {
-    DTF_ASSIGN_OR_RETURN(request.run_id, CreateRunDir(runs_dir, wanted_id));
-  }
+  DTF_ASSIGN_OR_RETURN(request.run_id,
+                       ClaimRunDir(runs_dir, wanted_id, request.resume));
   env_ = packed.env;
   job_ = packed.job;
   hosts_ = std::move(checked.hosts);
