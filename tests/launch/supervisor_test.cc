@@ -214,6 +214,16 @@ class SupervisorTest : public ::testing::Test {
     }
     return "(no task " + task + ")";
   }
+  // The backend's calls from the n-th on.
+  std::vector<std::string> CallsFrom(size_t n) const {
+    return std::vector<std::string>(fake_->calls.begin() + long(n),
+                                    fake_->calls.end());
+  }
+  // What `dtf stop` leaves in the run directory.
+  void WriteStopFile(const LaunchRun& run) {
+    ASSERT_TRUE(
+        WriteFileAtomically(run.plan().run_dir + "/" + kStopFile, "{}").ok());
+  }
   bool Noted(std::string_view text) const {
     for (const std::string& n : notes_) {
       if (n.find(text) != std::string::npos) return true;
@@ -277,10 +287,8 @@ TEST_F(SupervisorTest, TheChiefFailingFailsTheRunWithItsCodeAndStopsTheRest) {
   EXPECT_TRUE(
       Noted("the chief exited 0 s ago; stopping the tasks still "
             "running"));
-  EXPECT_THAT(
-      std::vector<std::string>(fake_->calls.begin() + 5, fake_->calls.end()),
-      ElementsAre("stop worker:1", "stop ps:0", "stopped (final)",
-                  "fetch metrics"));
+  EXPECT_THAT(CallsFrom(5), ElementsAre("stop worker:1", "stop ps:0",
+                                        "stopped (final)", "fetch metrics"));
   EXPECT_EQ(State(*run, "worker:1"), "stopped");
 }
 
@@ -328,10 +336,8 @@ TEST_F(SupervisorTest, PastMaxRestartsAParameterServerFailsTheRun) {
             "other tasks; the last lines of ps:0's stderr:\n  boom");
   EXPECT_EQ(o.exit_code, std::nullopt);
   EXPECT_EQ(o.state, "failed");
-  EXPECT_THAT(
-      std::vector<std::string>(fake_->calls.begin() + 6, fake_->calls.end()),
-      ElementsAre("stop worker:0", "stop worker:1", "stopped (final)",
-                  "fetch metrics"));
+  EXPECT_THAT(CallsFrom(6), ElementsAre("stop worker:0", "stop worker:1",
+                                        "stopped (final)", "fetch metrics"));
   EXPECT_TRUE(Noted("stopping every task"));
   // The ends the launcher caused are recorded as stopped, the failure as
   // failed.
@@ -347,11 +353,10 @@ TEST_F(SupervisorTest, AnAllreduceWorkerFailingRestartsEveryWorker) {
   EXPECT_FALSE(run->Poll());
   fake_->Exit("worker:1", 1);
   EXPECT_FALSE(run->Poll());
-  EXPECT_THAT(
-      std::vector<std::string>(fake_->calls.begin() + 5, fake_->calls.end()),
-      ElementsAre("stop worker:0", "stop worker:2", "stopped",
-                  "start again worker:0 (all)", "start again worker:1 (all)",
-                  "start again worker:2 (all)"));
+  EXPECT_THAT(CallsFrom(5), ElementsAre("stop worker:0", "stop worker:2",
+                                        "stopped", "start again worker:0 (all)",
+                                        "start again worker:1 (all)",
+                                        "start again worker:2 (all)"));
   EXPECT_THAT(
       fake_->argv["worker:0"],
       ElementsAre("/bin/dtf", "serve", "--role", "worker", "--restore"));
@@ -389,10 +394,9 @@ TEST_F(SupervisorTest, ATaskThatNeverBecomesReadyEndsTheRun) {
             "stopped every task; the last lines of worker:1's stderr:\n  "
             "boom");
   EXPECT_EQ(o.state, "failed");
-  EXPECT_THAT(
-      std::vector<std::string>(fake_->calls.begin() + 5, fake_->calls.end()),
-      ElementsAre("stop worker:0", "stop worker:1", "stop ps:0",
-                  "stopped (final)", "fetch metrics"));
+  EXPECT_THAT(CallsFrom(5),
+              ElementsAre("stop worker:0", "stop worker:1", "stop ps:0",
+                          "stopped (final)", "fetch metrics"));
 }
 
 TEST_F(SupervisorTest, TheCancelFlagStopsEveryTask) {
@@ -408,10 +412,9 @@ TEST_F(SupervisorTest, TheCancelFlagStopsEveryTask) {
   EXPECT_EQ(o.status.code(), StatusCode::kCancelled);
   EXPECT_EQ(Message(o.status), "interrupted; stopped every task of run run1");
   EXPECT_EQ(o.state, "stopped");
-  EXPECT_THAT(
-      std::vector<std::string>(fake_->calls.begin() + 6, fake_->calls.end()),
-      ElementsAre("stop worker:0", "stop worker:1", "stop ps:0", "stop ps:1",
-                  "stopped (final)", "fetch metrics"));
+  EXPECT_THAT(CallsFrom(6),
+              ElementsAre("stop worker:0", "stop worker:1", "stop ps:0",
+                          "stop ps:1", "stopped (final)", "fetch metrics"));
   const RunRecord record = Record(*run);
   EXPECT_EQ(record.state, "stopped");
   for (const TaskRecord& t : record.tasks) EXPECT_EQ(t.state, "stopped");
@@ -433,10 +436,8 @@ TEST_F(SupervisorTest, PastTheDeadlineEveryTaskIsStopped) {
   EXPECT_EQ(Message(o.status),
             "the run's deadline (--deadline 0.5 s) passed; stopped every "
             "task (the chief writes its checkpoint as it stops)");
-  EXPECT_THAT(
-      std::vector<std::string>(fake_->calls.begin() + 4, fake_->calls.end()),
-      ElementsAre("stop worker:0", "stop ps:0", "stopped (final)",
-                  "fetch metrics"));
+  EXPECT_THAT(CallsFrom(4), ElementsAre("stop worker:0", "stop ps:0",
+                                        "stopped (final)", "fetch metrics"));
   EXPECT_EQ(State(*run, "worker:0"), "stopped");
 }
 
@@ -474,8 +475,7 @@ TEST_F(SupervisorTest, ATaskEndingAfterDtfStopEndsTheRunStopped) {
   ASSERT_NE(run, nullptr);
   AllReady(*run);
   EXPECT_FALSE(run->Poll());
-  ASSERT_TRUE(
-      WriteFileAtomically(run->plan().run_dir + "/" + kStopFile, "{}").ok());
+  WriteStopFile(*run);
   // Until a task ends, the run goes on: the stop is dtf stop's to do.
   EXPECT_FALSE(run->Poll());
   fake_->Exit("worker:1", 143);
@@ -484,10 +484,8 @@ TEST_F(SupervisorTest, ATaskEndingAfterDtfStopEndsTheRunStopped) {
   EXPECT_EQ(Message(run->outcome().status), "run run1 was stopped (dtf stop)");
   EXPECT_EQ(run->outcome().state, "stopped");
   EXPECT_EQ(State(*run, "worker:1"), "stopped");
-  EXPECT_THAT(
-      std::vector<std::string>(fake_->calls.begin() + 5, fake_->calls.end()),
-      ElementsAre("stop worker:0", "stop ps:0", "stopped (final)",
-                  "fetch metrics"));
+  EXPECT_THAT(CallsFrom(5), ElementsAre("stop worker:0", "stop ps:0",
+                                        "stopped (final)", "fetch metrics"));
 }
 
 // A backend whose tasks dtf stop cannot reach: the run stops them at its
@@ -498,15 +496,12 @@ TEST_F(SupervisorTest, ABackendThatStopsOnRequestStopsEveryTaskAtTheNextLook) {
   fake_->stops_on_request = true;
   AllReady(*run);
   EXPECT_FALSE(run->Poll());
-  ASSERT_TRUE(
-      WriteFileAtomically(run->plan().run_dir + "/" + kStopFile, "{}").ok());
+  WriteStopFile(*run);
   EXPECT_TRUE(run->Poll());
   EXPECT_EQ(Message(run->outcome().status), "run run1 was stopped (dtf stop)");
   EXPECT_EQ(Record(*run).state, "stopped");
-  EXPECT_THAT(
-      std::vector<std::string>(fake_->calls.begin() + 4, fake_->calls.end()),
-      ElementsAre("stop worker:0", "stop ps:0", "stopped (final)",
-                  "fetch metrics"));
+  EXPECT_THAT(CallsFrom(4), ElementsAre("stop worker:0", "stop ps:0",
+                                        "stopped (final)", "fetch metrics"));
 }
 
 TEST_F(SupervisorTest, ARunDroppedBeforeItsEndStopsItsTasks) {
