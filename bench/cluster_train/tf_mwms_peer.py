@@ -31,7 +31,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ["TF_USE_LEGACY_KERAS"] = "1"
@@ -40,7 +39,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "train_step"))
 sys.path.insert(0, here)
 
-from tf_ps_peer import EpochClock, free_ports  # noqa: E402
+from tf_ps_peer import CensusInputs, free_ports  # noqa: E402
 
 
 def worker(a):
@@ -48,8 +47,6 @@ def worker(a):
     import numpy as np
     import tensorflow as tf
     import tf_keras
-    import common
-    import keras_peer
 
     tf.config.threading.set_intra_op_parallelism_threads(a.threads)
     tf.config.threading.set_inter_op_parallelism_threads(a.threads)
@@ -59,30 +56,9 @@ def worker(a):
         implementation=tf.distribute.experimental.CommunicationImplementation.RING)
     strategy = tf.distribute.MultiWorkerMirroredStrategy(
         communication_options=options)
-    job = common.Job(a.job)
-    files = common.record_files(a.records or job.records)
-    if len(files) < a.workers:
-        raise SystemExit(f"{len(files)} shards for {a.workers} workers")
-    spec = keras_peer.parse_spec(job)
-    stats = keras_peer.numeric_stats(job, files, spec)
-    wide_cols, deep_cols = keras_peer.feature_columns(job, stats)
-
-    tf.keras.utils.set_random_seed(job.seed)
-    with strategy.scope():
-        model = keras_peer.build_model(job, wide_cols, deep_cols)
-
-    def dataset_fn(context):
-        mine = files[context.input_pipeline_id::context.num_input_pipelines]
-        return keras_peer.dataset(job, mine, spec, a.batch_size,
-                                  job.shuffle_buffer, job.seed)
-
-    total_epochs = a.warmup_epochs + a.epochs
-    clock = EpochClock(tf, a.warmup_epochs, total_epochs)
-    t0 = time.perf_counter()
-    model.fit(tf.keras.utils.experimental.DatasetCreator(dataset_fn),
-              epochs=total_epochs, steps_per_epoch=a.epoch_steps, verbose=0,
-              callbacks=[clock.callback])
-    t1 = time.perf_counter()
+    inputs = CensusInputs(a)
+    model = inputs.build(tf, strategy)
+    clock, fit_seconds = inputs.fit(tf, model, a)
     steps = a.epochs * a.epoch_steps
     seconds = clock.end - clock.start
     return {
@@ -91,7 +67,7 @@ def worker(a):
         "warmup_steps": a.warmup_epochs * a.epoch_steps,
         "epoch_steps": a.epoch_steps, "seconds": seconds,
         "examples_per_sec": steps * a.batch_size * a.workers / seconds,
-        "fit_seconds": t1 - t0, "loss": clock.loss, "threads": a.threads,
+        "fit_seconds": fit_seconds, "loss": clock.loss, "threads": a.threads,
         "versions": {"tensorflow": tf.__version__,
                      "tf_keras": tf_keras.__version__,
                      "numpy": np.__version__},

@@ -106,6 +106,50 @@ class EpochClock:
         self.start = self.end = self.loss = None
 
 
+class CensusInputs:
+    """The census job's records, parse spec and feature columns for --job
+    (and --records), the model built under a strategy, and its timed fit:
+    what both TensorFlow peers (this one and tf_mwms_peer.py) share."""
+
+    def __init__(self, a):
+        import common
+        import keras_peer
+        self.keras_peer = keras_peer
+        self.job = common.Job(a.job)
+        self.files = common.record_files(a.records or self.job.records)
+        if len(self.files) < a.workers:
+            raise SystemExit(f"{len(self.files)} shards for {a.workers} workers")
+        self.spec = keras_peer.parse_spec(self.job)
+        stats = keras_peer.numeric_stats(self.job, self.files, self.spec)
+        self.wide_cols, self.deep_cols = keras_peer.feature_columns(
+            self.job, stats)
+
+    def build(self, tf, strategy, **kwargs):
+        tf.keras.utils.set_random_seed(self.job.seed)
+        with strategy.scope():
+            return self.keras_peer.build_model(
+                self.job, self.wide_cols, self.deep_cols, **kwargs)
+
+    def fit(self, tf, model, a):
+        """model.fit over warmup + timed epochs, every input pipeline
+        reading every n-th shard; returns the EpochClock and fit's own
+        seconds."""
+        job, files, spec = self.job, self.files, self.spec
+
+        def dataset_fn(context):
+            mine = files[context.input_pipeline_id::context.num_input_pipelines]
+            return self.keras_peer.dataset(job, mine, spec, a.batch_size,
+                                           job.shuffle_buffer, job.seed)
+
+        total_epochs = a.warmup_epochs + a.epochs
+        clock = EpochClock(tf, a.warmup_epochs, total_epochs)
+        t0 = time.perf_counter()
+        model.fit(tf.keras.utils.experimental.DatasetCreator(dataset_fn),
+                  epochs=total_epochs, steps_per_epoch=a.epoch_steps,
+                  verbose=0, callbacks=[clock.callback])
+        return clock, time.perf_counter() - t0
+
+
 def coordinate(a):
     ports = free_ports(a.ps + a.workers)
     cluster = {
@@ -142,20 +186,12 @@ def train(a, cluster):
     import numpy as np
     import tensorflow as tf
     import tf_keras
-    import common
-    import keras_peer
 
     tf.config.threading.set_intra_op_parallelism_threads(a.threads)
     tf.config.threading.set_inter_op_parallelism_threads(a.threads)
-    job = common.Job(a.job)
-    files = common.record_files(a.records or job.records)
-    if len(files) < a.workers:
-        raise SystemExit(f"{len(files)} shards for {a.workers} workers")
-    spec = keras_peer.parse_spec(job)
     # The normalizer statistics, computed here before the strategy exists
     # (dtf's workers each compute the same values before their first step).
-    stats = keras_peer.numeric_stats(job, files, spec)
-    wide_cols, deep_cols = keras_peer.feature_columns(job, stats)
+    inputs = CensusInputs(a)
 
     resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
         tf.train.ClusterSpec(cluster), rpc_layer="grpc")
@@ -166,23 +202,9 @@ def train(a, cluster):
     strategy = tf.distribute.experimental.ParameterServerStrategy(
         resolver, variable_partitioner=partitioner)
 
-    tf.keras.utils.set_random_seed(job.seed)
-    with strategy.scope():
-        model = keras_peer.build_model(job, wide_cols, deep_cols,
-                                       steps_per_execution=a.steps_per_execution)
-
-    def dataset_fn(context):
-        mine = files[context.input_pipeline_id::context.num_input_pipelines]
-        return keras_peer.dataset(job, mine, spec, a.batch_size,
-                                  job.shuffle_buffer, job.seed)
-
-    total_epochs = a.warmup_epochs + a.epochs
-    clock = EpochClock(tf, a.warmup_epochs, total_epochs)
-    t0 = time.perf_counter()
-    model.fit(tf.keras.utils.experimental.DatasetCreator(dataset_fn),
-              epochs=total_epochs, steps_per_epoch=a.epoch_steps, verbose=0,
-              callbacks=[clock.callback])
-    t1 = time.perf_counter()
+    model = inputs.build(tf, strategy,
+                         steps_per_execution=a.steps_per_execution)
+    clock, fit_seconds = inputs.fit(tf, model, a)
     steps = a.epochs * a.epoch_steps
     seconds = clock.end - clock.start
     return {
@@ -191,7 +213,7 @@ def train(a, cluster):
         "warmup_steps": a.warmup_epochs * a.epoch_steps,
         "epoch_steps": a.epoch_steps, "seconds": seconds,
         "examples_per_sec": steps * a.batch_size / seconds,
-        "fit_seconds": t1 - t0, "loss": clock.loss, "threads": a.threads,
+        "fit_seconds": fit_seconds, "loss": clock.loss, "threads": a.threads,
         "steps_per_execution": a.steps_per_execution,
         "partition_min_shard_bytes": a.partition,
         "variable_devices": sorted({v.device for v in model.variables}),
