@@ -47,6 +47,17 @@ StatusOr<SlurmLayout> LayoutOfSpec(const SlurmRunSpec& spec,
                                  .gpus_per_node = spec.gpus_per_node});
 }
 
+// This task's slot and where its files go, the command left to the caller.
+SlurmServeCommand SlurmTaskFiles(const SlurmRunSpec& spec,
+                                 const SlurmLayout& layout) {
+  SlurmServeCommand c;
+  c.slot = layout.me();
+  c.dir = StrCat(spec.run_dir, "/", TaskDirName(c.slot.role, c.slot.index));
+  c.stdout_file = StrCat(c.dir, "/", kStdoutFile);
+  c.stderr_file = StrCat(c.dir, "/", kStderrFile);
+  return c;
+}
+
 }  // namespace
 
 std::vector<std::string> SlurmTaskArgv(const SlurmRunSpec& spec) {
@@ -86,12 +97,8 @@ std::vector<std::string> SlurmTaskArgv(const SlurmRunSpec& spec) {
 StatusOr<SlurmServeCommand> MakeSlurmServeCommand(const SlurmRunSpec& spec,
                                                   const Environment& env) {
   DTF_ASSIGN_OR_RETURN(const SlurmLayout layout, LayoutOfSpec(spec, env));
-  SlurmServeCommand c;
-  c.slot = layout.me();
+  SlurmServeCommand c = SlurmTaskFiles(spec, layout);
   const SlurmTaskSlot& t = c.slot;
-  c.dir = StrCat(spec.run_dir, "/", TaskDirName(t.role, t.index));
-  c.stdout_file = StrCat(c.dir, "/", kStdoutFile);
-  c.stderr_file = StrCat(c.dir, "/", kStderrFile);
   c.argv = {spec.binary,     "serve",
             "--job",         spec.job,
             "--role",        std::string(RoleName(t.role)),
@@ -141,12 +148,8 @@ StatusOr<SlurmServeCommand> MakeSlurmBatchCommand(
                                        spec.workers, " workers"));
   }
   DTF_ASSIGN_OR_RETURN(const SlurmLayout layout, LayoutOfSpec(spec, env));
-  SlurmServeCommand c;
-  c.slot = layout.me();
+  SlurmServeCommand c = SlurmTaskFiles(spec, layout);
   const SlurmTaskSlot& t = c.slot;
-  c.dir = StrCat(spec.run_dir, "/", TaskDirName(t.role, t.index));
-  c.stdout_file = StrCat(c.dir, "/", kStdoutFile);
-  c.stderr_file = StrCat(c.dir, "/", kStderrFile);
   c.argv = commands[static_cast<size_t>(t.index)];
   if (c.argv.empty()) {
     return InvalidArgumentError(StrCat("the plan of run ", spec.run_id,
