@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,20 +60,29 @@ std::vector<std::string> ShardPaths(const std::string& output, int w) {
 // ".<name>.tmp.XXXXXX"): they are the launcher's own files, none is left
 // behind, whatever the outcome.
 void RemoveShardFiles(const std::vector<std::string>& shards) {
-  std::error_code ec;
+  // The temporary files' prefixes (".<shard name>"), by directory: each
+  // directory is listed once.
+  std::map<fs::path, std::vector<std::string>> temps;
   for (const std::string& shard : shards) {
+    std::error_code ec;
     fs::remove(shard, ec);
     fs::remove(ShardIndexPath(shard), ec);
     const fs::path path(shard);
-    const std::string temp = StrCat(".", path.filename().string());
-    for (fs::directory_iterator it(path.parent_path(), ec), end;
-         !ec && it != end; it.increment(ec)) {
+    temps[path.parent_path()].push_back(StrCat(".", path.filename().string()));
+  }
+  for (const auto& [dir, prefixes] : temps) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
       const std::string name = it->path().filename().string();
-      if (name.starts_with(temp) &&
-          (name.find(".tmp.", temp.size()) == temp.size() ||
-           name.find(".rows.tmp.", temp.size()) == temp.size())) {
-        std::error_code gone;
-        fs::remove(it->path(), gone);
+      for (const std::string& temp : prefixes) {
+        if (name.starts_with(temp) &&
+            (name.find(".tmp.", temp.size()) == temp.size() ||
+             name.find(".rows.tmp.", temp.size()) == temp.size())) {
+          std::error_code gone;
+          fs::remove(it->path(), gone);
+          break;
+        }
       }
     }
   }
