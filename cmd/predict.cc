@@ -2,12 +2,15 @@
 #include "cmd/predict.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cmd/app.h"
@@ -318,6 +321,34 @@ Status RunPredict(const PredictFlags& f, Context* ctx) {
 
 // One shard of `--profile`'s split (predict_shards.h): its rows to
 // --output, and the index beside it.
+// --hold-for-fetch: says the shard is ready (the last line of the task's
+// output), then waits for `dtf task shard-release` to mark it fetched, at
+// most f.hold_for_fetch seconds: a pod's files go with it when it exits.
+Status HoldForFetch(const PredictFlags& f, const std::string& output,
+                    int64_t rows, Context* ctx) {
+  const std::string line = StrCat(kPredictReady, rows, "\n");
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+  const std::string fetched = ShardFetchedPath(output);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(f.hold_for_fetch);
+  while (!ShardWasFetched(output)) {
+    if (ctx->cancel != nullptr && ctx->cancel->load()) {
+      return CancelledError(StrCat("shard ", f.shard, " of ", f.of,
+                                   ": stopped before it was fetched"));
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return DeadlineExceededError(
+          StrCat("shard ", f.shard, " of ", f.of, ": not fetched within ",
+                 f.hold_for_fetch, " s (--hold-for-fetch); ", output,
+                 " is lost with this task (is the dtf predict that started it "
+                 "gone?)"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return OkStatus();
+}
+
 Status RunPredictShard(const PredictFlags& f, Context* ctx) {
   if (f.output == "-") {
     return InvalidArgumentError("--shard: needs --output FILE");
@@ -348,6 +379,7 @@ Status RunPredictShard(const PredictFlags& f, Context* ctx) {
   auto progress = [&](int64_t rows) { report(rows, false); };
   std::string out = scorer.Header();
   ShardIndex index;
+  index.inputs = static_cast<int64_t>(files.size());
   if (assignment.whole_files()) {
     for (int64_t position : assignment.files) {
       InputPipelineOptions options = scorer.options;
@@ -373,11 +405,36 @@ Status RunPredictShard(const PredictFlags& f, Context* ctx) {
       WriteFileAtomically(ShardIndexPath(output), ShardIndexToText(index)));
   ctx->console.Info(StrCat("shard ", f.shard, " of ", f.of, ": scored ",
                            index.rows, " records into ", f.output));
+  if (f.hold_for_fetch > 0) return HoldForFetch(f, output, index.rows, ctx);
   return OkStatus();
 }
 
-Status RunPredictCommand(const PredictFlags& f, Context* ctx) {
+Status RunPredictCommand(PredictFlags f, Context* ctx) {
   if (!f.profile.empty()) return RunPredictOnProfile(f, ctx);
+  if (!f.shard_from_env.empty()) {
+    const char* value = std::getenv(f.shard_from_env.c_str());
+    int shard = -1;
+    const std::string_view text = value == nullptr ? "" : value;
+    const auto [end, ec] =
+        std::from_chars(text.data(), text.data() + text.size(), shard);
+    if (value == nullptr || ec != std::errc() ||
+        end != text.data() + text.size() || shard < 0) {
+      return InvalidArgumentError(StrCat(
+          "--shard-from-env ", f.shard_from_env, ": ",
+          value == nullptr ? std::string("not set")
+                           : StrCat("\"", text, "\" is not a shard number")));
+    }
+    f.shard = shard;
+  }
+  if (f.of > 0 && f.shard < 0) {
+    return InvalidArgumentError(
+        "--of: needs --shard K or --shard-from-env NAME");
+  }
+  if (f.hold_for_fetch > 0 && f.of == 0) {
+    return InvalidArgumentError(
+        "--hold-for-fetch: needs --shard or "
+        "--shard-from-env, and --of");
+  }
   if (f.of > 0) {
     if (f.shard >= f.of) {
       return InvalidArgumentError(StrCat("--shard ", f.shard, " --of ", f.of,
@@ -437,12 +494,26 @@ void SetupPredict(CLI::App* app, Context* ctx) {
                  ->check(IntAtLeast<int>(1));
   auto* ready = sub->add_option("--ready-file", f->ready_file,
                                 "With --shard: written once scoring starts");
+  auto* from_env =
+      sub->add_option("--shard-from-env", f->shard_from_env,
+                      "Take --shard from this environment variable (a "
+                      "Kubernetes pod's JOB_COMPLETION_INDEX)");
+  auto* hold = sub->add_option("--hold-for-fetch", f->hold_for_fetch,
+                               "With --shard: once scored, wait at most this "
+                               "many seconds for `dtf task shard-release`")
+                   ->check(IntAtLeast<int>(1));
+  sub->add_option("--render", f->render_dir,
+                  "With a Kubernetes --profile: write the run's manifests "
+                  "into this directory and start nothing");
   shard->needs(of);
-  of->needs(shard);
+  from_env->needs(of);
+  from_env->excludes(shard);
+  hold->needs(of);
   ready->needs(shard);
   workers->needs("--profile");
   runs_dir->needs("--profile");
   shard->excludes("--profile");
+  from_env->excludes("--profile");
   sub->callback([f, ctx] { ctx->status = RunPredictCommand(*f, ctx); });
 }
 

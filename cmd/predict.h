@@ -27,9 +27,17 @@ struct PredictFlags {
   // --runs-dir: where the run's directory goes; "" is ./.dtf/runs.
   std::string runs_dir;
   // --shard K --of W: score shard K of W only (what each task of --profile
-  // runs); of = 0 scores everything.
-  int shard = 0;
+  // runs); of = 0 scores everything. -1: not given.
+  int shard = -1;
   int of = 0;
+  // --shard-from-env NAME: K from that environment variable (a pod's
+  // JOB_COMPLETION_INDEX).
+  std::string shard_from_env;
+  // --hold-for-fetch S: once the shard is written, wait at most S seconds
+  // for it to be fetched (`dtf task shard-release`); 0: do not wait.
+  int hold_for_fetch = 0;
+  // --render DIR: with a Kubernetes profile, write the manifests only.
+  std::string render_dir;
   // --ready-file: written once the task has started scoring.
   std::string ready_file;
 };
@@ -37,6 +45,13 @@ struct PredictFlags {
 // Loads f.model and checks --keep against its schema, as scoring does
 // first: what --profile checks before it starts any task.
 Status CheckPredictModel(const PredictFlags& f);
+
+// The arguments of a task scoring with f's format, batch size and --keep:
+// "predict --model MODEL --input ... --threads THREADS ...", without its
+// shard and output.
+std::vector<std::string> PredictTaskArgs(const PredictFlags& f,
+                                         const std::vector<std::string>& inputs,
+                                         const std::string& model, int threads);
 
 // Scores the input over the tasks of f.profile and merges their outputs
 // into f.output (predict_shards.h).

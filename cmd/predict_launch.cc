@@ -16,6 +16,8 @@
 #include "cmd/cli_output.h"
 #include "cmd/output_file.h"
 #include "cmd/predict.h"
+#include "cmd/predict_k8s.h"
+#include "cmd/predict_progress.h"
 #include "cmd/predict_remote.h"
 #include "cmd/predict_shards.h"
 #include "cmd/run_common.h"
@@ -96,62 +98,15 @@ std::vector<std::string> ShardArgv(const PredictFlags& f,
                                    const std::string& shard, int threads, int w,
                                    const launch::TaskPlan& task,
                                    const std::string& binary) {
-  std::vector<std::string> argv = {binary, "predict", "--model", model};
-  for (const std::string& input : inputs) {
-    argv.push_back("--input");
-    argv.push_back(input);
-  }
-  argv.insert(argv.end(), {"--format", f.format, "--batch-size",
-                           std::to_string(f.batch_size), "--threads",
-                           std::to_string(threads)});
-  if (!f.keep.empty()) {
-    argv.push_back("--keep");
-    argv.push_back(absl::StrJoin(f.keep, ","));
+  std::vector<std::string> argv = {binary};
+  for (std::string& a : PredictTaskArgs(f, inputs, model, threads)) {
+    argv.push_back(std::move(a));
   }
   argv.insert(argv.end(),
               {"--shard", std::to_string(task.index), "--of", std::to_string(w),
                "--output", shard, "--ready-file", task.ready_file});
   return argv;
 }
-
-// Rows scored per task, from their progress lines, shown at most once a
-// second.
-class ShardProgress {
- public:
-  ShardProgress(const Console& console, size_t tasks)
-      : console_(console), rows_(tasks, 0) {}
-
-  // Whether `line` was a progress line (then it is taken, not shown).
-  bool Take(size_t task, std::string_view line) {
-    if (!line.starts_with(kPredictProgress)) return false;
-    const std::string_view n = line.substr(kPredictProgress.size());
-    int64_t rows = 0;
-    const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), rows);
-    if (ec != std::errc() || task >= rows_.size()) return false;
-    rows_[task] = rows;
-    Show(false);
-    return true;
-  }
-
-  void Show(bool force) {
-    const auto now = std::chrono::steady_clock::now();
-    if (!force && now - last_ < std::chrono::seconds(1)) return;
-    last_ = now;
-    int64_t total = 0;
-    std::string each;
-    for (size_t k = 0; k < rows_.size(); ++k) {
-      total += rows_[k];
-      StrAppend(&each, k ? ", " : "", "shard ", k, ": ", rows_[k]);
-    }
-    console_.Info(
-        StrCat("dtf: predict: ", total, " records scored (", each, ")"));
-  }
-
- private:
-  const Console& console_;
-  std::vector<int64_t> rows_;
-  std::chrono::steady_clock::time_point last_;
-};
 
 StatusOr<std::string> MergeShards(const std::vector<std::string>& paths,
                                   int64_t num_files, bool csv) {
@@ -170,6 +125,25 @@ StatusOr<std::string> MergeShards(const std::vector<std::string>& paths,
 
 }  // namespace
 
+std::vector<std::string> PredictTaskArgs(const PredictFlags& f,
+                                         const std::vector<std::string>& inputs,
+                                         const std::string& model,
+                                         int threads) {
+  std::vector<std::string> args = {"predict", "--model", model};
+  for (const std::string& input : inputs) {
+    args.push_back("--input");
+    args.push_back(input);
+  }
+  args.insert(args.end(), {"--format", f.format, "--batch-size",
+                           std::to_string(f.batch_size), "--threads",
+                           std::to_string(threads)});
+  if (!f.keep.empty()) {
+    args.push_back("--keep");
+    args.push_back(absl::StrJoin(f.keep, ","));
+  }
+  return args;
+}
+
 Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
   const Console& console = ctx->console;
   if (f.output == "-") {
@@ -180,6 +154,19 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(const std::string target,
                        OutputTarget("--output", f.output));
   const std::string output = AbsolutePath(target);
+  launch::PlanRequest request;
+  DTF_ASSIGN_OR_RETURN(request.profile,
+                       launch::ResolveProfile(AbsolutePath("."), f.profile,
+                                              ProfileOptionsFromEnv()));
+  if (request.profile.backend == launch::BackendKind::kKubernetes) {
+    return RunPredictOnKubernetes(f, request.profile, output, ctx);
+  }
+  if (!f.render_dir.empty()) {
+    return InvalidArgumentError(
+        StrCat("--render: only for a Kubernetes profile (",
+               request.profile.source, " has backend = \"",
+               launch::BackendName(request.profile.backend), "\")"));
+  }
   // A pattern that matches nothing stops here, before any task starts.
   std::vector<std::string> inputs;
   for (const std::string& input : f.input) {
@@ -191,20 +178,8 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
   DTF_RETURN_IF_ERROR(CheckPredictModel(f));
   const std::string model = AbsolutePath(f.model);
 
-  launch::PlanRequest request;
-  DTF_ASSIGN_OR_RETURN(request.profile,
-                       launch::ResolveProfile(AbsolutePath("."), f.profile,
-                                              ProfileOptionsFromEnv()));
   const bool remote = request.profile.backend == launch::BackendKind::kSsh;
   const bool slurm = request.profile.backend == launch::BackendKind::kSlurm;
-  if (request.profile.backend != launch::BackendKind::kLocal && !remote &&
-      !slurm) {
-    return FailedPreconditionError(StrCat(
-        request.profile.source, ": backend = \"",
-        launch::BackendName(request.profile.backend),
-        "\": dtf predict --profile runs on local, SSH and Slurm profiles "
-        "only"));
-  }
   const int w = f.workers > 0 ? f.workers : request.profile.workers;
   const int threads = f.threads > 0 ? f.threads : request.profile.threads;
   const bool with_data = request.profile.with_data;

@@ -51,10 +51,21 @@ Status ShardsDisagree(const ShardOutput& shard, std::string_view why) {
   return DataLossError(StrCat(shard.name, ": ", why));
 }
 
+constexpr std::string_view kShardFrameMagic = "dtf-shard";
+
 }  // namespace
 
 std::string ShardOutputPath(const std::string& output, int k, int w) {
   return StrCat(output, ".shard-", k, "-of-", w);
+}
+
+std::string ShardFetchedPath(const std::string& shard_output) {
+  return StrCat(shard_output, ".fetched");
+}
+
+bool ShardWasFetched(const std::string& shard_output) {
+  std::error_code ec;
+  return std::filesystem::exists(ShardFetchedPath(shard_output), ec);
 }
 
 std::string ShardIndexPath(const std::string& shard_output) {
@@ -78,6 +89,7 @@ StatusOr<std::vector<std::string>> PredictInputFiles(
 
 std::string ShardIndexToText(const ShardIndex& index) {
   std::string out = StrCat("rows ", index.rows, "\n");
+  if (index.inputs >= 0) StrAppend(&out, "inputs ", index.inputs, "\n");
   for (const auto& [file, rows] : index.files) {
     StrAppend(&out, "file ", file, " ", rows, "\n");
   }
@@ -103,6 +115,9 @@ StatusOr<ShardIndex> ShardIndexFromText(std::string_view text,
         !has_rows) {
       index.rows = a;
       has_rows = true;
+    } else if (w[0] == "inputs" && w.size() == 2 && ShardParseCount(w[1], &a) &&
+               index.inputs < 0) {
+      index.inputs = a;
     } else if (w[0] == "file" && w.size() == 3 && ShardParseCount(w[1], &a) &&
                ShardParseCount(w[2], &b)) {
       index.files.emplace_back(a, b);
@@ -116,6 +131,59 @@ StatusOr<ShardIndex> ShardIndexFromText(std::string_view text,
         StrCat(name, ": a shard index without its \"rows\" line"));
   }
   return index;
+}
+
+StatusOr<int64_t> ShardInputCount(const std::vector<ShardOutput>& shards) {
+  int64_t count = -1;
+  for (const ShardOutput& s : shards) {
+    if (s.index.inputs < 0) {
+      return ShardsDisagree(s,
+                            "its index does not say how many input files "
+                            "the shard saw");
+    }
+    if (count >= 0 && s.index.inputs != count) {
+      return ShardsDisagree(
+          s,
+          StrCat("it saw ", s.index.inputs, " input files, ", shards[0].name,
+                 " ", count, " (did the input change while the shards ran?)"));
+    }
+    count = s.index.inputs;
+  }
+  if (count < 0) return InvalidArgumentError("no shards to merge");
+  return count;
+}
+
+std::string ShardFrame(std::string_view index_text, std::string_view output) {
+  return StrCat(kShardFrameMagic, " ", index_text.size(), " ", output.size(),
+                "\n", index_text, output);
+}
+
+StatusOr<ShardOutput> ShardFromFrame(std::string_view frame, std::string name) {
+  const size_t eol = frame.find('\n');
+  const std::vector<std::string_view> w =
+      ShardIndexWords(frame.substr(0, eol == std::string_view::npos ? 0 : eol));
+  int64_t index_bytes = 0, output_bytes = 0;
+  if (eol == std::string_view::npos || w.size() != 3 ||
+      w[0] != kShardFrameMagic || !ShardParseCount(w[1], &index_bytes) ||
+      !ShardParseCount(w[2], &output_bytes)) {
+    return DataLossError(StrCat(name, ": not a shard (it starts \"",
+                                frame.substr(0, std::min<size_t>(eol, 60)),
+                                "\")"));
+  }
+  const std::string_view body = frame.substr(eol + 1);
+  const uint64_t want = uint64_t(index_bytes) + uint64_t(output_bytes);
+  if (body.size() != want) {
+    return DataLossError(StrCat(name, ": the shard is ", body.size(),
+                                " bytes where its header says ", want,
+                                " (cut short in transfer?)"));
+  }
+  ShardOutput shard;
+  shard.name = std::move(name);
+  DTF_ASSIGN_OR_RETURN(
+      shard.index,
+      ShardIndexFromText(body.substr(0, size_t(index_bytes)), shard.name));
+  shard.text = std::string(body.substr(size_t(index_bytes)));
+  return shard;
 }
 
 size_t PredictRowEnd(std::string_view text, size_t pos, bool csv) {
@@ -133,7 +201,14 @@ StatusOr<std::string> MergeShardOutputs(const std::vector<ShardOutput>& shards,
   const int64_t w = static_cast<int64_t>(shards.size());
   if (w == 0) return InvalidArgumentError("no shards to merge");
   std::vector<ShardCursor> cursors;
-  for (const ShardOutput& s : shards) cursors.push_back({&s, 0, 0, csv});
+  for (const ShardOutput& s : shards) {
+    if (s.index.inputs >= 0 && s.index.inputs != num_files) {
+      return ShardsDisagree(
+          s, StrCat("it saw ", s.index.inputs,
+                    " input files where the merge has ", num_files));
+    }
+    cursors.push_back({&s, 0, 0, csv});
+  }
   std::string out;
   if (csv) {
     std::string_view header;

@@ -8,6 +8,7 @@
 // output format asked for (CSV with its header), and an index beside it,
 // <output>.shard-k-of-W.rows, naming the rows it scored per file:
 //   rows <total>
+//   inputs <the number of input files the shard saw>
 //   file <position in the sorted list> <rows>     (whole files only)
 // The launcher merges the shards into the input's order.
 #pragma once
@@ -25,6 +26,15 @@ namespace dtf::cli {
 // "<kPredictProgress><rows scored so far>".
 inline constexpr std::string_view kPredictProgress = "dtf-predict-progress ";
 
+// The line a shard task holding its shard for a fetch (--hold-for-fetch)
+// writes last on stderr: "<kPredictReady><rows>".
+inline constexpr std::string_view kPredictReady = "dtf-predict-ready ";
+
+// "<output>.fetched": made by `dtf task shard-release` once the launcher
+// holds the shard; the task that waits for it then ends.
+std::string ShardFetchedPath(const std::string& shard_output);
+bool ShardWasFetched(const std::string& shard_output);
+
 // "<output>.shard-<k>-of-<w>".
 std::string ShardOutputPath(const std::string& output, int k, int w);
 // Its index: "<shard output>.rows".
@@ -38,6 +48,8 @@ StatusOr<std::vector<std::string>> PredictInputFiles(
 // What a shard's index says.
 struct ShardIndex {
   int64_t rows = 0;
+  // The input files the shard's patterns matched; -1: not said.
+  int64_t inputs = -1;
   // Whole files: (position in the sorted list, rows) in the order read.
   std::vector<std::pair<int64_t, int64_t>> files;
 };
@@ -58,11 +70,26 @@ struct ShardOutput {
   ShardIndex index;
 };
 
+// The input file count the shards' indexes agree on (what a launcher that
+// cannot list the files itself merges with). DataLoss naming a shard whose
+// index says another count, or none.
+StatusOr<int64_t> ShardInputCount(const std::vector<ShardOutput>& shards);
+
+// A shard's index and output in one stream, as `dtf task shard-fetch` writes
+// it on stdout for a launcher that can only run a command where the shard
+// is (a Kubernetes pod): "dtf-shard <index bytes> <output bytes>\n", the
+// index, the output.
+std::string ShardFrame(std::string_view index_text, std::string_view output);
+// The shard back from a frame, its index parsed. DataLoss naming `name`
+// when the bytes are not one whole frame (cut short, or more after it).
+StatusOr<ShardOutput> ShardFromFrame(std::string_view frame, std::string name);
+
 // The shards' rows in input order: the CSV header (every shard's first row,
 // the same in each) once, then, for `num_files` >= shards.size(), file f's
 // rows from shard f % W in turn, else row j from shard j % W. DataLoss
 // naming the shard when the outputs and the indexes do not agree (a row
-// count, a file a shard should not have read, a different header).
+// count, a file a shard should not have read, a different header, an index
+// whose input file count is not `num_files`).
 StatusOr<std::string> MergeShardOutputs(const std::vector<ShardOutput>& shards,
                                         int64_t num_files, bool csv);
 

@@ -2,17 +2,21 @@
 // detached from the SSH session with a monitor that records its exit;
 // `signal` stops it by its recorded process group; `slurm` is one srun task
 // of a batch job becoming its `dtf serve` (or, in a batch run, the command
-// the run's plan gives it).
+// the run's plan gives it); `shard-fetch` and `shard-release` hand a
+// scored shard to the dtf predict that started it, where it can only run a
+// command (`kubectl exec` into a pod).
 #include <signal.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
+#include "cmd/predict_shards.h"
 #include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
@@ -31,7 +35,28 @@ struct TaskFlags {
   launch::TaskExecOptions exec;
   std::string signal = "TERM";
   launch::slurm::SlurmRunSpec slurm;
+  std::string shard;  // shard-fetch, shard-release: the shard's output
 };
+
+Status RunShardFetch(const std::string& shard) {
+  if (ShardWasFetched(shard)) {
+    return FailedPreconditionError(
+        StrCat(shard, ": already released (", ShardFetchedPath(shard), ")"));
+  }
+  DTF_ASSIGN_OR_RETURN(const std::string index,
+                       ReadFileToString(ShardIndexPath(shard)));
+  DTF_ASSIGN_OR_RETURN(const std::string output, ReadFileToString(shard));
+  return PrintStdout(ShardFrame(index, output));
+}
+
+Status RunShardRelease(const std::string& shard) {
+  std::error_code ec;
+  if (!std::filesystem::exists(ShardIndexPath(shard), ec)) {
+    return NotFoundError(StrCat(shard, ": no scored shard here (no ",
+                                ShardIndexPath(shard), ")"));
+  }
+  return WriteFileAtomically(ShardFetchedPath(shard), "fetched\n");
+}
 
 Status RunTaskExec(const TaskFlags& f) {
   DTF_ASSIGN_OR_RETURN(const launch::ProcessId id,
@@ -172,6 +197,23 @@ void SetupTask(CLI::App* app, Context* ctx) {
   slurm->add_option("--metrics-out", s.metrics_out,
                     "The chief's metrics file (absolute)");
   slurm->callback([f, ctx] { ctx->status = RunTaskSlurm(f.get(), ctx); });
+
+  CLI::App* fetch = sub->add_subcommand(
+      "shard-fetch",
+      "Print the scored shard SHARD and its index as one stream (what dtf "
+      "predict runs in a Kubernetes pod to bring the shard back)");
+  fetch
+      ->add_option("shard", f->shard,
+                   "The shard's output (--output of dtf "
+                   "predict --shard)")
+      ->required();
+  fetch->callback([f, ctx] { ctx->status = RunShardFetch(f->shard); });
+  CLI::App* release = sub->add_subcommand(
+      "shard-release",
+      "Mark the shard SHARD fetched: the dtf predict --hold-for-fetch "
+      "holding it ends");
+  release->add_option("shard", f->shard, "The shard's output")->required();
+  release->callback([f, ctx] { ctx->status = RunShardRelease(f->shard); });
 }
 
 }  // namespace dtf::cli

@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -85,6 +87,95 @@ std::vector<std::string> DeleteCommand(const KubernetesProfile& p,
   return argv;
 }
 
+std::vector<std::string> PodsCommand(const KubernetesProfile& p,
+                                     const std::string& run_id) {
+  std::vector<std::string> argv = Kubectl(p);
+  for (const char* a : {"get", "pods"}) argv.push_back(a);
+  argv.push_back(Selector(run_id));
+  argv.push_back("--output=json");
+  return argv;
+}
+
+std::vector<std::string> PodLogsCommand(const KubernetesProfile& p,
+                                        const std::string& pod,
+                                        const std::string& container,
+                                        int tail) {
+  std::vector<std::string> argv = Kubectl(p);
+  argv.push_back("logs");
+  argv.push_back(pod);
+  argv.push_back(StrCat("--container=", container));
+  argv.push_back(StrCat("--tail=", tail));
+  return argv;
+}
+
+std::vector<std::string> ExecCommand(const KubernetesProfile& p,
+                                     const std::string& pod,
+                                     const std::string& container,
+                                     const std::vector<std::string>& command) {
+  std::vector<std::string> argv = Kubectl(p);
+  argv.push_back("exec");
+  argv.push_back(pod);
+  argv.push_back(StrCat("--container=", container));
+  argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+StatusOr<std::vector<PodState>> ParsePods(std::string_view json) {
+  const nlohmann::json j =
+      nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  auto text = [](const nlohmann::json& o, const char* key) -> std::string {
+    if (!o.is_object() || !o.contains(key) || !o[key].is_string()) return "";
+    return o[key].get<std::string>();
+  };
+  if (!j.is_object() || !j.contains("items") || !j["items"].is_array()) {
+    return DataLossError(
+        StrCat("kubectl get pods: not a list of pods: ", json.substr(0, 200)));
+  }
+  std::vector<PodState> pods;
+  for (const nlohmann::json& item : j["items"]) {
+    PodState pod;
+    const nlohmann::json& meta = item.is_object() && item.contains("metadata")
+                                     ? item["metadata"]
+                                     : nlohmann::json();
+    pod.name = text(meta, "name");
+    const std::string index =
+        meta.is_object() && meta.contains("annotations")
+            ? text(meta["annotations"],
+                   "batch.kubernetes.io/job-completion-index")
+            : "";
+    int value = -1;
+    const auto [end, ec] =
+        std::from_chars(index.data(), index.data() + index.size(), value);
+    if (pod.name.empty() || ec != std::errc() ||
+        end != index.data() + index.size() || value < 0) {
+      return DataLossError(StrCat(
+          "kubectl get pods: pod \"", pod.name,
+          "\" has no batch.kubernetes.io/job-completion-index annotation"));
+    }
+    pod.index = value;
+    const nlohmann::json& status =
+        item.contains("status") ? item["status"] : nlohmann::json();
+    pod.phase = text(status, "phase");
+    if (pod.phase.empty()) pod.phase = "Unknown";
+    pod.reason = text(status, "reason");
+    // A container that cannot start says why (ImagePullBackOff, ...).
+    if (status.is_object() && status.contains("containerStatuses") &&
+        status["containerStatuses"].is_array()) {
+      for (const nlohmann::json& cs : status["containerStatuses"]) {
+        if (!cs.is_object() || !cs.contains("state")) continue;
+        const nlohmann::json& state = cs["state"];
+        if (state.is_object() && state.contains("waiting")) {
+          const std::string why = text(state["waiting"], "reason");
+          if (!why.empty()) pod.reason = why;
+        }
+      }
+    }
+    pods.push_back(std::move(pod));
+  }
+  return pods;
+}
+
 std::string ShellJoin(const std::vector<std::string>& argv) {
   std::string out;
   for (const std::string& a : argv) {
@@ -110,18 +201,31 @@ std::string ShellJoin(const std::vector<std::string>& argv) {
   return out;
 }
 
-CommandResult RunCommand(const std::vector<std::string>& argv) {
+CommandResult RunCommand(const std::vector<std::string>& argv,
+                         bool stderr_apart) {
   CommandResult result;
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     result.output = StrCat("pipe: ", std::strerror(errno));
     return result;
   }
+  // Apart, stderr goes to an anonymous file read once the program is done
+  // (no second pipe to drain while the first is read).
+  int errors = -1;
+  if (stderr_apart) {
+    errors = ::memfd_create("kubectl-stderr", MFD_CLOEXEC);
+    if (errors < 0) {
+      result.output = StrCat("memfd_create: ", std::strerror(errno));
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return result;
+    }
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  posix_spawn_file_actions_adddup2(&actions, stderr_apart ? errors : fds[1], 2);
   std::vector<char*> args;
   for (const std::string& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
@@ -133,6 +237,7 @@ CommandResult RunCommand(const std::vector<std::string>& argv) {
   ::close(fds[1]);
   if (e != 0) {
     ::close(fds[0]);
+    if (errors >= 0) ::close(errors);
     result.output = StrCat(argv[0], ": ", std::strerror(e));
     return result;
   }
@@ -150,6 +255,18 @@ CommandResult RunCommand(const std::vector<std::string>& argv) {
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (errors >= 0) {
+    ::lseek(errors, 0, SEEK_SET);
+    while (true) {
+      const ssize_t n = ::read(errors, buffer, sizeof(buffer));
+      if (n > 0) {
+        result.errors.append(buffer, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        break;
+      }
+    }
+    ::close(errors);
+  }
   return result;
 }
 

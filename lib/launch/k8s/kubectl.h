@@ -24,17 +24,44 @@ std::vector<std::string> LogsCommand(const KubernetesProfile& p,
 std::vector<std::string> DeleteCommand(const KubernetesProfile& p,
                                        const std::string& run_id);
 
+// A scoring run's pods and what it runs in them (dtf predict --profile):
+// get pods --selector=<run> --output=json; logs POD --container=C
+// --tail=N; exec POD --container=C -- ARGV.
+std::vector<std::string> PodsCommand(const KubernetesProfile& p,
+                                     const std::string& run_id);
+std::vector<std::string> PodLogsCommand(const KubernetesProfile& p,
+                                        const std::string& pod,
+                                        const std::string& container, int tail);
+std::vector<std::string> ExecCommand(const KubernetesProfile& p,
+                                     const std::string& pod,
+                                     const std::string& container,
+                                     const std::vector<std::string>& argv);
+
+// One pod of an Indexed Job, from PodsCommand's output.
+struct PodState {
+  std::string name;
+  int index = -1;      // batch.kubernetes.io/job-completion-index
+  std::string phase;   // Pending, Running, Succeeded, Failed, Unknown
+  std::string reason;  // why it waits or failed, when the cluster says
+};
+// The pods listed in `json` (a List of Pods), in its order. DataLoss naming
+// what is wrong when it is not such a list or a pod has no index.
+StatusOr<std::vector<PodState>> ParsePods(std::string_view json);
+
 // The command line as one shell-quoted string, for messages and --dry-run.
 std::string ShellJoin(const std::vector<std::string>& argv);
 
 struct CommandResult {
   int exit_code = -1;  // -1: not run (not found), or killed
-  std::string output;  // stdout and stderr together
+  std::string output;  // stdout, and stderr unless apart
+  std::string errors;  // stderr, when asked apart
 };
 // Runs `argv` (argv[0] looked up on PATH) with stdin from /dev/null and
-// its output captured. Errors: none; a program that cannot start gives
-// exit_code -1 and the reason as output.
-CommandResult RunCommand(const std::vector<std::string>& argv);
+// its output captured, byte for byte; with `stderr_apart`, stderr in
+// `errors` (a command whose stdout is data: kubectl exec). Errors: none; a
+// program that cannot start gives exit_code -1 and the reason as output.
+CommandResult RunCommand(const std::vector<std::string>& argv,
+                         bool stderr_apart = false);
 
 // Runs `argv` with this process's stdin, stdout and stderr (kubectl logs
 // --follow streams); its exit status, or -1 when it cannot start (the

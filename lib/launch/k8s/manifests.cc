@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "lib/base/strings.h"
+#include "lib/launch/k8s/manifest_parts.h"
 #include "lib/launch/k8s/yaml_writer.h"
 
 namespace dtf::launch::k8s {
@@ -14,84 +15,6 @@ constexpr char kPlaceholderSecret[] = "(generated when the run is applied)";
 constexpr int kSecretMode = 0400;
 // Kubernetes' limit on a Secret's data.
 constexpr size_t kMaxSecretBytes = 1024 * 1024;
-
-// A Secret's key: [-._a-zA-Z0-9]+, at most 253 characters.
-bool IsSecretKey(std::string_view key) {
-  if (key.empty() || key.size() > 253 || key == "." || key == "..") {
-    return false;
-  }
-  for (char c : key) {
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_')) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string Base64(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const uint32_t n =
-        (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  if (i + 1 == in.size()) {
-    const uint32_t n = uint8_t(in[i]) << 16;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    const uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += '=';
-  }
-  return out;
-}
-
-Manifest Labels(const RenderRequest& r) {
-  Manifest labels = Manifest::object();
-  labels["app.kubernetes.io/name"] = "dtf";
-  labels["app.kubernetes.io/managed-by"] = "dtf";
-  labels[kRunIdLabel] = r.run_id;
-  return labels;
-}
-
-Manifest Metadata(const RenderRequest& r, const std::string& name) {
-  Manifest m;
-  m["name"] = name;
-  m["namespace"] = r.profile.ns;
-  m["labels"] = Labels(r);
-  return m;
-}
-
-Manifest ResourceList(const Resources& res) {
-  Manifest list = Manifest::object();
-  if (!res.cpu.empty()) list["cpu"] = res.cpu;
-  if (!res.memory.empty()) list["memory"] = res.memory;
-  if (res.gpu > 0) list["nvidia.com/gpu"] = std::to_string(res.gpu);
-  return list;
-}
-
-Manifest ContainerResources(const RoleResources& role) {
-  Manifest out = Manifest::object();
-  Resources limits = role.limits;
-  // GPUs are asked for as limits; requests equal them.
-  if (limits.gpu == 0) limits.gpu = role.requests.gpu;
-  Manifest requests = ResourceList(role.requests);
-  Manifest lim = ResourceList(limits);
-  if (!requests.empty()) out["requests"] = requests;
-  if (!lim.empty()) out["limits"] = lim;
-  return out;
-}
 
 // The container's arguments common to both flavours.
 std::vector<std::string> ServeArgs(const RenderRequest& r) {
@@ -122,6 +45,12 @@ std::vector<std::string> ServeArgs(const RenderRequest& r) {
   return args;
 }
 
+Manifest Labels(const RenderRequest& r) { return RunLabels(r.run_id); }
+
+Manifest Metadata(const RenderRequest& r, const std::string& name) {
+  return RunMetadata(r.profile, r.run_id, name);
+}
+
 Manifest Volumes(const RenderRequest& r, const std::string& name) {
   Manifest volumes = Manifest::array();
   Manifest secret;
@@ -137,27 +66,8 @@ Manifest Volumes(const RenderRequest& r, const std::string& name) {
   work["name"] = "dtf-work";
   work["emptyDir"] = Manifest::object();
   volumes.push_back(work);
-  const DataVolume& d = r.profile.data;
-  if (d.kind != DataVolume::Kind::kNone) {
-    Manifest data;
-    data["name"] = "dtf-data";
-    switch (d.kind) {
-      case DataVolume::Kind::kPvc:
-        data["persistentVolumeClaim"]["claimName"] = d.source;
-        data["persistentVolumeClaim"]["readOnly"] = true;
-        break;
-      case DataVolume::Kind::kHostPath:
-        data["hostPath"]["path"] = d.source;
-        data["hostPath"]["type"] = "Directory";
-        break;
-      case DataVolume::Kind::kImage:
-        data["image"]["reference"] = d.source;
-        data["image"]["pullPolicy"] = "IfNotPresent";
-        break;
-      case DataVolume::Kind::kNone:
-        break;
-    }
-    volumes.push_back(data);
+  if (r.profile.data.kind != DataVolume::Kind::kNone) {
+    volumes.push_back(DataVolumeOf(r.profile));
   }
   return volumes;
 }
@@ -182,11 +92,7 @@ Manifest VolumeMounts(const RenderRequest& r) {
   job["readOnly"] = true;
   mounts.push_back(job);
   if (r.profile.data.kind != DataVolume::Kind::kNone) {
-    Manifest data;
-    data["name"] = "dtf-data";
-    data["mountPath"] = r.profile.data.mount_path;
-    data["readOnly"] = true;
-    mounts.push_back(data);
+    mounts.push_back(DataMountOf(r.profile));
   }
   return mounts;
 }
@@ -210,46 +116,13 @@ Manifest Container(const RenderRequest& r, const std::string& container_name,
   return c;
 }
 
-Manifest EnvList(const RenderRequest& r) {
-  Manifest env = Manifest::array();
-  for (const auto& [name, value] : r.env) {
-    Manifest e;
-    e["name"] = name;
-    e["value"] = value;
-    env.push_back(e);
-  }
-  return env;
-}
+Manifest EnvList(const RenderRequest& r) { return EnvEntries(r.env); }
 
 Manifest PodSpec(const RenderRequest& r, const std::string& name,
                  Manifest containers, const std::string& restart_policy) {
   Manifest spec;
   spec["restartPolicy"] = restart_policy;
-  if (!r.profile.service_account.empty()) {
-    spec["serviceAccountName"] = r.profile.service_account;
-  }
-  if (!r.profile.image_pull_secret.empty()) {
-    Manifest s;
-    s["name"] = r.profile.image_pull_secret;
-    spec["imagePullSecrets"] = Manifest::array({s});
-  }
-  if (!r.profile.node_selector.empty()) {
-    Manifest sel = Manifest::object();
-    for (const auto& [k, v] : r.profile.node_selector) sel[k] = v;
-    spec["nodeSelector"] = sel;
-  }
-  if (!r.profile.tolerations.empty()) {
-    Manifest tolerations = Manifest::array();
-    for (const Toleration& t : r.profile.tolerations) {
-      Manifest m;
-      if (!t.key.empty()) m["key"] = t.key;
-      m["operator"] = t.op;
-      if (!t.value.empty()) m["value"] = t.value;
-      if (!t.effect.empty()) m["effect"] = t.effect;
-      tolerations.push_back(m);
-    }
-    spec["tolerations"] = tolerations;
-  }
+  AddPodScheduling(r.profile, &spec);
   if (r.profile.gen_records) {
     // The records the job reads, written into the pod's job directory
     // before the task starts (the same shards in every pod).
@@ -266,11 +139,6 @@ Manifest PodSpec(const RenderRequest& r, const std::string& name,
   spec["containers"] = std::move(containers);
   spec["volumes"] = Volumes(r, name);
   return spec;
-}
-
-RenderedObject Object(std::string file, const Manifest& m) {
-  return {std::move(file), m["kind"].get<std::string>(),
-          m["metadata"]["name"].get<std::string>(), ToYaml(m)};
 }
 
 // "host:port,host:port" of the Job's pods from `first` to `last`.
@@ -300,7 +168,7 @@ void RenderJobFlavour(const RenderRequest& r, const std::string& name,
   port["port"] = r.profile.port;
   port["targetPort"] = r.profile.port;
   service["spec"]["ports"] = Manifest::array({port});
-  out->push_back(Object("service.yaml", service));
+  out->push_back(ObjectOf("service.yaml", service));
 
   std::vector<std::string> args = ServeArgs(r);
   for (const std::string& a :
@@ -337,7 +205,7 @@ void RenderJobFlavour(const RenderRequest& r, const std::string& name,
     with_subdomain[it.key()] = it.value();
   }
   spec["template"]["spec"] = with_subdomain;
-  out->push_back(Object("job.yaml", job));
+  out->push_back(ObjectOf("job.yaml", job));
 }
 
 void RenderTfJobFlavour(const RenderRequest& r, const std::string& name,
@@ -369,7 +237,7 @@ void RenderTfJobFlavour(const RenderRequest& r, const std::string& name,
   replica("Chief", 1, r.profile.worker);
   replica("PS", r.ps, r.profile.ps);
   if (r.workers > 1) replica("Worker", r.workers - 1, r.profile.worker);
-  out->push_back(Object("tfjob.yaml", tfjob));
+  out->push_back(ObjectOf("tfjob.yaml", tfjob));
 }
 
 }  // namespace
@@ -428,7 +296,7 @@ StatusOr<std::vector<RenderedObject>> RenderManifests(const RenderRequest& r) {
   }
   if (r.tls) {
     for (const SecretFile& f : r.tls_files) {
-      if (f.name == kSecretKey || !IsSecretKey(f.name)) {
+      if (f.name == kSecretKey || !IsObjectKey(f.name)) {
         return InvalidArgumentError(StrCat("kubernetes: \"", f.name,
                                            "\" cannot be a key of the "
                                            "run's Secret"));
@@ -450,14 +318,14 @@ StatusOr<std::vector<RenderedObject>> RenderManifests(const RenderRequest& r) {
   }
   if (!data.empty()) secret["data"] = data;
   if (!string_data.empty()) secret["stringData"] = string_data;
-  out.push_back(Object("secret.yaml", secret));
+  out.push_back(ObjectOf("secret.yaml", secret));
 
   Manifest config;
   config["apiVersion"] = "v1";
   config["kind"] = "ConfigMap";
   config["metadata"] = Metadata(r, StrCat(name, "-job"));
   config["data"][kJobFileName] = r.job_text;
-  out.push_back(Object("configmap.yaml", config));
+  out.push_back(ObjectOf("configmap.yaml", config));
 
   if (r.profile.flavour == Flavour::kJob) {
     RenderJobFlavour(r, name, &out);
