@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -400,6 +401,13 @@ Status RunPredictShard(const PredictFlags& f, Context* ctx) {
   }
   before = 0;
   report(index.rows, true);
+  if (f.hold_for_fetch > 0) {
+    // A mark left by an earlier shard written here would release this one
+    // before anyone fetched it.
+    std::error_code ec;
+    std::filesystem::remove(ShardFetchedPath(output), ec);
+    if (ec) return ErrnoToStatus(ec.value(), ShardFetchedPath(output));
+  }
   DTF_RETURN_IF_ERROR(WriteFileAtomically(output, out));
   DTF_RETURN_IF_ERROR(
       WriteFileAtomically(ShardIndexPath(output), ShardIndexToText(index)));

@@ -146,7 +146,7 @@ class ShardCollector {
       if (!failed_pods_.insert(pod.name).second) return false;
       const std::string tail = Logs(pod.name, 20);
       if (++failures_[k] > max_restarts_) {
-        return UnavailableError(StrCat(
+        return InternalError(StrCat(
             "kubernetes: shard ", k, " of ", w_, ": pod ", pod.name, " failed",
             pod.reason.empty() ? "" : StrCat(" (", pod.reason, ")"),
             failures_[k] > 1 ? StrCat(", after ", failures_[k], " tries") : "",

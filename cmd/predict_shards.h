@@ -48,10 +48,10 @@ StatusOr<std::vector<std::string>> PredictInputFiles(
 // What a shard's index says.
 struct ShardIndex {
   int64_t rows = 0;
-  // The input files the shard's patterns matched; -1: not said.
-  int64_t inputs = -1;
   // Whole files: (position in the sorted list, rows) in the order read.
   std::vector<std::pair<int64_t, int64_t>> files;
+  // The input files the shard's patterns matched; -1: not said.
+  int64_t inputs = -1;
 };
 std::string ShardIndexToText(const ShardIndex& index);
 // DataLoss naming `name` and the line when `text` is not an index.

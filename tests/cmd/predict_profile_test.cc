@@ -49,9 +49,15 @@ class PredictProfileTest : public ::testing::Test {
     temp_ = nullptr;
   }
 
-  static Result Run(const std::string& args) {
-    const std::string cmd = "cd '" + temp_->path() + "' && '" + DTF_BINARY +
-                            "' " + args + " >out.txt 2>err.txt </dev/null";
+  // dtf ARGS in the test's directory, with `env` (NAME=VALUE ...) set;
+  // `raw`: ARGS is a shell command of its own.
+  static Result Run(const std::string& args, const std::string& env = "",
+                    bool raw = false) {
+    const std::string cmd =
+        "cd '" + temp_->path() + "' && " +
+        (env.empty() ? "" : "env " + env + " ") +
+        (raw ? args : "'" + std::string(DTF_BINARY) + "' " + args) +
+        " >out.txt 2>err.txt </dev/null";
     const int status = std::system(cmd.c_str());
     Result r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -222,22 +228,131 @@ TEST_F(PredictProfileTest, ProfileNeedsAnOutputFile) {
   EXPECT_THAT(r.err, HasSubstr("--profile: needs --output FILE"));
 }
 
-// Local, SSH and Slurm profiles run predict tasks (the Slurm runs:
-// e2e_predict_slurm); a Kubernetes profile is refused naming its file,
-// before anything starts.
-TEST_F(PredictProfileTest, KubernetesProfileIsRefused) {
+// A Kubernetes profile's pods read the input from its data volume, as they
+// see it: a profile without one, or an input elsewhere, is refused naming
+// the profile, before anything starts.
+TEST_F(PredictProfileTest, KubernetesInputMustBeOnTheDataVolume) {
   fs::create_directories(temp_->Join("profiles"));
   testing::WriteFile(temp_->Join("profiles/k8.toml"),
                      "backend = \"kubernetes\"\nworkers = 2\n"
                      "[kubernetes]\nimage = \"dtf:test\"\n");
-  const Result r =
-      Run("predict --model out/model --input 'records/train/*' "
+  Result r =
+      Run("predict --model out/model --input '/data/records/*' "
           "--profile k8 --output k8.jsonl");
   EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("profiles/k8.toml: backend = \"kubernetes\": "
-                               "dtf predict --profile runs on local, SSH and "
-                               "Slurm profiles only"));
+  EXPECT_THAT(r.err, HasSubstr("profiles/k8.toml: dtf predict on Kubernetes "
+                               "reads its input from the profile's data "
+                               "volume, and it has none"));
+  testing::WriteFile(temp_->Join("profiles/k8d.toml"),
+                     "backend = \"kubernetes\"\nworkers = 2\n"
+                     "[kubernetes]\nimage = \"dtf:test\"\n"
+                     "data = { pvc = \"eval\", mount_path = \"/data\" }\n");
+  r =
+      Run("predict --model out/model --input 'records/train/*' "
+          "--profile k8d --output k8.jsonl");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--input records/train/*: not on the data "
+                               "volume, which the pods see at /data ("));
+  EXPECT_THAT(r.err, HasSubstr("profiles/k8d.toml:5:8)"));
   EXPECT_FALSE(Exists("k8.jsonl"));
+  EXPECT_FALSE(Exists(".dtf/runs"));
+}
+
+// --render writes the run's objects: the model shipped in a ConfigMap
+// mounted where the pods' dtf predict reads it, each pod scoring the shard
+// of its completion index and holding it for the launcher.
+TEST_F(PredictProfileTest, KubernetesRenderShipsTheModel) {
+  fs::create_directories(temp_->Join("profiles"));
+  testing::WriteFile(temp_->Join("profiles/k8r.toml"),
+                     "backend = \"kubernetes\"\nworkers = 3\nthreads = 2\n"
+                     "[kubernetes]\nimage = \"dtf:test\"\n"
+                     "data = { pvc = \"eval\", mount_path = \"/data\" }\n");
+  const Result r =
+      Run("predict --model out/model --input '/data/eval/*' --format csv "
+          "--keep Sex --profile k8r --output k8.csv --render rendered");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string job = Read("rendered/job.yaml");
+  for (const char* want :
+       {"completions: 3\n", "maxFailedIndexes: 0\n",
+        "- \"--model\"\n        - \"/etc/dtf/model\"\n",
+        "- \"--input\"\n        - \"/data/eval/*\"\n",
+        "- \"--keep\"\n        - \"Sex\"\n",
+        "- \"--threads\"\n        - \"2\"\n",
+        "- \"--shard-from-env\"\n        - \"JOB_COMPLETION_INDEX\"\n",
+        "- \"--of\"\n        - \"3\"\n", "claimName: \"eval\"\n"}) {
+    EXPECT_THAT(job, HasSubstr(want));
+  }
+  const std::string config = Read("rendered/configmap.yaml");
+  EXPECT_THAT(config, HasSubstr("\n  model.toml: \""));
+  EXPECT_THAT(config, HasSubstr("\n  variables.dtf: \""));
+  EXPECT_FALSE(Exists("k8.csv"));
+  // A model the pods read from the data volume is not shipped.
+  const Result on_volume =
+      Run("predict --model /data/model --input '/data/eval/*' --profile k8r "
+          "--output k8.csv --render rendered2");
+  ASSERT_EQ(on_volume.code, 0) << on_volume.err;
+  EXPECT_FALSE(Exists("rendered2/configmap.yaml"));
+  EXPECT_THAT(Read("rendered2/job.yaml"),
+              HasSubstr("- \"--model\"\n        - \"/data/model\"\n"));
+  // --render is for Kubernetes profiles only.
+  const Result local =
+      Run("predict --model out/model --input 'records/eval/*' --profile local "
+          "--output l.jsonl --render rendered3");
+  EXPECT_EQ(local.code, 2) << local.err;
+  EXPECT_THAT(local.err, HasSubstr("--render: only for a Kubernetes profile"));
+}
+
+// Without a cluster (no kubectl), the run stops before anything is made.
+TEST_F(PredictProfileTest, KubernetesWithoutKubectlIsAClearError) {
+  fs::create_directories(temp_->Join("profiles"));
+  fs::create_directories(temp_->Join("empty-bin"));
+  testing::WriteFile(temp_->Join("profiles/k8n.toml"),
+                     "backend = \"kubernetes\"\nworkers = 2\n"
+                     "[kubernetes]\nimage = \"dtf:test\"\n"
+                     "data = { pvc = \"eval\" }\n");
+  const Result r =
+      Run("predict --model out/model --input '/data/eval/*' --profile k8n "
+          "--output k8n.jsonl --runs-dir k8n-runs",
+          "PATH=" + temp_->Join("empty-bin"));
+  EXPECT_NE(r.code, 0);
+  EXPECT_THAT(r.err, HasSubstr("kubernetes: kubectl cannot be run"));
+  EXPECT_FALSE(Exists("k8n.jsonl"));
+  EXPECT_FALSE(Exists("k8n-runs"));
+}
+
+// A pod's task: the shard from JOB_COMPLETION_INDEX, held once scored
+// until `dtf task shard-release`, its index and output fetched as one
+// frame; unreleased, it gives up after --hold-for-fetch seconds.
+TEST_F(PredictProfileTest, ShardIsHeldUntilFetchedAndReleased) {
+  const std::string task =
+      "predict --model out/model --input 'records/eval/*' --of 2 "
+      "--shard-from-env JOB_COMPLETION_INDEX --output held";
+  const Result r = Run(
+      "sh -c '" + std::string(DTF_BINARY) + " " + task +
+          " --hold-for-fetch 60 2>held.err & pid=$!; "
+          "while ! grep -q dtf-predict-ready held.err; do sleep 0.1; done; " +
+          DTF_BINARY + " task shard-fetch held >frame && " + DTF_BINARY +
+          " task shard-release held; wait $pid'",
+      "JOB_COMPLETION_INDEX=1", /*raw=*/true);
+  ASSERT_EQ(r.code, 0) << r.err << Read("held.err");
+  StatusOr<ShardOutput> shard = ShardFromFrame(Read("frame"), "frame");
+  ASSERT_TRUE(shard.ok()) << shard.status();
+  EXPECT_EQ(shard->text, Read("held"));
+  EXPECT_EQ(shard->index.inputs, 2);
+  EXPECT_EQ(shard->index.files.size(), 1u);
+  EXPECT_GT(shard->index.rows, 10);
+  // Released once: a second fetch is refused.
+  EXPECT_EQ(Run("task shard-fetch held").code, 2);
+
+  // A shard written again where one was released is held again.
+  const Result lost =
+      Run(task + " --hold-for-fetch 1", "JOB_COMPLETION_INDEX=0");
+  EXPECT_NE(lost.code, 0);
+  EXPECT_THAT(lost.err, HasSubstr("shard 0 of 2: not fetched within 1 s"));
+  const Result bad = Run(task, "JOB_COMPLETION_INDEX=two");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--shard-from-env JOB_COMPLETION_INDEX: "
+                                 "\"two\" is not a shard number"));
 }
 
 // A Slurm profile is taken: with no Slurm to submit to (no sbatch on PATH),

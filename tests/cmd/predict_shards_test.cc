@@ -37,6 +37,70 @@ TEST(PredictShards, IndexRoundTrips) {
   EXPECT_EQ(back->files, index.files);
 }
 
+TEST(PredictShards, IndexSaysItsInputCount) {
+  ShardIndex index;
+  index.rows = 2;
+  index.inputs = 5;
+  const std::string text = ShardIndexToText(index);
+  EXPECT_EQ(text, "rows 2\ninputs 5\n");
+  StatusOr<ShardIndex> back = ShardIndexFromText(text, "x.rows");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->inputs, 5);
+  // Without the line: not said.
+  back = ShardIndexFromText("rows 2\n", "x.rows");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->inputs, -1);
+  EXPECT_FALSE(ShardIndexFromText("rows 2\ninputs 1\ninputs 1\n", "x").ok());
+}
+
+TEST(PredictShards, InputCountIsTheOneTheShardsAgreeOn) {
+  ShardIndex a, b;
+  a.inputs = b.inputs = 3;
+  std::vector<ShardOutput> shards = {Shard("s0", "", a), Shard("s1", "", b)};
+  StatusOr<int64_t> count = ShardInputCount(shards);
+  ASSERT_TRUE(count.ok()) << count.status();
+  EXPECT_EQ(*count, 3);
+  shards[1].index.inputs = 4;
+  count = ShardInputCount(shards);
+  ASSERT_FALSE(count.ok());
+  EXPECT_EQ(count.status().code(), StatusCode::kDataLoss);
+  EXPECT_THAT(Message(count.status()), HasSubstr("s1: it saw 4 input files, "
+                                                 "s0 3"));
+  shards[1].index.inputs = -1;
+  EXPECT_THAT(Message(ShardInputCount(shards).status()),
+              HasSubstr("s1: its index does not say"));
+  // The merge checks the count it is given against every index.
+  shards[1].index.inputs = 3;
+  StatusOr<std::string> merged = MergeShardOutputs(shards, 2, false);
+  ASSERT_FALSE(merged.ok());
+  EXPECT_THAT(Message(merged.status()),
+              HasSubstr("s0: it saw 3 input files where the merge has 2"));
+}
+
+TEST(PredictShards, FrameCarriesIndexAndOutput) {
+  const std::string index = "rows 2\ninputs 1\n";
+  const std::string output = "{\"a\":1}\n{\"a\":2}\n";
+  const std::string frame = ShardFrame(index, output);
+  StatusOr<ShardOutput> shard = ShardFromFrame(frame, "pod p:/work/x");
+  ASSERT_TRUE(shard.ok()) << shard.status();
+  EXPECT_EQ(shard->name, "pod p:/work/x");
+  EXPECT_EQ(shard->text, output);
+  EXPECT_EQ(shard->index.rows, 2);
+  EXPECT_EQ(shard->index.inputs, 1);
+  // Cut short, one byte more, or not a frame at all: DataLoss naming it.
+  for (const std::string& bad :
+       {frame.substr(0, frame.size() - 1), frame + "x",
+        std::string("error: pod not found\n"), std::string()}) {
+    StatusOr<ShardOutput> b = ShardFromFrame(bad, "pod p:/work/x");
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_EQ(b.status().code(), StatusCode::kDataLoss);
+    EXPECT_THAT(Message(b.status()), HasSubstr("pod p:/work/x: "));
+  }
+  EXPECT_THAT(
+      Message(ShardFromFrame(frame.substr(0, frame.size() - 3), "f").status()),
+      HasSubstr("cut short"));
+}
+
 TEST(PredictShards, BadIndexNamesFileAndLine) {
   StatusOr<ShardIndex> bad = ShardIndexFromText("rows 3\nfile 1 x\n", "s.rows");
   ASSERT_FALSE(bad.ok());
