@@ -38,7 +38,7 @@ _dtf() {
     inspect) opts="--help --limit --stats --json --compression" ;;
     train) opts="--help --job --batch-size --steps --epochs --threads --device --no-eval --restart --quiet --metrics-out" ;;
     serve) opts="--help --job --role --index --ps --workers --cluster_spec --index-from-env --run-id --run-dir --secret-file --tls-dir --tls-task-names --ready-file --threads --set --metrics-out --restore --quiet" ;;
-    predict) opts="--help --model --input --format --output --keep --batch-size --threads --profile --workers --runs-dir --shard --of --ready-file" ;;
+    predict) opts="--help --model --input --format --output --keep --batch-size --threads --profile --workers --runs-dir --shard --of --ready-file --shard-from-env --hold-for-fetch --render" ;;
     export) opts="--help --model --format --output" ;;
     launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --render --json --detach --resume --accept-new-host-keys --task-binary --grace --start-timeout --deadline" ;;
     status) opts="--help --job --runs-dir --json --watch" ;;
@@ -64,10 +64,13 @@ _dtf() {
         *) opts="--help" ;;
       esac ;;
     task)
-      # dtf task exec|signal|slurm: what dtf launch runs on a task's host.
+      # dtf task exec|signal|slurm|shard-fetch|shard-release: what dtf
+      # launch and predict run on a task's host.
       case "${COMP_WORDS[2]}" in
         exec) opts="--help --task --dir --env-file --append" ;;
         signal) opts="--help --dir --signal" ;;
+        shard-fetch) opts="--help" ;;
+        shard-release) opts="--help" ;;
         slurm) opts="--help --job --run-dir --run-id --ps --workers --threads --base-port --gpus-per-node --set --restore --tls --batch --metrics-out" ;;
         *) opts="--help" ;;
       esac ;;
@@ -78,7 +81,7 @@ _dtf() {
   elif [[ "$cmd" == hosts && ${COMP_CWORD} -eq 2 ]]; then
     COMPREPLY=($(compgen -W "trust --help" -- "$cur"))
   elif [[ "$cmd" == task && ${COMP_CWORD} -eq 2 ]]; then
-    COMPREPLY=($(compgen -W "exec signal slurm --help" -- "$cur"))
+    COMPREPLY=($(compgen -W "exec signal slurm shard-fetch shard-release --help" -- "$cur"))
   elif [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [[ "$cmd" == status || "$cmd" == logs || "$cmd" == stop ]]; then
