@@ -186,6 +186,13 @@ class ShardCollector {
         "CreateContainerConfigError", "CreateContainerError"};
     if (!kStuck.contains(pod.reason)) {
       stuck_since_.erase(pod.name);
+      // Waiting for a node is the cluster's to end, not the run's: said
+      // once, and Ctrl-C stops the run.
+      if (pod.reason == "Unschedulable" && told_.insert(pod.name).second) {
+        ctx_->console.Warning(
+            StrCat("pod ", pod.name, " waits for a node: ",
+                   pod.message.empty() ? pod.reason : pod.message));
+      }
       return OkStatus();
     }
     const auto now = std::chrono::steady_clock::now();
@@ -200,7 +207,8 @@ class ShardCollector {
                  ") could not start within ",
                  std::chrono::duration_cast<std::chrono::seconds>(kStuckPending)
                      .count(),
-                 " s: ", pod.reason, " (image ", p_.image, ")"));
+                 " s: ", pod.reason, pod.message.empty() ? "" : ": ",
+                 pod.message, " (image ", p_.image, ")"));
     }
     return OkStatus();
   }
@@ -261,6 +269,7 @@ class ShardCollector {
   std::vector<bool> fetched_;
   std::vector<int> failures_;
   std::set<std::string> failed_pods_;
+  std::set<std::string> told_;  // pods said to wait for a node
   std::map<std::string, std::chrono::steady_clock::time_point> stuck_since_;
 };
 

@@ -159,6 +159,18 @@ StatusOr<std::vector<PodState>> ParsePods(std::string_view json) {
     pod.phase = text(status, "phase");
     if (pod.phase.empty()) pod.phase = "Unknown";
     pod.reason = text(status, "reason");
+    pod.message = text(status, "message");
+    // A pod no node takes says why (Unschedulable: "0/3 nodes are
+    // available: 3 Insufficient cpu.").
+    if (status.is_object() && status.contains("conditions") &&
+        status["conditions"].is_array()) {
+      for (const nlohmann::json& c : status["conditions"]) {
+        if (text(c, "type") == "PodScheduled" && text(c, "status") == "False") {
+          pod.reason = text(c, "reason");
+          pod.message = text(c, "message");
+        }
+      }
+    }
     // A container that cannot start says why (ImagePullBackOff, ...).
     if (status.is_object() && status.contains("containerStatuses") &&
         status["containerStatuses"].is_array()) {
@@ -167,7 +179,10 @@ StatusOr<std::vector<PodState>> ParsePods(std::string_view json) {
         const nlohmann::json& state = cs["state"];
         if (state.is_object() && state.contains("waiting")) {
           const std::string why = text(state["waiting"], "reason");
-          if (!why.empty()) pod.reason = why;
+          if (!why.empty()) {
+            pod.reason = why;
+            pod.message = text(state["waiting"], "message");
+          }
         }
       }
     }

@@ -40,9 +40,10 @@ std::vector<std::string> ExecCommand(const KubernetesProfile& p,
 // One pod of an Indexed Job, from PodsCommand's output.
 struct PodState {
   std::string name;
-  int index = -1;      // batch.kubernetes.io/job-completion-index
-  std::string phase;   // Pending, Running, Succeeded, Failed, Unknown
-  std::string reason;  // why it waits or failed, when the cluster says
+  int index = -1;       // batch.kubernetes.io/job-completion-index
+  std::string phase;    // Pending, Running, Succeeded, Failed, Unknown
+  std::string reason;   // why it waits or failed, when the cluster says
+  std::string message;  // the cluster's words on it (Unschedulable: why)
 };
 // The pods listed in `json` (a List of Pods), in its order. DataLoss naming
 // what is wrong when it is not such a list or a pod has no index.

@@ -144,10 +144,15 @@ TEST(Kubectl, ParsePodsReadsIndexPhaseAndWhyAPodWaits) {
        {"name": "predict", "state": {"waiting": {"reason": "ImagePullBackOff"}}}]}},
     {"metadata": {"name": "dtf-r-1-ccccc", "annotations":
        {"batch.kubernetes.io/job-completion-index": "1"}},
-     "status": {"phase": "Failed", "reason": "Evicted"}}]})";
+     "status": {"phase": "Failed", "reason": "Evicted"}},
+    {"metadata": {"name": "dtf-r-2-ddddd", "annotations":
+       {"batch.kubernetes.io/job-completion-index": "2"}},
+     "status": {"phase": "Pending", "conditions": [
+       {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+        "message": "0/3 nodes are available: 3 Insufficient cpu."}]}}]})";
   StatusOr<std::vector<PodState>> pods = ParsePods(json);
   ASSERT_TRUE(pods.ok()) << pods.status();
-  ASSERT_EQ(pods->size(), 3u);
+  ASSERT_EQ(pods->size(), 4u);
   EXPECT_EQ((*pods)[0].name, "dtf-r-0-aaaaa");
   EXPECT_EQ((*pods)[0].index, 0);
   EXPECT_EQ((*pods)[0].phase, "Running");
@@ -155,6 +160,8 @@ TEST(Kubectl, ParsePodsReadsIndexPhaseAndWhyAPodWaits) {
   EXPECT_EQ((*pods)[1].reason, "ImagePullBackOff");
   EXPECT_EQ((*pods)[2].phase, "Failed");
   EXPECT_EQ((*pods)[2].reason, "Evicted");
+  EXPECT_EQ((*pods)[3].reason, "Unschedulable");
+  EXPECT_EQ((*pods)[3].message, "0/3 nodes are available: 3 Insufficient cpu.");
   EXPECT_TRUE(ParsePods(R"({"items": []})")->empty());
   for (const char* bad :
        {"error: the server doesn't have a resource type", "{\"items\": 3}",
