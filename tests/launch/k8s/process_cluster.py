@@ -385,11 +385,12 @@ def run_pod(pdir):
     steps = [(c, False) for c in spec.get("initContainers", [])]
     steps.append((spec["containers"][0], True))
     for container, main in steps:
-        if main:
-            open(os.path.join(pdir, "started"), "w").close()
         argv = run_pods.local_argv(rp, container, pod["dtf"], addresses, port)
         env = run_pods.container_env(rp, container, addresses, port)
         with open(os.path.join(pdir, container["name"] + ".log"), "ab") as log:
+            if main:
+                # Running from here: its log can be read.
+                open(os.path.join(pdir, "started"), "w").close()
             try:
                 code = subprocess.call(argv, env=env, cwd=rp.root,
                                        stdin=subprocess.DEVNULL, stdout=log,

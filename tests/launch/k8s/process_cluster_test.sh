@@ -119,20 +119,22 @@ cat "$work/pods"
 grep -Eq "^dtf-$id-0-[a-z0-9]{5} 0 Running$" "$work/pods" \
   || fail "pod names: $(cat "$work/pods")"
 kubectl --namespace=default get pods --selector="dtf.dev/run-id=$id" \
-  --output=json | grep -q '"app.kubernetes.io/managed-by": "dtf"' \
+  --output=json >"$work/pods.json"
+grep -q '"app.kubernetes.io/managed-by": "dtf"' "$work/pods.json" \
   || fail "the pods lack the template's labels"
 ps_pod="$(awk '$2 == 0 {print $1}' "$work/pods")"
 [[ "$(kubectl --namespace=default exec "$ps_pod" --container=dtf -- \
   /usr/bin/dtf --version)" == "$("$dtf" --version)" ]] \
   || fail "exec /usr/bin/dtf --version"
 deadline=$((SECONDS + 30))
-until kubectl --namespace=default logs "$ps_pod" --container=dtf --tail=5 |
-    grep -q 'ps:0: serving on 127.0.0.1:'; do
+until grep -q 'ps:0: serving on 127.0.0.1:' <(kubectl --namespace=default \
+    logs "$ps_pod" --container=dtf --tail=5); do
   ((SECONDS < deadline)) || fail "no ps:0 serving in its log"
   sleep 0.2
 done
-kubectl --namespace=default logs "$ps_pod" --container=gen-records --tail=10 |
-  grep -q 'gen-records:' || fail "no gen-records log"
+kubectl --namespace=default logs "$ps_pod" --container=gen-records \
+  --tail=10 >"$work/gen.log"
+grep -q 'gen-records:' "$work/gen.log" || fail "no gen-records log"
 kubectl --namespace=default get jobs.batch,services,configmaps,secrets,pods \
   --selector="dtf.dev/run-id=$id" --output=wide | tee "$work/wide"
 grep -q "^job.batch/dtf-$id " "$work/wide" || fail "no Job in the table"
@@ -231,8 +233,9 @@ p0b="$(pods run=shell | awk '$2 == 0 && $3 == "Running" {print $1}')"
 groups="$groups,$(group_of "$p0b")"
 kill -KILL -- "-$(group_of "$p0b")"
 wait_phases run=shell $'0 Failed\n0 Failed\n2 Succeeded'
-kubectl --namespace=default get jobs.batch --selector=run=shell --output=wide |
-  grep -q Failed || fail "the Job is not Failed"
+kubectl --namespace=default get jobs.batch --selector=run=shell \
+  --output=wide >"$work/wide"
+grep -q Failed "$work/wide" || fail "the Job is not Failed"
 # (A zombie does not count: init reaps it in its own time.)
 left="$(ps -e -o pid=,pgid=,stat=,args= | awk -v groups=",$groups," \
   'index(groups, "," $2 ",") && $3 !~ /^Z/')"
