@@ -12,6 +12,8 @@
 #      split), CSV with --keep: byte for byte the one-process output
 #   c. an input pattern nothing matches in the pods: exit non-zero, the
 #      error names the pattern and the shard's pod, no output, no shard
+#   d. Ctrl-C while the pods run (their input a FIFO nobody writes): exit
+#      130, no output, the run's objects deleted
 #   each time: no pod process left, no object left in the cluster.
 # Exit 77 (skipped) without the venv (PyYAML) or the data.
 set -euo pipefail
@@ -181,5 +183,32 @@ grep -Eq 'shard [0-9]|dtf-[a-z0-9-]+-[0-9]+-[a-z0-9]{5}' nothing.err \
 deleted nothing
 echo "ok: nothing fails (exit $rc): $(grep -m1 'nothing' nothing.err)"
 nothing_left nothing
+
+# --- d. Ctrl-C while the pods run -------------------------------------------------
+# The pods block reading a FIFO; SIGINT reaches dtf as Ctrl-C would (job
+# control on: a background command of a script otherwise ignores SIGINT).
+mkdir -p "$work/stall"
+mkfifo "$work/stall/part-0.tfrecord"
+set -m
+nice "$dtf" predict --model out/model --input '/data/stall/*' --format jsonl \
+  --profile k8s --workers 2 --output stopped.jsonl \
+  >stopped.out 2>stopped.err &
+pid=$!
+set +m
+deadline=$((SECONDS + 60))
+until [[ $(kubectl get pods --output=json | grep -c '"phase": "Running"') -eq 2 ]]; do
+  ((SECONDS < deadline)) || { cat stopped.err; fail "stopped: no 2 pods running"; }
+  sleep 0.2
+done
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+cat stopped.err
+[[ $rc -eq 130 ]] || fail "stopped: exit $rc, not 130"
+grep -q 'interrupted' stopped.err || fail "stopped: no interruption reported"
+[[ ! -e stopped.jsonl ]] || fail "stopped: an output was written"
+deleted stopped
+echo "ok: stopped: exit $rc"
+nothing_left stopped
 
 echo "PASS: predict_k8s"
