@@ -69,13 +69,31 @@ def project(target, files, mode):
         os.symlink(os.path.join("..data", key), os.path.join(target, key))
 
 
+def pod_mounts(spec):
+    """Every volume mount of a pod's containers (init containers first),
+    one per mount path."""
+    mounts = {}
+    for c in spec.get("initContainers", []) + spec["containers"]:
+        for m in c.get("volumeMounts", []):
+            mounts.setdefault(m["mountPath"], m)
+    return list(mounts.values())
+
+
+def config_files(config):
+    """A ConfigMap's keys and their bytes: `data` (text) and `binaryData`
+    (base64)."""
+    files = {k: x.encode() for k, x in config.get("data", {}).items()}
+    files.update({k: base64.b64decode(x)
+                  for k, x in config.get("binaryData", {}).items()})
+    return files
+
+
 def materialise(pod, objects):
     secrets = {o["metadata"]["name"]: o for o in objects.get("Secret", [])}
     configs = {o["metadata"]["name"]: o for o in objects.get("ConfigMap", [])}
-    volumes = {v["name"]: v for v in pod.spec["volumes"]}
-    mounts = pod.spec["containers"][0]["volumeMounts"]
+    volumes = {v["name"]: v for v in pod.spec.get("volumes", [])}
     # Parents before what is mounted inside them.
-    for m in sorted(mounts, key=lambda m: m["mountPath"]):
+    for m in sorted(pod_mounts(pod.spec), key=lambda m: m["mountPath"]):
         v = volumes[m["name"]]
         target = pod.root + m["mountPath"]
         os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -84,13 +102,12 @@ def materialise(pod, objects):
             project(target, {k: base64.b64decode(x) for k, x in data.items()},
                     v["secret"]["defaultMode"])
         elif "configMap" in v:
-            data = configs[v["configMap"]["name"]]["data"]
+            files = config_files(configs[v["configMap"]["name"]])
             if "subPath" in m:
-                with open(target, "w") as f:
-                    f.write(data[m["subPath"]])
+                with open(target, "wb") as f:
+                    f.write(files[m["subPath"]])
             else:
-                project(target, {k: x.encode() for k, x in data.items()},
-                        v["configMap"].get("defaultMode", 0o644))
+                project(target, files, v["configMap"].get("defaultMode", 0o644))
         elif "emptyDir" in v:
             os.makedirs(target, exist_ok=True)
         elif "hostPath" in v:
@@ -105,27 +122,43 @@ def to_loopback(text, addresses, port):
                   lambda m: addresses.get(m.group(1), m.group(0)), text)
 
 
-def local_argv(pod, container, dtf, addresses, port):
+def map_argv(pod, container, argv, dtf, addresses, port):
+    """argv as it runs on this machine: the pods' DNS names on loopback,
+    every path under one of the container's mounts taken under the pod's
+    root, and /usr/bin/dtf as DTF."""
     mount_paths = sorted(
-        (m["mountPath"] for m in container["volumeMounts"]), key=len, reverse=True)
+        (m["mountPath"] for m in container.get("volumeMounts", [])),
+        key=len, reverse=True)
 
     def local(arg):
-        arg = to_loopback(arg, addresses, port)
+        if port is not None:
+            arg = to_loopback(arg, addresses, port)
         for mp in mount_paths:
             if arg == mp or arg.startswith(mp + "/"):
                 return pod.root + arg
         return arg
 
+    return [dtf if a == "/usr/bin/dtf" else local(a) for a in argv]
+
+
+def local_argv(pod, container, dtf, addresses, port):
     command = [dtf if c == "/usr/bin/dtf" else c for c in container["command"]]
-    return command + [local(a) for a in container.get("args", [])]
+    return command + map_argv(pod, container, container.get("args", []), dtf,
+                              addresses, port)
 
 
-def start(pod, container, dtf, addresses, port):
+def container_env(pod, container, addresses, port):
+    """This process's environment with the container's and the pod's."""
     env = dict(os.environ)
     for e in container.get("env", []):
         env[e["name"]] = e["value"]
     for k, v in pod.env.items():
-        env[k] = to_loopback(v, addresses, port)
+        env[k] = to_loopback(v, addresses, port) if port is not None else v
+    return env
+
+
+def start(pod, container, dtf, addresses, port):
+    env = container_env(pod, container, addresses, port)
     argv = local_argv(pod, container, dtf, addresses, port)
     return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,
                             stdout=open(pod.log, "ab"),

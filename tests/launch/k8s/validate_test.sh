@@ -78,6 +78,43 @@ grep -q '^backend = "kubernetes"$' "$work/init/profiles/kubernetes.toml"
   "$work/dry-tfjob.yaml" "$src/tests/launch/testdata/k8s/job.yaml" \
   "$src/tests/launch/testdata/k8s/tfjob.yaml"
 
+# dtf predict --profile renders an Indexed Job of `dtf predict` shards:
+# with the model shipped (a local model directory) in a ConfigMap of its
+# files, or found on the data volume (a path in the pods): both valid.
+(cd "$work/init" && "$dtf" gen-records --job dtf.toml >/dev/null &&
+   "$dtf" train --job dtf.toml --steps 5 --no-eval --quiet >/dev/null)
+cat >"$work/init/profiles/k8s-predict.toml" <<TOML
+backend = "kubernetes"
+workers = 3
+max_restarts = 1
+threads = 2
+[kubernetes]
+namespace = "ml"
+image = "registry.example/ml/dtf:0.1.0"
+data = { host_path = "/srv/shared/data", mount_path = "/data" }
+node_selector = { "kubernetes.io/arch" = "amd64" }
+[kubernetes.worker]
+requests = { cpu = "2", memory = "4Gi" }
+TOML
+(cd "$work/init" && "$dtf" predict --profile k8s-predict --model out/model \
+   --input '/data/x*' --output o.jsonl --render "$work/render-predict")
+(cd "$work/init" && "$dtf" predict --profile k8s-predict \
+   --model /data/models/m --input '/data/x*' --format csv --keep x \
+   --output o.csv --render "$work/render-predict-volume")
+for render in render-predict render-predict-volume; do
+  grep -q 'completionMode: "Indexed"' "$work/$render/job.yaml"
+  grep -q 'name: "predict"' "$work/$render/job.yaml"
+  grep -q -- '- "--shard-from-env"$' "$work/$render/job.yaml"
+  grep -q -- '- "/data/x\*"$' "$work/$render/job.yaml"
+done
+grep -q '^  model.toml: "' "$work/render-predict/configmap.yaml"
+grep -q '^  variables.dtf: "' "$work/render-predict/configmap.yaml"
+[[ ! -e "$work/render-predict-volume/configmap.yaml" ]]
+grep -q -- '- "/data/models/m"$' "$work/render-predict-volume/job.yaml"
+"$python" "$src/tests/launch/k8s/validate_manifests.py" \
+  "$src/tests/launch/testdata/k8s/tfjob_v1_openapi_schema.json" 1.33.0 \
+  "$work/render-predict" "$work/render-predict-volume"
+
 # The validation can fail: an unknown field in the Job, a wrong type in the
 # TFJob.
 sed 's/^  podReplacementPolicy: "Failed"$/  podReplacementPolicy: "Failed"\n  bogusField: 1/' \
