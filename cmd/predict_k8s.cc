@@ -125,8 +125,10 @@ class ShardCollector {
           fetched += got ? 1 : 0;
         }
       }
-      progress_.Show(false);
-      if (fetched < w_) std::this_thread::sleep_for(std::chrono::seconds(1));
+      if (fetched < w_) {
+        progress_.Show(false);
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
     }
     progress_.Show(true);
     return std::move(shards_);
@@ -150,12 +152,12 @@ class ShardCollector {
             "kubernetes: shard ", k, " of ", w_, ": pod ", pod.name, " failed",
             pod.reason.empty() ? "" : StrCat(" (", pod.reason, ")"),
             failures_[k] > 1 ? StrCat(", after ", failures_[k], " tries") : "",
-            "; its last lines:\n", tail));
+            "; its last lines:\n", Trimmed(tail)));
       }
-      ctx_->console.Warning(StrCat("shard ", k, ": pod ", pod.name,
-                                   " failed; the Job replaces it (",
-                                   failures_[k], " of ", max_restarts_,
-                                   " retries). Its last lines:\n", tail));
+      ctx_->console.Warning(
+          StrCat("shard ", k, ": pod ", pod.name,
+                 " failed; the Job replaces it (", failures_[k], " of ",
+                 max_restarts_, " retries). Its last lines:\n", Trimmed(tail)));
       return false;
     }
     if (pod.phase == "Succeeded") {

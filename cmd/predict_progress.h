@@ -38,10 +38,15 @@ class ShardProgress {
     if (task < rows_.size()) rows_[task] = rows;
   }
 
+  // The line; not forced, only when it says something new and none was
+  // shown within the second.
   void Show(bool force) {
     const auto now = std::chrono::steady_clock::now();
-    if (!force && now - last_ < std::chrono::seconds(1)) return;
+    if (!force && (now - last_ < std::chrono::seconds(1) || rows_ == shown_)) {
+      return;
+    }
     last_ = now;
+    shown_ = rows_;
     int64_t total = 0;
     std::string each;
     for (size_t k = 0; k < rows_.size(); ++k) {
@@ -55,6 +60,8 @@ class ShardProgress {
  private:
   const Console& console_;
   std::vector<int64_t> rows_;
+  // What the last line said: at first, nothing scored.
+  std::vector<int64_t> shown_ = rows_;
   std::chrono::steady_clock::time_point last_;
 };
 

@@ -255,7 +255,7 @@ TEST_F(PredictProfileTest, KubernetesInputMustBeOnTheDataVolume) {
                                "volume, which the pods see at /data ("));
   EXPECT_THAT(r.err, HasSubstr("profiles/k8d.toml:5:8)"));
   EXPECT_FALSE(Exists("k8.jsonl"));
-  EXPECT_FALSE(Exists(".dtf/runs"));
+  EXPECT_FALSE(Exists("k8-runs"));
 }
 
 // --render writes the run's objects: the model shipped in a ConfigMap
