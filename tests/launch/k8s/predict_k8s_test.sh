@@ -17,39 +17,8 @@
 #   each time: no pod process left, no object left in the cluster.
 # Exit 77 (skipped) without the venv (PyYAML) or the data.
 set -euo pipefail
-dtf="$(realpath "$1")" src="$(realpath "$2")" build="$3" shared="$(realpath "$4")"
-source "$src/tests/e2e/e2e_lib.sh"
-if [[ ! -f "$shared/data/titanic/train.csv" ]]; then
-  echo "SKIP: no $shared/data/titanic" >&2
-  exit 77
-fi
-python="$(bash "$src/tests/launch/k8s_env.sh" "$build")" || {
-  echo "SKIP: no venv with PyYAML" >&2
-  exit 77
-}
-work="$(mktemp -d /tmp/dtf_predict_k8s.XXXXXX)"
-cluster="$work/cluster"
-export DTF_PROCESS_CLUSTER="$cluster" DTF_PROCESS_CLUSTER_DTF="$dtf"
-
-# The pods still running when the test ends, whatever the outcome.
-cleanup() {
-  local rc=$?
-  PATH="$work/bin:$PATH" kubectl delete jobs.batch,services,configmaps,secrets \
-    --selector=app.kubernetes.io/managed-by=dtf --ignore-not-found \
-    >/dev/null 2>&1 || true
-  rm -rf "$work"
-  exit $rc
-}
-trap cleanup EXIT
-
-mkdir -p "$work/bin"
-cat >"$work/bin/kubectl" <<SH
-#!/bin/sh
-echo "\$*" >>"$work/kubectl.log"
-exec "$python" "$src/tests/launch/k8s/process_cluster.py" "\$@"
-SH
-chmod +x "$work/bin/kubectl"
-export PATH="$work/bin:$PATH"
+source "$(dirname "${BASH_SOURCE[0]}")/process_cluster_env.sh"
+process_cluster_start "$@" data/titanic/train.csv dtf_predict_k8s
 
 # nothing_left NAME: within 15 s no process runs anything under the
 # cluster's directory, no object is left in it, and no shard file is left

@@ -15,34 +15,8 @@
 #      that exits 0 is Succeeded and cannot be exec'd into
 # Exit 77 (skipped) without the venv (PyYAML) or the data.
 set -euo pipefail
-dtf="$(realpath "$1")" src="$(realpath "$2")" build="$3" shared="$(realpath "$4")"
-source "$src/tests/e2e/e2e_lib.sh"
-if [[ ! -f "$shared/data/adult/adult.data" ]]; then
-  echo "SKIP: no $shared/data/adult" >&2
-  exit 77
-fi
-python="$(bash "$src/tests/launch/k8s_env.sh" "$build")" || {
-  echo "SKIP: no venv with PyYAML" >&2
-  exit 77
-}
-work="$(mktemp -d /tmp/dtf_process_cluster.XXXXXX)"
-cluster="$work/cluster"
-export DTF_PROCESS_CLUSTER="$cluster" DTF_PROCESS_CLUSTER_DTF="$dtf"
-mkdir -p "$work/bin"
-cat >"$work/bin/kubectl" <<SH
-#!/bin/sh
-exec "$python" "$src/tests/launch/k8s/process_cluster.py" "\$@"
-SH
-chmod +x "$work/bin/kubectl"
-export PATH="$work/bin:$PATH"
-cleanup() {
-  local rc=$?
-  kubectl delete jobs.batch,services,configmaps,secrets --ignore-not-found \
-    >/dev/null 2>&1 || true
-  rm -rf "$work"
-  exit $rc
-}
-trap cleanup EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/process_cluster_env.sh"
+process_cluster_start "$@" data/adult/adult.data dtf_process_cluster
 
 # pods SELECTOR: "name index phase" per pod.
 pods() {
