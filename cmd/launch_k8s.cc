@@ -9,6 +9,7 @@
 #include "lib/base/device_name.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
+#include "lib/launch/k8s/job_output.h"
 #include "lib/launch/k8s/kubectl.h"
 #include "lib/launch/k8s/manifests.h"
 #include "lib/launch/run_id.h"
@@ -98,6 +99,10 @@ Status LaunchKubernetes(const launch::PlanRequest& r,
   }
   DTF_ASSIGN_OR_RETURN(const std::vector<launch::k8s::RenderedObject> objects,
                        launch::k8s::RenderManifests(req));
+  const std::string lost = launch::k8s::LostOutputWarning(
+      launch::k8s::PodOutputDir(req.job_text, req.sets, profile.kubernetes),
+      profile.kubernetes);
+  if (!lost.empty()) ctx->console.Warning(lost);
   if (how.dry_run) return PrintStdout(launch::k8s::JoinDocuments(objects));
   if (!how.render_dir.empty()) {
     DTF_RETURN_IF_ERROR(WriteObjects(objects, how.render_dir));

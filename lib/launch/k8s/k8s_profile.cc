@@ -165,15 +165,21 @@ StatusOr<Toleration> ReadToleration(const Reader& reader,
   return t;
 }
 
-StatusOr<DataVolume> ReadData(const Reader& reader, const toml::node& node,
-                              KubernetesProfile* p) {
-  DTF_ASSIGN_OR_RETURN(const toml::table* table,
-                       K8sTable(reader, node, "kubernetes.data"));
+// kubernetes.data (read-only; a PVC, a node's path or an image) or
+// kubernetes.output (written: a PVC or a node's path), by `key`.
+StatusOr<DataVolume> ReadVolume(const Reader& reader, const toml::node& node,
+                                std::string_view key, KubernetesProfile* p) {
+  const std::string path = StrCat("kubernetes.", key);
+  const bool written = key == "output";
+  DTF_ASSIGN_OR_RETURN(const toml::table* table, K8sTable(reader, node, path));
   DataVolume d;
-  for (const auto& [key, value] : toml_util::InFileOrder(*table)) {
-    const std::string_view name = key->str();
-    const std::string sub =
-        StrCat("kubernetes.data.", toml_util::KeyPart(name));
+  if (written) d.mount_path = "/out";
+  const std::string_view one_of = written
+                                      ? "give one of pvc and host_path"
+                                      : "give one of pvc, host_path and image";
+  for (const auto& [name_key, value] : toml_util::InFileOrder(*table)) {
+    const std::string_view name = name_key->str();
+    const std::string sub = StrCat(path, ".", toml_util::KeyPart(name));
     p->where[sub] = K8sWhere(reader, *value);
     if (name == "mount_path") {
       DTF_ASSIGN_OR_RETURN(d.mount_path, K8sString(reader, *value, sub));
@@ -188,14 +194,23 @@ StatusOr<DataVolume> ReadData(const Reader& reader, const toml::node& node,
       kind = DataVolume::Kind::kPvc;
     } else if (name == "host_path") {
       kind = DataVolume::Kind::kHostPath;
-    } else if (name == "image") {
+    } else if (name == "image" && !written) {
       kind = DataVolume::Kind::kImage;
+    } else if (name == "image") {
+      return reader.Error(*value, sub,
+                          "an image volume is read-only, and the run writes "
+                          "its checkpoints and model here; give a pvc or a "
+                          "host_path");
     } else {
-      return UnknownKey(reader, *key, sub,
-                        {"pvc", "host_path", "image", "mount_path"});
+      return UnknownKey(
+          reader, *name_key, sub,
+          written ? std::initializer_list<std::string_view>{"pvc", "host_path",
+                                                            "mount_path"}
+                  : std::initializer_list<std::string_view>{
+                        "pvc", "host_path", "image", "mount_path"});
     }
     if (d.kind != DataVolume::Kind::kNone) {
-      return reader.Error(*value, sub, "give one of pvc, host_path and image");
+      return reader.Error(*value, sub, one_of);
     }
     d.kind = kind;
     if (kind == DataVolume::Kind::kPvc) {
@@ -208,8 +223,7 @@ StatusOr<DataVolume> ReadData(const Reader& reader, const toml::node& node,
     }
   }
   if (d.kind == DataVolume::Kind::kNone) {
-    return reader.Error(node, "kubernetes.data",
-                        "give one of pvc, host_path and image");
+    return reader.Error(node, path, one_of);
   }
   return d;
 }
@@ -270,6 +284,7 @@ StatusOr<KubernetesProfile> ReadKubernetesProfile(
                                                          "service_account",
                                                          "image_pull_secret",
                                                          "data",
+                                                         "output",
                                                          "context",
                                                          "job_dir",
                                                          "gen_records"};
@@ -352,8 +367,9 @@ StatusOr<KubernetesProfile> ReadKubernetesProfile(
       }
       (name == "service_account" ? p.service_account : p.image_pull_secret) =
           std::move(s);
-    } else if (name == "data") {
-      DTF_ASSIGN_OR_RETURN(p.data, ReadData(reader, value, &p));
+    } else if (name == "data" || name == "output") {
+      DataVolume& volume = name == "data" ? p.data : p.output;
+      DTF_ASSIGN_OR_RETURN(volume, ReadVolume(reader, value, name, &p));
     } else if (name == "job_dir") {
       DTF_ASSIGN_OR_RETURN(p.job_dir, K8sString(reader, value, path));
       if (p.job_dir[0] != '/' || p.job_dir == "/") {

@@ -68,6 +68,12 @@ struct KubernetesProfile {
   std::string service_account;
   std::string image_pull_secret;
   DataVolume data;
+  // Where the run writes (kind kNone: nowhere that outlives the pods): a
+  // PVC (ReadWriteMany, since every pod mounts it) or a node's path,
+  // mounted writable at mount_path (default "/out") in every pod. The job's
+  // train.output_dir belongs there: its checkpoints let a replaced pod go
+  // on (every task runs with --restore), and its model outlives the run.
+  DataVolume output;
   // The pods' job directory: dtf.toml is mounted there, in a writable
   // emptyDir, so the job's relative paths (output_dir, records) resolve
   // under it. Default "/job".

@@ -57,19 +57,20 @@ Manifest EnvEntries(const std::map<std::string, std::string>& env) {
   return entries;
 }
 
-Manifest DataVolumeOf(const KubernetesProfile& p) {
-  const DataVolume& d = p.data;
+namespace {
+
+Manifest VolumeOf(const DataVolume& d, const char* name, bool read_only) {
   if (d.kind == DataVolume::Kind::kNone) return nullptr;
   Manifest data;
-  data["name"] = "dtf-data";
+  data["name"] = name;
   switch (d.kind) {
     case DataVolume::Kind::kPvc:
       data["persistentVolumeClaim"]["claimName"] = d.source;
-      data["persistentVolumeClaim"]["readOnly"] = true;
+      if (read_only) data["persistentVolumeClaim"]["readOnly"] = true;
       break;
     case DataVolume::Kind::kHostPath:
       data["hostPath"]["path"] = d.source;
-      data["hostPath"]["type"] = "Directory";
+      data["hostPath"]["type"] = read_only ? "Directory" : "DirectoryOrCreate";
       break;
     case DataVolume::Kind::kImage:
       data["image"]["reference"] = d.source;
@@ -81,13 +82,31 @@ Manifest DataVolumeOf(const KubernetesProfile& p) {
   return data;
 }
 
+Manifest MountOf(const DataVolume& d, const char* name, bool read_only) {
+  if (d.kind == DataVolume::Kind::kNone) return nullptr;
+  Manifest mount;
+  mount["name"] = name;
+  mount["mountPath"] = d.mount_path;
+  if (read_only) mount["readOnly"] = true;
+  return mount;
+}
+
+}  // namespace
+
+Manifest DataVolumeOf(const KubernetesProfile& p) {
+  return VolumeOf(p.data, "dtf-data", true);
+}
+
 Manifest DataMountOf(const KubernetesProfile& p) {
-  if (p.data.kind == DataVolume::Kind::kNone) return nullptr;
-  Manifest data;
-  data["name"] = "dtf-data";
-  data["mountPath"] = p.data.mount_path;
-  data["readOnly"] = true;
-  return data;
+  return MountOf(p.data, "dtf-data", true);
+}
+
+Manifest OutputVolumeOf(const KubernetesProfile& p) {
+  return VolumeOf(p.output, "dtf-output", false);
+}
+
+Manifest OutputMountOf(const KubernetesProfile& p) {
+  return MountOf(p.output, "dtf-output", false);
 }
 
 void AddPodScheduling(const KubernetesProfile& p, Manifest* spec_out) {

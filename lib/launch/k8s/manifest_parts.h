@@ -30,6 +30,9 @@ Manifest EnvEntries(const std::map<std::string, std::string>& env);
 // p.data.mount_path; null when the profile has none.
 Manifest DataVolumeOf(const KubernetesProfile& p);
 Manifest DataMountOf(const KubernetesProfile& p);
+// The same of p.output, "dtf-output", mounted writable.
+Manifest OutputVolumeOf(const KubernetesProfile& p);
+Manifest OutputMountOf(const KubernetesProfile& p);
 
 // serviceAccountName, imagePullSecrets, nodeSelector and tolerations of
 // the profile, added to a pod's spec in that order.

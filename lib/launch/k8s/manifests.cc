@@ -18,13 +18,15 @@ constexpr size_t kMaxSecretBytes = 1024 * 1024;
 
 // The container's arguments common to both flavours.
 std::vector<std::string> ServeArgs(const RenderRequest& r) {
-  std::vector<std::string> args = {"serve",
-                                   "--job",
+  std::vector<std::string> args = {"serve", "--job",
                                    StrCat(r.profile.job_dir, "/", kJobFileName),
-                                   "--run-id",
-                                   r.run_id,
-                                   "--secret-file",
-                                   StrCat(kSecretMountDir, "/", kSecretKey)};
+                                   "--run-id", r.run_id, "--secret-file",
+                                   StrCat(kSecretMountDir, "/", kSecretKey),
+                                   // A replaced pod goes on from the run's
+                                   // last checkpoint, when its output_dir
+                                   // kept one (kubernetes.output); a first
+                                   // start finds none.
+                                   "--restore"};
   if (r.tls) {
     args.push_back("--tls-dir");
     args.push_back(kSecretMountDir);
@@ -69,6 +71,9 @@ Manifest Volumes(const RenderRequest& r, const std::string& name) {
   if (r.profile.data.kind != DataVolume::Kind::kNone) {
     volumes.push_back(DataVolumeOf(r.profile));
   }
+  if (r.profile.output.kind != DataVolume::Kind::kNone) {
+    volumes.push_back(OutputVolumeOf(r.profile));
+  }
   return volumes;
 }
 
@@ -93,6 +98,9 @@ Manifest VolumeMounts(const RenderRequest& r) {
   mounts.push_back(job);
   if (r.profile.data.kind != DataVolume::Kind::kNone) {
     mounts.push_back(DataMountOf(r.profile));
+  }
+  if (r.profile.output.kind != DataVolume::Kind::kNone) {
+    mounts.push_back(OutputMountOf(r.profile));
   }
   return mounts;
 }

@@ -121,6 +121,33 @@ TEST(KubernetesProfile, DataSources) {
               HasSubstr("kubernetes.data.pvc: expected a DNS label"));
 }
 
+// kubernetes.output: where the run writes, a PVC or a node's path only.
+TEST(KubernetesProfile, OutputVolume) {
+  auto output = [](std::string_view d) {
+    return ParseProfile(StrCat(kMinimal, "output = ", d, "\n"),
+                        "profiles/k8s.toml", "k8s");
+  };
+  StatusOr<Profile> p = output("{ pvc = \"dtf-out\" }");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->kubernetes.output.kind, DataVolume::Kind::kPvc);
+  EXPECT_EQ(p->kubernetes.output.source, "dtf-out");
+  EXPECT_EQ(p->kubernetes.output.mount_path, "/out");
+  EXPECT_EQ(p->kubernetes.data.kind, DataVolume::Kind::kNone);
+  p = output("{ host_path = \"/srv/out\", mount_path = \"/results\" }");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->kubernetes.output.kind, DataVolume::Kind::kHostPath);
+  EXPECT_EQ(p->kubernetes.output.mount_path, "/results");
+  EXPECT_EQ(p->kubernetes.where.at("kubernetes.output.mount_path"),
+            "profiles/k8s.toml:4:49");
+  EXPECT_THAT(ErrorOf(StrCat(kMinimal, "output = { image = \"r/o:1\" }\n")),
+              HasSubstr("profiles/k8s.toml:4:20: kubernetes.output.image: an "
+                        "image volume is read-only"));
+  EXPECT_THAT(ErrorOf(StrCat(kMinimal, "output = { claim = \"x\" }\n")),
+              HasSubstr("kubernetes.output.claim"));
+  EXPECT_THAT(ErrorOf(StrCat(kMinimal, "output = { }\n")),
+              HasSubstr("kubernetes.output: give one of pvc and host_path"));
+}
+
 TEST(KubernetesProfile, ErrorsNameFileLineAndColumn) {
   EXPECT_EQ(ErrorOf("backend = \"kubernetes\"\n[kubernetes]\nnamespace = "
                     "\"ml\"\n"),

@@ -73,6 +73,9 @@ RenderRequest FullRequest(Flavour flavour) {
   p.data.kind = DataVolume::Kind::kPvc;
   p.data.source = "adult-data";
   p.data.mount_path = "/data";
+  p.output.kind = DataVolume::Kind::kPvc;
+  p.output.source = "dtf-out";
+  p.output.mount_path = "/out";
   p.job_dir = "/job";
   r.run_id = "20261125-120000-abcd";
   r.ps = 2;

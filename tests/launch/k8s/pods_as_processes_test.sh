@@ -49,10 +49,21 @@ image = "dtf:test"
 flavour = "$flavour"
 job_dir = "/srv/k8s/examples/census"
 data = { host_path = "$shared/data", mount_path = "/srv/shared/data" }
+output = { host_path = "$work/out-$case", mount_path = "/srv/out" }
 gen_records = true
 TOML
+  mkdir -p "$work/out-$case"
+  # The checkpoints and model go to the output volume, which outlives the
+  # pods (relative to the job directory, as the data paths are); launch
+  # warns when they would not.
+  sets+=(--set train.output_dir=../../../out/census)
   (cd "$work/job" && "$dtf" launch --profile "k8s-$case" "${sets[@]}" \
-     --render "$work/render-$case")
+     --render "$work/render-$case") 2>"$work/render-$case.err"
+  if grep -q "where nothing outlives them" "$work/render-$case.err"; then
+    echo "FAIL: output on the output volume, yet launch warns:" >&2
+    cat "$work/render-$case.err" >&2
+    exit 1
+  fi
   render="$work/render-$case"
   grep -q -- '- "--tls-task-names"$' "$render/$flavour.yaml"
   grep -q '^  ca.pem: "' "$render/secret.yaml"
@@ -85,5 +96,19 @@ TOML
     <<<"$out" | tail -1)"
   echo "$case: accuracy $accuracy"
   python3 -c "import sys; sys.exit(0 if float('$accuracy') >= 0.85 else 1)"
+  # The model and the last checkpoint are on the output volume's node path,
+  # after every pod is gone.
+  for f in census/model/model.toml census/checkpoint.dtf; do
+    if [[ ! -s "$work/out-$case/$f" ]]; then
+      echo "FAIL: $case: no $f on the output volume" >&2
+      exit 1
+    fi
+  done
 done
+# Without an output volume the launcher says the model would be lost.
+sed -i '/^output = /d' "$work/job/profiles/k8s-job.toml"
+(cd "$work/job" && "$dtf" launch --profile k8s-job --render "$work/render-lost") \
+  2>"$work/render-lost.err"
+grep -q "the run's checkpoints and exported model are lost with its pods" \
+  "$work/render-lost.err"
 echo "PASS"
