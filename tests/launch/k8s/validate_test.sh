@@ -30,6 +30,7 @@ namespace = "ml"
 image = "registry.example/ml/dtf:0.1.0"
 flavour = "$flavour"
 data = { host_path = "/srv/shared/data", mount_path = "/srv/shared/data" }
+output = { pvc = "dtf-out", mount_path = "/srv/out" }
 job_dir = "/srv/job/examples/census"
 node_selector = { "kubernetes.io/arch" = "amd64" }
 tolerations = [{ key = "dedicated", value = "ml", effect = "NoSchedule" }]
@@ -38,7 +39,9 @@ requests = { cpu = "2", memory = "4Gi" }
 limits = { cpu = "4", memory = "8Gi" }
 TOML
   (cd "$work/job" && "$dtf" launch --profile "k8s-$flavour" \
-     --render "$work/render-$flavour" --set train.epochs=2)
+     --render "$work/render-$flavour" --set train.epochs=2 \
+     --set train.output_dir=/srv/out/census)
+  grep -q 'claimName: "dtf-out"' "$work/render-$flavour/$flavour.yaml"
   # The Secret holds the run's secret: owner-only.
   [[ "$(stat -c %a "$work/render-$flavour/secret.yaml")" == 600 ]]
   grep -q '^  secret: "' "$work/render-$flavour/secret.yaml"
