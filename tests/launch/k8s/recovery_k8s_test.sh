@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# recovery_k8s_test.sh DTF SOURCE_DIR BUILD_DIR SHARED_DIR
+#
+# A Kubernetes training run that loses a pod: the census job
+# (examples/census, data SHARED_DIR/data/adult on a hostPath volume,
+# records made by each pod's gen-records init container) applied with
+# `dtf launch --profile k8s` (ps = 1, workers = 2, max_restarts = 1, the
+# output volume a hostPath of this test) against process_cluster.py as
+# kubectl, whose pods run as local processes:
+#   1. the chief writes a checkpoint on the output volume's node path
+#   2. worker 1's pod is killed (SIGKILL to its process group): Failed
+#   3. the Job replaces it (the stand-in's reconcile, at each `kubectl
+#      get`); the replacement's dtf serve --restore goes on from the run's
+#      checkpoint ("worker:1: resuming at global step ...")
+#   4. the Job completes: every worker index Succeeded (the killed pod
+#      Failed), the chief's last evaluation at an accuracy of 0.85 or
+#      more, the model and the checkpoint on the output volume
+#   5. `dtf stop <run id>` leaves no pod process and no object.
+# Exit 77 (skipped) without the venv (PyYAML) or the data.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/process_cluster_env.sh"
+process_cluster_start "$@" data/adult/adult.data dtf_k8s_recovery
+
+start="$(date +%s.%N)"
+out="$work/out"
+job="$work/job"
+mkdir -p "$job/profiles" "$out"
+cp "$src/examples/census/dtf.toml" "$job/dtf.toml"
+# The job's data paths (../../../shared/data/adult/...) land in the data
+# volume's mount from the pods' job directory, and so does the output
+# directory (../../../out/census) in the output volume's.
+cat >"$job/profiles/k8s.toml" <<TOML
+backend = "kubernetes"
+ps = 1
+workers = 2
+threads = 1
+max_restarts = 1
+[kubernetes]
+image = "dtf:test"
+job_dir = "/srv/k8s/examples/census"
+data = { host_path = "$shared/data", mount_path = "/srv/shared/data" }
+output = { host_path = "$out", mount_path = "/srv/out" }
+gen_records = true
+TOML
+
+# pods: "name index phase" per pod of the run (the stand-in's reconcile
+# runs first: a failed pod is replaced there).
+pods() {
+  nice kubectl get pods --selector="dtf.dev/run-id=$id" --output=json |
+    "$python" -c '
+import json, sys
+for p in json.load(sys.stdin)["items"]:
+    m = p["metadata"]
+    print(m["name"], m["annotations"]["batch.kubernetes.io/job-completion-index"],
+          p["status"]["phase"])'
+}
+
+# log_of NAME: the dtf container's log of pod NAME on this machine.
+log_of() {
+  echo "$cluster/pods/$1/dtf.log"
+}
+
+# die WHAT: fails, with the pods' phases and the last lines of their logs.
+die() {
+  echo "--- pods" >&2
+  pods >&2 || true
+  show_tail "$cluster"/pods/*/*.log "$work/launch.err"
+  fail "$@"
+}
+
+# --- the run -------------------------------------------------------------------
+# 60 epochs of about 128 global steps, a checkpoint every 20 steps: the
+# first checkpoint comes early, the end long after worker 1 is killed.
+(cd "$job" && nice "$dtf" launch --profile k8s \
+   --set train.epochs=60 --set train.checkpoint_every_steps=20 \
+   --set train.output_dir=../../../out/census \
+   >"$work/launch.out" 2>"$work/launch.err") \
+  || { cat "$work/launch.err" >&2; fail "dtf launch --profile k8s failed"; }
+id="$(cat "$work/launch.out")"
+[[ "$id" =~ ^[0-9a-z-]+$ ]] || fail "launch printed no run id: $id"
+grep -q "dtf: run $id applied" "$work/launch.err" \
+  || fail "launch did not say the run was applied: $(cat "$work/launch.err")"
+if grep -q "lost with its pods" "$work/launch.err"; then
+  fail "the output is on the output volume, yet launch warns: $(cat "$work/launch.err")"
+fi
+grep -q -- '- "--restore"$' "$job/.dtf/runs/$id/kubernetes/job.yaml" \
+  || fail "the pods do not run dtf serve --restore"
+grep -q 'backoffLimitPerIndex: 1$' "$job/.dtf/runs/$id/kubernetes/job.yaml" \
+  || fail "the Job does not replace a failed pod once"
+echo "ok: run $id applied ($(elapsed "$start") s)"
+
+# --- 1. a checkpoint on the output volume ---------------------------------------
+deadline=$((SECONDS + 300))
+until [[ -s "$out/census/checkpoint.dtf" ]]; do
+  ((SECONDS < deadline)) || die "no checkpoint on the output volume in 300 s"
+  pods >/dev/null
+  sleep 1
+done
+pods >"$work/pods"
+chief="$(awk '$2 == 1 {print $1}' "$work/pods")"
+worker1="$(awk '$2 == 2 {print $1}' "$work/pods")"
+[[ -n "$chief" && -n "$worker1" ]] || die "no pod for index 1 or 2"
+grep -q "$worker1 2 Running" "$work/pods" || die "worker 1's pod is not running"
+# Worker 1's first start ran with --restore: it found no checkpoint of the
+# run (or, started late on a loaded machine, the chief's first one).
+grep -Eq 'worker:1: (no checkpoint at .*; reading the input from the start|resuming at global step)' \
+  "$(log_of "$worker1")" || die "worker 1's first start: no note of --restore"
+echo "ok: checkpoint on the output volume ($(elapsed "$start") s)"
+
+# --- 2. worker 1's pod killed ----------------------------------------------------
+group="$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' \
+  "$cluster/pods/$worker1/pod.json")"
+[[ "$group" -gt 1 ]] || die "no process group for $worker1"
+kill -KILL -- "-$group"
+killed_at="$(date +%s.%N)"
+echo "ok: killed $worker1 (process group $group) at $(elapsed "$start") s"
+
+# --- 3. replaced; the replacement goes on from the checkpoint ---------------------
+deadline=$((SECONDS + 120))
+while :; do
+  pods >"$work/pods"
+  grep -q "^$worker1 2 Failed$" "$work/pods" || die "the killed pod is not Failed"
+  replacement="$(awk -v old="$worker1" '$2 == 2 && $1 != old {print $1}' "$work/pods")"
+  [[ -n "$replacement" ]] && break
+  ((SECONDS < deadline)) || die "worker 1's pod not replaced in 120 s"
+  sleep 1
+done
+echo "ok: $replacement replaces $worker1 ($(elapsed "$killed_at") s after the kill)"
+deadline=$((SECONDS + 180))
+until grep -q 'worker:1: resuming at global step' "$(log_of "$replacement")" 2>/dev/null; do
+  ((SECONDS < deadline)) || die "the replacement did not resume from the checkpoint"
+  pods >/dev/null
+  sleep 1
+done
+resumed="$(grep -m1 'worker:1: resuming at global step' "$(log_of "$replacement")")"
+grep -q "(its recorded position; .*census/checkpoint.dtf)" <<<"$resumed" \
+  || die "the replacement resumed from elsewhere: $resumed"
+resumed_step="$(sed 's/.*resuming at global step \([0-9]*\),.*/\1/' <<<"$resumed")"
+resumed_epoch="$(sed 's/.*, epoch \([0-9]*\),.*/\1/' <<<"$resumed")"
+((resumed_step > 0)) || die "resumed at global step $resumed_step"
+echo "ok: $resumed"
+
+# --- 4. the Job completes ---------------------------------------------------------
+deadline=$((SECONDS + 480))
+while :; do
+  condition="$(nice kubectl get jobs.batch --selector="dtf.dev/run-id=$id" \
+    --output=json | "$python" -c '
+import json, sys
+for j in json.load(sys.stdin)["items"]:
+    for c in j.get("status", {}).get("conditions", []):
+        print(c["type"])')"
+  [[ "$condition" == Complete ]] && break
+  [[ -z "$condition" ]] || die "the Job ended $condition"
+  ((SECONDS < deadline)) || die "the Job did not complete in 480 s"
+  sleep 2
+done
+echo "ok: the Job completed ($(elapsed "$start") s)"
+pods | sort -k2,2 -k1,1 >"$work/pods"
+cat "$work/pods"
+[[ "$(awk '$2 != 0 {print $2, $3}' "$work/pods" | sort)" == \
+   $'1 Succeeded\n2 Failed\n2 Succeeded' ]] \
+  || die "worker pods: $(tr '\n' ';' <"$work/pods")"
+grep -q "^$worker1 2 Failed$" "$work/pods" || die "$worker1 is not the failed one"
+grep -q "^$replacement 2 Succeeded$" "$work/pods" \
+  || die "$replacement did not succeed"
+# The PS pod ended with the run (exit 0), or the Job's controller stopped
+# and removed it once the workers had succeeded.
+ps_pods="$(awk '$2 == 0 {print $3}' "$work/pods")"
+[[ -z "$ps_pods" || "$ps_pods" == Succeeded ]] \
+  || die "the PS pods after the Job completed: $ps_pods"
+accuracy="$(sed -n 's/.*global step [0-9]*; .*accuracy \([0-9.]*\).*/\1/p' \
+  "$(log_of "$chief")" | tail -1)"
+[[ -n "$accuracy" ]] || die "no evaluation in the chief's log"
+at_least "$accuracy" 0.85 "the chief's final accuracy"
+# The replacement read on from the checkpoint's epoch, not from the first,
+# and trained to the end of the run: the kill came in mid-run.
+first_epoch="$(sed -n 's/^step *[0-9]* *epoch *\([0-9]*\) .*/\1/p' \
+  "$(log_of "$replacement")" | head -1)"
+[[ -n "$first_epoch" ]] || die "no progress in the replacement's log"
+((first_epoch >= resumed_epoch)) \
+  || die "the replacement trained epoch $first_epoch first, not from epoch $resumed_epoch on"
+grep -q '^worker:1: [0-9]* examples in ' "$(log_of "$replacement")" \
+  || die "the replacement did not finish its input"
+final_step="$(sed -n 's/.*global step \([0-9]*\); .*accuracy.*/\1/p' \
+  "$(log_of "$chief")" | tail -1)"
+((resumed_step < final_step / 2)) \
+  || die "the kill came late: resumed at step $resumed_step of $final_step"
+echo "ok: the replacement trained from epoch $first_epoch; the run ended at global step $final_step"
+for f in census/model/model.toml census/checkpoint.dtf; do
+  [[ -s "$out/$f" ]] || die "no $f on the output volume"
+done
+echo "ok: the model and the checkpoint on the output volume"
+
+# --- 5. dtf stop ------------------------------------------------------------------
+(cd "$job" && "$dtf" stop "$id" >"$work/stop.out" 2>&1) \
+  || { cat "$work/stop.out" >&2; fail "dtf stop $id failed"; }
+deadline=$((SECONDS + 15))
+while :; do
+  left="$(pgrep -a -f -- "$cluster/" || true)"
+  [[ -z "$left" ]] && break
+  ((SECONDS < deadline)) || fail "pod processes left: $left"
+  sleep 0.2
+done
+left="$(kubectl get jobs.batch,services,configmaps,secrets,pods \
+  --output=json | "$python" -c '
+import json, sys
+for i in json.load(sys.stdin)["items"]:
+    print(i["kind"] + "/" + i["metadata"]["name"])')"
+[[ -z "$left" ]] || fail "objects left in the cluster: $left"
+[[ -z "$(ls "$cluster/pods")" ]] || fail "pods left: $(ls "$cluster/pods")"
+echo "ok: dtf stop $id: no pod process, no object left"
+echo "PASS: recovery_k8s ($(elapsed "$start") s)"
