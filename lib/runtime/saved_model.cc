@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <span>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -134,6 +135,37 @@ void SmBuilder::AddSaver() {
   TfGraph::SetType(done, "T", DT_STRING);
 }
 
+std::string SmBuilder::AssertAll(const std::string& sc, const std::string& ok,
+                                 const std::string& message,
+                                 const std::string& text) {
+  NodeDef* all = g_.Add(StrCat(sc, "/all"), "All",
+                        {ok, g_.Int32(StrCat(sc, "/all_axis"), 0)});
+  TfGraph::SetType(all, "Tidx", DT_INT32);
+  TfGraph::SetBool(all, "keep_dims", false);
+  if (text.empty()) {
+    NodeDef* check =
+        g_.Add(StrCat(sc, "/Assert"), "Assert",
+               {all->name(), g_.String(StrCat(sc, "/message"), message)});
+    const DataType types[] = {DT_STRING};
+    TfGraph::SetTypeList(check, "T", types);
+    TfGraph::SetInt(check, "summarize", 3);
+    return check->name();
+  }
+  const std::string bad = g_.Reshape(
+      StrCat(sc, "/bad"),
+      g_.Op(StrCat(sc, "/where"), "Where",
+            {g_.Add(StrCat(sc, "/not"), "LogicalNot", {ok})->name()}, DT_BOOL),
+      {-1}, DT_INT64);
+  NodeDef* check =
+      g_.Add(StrCat(sc, "/Assert"), "Assert",
+             {all->name(), g_.String(StrCat(sc, "/message"), message),
+              g_.Gather(StrCat(sc, "/values"), text, bad, DT_STRING)});
+  const DataType types[] = {DT_STRING, DT_STRING};
+  TfGraph::SetTypeList(check, "T", types);
+  TfGraph::SetInt(check, "summarize", 3);
+  return check->name();
+}
+
 std::string SmBuilder::Combine(const std::string& scope,
                                const std::string& table, const SmIds& ids,
                                const std::string& n, bool mean) {
@@ -188,8 +220,46 @@ StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
     if (dense[f].deep_offset >= 0) deep_parts.push_back(v);
     if (dense[f].wide_offset >= 0) wide_parts.push_back(v);
   }
+  // Date features: year and epoch_days as normalized real values, in the
+  // layer's dense order after the numeric features.
+  std::vector<SmDate> dates;
+  size_t next = fs.numeric.size();
+  for (size_t i = 0; i < fs.date.size(); ++i) {
+    const DateFeature& df = fs.date[i];
+    DTF_ASSIGN_OR_RETURN(
+        SmDate date,
+        DateParts(scope, i, n,
+                  columns[static_cast<size_t>(SourceIndex(df.source))]));
+    for (DatePart part : df.parts) {
+      const std::string name = StrCat(df.name, "/", DatePartName(part));
+      if (IsCalendarPart(part) || next >= dense.size() ||
+          dense[next].name != name) {
+        continue;
+      }
+      const std::string sc = StrCat(scope, "/date/", name);
+      const auto k = static_cast<size_t>(norm++);
+      std::string v =
+          g_.Reshape(StrCat(sc, "/column"), date.Part(part), {-1, 1}, DT_FLOAT);
+      v = g_.Op(StrCat(sc, "/centered"), "Sub",
+                {v, g_.Floats(StrCat(sc, "/mean"), std::span(&stats.mean[k], 1),
+                              {1})},
+                DT_FLOAT);
+      v = g_.Op(StrCat(sc, "/normalized"), "RealDiv",
+                {v, g_.Floats(StrCat(sc, "/stddev"),
+                              std::span(&stats.stddev[k], 1), {1})},
+                DT_FLOAT);
+      if (dense[next].deep_offset >= 0) deep_parts.push_back(v);
+      if (dense[next].wide_offset >= 0) wide_parts.push_back(v);
+      ++next;
+    }
+    dates.push_back(std::move(date));
+  }
+  if (next != dense.size()) {
+    return InternalError(
+        "the SavedModel's dense inputs differ from the feature layer's");
+  }
   DTF_ASSIGN_OR_RETURN(std::vector<SmIds> ids,
-                       SparseIdsOf(scope, n, columns, raw));
+                       SparseIdsOf(scope, n, columns, raw, dates));
   if (ids.size() != sparse.size()) {
     return InternalError(
         "the SavedModel's sparse inputs differ from the "
@@ -414,13 +484,6 @@ constexpr std::string_view kSmVariablesPrefix = "variables/variables";
 Status CheckSavedModelExport(const JobFile& definition) {
   if (!definition.model) {
     return InvalidArgumentError("the job has no [model]");
-  }
-  const FeatureSpec& fs = definition.features;
-  if (!fs.date.empty()) {
-    return InvalidArgumentError(
-        StrCat("date feature \"", fs.date[0].name,
-               "\" has no SavedModel export (date parsing is not a stock "
-               "TensorFlow op)"));
   }
   return OkStatus();
 }

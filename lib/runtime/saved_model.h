@@ -12,8 +12,8 @@
 //   regress          (tensorflow/serving/regress; regression jobs)
 //                    input "inputs": serialized tf.Example records, as
 //                    `dtf gen-records` writes them.
-// Date features have no stock-op equivalent here: CheckSavedModelExport
-// refuses them.
+// Date features are parsed in the graph with stock string ops (regular
+// expressions and StringToNumber), as lib/data/date_parse.h parses them.
 #pragma once
 
 #include <string>
@@ -27,8 +27,7 @@ namespace dtf::runtime {
 
 inline constexpr std::string_view kSavedModelDir = "saved_model";
 
-// OK when the job's features and model can be exported; Unimplemented
-// naming the first feature that cannot.
+// OK when the job can be exported: InvalidArgument when it has no model.
 Status CheckSavedModelExport(const JobFile& definition);
 
 // Writes saved_model.pb and variables/ into `dir` (created when absent).

@@ -41,6 +41,16 @@ struct SmIds {
   std::string rows;
 };
 
+// One date feature's parts in each of the n rows (saved_model_dates.cc):
+// year and epoch_days as float [n], the calendar parts' ids as int64 [n].
+// Each depends on the graph's checks of the feature's values.
+struct SmDate {
+  std::string year, epoch_days;
+  std::string month, day, weekday, hour;
+
+  const std::string& Part(DatePart part) const;
+};
+
 // Builds the SavedModel of one model; Build() once.
 class SmBuilder {
  public:
@@ -78,7 +88,20 @@ class SmBuilder {
   StatusOr<std::vector<SmIds>> SparseIdsOf(
       const std::string& scope, const std::string& n,
       const std::vector<SmColumn>& columns,
-      const std::vector<std::string>& raw_numeric);
+      const std::vector<std::string>& raw_numeric,
+      const std::vector<SmDate>& dates);
+  // Date feature `feature`'s parts, from its column's values.
+  StatusOr<SmDate> DateParts(const std::string& scope, size_t feature,
+                             const std::string& n, const SmColumn& column);
+  // The text of each of the n rows (string [n]): the row's one value, ""
+  // for none; a graph Assert fails the batch for a row with several.
+  std::string DateText(const std::string& sc, const DateFeature& f,
+                       const std::string& n, const SmColumn& column);
+  // Asserts all of bool `ok`, with `message` and, unless `text` is empty,
+  // the values of string tensor `text` where it does not hold; returns the
+  // Assert node.
+  std::string AssertAll(const std::string& sc, const std::string& ok,
+                        const std::string& message, const std::string& text);
   SmIds TextIds(const std::string& scope, const TextFeature& f,
                 const SmColumn& column);
   std::string Range(const std::string& scope, const std::string& n);

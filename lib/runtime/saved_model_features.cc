@@ -1,5 +1,6 @@
 // The SavedModel graph's feature columns: numeric values, vocabulary, hash,
-// bucket, cross and text ids, as lib/runtime/feature_layer.cc computes them.
+// bucket, cross, date (saved_model_dates.cc) and text ids, as
+// lib/runtime/feature_layer.cc computes them.
 #include <span>
 #include <utility>
 
@@ -64,21 +65,13 @@ std::string SmBuilder::NumericValues(const std::string& scope, size_t feature,
     ok = g_.Add(StrCat(sc, "/complete_or_none"), "LogicalOr", {ok, none})
              ->name();
   }
-  NodeDef* all = g_.Add(StrCat(sc, "/all_ok"), "All",
-                        {ok, g_.Int32(StrCat(sc, "/all_axis"), 0)});
-  TfGraph::SetType(all, "Tidx", DT_INT32);
-  TfGraph::SetBool(all, "keep_dims", false);
-  const std::string message = g_.String(
-      StrCat(sc, "/message"),
+  const std::string check = AssertAll(
+      StrCat(sc, "/check"), ok,
       StrCat("numeric feature \"", f.name, "\": a record holds ",
              f.default_value ? "" : "no value or ", "a number of values of \"",
              f.source, "\" other than ", d,
-             f.default_value ? "" : ", and the feature sets no default"));
-  NodeDef* check =
-      g_.Add(StrCat(sc, "/Assert"), "Assert", {all->name(), message});
-  const DataType message_type[] = {DT_STRING};
-  TfGraph::SetTypeList(check, "T", message_type);
-  TfGraph::SetInt(check, "summarize", 3);
+             f.default_value ? "" : ", and the feature sets no default"),
+      "");
   const std::string fill =
       g_.Float(StrCat(sc, "/default"),
                f.default_value ? static_cast<float>(*f.default_value) : 0.0f);
@@ -88,14 +81,15 @@ std::string SmBuilder::NumericValues(const std::string& scope, size_t feature,
              {present, g_.Int32(StrCat(sc, "/present_axis"), 1)}, DT_BOOL),
        sum->name(), fill},
       DT_FLOAT);
-  return g_.Op(StrCat(sc, "/checked"), "Identity", {value, "^" + check->name()},
+  return g_.Op(StrCat(sc, "/checked"), "Identity", {value, "^" + check},
                DT_FLOAT);
 }
 
 StatusOr<std::vector<SmIds>> SmBuilder::SparseIdsOf(
     const std::string& scope, const std::string& n,
     const std::vector<SmColumn>& columns,
-    const std::vector<std::string>& raw_numeric) {
+    const std::vector<std::string>& raw_numeric,
+    const std::vector<SmDate>& dates) {
   const FeatureSpec& fs = job_.features;
   std::vector<SmIds> out;
   auto column_of = [&](const std::string& source) -> const SmColumn& {
@@ -235,6 +229,15 @@ StatusOr<std::vector<SmIds>> SmBuilder::SparseIdsOf(
         g_.Gather(StrCat(sc, "/rows"), TfOutput(cross->name(), 0),
                   g_.Int64(StrCat(sc, "/row_column"), 0), DT_INT64, 1);
     out.push_back(SmIds{TfOutput(cross->name(), 1), rows});
+  }
+  for (size_t i = 0; i < fs.date.size(); ++i) {
+    for (DatePart part : fs.date[i].parts) {
+      if (!IsCalendarPart(part)) continue;
+      out.push_back(SmIds{dates[i].Part(part),
+                          Range(StrCat(scope, "/date/", fs.date[i].name, "/",
+                                       DatePartName(part)),
+                                n)});
+    }
   }
   for (const TextFeature& f : fs.text) {
     out.push_back(

@@ -138,6 +138,13 @@ std::string TfGraph::Float(std::string_view name, float value) {
   return Floats(name, std::span<const float>(&value, 1), {});
 }
 
+std::string TfGraph::Double(std::string_view name, double value) {
+  TensorProto* t = nullptr;
+  NodeDef* node = TfConst(this, name, tensorflow::DT_DOUBLE, {}, &t);
+  t->add_double_val(value);
+  return node->name();
+}
+
 std::string TfGraph::Int64(std::string_view name, int64_t value) {
   return Int64s(name, std::span<const int64_t>(&value, 1), {});
 }

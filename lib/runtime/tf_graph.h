@@ -56,6 +56,7 @@ class TfGraph {
                       std::span<const std::string> values,
                       std::vector<int64_t> shape);
   std::string Float(std::string_view name, float value);
+  std::string Double(std::string_view name, double value);
   std::string Int64(std::string_view name, int64_t value);
   std::string Int32(std::string_view name, int32_t value);
   std::string String(std::string_view name, std::string_view value);

@@ -8,8 +8,9 @@ as examples/titanic/dtf.toml has it, Titanic as `dtf init` makes it (a text
 feature, out-of-vocabulary buckets, numeric defaults for missing cells), and
 two jobs written here: a multiclass wide & deep model over Adult with
 out-of-vocabulary buckets, integer vocabularies and hashes, raw-column
-crosses and batch normalization, and a linear regression with a [schema]
-vector feature): dtf trains a few steps, `dtf predict` scores every eval
+crosses and batch normalization, a linear regression with a [schema]
+vector feature, and a job of date features written in every text form
+dtf reads, with times, UTC offsets and missing cells): dtf trains a few steps, `dtf predict` scores every eval
 record, `dtf export` writes a SavedModel, and TensorFlow runs it
 
   * through tf.saved_model.load: the classify / regress signature on the
@@ -179,6 +180,84 @@ epochs = 1
 seed = 7
 output_dir = "out"
 """
+
+DATES_JOB = """
+[data]
+csv = ["{csv}"]
+split = {{ train = 0.8, eval = 0.2 }}
+records = "records"
+shards = 2
+
+[schema]
+label = "label"
+columns = ["when:str=", "signup:str", "amount:float", "label:int"]
+
+[[features.numeric]]
+name = "amount"
+normalize = true
+
+[[features.date]]
+name = "when"
+default = "2020-01-01"
+embedding = 4
+wide = true
+
+[[features.date]]
+name = "signup"
+format = "dmy"
+parts = ["year", "month", "weekday", "epoch_days"]
+default = "01.01.2020"
+wide = true
+
+[model]
+type = "wide_deep"
+hidden = [16]
+
+[train]
+batch_size = 64
+epochs = 3
+seed = 1
+output_dir = "out"
+"""
+
+
+def write_dates_csv(path, rows):
+    """Dates in every form `format = "auto"` reads (with times, fractions
+    of a second after "." or ",", UTC offsets, empty cells) and day-first
+    dates with each separator; label 1 on weekends and in summer."""
+    import datetime  # noqa: PLC0415
+    import random  # noqa: PLC0415
+    rng = random.Random(5)
+    first = datetime.date(2019, 1, 1).toordinal()
+    lines = ["when,signup,amount,label"]
+    for i in range(rows):
+        d = datetime.date.fromordinal(first + rng.randrange(5 * 365))
+        h, m, s = rng.randrange(24), rng.randrange(60), rng.randrange(60)
+        forms = [
+            f"{d:%Y-%m-%d}",
+            f"{d:%Y-%m-%d}T{h:02}:{m:02}:{s:02}Z",
+            f"{d:%Y-%m-%d} {h:02}:{m:02}:{s:02}.{rng.randrange(1000):03}+02:00",
+            f"{d:%Y-%m-%d}T{h:02}:{m:02}:{s:02},5-05:30",
+            f"{d:%Y-%m-%d}T{h:02}:{m:02}+0530",
+            f"{d:%Y%m%d}",
+            f"{d.year}/{d.month}/{d.day}",
+            f"{d:%Y.%m.%d} {h:02}:{m:02}",
+            f"{d.month}/{d.day}/{d.year}",
+            f"{d:%d.%m.%Y}",
+            "",
+        ]
+        when = forms[i % len(forms)]
+        s2 = datetime.date.fromordinal(first + rng.randrange(5 * 365))
+        signup = [f"{s2:%d/%m/%Y}", f"{s2.day}-{s2.month}-{s2.year}",
+                  f"{s2:%d.%m.%Y} 10:00", ""][i % 4]
+        label = int(d.weekday() >= 5 or d.month in (6, 7, 8))
+        if when == "":
+            label = 0
+        # An empty "when" is quoted (the empty string), an empty signup is
+        # not (a missing cell).
+        signup = f'"{signup}"' if signup else ""
+        lines.append(f'"{when}",{signup},{rng.randrange(100)},{label}')
+    Path(path).write_text("\n".join(lines) + "\n")
 
 
 class Checks:
@@ -408,6 +487,8 @@ class Job:
                                         r'capital_gain|capital_loss|'
                                         r'hours_per_week)\\?".*no default',
                                         message) is not None, message)
+        if self.name == "dates":
+            self.check_date_errors(m.signatures[example_key])
         sig = m.signatures["serving_default"]
         sources = self.sources(sig)
         dims = {k: (v.shape[1] if v.shape.rank == 2 else 1) for k, v in
@@ -443,6 +524,90 @@ class Job:
         d = max(max_diff(got[key], full[key][:k]) for key in got)
         self.checks.check(f"{self.name}: REST-style instances body", d == 0,
                           f"max diff {d}")
+
+    def check_date_errors(self, classify):
+        """Values dtf refuses are refused by the graph too, quoted."""
+        def example(**values):
+            e = tf.train.Example()
+            for k, v in values.items():
+                e.features.feature[k].bytes_list.value.extend(
+                    [x.encode() for x in v])
+            e.features.feature["amount"].float_list.value.append(1.0)
+            return e.SerializeToString()
+
+        cases = [
+            ("a value that is not a date", {"when": ["yesterday"]},
+             r'date feature \\?"when\\?".*not a date.*yesterday'),
+            ("a date that does not exist", {"when": ["2023-02-29"]},
+             r"not a date that exists.*2023-02-29"),
+            ("hour 24", {"when": ["2023-02-28T24:00"]},
+             r"not a date that exists.*2023-02-28T24:00"),
+            ("month first in a day-first feature",
+             {"when": ["2021-01-01"], "signup": ["12/31/2021"]},
+             r'date feature \\?"signup\\?".*not a date that exists.*'
+             r'12/31/2021'),
+            ("a year-first date in a day-first feature",
+             {"when": ["2021-01-01"], "signup": ["2021-12-31"]},
+             r'date feature \\?"signup\\?".*not a date in format '
+             r'\\?"dmy\\?".*2021-12-31'),
+            ("two values", {"when": ["2021-01-01", "2021-01-02"]},
+             r"more than one value"),
+        ]
+        for what, values, pattern in cases:
+            try:
+                classify(inputs=tf.constant([example(**values)]))
+                message = "no error"
+            except tf.errors.InvalidArgumentError as e:
+                message = e.message
+            self.checks.check(f"{self.name}: {what} is refused",
+                              re.search(pattern, message) is not None,
+                              message[:500])
+        # Edge cases: the graph takes (with the same outputs) and refuses
+        # exactly what dtf predict does.
+        when_cases = [
+            "2024-03-05", "2024-03-05T14:30", "2024-03-05 14:30:59",
+            "2024-03-05T14:30:00.123456+02:00", "2024-03-05T14:30:00,5Z",
+            "2024-03-05T00:00-0830", "2024-03-05T23:59:60.99+23:59",
+            "2024-03-05T12:00-05", "20240229", "2024/3/5", "2024.03.05 01:02",
+            "3/5/2024", "12/31/1999T08:00Z", "05.03.2024", "0001-01-01",
+            "9999-12-31T23:59:59Z", "2000-02-29", "1900-03-01",
+            "2024-3-5", "2024-03-05T", "2024-03-05T14", "2024-03-05T14:30:00.",
+            "2024-03-05+02:00", "2024-03-05T14:30+24:00",
+            "2024-03-05T14:30+02:60", "2024-03-05T14:30+02:",
+            "2024-03-05T14:30:00.5+0", "1900-02-29", "2024-13-01",
+            "2024-00-10", "0000-01-01", "2024-03-05t14:30", " 2024-03-05",
+            "2024/03-05", "03-05-2024", "2024-03-05T14:30:61", "5.3.2024",
+            "20240305T0830", "202403051", "2024-03-05T14:30Zx",
+        ]
+        signup_cases = ["5-6-2021", "05/06/2021 10:00", "5.6.2021",
+                        "2021-06-05", "31.04.2021", "6/5/21"]
+        cases = [{"when": [w]} for w in when_cases] + \
+            [{"when": ["2021-01-01"], "signup": [s]} for s in signup_cases]
+        disagree = []
+        refused = 0
+        for values in cases:
+            record = example(**values)
+            try:
+                got = classify(inputs=tf.constant([record]))["scores"]
+                got = float(np.asarray(got)[0, 1])
+            except tf.errors.InvalidArgumentError:
+                got = None
+            path = self.dir / "case.tfrecord"
+            with tf.io.TFRecordWriter(str(path)) as w:
+                w.write(record)
+            out = subprocess.run([self.dtf, "predict", "--model", "out/model",
+                                  "--input", str(path)], cwd=self.dir,
+                                 capture_output=True, text=True, check=False)
+            want = (json.loads(out.stdout)["probability"]
+                    if out.returncode == 0 else None)
+            refused += want is None
+            if (got is None) != (want is None) or \
+                    (got is not None and abs(got - want) > TOLERANCE):
+                disagree.append((values, want, got, out.stderr.strip()[-200:]))
+        self.checks.check(f"{self.name}: {len(cases)} edge cases "
+                          f"({refused} refused) agree with dtf predict",
+                          not disagree and 0 < refused < len(cases),
+                          str(disagree[:5]))
 
     def test_v1(self):
         example_key = "regress" if self.loss == "regression" else "classify"
@@ -516,6 +681,10 @@ def main():
                                              columns=ADULT_COLUMNS),
          "regression", [], {}),
     ]
+    work.mkdir(parents=True, exist_ok=True)
+    write_dates_csv(work / "dates.csv", 3000)
+    specs.append(("dates", DATES_JOB.format(csv=work / "dates.csv"), "binary",
+                  [], {}))
     for name, toml, loss, train_args, nan_for in specs:
         try:
             job = Job(checks, name, work, str(Path(args.dtf).resolve()),

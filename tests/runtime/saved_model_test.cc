@@ -103,68 +103,79 @@ std::vector<std::pair<std::string, std::string>> ReadTable(
 }
 
 // The ops the export may write.
-const std::set<std::string> kStockOps = {"AddV2",
-                                         "All",
-                                         "ArgMax",
-                                         "AsString",
-                                         "Assert",
-                                         "AssignVariableOp",
-                                         "BiasAdd",
-                                         "Bucketize",
-                                         "Cast",
-                                         "ConcatV2",
-                                         "Const",
-                                         "Equal",
-                                         "ExpandDims",
-                                         "Fill",
-                                         "GatherV2",
-                                         "Greater",
-                                         "GreaterEqual",
-                                         "HashTableV2",
-                                         "Identity",
-                                         "InitializeTableV2",
-                                         "IsNan",
-                                         "LessEqual",
-                                         "LogicalNot",
-                                         "LogicalOr",
-                                         "LookupTableFindV2",
-                                         "MatMul",
-                                         "Mul",
-                                         "NoOp",
-                                         "OnesLike",
-                                         "Pack",
-                                         "ParseExampleV2",
-                                         "Placeholder",
-                                         "Range",
-                                         "ReadVariableOp",
-                                         "RealDiv",
-                                         "Relu",
-                                         "Reshape",
-                                         "RestoreV2",
-                                         "Rsqrt",
-                                         "SaveV2",
-                                         "ScatterNd",
-                                         "SelectV2",
-                                         "Sigmoid",
-                                         "Size",
-                                         "Softmax",
-                                         "SparseCross",
-                                         "SparseSegmentMeanWithNumSegments",
-                                         "SparseSegmentSumWithNumSegments",
-                                         "StaticRegexReplace",
-                                         "StringLower",
-                                         "StringNGrams",
-                                         "StringSplitV2",
-                                         "StringToHashBucketFast",
-                                         "Sub",
-                                         "Tanh",
-                                         "Tile",
-                                         "UnsortedSegmentSum",
-                                         "UpperBound",
-                                         "Cumsum",
-                                         "VarHandleOp",
-                                         "Where",
-                                         "ZerosLike"};
+const std::set<std::string> kStockOps = {
+    "AddV2",
+    "All",
+    "ArgMax",
+    "AsString",
+    "Assert",
+    "AssignVariableOp",
+    "BiasAdd",
+    "Bucketize",
+    "Cast",
+    "ConcatV2",
+    "Const",
+    "Cumsum",
+    "Equal",
+    "ExpandDims",
+    "Fill",
+    "FloorDiv",
+    "FloorMod",
+    "GatherV2",
+    "Greater",
+    "GreaterEqual",
+    "HashTableV2",
+    "Identity",
+    "InitializeTableV2",
+    "IsNan",
+    "Less",
+    "LessEqual",
+    "LogicalAnd",
+    "LogicalNot",
+    "LogicalOr",
+    "LookupTableFindV2",
+    "MatMul",
+    "Mul",
+    "NoOp",
+    "NotEqual",
+    "OnesLike",
+    "Pack",
+    "ParseExampleV2",
+    "Placeholder",
+    "Range",
+    "ReadVariableOp",
+    "RealDiv",
+    "RegexFullMatch",
+    "Relu",
+    "Reshape",
+    "RestoreV2",
+    "Rsqrt",
+    "SaveV2",
+    "ScatterNd",
+    "SelectV2",
+    "Sigmoid",
+    "Size",
+    "Softmax",
+    "SparseCross",
+    "SparseSegmentMeanWithNumSegments",
+    "SparseSegmentSumWithNumSegments",
+    "StaticRegexReplace",
+    "StringLower",
+    "StringNGrams",
+    "StringSplitV2",
+    "StringToHashBucketFast",
+    "StringToNumber",
+    "Sub",
+    "Tanh",
+    "Tile",
+    "Unpack",
+    "UnsortedSegmentJoin",
+    "UnsortedSegmentSum",
+    "UpperBound",
+    "VarHandleOp",
+    "Where",
+    "ZerosLike",
+};
 
 TEST(TfTableTest, EntriesReadBackAcrossBlocks) {
   std::vector<std::pair<std::string, std::string>> entries;
@@ -216,17 +227,10 @@ TEST(TfBundleTest, IndexNamesEachTensorsBytesInTheData) {
   EXPECT_FALSE(MakeTfBundle({{"", &a}}).ok());
 }
 
-TEST(SavedModelTest, RefusesDateFeatures) {
+TEST(SavedModelTest, ExportNeedsAModel) {
   JobFile job;
+  EXPECT_EQ(CheckSavedModelExport(job).code(), StatusCode::kInvalidArgument);
   job.model = ModelSpec{};
-  EXPECT_TRUE(CheckSavedModelExport(job).ok());
-  job.features.date.push_back(DateFeature{});
-  job.features.date.back().name = "when";
-  Status status = CheckSavedModelExport(job);
-  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(Message(status).find("date feature \"when\""), std::string::npos)
-      << status;
-  job.features.date.clear();
   EXPECT_TRUE(CheckSavedModelExport(job).ok());
 }
 
@@ -310,31 +314,83 @@ TEST(SavedModelTest, TitanicGraphHasItsSignaturesStockOpsAndSaver) {
   EXPECT_EQ(names, want_names);
 }
 
-TEST(SavedModelTest, TextFeaturesBecomeStockStringOps) {
-  dtf::testing::TempDir dir;
-  auto job = LoadJobFile(testing::WriteReviewJob(dir, 40));
+// Exports the job at `path` with freshly initialized variables (and `stats`
+// as the normalizer's statistics when given) and reads saved_model.pb back.
+void ExportJob(const dtf::testing::TempDir& dir, const std::string& path,
+               const NormalizerStats* stats, tensorflow::SavedModel* sm) {
+  auto job = LoadJobFile(path);
   ASSERT_TRUE(job.ok()) << job.status();
-  ASSERT_FALSE(job->features.text.empty());
   ASSERT_TRUE(CheckSavedModelExport(*job).ok());
   auto layer = FeatureLayer::Create(job->schema, job->features, *job->model);
   ASSERT_TRUE(layer.ok()) << layer.status();
+  if (stats != nullptr) {
+    ASSERT_TRUE(layer->SetNormalizer(*stats).ok());
+  }
   auto model = Model::Create(*layer, *job->model, 3);
   ASSERT_TRUE(model.ok()) << model.status();
   const std::string out = dir.Join("sm");
   ASSERT_TRUE(WriteSavedModel(out, *job, *layer, **model).ok());
-  tensorflow::SavedModel sm;
-  ASSERT_TRUE(sm.ParseFromString(
+  ASSERT_TRUE(sm->ParseFromString(
       dtf::testing::ReadFile(StrCat(out, "/saved_model.pb"))));
+}
+
+// The ops of the graph, each checked to be a stock op.
+std::set<std::string> StockOps(const tensorflow::SavedModel& sm) {
   std::set<std::string> ops;
   for (const tensorflow::NodeDef& node : sm.meta_graphs(0).graph_def().node()) {
     EXPECT_TRUE(kStockOps.contains(node.op()))
         << node.name() << ": " << node.op();
     ops.insert(node.op());
   }
+  return ops;
+}
+
+TEST(SavedModelTest, TextFeaturesBecomeStockStringOps) {
+  dtf::testing::TempDir dir;
+  tensorflow::SavedModel sm;
+  ExportJob(dir, testing::WriteReviewJob(dir, 40), nullptr, &sm);
+  ASSERT_EQ(sm.meta_graphs_size(), 1);
+  const std::set<std::string> ops = StockOps(sm);
   for (const char* op : {"StringLower", "StaticRegexReplace", "StringSplitV2",
                          "StringNGrams", "UpperBound"}) {
     EXPECT_TRUE(ops.contains(op)) << op;
   }
+}
+
+// A date feature's parts come from stock string and arithmetic ops; each
+// text form of format "auto" is matched, one per separator, and year and
+// epoch_days are normalized with the layer's statistics.
+TEST(SavedModelTest, DateFeaturesBecomeStockStringOps) {
+  dtf::testing::TempDir dir;
+  const NormalizerStats stats{{2021.5f, 19000.0f}, {1.1f, 420.0f}};
+  tensorflow::SavedModel sm;
+  ExportJob(dir, testing::WriteDateJob(dir, 40), &stats, &sm);
+  ASSERT_EQ(sm.meta_graphs_size(), 1);
+  const std::set<std::string> ops = StockOps(sm);
+  for (const char* op :
+       {"RegexFullMatch", "StaticRegexReplace", "StringToNumber",
+        "UnsortedSegmentJoin", "FloorMod", "Assert"}) {
+    EXPECT_TRUE(ops.contains(op)) << op;
+  }
+  std::set<std::string> patterns;
+  std::set<float> means;
+  for (const tensorflow::NodeDef& node : sm.meta_graphs(0).graph_def().node()) {
+    if (node.op() != "Const" ||
+        !node.name().starts_with("serving_default/date/when")) {
+      continue;
+    }
+    const tensorflow::TensorProto& value = node.attr().at("value").tensor();
+    if (node.name().ends_with("/pattern")) patterns.insert(value.string_val(0));
+    if (node.name().ends_with("/mean")) means.insert(value.float_val(0));
+  }
+  // iso8601, compact, ymd with / and ., mdy with /, dmy with . (in
+  // date_parse.cc's order, with its separators).
+  EXPECT_EQ(patterns.size(), 6u);
+  EXPECT_EQ(means, (std::set<float>{2021.5f, 19000.0f}));
+  const auto& inputs =
+      sm.meta_graphs(0).signature_def().at("serving_default").inputs();
+  ASSERT_TRUE(inputs.contains("when"));
+  EXPECT_EQ(inputs.at("when").dtype(), tensorflow::DT_STRING);
 }
 
 }  // namespace
