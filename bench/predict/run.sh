@@ -8,7 +8,9 @@
 # --profile local --workers W` (W shards, one task each, merged), and
 # TensorFlow running the exported SavedModel's `classify` signature
 # (out/model/saved_model, tf.saved_model.load; bench/predict/tf_peer.py) on
-# the same records, in one run. Prints a table and writes WORK/results.json.
+# the same records, in one run; and `dtf export --format savedmodel` of the
+# model (its wall time, and the SavedModel's size by part). Prints a table
+# and writes WORK/results.json.
 #
 # The model is the census job trained for --train-steps steps (default 200;
 # what it scores does not change the speed). The input is every train and
@@ -166,6 +168,13 @@ dtf_profile() {
     > "$work/$name.log" 2>&1 || { tail -30 "$work/$name.log" >&2; return 1; }
 }
 
+dtf_export() {
+  local name="$1"
+  rm -rf "$work/export"
+  "$dtf" export --model "$model" --format savedmodel --output "$work/export" \
+    > "$work/$name.log" 2>&1 || { tail -20 "$work/$name.log" >&2; return 1; }
+}
+
 tf_classify() {
   local name="$1"
   "$python" "$here/tf_peer.py" --saved-model "$saved_model" \
@@ -178,6 +187,7 @@ tf_classify() {
 # --------------------------------------------------------------------- main
 
 rm -f "$work"/{dtf,tf}-*.{json,jsonl,log,cpu,rc}
+rm -rf "$work/export"
 rm -rf "$work/.dtf"
 log "threads: $threads (tasks: $task_threads each); workers: $workers;" \
   "batch: $batch; copies: $copies; dtf: $dtf_source (built $dtf_built);" \
@@ -189,6 +199,8 @@ for ((r = 1; r <= repeats; r++)); do
     measured "dtf-one-r$r" dtf_one "dtf-one-r$r"
     log "[$r/$repeats] dtf predict --profile local --workers $workers"
     measured "dtf-profile-r$r" dtf_profile "dtf-profile-r$r"
+    log "[$r/$repeats] dtf export --format savedmodel"
+    measured "dtf-export-r$r" dtf_export "dtf-export-r$r"
   fi
   if wants tf; then
     log "[$r/$repeats] tensorflow, SavedModel classify"
@@ -263,6 +275,21 @@ for r in range(1, repeats + 1):
         same.append(filecmp.cmp(a, b, shallow=False))
 results["dtf_outputs_identical"] = all(same) if same else None
 
+# dtf export: the best wall time, and the SavedModel's bytes by part.
+export_s = [load(f"{work}/dtf-export-r{r}.cpu") for r in range(1, repeats + 1)]
+export_s = [c["wall"] for r, c in enumerate(export_s, 1) if c and
+            open(f"{work}/dtf-export-r{r}.rc").read().strip() == "0"]
+if export_s and os.path.isdir(f"{work}/export"):
+    parts = {}
+    for root, _, files in os.walk(f"{work}/export"):
+        for name in files:
+            rel = os.path.relpath(os.path.join(root, name), f"{work}/export")
+            part = rel if "/" not in rel else rel.split("/")[0] + "/"
+            parts[part] = parts.get(part, 0) + os.path.getsize(
+                os.path.join(root, name))
+    results["export"] = {"seconds": min(export_s),
+                         "bytes": sum(parts.values()), "parts": parts}
+
 base = results["runs"].get("dtf-one", {}).get("examples_per_sec")
 print(f"{'run':<34} {'examples':>9} {'seconds':>8} {'examples/s':>11} "
       f"{'vs 1 proc':>9} {'cpu s':>7} {'other cpu':>9}")
@@ -276,6 +303,13 @@ for key, label in runs.items():
           f"{run['examples_per_sec']:>11.0f} {ratio:>9} {run['cpu']:>7.1f} "
           f"{run['other_cpu']:>9.1f}")
 print(f"dtf outputs byte-identical: {results['dtf_outputs_identical']}")
+export = results.get("export")
+if export:
+    parts = ", ".join(f"{k} {v:,}" for k, v in sorted(export["parts"].items()))
+    print(f"dtf export --format savedmodel: {export['seconds']:.3f} s, "
+          f"{export['bytes']:,} bytes ({parts})")
+else:
+    print("dtf export --format savedmodel: failed or not run")
 print(f"load average before / after: {os.environ['load_before']} / "
       f"{os.environ['load_after']}")
 with open(f"{work}/results.json", "w") as f:

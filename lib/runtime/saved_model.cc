@@ -28,7 +28,6 @@ using tensorflow::NodeDef;
 
 // The GraphDef version the graph is written for (TensorFlow 2.12's).
 constexpr int kSmGraphProducer = 1286;
-constexpr std::string_view kSmInitOp = "init_all_tables";
 constexpr std::string_view kSmInitSignature = "__saved_model_init_op";
 
 DataType SmType(FeatureType type) {
@@ -64,33 +63,6 @@ void SmBuilder::AddVariables() {
     TfGraph::SetType(read, "dtype", DT_FLOAT);
     reads_[v.name] = read->name();
   }
-}
-
-void SmBuilder::AddTables() {
-  for (const CategoricalFeature& f : job_.features.categorical) {
-    const std::string scope = StrCat("vocabulary/", f.name);
-    NodeDef* table = g_.Add(StrCat(scope, "/table"), "HashTableV2");
-    TfGraph::SetType(table, "key_dtype", DT_STRING);
-    TfGraph::SetType(table, "value_dtype", DT_INT64);
-    TfGraph::SetString(table, "shared_name", table->name());
-    TfGraph::SetString(table, "container", "");
-    TfGraph::SetBool(table, "use_node_name_sharing", false);
-    std::vector<int64_t> ids(f.vocabulary.size());
-    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i);
-    const auto size = static_cast<int64_t>(ids.size());
-    const std::string keys =
-        g_.Strings(StrCat(scope, "/keys"), f.vocabulary, {size});
-    const std::string values = g_.Int64s(StrCat(scope, "/values"), ids, {size});
-    NodeDef* init = g_.Add(StrCat(scope, "/table_init"), "InitializeTableV2",
-                           {table->name(), keys, values});
-    TfGraph::SetType(init, "Tkey", DT_STRING);
-    TfGraph::SetType(init, "Tval", DT_INT64);
-    tables_.push_back(table->name());
-    table_inits_.push_back(init->name());
-  }
-  std::vector<std::string> deps;
-  for (const std::string& init : table_inits_) deps.push_back("^" + init);
-  g_.Add(kSmInitOp, "NoOp", std::move(deps));
 }
 
 void SmBuilder::AddSaver() {
@@ -468,6 +440,12 @@ Status SmBuilder::Build() {
   saver->set_keep_checkpoint_every_n_hours(10000.0f);
   saver->set_version(tensorflow::SaverDef::V2);
 
+  for (const SmAsset& asset : assets_) {
+    tensorflow::AssetFileDef* def = meta->add_asset_file_def();
+    SetInfo(def->mutable_tensor_info(), asset.tensor, DT_STRING, {});
+    def->set_filename(asset.filename);
+  }
+
   tensorflow::VersionDef* versions = g_.graph().mutable_versions();
   versions->set_producer(kSmGraphProducer);
   *meta->mutable_graph_def() = std::move(g_.graph());
@@ -498,6 +476,17 @@ Status WriteSavedModel(const std::string& dir, const JobFile& definition,
   if (ec) {
     return ErrnoToStatus(ec.value(),
                          StrCat("cannot create ", dir, "/variables"));
+  }
+  if (!builder.assets().empty()) {
+    fs::create_directories(fs::path(dir) / "assets", ec);
+    if (ec) {
+      return ErrnoToStatus(ec.value(),
+                           StrCat("cannot create ", dir, "/assets"));
+    }
+  }
+  for (const saved_model_internal::SmAsset& asset : builder.assets()) {
+    DTF_RETURN_IF_ERROR(WriteFileAtomically(
+        (fs::path(dir) / "assets" / asset.filename).string(), asset.contents));
   }
   DTF_RETURN_IF_ERROR(WriteTfBundle(
       (fs::path(dir) / kSmVariablesPrefix).string(), builder.BundleTensors()));

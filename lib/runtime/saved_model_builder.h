@@ -51,6 +51,18 @@ struct SmDate {
   const std::string& Part(DatePart part) const;
 };
 
+// A file of the SavedModel's assets/ (a vocabulary, one value a line) and
+// the graph's string constant holding its name, which loaders feed with the
+// file's path.
+struct SmAsset {
+  std::string filename;
+  std::string contents;
+  std::string tensor;
+};
+
+// The NoOp that initializes every table (saved_model_tables.cc).
+inline constexpr std::string_view kSmInitOp = "init_all_tables";
+
 // Builds the SavedModel of one model; Build() once.
 class SmBuilder {
  public:
@@ -64,12 +76,16 @@ class SmBuilder {
   Status Build();
   tensorflow::SavedModel& saved_model() { return saved_model_; }
   std::vector<TfBundleTensor> BundleTensors() const;
+  // The files of assets/; valid after Build().
+  const std::vector<SmAsset>& assets() const { return assets_; }
 
  private:
   std::string Read(const std::string& variable) const {
     return reads_.at(variable);
   }
   void AddVariables();
+  // One table a categorical feature, from an assets/ file where its values
+  // can be written as lines, else from constants; then the init op.
   void AddTables();
   void AddSaver();
   int SourceIndex(const std::string& name) const;
@@ -131,6 +147,7 @@ class SmBuilder {
   std::map<std::string, std::string> reads_;    // variable -> its value
   std::vector<std::string> tables_;             // per categorical feature
   std::vector<std::string> table_inits_;
+  std::vector<SmAsset> assets_;
 };
 
 }  // namespace dtf::runtime::saved_model_internal

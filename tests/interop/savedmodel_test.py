@@ -610,16 +610,38 @@ class Job:
                           str(disagree[:5]))
 
     def test_v1(self):
+        """The Session loader TF Serving uses, on the export moved elsewhere
+        (the vocabulary tables read their assets/ files from where the
+        SavedModel is now)."""
         example_key = "regress" if self.loss == "regression" else "classify"
-        with tf.Graph().as_default() as graph:
-            with tf.compat.v1.Session(graph=graph) as sess:
-                meta = tf.compat.v1.saved_model.loader.load(
-                    sess, ["serve"], self.sm)
-                sig = meta.signature_def[example_key]
-                feeds = {sig.inputs["inputs"].name: self.records}
-                fetches = {k: v.name for k, v in sig.outputs.items()}
-                out = sess.run(fetches, feed_dict=feeds)
+        moved = self.sm + "-moved"
+        os.rename(self.sm, moved)
+        try:
+            with tf.Graph().as_default() as graph:
+                with tf.compat.v1.Session(graph=graph) as sess:
+                    meta = tf.compat.v1.saved_model.loader.load(
+                        sess, ["serve"], moved)
+                    sig = meta.signature_def[example_key]
+                    feeds = {sig.inputs["inputs"].name: self.records}
+                    fetches = {k: v.name for k, v in sig.outputs.items()}
+                    out = sess.run(fetches, feed_dict=feeds)
+        finally:
+            os.rename(moved, self.sm)
         self.compare(f"TF1 loader {example_key} on records", out, True)
+
+    def test_assets(self):
+        """Each vocabulary is a file of assets/ that the graph names."""
+        vocabularies = self.model_toml.count("[[features.categorical]]")
+        assets = Path(self.sm) / "assets"
+        files = sorted(assets.iterdir()) if assets.is_dir() else []
+        from tensorflow.core.protobuf import saved_model_pb2  # noqa: PLC0415
+        sm = saved_model_pb2.SavedModel.FromString(
+            (Path(self.sm) / "saved_model.pb").read_bytes())
+        named = sorted(a.filename for a in sm.meta_graphs[0].asset_file_def)
+        self.checks.check(f"{self.name}: {vocabularies} vocabularies in "
+                          "assets/", len(files) == vocabularies and
+                          named == [f.name for f in files],
+                          f"{[f.name for f in files]} vs {named}")
 
     def test_cli(self):
         cli = Path(sys.executable).parent / "saved_model_cli"
@@ -695,6 +717,7 @@ def main():
             continue
         checks.section(f"{name}: tf.saved_model.load", job.test_v2)
         checks.section(f"{name}: TF1 loader", job.test_v1)
+        checks.section(f"{name}: assets", job.test_assets)
         checks.section(f"{name}: saved_model_cli", job.test_cli)
     print(f"{checks.passed} passed, {checks.failed} failed", flush=True)
     return 1 if checks.failed else 0

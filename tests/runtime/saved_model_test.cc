@@ -126,6 +126,7 @@ const std::set<std::string> kStockOps = {
     "GreaterEqual",
     "HashTableV2",
     "Identity",
+    "InitializeTableFromTextFileV2",
     "InitializeTableV2",
     "IsNan",
     "Less",
@@ -302,6 +303,27 @@ TEST(SavedModelTest, TitanicGraphHasItsSignaturesStockOpsAndSaver) {
     EXPECT_TRUE(nodes.contains(name.substr(0, name.find(':')))) << name;
   }
 
+  // Each vocabulary is a file of assets/, one value a line, whose name a
+  // string constant of the graph holds for the loader to feed.
+  ASSERT_FALSE(job->features.categorical.empty());
+  ASSERT_EQ(meta.asset_file_def_size(),
+            static_cast<int>(job->features.categorical.size()));
+  std::set<std::string> filenames;
+  for (int i = 0; i < meta.asset_file_def_size(); ++i) {
+    const tensorflow::AssetFileDef& asset = meta.asset_file_def(i);
+    std::string lines;
+    for (const std::string& v :
+         job->features.categorical[size_t(i)].vocabulary) {
+      StrAppend(&lines, v, "\n");
+    }
+    EXPECT_EQ(dtf::testing::ReadFile(StrCat(out, "/assets/", asset.filename())),
+              lines);
+    EXPECT_TRUE(filenames.insert(asset.filename()).second);
+    EXPECT_EQ(asset.tensor_info().dtype(), tensorflow::DT_STRING);
+    const std::string& tensor = asset.tensor_info().name();
+    EXPECT_TRUE(nodes.contains(tensor.substr(0, tensor.find(':')))) << tensor;
+  }
+
   // The bundle holds every variable under its dtf name.
   const auto entries = ReadTable(
       dtf::testing::ReadFile(StrCat(out, "/variables/variables.index")));
@@ -391,6 +413,37 @@ TEST(SavedModelTest, DateFeaturesBecomeStockStringOps) {
       sm.meta_graphs(0).signature_def().at("serving_default").inputs();
   ASSERT_TRUE(inputs.contains("when"));
   EXPECT_EQ(inputs.at("when").dtype(), tensorflow::DT_STRING);
+}
+
+// A vocabulary a text file cannot hold line by line (a value with a line
+// break, or an empty one) is a constant of the graph instead; the others
+// stay files.
+TEST(SavedModelTest, VocabularyWithALineBreakIsAConstant) {
+  dtf::testing::TempDir dir;
+  auto path = testing::WriteExampleJob("titanic", dir);
+  ASSERT_TRUE(path.ok()) << path.status();
+  auto job = LoadJobFile(*path);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_GE(job->features.categorical.size(), 2u);
+  job->features.categorical[0].vocabulary.push_back("two\nlines");
+  job->features.categorical[1].vocabulary.push_back("");
+  auto layer = FeatureLayer::Create(job->schema, job->features, *job->model);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  auto model = Model::Create(*layer, *job->model, 3);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::string out = dir.Join("sm");
+  ASSERT_TRUE(WriteSavedModel(out, *job, *layer, **model).ok());
+  tensorflow::SavedModel sm;
+  ASSERT_TRUE(sm.ParseFromString(
+      dtf::testing::ReadFile(StrCat(out, "/saved_model.pb"))));
+  const tensorflow::MetaGraphDef& meta = sm.meta_graphs(0);
+  EXPECT_EQ(meta.asset_file_def_size(),
+            static_cast<int>(job->features.categorical.size()) - 2);
+  int constant = 0;
+  for (const tensorflow::NodeDef& node : meta.graph_def().node()) {
+    constant += node.op() == "InitializeTableV2";
+  }
+  EXPECT_EQ(constant, 2);
 }
 
 }  // namespace
