@@ -235,24 +235,54 @@ TEST(SavedModelTest, ExportNeedsAModel) {
   EXPECT_TRUE(CheckSavedModelExport(job).ok());
 }
 
+// A job's SavedModel as ExportSavedModel writes it into `dir`/sm.
+struct Exported {
+  std::string dir;
+  std::set<std::string> variables;  // the model's variable names
+  tensorflow::SavedModel sm;
+};
+
+// Exports `job` with freshly initialized variables (and `stats` as the
+// normalizer's statistics when given) and reads saved_model.pb back.
+void Export(const dtf::testing::TempDir& dir, const JobFile& job,
+            const NormalizerStats* stats, Exported* out) {
+  ASSERT_TRUE(CheckSavedModelExport(job).ok());
+  auto layer = FeatureLayer::Create(job.schema, job.features, *job.model);
+  ASSERT_TRUE(layer.ok()) << layer.status();
+  if (stats != nullptr) {
+    ASSERT_TRUE(layer->SetNormalizer(*stats).ok());
+  }
+  auto model = Model::Create(*layer, *job.model, 3);
+  ASSERT_TRUE(model.ok()) << model.status();
+  for (const Variable& v : (*model)->variables()) out->variables.insert(v.name);
+  out->dir = dir.Join("sm");
+  ASSERT_TRUE(ExportSavedModel(out->dir, job, *layer, **model).ok());
+  ASSERT_TRUE(out->sm.ParseFromString(
+      dtf::testing::ReadFile(StrCat(out->dir, "/saved_model.pb"))));
+  ASSERT_EQ(out->sm.meta_graphs_size(), 1);
+}
+
+// The job file at `path`, loaded.
+JobFile Load(const std::string& path) {
+  auto job = LoadJobFile(path);
+  EXPECT_TRUE(job.ok()) << job.status();
+  return job.ok() ? *std::move(job) : JobFile{};
+}
+
+JobFile LoadTitanic(const dtf::testing::TempDir& dir) {
+  auto path = testing::WriteExampleJob("titanic", dir);
+  EXPECT_TRUE(path.ok()) << path.status();
+  return path.ok() ? Load(*path) : JobFile{};
+}
+
 TEST(SavedModelTest, TitanicGraphHasItsSignaturesStockOpsAndSaver) {
   dtf::testing::TempDir dir;
-  auto path = testing::WriteExampleJob("titanic", dir);
-  ASSERT_TRUE(path.ok()) << path.status();
-  auto job = LoadJobFile(*path);
-  ASSERT_TRUE(job.ok()) << job.status();
-  auto layer = FeatureLayer::Create(job->schema, job->features, *job->model);
-  ASSERT_TRUE(layer.ok()) << layer.status();
-  auto model = Model::Create(*layer, *job->model, 3);
-  ASSERT_TRUE(model.ok()) << model.status();
-  const std::string out = dir.Join("sm");
-  ASSERT_TRUE(ExportSavedModel(out, *job, *layer, **model).ok());
-
-  tensorflow::SavedModel sm;
-  ASSERT_TRUE(sm.ParseFromString(
-      dtf::testing::ReadFile(StrCat(out, "/saved_model.pb"))));
-  ASSERT_EQ(sm.meta_graphs_size(), 1);
-  const tensorflow::MetaGraphDef& meta = sm.meta_graphs(0);
+  const JobFile job = LoadTitanic(dir);
+  ASSERT_TRUE(job.model.has_value());
+  Exported e;
+  ASSERT_NO_FATAL_FAILURE(Export(dir, job, nullptr, &e));
+  const std::string& out = e.dir;
+  const tensorflow::MetaGraphDef& meta = e.sm.meta_graphs(0);
   ASSERT_EQ(meta.meta_info_def().tags_size(), 1);
   EXPECT_EQ(meta.meta_info_def().tags(0), "serve");
 
@@ -305,15 +335,15 @@ TEST(SavedModelTest, TitanicGraphHasItsSignaturesStockOpsAndSaver) {
 
   // Each vocabulary is a file of assets/, one value a line, whose name a
   // string constant of the graph holds for the loader to feed.
-  ASSERT_FALSE(job->features.categorical.empty());
+  ASSERT_FALSE(job.features.categorical.empty());
   ASSERT_EQ(meta.asset_file_def_size(),
-            static_cast<int>(job->features.categorical.size()));
+            static_cast<int>(job.features.categorical.size()));
   std::set<std::string> filenames;
   for (int i = 0; i < meta.asset_file_def_size(); ++i) {
     const tensorflow::AssetFileDef& asset = meta.asset_file_def(i);
     std::string lines;
     for (const std::string& v :
-         job->features.categorical[size_t(i)].vocabulary) {
+         job.features.categorical[size_t(i)].vocabulary) {
       StrAppend(&lines, v, "\n");
     }
     EXPECT_EQ(dtf::testing::ReadFile(StrCat(out, "/assets/", asset.filename())),
@@ -331,29 +361,7 @@ TEST(SavedModelTest, TitanicGraphHasItsSignaturesStockOpsAndSaver) {
   for (const auto& [key, value] : entries) {
     if (!key.empty()) names.insert(key);
   }
-  std::set<std::string> want_names;
-  for (const Variable& v : (*model)->variables()) want_names.insert(v.name);
-  EXPECT_EQ(names, want_names);
-}
-
-// Exports the job at `path` with freshly initialized variables (and `stats`
-// as the normalizer's statistics when given) and reads saved_model.pb back.
-void ExportJob(const dtf::testing::TempDir& dir, const std::string& path,
-               const NormalizerStats* stats, tensorflow::SavedModel* sm) {
-  auto job = LoadJobFile(path);
-  ASSERT_TRUE(job.ok()) << job.status();
-  ASSERT_TRUE(CheckSavedModelExport(*job).ok());
-  auto layer = FeatureLayer::Create(job->schema, job->features, *job->model);
-  ASSERT_TRUE(layer.ok()) << layer.status();
-  if (stats != nullptr) {
-    ASSERT_TRUE(layer->SetNormalizer(*stats).ok());
-  }
-  auto model = Model::Create(*layer, *job->model, 3);
-  ASSERT_TRUE(model.ok()) << model.status();
-  const std::string out = dir.Join("sm");
-  ASSERT_TRUE(WriteSavedModel(out, *job, *layer, **model).ok());
-  ASSERT_TRUE(sm->ParseFromString(
-      dtf::testing::ReadFile(StrCat(out, "/saved_model.pb"))));
+  EXPECT_EQ(names, e.variables);
 }
 
 // The ops of the graph, each checked to be a stock op.
@@ -369,10 +377,10 @@ std::set<std::string> StockOps(const tensorflow::SavedModel& sm) {
 
 TEST(SavedModelTest, TextFeaturesBecomeStockStringOps) {
   dtf::testing::TempDir dir;
-  tensorflow::SavedModel sm;
-  ExportJob(dir, testing::WriteReviewJob(dir, 40), nullptr, &sm);
-  ASSERT_EQ(sm.meta_graphs_size(), 1);
-  const std::set<std::string> ops = StockOps(sm);
+  Exported e;
+  ASSERT_NO_FATAL_FAILURE(
+      Export(dir, Load(testing::WriteReviewJob(dir, 40)), nullptr, &e));
+  const std::set<std::string> ops = StockOps(e.sm);
   for (const char* op : {"StringLower", "StaticRegexReplace", "StringSplitV2",
                          "StringNGrams", "UpperBound"}) {
     EXPECT_TRUE(ops.contains(op)) << op;
@@ -385,9 +393,10 @@ TEST(SavedModelTest, TextFeaturesBecomeStockStringOps) {
 TEST(SavedModelTest, DateFeaturesBecomeStockStringOps) {
   dtf::testing::TempDir dir;
   const NormalizerStats stats{{2021.5f, 19000.0f}, {1.1f, 420.0f}};
-  tensorflow::SavedModel sm;
-  ExportJob(dir, testing::WriteDateJob(dir, 40), &stats, &sm);
-  ASSERT_EQ(sm.meta_graphs_size(), 1);
+  Exported e;
+  ASSERT_NO_FATAL_FAILURE(
+      Export(dir, Load(testing::WriteDateJob(dir, 40)), &stats, &e));
+  const tensorflow::SavedModel& sm = e.sm;
   const std::set<std::string> ops = StockOps(sm);
   for (const char* op :
        {"RegexFullMatch", "StaticRegexReplace", "StringToNumber",
@@ -420,25 +429,15 @@ TEST(SavedModelTest, DateFeaturesBecomeStockStringOps) {
 // stay files.
 TEST(SavedModelTest, VocabularyWithALineBreakIsAConstant) {
   dtf::testing::TempDir dir;
-  auto path = testing::WriteExampleJob("titanic", dir);
-  ASSERT_TRUE(path.ok()) << path.status();
-  auto job = LoadJobFile(*path);
-  ASSERT_TRUE(job.ok()) << job.status();
-  ASSERT_GE(job->features.categorical.size(), 2u);
-  job->features.categorical[0].vocabulary.push_back("two\nlines");
-  job->features.categorical[1].vocabulary.push_back("");
-  auto layer = FeatureLayer::Create(job->schema, job->features, *job->model);
-  ASSERT_TRUE(layer.ok()) << layer.status();
-  auto model = Model::Create(*layer, *job->model, 3);
-  ASSERT_TRUE(model.ok()) << model.status();
-  const std::string out = dir.Join("sm");
-  ASSERT_TRUE(WriteSavedModel(out, *job, *layer, **model).ok());
-  tensorflow::SavedModel sm;
-  ASSERT_TRUE(sm.ParseFromString(
-      dtf::testing::ReadFile(StrCat(out, "/saved_model.pb"))));
-  const tensorflow::MetaGraphDef& meta = sm.meta_graphs(0);
+  JobFile job = LoadTitanic(dir);
+  ASSERT_GE(job.features.categorical.size(), 2u);
+  job.features.categorical[0].vocabulary.push_back("two\nlines");
+  job.features.categorical[1].vocabulary.push_back("");
+  Exported e;
+  ASSERT_NO_FATAL_FAILURE(Export(dir, job, nullptr, &e));
+  const tensorflow::MetaGraphDef& meta = e.sm.meta_graphs(0);
   EXPECT_EQ(meta.asset_file_def_size(),
-            static_cast<int>(job->features.categorical.size()) - 2);
+            static_cast<int>(job.features.categorical.size()) - 2);
   int constant = 0;
   for (const tensorflow::NodeDef& node : meta.graph_def().node()) {
     constant += node.op() == "InitializeTableV2";
