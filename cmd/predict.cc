@@ -25,7 +25,7 @@
 #include "lib/data/json.h"
 #include "lib/kernels/activation.h"
 #include "lib/kernels/context.h"
-#include "lib/runtime/checkpoint.h"
+#include "lib/runtime/predictor.h"
 
 namespace dtf::cli {
 namespace {
@@ -74,63 +74,6 @@ std::string KeptValue(const Column& c, int64_t r, bool csv) {
   return csv ? CsvCell(out) : out;
 }
 
-// Rows a batch is padded to a multiple of before the model runs. The dense
-// kernels compute the rows past a batch's last full SIMD panel by another
-// code path, whose rounding differs in the last bits: unpadded, a record's
-// score would depend on where its batch happens to end. Padded (with copies
-// of the last row, whose scores are dropped), every record is scored alike
-// in any batch, so a split input (--shard, --profile) scores byte for byte
-// as one process does. A multiple of every panel height in use.
-constexpr int64_t kPredictRowPadding = 64;
-
-// Appends copies of the batch's last row until it holds a multiple of
-// `multiple` rows. REQUIRES: batch->rows > 0.
-void PadBatchRows(Batch* batch, int64_t multiple) {
-  const int64_t rows = batch->rows;
-  const int64_t target = (rows + multiple - 1) / multiple * multiple;
-  const int64_t last = rows - 1;
-  for (Column& c : batch->columns) {
-    const int64_t begin = c.row_begin(last);
-    const int64_t size = c.row_size(last);
-    const bool splits = !c.row_splits.empty();
-    if (c.type == FeatureType::kBytes) {
-      const std::string values =
-          c.bytes.substr(size_t(c.bytes_offsets[size_t(begin)]),
-                         size_t(c.bytes_offsets[size_t(begin + size)] -
-                                c.bytes_offsets[size_t(begin)]));
-      std::vector<int64_t> lengths;
-      for (int64_t i = begin; i < begin + size; ++i) {
-        lengths.push_back(c.bytes_offsets[size_t(i + 1)] -
-                          c.bytes_offsets[size_t(i)]);
-      }
-      for (int64_t r = rows; r < target; ++r) {
-        c.bytes += values;
-        for (int64_t n : lengths) {
-          c.bytes_offsets.push_back(c.bytes_offsets.back() + n);
-        }
-      }
-    } else if (c.type == FeatureType::kInt64) {
-      const std::vector<int64_t> values(c.int64s.begin() + begin,
-                                        c.int64s.begin() + begin + size);
-      for (int64_t r = rows; r < target; ++r) {
-        c.int64s.insert(c.int64s.end(), values.begin(), values.end());
-      }
-    } else {
-      const std::vector<float> values(c.floats.begin() + begin,
-                                      c.floats.begin() + begin + size);
-      for (int64_t r = rows; r < target; ++r) {
-        c.floats.insert(c.floats.end(), values.begin(), values.end());
-      }
-    }
-    if (splits) {
-      for (int64_t r = rows; r < target; ++r) {
-        c.row_splits.push_back(c.row_splits.back() + size);
-      }
-    }
-  }
-  batch->rows = target;
-}
-
 // The name of each class id when the label was mapped from text ("dog"),
 // else empty. Several texts may map to one id (">50K" and ">50K."): the
 // shortest names it.
@@ -151,33 +94,36 @@ std::vector<std::string> ClassNames(const Schema& schema, int64_t classes) {
 // What scoring needs, loaded once: the model, the parse specs (--keep
 // included) and the output's shape.
 struct Scorer {
-  explicit Scorer(runtime::LoadedModel model) : loaded(std::move(model)) {}
+  explicit Scorer(runtime::Predictor p) : predictor(std::move(p)) {}
 
-  runtime::LoadedModel loaded;
+  runtime::Predictor predictor;
   InputPipelineOptions options;
   std::vector<std::string> keep;
   std::vector<std::string> names;
   int64_t classes = 0;
   bool csv = false;
-  kernels::Context kctx = kernels::Context::Cpu(0);
 
-  const ModelSpec& spec() const { return *loaded.definition.model; }
+  const ModelSpec& spec() const { return predictor.spec(); }
   std::string Header() const;
   // Appends a row per record of `options` (files, sharding) to `*out`;
   // `flush` may take what `*out` holds; `progress` hears the rows so far.
-  Status Score(InputPipelineOptions options, Context* ctx, std::string* out,
-               int64_t* rows, const std::function<Status(std::string*)>& flush,
+  Status Score(const InputPipelineOptions& options, Context* ctx,
+               std::string* out, int64_t* rows,
+               const std::function<Status(std::string*)>& flush,
                const std::function<void(int64_t)>& progress);
+  // Appends the first `rows` records of a scored batch to `*out`.
+  void Format(const Batch& batch, int64_t rows, const kernels::Tensor& logits,
+              std::string* out) const;
 };
 
 StatusOr<Scorer> MakeScorer(const PredictFlags& f) {
-  DTF_ASSIGN_OR_RETURN(runtime::LoadedModel model,
-                       runtime::LoadExportedModel(f.model));
-  Scorer s(std::move(model));
-  const Schema& schema = s.loaded.definition.schema;
+  DTF_ASSIGN_OR_RETURN(runtime::Predictor predictor,
+                       runtime::Predictor::Load(f.model, f.threads));
+  Scorer s(std::move(predictor));
+  const Schema& schema = s.predictor.model().definition.schema;
   InputPipelineOptions& options = s.options;
   options.files = f.input;
-  options.features = s.loaded.layer.ParseSpecs(/*with_label=*/false);
+  options.features = s.predictor.ParseSpecs();
   options.batch_size = f.batch_size;
   for (const std::string& name : f.keep) {
     const ColumnSpec* column = schema.FindColumn(name);
@@ -196,9 +142,8 @@ StatusOr<Scorer> MakeScorer(const PredictFlags& f) {
     options.features.push_back(VarLenFeature(name, type));
   }
   s.keep = f.keep;
-  s.kctx = kernels::Context::Cpu(f.threads);
   s.csv = f.format == "csv";
-  s.classes = s.spec().outputs();
+  s.classes = s.predictor.outputs();
   s.names = ClassNames(schema, s.classes);
   return s;
 }
@@ -219,83 +164,78 @@ std::string Scorer::Header() const {
   return out;
 }
 
-Status Scorer::Score(InputPipelineOptions options, Context* ctx,
-                     std::string* out_ptr, int64_t* rows,
+Status Scorer::Score(const InputPipelineOptions& options, Context* ctx,
+                     std::string* out, int64_t* rows,
                      const std::function<Status(std::string*)>& flush,
                      const std::function<void(int64_t)>& progress) {
+  return predictor.Run(options, ctx->cancel,
+                       [&](const Batch& batch, int64_t batch_rows,
+                           const kernels::Tensor& logits) -> Status {
+                         Format(batch, batch_rows, logits, out);
+                         *rows += batch_rows;
+                         if (flush) DTF_RETURN_IF_ERROR(flush(out));
+                         if (progress) progress(*rows);
+                         return OkStatus();
+                       });
+}
+
+void Scorer::Format(const Batch& batch, int64_t batch_rows,
+                    const kernels::Tensor& logits, std::string* out_ptr) const {
   std::string& out = *out_ptr;
-  DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(options));
   const ModelSpec& spec = this->spec();
-  Batch batch;
-  runtime::ModelInputs inputs;
-  kernels::Tensor logits;
-  while (true) {
-    if (ctx->cancel && ctx->cancel->load())
-      return CancelledError("interrupted");
-    DTF_ASSIGN_OR_RETURN(bool more, pipeline->Next(&batch));
-    if (!more) break;
-    const int64_t batch_rows = batch.rows;
-    PadBatchRows(&batch, kPredictRowPadding);
-    DTF_RETURN_IF_ERROR(loaded.layer.Transform(kctx, batch, false, &inputs));
-    DTF_RETURN_IF_ERROR(loaded.model->Forward(kctx, inputs, false, &logits));
-    for (int64_t r = 0; r < batch_rows; ++r) {
-      const float* z = logits.data() + r * classes;
-      if (!csv) out += "{";
-      bool first = true;
-      auto field = [&](std::string_view key, const std::string& value) {
-        if (csv) {
-          StrAppend(&out, first ? "" : ",", value);
-        } else {
-          StrAppend(&out, first ? "" : ",", JsonString(key), ":", value);
-        }
-        first = false;
-      };
-      for (const std::string& name : keep) {
-        field(name, KeptValue(*batch.Find(name), r, csv));
-      }
-      // The class id and, for a mapped label, its name.
-      auto class_fields = [&](int64_t id) {
-        field("class", StrCat(id));
-        if (names.empty()) return;
-        const std::string& name = names[static_cast<size_t>(id)];
-        field("class_name", csv ? CsvCell(name) : JsonString(name));
-      };
-      if (spec.loss == Loss::kBinaryCrossentropy) {
-        const double p = 1.0 / (1.0 + std::exp(-double(z[0])));
-        field("probability", Number(p));
-        class_fields(p >= 0.5 ? 1 : 0);
-      } else if (spec.loss == Loss::kSoftmaxCrossentropy) {
-        double max = z[0];
-        int64_t best = 0;
-        for (int64_t k = 1; k < classes; ++k) {
-          if (z[k] > max) max = z[k], best = k;
-        }
-        std::vector<double> p(static_cast<size_t>(classes));
-        double sum = 0;
-        for (int64_t k = 0; k < classes; ++k) {
-          sum += p[size_t(k)] = std::exp(double(z[k]) - max);
-        }
-        if (csv) {
-          for (int64_t k = 0; k < classes; ++k)
-            field("", Number(p[size_t(k)] / sum));
-        } else {
-          std::string list = "[";
-          for (int64_t k = 0; k < classes; ++k) {
-            StrAppend(&list, k ? "," : "", Number(p[size_t(k)] / sum));
-          }
-          field("probabilities", list + "]");
-        }
-        class_fields(best);
+  for (int64_t r = 0; r < batch_rows; ++r) {
+    const float* z = logits.data() + r * classes;
+    if (!csv) out += "{";
+    bool first = true;
+    auto field = [&](std::string_view key, const std::string& value) {
+      if (csv) {
+        StrAppend(&out, first ? "" : ",", value);
       } else {
-        field("prediction", Number(z[0]));
+        StrAppend(&out, first ? "" : ",", JsonString(key), ":", value);
       }
-      out += csv ? "\n" : "}\n";
+      first = false;
+    };
+    for (const std::string& name : keep) {
+      field(name, KeptValue(*batch.Find(name), r, csv));
     }
-    *rows += batch_rows;
-    if (flush) DTF_RETURN_IF_ERROR(flush(&out));
-    if (progress) progress(*rows);
+    // The class id and, for a mapped label, its name.
+    auto class_fields = [&](int64_t id) {
+      field("class", StrCat(id));
+      if (names.empty()) return;
+      const std::string& name = names[static_cast<size_t>(id)];
+      field("class_name", csv ? CsvCell(name) : JsonString(name));
+    };
+    if (spec.loss == Loss::kBinaryCrossentropy) {
+      const double p = 1.0 / (1.0 + std::exp(-double(z[0])));
+      field("probability", Number(p));
+      class_fields(p >= 0.5 ? 1 : 0);
+    } else if (spec.loss == Loss::kSoftmaxCrossentropy) {
+      double max = z[0];
+      int64_t best = 0;
+      for (int64_t k = 1; k < classes; ++k) {
+        if (z[k] > max) max = z[k], best = k;
+      }
+      std::vector<double> p(static_cast<size_t>(classes));
+      double sum = 0;
+      for (int64_t k = 0; k < classes; ++k) {
+        sum += p[size_t(k)] = std::exp(double(z[k]) - max);
+      }
+      if (csv) {
+        for (int64_t k = 0; k < classes; ++k)
+          field("", Number(p[size_t(k)] / sum));
+      } else {
+        std::string list = "[";
+        for (int64_t k = 0; k < classes; ++k) {
+          StrAppend(&list, k ? "," : "", Number(p[size_t(k)] / sum));
+        }
+        field("probabilities", list + "]");
+      }
+      class_fields(best);
+    } else {
+      field("prediction", Number(z[0]));
+    }
+    out += csv ? "\n" : "}\n";
   }
-  return OkStatus();
 }
 
 Status RunPredict(const PredictFlags& f, Context* ctx) {
