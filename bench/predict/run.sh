@@ -276,9 +276,12 @@ for r in range(1, repeats + 1):
 results["dtf_outputs_identical"] = all(same) if same else None
 
 # dtf export: the best wall time, and the SavedModel's bytes by part.
-export_s = [load(f"{work}/dtf-export-r{r}.cpu") for r in range(1, repeats + 1)]
-export_s = [c["wall"] for r, c in enumerate(export_s, 1) if c and
-            open(f"{work}/dtf-export-r{r}.rc").read().strip() == "0"]
+export_s = []
+for r in range(1, repeats + 1):
+    cpu = load(f"{work}/dtf-export-r{r}.cpu")
+    rc = load(f"{work}/dtf-export-r{r}.rc")
+    if cpu is not None and rc == 0:
+        export_s.append(cpu["wall"])
 if export_s and os.path.isdir(f"{work}/export"):
     parts = {}
     for root, _, files in os.walk(f"{work}/export"):

@@ -114,25 +114,20 @@ std::string SmBuilder::AssertAll(const std::string& sc, const std::string& ok,
                         {ok, g_.Int32(StrCat(sc, "/all_axis"), 0)});
   TfGraph::SetType(all, "Tidx", DT_INT32);
   TfGraph::SetBool(all, "keep_dims", false);
-  if (text.empty()) {
-    NodeDef* check =
-        g_.Add(StrCat(sc, "/Assert"), "Assert",
-               {all->name(), g_.String(StrCat(sc, "/message"), message)});
-    const DataType types[] = {DT_STRING};
-    TfGraph::SetTypeList(check, "T", types);
-    TfGraph::SetInt(check, "summarize", 3);
-    return check->name();
+  std::vector<std::string> inputs = {
+      all->name(), g_.String(StrCat(sc, "/message"), message)};
+  if (!text.empty()) {
+    // The values where `ok` does not hold.
+    const std::string bad = g_.Reshape(
+        StrCat(sc, "/bad"),
+        g_.Op(StrCat(sc, "/where"), "Where",
+              {g_.Add(StrCat(sc, "/not"), "LogicalNot", {ok})->name()},
+              DT_BOOL),
+        {-1}, DT_INT64);
+    inputs.push_back(g_.Gather(StrCat(sc, "/values"), text, bad, DT_STRING));
   }
-  const std::string bad = g_.Reshape(
-      StrCat(sc, "/bad"),
-      g_.Op(StrCat(sc, "/where"), "Where",
-            {g_.Add(StrCat(sc, "/not"), "LogicalNot", {ok})->name()}, DT_BOOL),
-      {-1}, DT_INT64);
-  NodeDef* check =
-      g_.Add(StrCat(sc, "/Assert"), "Assert",
-             {all->name(), g_.String(StrCat(sc, "/message"), message),
-              g_.Gather(StrCat(sc, "/values"), text, bad, DT_STRING)});
-  const DataType types[] = {DT_STRING, DT_STRING};
+  const std::vector<DataType> types(inputs.size() - 1, DT_STRING);
+  NodeDef* check = g_.Add(StrCat(sc, "/Assert"), "Assert", std::move(inputs));
   TfGraph::SetTypeList(check, "T", types);
   TfGraph::SetInt(check, "summarize", 3);
   return check->name();
@@ -153,13 +148,27 @@ std::string SmBuilder::Combine(const std::string& scope,
   return node->name();
 }
 
+std::string SmBuilder::Normalized(const std::string& sc, const std::string& v,
+                                  int64_t offset, int64_t dimension) {
+  const NormalizerStats& stats = layer_.normalizer();
+  const auto size = static_cast<size_t>(dimension);
+  const std::span<const float> mean(stats.mean.data() + offset, size);
+  const std::span<const float> stddev(stats.stddev.data() + offset, size);
+  const std::string centered =
+      g_.Op(StrCat(sc, "/centered"), "Sub",
+            {v, g_.Floats(StrCat(sc, "/mean"), mean, {dimension})}, DT_FLOAT);
+  return g_.Op(
+      StrCat(sc, "/normalized"), "RealDiv",
+      {centered, g_.Floats(StrCat(sc, "/stddev"), stddev, {dimension})},
+      DT_FLOAT);
+}
+
 StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
                                         const std::string& n,
                                         const std::vector<SmColumn>& columns) {
   const FeatureSpec& fs = job_.features;
   const std::vector<DenseInput>& dense = layer_.dense_inputs();
   const std::vector<SparseInput>& sparse = layer_.sparse_inputs();
-  const NormalizerStats& stats = layer_.normalizer();
   // Numeric features: raw values (for bucketized features), then normalized
   // into the deep and wide dense inputs.
   std::vector<std::string> raw(fs.numeric.size());
@@ -175,18 +184,7 @@ StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
       raw[f] = g_.Reshape(StrCat(sc, "/raw"), v, {-1}, DT_FLOAT);
     }
     if (nf.normalize) {
-      const auto k = static_cast<size_t>(norm);
-      const auto d = static_cast<size_t>(nf.dimension);
-      const std::vector<float> mean(stats.mean.begin() + long(k),
-                                    stats.mean.begin() + long(k + d));
-      const std::vector<float> stddev(stats.stddev.begin() + long(k),
-                                      stats.stddev.begin() + long(k + d));
-      v = g_.Op(StrCat(sc, "/centered"), "Sub",
-                {v, g_.Floats(StrCat(sc, "/mean"), mean, {nf.dimension})},
-                DT_FLOAT);
-      v = g_.Op(StrCat(sc, "/normalized"), "RealDiv",
-                {v, g_.Floats(StrCat(sc, "/stddev"), stddev, {nf.dimension})},
-                DT_FLOAT);
+      v = Normalized(sc, v, norm, nf.dimension);
       norm += nf.dimension;
     }
     if (dense[f].deep_offset >= 0) deep_parts.push_back(v);
@@ -209,17 +207,10 @@ StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
         continue;
       }
       const std::string sc = StrCat(scope, "/date/", name);
-      const auto k = static_cast<size_t>(norm++);
-      std::string v =
-          g_.Reshape(StrCat(sc, "/column"), date.Part(part), {-1, 1}, DT_FLOAT);
-      v = g_.Op(StrCat(sc, "/centered"), "Sub",
-                {v, g_.Floats(StrCat(sc, "/mean"), std::span(&stats.mean[k], 1),
-                              {1})},
-                DT_FLOAT);
-      v = g_.Op(StrCat(sc, "/normalized"), "RealDiv",
-                {v, g_.Floats(StrCat(sc, "/stddev"),
-                              std::span(&stats.stddev[k], 1), {1})},
-                DT_FLOAT);
+      const std::string v = Normalized(
+          sc,
+          g_.Reshape(StrCat(sc, "/column"), date.Part(part), {-1, 1}, DT_FLOAT),
+          norm++, 1);
       if (dense[next].deep_offset >= 0) deep_parts.push_back(v);
       if (dense[next].wide_offset >= 0) wide_parts.push_back(v);
       ++next;

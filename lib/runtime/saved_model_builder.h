@@ -97,6 +97,10 @@ class SmBuilder {
                    std::vector<SmColumn>* columns);
   void ExampleInputs(tensorflow::SignatureDef* sig, std::string* n,
                      std::vector<SmColumn>* columns);
+  // `v` [n, dimension] z-scored with the layer's statistics from
+  // normalized column `offset` on.
+  std::string Normalized(const std::string& sc, const std::string& v,
+                         int64_t offset, int64_t dimension);
   StatusOr<std::string> Logits(const std::string& scope, const std::string& n,
                                const std::vector<SmColumn>& columns);
   std::string NumericValues(const std::string& scope, size_t feature,

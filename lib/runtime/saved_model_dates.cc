@@ -175,8 +175,10 @@ StatusOr<SmDate> SmBuilder::DateParts(const std::string& scope, size_t feature,
         text));
   }
 
-  // The first form that takes each value, as "year month day|time".
-  std::string canonical = g_.String(StrCat(sc, "/placeholder"), "1970 1 1|");
+  // The first form that takes each value, as "year month day|time". A value
+  // no form takes becomes a valid date, so that the steps below read every
+  // row; the form check fails such a batch.
+  std::string canonical = g_.String(StrCat(sc, "/no_form_taken"), "1970 1 1|");
   std::string matched;
   const std::vector<DateForm> forms = FormsOf(f.format);
   for (size_t i = forms.size(); i-- > 0;) {
@@ -235,7 +237,8 @@ StatusOr<SmDate> SmBuilder::DateParts(const std::string& scope, size_t feature,
   TfGraph::SetType(unpack, "T", DT_DOUBLE);
   TfGraph::SetInt(unpack, "num", kNumFields);
   TfGraph::SetInt(unpack, "axis", 1);
-  std::array<std::string, kNumFields> v;  // int64, but the second (double)
+  // Each field as int64, but for the second, which keeps its fraction.
+  std::array<std::string, kNumFields> v;
   static constexpr std::string_view kNames[kNumFields] = {
       "year",   "month",       "day",          "hour",          "minute",
       "second", "offset_sign", "offset_hours", "offset_minutes"};
