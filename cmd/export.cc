@@ -6,8 +6,8 @@
 #include "cmd/app.h"
 #include "cmd/flags.h"
 #include "lib/base/strings.h"
-#include "lib/runtime/checkpoint.h"
-#include "lib/runtime/saved_model.h"
+#include "lib/runtime/checkpoint/checkpoint.h"
+#include "lib/runtime/export/saved_model.h"
 
 namespace dtf::cli {
 namespace {

@@ -25,7 +25,7 @@
 #include "lib/data/json.h"
 #include "lib/kernels/activation.h"
 #include "lib/kernels/context.h"
-#include "lib/runtime/predictor.h"
+#include "lib/runtime/export/predictor.h"
 
 namespace dtf::cli {
 namespace {

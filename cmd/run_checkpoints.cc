@@ -3,8 +3,8 @@
 #include <optional>
 
 #include "lib/base/strings.h"
-#include "lib/runtime/bundle.h"
-#include "lib/runtime/checkpoint_files.h"
+#include "lib/runtime/checkpoint/bundle.h"
+#include "lib/runtime/checkpoint/checkpoint_files.h"
 
 namespace dtf::cli {
 

@@ -1,6 +1,6 @@
 // What dtf launch --resume and dtf status read of a launched run's
 // checkpoints: the generations it wrote to the job's output directory
-// (lib/runtime/checkpoint_files.h), and whether it can be resumed.
+// (lib/runtime/checkpoint/checkpoint_files.h), and whether it can be resumed.
 #pragma once
 
 #include <string>

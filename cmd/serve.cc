@@ -1,7 +1,7 @@
 // dtf serve: run one task (parameter server or worker) of a distributed run.
 // The cluster comes from dtf's flags, TensorFlow's --cluster_spec string or
 // the TF_CONFIG environment variable, in that order of precedence.
-#include "lib/runtime/serve.h"
+#include "lib/runtime/serve/serve.h"
 
 #include <charconv>
 #include <cstdio>
@@ -19,7 +19,7 @@
 #include "lib/base/strings.h"
 #include "lib/data/job_file.h"
 #include "lib/rpc/credentials.h"
-#include "lib/runtime/cluster_spec.h"
+#include "lib/runtime/cluster/cluster.h"
 
 namespace dtf::cli {
 namespace {

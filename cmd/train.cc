@@ -13,7 +13,7 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/data/job_file.h"
-#include "lib/runtime/trainer.h"
+#include "lib/runtime/train/trainer.h"
 
 namespace dtf::cli {
 namespace {

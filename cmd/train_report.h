@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "lib/runtime/trainer.h"
+#include "lib/runtime/train/trainer.h"
 
 namespace dtf::cli {
 

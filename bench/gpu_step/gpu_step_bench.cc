@@ -1,8 +1,9 @@
 // Training-step throughput of a wide MLP (784-1024-1024-10, ReLU, softmax
 // cross-entropy, SGD) at batch 4096 on one GPU, through dtf's kernels exactly
-// as lib/runtime/model.cc sequences them (forward, loss, backward, updates),
-// and the dense layers' achieved TFLOP/s beside cuBLAS's own SGEMM rate on
-// the same shapes. Prints one JSON object; run.sh puts PyTorch beside it.
+// as lib/runtime/model/model.cc sequences them (forward, loss, backward,
+// updates), and the dense layers' achieved TFLOP/s beside cuBLAS's own SGEMM
+// rate on the same shapes. Prints one JSON object; run.sh puts PyTorch beside
+// it.
 //
 //   gpu_step_bench [--steps N] [--warmup N] [--batch N]
 //

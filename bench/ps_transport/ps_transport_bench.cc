@@ -54,9 +54,9 @@
 #include "lib/kernels/tensor.h"
 #include "lib/rpc/server.h"
 #include "lib/rpc/tls_certs.h"
-#include "lib/runtime/ps_client.h"
-#include "lib/runtime/ps_service.h"
-#include "lib/runtime/tensor_pieces.h"
+#include "lib/runtime/ps/ps_client.h"
+#include "lib/runtime/ps/ps_service.h"
+#include "lib/runtime/ps/tensor_pieces.h"
 
 namespace dtf {
 namespace {

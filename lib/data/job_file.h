@@ -14,10 +14,10 @@
 #include "lib/base/status.h"
 #include "lib/data/compression.h"
 #include "lib/data/csv_reader.h"
-#include "lib/data/feature_spec.h"
-#include "lib/data/model_spec.h"
+#include "lib/data/features.h"
+#include "lib/data/model_options.h"
 #include "lib/data/schema.h"
-#include "lib/data/train_spec.h"
+#include "lib/data/train_options.h"
 
 namespace dtf {
 

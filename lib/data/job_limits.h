@@ -1,7 +1,7 @@
 // The largest sizes a job file may ask for. They keep a mistyped number
 // from reaching an allocation: the model's total size is checked again,
-// with its own limits, when its variables are laid out (lib/runtime/model.h).
-// docs/job-file.md and man/dtf.toml.5 list them.
+// with its own limits, when its variables are laid out
+// (lib/runtime/model/model.h). docs/job-file.md and man/dtf.toml.5 list them.
 #pragma once
 
 #include <cstdint>

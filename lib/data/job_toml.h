@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "lib/data/feature_spec.h"
+#include "lib/data/features.h"
 #include "lib/data/job_file.h"
-#include "lib/data/model_spec.h"
+#include "lib/data/model_options.h"
 
 namespace dtf {
 

@@ -1,7 +1,7 @@
 // Collective operations between the ranks of an allreduce run (one process
 // a rank), behind one interface with two implementations: NCCL between
 // GPUs (nccl.h) and Gloo over TCP between CPU processes (gloo.h). The
-// allreduce update (lib/runtime/update_allreduce.cc) sees only this
+// allreduce update (lib/runtime/train/update_allreduce.cc) sees only this
 // interface; the device of the run picks the implementation.
 //
 // Every rank must make the same calls, in the same order, with tensors of

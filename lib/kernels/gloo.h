@@ -2,7 +2,7 @@
 // transport: an allreduce run whose device is the CPU. Each rank listens
 // on its own address (the host the plan gave its task, never every
 // interface) and the ranks find each other through a KeyValueStore (in a
-// run: the chief's Coordinator, lib/runtime/coordinator_store.h): each
+// run: the chief's Coordinator, lib/runtime/cluster/coordinator_store.h): each
 // publishes its addresses under its rank, then reads the others'.
 //
 // Tensors are in host memory. AllReduceMean is Gloo's ring allreduce of the

@@ -33,7 +33,8 @@ struct TaskStatusRow {
   std::optional<int> restarts;
 };
 
-// One checkpoint generation of a run (lib/runtime/checkpoint_files.h).
+// One checkpoint generation of a run
+// (lib/runtime/checkpoint/checkpoint_files.h).
 struct CheckpointRow {
   std::string path;
   int64_t step = 0;

@@ -17,9 +17,9 @@
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
 #include "lib/launch/run_registry.h"
-#include "lib/runtime/bundle.h"
-#include "lib/runtime/checkpoint.h"
-#include "lib/runtime/checkpoint_files.h"
+#include "lib/runtime/checkpoint/bundle.h"
+#include "lib/runtime/checkpoint/checkpoint.h"
+#include "lib/runtime/checkpoint/checkpoint_files.h"
 #include "tests/runtime/runtime_testing.h"
 #include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
@@ -165,8 +165,8 @@ TEST_F(LaunchResumeTest, ARunWithoutACheckpointIsNotResumed) {
 
 // An allreduce run is resumed as any other: worker 0 restores the
 // checkpoint and broadcasts it to every rank (the runtime's part is tested
-// in tests/runtime/allreduce_restore_test.cc and allreduce_test.cc, and on
-// CPU workers through the binary in tests/e2e/launch_allreduce.sh).
+// in tests/runtime/train/allreduce_restore_test.cc and allreduce_test.cc, and
+// on CPU workers through the binary in tests/e2e/launch_allreduce.sh).
 TEST_F(LaunchResumeTest, AnAllreduceRunIsResumed) {
   Result failed =
       Run("launch --grace 1 --task-binary /bin/false --set "

@@ -18,8 +18,8 @@ std::vector<std::string> Terms(std::string_view text, int ngrams) {
   return terms;
 }
 
-// The terms TensorFlow 2.21 gives (tests/runtime/feature_layer_test.cc holds
-// their hash ids):
+// The terms TensorFlow 2.21 gives (tests/runtime/model/feature_layer_test.cc
+// holds their hash ids):
 //   tokens = tf.strings.split(tf.strings.regex_replace(
 //       tf.strings.lower(text), r"[^a-z0-9\x{80}-\x{10ffff}]+", " "))
 //   tf.strings.ngrams(tokens, ngram_width=(1, 2), separator=" ")

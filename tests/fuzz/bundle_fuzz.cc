@@ -11,7 +11,7 @@
 
 #include "lib/data/crc32c.h"
 #include "lib/data/little_endian.h"
-#include "lib/runtime/bundle.h"
+#include "lib/runtime/checkpoint/bundle.h"
 
 namespace {
 

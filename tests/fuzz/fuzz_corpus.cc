@@ -29,7 +29,7 @@
 #include "lib/launch/pack/manifest.h"
 #include "lib/launch/pack/pack_job.h"
 #include "lib/launch/pack/zip_format.h"
-#include "lib/runtime/bundle.h"
+#include "lib/runtime/checkpoint/bundle.h"
 
 namespace dtf {
 namespace {

@@ -28,8 +28,8 @@
 #include "lib/base/status.h"
 #include "lib/data/example.h"
 #include "lib/data/record_writer.h"
-#include "lib/runtime/partition.h"
-#include "lib/runtime/tensor_pieces.h"
+#include "lib/runtime/ps/partition.h"
+#include "lib/runtime/ps/tensor_pieces.h"
 #include "proto/dtf.pb.h"
 #include "tests/fuzz/ps_fuzz_job.h"
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "lib/data/job_file.h"
-#include "lib/runtime/feature_layer.h"
-#include "lib/runtime/model.h"
+#include "lib/runtime/model/feature_layer.h"
+#include "lib/runtime/model/model.h"
 
 namespace dtf::fuzzing {
 

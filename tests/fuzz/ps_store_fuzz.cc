@@ -19,9 +19,9 @@
 
 #include "google/protobuf/stubs/logging.h"
 #include "lib/base/strings.h"
-#include "lib/runtime/param_store.h"
-#include "lib/runtime/ps_messages.h"
-#include "lib/runtime/tensor_pieces.h"
+#include "lib/runtime/ps/param_store.h"
+#include "lib/runtime/ps/ps_messages.h"
+#include "lib/runtime/ps/tensor_pieces.h"
 #include "proto/dtf.pb.h"
 #include "tests/fuzz/ps_fuzz_job.h"
 

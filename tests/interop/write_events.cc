@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "lib/base/strings.h"
-#include "lib/runtime/event_writer.h"
+#include "lib/runtime/checkpoint/event_writer.h"
 
 namespace dtf::runtime {
 namespace {

@@ -12,9 +12,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
-#include "lib/runtime/serve.h"
-#include "lib/runtime/task_threads.h"
-#include "lib/runtime/trainer.h"
+#include "lib/runtime/serve/serve.h"
+#include "lib/runtime/train/task_threads.h"
+#include "lib/runtime/train/trainer.h"
 #include "tests/runtime/runtime_testing.h"
 
 namespace dtf::runtime {

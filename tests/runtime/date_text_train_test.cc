@@ -5,11 +5,11 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "lib/runtime/bundle.h"
-#include "lib/runtime/checkpoint.h"
-#include "lib/runtime/evaluator.h"
-#include "lib/runtime/job_records.h"
-#include "lib/runtime/trainer.h"
+#include "lib/runtime/checkpoint/bundle.h"
+#include "lib/runtime/checkpoint/checkpoint.h"
+#include "lib/runtime/train/evaluator.h"
+#include "lib/runtime/train/job_records.h"
+#include "lib/runtime/train/trainer.h"
 #include "tests/runtime/date_text_jobs.h"
 #include "tests/runtime/runtime_testing.h"
 

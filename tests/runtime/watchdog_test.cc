@@ -20,7 +20,7 @@
 #include "lib/launch/local/local_backend.h"
 #include "lib/launch/profile.h"
 #include "lib/rpc/call.h"
-#include "lib/runtime/coordinator_service.h"
+#include "lib/runtime/cluster/coordinator_service.h"
 #include "tests/runtime/runtime_testing.h"
 #include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"

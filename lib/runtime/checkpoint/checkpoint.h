@@ -1,0 +1,116 @@
+// Checkpoints and exported models (docs/formats/checkpoint.md).
+//
+// A checkpoint is one bundle file holding everything training needs to go on
+// where it stopped: every variable, every optimizer slot, the normalizer
+// statistics, the global step and the input position. An exported model is a
+// directory with model.toml (the [schema], [features] and [model] of the
+// job, self-contained) and variables.dtf (a bundle of the variables and the
+// normalizer statistics): all `dtf predict` needs.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/data/input_pipeline.h"
+#include "lib/data/job_file.h"
+#include "lib/kernels/optimizer.h"
+#include "lib/runtime/checkpoint/bundle.h"
+#include "lib/runtime/model/feature_layer.h"
+#include "lib/runtime/model/model.h"
+
+namespace dtf::runtime {
+
+inline constexpr std::string_view kCheckpointFile = "checkpoint.dtf";
+// The checkpoint of the best evaluation so far
+// (lib/runtime/train/eval_tracker.h), written beside kCheckpointFile; the
+// export comes from it.
+inline constexpr std::string_view kBestCheckpointFile = "checkpoint-best.dtf";
+inline constexpr std::string_view kExportDir = "model";
+inline constexpr std::string_view kModelToml = "model.toml";
+inline constexpr std::string_view kVariablesFile = "variables.dtf";
+
+// Entries that tie a checkpoint to its run (checkpoint_files.h).
+inline constexpr std::string_view kCheckpointRunIdEntry = "meta/run_id";
+inline constexpr std::string_view kCheckpointFingerprintEntry =
+    "meta/job_fingerprint";
+inline constexpr std::string_view kCheckpointPsStepsEntry =
+    "train/ps_global_steps";
+// Distributed runs: every worker's input position, 4 numbers a worker.
+inline constexpr std::string_view kCheckpointWorkerPositionsEntry =
+    "train/worker_input_positions";
+
+struct TrainState {
+  int64_t global_step = 0;
+  // The chief's input position (worker 0's in a distributed run).
+  InputPosition position;
+  // Parameter-server runs: the global step of each PS's shard as pulled
+  // for the checkpoint (all equal: a consistent cut); empty otherwise.
+  std::vector<int64_t> ps_steps;
+  // Distributed runs: the input position of worker i at index i — the
+  // chief's own, and each other worker's as it last reported it before the
+  // variables were pulled (nullopt: not reported); empty otherwise.
+  std::vector<std::optional<InputPosition>> worker_positions;
+};
+
+// The run that writes a checkpoint: its id ("" for `dtf train`) and
+// CheckpointFingerprint (checkpoint_files.h) of its job.
+struct CheckpointOrigin {
+  std::string run_id;
+  std::string job_fingerprint;
+};
+
+// `states` is parallel to model.variables() (entries of untrainable
+// variables are ignored). `model_toml` is recorded for reference.
+Bundle MakeCheckpoint(const FeatureLayer& layer, const Model& model,
+                      const std::vector<kernels::OptimizerState>& states,
+                      const TrainState& state, std::string_view model_toml,
+                      const CheckpointOrigin& origin = {});
+
+// Restores what MakeCheckpoint saved into objects built for the same job.
+// FailedPrecondition naming the checkpoint and the variable when a variable
+// or slot is missing or has another shape (the job changed since).
+Status RestoreCheckpoint(const Bundle& bundle, FeatureLayer* layer,
+                         Model* model,
+                         std::vector<kernels::OptimizerState>* states,
+                         TrainState* state);
+
+// One tensor of a checkpoint: the values of `variable` (slot empty) or one
+// of its optimizer slots, which must have `shape`. FailedPrecondition naming
+// the checkpoint and the variable otherwise. For a parameter server that
+// restores its partition.
+StatusOr<kernels::Tensor> ReadCheckpointTensor(const Bundle& bundle,
+                                               std::string_view variable,
+                                               std::string_view slot,
+                                               std::span<const int64_t> shape);
+// The global step (variable empty) or the optimizer's update count of
+// `variable`.
+StatusOr<int64_t> ReadCheckpointStep(const Bundle& bundle,
+                                     std::string_view variable);
+
+// Writes `dir` (replacing a previous export only once the new one is
+// complete).
+Status ExportModel(const std::string& dir, std::string_view model_toml,
+                   const FeatureLayer& layer, const Model& model);
+
+// Exports the model of the checkpoint at `checkpoint` to `dir`: its
+// variables and normalizer statistics are restored into `layer` and `model`
+// (built for the same job, on the host) first. Errors as Bundle::ReadFile,
+// RestoreCheckpoint and ExportModel.
+Status ExportCheckpoint(const std::string& checkpoint, const std::string& dir,
+                        std::string_view model_toml, FeatureLayer* layer,
+                        Model* model);
+
+struct LoadedModel {
+  JobFile definition;  // model.toml, loaded
+  FeatureLayer layer;
+  std::unique_ptr<Model> model;
+};
+// Loads an exported model directory. Errors name the file.
+StatusOr<LoadedModel> LoadExportedModel(const std::string& dir);
+
+}  // namespace dtf::runtime

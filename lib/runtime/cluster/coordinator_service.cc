@@ -1,0 +1,412 @@
+#include "lib/runtime/cluster/coordinator_service.h"
+
+#include <algorithm>
+#include <charconv>
+#include <memory>
+#include <thread>
+#include <utility>
+
+#include "lib/base/strings.h"
+
+namespace dtf::runtime {
+
+using Clock = std::chrono::steady_clock;
+
+CoordinatorService::CoordinatorService(
+    rpc::RunCredentials credentials,
+    std::vector<std::pair<std::string, std::string>> tasks)
+    : credentials_(std::move(credentials)), start_(Clock::now()) {
+  for (auto& [name, address] : tasks) {
+    tasks_[name].address = address;
+    tasks_[name].last_heartbeat = start_;
+    order_.push_back(name);
+  }
+}
+
+grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
+                                           const rpc::HeartbeatRequest* request,
+                                           rpc::HeartbeatResponse* response) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
+    return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tasks_.find(request->task());
+  if (it == tasks_.end()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "unknown task " + request->task());
+  }
+  const auto& p = request->input_position();
+  if (p.size() != 0 && p.size() != 4) {
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        StrCat(request->task(), ": an input position of ", p.size(),
+               " numbers (epoch, file, record, epoch_record: 4)"));
+  }
+  Task& t = it->second;
+  const auto now = Clock::now();
+  t.last_heartbeat = now;
+  // Kept even from a process the watchdog took for dead: the steps it
+  // reported are in the variables all the same.
+  if (p.size() == 4) t.position = InputPosition{p[0], p[1], p[2], p[3]};
+  t.heard = true;
+  if (request->incarnation() != t.incarnation) {
+    // Another process of the task (a restart): watched anew.
+    t.incarnation = request->incarnation();
+    t.stalled = false;
+    t.watched = false;
+  }
+  response->set_shutdown(ended_);
+  response->set_stop_training(stop_training_);
+  if (t.stalled) {
+    response->set_stalled(true);
+    t.told = true;
+    return grpc::Status::OK;
+  }
+  t.state = request->state();
+  t.step = request->step();
+  t.loss = request->loss();
+  t.examples_per_sec = request->examples_per_sec();
+  if (t.state != "running") {
+    t.watched = false;
+  } else if (!t.watched || request->steps_done() != t.steps_done) {
+    t.watched = true;
+    t.progress_at = now;
+    t.window_from = now;
+  }
+  t.steps_done = request->steps_done();
+  heard_.notify_all();
+  return grpc::Status::OK;
+}
+
+void CoordinatorService::Watch(std::string self,
+                               std::chrono::milliseconds stall_timeout) {
+  std::lock_guard<std::mutex> lock(mu_);
+  watch_self_ = std::move(self);
+  stall_timeout_ = stall_timeout;
+}
+
+void CoordinatorService::PauseWatch() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pauses_++ == 0) paused_at_ = Clock::now();
+}
+
+void CoordinatorService::ResumeWatch() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pauses_ == 0 || --pauses_ > 0) return;
+  // The pause's time does not count: each window moves on by the part of
+  // the pause it had begun before.
+  const auto now = Clock::now();
+  for (auto& [name, t] : tasks_) {
+    t.window_from += now - std::max(paused_at_, std::min(t.window_from, now));
+  }
+}
+
+std::vector<CoordinatorService::Stall> CoordinatorService::CheckStalls() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Stall> found;
+  if (stall_timeout_.count() <= 0 || pauses_ > 0) return found;
+  const auto now = Clock::now();
+  for (const std::string& name : order_) {
+    Task& t = tasks_.at(name);
+    if (name == watch_self_ || name.rfind("worker:", 0) != 0) continue;
+    if (t.stalled || !t.watched || t.state != "running") continue;
+    if (now - t.window_from < stall_timeout_) continue;
+    t.stalled = true;
+    t.told = false;
+    t.state = "stalled";
+    found.push_back(
+        {name, t.step, t.steps_done,
+         std::chrono::duration<double>(now - t.progress_at).count()});
+  }
+  return found;
+}
+
+int CoordinatorService::UntoldStalled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int untold = 0;
+  for (const auto& [name, t] : tasks_) {
+    if (t.stalled && !t.told) ++untold;
+  }
+  return untold;
+}
+
+std::vector<std::string> CoordinatorService::SilentWorkers(
+    const std::string& self, std::chrono::seconds timeout) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> silent;
+  const auto now = Clock::now();
+  for (const std::string& name : order_) {
+    const Task& t = tasks_.at(name);
+    if (name == self || name.rfind("worker:", 0) != 0 || !t.heard) continue;
+    if (t.state == "done" || t.state == "failed") continue;
+    if (now - t.last_heartbeat >= timeout) silent.push_back(name);
+  }
+  return silent;
+}
+
+std::vector<std::optional<InputPosition>> CoordinatorService::WorkerPositions(
+    int64_t step, std::chrono::milliseconds wait) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  // Not waited for: a worker silent for a few heartbeats, and one whose
+  // steps have not advanced for a second (its last report has its last
+  // position: waiting for the chief, frozen, or waiting for a PS).
+  const auto now = Clock::now();
+  const auto heard_since = now - std::chrono::seconds(3);
+  const auto stepped_since = now - std::chrono::seconds(1);
+  heard_.wait_for(lock, wait, [&] {
+    for (const auto& [name, t] : tasks_) {
+      if (!name.starts_with("worker:") || name == "worker:0") continue;
+      if (!t.heard || t.stalled || t.last_heartbeat < heard_since) continue;
+      if (t.state == "running") {
+        if (!t.watched || t.progress_at < stepped_since) continue;
+      } else if (t.state != "starting") {
+        continue;
+      }
+      if (t.step < step) return false;
+    }
+    return true;
+  });
+  std::vector<std::optional<InputPosition>> positions;
+  constexpr std::string_view kWorker = "worker:";
+  for (const auto& [name, t] : tasks_) {
+    if (!name.starts_with(kWorker)) continue;
+    size_t index = 0;
+    const char* first = name.data() + kWorker.size();
+    const char* last = name.data() + name.size();
+    auto [end, ec] = std::from_chars(first, last, index);
+    if (ec != std::errc() || end != last) continue;
+    if (positions.size() <= index) positions.resize(index + 1);
+    positions[index] = t.position;
+  }
+  return positions;
+}
+
+grpc::Status CoordinatorService::Status(grpc::ServerContext* context,
+                                        const rpc::StatusRequest*,
+                                        rpc::StatusResponse* response) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
+    return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  response->set_run_id(credentials_.run_id);
+  response->set_global_step(global_step_);
+  response->set_state(run_state_);
+  const auto now = Clock::now();
+  for (const std::string& name : order_) {
+    const Task& t = tasks_.at(name);
+    rpc::TaskStatus* s = response->add_tasks();
+    s->set_task(name);
+    s->set_address(t.address);
+    s->set_state(t.state);
+    s->set_step(t.step);
+    s->set_loss(t.loss);
+    s->set_examples_per_sec(t.examples_per_sec);
+    s->set_seconds_since_heartbeat(
+        std::chrono::duration<double>(now - t.last_heartbeat).count());
+  }
+  for (const auto& [k, v] : eval_) (*response->mutable_eval_metrics())[k] = v;
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::CommId(grpc::ServerContext* context,
+                                        const rpc::CommIdRequest*,
+                                        rpc::CommIdResponse* response) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
+    return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (comm_id_.empty()) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        "the chief has not made the NCCL unique id yet");
+  }
+  response->set_id(comm_id_);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::KvSet(grpc::ServerContext* context,
+                                       const rpc::KvSetRequest* request,
+                                       rpc::KvSetResponse*) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
+    return st;
+  const ::dtf::Status set = SetKey(request->key(), request->value());
+  if (!set.ok()) {
+    return rpc::ToGrpc(::dtf::Status(
+        set.code(), StrCat(request->task(), ": KvSet: ", Message(set))));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::KvGet(grpc::ServerContext* context,
+                                       const rpc::KvGetRequest* request,
+                                       rpc::KvGetResponse* response) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
+    return st;
+  std::optional<std::string> value = GetKey(request->key());
+  if (!value) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        "no rank has set the key yet");
+  }
+  response->set_value(*std::move(value));
+  return grpc::Status::OK;
+}
+
+Status CoordinatorService::SetKey(const std::string& key,
+                                  std::string_view value) {
+  if (key.empty() || key.size() > kMaxKeyBytes) {
+    return InvalidArgumentError(
+        StrCat("a key of ", key.size(), " bytes (1 to ", kMaxKeyBytes, ")"));
+  }
+  if (value.size() > kMaxValueBytes) {
+    return InvalidArgumentError(StrCat("the value of ", key, " has ",
+                                       value.size(), " bytes (at most ",
+                                       kMaxValueBytes, ")"));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!kv_.contains(key) && kv_.size() >= kMaxKeys) {
+    return ResourceExhaustedError(StrCat("the store holds ", kv_.size(),
+                                         " keys already (at most ", kMaxKeys,
+                                         ")"));
+  }
+  kv_[key] = std::string(value);
+  return OkStatus();
+}
+
+std::optional<std::string> CoordinatorService::GetKey(
+    const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = kv_.find(key);
+  if (it == kv_.end()) return std::nullopt;
+  return it->second;
+}
+
+void CoordinatorService::SetCommId(std::string id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  comm_id_ = std::move(id);
+}
+
+void CoordinatorService::Update(const std::string& task,
+                                const std::string& state, int64_t step,
+                                double loss, double examples_per_sec) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Task& t = tasks_[task];
+  if (t.stalled) return;
+  t.state = state;
+  t.step = step;
+  t.loss = loss;
+  t.examples_per_sec = examples_per_sec;
+  t.last_heartbeat = Clock::now();
+  t.heard = true;
+}
+
+void CoordinatorService::SetRunState(const std::string& state,
+                                     int64_t global_step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  run_state_ = state;
+  global_step_ = global_step;
+}
+
+void CoordinatorService::SetEvalMetrics(
+    const std::vector<std::pair<std::string, double>>& m) {
+  std::lock_guard<std::mutex> lock(mu_);
+  eval_ = m;
+}
+
+void CoordinatorService::StopTraining() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stop_training_ = true;
+}
+
+void CoordinatorService::EndRun() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ended_ = true;
+}
+
+std::vector<std::string> CoordinatorService::RunningWorkers(
+    const std::string& self, std::chrono::seconds timeout) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> running;
+  const auto now = Clock::now();
+  for (const auto& [name, t] : tasks_) {
+    if (name == self || name.rfind("worker:", 0) != 0) continue;
+    if (t.state == "done" || t.state == "failed" || t.stalled) continue;
+    if (now - t.last_heartbeat >= timeout) continue;
+    running.push_back(name);
+  }
+  return running;
+}
+
+Status WatchWorkers(CoordinatorService& coordinator, const std::string& self,
+                    const TrainSpec& train,
+                    const std::function<void(std::string_view)>& note) {
+  const bool allreduce = train.mode == TrainMode::kAllreduce;
+  Status why;
+  for (const CoordinatorService::Stall& s : coordinator.CheckStalls()) {
+    const std::string text = StrCat(
+        s.task, " has finished no step for ", fmt::format("{:.0f}", s.seconds),
+        " s (stuck at global step ", s.step, ", ", s.steps_done,
+        " steps done) though its heartbeats come: taken for dead "
+        "(train.stall_timeout = ",
+        train.stall_timeout, " s)");
+    if (!allreduce) {
+      if (note) note(StrCat(text, "; told it to exit"));
+    } else if (why.ok()) {
+      why = absl::AbortedError(ToAbsl(StrCat(
+          text, "; an allreduce run cannot go on without it: the run fails")));
+    }
+  }
+  if (allreduce && why.ok()) {
+    const std::vector<std::string> silent = coordinator.SilentWorkers(
+        self, std::chrono::seconds(train.heartbeat_timeout));
+    if (!silent.empty()) {
+      why = absl::AbortedError(ToAbsl(
+          StrCat(silent.front(), " has sent no heartbeat for ",
+                 train.heartbeat_timeout,
+                 " s (train.heartbeat_timeout); an allreduce run cannot go on "
+                 "without it: the run fails")));
+    }
+  }
+  return why;
+}
+
+std::unique_ptr<rpc::Coordinator::Stub> NewChiefStub(
+    const std::string& chief, const rpc::RunCredentials& creds) {
+  return rpc::Coordinator::NewStub(
+      rpc::MakeChannel(chief, rpc::ForTask(creds, rpc::kChiefTask)));
+}
+
+StatusOr<std::string> FetchCommId(const std::string& chief,
+                                  const rpc::RunCredentials& credentials,
+                                  const std::string& task,
+                                  std::chrono::seconds timeout,
+                                  const std::atomic<bool>* cancel) {
+  std::unique_ptr<rpc::Coordinator::Stub> stub =
+      NewChiefStub(chief, credentials);
+  rpc::CommIdRequest request;
+  request.set_task(task);
+  const auto deadline = Clock::now() + timeout;
+  Status last;
+  while (true) {
+    if (cancel != nullptr && cancel->load()) {
+      return CancelledError(
+          StrCat(task, ": stopped while waiting for the NCCL unique id"));
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - Clock::now());
+    if (left.count() <= 0) break;
+    auto context = rpc::MakeClientContext(
+        credentials,
+        std::min<std::chrono::milliseconds>(left, std::chrono::seconds(5)));
+    rpc::CommIdResponse response;
+    last = rpc::FromGrpc(stub->CommId(context.get(), request, &response),
+                         StrCat("the chief (", chief, "): CommId"));
+    if (last.ok()) return response.id();
+    if (last.code() != StatusCode::kUnavailable &&
+        last.code() != StatusCode::kDeadlineExceeded) {
+      return last;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  return DeadlineExceededError(
+      StrCat(task, ": no NCCL unique id from the chief (", chief, ") within ",
+             timeout.count(),
+             " s (train.coordinator_timeout); last: ", Message(last)));
+}
+
+}  // namespace dtf::runtime

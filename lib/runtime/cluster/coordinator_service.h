@@ -1,0 +1,212 @@
+// The chief's Coordinator service: every other task heartbeats to it; it
+// knows who is alive, who finished, and the run's progress, which
+// `dtf status` reads. When the run is over it answers heartbeats with
+// shutdown = true. In an allreduce run it also hands out the NCCL unique id
+// the chief made. It also keeps the step-progress watchdog (Watch,
+// CheckStalls): a worker whose heartbeats come but whose steps do not
+// advance for the stall timeout is taken for dead. It keeps the input
+// position each worker last reported, which the chief's checkpoints record
+// (WorkerPositions). Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/data/input_pipeline.h"
+#include "lib/data/train_options.h"
+#include "lib/rpc/call.h"
+#include "proto/dtf.grpc.pb.h"
+
+namespace dtf::runtime {
+
+class CoordinatorService final : public rpc::Coordinator::Service {
+ public:
+  // `tasks`: every task of the run ("ps:0", "worker:1", ...) with its
+  // address; the chief itself included.
+  CoordinatorService(rpc::RunCredentials credentials,
+                     std::vector<std::pair<std::string, std::string>> tasks);
+
+  grpc::Status Heartbeat(grpc::ServerContext* context,
+                         const rpc::HeartbeatRequest* request,
+                         rpc::HeartbeatResponse* response) override;
+  grpc::Status Status(grpc::ServerContext* context,
+                      const rpc::StatusRequest* request,
+                      rpc::StatusResponse* response) override;
+  // The id SetCommId set; UNAVAILABLE before that.
+  grpc::Status CommId(grpc::ServerContext* context,
+                      const rpc::CommIdRequest* request,
+                      rpc::CommIdResponse* response) override;
+  // The rendezvous store of a Gloo allreduce run (SetKey, GetKey).
+  grpc::Status KvSet(grpc::ServerContext* context,
+                     const rpc::KvSetRequest* request,
+                     rpc::KvSetResponse* response) override;
+  grpc::Status KvGet(grpc::ServerContext* context,
+                     const rpc::KvGetRequest* request,
+                     rpc::KvGetResponse* response) override;
+
+  // The chief's own progress and state.
+  void Update(const std::string& task, const std::string& state, int64_t step,
+              double loss, double examples_per_sec);
+  void SetRunState(const std::string& state, int64_t global_step);
+  void SetEvalMetrics(const std::vector<std::pair<std::string, double>>& m);
+  // The NCCL unique id of an allreduce run (lib/kernels/collective.h),
+  // which CommId hands to the other workers from now on.
+  void SetCommId(std::string id);
+  // The rendezvous store of a Gloo allreduce run (lib/kernels/gloo.h), as
+  // KvSet and KvGet serve it: a key of at most kMaxKeyBytes, a value of at
+  // most kMaxValueBytes, at most kMaxKeys keys (ResourceExhausted beyond,
+  // InvalidArgument for a key or value too long). GetKey: nullopt while the
+  // key is not set.
+  static constexpr size_t kMaxKeyBytes = 256;
+  static constexpr size_t kMaxValueBytes = 32 << 10;
+  static constexpr size_t kMaxKeys = 4096;
+  ::dtf::Status SetKey(const std::string& key, std::string_view value);
+  std::optional<std::string> GetKey(const std::string& key) const;
+  // From now on heartbeats answer stop_training = true: training stopped
+  // early, every worker ends as when its data runs out (parameter servers
+  // keep serving until EndRun).
+  void StopTraining();
+  // From now on heartbeats answer shutdown = true.
+  void EndRun();
+  // Workers (other than `self`) that are neither done, stalled, nor silent
+  // for `timeout`.
+  std::vector<std::string> RunningWorkers(const std::string& self,
+                                          std::chrono::seconds timeout) const;
+
+  // The step-progress watchdog: from now on CheckStalls watches every
+  // worker but `self` (the chief); `stall_timeout` 0: it watches none.
+  void Watch(std::string self, std::chrono::milliseconds stall_timeout);
+  // While the chief evaluates or writes a checkpoint (PauseWatch ..
+  // ResumeWatch, nested), the other workers may wait for it (an allreduce
+  // collective): no stall is found then, and each worker's window stops
+  // for the pause (its time does not count) and goes on when the last
+  // pause ends.
+  void PauseWatch();
+  void ResumeWatch();
+  struct Stall {
+    std::string task;
+    int64_t step = 0;        // its global step when it last finished one
+    int64_t steps_done = 0;  // the steps its process had finished
+    double seconds = 0;      // since it last finished one
+  };
+  // The workers found stalled since the last call: in state "running" (its
+  // window starts with its first heartbeat in that state), and no step
+  // finished for the stall timeout. Each is marked "stalled" from now on:
+  // RunningWorkers leaves it out, and its process's heartbeats are answered
+  // stalled = true (a new process of the task is watched anew).
+  std::vector<Stall> CheckStalls();
+  // Workers found stalled whose process has not been answered stalled yet.
+  int UntoldStalled() const;
+  // Workers other than `self`, heard from and neither done nor failed, that
+  // have been silent for `timeout`.
+  std::vector<std::string> SilentWorkers(const std::string& self,
+                                         std::chrono::seconds timeout) const;
+
+  // The input position each worker ("worker:<i>", at index i) last
+  // reported with a heartbeat, of whichever of its processes reported
+  // last; nullopt for a worker none has been heard from with one. First
+  // waits, for at most `wait`, until every worker but the chief (worker:0)
+  // that is starting or training (heard from within 3 s, its steps advanced
+  // within 1 s, not stalled) has reported one at global step `step` or
+  // later: the positions of the steps before the chief's checkpoint at
+  // `step`, rather than a heartbeat older.
+  std::vector<std::optional<InputPosition>> WorkerPositions(
+      int64_t step, std::chrono::milliseconds wait) const;
+
+ private:
+  struct Task {
+    std::string address;
+    std::string state = "starting";
+    int64_t step = 0;
+    double loss = 0;
+    double examples_per_sec = 0;
+    std::chrono::steady_clock::time_point last_heartbeat;
+    bool heard = false;
+    // The watchdog's view of the process `incarnation`.
+    uint64_t incarnation = 0;
+    int64_t steps_done = 0;
+    std::optional<InputPosition> position;
+    bool watched = false;  // heard in state "running"
+    std::chrono::steady_clock::time_point progress_at;
+    // The watchdog's window: from progress_at, moved later by the time
+    // the watch was paused since.
+    std::chrono::steady_clock::time_point window_from;
+    bool stalled = false;
+    bool told = false;  // answered stalled = true
+  };
+  const rpc::RunCredentials credentials_;
+  const std::chrono::steady_clock::time_point start_;
+  mutable std::mutex mu_;
+  // Notified with every heartbeat (WorkerPositions waits on it).
+  mutable std::condition_variable heard_;
+  std::map<std::string, Task> tasks_;
+  std::vector<std::string> order_;
+  std::string run_state_ = "running";
+  int64_t global_step_ = 0;
+  std::vector<std::pair<std::string, double>> eval_;
+  bool ended_ = false;
+  bool stop_training_ = false;
+  std::string comm_id_;
+  std::map<std::string, std::string> kv_;
+  std::string watch_self_;
+  std::chrono::milliseconds stall_timeout_{0};
+  int pauses_ = 0;
+  // When the outermost pause began.
+  std::chrono::steady_clock::time_point paused_at_;
+};
+
+// Pauses `coordinator`'s watchdog (may be null) for its lifetime.
+class WatchPause {
+ public:
+  explicit WatchPause(CoordinatorService* coordinator)
+      : coordinator_(coordinator) {
+    if (coordinator_ != nullptr) coordinator_->PauseWatch();
+  }
+  ~WatchPause() {
+    if (coordinator_ != nullptr) coordinator_->ResumeWatch();
+  }
+  WatchPause(const WatchPause&) = delete;
+  WatchPause& operator=(const WatchPause&) = delete;
+
+ private:
+  CoordinatorService* coordinator_;
+};
+
+// The chief's step-progress watchdog, looked at once (the chief `self`
+// serves `coordinator`): the workers found stalled now (CheckStalls). In a
+// parameter-server run each is noted through `note` (may be empty) and OK
+// is returned: the chief no longer waits for it, and it is told to exit. In
+// an allreduce run, whose collectives wait for every worker, the first of
+// them — or else a worker silent for train.heartbeat_timeout — is an
+// Aborted error naming it and its step: the run must fail.
+Status WatchWorkers(CoordinatorService& coordinator, const std::string& self,
+                    const TrainSpec& train,
+                    const std::function<void(std::string_view)>& note);
+
+// A stub for calls to the chief's Coordinator at `chief`, the server's
+// certificate checked for the chief's task name where `creds` say so
+// (rpc::ForTask).
+std::unique_ptr<rpc::Coordinator::Stub> NewChiefStub(
+    const std::string& chief, const rpc::RunCredentials& creds);
+
+// Asks the chief's Coordinator at `chief` (host:port) for the NCCL unique
+// id, again every half second while the chief is unreachable or has none
+// yet, for at most `timeout`: DeadlineExceeded then, saying so; Cancelled
+// when `cancel` (may be null) is set; other errors at once.
+StatusOr<std::string> FetchCommId(const std::string& chief,
+                                  const rpc::RunCredentials& credentials,
+                                  const std::string& task,
+                                  std::chrono::seconds timeout,
+                                  const std::atomic<bool>* cancel);
+
+}  // namespace dtf::runtime

@@ -1,0 +1,341 @@
+#include "lib/runtime/ps/param_store.h"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+#include <utility>
+
+#include "lib/base/strings.h"
+#include "lib/runtime/checkpoint/bundle.h"
+#include "lib/runtime/checkpoint/checkpoint.h"
+#include "lib/runtime/model/feature_layer.h"
+#include "lib/runtime/model/model.h"
+#include "lib/runtime/model/optimizers.h"
+#include "lib/runtime/ps/param_store_shard.h"
+#include "lib/runtime/ps/tensor_pieces.h"
+
+namespace dtf::runtime {
+
+using StoreClock = std::chrono::steady_clock;
+
+ParamStore::ParamStore(const JobFile& job, const StoreOptions& options)
+    : options_(options),
+      mode_(job.train.mode),
+      replicas_to_aggregate_(job.train.replicas_to_aggregate),
+      max_staleness_(job.train.max_staleness),
+      heartbeat_timeout_(job.train.heartbeat_timeout),
+      partition_{options.num_ps},
+      ctx_(kernels::Context::Cpu(options.threads)),
+      last_seen_(size_t(options.num_workers), StoreClock::now()),
+      done_(size_t(options.num_workers), false) {}
+
+ParamStore::~ParamStore() = default;
+
+StatusOr<std::unique_ptr<ParamStore>> ParamStore::Create(
+    const JobFile& job, const StoreOptions& options) {
+  if (!job.model) {
+    return FailedPreconditionError(StrCat(job.path, ": no [model] table"));
+  }
+  if (options.num_ps < 1 || options.index < 0 ||
+      options.index >= options.num_ps || options.num_workers < 0 ||
+      options.threads < 1) {
+    return InvalidArgumentError(
+        StrCat("ps:", options.index, " of ", options.num_ps, " with ",
+               options.num_workers, " workers and ", options.threads,
+               " threads is no parameter server"));
+  }
+  std::unique_ptr<ParamStore> ps(new ParamStore(job, options));
+  const TrainSpec& train = job.train;
+  DTF_ASSIGN_OR_RETURN(ps->wide_optimizer_,
+                       MakeOptimizer(train.optimizer ? *train.optimizer
+                                                     : *train.wide_optimizer));
+  DTF_ASSIGN_OR_RETURN(ps->deep_optimizer_,
+                       MakeOptimizer(train.optimizer ? *train.optimizer
+                                                     : *train.deep_optimizer));
+  DTF_ASSIGN_OR_RETURN(
+      FeatureLayer layer,
+      FeatureLayer::Create(job.schema, job.features, *job.model));
+  // Only this PS's rows are ever made: a table far larger than one PS is
+  // spread over all of them.
+  DTF_ASSIGN_OR_RETURN(std::vector<VariableSpec> layout,
+                       Model::Layout(layer, *job.model));
+  const int p = options.index;
+  const uint64_t seed = uint64_t(train.seed);
+  for (const VariableSpec& v : layout) {
+    auto shard = std::make_unique<Shard>();
+    shard->name = v.name;
+    shard->shape = v.shape;
+    shard->cols = PieceCols(shard->shape);
+    shard->sparse = v.sparse;
+    shard->trainable = v.trainable;
+    shard->part = v.part;
+    const int64_t rows = shard->shape[0];
+    std::vector<int64_t> ids;
+    if (v.sparse) {
+      const int64_t local = ps->partition_.SparseRows(rows, p);
+      for (int64_t r = 0; r < local; ++r) {
+        ids.push_back(ps->partition_.GlobalRow(r, p));
+      }
+    } else {
+      std::tie(shard->begin, shard->end) = ps->partition_.DenseRange(rows, p);
+      for (int64_t r = shard->begin; r < shard->end; ++r) ids.push_back(r);
+    }
+    shard->value = kernels::Tensor::Empty({int64_t(ids.size()), shard->cols});
+    InitializeRows(v, seed, ids, shard->value.data());
+    if (v.trainable) {
+      shard->optimizer = v.part == Part::kWide ? ps->wide_optimizer_.get()
+                                               : ps->deep_optimizer_.get();
+      shard->state = shard->optimizer->CreateState(shard->value.shape());
+    }
+    ps->shards_.push_back(std::move(shard));
+  }
+  if (!options.restore_from.empty()) {
+    DTF_RETURN_IF_ERROR(ps->Restore(options.restore_from));
+  }
+  return ps;
+}
+
+Status ParamStore::Restore(const std::string& path) {
+  DTF_ASSIGN_OR_RETURN(Bundle bundle, Bundle::ReadFile(path));
+  const int p = options_.index;
+  // Copies this PS's rows of `all` (the whole variable) into `local`.
+  auto take = [&](const Shard& s, const kernels::Tensor& all,
+                  kernels::Tensor* local) {
+    for (int64_t r = 0; r < s.value.rows(); ++r) {
+      const int64_t global =
+          s.sparse ? partition_.GlobalRow(r, p) : s.begin + r;
+      std::memcpy(local->data() + r * s.cols, all.data() + global * s.cols,
+                  size_t(s.cols) * 4);
+    }
+  };
+  for (auto& shard : shards_) {
+    Shard& s = *shard;
+    DTF_ASSIGN_OR_RETURN(kernels::Tensor all,
+                         ReadCheckpointTensor(bundle, s.name, "", s.shape));
+    take(s, all, &s.value);
+    if (!s.trainable) continue;
+    for (int k = 0; k < s.state.num_slots(); ++k) {
+      DTF_ASSIGN_OR_RETURN(
+          kernels::Tensor slot,
+          ReadCheckpointTensor(bundle, s.name, s.state.slot_name(k), s.shape));
+      take(s, slot, &s.state.slot(k));
+    }
+    DTF_ASSIGN_OR_RETURN(int64_t step, ReadCheckpointStep(bundle, s.name));
+    s.state.set_step(step);
+  }
+  DTF_ASSIGN_OR_RETURN(global_step_, ReadCheckpointStep(bundle, ""));
+  // A distributed checkpoint records each PS's own step.
+  if (bundle.Find(kCheckpointPsStepsEntry) != nullptr) {
+    DTF_ASSIGN_OR_RETURN(std::vector<int64_t> steps,
+                         bundle.GetInt64s(kCheckpointPsStepsEntry));
+    if (steps.size() != size_t(options_.num_ps)) {
+      return FailedPreconditionError(
+          StrCat(path, ": a checkpoint of ", steps.size(),
+                 " parameter servers; this run has ", options_.num_ps));
+    }
+    global_step_ = steps[size_t(p)];
+  }
+  return OkStatus();
+}
+
+ParamStore::Shard* ParamStore::FindLocked(std::string_view name) {
+  for (auto& s : shards_) {
+    if (s->name == name) return s.get();
+  }
+  return nullptr;
+}
+
+void ParamStore::SeenLocked(int worker) {
+  if (worker >= 0 && worker < options_.num_workers) {
+    last_seen_[size_t(worker)] = StoreClock::now();
+  }
+}
+
+int ParamStore::RequiredLocked() const {
+  const int64_t wanted = replicas_to_aggregate_ > 0 ? replicas_to_aggregate_
+                                                    : options_.num_workers;
+  int live = 0;
+  const auto now = StoreClock::now();
+  for (int w = 0; w < options_.num_workers; ++w) {
+    if (!done_[size_t(w)] && now - last_seen_[size_t(w)] < heartbeat_timeout_) {
+      ++live;
+    }
+  }
+  return static_cast<int>(std::min<int64_t>(wanted, live));
+}
+
+Status ParamStore::CheckPiecesLocked(std::span<const PieceView> pieces) {
+  const int index = options_.index;
+  for (const PieceView& piece : pieces) {
+    Shard* s = FindLocked(piece.name);
+    if (s == nullptr) {
+      return InvalidArgumentError(
+          StrCat("no variable \"", piece.name, "\" on ps:", index));
+    }
+    if (!piece.slot.empty()) {
+      return InvalidArgumentError(
+          StrCat("variable \"", s->name, "\": a gradient of slot \"",
+                 piece.slot, "\" on ps:", index, "; slots take none"));
+    }
+    if (s->sparse && !s->trainable) {
+      return InvalidArgumentError(StrCat(
+          "variable \"", s->name, "\" on ps:", index, " takes no gradients"));
+    }
+    DTF_RETURN_IF_ERROR(CheckPieceSize(s->name, piece, s->cols));
+    if (!s->sparse) {
+      // first + rows may not be computed: both come from the wire.
+      const int64_t first = piece.row_offset;
+      if (!piece.ids.empty() || first < s->begin || first > s->end ||
+          piece.rows > s->end - first) {
+        return InvalidArgumentError(
+            StrCat("variable \"", s->name, "\": ", piece.rows,
+                   " rows from row ", first, " are not on ps:", index,
+                   " (rows [", s->begin, ", ", s->end, "))"));
+      }
+      continue;
+    }
+    // A sparse piece names each of its rows.
+    if (int64_t(piece.ids.size()) != piece.rows) {
+      return InvalidArgumentError(
+          StrCat("variable \"", s->name, "\": a piece of ", piece.rows,
+                 " rows names ", piece.ids.size(), " of them"));
+    }
+    for (const int64_t id : piece.ids) {
+      if (id < 0 || partition_.Owner(id) != index ||
+          partition_.LocalRow(id) >= s->value.rows()) {
+        return InvalidArgumentError(StrCat("variable \"", s->name, "\": row ",
+                                           id, " is not on ps:", index));
+      }
+    }
+  }
+  return OkStatus();
+}
+
+void ParamStore::AccumulateLocked(std::span<const PieceView> pieces) {
+  for (const PieceView& piece : pieces) {
+    Shard& s = *FindLocked(piece.name);
+    s.Accumulate(piece, partition_);
+  }
+}
+
+Status ParamStore::ApplySumsLocked(float scale) {
+  Status first;
+  for (auto& shard : shards_) {
+    Shard& s = *shard;
+    if (!s.touched) continue;
+    // Every sum is cleared, even after an error: the next update starts
+    // from nothing.
+    if (first.ok()) first = s.Apply(ctx_, scale);
+    s.touched = false;
+  }
+  return first;
+}
+
+void ParamStore::ApplyPendingLocked() {
+  if (pending_workers_.empty()) return;
+  const float scale = 1.0f / float(pending_workers_.size());
+  // Every push was checked on arrival, so the step is applied whole; what
+  // is left to fail is the optimizer's own work on valid input.
+  if (Status st = ApplySumsLocked(scale); !st.ok()) apply_error_ = st;
+  pending_workers_.clear();
+  ++global_step_;
+  step_cv_.notify_all();
+}
+
+void ParamStore::MaybeApplyLocked() {
+  if (!pending_workers_.empty() &&
+      int(pending_workers_.size()) >= RequiredLocked()) {
+    ApplyPendingLocked();
+  }
+}
+
+StatusOr<PushResult> ParamStore::Push(const PushHeader& header,
+                                      std::span<const PieceView> pieces) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int worker = header.worker;
+  if (worker < 0 || worker >= options_.num_workers) {
+    return InvalidArgumentError(StrCat("no worker ", worker, " (the run has ",
+                                       options_.num_workers, ")"));
+  }
+  SeenLocked(worker);
+  if (shutdown_) return ShutDownLocked();
+  if (!apply_error_.ok()) return apply_error_;
+  // Checked before anything is summed or applied, in both modes: a bad
+  // piece is refused to its sender and changes nothing.
+  DTF_RETURN_IF_ERROR(CheckPiecesLocked(pieces));
+  PushResult result;
+  if (mode_ != TrainMode::kSync) {
+    // header.step comes from the wire: the difference may not be computed.
+    int64_t staleness = 0;
+    const bool overflow =
+        __builtin_sub_overflow(global_step_, header.step, &staleness);
+    if (max_staleness_ < 0 || (!overflow && staleness <= max_staleness_)) {
+      AccumulateLocked(pieces);
+      DTF_RETURN_IF_ERROR(ApplySumsLocked(1.0f));
+      ++global_step_;
+      step_cv_.notify_all();
+      result.applied = true;
+    }
+    result.global_step = global_step_;
+    return result;
+  }
+  // Sync: gradients of an applied step, or a second push of one worker for
+  // the current step, are stale.
+  const bool fresh = header.step == global_step_ &&
+                     std::find(pending_workers_.begin(), pending_workers_.end(),
+                               worker) == pending_workers_.end();
+  if (fresh) {
+    AccumulateLocked(pieces);
+    pending_workers_.push_back(worker);
+    result.applied = true;
+    MaybeApplyLocked();
+  }
+  result.global_step = global_step_;
+  return result;
+}
+
+void ParamStore::WorkerDone(int worker) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (worker >= 0 && worker < options_.num_workers) {
+    done_[size_t(worker)] = true;
+  }
+  MaybeApplyLocked();
+  step_cv_.notify_all();
+}
+
+void ParamStore::Shutdown(std::string_view reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  shutdown_ = true;
+  shutdown_reason_ = std::string(reason);
+  step_cv_.notify_all();
+  shutdown_cv_.notify_all();
+}
+
+void ParamStore::Tick() {
+  std::lock_guard<std::mutex> lock(mu_);
+  MaybeApplyLocked();
+}
+
+bool ParamStore::WaitForShutdown(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  shutdown_cv_.wait_for(lock, timeout, [&] { return shutdown_; });
+  return shutdown_;
+}
+
+Status ParamStore::ShutDownLocked() const {
+  return absl::AbortedError(
+      ToAbsl(StrCat("this parameter server was shut down (", shutdown_reason_,
+                    "); the run is over")));
+}
+
+std::string ParamStore::shutdown_reason() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return shutdown_reason_;
+}
+
+int64_t ParamStore::global_step() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return global_step_;
+}
+
+}  // namespace dtf::runtime

@@ -1,0 +1,223 @@
+// A parameter server's state and logic, free of any transport: its
+// partition (partition.h) of every variable of the job's model and their
+// optimizer slots, the global step, and the job's training mode:
+//   async  each push is applied on arrival (one update per push); with
+//          max_staleness = k, gradients computed more than k updates ago are
+//          dropped.
+//   sync   a step's gradients are summed on arrival, until
+//          replicas_to_aggregate workers (default: every live worker)
+//          pushed, then averaged and applied once; late gradients of an
+//          applied step are dropped as stale. Workers that finished, or were
+//          silent for heartbeat_timeout, are not waited for, so a dead worker
+//          never hangs a step.
+// Pieces come in and go out as plain views of little-endian float32 bytes,
+// so that a transport hands over what it decoded straight from the wire and
+// lets the store copy answers straight into its own buffers.
+// Thread-safe: a transport calls it from many threads.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/data/job_file.h"
+#include "lib/kernels/context.h"
+#include "lib/kernels/optimizer.h"
+#include "lib/runtime/ps/partition.h"
+
+namespace dtf::runtime {
+
+struct StoreOptions {
+  int index = 0;  // this PS
+  int num_ps = 1;
+  int num_workers = 1;
+  int threads = 1;  // for the optimizers' updates
+  // A checkpoint (checkpoint.h) to start from instead of the initial
+  // values: this PS's rows of every variable and optimizer slot, and the
+  // global step. Empty: none (default).
+  std::string restore_from;
+};
+
+// One pushed gradient piece, as it came off the wire. Dense pieces hold
+// `rows` consecutive rows from `row_offset`; sparse ones the rows `ids`
+// (global row ids, ids.size() == rows). `values` holds rows x cols
+// little-endian float32, at any alignment. Nothing is trusted.
+struct PieceView {
+  std::string_view name;
+  std::string_view slot;  // gradients have none: a non-empty slot is refused
+  int64_t row_offset = 0;
+  int64_t rows = 0;
+  std::span<const int64_t> ids;
+  std::span<const std::byte> values;
+};
+
+struct PushHeader {
+  int worker = 0;
+  // The global step the gradients were computed at.
+  int64_t step = 0;
+};
+
+struct PushResult {
+  // False: the gradients were stale and dropped (sync mode: also a second
+  // push of one worker for the same step).
+  bool applied = false;
+  int64_t global_step = 0;
+};
+
+// What a pull asks for. Dense variables: every row this PS holds. Sparse
+// ones: the rows `ids` (each must be this PS's), or with `all` every row it
+// holds.
+struct GatherRequest {
+  struct Sparse {
+    std::string_view name;
+    std::span<const int64_t> ids;
+    bool all = false;
+  };
+  std::vector<std::string_view> dense;
+  std::vector<Sparse> sparse;
+  int worker = -1;  // counted as a sign of life when it is a worker
+  // Wait until the global step reached min_step. A min_step beyond the next
+  // step means this PS went back (restarted from a checkpoint) since the
+  // worker last saw it: the current values are given at once.
+  int64_t min_step = 0;
+  // Also every optimizer slot of the variables asked for (checkpoints).
+  bool slots = false;
+};
+
+// One piece of a gather's answer: at most kMaxPieceBytes (tensor_pieces.h)
+// of values, as AppendDensePieces / AppendSparsePieces split a variable.
+struct PieceInfo {
+  std::string_view name;
+  std::string_view slot;           // empty: the variable's values
+  std::span<const int64_t> shape;  // of the whole variable
+  int64_t row_offset = 0;          // dense pieces
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::span<const int64_t> ids;  // sparse pieces: rows ids, in order
+  // The views hold only for the call of PieceSink::Piece they come with.
+};
+
+// Where a gather's pieces go. Called with the store's lock held: it must
+// not call back into the store.
+class PieceSink {
+ public:
+  virtual ~PieceSink() = default;
+  // Memory for rows x cols little-endian float32 (any alignment) that the
+  // store fills before its next call; nullptr abandons the gather
+  // (Cancelled).
+  virtual std::byte* Piece(const PieceInfo& piece) = 0;
+};
+
+struct GatherResult {
+  int64_t global_step = 0;
+  // With GatherRequest::slots: the optimizer's update count of each
+  // trainable variable asked for (Adam's bias correction).
+  std::map<std::string, int64_t, std::less<>> slot_steps;
+};
+
+class ParamStore {
+ public:
+  // Builds the job's model (as every task does, from train.seed), keeps this
+  // PS's partition of each variable, and restores options.restore_from.
+  static StatusOr<std::unique_ptr<ParamStore>> Create(
+      const JobFile& job, const StoreOptions& options);
+  ~ParamStore();
+
+  // Takes a worker's gradients. Every piece is checked (names, ownership,
+  // sizes, ids, offsets, in checked arithmetic) before anything changes: a
+  // push with one bad piece is refused whole (InvalidArgument naming the
+  // variable and this PS) and changes nothing. Then applied (async), added
+  // to the step's sums (sync) or dropped as stale. After an aggregated sync
+  // step failed to apply, every push is refused with that error; after
+  // Shutdown, Aborted saying why (the worker's run is over).
+  StatusOr<PushResult> Push(const PushHeader& header,
+                            std::span<const PieceView> pieces);
+
+  // Hands `request`'s rows to `sink`, once the global step reached its
+  // min_step; Aborted when Shutdown came first. `cancelled`, when given, is
+  // polled while waiting (at least every 100 ms, with the store's lock held):
+  // once it returns true the gather gives up with Cancelled. InvalidArgument
+  // for a variable or row that is not here; nothing has gone to the sink then.
+  StatusOr<GatherResult> Gather(const GatherRequest& request, PieceSink& sink,
+                                const std::function<bool()>& cancelled = {});
+
+  // Worker `worker` finished: no sync step waits for it any more.
+  void WorkerDone(int worker);
+  // Ends every wait; WaitForShutdown returns true from now on.
+  void Shutdown(std::string_view reason);
+  // Applies a sync step whose missing workers have since finished or gone
+  // silent. Called periodically by whoever serves the store.
+  void Tick();
+  // Waits up to `timeout` for Shutdown; true once it came.
+  bool WaitForShutdown(std::chrono::milliseconds timeout);
+  std::string shutdown_reason() const;
+  int64_t global_step() const;
+  int index() const { return options_.index; }
+
+ private:
+  // The error of a push, or of a pull for a step, after Shutdown.
+  Status ShutDownLocked() const;
+  struct Shard;
+  ParamStore(const JobFile& job, const StoreOptions& options);
+  Status Restore(const std::string& path);
+  Shard* FindLocked(std::string_view name);
+  // OK when every piece names a variable of this PS and holds rows it
+  // owns, in sizes that add up; nothing is changed. REQUIRES: mu_ held.
+  Status CheckPiecesLocked(std::span<const PieceView> pieces);
+  // Adds every piece to its shard's sum. REQUIRES: mu_ held;
+  // CheckPiecesLocked(pieces) OK.
+  void AccumulateLocked(std::span<const PieceView> pieces);
+  // Applies `scale` times the sums to the variables, clears them and
+  // advances the global step. REQUIRES: mu_ held.
+  Status ApplySumsLocked(float scale);
+  Status ApplyShardLocked(Shard& s, float scale);
+  void ApplyPendingLocked();
+  // Applies the pending sync step when every worker it waits for pushed.
+  void MaybeApplyLocked();
+  int RequiredLocked() const;
+  void SeenLocked(int worker);
+  Status CheckGatherLocked(const GatherRequest& request);
+  bool EmitLocked(Shard& s, const GatherRequest::Sparse* sparse,
+                  bool with_slots, PieceSink& sink, GatherResult* result);
+
+  const StoreOptions options_;
+  const TrainMode mode_;
+  const int64_t replicas_to_aggregate_;
+  const int64_t max_staleness_;
+  const std::chrono::seconds heartbeat_timeout_;
+  const Partition partition_;
+  kernels::Context ctx_;
+  std::unique_ptr<kernels::Optimizer> wide_optimizer_;
+  std::unique_ptr<kernels::Optimizer> deep_optimizer_;
+
+  mutable std::mutex mu_;
+  // Notified at every step, and on Shutdown: the pulls that wait for a step.
+  std::condition_variable step_cv_;
+  // Notified on Shutdown only: WaitForShutdown's waiter (the task's main
+  // thread) is not woken by every step.
+  std::condition_variable shutdown_cv_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  int64_t global_step_ = 0;
+  // The first error of applying an aggregated sync step; every later push
+  // is refused with it.
+  Status apply_error_;
+  // Sync mode: the workers whose gradients the sums of the current step
+  // hold.
+  std::vector<int> pending_workers_;
+  std::vector<std::chrono::steady_clock::time_point> last_seen_;
+  std::vector<bool> done_;
+  bool shutdown_ = false;
+  std::string shutdown_reason_;
+};
+
+}  // namespace dtf::runtime

@@ -1,0 +1,104 @@
+// A worker's view of the parameter servers: pulls the variables (dense ones
+// whole, sparse ones only the rows asked for) and pushes gradients, each
+// call to every PS at once (one thread per PS), each with a deadline. Pulls,
+// pushes and steps travel on one long-lived Session stream per PS
+// (ps_stream.h), the pieces' values written from and read into tensor
+// memory without intermediate copies (tensor_wire.h).
+// Not thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/kernels/optimizer.h"
+#include "lib/kernels/tensor.h"
+#include "lib/runtime/ps/fanout.h"
+#include "lib/runtime/ps/partition.h"
+#include "lib/runtime/ps/ps_stream.h"
+#include "lib/runtime/ps/rpc_auth.h"
+#include "proto/dtf.grpc.pb.h"
+
+namespace dtf::runtime {
+
+class PsClient {
+ public:
+  // `worker`: this worker's index (-1 for a task that only reads).
+  // `cancel`, when not null, is the task's stop flag (outliving this): a
+  // pull, push or step in flight when it is set ends at once, Cancelled;
+  // one begun after it gets at most PsStream::kStoppingTimeout.
+  PsClient(const std::vector<std::string>& addresses, RunCredentials creds,
+           int worker, std::chrono::milliseconds timeout,
+           const std::atomic<bool>* cancel = nullptr);
+
+  struct DenseVar {
+    std::string name;
+    kernels::Tensor* out;  // already shaped like the variable
+    // With Pull(..., slots = true): receives the variable's optimizer slots
+    // (created for the variable's shape); may be null otherwise.
+    kernels::OptimizerState* state = nullptr;
+  };
+  struct SparseVar {
+    std::string name;
+    // Sorted, unique global row ids; out is resized to [ids.size(), cols].
+    // With `all`, every row: out is resized to [rows, cols].
+    const std::vector<int64_t>* ids = nullptr;
+    bool all = false;
+    int64_t rows = 0;
+    int64_t cols = 1;
+    kernels::Tensor* out;
+    // As DenseVar::state; only with `all`.
+    kernels::OptimizerState* state = nullptr;
+  };
+  // Fills every output. `min_step`: each PS answers once its global step
+  // reached it (sync mode). steps()[p] is then PS p's global step. `slots`:
+  // also every optimizer slot and update count, into each var's `state`
+  // (checkpoints).
+  Status Pull(const std::vector<DenseVar>& dense,
+              const std::vector<SparseVar>& sparse, int64_t min_step,
+              bool slots = false);
+  const std::vector<int64_t>& steps() const { return steps_; }
+
+  // Pushes pieces[p] to PS p, each tagged with steps()[p]. Returns whether
+  // every PS applied (or queued) them, and the largest global step seen.
+  struct PushResult {
+    bool applied = true;
+    int64_t global_step = 0;
+  };
+  StatusOr<PushResult> Push(std::vector<std::vector<rpc::TensorPiece>> pieces,
+                            int64_t examples, double loss);
+
+  // A push and the next pull in one call per PS: pushes pieces[p] to PS p
+  // (tagged with steps()[p]), then fills `dense` and `sparse` as Pull does,
+  // unless both are null. `sync`: each PS answers once it applied the step
+  // the push was tagged with. steps() is then each PS's global step.
+  StatusOr<PushResult> Step(std::vector<std::vector<rpc::TensorPiece>> pieces,
+                            int64_t examples, double loss,
+                            const std::vector<DenseVar>* dense,
+                            const std::vector<SparseVar>* sparse, bool sync);
+  // Tells every PS that this worker is done. Once the cancel flag is set,
+  // best effort: a PS that is gone fails it at once, one that does not
+  // answer within a second too.
+  Status WorkerDone();
+  Status Shutdown(const std::string& reason);
+
+  int num_ps() const { return int(stubs_.size()); }
+  const Partition& partition() const { return partition_; }
+
+ private:
+  std::vector<std::string> addresses_;
+  std::vector<std::unique_ptr<rpc::ParameterServer::Stub>> stubs_;
+  std::vector<std::unique_ptr<PsStream>> streams_;
+  RunCredentials creds_;
+  int worker_;
+  const std::atomic<bool>* cancel_;
+  std::chrono::milliseconds timeout_;
+  Partition partition_;
+  std::vector<int64_t> steps_;
+  Fanout fanout_;
+};
+
+}  // namespace dtf::runtime

@@ -1,0 +1,43 @@
+#include "lib/runtime/ps/ps_service.h"
+
+#include <utility>
+
+#include "lib/rpc/call.h"
+
+namespace dtf::runtime {
+
+PsService::PsService(std::unique_ptr<ParamStore> store,
+                     rpc::RunCredentials credentials)
+    : store_(std::move(store)), credentials_(std::move(credentials)) {}
+
+PsService::~PsService() = default;
+
+StatusOr<std::unique_ptr<PsService>> PsService::Create(
+    const JobFile& job, const PsOptions& options) {
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<ParamStore> store,
+                       ParamStore::Create(job, options));
+  return std::unique_ptr<PsService>(
+      new PsService(std::move(store), options.credentials));
+}
+
+grpc::Status PsService::WorkerDone(grpc::ServerContext* context,
+                                   const rpc::WorkerDoneRequest* request,
+                                   rpc::WorkerDoneResponse*) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
+    return st;
+  }
+  store_->WorkerDone(request->worker());
+  return grpc::Status::OK;
+}
+
+grpc::Status PsService::Shutdown(grpc::ServerContext* context,
+                                 const rpc::ShutdownRequest* request,
+                                 rpc::ShutdownResponse*) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
+    return st;
+  }
+  store_->Shutdown(request->reason());
+  return grpc::Status::OK;
+}
+
+}  // namespace dtf::runtime

@@ -1,0 +1,138 @@
+#include "lib/runtime/train/chief.h"
+
+#include <filesystem>
+#include <thread>
+#include <utility>
+
+#include "lib/base/strings.h"
+#include "lib/runtime/checkpoint/checkpoint_files.h"
+#include "lib/runtime/cluster/coordinator_service.h"
+#include "lib/runtime/train/evaluator.h"
+
+namespace dtf::runtime {
+
+namespace fs = std::filesystem;
+
+Chief::Chief(const TrainSpec& train, ChiefOptions options,
+             const kernels::Context& ctx, FeatureLayer* layer,
+             const TrainHooks& hooks)
+    : options_(std::move(options)),
+      ctx_(ctx),
+      layer_(layer),
+      hooks_(hooks),
+      tracker_(train),
+      checkpoint_path_(
+          (fs::path(options_.output_dir) / kCheckpointFile).string()),
+      best_path_(
+          (fs::path(options_.output_dir) / kBestCheckpointFile).string()) {}
+
+StatusOr<bool> Chief::Evaluate(Update& update, Progress& progress,
+                               const TrainState& state, TrainResult* result) {
+  // The other workers may wait for the chief meanwhile.
+  const WatchPause pause(options_.coordinator);
+  StatusOr<EvalMetrics> metrics = EvalMetrics{};
+  DTF_RETURN_IF_ERROR(update.WithDeviceModel([&](Model& model) {
+    metrics = runtime::Evaluate(ctx_, *layer_, model, options_.eval_files,
+                                options_.eval_batch_size, hooks_.cancel);
+    return OkStatus();
+  }));
+  DTF_RETURN_IF_ERROR(metrics.status());
+  DTF_ASSIGN_OR_RETURN(
+      result->eval, progress.Evaluated(*std::move(metrics), state.global_step,
+                                       options_.eval_split));
+  last_eval_step_ = state.global_step;
+  const EvalVerdict verdict = tracker_.Observe(*result->eval);
+  if (!verdict.warning.empty()) hooks_.Note(verdict.warning);
+  if (verdict.improved) {
+    DTF_RETURN_IF_ERROR(WriteCheckpointTo(update, state, best_path_));
+  }
+  return verdict.stop;
+}
+
+Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
+                                const std::string& path) {
+  // The other workers' positions as they last reported them, taken before
+  // the variables are pulled: every step a position counts was in the
+  // variables when it was reported (Update::AppliedOnReturn), so it is in
+  // the checkpoint too. Steps in flight, and those since the report, are
+  // read again after a resume: at least once. For a generation (what a
+  // restarted or resumed worker reads) those of this step are waited for a
+  // little, the watchdog not paused meanwhile: a training worker reports
+  // within about 100 ms (a sync step's other workers wait for the chief).
+  std::vector<std::optional<InputPosition>> workers;
+  if (options_.coordinator != nullptr) {
+    workers = options_.coordinator->WorkerPositions(
+        state.global_step, std::chrono::milliseconds(path.empty() ? 500 : 0));
+    if (workers.empty()) workers.resize(1);
+    workers[0] = state.position;
+  }
+  const WatchPause pause(options_.coordinator);
+  std::error_code ec;
+  fs::create_directories(options_.output_dir, ec);
+  return update.WithHostModel(
+      /*slots=*/true,
+      [&](Model* model, const std::vector<kernels::OptimizerState>& states) {
+        TrainState cut = state;
+        cut.ps_steps = update.shard_steps();
+        cut.worker_positions = workers;
+        const Bundle bundle = MakeCheckpoint(
+            *layer_, *model, states, cut, options_.model_toml, options_.origin);
+        if (!path.empty()) return bundle.WriteFile(path);
+        return WriteCheckpointGeneration(bundle, options_.output_dir,
+                                         state.global_step,
+                                         options_.keep_checkpoints);
+      });
+}
+
+void Chief::Done(const std::string& self, int64_t step,
+                 const TrainResult& result) {
+  if (options_.coordinator == nullptr) return;
+  options_.coordinator->Update(self, "done", step, result.loss,
+                               result.examples_per_sec);
+}
+
+Status Chief::WaitForWorkers(const std::string& self) {
+  if (options_.coordinator == nullptr) return OkStatus();
+  using Clock = std::chrono::steady_clock;
+  for (auto last_note = Clock::now();;) {
+    std::vector<std::string> running =
+        options_.coordinator->RunningWorkers(self, options_.heartbeat_timeout);
+    if (running.empty()) return OkStatus();
+    if (hooks_.cancelled()) return CancelledError("the run was cancelled");
+    if (Clock::now() - last_note > std::chrono::seconds(10)) {
+      hooks_.Note(
+          StrCat("waiting for ", running.size(), " worker(s) to finish"));
+      last_note = Clock::now();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+void Chief::SetRunState(const std::string& state, int64_t step) {
+  if (options_.coordinator != nullptr) {
+    options_.coordinator->SetRunState(state, step);
+  }
+}
+
+Status Chief::Finish(Update& update, const TrainState& state,
+                     TrainResult* result) {
+  const WatchPause pause(options_.coordinator);
+  DTF_RETURN_IF_ERROR(WriteCheckpoint(update, state));
+  result->checkpoint = checkpoint_path_;
+  RecordBest(tracker_, best_path_, result);
+  result->export_dir = (fs::path(options_.output_dir) / kExportDir).string();
+  DTF_RETURN_IF_ERROR(update.WithHostModel(
+      /*slots=*/false,
+      [&](Model* model, const std::vector<kernels::OptimizerState>&) {
+        return ExportBest(tracker_, best_path_, result->export_dir,
+                          options_.model_toml, layer_, model);
+      }));
+  if (options_.events != nullptr) {
+    DTF_RETURN_IF_ERROR(options_.events->Close());
+  }
+  SetRunState("finished", state.global_step);
+  if (options_.coordinator != nullptr) options_.coordinator->EndRun();
+  return OkStatus();
+}
+
+}  // namespace dtf::runtime

@@ -1,0 +1,102 @@
+// The chief's duties in a training run — the one process of `dtf train`, or
+// worker 0 of a distributed run: it evaluates, keeps the best model
+// (checkpoint-best.dtf, early stopping through EvalTracker), writes the
+// checkpoint, TensorBoard events (distributed runs) and the export, and
+// ends the run on its Coordinator. The model it reads comes from the
+// Update (update.h), whichever way the variables are kept.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/data/train_options.h"
+#include "lib/kernels/context.h"
+#include "lib/runtime/checkpoint/checkpoint.h"
+#include "lib/runtime/checkpoint/event_writer.h"
+#include "lib/runtime/model/feature_layer.h"
+#include "lib/runtime/train/eval_tracker.h"
+#include "lib/runtime/train/progress.h"
+#include "lib/runtime/train/train_hooks.h"
+#include "lib/runtime/train/trainer.h"
+#include "lib/runtime/train/update.h"
+
+namespace dtf::runtime {
+
+class CoordinatorService;
+
+struct ChiefOptions {
+  std::string output_dir;
+  // The job's model definition, kept in checkpoints and the export.
+  std::string model_toml;
+  // What evaluations read, and the split named in their reports.
+  std::vector<std::string> eval_files;
+  std::string eval_split;
+  int64_t eval_batch_size = 1024;
+  // The run's Coordinator service, or null (one process).
+  CoordinatorService* coordinator = nullptr;
+  // TensorBoard events, or null.
+  std::unique_ptr<EventWriter> events;
+  // Recorded in every checkpoint: the run and the job it is of.
+  CheckpointOrigin origin;
+  // Checkpoint generations kept (train.keep_checkpoints).
+  int64_t keep_checkpoints = 3;
+  // How long a worker may stay silent before the chief stops waiting for
+  // it (WaitForWorkers).
+  std::chrono::seconds heartbeat_timeout{0};
+};
+
+class Chief {
+ public:
+  // `layer` and `ctx` outlive the chief.
+  Chief(const TrainSpec& train, ChiefOptions options,
+        const kernels::Context& ctx, FeatureLayer* layer,
+        const TrainHooks& hooks);
+
+  CoordinatorService* coordinator() const { return options_.coordinator; }
+  EventWriter* events() const { return options_.events.get(); }
+  const EvalTracker& tracker() const { return tracker_; }
+  const std::string& checkpoint_path() const { return checkpoint_path_; }
+  // The step of the last evaluation; -1 before one.
+  int64_t last_eval_step() const { return last_eval_step_; }
+
+  // Evaluates the whole model at state.global_step, reports it through
+  // `progress`, keeps it as the best model when it is, and says whether
+  // early stopping ends training. Cancelled when the evaluation was.
+  StatusOr<bool> Evaluate(Update& update, Progress& progress,
+                          const TrainState& state, TrainResult* result);
+  // The checkpoint (every variable and optimizer slot, and `state`; with a
+  // Coordinator, every other worker's input position as last reported): a
+  // new generation, which becomes checkpoint.dtf (checkpoint_files.h).
+  Status WriteCheckpoint(Update& update, const TrainState& state) {
+    return WriteCheckpointTo(update, state, "");
+  }
+  // Tells the Coordinator this worker is done at `step`.
+  void Done(const std::string& self, int64_t step, const TrainResult& result);
+  // Waits until every other worker finished or went silent for the
+  // heartbeat timeout; Cancelled once the run is.
+  Status WaitForWorkers(const std::string& self);
+  void SetRunState(const std::string& state, int64_t step);
+  // Ends the run: the checkpoint, the best evaluation in `result`, the
+  // export of the best model, the events closed, the Coordinator told.
+  Status Finish(Update& update, const TrainState& state, TrainResult* result);
+
+ private:
+  // To `path`, or ("") as a new generation.
+  Status WriteCheckpointTo(Update& update, const TrainState& state,
+                           const std::string& path);
+
+  ChiefOptions options_;
+  const kernels::Context& ctx_;
+  FeatureLayer* layer_;
+  const TrainHooks& hooks_;
+  EvalTracker tracker_;
+  const std::string checkpoint_path_;
+  const std::string best_path_;
+  int64_t last_eval_step_ = -1;
+};
+
+}  // namespace dtf::runtime

@@ -1,0 +1,65 @@
+// Evaluation: the metrics of a job's loss over a set of TFRecord shards.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/data/model_options.h"
+#include "lib/kernels/context.h"
+#include "lib/kernels/metrics.h"
+#include "lib/kernels/tensor.h"
+#include "lib/runtime/model/feature_layer.h"
+#include "lib/runtime/model/model.h"
+
+namespace dtf::runtime {
+
+struct EvalMetrics {
+  int64_t examples = 0;
+  // In a fixed order per loss: binary cross-entropy gives loss (log-loss),
+  // accuracy (threshold 0.5), auc (exact ROC AUC), precision and recall
+  // (threshold 0.5) and pr_auc (average precision); softmax cross-entropy
+  // loss and accuracy; squared error loss (MSE) and rmse.
+  std::vector<std::pair<std::string, double>> values;
+  // Binary labels only: the fraction of the examples labelled positive.
+  std::optional<double> positive_rate;
+  std::optional<double> Get(std::string_view name) const;
+};
+
+// Accumulates the metrics of `loss` over batches. Not thread-safe.
+class MetricSet {
+ public:
+  explicit MetricSet(Loss loss) : loss_(loss) {}
+  // `logits` of the rows of `inputs` (transformed with labels).
+  Status Update(const kernels::Context& ctx, const kernels::Tensor& logits,
+                const ModelInputs& inputs);
+  EvalMetrics Result() const;
+
+ private:
+  Loss loss_;
+  kernels::Tensor scratch_;
+  kernels::BinaryAccuracy accuracy_;
+  kernels::RocAuc auc_;
+  kernels::BinaryPrecisionRecall precision_recall_;
+  kernels::AveragePrecision average_precision_;
+  kernels::LogLoss log_loss_;
+  kernels::MulticlassAccuracy class_accuracy_;
+  kernels::SquaredError squared_;
+  double softmax_loss_sum_ = 0;
+  int64_t examples_ = 0;
+};
+
+// Runs `model` (inference mode) over every record of `files` in order.
+// Cancelled when *cancel becomes true.
+StatusOr<EvalMetrics> Evaluate(const kernels::Context& ctx,
+                               const FeatureLayer& layer, Model& model,
+                               const std::vector<std::string>& files,
+                               int64_t batch_size,
+                               const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace dtf::runtime

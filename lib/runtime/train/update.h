@@ -1,0 +1,138 @@
+// How a training step's gradients reach the variables — the part in which
+// the training loop (train_loop.h) of one process, of a parameter-server
+// worker and of an allreduce worker differ. One strategy a file:
+// update_local.cc (the variables in this process), update_ps.cc (on the
+// parameter servers), update_allreduce.cc (a replica on every worker, the
+// gradients averaged over NCCL or Gloo).
+//
+// The loop calls, for each step: Pull (the variables the batch reads in
+// place), Agree (whether every rank still has a batch; or a vote inside
+// Apply), the forward and backward pass, then Apply; and WithDeviceModel /
+// WithHostModel when the chief evaluates, checkpoints or exports the whole
+// model.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/data/job_file.h"
+#include "lib/kernels/context.h"
+#include "lib/kernels/optimizer.h"
+#include "lib/runtime/model/model.h"
+#include "lib/runtime/model/optimizers.h"
+#include "lib/runtime/train/batch_queue.h"
+#include "lib/runtime/train/train_hooks.h"
+#include "lib/runtime/train/worker.h"
+
+namespace dtf::runtime {
+
+// What the ranks agree on before a step; the first that holds for some
+// rank wins: one was cancelled, one has no batch (or the chief's early
+// stopping ended training), every one has a batch.
+enum class Agreement { kCancel = 0, kEnd = 1, kStep = 2 };
+
+class Update {
+ public:
+  using HostUse = std::function<Status(
+      Model* model, const std::vector<kernels::OptimizerState>& states)>;
+
+  virtual ~Update() = default;
+
+  // Batches are read and transformed on a thread of their own while a step
+  // computes.
+  virtual bool prefetch() const { return false; }
+  // The ranks agree before every step: a cancel or the chief's early stop
+  // reaches every rank through the next agreement instead of ending one
+  // rank's loop at once.
+  virtual bool collective() const { return false; }
+  // Other workers change the variables on their own schedule: the chief
+  // waits for them to finish and always evaluates the model they left.
+  virtual bool independent_workers() const { return false; }
+
+  // The global step the variables are at.
+  virtual int64_t global_step() const = 0;
+  // Whether every variable is at global_step(): false once an Apply failed
+  // part-way (a collective aborted after some variables changed), when the
+  // variables are no model to checkpoint.
+  virtual bool consistent() const { return true; }
+  // Variables kept on parameter servers: the global step of each PS as the
+  // last WithHostModel pulled them (with slots: every shard at one step
+  // where the mode allows it); empty otherwise.
+  virtual std::vector<int64_t> shard_steps() const { return {}; }
+  // The update's own preparation of a transformed batch, where the batch
+  // was read (with prefetching, on the queue's thread).
+  virtual void PrepareInputs(PreparedBatch* batch) { (void)batch; }
+  // Before the step on `batch`: the variables it reads, in place.
+  virtual Status Pull(const PreparedBatch& batch) = 0;
+  // Whether every rank has a batch; `mine` is this rank's answer. A
+  // collective update fails it (and Apply) with the collective's error when
+  // a peer is lost, hangs past its timeout or the run is cancelled while it
+  // waits.
+  virtual StatusOr<Agreement> Agree(Agreement mine) { return mine; }
+  // The agreement rides on the step's own collective instead (one
+  // collective a step, not two): the loop makes no Agree. A rank voting
+  // kStep runs its step, and Apply applies the gradients only when every
+  // rank voted kStep — Agreed() then says what the ranks agreed on. A rank
+  // voting otherwise calls Vote, which joins that collective without
+  // gradients and returns the agreement (never kStep).
+  virtual bool votes_in_apply() const { return false; }
+  virtual StatusOr<Agreement> Vote(Agreement mine) { return mine; }
+  virtual Agreement Agreed() const { return Agreement::kStep; }
+  // Applies the step's gradients `grads` (of `batch`, at mean loss `loss`);
+  // `next` is the batch after it (next.more: there is one).
+  virtual Status Apply(const PreparedBatch& batch, float loss,
+                       std::vector<Gradient>* grads,
+                       const PreparedBatch& next) = 0;
+  // Whether an Apply that returned OK with `next` after its batch left the
+  // step's gradients in the variables (or dropped them as stale) — rather
+  // than queued for a step still to come. The input position a worker
+  // reports to the chief counts only such steps.
+  virtual bool AppliedOnReturn(const PreparedBatch& next) const {
+    (void)next;
+    return true;
+  }
+
+  // Runs `use` with every variable whole, on the compute device.
+  virtual Status WithDeviceModel(const std::function<Status(Model&)>& use) = 0;
+  // Runs `use` with every variable whole on the host and, with `slots`,
+  // every optimizer state (else `states` may be empty).
+  virtual Status WithHostModel(bool slots, const HostUse& use) = 0;
+
+  // This worker's training ended (data out, steps done, early stopping).
+  virtual Status Done() { return OkStatus(); }
+  // The chief ended the run.
+  virtual Status EndRun() { return OkStatus(); }
+};
+
+// The variables in this process (one-process training): optimizer
+// `states` parallel to model->variables(), both moved to ctx's memory;
+// `global_step`: the step they are at.
+std::unique_ptr<Update> MakeLocalUpdate(
+    const kernels::Context& ctx, Model* model, Optimizers optimizers,
+    std::vector<kernels::OptimizerState> states, int64_t global_step);
+
+// The variables on the parameter servers options.ps. `model` holds the
+// compact copy a step computes on.
+StatusOr<std::unique_ptr<Update>> MakePsUpdate(const kernels::Context& ctx,
+                                               const TrainSpec& train,
+                                               const WorkerOptions& options,
+                                               const TrainHooks& hooks,
+                                               Model* model);
+
+// A replica on this device, joined to the other workers' (NCCL on a GPU,
+// Gloo on the CPU) and
+// started from worker 0's values. With options.resume, worker 0 first
+// restores the run's checkpoint into `layer`, `model` and the optimizer
+// states (allreduce_restore.h), and every rank gets its variables, slots,
+// update counts and global step, and *resumed what it sent.
+struct AllreduceResume;
+class FeatureLayer;
+StatusOr<std::unique_ptr<Update>> MakeAllreduceUpdate(
+    const kernels::Context& ctx, const JobFile& job,
+    const WorkerOptions& options, const TrainHooks& hooks, FeatureLayer* layer,
+    Model* model, AllreduceResume* resumed);
+
+}  // namespace dtf::runtime
