@@ -316,7 +316,11 @@ def main():
         for n, p in big_files:
             print(f"  {n:4} {p}")
     if args.check:
-        bad = any(e["loops"] or e["back"] for e in report.values())
+        # The "lib/x/**" rows are for reading: a header and its source count
+        # as one module there, so a source that dispatches to a child
+        # folder whose header includes the parent's shows as a loop.
+        bad = any(e["loops"] or e["back"] for f, e in report.items()
+                  if not f.endswith("/**"))
         if bad or functions or big_files:
             return 1
     return 0
