@@ -6,7 +6,7 @@
 #include "cmd/app.h"
 #include "cmd/flags.h"
 #include "lib/base/strings.h"
-#include "lib/runtime/checkpoint/checkpoint.h"
+#include "lib/runtime/export/exported_model.h"
 #include "lib/runtime/export/saved_model.h"
 
 namespace dtf::cli {

@@ -16,7 +16,7 @@
 #include "lib/launch/k8s/kubectl.h"
 #include "lib/launch/k8s/predict_manifests.h"
 #include "lib/launch/run_id.h"
-#include "lib/runtime/checkpoint/checkpoint.h"
+#include "lib/runtime/export/exported_model.h"
 
 namespace dtf::cli {
 namespace {

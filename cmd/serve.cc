@@ -20,6 +20,7 @@
 #include "lib/data/job_file.h"
 #include "lib/rpc/credentials.h"
 #include "lib/runtime/cluster/cluster.h"
+#include "lib/runtime/serve/serve_options.h"
 
 namespace dtf::cli {
 namespace {

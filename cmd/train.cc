@@ -13,6 +13,7 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/data/job_file.h"
+#include "lib/runtime/train/train_types.h"
 #include "lib/runtime/train/trainer.h"
 
 namespace dtf::cli {

@@ -20,6 +20,7 @@
 #include "lib/runtime/checkpoint/checkpoint.h"
 #include "lib/runtime/cluster/coordinator_service.h"
 #include "lib/runtime/cluster/coordinator_store.h"
+#include "lib/runtime/export/exported_model.h"
 #include "lib/runtime/serve/serve.h"
 #include "lib/runtime/train/allreduce_worker.h"
 #include "lib/runtime/train/evaluator.h"

@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/runtime/checkpoint/bundle.h"
-#include "lib/runtime/checkpoint/checkpoint.h"
+#include "lib/runtime/export/exported_model.h"
 #include "lib/runtime/train/evaluator.h"
 #include "lib/runtime/train/job_records.h"
 #include "lib/runtime/train/trainer.h"

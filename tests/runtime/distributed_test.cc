@@ -21,6 +21,7 @@
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/checkpoint.h"
 #include "lib/runtime/checkpoint/checkpoint_files.h"
+#include "lib/runtime/export/exported_model.h"
 #include "lib/runtime/model/optimizers.h"
 #include "lib/runtime/ps/ps_client.h"
 #include "lib/runtime/serve/serve.h"

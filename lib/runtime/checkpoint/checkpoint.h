@@ -1,14 +1,12 @@
-// Checkpoints and exported models (docs/formats/checkpoint.md).
+// Checkpoints (docs/formats/checkpoint.md).
 //
 // A checkpoint is one bundle file holding everything training needs to go on
 // where it stopped: every variable, every optimizer slot, the normalizer
-// statistics, the global step and the input position. An exported model is a
-// directory with model.toml (the [schema], [features] and [model] of the
-// job, self-contained) and variables.dtf (a bundle of the variables and the
-// normalizer statistics): all `dtf predict` needs.
+// statistics, the global step and the input position. The variables and
+// normalizer statistics alone (MakeModelBundle) are what an exported model
+// keeps (lib/runtime/export/exported_model.h).
 #pragma once
 
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,7 +15,6 @@
 
 #include "lib/base/status.h"
 #include "lib/data/input_pipeline.h"
-#include "lib/data/job_file.h"
 #include "lib/kernels/optimizer.h"
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/model/feature_layer.h"
@@ -30,9 +27,6 @@ inline constexpr std::string_view kCheckpointFile = "checkpoint.dtf";
 // (lib/runtime/train/eval_tracker.h), written beside kCheckpointFile; the
 // export comes from it.
 inline constexpr std::string_view kBestCheckpointFile = "checkpoint-best.dtf";
-inline constexpr std::string_view kExportDir = "model";
-inline constexpr std::string_view kModelToml = "model.toml";
-inline constexpr std::string_view kVariablesFile = "variables.dtf";
 
 // Entries that tie a checkpoint to its run (checkpoint_files.h).
 inline constexpr std::string_view kCheckpointRunIdEntry = "meta/run_id";
@@ -92,25 +86,16 @@ StatusOr<kernels::Tensor> ReadCheckpointTensor(const Bundle& bundle,
 StatusOr<int64_t> ReadCheckpointStep(const Bundle& bundle,
                                      std::string_view variable);
 
-// Writes `dir` (replacing a previous export only once the new one is
-// complete).
-Status ExportModel(const std::string& dir, std::string_view model_toml,
-                   const FeatureLayer& layer, const Model& model);
+// The variables of `model` and the normalizer statistics of `layer`, under
+// the names a checkpoint gives them, without optimizer slots or training
+// state.
+Bundle MakeModelBundle(const FeatureLayer& layer, const Model& model);
 
-// Exports the model of the checkpoint at `checkpoint` to `dir`: its
-// variables and normalizer statistics are restored into `layer` and `model`
-// (built for the same job, on the host) first. Errors as Bundle::ReadFile,
-// RestoreCheckpoint and ExportModel.
-Status ExportCheckpoint(const std::string& checkpoint, const std::string& dir,
-                        std::string_view model_toml, FeatureLayer* layer,
-                        Model* model);
-
-struct LoadedModel {
-  JobFile definition;  // model.toml, loaded
-  FeatureLayer layer;
-  std::unique_ptr<Model> model;
-};
-// Loads an exported model directory. Errors name the file.
-StatusOr<LoadedModel> LoadExportedModel(const std::string& dir);
+// Restores the normalizer statistics and the variables of a checkpoint or
+// of MakeModelBundle's bundle into `layer` and `model` (built for the same
+// job). FailedPrecondition naming the bundle and the variable as
+// RestoreCheckpoint.
+Status RestoreModelBundle(const Bundle& bundle, FeatureLayer* layer,
+                          Model* model);
 
 }  // namespace dtf::runtime

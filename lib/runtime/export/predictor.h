@@ -1,6 +1,7 @@
-// Scoring records with an exported model (checkpoint.h's LoadExportedModel):
-// each batch the input pipeline reads goes through the feature layer and the
-// model's forward pass, and the caller formats the logits.
+// Scoring records with an exported model (exported_model.h's
+// LoadExportedModel): each batch the input pipeline reads goes through the
+// feature layer and the model's forward pass, and the caller formats the
+// logits.
 //
 // Every batch is padded to a multiple of kPredictRowPadding rows (copies of
 // its last row, whose scores are dropped) before the model runs. The dense
@@ -22,7 +23,7 @@
 #include "lib/data/input_pipeline.h"
 #include "lib/kernels/context.h"
 #include "lib/kernels/tensor.h"
-#include "lib/runtime/checkpoint/checkpoint.h"
+#include "lib/runtime/export/exported_model.h"
 #include "lib/runtime/model/feature_layer.h"
 
 namespace dtf::runtime {

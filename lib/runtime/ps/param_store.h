@@ -33,9 +33,12 @@
 #include "lib/data/job_file.h"
 #include "lib/kernels/context.h"
 #include "lib/kernels/optimizer.h"
+#include "lib/runtime/ps/param_store_types.h"
 #include "lib/runtime/ps/partition.h"
 
 namespace dtf::runtime {
+
+struct StoreShard;
 
 struct StoreOptions {
   int index = 0;  // this PS
@@ -46,83 +49,6 @@ struct StoreOptions {
   // values: this PS's rows of every variable and optimizer slot, and the
   // global step. Empty: none (default).
   std::string restore_from;
-};
-
-// One pushed gradient piece, as it came off the wire. Dense pieces hold
-// `rows` consecutive rows from `row_offset`; sparse ones the rows `ids`
-// (global row ids, ids.size() == rows). `values` holds rows x cols
-// little-endian float32, at any alignment. Nothing is trusted.
-struct PieceView {
-  std::string_view name;
-  std::string_view slot;  // gradients have none: a non-empty slot is refused
-  int64_t row_offset = 0;
-  int64_t rows = 0;
-  std::span<const int64_t> ids;
-  std::span<const std::byte> values;
-};
-
-struct PushHeader {
-  int worker = 0;
-  // The global step the gradients were computed at.
-  int64_t step = 0;
-};
-
-struct PushResult {
-  // False: the gradients were stale and dropped (sync mode: also a second
-  // push of one worker for the same step).
-  bool applied = false;
-  int64_t global_step = 0;
-};
-
-// What a pull asks for. Dense variables: every row this PS holds. Sparse
-// ones: the rows `ids` (each must be this PS's), or with `all` every row it
-// holds.
-struct GatherRequest {
-  struct Sparse {
-    std::string_view name;
-    std::span<const int64_t> ids;
-    bool all = false;
-  };
-  std::vector<std::string_view> dense;
-  std::vector<Sparse> sparse;
-  int worker = -1;  // counted as a sign of life when it is a worker
-  // Wait until the global step reached min_step. A min_step beyond the next
-  // step means this PS went back (restarted from a checkpoint) since the
-  // worker last saw it: the current values are given at once.
-  int64_t min_step = 0;
-  // Also every optimizer slot of the variables asked for (checkpoints).
-  bool slots = false;
-};
-
-// One piece of a gather's answer: at most kMaxPieceBytes (tensor_pieces.h)
-// of values, as AppendDensePieces / AppendSparsePieces split a variable.
-struct PieceInfo {
-  std::string_view name;
-  std::string_view slot;           // empty: the variable's values
-  std::span<const int64_t> shape;  // of the whole variable
-  int64_t row_offset = 0;          // dense pieces
-  int64_t rows = 0;
-  int64_t cols = 0;
-  std::span<const int64_t> ids;  // sparse pieces: rows ids, in order
-  // The views hold only for the call of PieceSink::Piece they come with.
-};
-
-// Where a gather's pieces go. Called with the store's lock held: it must
-// not call back into the store.
-class PieceSink {
- public:
-  virtual ~PieceSink() = default;
-  // Memory for rows x cols little-endian float32 (any alignment) that the
-  // store fills before its next call; nullptr abandons the gather
-  // (Cancelled).
-  virtual std::byte* Piece(const PieceInfo& piece) = 0;
-};
-
-struct GatherResult {
-  int64_t global_step = 0;
-  // With GatherRequest::slots: the optimizer's update count of each
-  // trainable variable asked for (Adam's bias correction).
-  std::map<std::string, int64_t, std::less<>> slot_steps;
 };
 
 class ParamStore {
@@ -167,7 +93,7 @@ class ParamStore {
  private:
   // The error of a push, or of a pull for a step, after Shutdown.
   Status ShutDownLocked() const;
-  struct Shard;
+  using Shard = StoreShard;
   ParamStore(const JobFile& job, const StoreOptions& options);
   Status Restore(const std::string& path);
   Shard* FindLocked(std::string_view name);

@@ -45,8 +45,8 @@ Status CheckPieceSize(std::string_view name, const PieceView& piece,
   return OkStatus();
 }
 
-void ParamStore::Shard::Accumulate(const PieceView& piece,
-                                   const Partition& partition) {
+void StoreShard::Accumulate(const PieceView& piece,
+                            const Partition& partition) {
   if (!touched) {
     touched = true;
     if (sparse) {
@@ -72,7 +72,7 @@ void ParamStore::Shard::Accumulate(const PieceView& piece,
   }
 }
 
-Status ParamStore::Shard::Apply(const kernels::Context& ctx, float scale) {
+Status StoreShard::Apply(const kernels::Context& ctx, float scale) {
   if (!sparse) {
     if (scale != 1.0f) {
       for (int64_t i = 0; i < grad.size(); ++i) grad[i] *= scale;

@@ -1,5 +1,6 @@
-// ParamStore's piece of one variable (param_store.h), and the sum of the
-// gradients pushed for it since its last update. Internal to the store.
+// ParamStore's piece of one variable (param_store.h, which calls it
+// Shard), and the sum of the gradients pushed for it since its last update.
+// Internal to the store.
 #pragma once
 
 #include <cstdint>
@@ -14,12 +15,12 @@
 #include "lib/kernels/optimizer.h"
 #include "lib/kernels/tensor.h"
 #include "lib/runtime/model/model.h"
-#include "lib/runtime/ps/param_store.h"
+#include "lib/runtime/ps/param_store_types.h"
 #include "lib/runtime/ps/partition.h"
 
 namespace dtf::runtime {
 
-struct ParamStore::Shard {
+struct StoreShard {
   std::string name;
   std::vector<int64_t> shape;  // of the whole variable
   int64_t cols = 1;

@@ -17,50 +17,14 @@
 //     error naming it.
 #pragma once
 
-#include <atomic>
-#include <functional>
 #include <string>
-#include <string_view>
-#include <vector>
 
 #include "lib/base/status.h"
 #include "lib/data/job_file.h"
-#include "lib/rpc/credentials.h"
-#include "lib/runtime/train/trainer.h"
+#include "lib/runtime/serve/serve_options.h"
+#include "lib/runtime/train/train_types.h"
 
 namespace dtf::runtime {
-
-enum class TaskRole { kPs, kWorker };
-
-struct ServeOptions {
-  TaskRole role = TaskRole::kWorker;
-  int index = 0;
-  std::vector<std::string> ps;       // host:port
-  std::vector<std::string> workers;  // host:port; workers[0] is the chief
-  rpc::RunCredentials credentials;
-  // Written (atomically) with "host:port" once the server listens; empty:
-  // none.
-  std::string ready_file;
-  int threads = 0;
-  // A task restarted mid-run, or every task of a resumed run: start from
-  // this run's last checkpoint (train.output_dir/checkpoint.dtf, when this
-  // run wrote it; checkpoint_files.h): a PS its shard and step, a worker
-  // its input position (WorkerOptions::resume). A checkpoint of another
-  // run is not used; a corrupt one, or this run's of another job
-  // fingerprint, is an error naming the file.
-  bool restore = false;
-  std::function<void(const TrainProgress&)> on_progress;
-  std::function<void(const EvalReport&)> on_eval;
-  std::function<void(std::string_view)> on_note;
-  const std::atomic<bool>* cancel = nullptr;
-  // A task that must end (the chief's step-progress watchdog took this
-  // worker for dead; the chief of an allreduce run lost a worker) is
-  // stopped; when its training thread has not returned 2 s later (frozen,
-  // or blocked in a collective for good), this is called from another
-  // thread with why, to report it and end the process; it must not return.
-  // Unset: `why` goes to on_note and the process exits with status 1.
-  std::function<void(const Status& why)> on_abandon;
-};
 
 // Runs the task to its end. A worker's result is RunWorker's; a PS returns
 // an empty result.

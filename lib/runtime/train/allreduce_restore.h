@@ -32,7 +32,7 @@
 #include "lib/runtime/model/feature_layer.h"
 #include "lib/runtime/model/model.h"
 #include "lib/runtime/train/train_hooks.h"
-#include "lib/runtime/train/worker.h"
+#include "lib/runtime/train/worker_options.h"
 
 namespace dtf::runtime {
 

@@ -17,8 +17,8 @@
 
 #include "lib/base/status.h"
 #include "lib/data/job_file.h"
-#include "lib/runtime/train/trainer.h"
-#include "lib/runtime/train/worker.h"
+#include "lib/runtime/train/train_types.h"
+#include "lib/runtime/train/worker_options.h"
 
 namespace dtf::runtime {
 

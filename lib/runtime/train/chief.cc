@@ -7,6 +7,7 @@
 #include "lib/base/strings.h"
 #include "lib/runtime/checkpoint/checkpoint_files.h"
 #include "lib/runtime/cluster/coordinator_service.h"
+#include "lib/runtime/export/exported_model.h"
 #include "lib/runtime/train/evaluator.h"
 
 namespace dtf::runtime {

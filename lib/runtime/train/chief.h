@@ -21,7 +21,7 @@
 #include "lib/runtime/train/eval_tracker.h"
 #include "lib/runtime/train/progress.h"
 #include "lib/runtime/train/train_hooks.h"
-#include "lib/runtime/train/trainer.h"
+#include "lib/runtime/train/train_types.h"
 #include "lib/runtime/train/update.h"
 
 namespace dtf::runtime {

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "lib/base/strings.h"
-#include "lib/runtime/checkpoint/checkpoint.h"
+#include "lib/runtime/export/exported_model.h"
 
 namespace dtf::runtime {
 

@@ -15,7 +15,7 @@
 #include "lib/data/train_options.h"
 #include "lib/runtime/model/feature_layer.h"
 #include "lib/runtime/model/model.h"
-#include "lib/runtime/train/trainer.h"
+#include "lib/runtime/train/train_types.h"
 
 namespace dtf::runtime {
 

@@ -13,7 +13,7 @@
 #include "lib/runtime/train/evaluator.h"
 #include "lib/runtime/train/train_hooks.h"
 #include "lib/runtime/train/train_step.h"
-#include "lib/runtime/train/trainer.h"
+#include "lib/runtime/train/train_types.h"
 
 namespace dtf::runtime {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "lib/data/input_pipeline.h"
-#include "lib/runtime/train/trainer.h"
+#include "lib/runtime/train/train_types.h"
 
 namespace dtf::runtime {
 

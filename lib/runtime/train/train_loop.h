@@ -20,7 +20,7 @@
 #include "lib/runtime/model/model.h"
 #include "lib/runtime/train/chief.h"
 #include "lib/runtime/train/train_hooks.h"
-#include "lib/runtime/train/trainer.h"
+#include "lib/runtime/train/train_types.h"
 #include "lib/runtime/train/update.h"
 
 namespace dtf::runtime {

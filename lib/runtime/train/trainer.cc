@@ -26,6 +26,47 @@ namespace dtf::runtime {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Where training starts: with `resume`, the checkpoint at `checkpoint_path`
+// (when there is one) restored into `layer`, `model` and `states`; else the
+// normalizer statistics fit over the training records, when the features
+// need them.
+StatusOr<TrainState> StartState(const JobFile& job, bool resume,
+                                const std::string& checkpoint_path,
+                                const kernels::Context& host_ctx,
+                                const JobRecords& records,
+                                const TrainHooks& hooks, FeatureLayer* layer,
+                                Model* model,
+                                std::vector<kernels::OptimizerState>* states) {
+  TrainState state;
+  if (resume && fs::exists(checkpoint_path)) {
+    DTF_ASSIGN_OR_RETURN(Bundle bundle, Bundle::ReadFile(checkpoint_path));
+    DTF_ASSIGN_OR_RETURN(const CheckpointInfo info, ReadCheckpointInfo(bundle));
+    if (!info.job_fingerprint.empty() &&
+        info.job_fingerprint != CheckpointFingerprint(job)) {
+      return FailedPreconditionError(StrCat(
+          checkpoint_path, ": written for job fingerprint ",
+          info.job_fingerprint, ", but the job's fingerprint is ",
+          CheckpointFingerprint(job),
+          " (its schema, features, model or optimizers changed); refusing "
+          "to resume from it (train with --restart to start afresh)"));
+    }
+    DTF_RETURN_IF_ERROR(
+        RestoreCheckpoint(bundle, layer, model, states, &state));
+    hooks.Note(StrCat("resuming from ", checkpoint_path, " at step ",
+                      state.global_step));
+  } else if (layer->needs_normalizer()) {
+    DTF_ASSIGN_OR_RETURN(int64_t n,
+                         FitNormalizer(host_ctx, records.train, layer));
+    hooks.Note(
+        StrCat("normalizer statistics fit over ", n, " training examples"));
+  }
+  return state;
+}
+
+}  // namespace
+
 StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
   if (!job.model) {
     return FailedPreconditionError(
@@ -76,28 +117,10 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
   }
   const std::string checkpoint_path =
       (fs::path(train.output_dir) / kCheckpointFile).string();
-  TrainState state;
-  if (options.resume && fs::exists(checkpoint_path)) {
-    DTF_ASSIGN_OR_RETURN(Bundle bundle, Bundle::ReadFile(checkpoint_path));
-    DTF_ASSIGN_OR_RETURN(const CheckpointInfo info, ReadCheckpointInfo(bundle));
-    if (!info.job_fingerprint.empty() &&
-        info.job_fingerprint != CheckpointFingerprint(job)) {
-      return FailedPreconditionError(StrCat(
-          checkpoint_path, ": written for job fingerprint ",
-          info.job_fingerprint, ", but the job's fingerprint is ",
-          CheckpointFingerprint(job),
-          " (its schema, features, model or optimizers changed); refusing "
-          "to resume from it (train with --restart to start afresh)"));
-    }
-    DTF_RETURN_IF_ERROR(
-        RestoreCheckpoint(bundle, &layer, model.get(), &states, &state));
-    note(StrCat("resuming from ", checkpoint_path, " at step ",
-                state.global_step));
-  } else if (layer.needs_normalizer()) {
-    DTF_ASSIGN_OR_RETURN(int64_t n,
-                         FitNormalizer(host_ctx, records.train, &layer));
-    note(StrCat("normalizer statistics fit over ", n, " training examples"));
-  }
+  DTF_ASSIGN_OR_RETURN(
+      const TrainState state,
+      StartState(job, options.resume, checkpoint_path, host_ctx, records, hooks,
+                 &layer, model.get(), &states));
   // On a GPU the variables and optimizer slots live there from here on;
   // checkpoints and the export bring them back to the host for a moment.
   const std::unique_ptr<Update> update =

@@ -25,7 +25,7 @@
 #include "lib/runtime/model/optimizers.h"
 #include "lib/runtime/train/batch_queue.h"
 #include "lib/runtime/train/train_hooks.h"
-#include "lib/runtime/train/worker.h"
+#include "lib/runtime/train/worker_options.h"
 
 namespace dtf::runtime {
 

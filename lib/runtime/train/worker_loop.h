@@ -15,9 +15,9 @@
 #include "lib/runtime/model/model.h"
 #include "lib/runtime/train/job_records.h"
 #include "lib/runtime/train/train_hooks.h"
-#include "lib/runtime/train/trainer.h"
+#include "lib/runtime/train/train_types.h"
 #include "lib/runtime/train/update.h"
-#include "lib/runtime/train/worker.h"
+#include "lib/runtime/train/worker_options.h"
 
 namespace dtf::runtime {
 

@@ -91,7 +91,7 @@ class PsServiceTest : public ::testing::Test {
       builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
                                &port);
       builder.SetMaxReceiveMessageSize(8 << 20);
-      // As serve.cc: a short poll, so that Shutdown never waits long.
+      // As serve_task.cc: a short poll, so that Shutdown never waits long.
       builder.SetSyncServerOption(
           grpc::ServerBuilder::SyncServerOption::CQ_TIMEOUT_MSEC, 200);
       builder.RegisterService(ps->get());
@@ -104,7 +104,7 @@ class PsServiceTest : public ::testing::Test {
   void TearDown() override { Stop(); }
   void Stop() {
     // A client's Session stream stays open while the client lives: as
-    // serve.cc, calls still open after a grace time are cancelled.
+    // serve_task.cc, calls still open after a grace time are cancelled.
     for (auto& s : servers_) {
       s->Shutdown(std::chrono::system_clock::now() +
                   std::chrono::milliseconds(200));

@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
 #include "lib/runtime/checkpoint/bundle.h"
-#include "lib/runtime/checkpoint/checkpoint.h"
+#include "lib/runtime/export/exported_model.h"
 #include "lib/runtime/train/job_records.h"
 #include "tests/runtime/runtime_testing.h"
 

@@ -1,0 +1,47 @@
+// Exported models (docs/formats/checkpoint.md).
+//
+// An exported model is a directory with model.toml (the [schema],
+// [features] and [model] of the job, self-contained) and variables.dtf (a
+// bundle of the variables and the normalizer statistics, as a checkpoint
+// names them: lib/runtime/checkpoint/checkpoint.h): all `dtf predict` needs.
+// Beside them, for jobs it can express, a TensorFlow SavedModel
+// (saved_model.h).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "lib/base/status.h"
+#include "lib/data/job_file.h"
+#include "lib/runtime/model/feature_layer.h"
+#include "lib/runtime/model/model.h"
+
+namespace dtf::runtime {
+
+inline constexpr std::string_view kExportDir = "model";
+inline constexpr std::string_view kModelToml = "model.toml";
+inline constexpr std::string_view kVariablesFile = "variables.dtf";
+
+// Writes `dir` (replacing a previous export only once the new one is
+// complete).
+Status ExportModel(const std::string& dir, std::string_view model_toml,
+                   const FeatureLayer& layer, const Model& model);
+
+// Exports the model of the checkpoint at `checkpoint` to `dir`: its
+// variables and normalizer statistics are restored into `layer` and `model`
+// (built for the same job, on the host) first. Errors as Bundle::ReadFile,
+// RestoreCheckpoint and ExportModel.
+Status ExportCheckpoint(const std::string& checkpoint, const std::string& dir,
+                        std::string_view model_toml, FeatureLayer* layer,
+                        Model* model);
+
+struct LoadedModel {
+  JobFile definition;  // model.toml, loaded
+  FeatureLayer layer;
+  std::unique_ptr<Model> model;
+};
+// Loads an exported model directory. Errors name the file.
+StatusOr<LoadedModel> LoadExportedModel(const std::string& dir);
+
+}  // namespace dtf::runtime

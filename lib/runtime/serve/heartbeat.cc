@@ -1,0 +1,111 @@
+#include "lib/runtime/serve/heartbeat.h"
+
+#include <random>
+#include <utility>
+
+#include "lib/rpc/call.h"
+#include "lib/runtime/cluster/coordinator_service.h"
+
+namespace dtf::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A number that tells this process of a task from the others (a restart).
+uint64_t NewIncarnation() {
+  std::random_device random;
+  return (uint64_t(random()) << 32) ^ uint64_t(random()) ^
+         uint64_t(Clock::now().time_since_epoch().count());
+}
+
+}  // namespace
+
+Heartbeat::Heartbeat(const std::string& chief, rpc::RunCredentials creds,
+                     std::string task, std::chrono::seconds timeout)
+    : stub_(NewChiefStub(chief, creds)),
+      creds_(std::move(creds)),
+      task_(std::move(task)),
+      timeout_(timeout),
+      incarnation_(NewIncarnation()),
+      thread_([this] { Run(); }) {}
+
+Heartbeat::~Heartbeat() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    exit_ = true;
+    // A call in flight (to a chief that went away) ends now, not at its
+    // deadline.
+    if (call_ != nullptr) call_->TryCancel();
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void Heartbeat::Set(const std::string& state, int64_t step, double loss,
+                    double eps) {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_ = state;
+  step_ = step;
+  loss_ = loss;
+  eps_ = eps;
+}
+
+void Heartbeat::Steps(int64_t steps_done, int64_t global_step,
+                      const InputPosition& position) {
+  std::vector<int64_t> at = {position.epoch, position.file, position.record,
+                             position.epoch_record};
+  std::lock_guard<std::mutex> lock(mu_);
+  state_ = "running";
+  step_ = global_step;
+  // The first call (the loop starts) or a step finished: send it soon.
+  const bool news = position_.empty() || steps_done != steps_done_;
+  position_ = std::move(at);
+  steps_done_ = steps_done;
+  if (!news) return;
+  if (!stepped_) {
+    stepped_ = true;
+    cv_.notify_all();
+  }
+}
+
+void Heartbeat::Run() {
+  auto last_ok = Clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!exit_) {
+    rpc::HeartbeatRequest request;
+    request.set_task(task_);
+    request.set_state(state_);
+    request.set_step(step_);
+    request.set_loss(loss_);
+    request.set_examples_per_sec(eps_);
+    request.set_incarnation(incarnation_);
+    request.set_steps_done(steps_done_);
+    for (const int64_t p : position_) request.add_input_position(p);
+    stepped_ = false;
+    const auto sent = Clock::now();
+    auto context = rpc::MakeClientContext(creds_, std::chrono::seconds(5));
+    call_ = context.get();
+    lock.unlock();
+    rpc::HeartbeatResponse response;
+    grpc::Status st = stub_->Heartbeat(context.get(), request, &response);
+    lock.lock();
+    call_ = nullptr;
+    failing = !st.ok();
+    if (st.ok()) {
+      last_ok = Clock::now();
+      if (response.shutdown()) stop = true;
+      if (response.stop_training()) stop_training = true;
+      if (response.stalled()) stalled = true;
+    } else if (Clock::now() - last_ok > timeout_) {
+      lost = true;
+      stop = true;
+    }
+    cv_.wait_until(lock, sent + std::chrono::seconds(1),
+                   [&] { return exit_ || stepped_; });
+    if (stepped_) {
+      cv_.wait_until(lock, sent + kPositionHeartbeat, [&] { return exit_; });
+    }
+  }
+}
+
+}  // namespace dtf::runtime

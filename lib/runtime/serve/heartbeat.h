@@ -1,0 +1,78 @@
+// A task's heartbeats to the chief's Coordinator (serve.h): once a second
+// from a background thread, and kPositionHeartbeat after the last one once a
+// training step finished since (a training worker: about ten a second).
+// Each carries the task's state, step, loss, throughput and input position;
+// the answers say when the run is over, when training stopped early and
+// when the chief's watchdog took this task for dead.
+// Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "grpcpp/grpcpp.h"
+#include "lib/data/input_pipeline.h"
+#include "lib/rpc/credentials.h"
+#include "proto/dtf.grpc.pb.h"
+
+namespace dtf::runtime {
+
+// How soon after a training step a worker sends its step and input
+// position (rather than with its next heartbeat a second on): the chief's
+// checkpoints wait about this long for the positions of their step.
+inline constexpr std::chrono::milliseconds kPositionHeartbeat(100);
+
+// Sets `stop` when the chief says the run is over, `stop_training` when it
+// stopped training early, `stalled` when its watchdog took this process for
+// dead, `lost` (and `stop`) when it has been unreachable for `timeout`.
+class Heartbeat {
+ public:
+  // Starts the thread; `task` names this task to the chief at `chief`.
+  Heartbeat(const std::string& chief, rpc::RunCredentials creds,
+            std::string task, std::chrono::seconds timeout);
+  // Ends the thread (and a call in flight) at once.
+  ~Heartbeat();
+
+  void Set(const std::string& state, int64_t step, double loss, double eps);
+  // The training loop's steps (TrainHooks::on_step): the task is running,
+  // its input at `position`.
+  void Steps(int64_t steps_done, int64_t global_step,
+             const InputPosition& position);
+
+  std::atomic<bool> stop{false};
+  std::atomic<bool> stop_training{false};
+  std::atomic<bool> stalled{false};
+  std::atomic<bool> lost{false};
+  // The last call failed: the chief does not answer now.
+  std::atomic<bool> failing{false};
+
+ private:
+  void Run();
+
+  std::unique_ptr<rpc::Coordinator::Stub> stub_;
+  rpc::RunCredentials creds_;
+  std::string task_;
+  std::chrono::seconds timeout_;
+  const uint64_t incarnation_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool exit_ = false;
+  grpc::ClientContext* call_ = nullptr;  // the call in flight, under mu_
+  std::string state_ = "starting";
+  int64_t step_ = 0;
+  int64_t steps_done_ = 0;
+  // InputPosition's four numbers; empty before the training loop starts.
+  std::vector<int64_t> position_;
+  bool stepped_ = false;  // a step finished since the last heartbeat
+  double loss_ = 0, eps_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace dtf::runtime

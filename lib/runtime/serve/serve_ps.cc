@@ -1,0 +1,88 @@
+#include "lib/runtime/serve/serve_ps.h"
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "lib/base/strings.h"
+#include "lib/runtime/checkpoint/bundle.h"
+#include "lib/runtime/checkpoint/checkpoint_files.h"
+
+namespace dtf::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long an interrupted PS keeps serving for the chief's last checkpoint.
+constexpr std::chrono::seconds kInterruptedPsGrace(10);
+
+}  // namespace
+
+Status AddPsService(ServeTask* t, grpc::ServerBuilder* builder) {
+  const ServeOptions& options = t->options;
+  PsOptions po;
+  po.index = options.index;
+  po.num_ps = int(options.ps.size());
+  po.num_workers = int(options.workers.size());
+  po.credentials = t->creds;
+  po.threads = options.threads > 0 ? options.threads : 1;
+  if (options.restore) {
+    // Only this run's own checkpoint: never one an earlier run left in
+    // the output directory.
+    std::string why;
+    DTF_ASSIGN_OR_RETURN(
+        std::optional<Bundle> own,
+        FindRunCheckpoint(t->job.train.output_dir, t->creds.run_id,
+                          CheckpointFingerprint(t->job), &why));
+    if (own) {
+      po.restore_from = own->path();
+    } else {
+      StrAppend(&why, "; starting from the initial values");
+    }
+    t->Note(StrCat(t->task, ": ", why));
+  }
+  DTF_ASSIGN_OR_RETURN(t->ps_service, PsService::Create(t->job, po));
+  builder->RegisterService(t->ps_service.get());
+  return OkStatus();
+}
+
+StatusOr<TrainResult> ServePs(ServeTask* t) {
+  PsService& service = *t->ps_service;
+  Heartbeat& heartbeat = *t->heartbeat;
+  const std::atomic<bool>* cancel = t->options.cancel;
+  heartbeat.Set("running", 0, 0, 0);
+  t->Note(StrCat(t->task, ": serving on ", t->address));
+  // Interrupted (Ctrl-C stops every task at once), a PS serves on for a
+  // while so that the interrupted chief can pull its last checkpoint; the
+  // chief then sends it home. A chief that does not answer pulls nothing:
+  // the PS then exits at once.
+  std::optional<Clock::time_point> interrupted_until;
+  while (!service.WaitForShutdown(std::chrono::milliseconds(200))) {
+    service.Tick();
+    heartbeat.Set("running", service.global_step(), 0, 0);
+    if (heartbeat.lost) return FinishTask(t, t->ChiefLost());
+    if (heartbeat.stop) break;
+    if (cancel && cancel->load()) {
+      if (!interrupted_until) {
+        interrupted_until = Clock::now() + kInterruptedPsGrace;
+        t->Note(StrCat(t->task, ": interrupted; serving up to ",
+                       kInterruptedPsGrace.count(),
+                       " s more for the chief's checkpoint"));
+      } else if (Clock::now() >= *interrupted_until) {
+        return FinishTask(t, CancelledError(StrCat(t->task, ": interrupted")));
+      }
+      if (heartbeat.failing) {
+        t->Note(StrCat(t->task, ": interrupted, and the chief (",
+                       t->options.workers[0], ") does not answer; exiting"));
+        return FinishTask(t, CancelledError(StrCat(t->task, ": interrupted")));
+      }
+    }
+  }
+  t->Note(StrCat(t->task, ": exiting (", service.shutdown_reason(), ")"));
+  if (interrupted_until) {
+    return FinishTask(t, CancelledError(StrCat(t->task, ": interrupted")));
+  }
+  return FinishTask(t, TrainResult{});
+}
+
+}  // namespace dtf::runtime
