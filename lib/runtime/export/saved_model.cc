@@ -163,17 +163,12 @@ std::string SmBuilder::Normalized(const std::string& sc, const std::string& v,
       DT_FLOAT);
 }
 
-StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
-                                        const std::string& n,
-                                        const std::vector<SmColumn>& columns) {
+std::vector<std::string> SmBuilder::NumericParts(
+    const std::string& scope, const std::string& n,
+    const std::vector<SmColumn>& columns, SmDenseParts* parts) {
   const FeatureSpec& fs = job_.features;
   const std::vector<DenseInput>& dense = layer_.dense_inputs();
-  const std::vector<SparseInput>& sparse = layer_.sparse_inputs();
-  // Numeric features: raw values (for bucketized features), then normalized
-  // into the deep and wide dense inputs.
   std::vector<std::string> raw(fs.numeric.size());
-  std::vector<std::string> deep_parts, wide_parts;
-  int64_t norm = 0;
   for (size_t f = 0; f < fs.numeric.size(); ++f) {
     const NumericFeature& nf = fs.numeric[f];
     const std::string sc = StrCat(scope, "/numeric/", nf.name);
@@ -184,14 +179,20 @@ StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
       raw[f] = g_.Reshape(StrCat(sc, "/raw"), v, {-1}, DT_FLOAT);
     }
     if (nf.normalize) {
-      v = Normalized(sc, v, norm, nf.dimension);
-      norm += nf.dimension;
+      v = Normalized(sc, v, parts->normalized, nf.dimension);
+      parts->normalized += nf.dimension;
     }
-    if (dense[f].deep_offset >= 0) deep_parts.push_back(v);
-    if (dense[f].wide_offset >= 0) wide_parts.push_back(v);
+    if (dense[f].deep_offset >= 0) parts->deep.push_back(v);
+    if (dense[f].wide_offset >= 0) parts->wide.push_back(v);
   }
-  // Date features: year and epoch_days as normalized real values, in the
-  // layer's dense order after the numeric features.
+  return raw;
+}
+
+StatusOr<std::vector<SmDate>> SmBuilder::DateDenseParts(
+    const std::string& scope, const std::string& n,
+    const std::vector<SmColumn>& columns, SmDenseParts* parts) {
+  const FeatureSpec& fs = job_.features;
+  const std::vector<DenseInput>& dense = layer_.dense_inputs();
   std::vector<SmDate> dates;
   size_t next = fs.numeric.size();
   for (size_t i = 0; i < fs.date.size(); ++i) {
@@ -210,9 +211,9 @@ StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
       const std::string v = Normalized(
           sc,
           g_.Reshape(StrCat(sc, "/column"), date.Part(part), {-1, 1}, DT_FLOAT),
-          norm++, 1);
-      if (dense[next].deep_offset >= 0) deep_parts.push_back(v);
-      if (dense[next].wide_offset >= 0) wide_parts.push_back(v);
+          parts->normalized++, 1);
+      if (dense[next].deep_offset >= 0) parts->deep.push_back(v);
+      if (dense[next].wide_offset >= 0) parts->wide.push_back(v);
       ++next;
     }
     dates.push_back(std::move(date));
@@ -221,53 +222,85 @@ StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
     return InternalError(
         "the SavedModel's dense inputs differ from the feature layer's");
   }
-  DTF_ASSIGN_OR_RETURN(std::vector<SmIds> ids,
-                       SparseIdsOf(scope, n, columns, raw, dates));
-  if (ids.size() != sparse.size()) {
-    return InternalError(
-        "the SavedModel's sparse inputs differ from the "
-        "feature layer's");
-  }
-  const int64_t outputs = spec_.outputs();
-  std::string logits;
-  if (spec_.has_wide()) {
-    const std::string sc = StrCat(scope, "/wide");
-    if (!wide_parts.empty()) {
-      const std::string x =
-          wide_parts.size() == 1
-              ? wide_parts[0]
-              : g_.Concat(StrCat(sc, "/dense_inputs"), wide_parts, DT_FLOAT, 1);
-      NodeDef* mm =
-          g_.Add(StrCat(sc, "/dense"), "MatMul", {x, Read("wide/dense")});
-      TfGraph::SetType(mm, "T", DT_FLOAT);
-      TfGraph::SetBool(mm, "transpose_a", false);
-      TfGraph::SetBool(mm, "transpose_b", false);
-      logits = mm->name();
-    }
-    for (size_t s = 0; s < sparse.size(); ++s) {
-      if (!sparse[s].wide) continue;
-      const std::string part =
-          Combine(StrCat(sc, "/", sparse[s].name),
-                  Read(StrCat("wide/", sparse[s].name)), ids[s], n, false);
-      logits = logits.empty() ? part
-                              : g_.Op(StrCat(sc, "/add_", sparse[s].name),
-                                      "AddV2", {logits, part}, DT_FLOAT);
-    }
-    if (logits.empty()) {
-      const std::string shape =
-          g_.Pack(StrCat(sc, "/zeros_shape"),
-                  {n, g_.Int64(StrCat(sc, "/outputs"), outputs)}, DT_INT64);
-      NodeDef* fill = g_.Add(StrCat(sc, "/zeros"), "Fill",
-                             {shape, g_.Float(StrCat(sc, "/zero"), 0.0f)});
-      TfGraph::SetType(fill, "T", DT_FLOAT);
-      TfGraph::SetType(fill, "index_type", DT_INT64);
-      logits = fill->name();
-    }
-    logits = g_.Op(StrCat(sc, "/logits"), "BiasAdd",
-                   {logits, Read("wide/bias")}, DT_FLOAT);
-  }
-  if (!spec_.has_deep()) return logits;
+  return dates;
+}
 
+std::string SmBuilder::WideLogits(const std::string& scope,
+                                  const std::string& n,
+                                  const std::vector<std::string>& wide_parts,
+                                  const std::vector<SmIds>& ids) {
+  const std::vector<SparseInput>& sparse = layer_.sparse_inputs();
+  const std::string sc = StrCat(scope, "/wide");
+  std::string logits;
+  if (!wide_parts.empty()) {
+    const std::string x =
+        wide_parts.size() == 1
+            ? wide_parts[0]
+            : g_.Concat(StrCat(sc, "/dense_inputs"), wide_parts, DT_FLOAT, 1);
+    NodeDef* mm =
+        g_.Add(StrCat(sc, "/dense"), "MatMul", {x, Read("wide/dense")});
+    TfGraph::SetType(mm, "T", DT_FLOAT);
+    TfGraph::SetBool(mm, "transpose_a", false);
+    TfGraph::SetBool(mm, "transpose_b", false);
+    logits = mm->name();
+  }
+  for (size_t s = 0; s < sparse.size(); ++s) {
+    if (!sparse[s].wide) continue;
+    const std::string part =
+        Combine(StrCat(sc, "/", sparse[s].name),
+                Read(StrCat("wide/", sparse[s].name)), ids[s], n, false);
+    logits = logits.empty() ? part
+                            : g_.Op(StrCat(sc, "/add_", sparse[s].name),
+                                    "AddV2", {logits, part}, DT_FLOAT);
+  }
+  if (logits.empty()) {
+    const std::string shape = g_.Pack(
+        StrCat(sc, "/zeros_shape"),
+        {n, g_.Int64(StrCat(sc, "/outputs"), spec_.outputs())}, DT_INT64);
+    NodeDef* fill = g_.Add(StrCat(sc, "/zeros"), "Fill",
+                           {shape, g_.Float(StrCat(sc, "/zero"), 0.0f)});
+    TfGraph::SetType(fill, "T", DT_FLOAT);
+    TfGraph::SetType(fill, "index_type", DT_INT64);
+    logits = fill->name();
+  }
+  return g_.Op(StrCat(sc, "/logits"), "BiasAdd", {logits, Read("wide/bias")},
+               DT_FLOAT);
+}
+
+std::string SmBuilder::BatchNorm(const std::string& sc, std::string x) {
+  const std::string bn = StrCat(sc, "/batch_norm");
+  const std::string var = g_.Op(StrCat(bn, "/variance_epsilon"), "AddV2",
+                                {Read("deep/batch_norm/moving_variance"),
+                                 g_.Float(StrCat(bn, "/epsilon"), 1e-3f)},
+                                DT_FLOAT);
+  const std::string inv = g_.Op(StrCat(bn, "/rsqrt"), "Rsqrt", {var}, DT_FLOAT);
+  const std::string scale =
+      g_.Op(StrCat(bn, "/scale"), "Mul", {Read("deep/batch_norm/gamma"), inv},
+            DT_FLOAT);
+  x = g_.Op(StrCat(bn, "/centered"), "Sub",
+            {x, Read("deep/batch_norm/moving_mean")}, DT_FLOAT);
+  x = g_.Op(StrCat(bn, "/scaled"), "Mul", {x, scale}, DT_FLOAT);
+  return g_.Op(StrCat(bn, "/output"), "AddV2",
+               {x, Read("deep/batch_norm/beta")}, DT_FLOAT);
+}
+
+std::string SmBuilder::DenseLayer(const std::string& sc,
+                                  const std::string& name,
+                                  const std::string& input) {
+  NodeDef* mm = g_.Add(StrCat(sc, "/", name, "/MatMul"), "MatMul",
+                       {input, Read(StrCat("deep/", name, "/kernel"))});
+  TfGraph::SetType(mm, "T", DT_FLOAT);
+  TfGraph::SetBool(mm, "transpose_a", false);
+  TfGraph::SetBool(mm, "transpose_b", false);
+  return g_.Op(StrCat(sc, "/", name, "/BiasAdd"), "BiasAdd",
+               {mm->name(), Read(StrCat("deep/", name, "/bias"))}, DT_FLOAT);
+}
+
+std::string SmBuilder::DeepLogits(const std::string& scope,
+                                  const std::string& n,
+                                  std::vector<std::string> deep_parts,
+                                  const std::vector<SmIds>& ids) {
+  const std::vector<SparseInput>& sparse = layer_.sparse_inputs();
   const std::string sc = StrCat(scope, "/deep");
   for (size_t s = 0; s < sparse.size(); ++s) {
     if (sparse[s].embedding <= 0) continue;
@@ -279,41 +312,38 @@ StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
   std::string x = deep_parts.size() == 1 ? deep_parts[0]
                                          : g_.Concat(StrCat(sc, "/inputs"),
                                                      deep_parts, DT_FLOAT, 1);
-  if (spec_.batch_norm) {
-    const std::string bn = StrCat(sc, "/batch_norm");
-    const std::string var = g_.Op(StrCat(bn, "/variance_epsilon"), "AddV2",
-                                  {Read("deep/batch_norm/moving_variance"),
-                                   g_.Float(StrCat(bn, "/epsilon"), 1e-3f)},
-                                  DT_FLOAT);
-    const std::string inv =
-        g_.Op(StrCat(bn, "/rsqrt"), "Rsqrt", {var}, DT_FLOAT);
-    const std::string scale =
-        g_.Op(StrCat(bn, "/scale"), "Mul", {Read("deep/batch_norm/gamma"), inv},
-              DT_FLOAT);
-    x = g_.Op(StrCat(bn, "/centered"), "Sub",
-              {x, Read("deep/batch_norm/moving_mean")}, DT_FLOAT);
-    x = g_.Op(StrCat(bn, "/scaled"), "Mul", {x, scale}, DT_FLOAT);
-    x = g_.Op(StrCat(bn, "/output"), "AddV2", {x, Read("deep/batch_norm/beta")},
-              DT_FLOAT);
-  }
-  auto dense_layer = [&](const std::string& name, const std::string& input) {
-    NodeDef* mm = g_.Add(StrCat(sc, "/", name, "/MatMul"), "MatMul",
-                         {input, Read(StrCat("deep/", name, "/kernel"))});
-    TfGraph::SetType(mm, "T", DT_FLOAT);
-    TfGraph::SetBool(mm, "transpose_a", false);
-    TfGraph::SetBool(mm, "transpose_b", false);
-    return g_.Op(StrCat(sc, "/", name, "/BiasAdd"), "BiasAdd",
-                 {mm->name(), Read(StrCat("deep/", name, "/bias"))}, DT_FLOAT);
-  };
+  if (spec_.batch_norm) x = BatchNorm(sc, x);
   for (size_t i = 0; i < spec_.hidden.size(); ++i) {
     const std::string name = StrCat("dense_", i);
     const std::string op = spec_.activation == Activation::kRelu   ? "Relu"
                            : spec_.activation == Activation::kTanh ? "Tanh"
                                                                    : "Sigmoid";
-    x = g_.Op(StrCat(sc, "/", name, "/", op), op, {dense_layer(name, x)},
+    x = g_.Op(StrCat(sc, "/", name, "/", op), op, {DenseLayer(sc, name, x)},
               DT_FLOAT);
   }
-  const std::string deep = dense_layer("logits", x);
+  return DenseLayer(sc, "logits", x);
+}
+
+StatusOr<std::string> SmBuilder::Logits(const std::string& scope,
+                                        const std::string& n,
+                                        const std::vector<SmColumn>& columns) {
+  // Numeric features: raw values (for bucketized features), then normalized
+  // into the deep and wide dense inputs; then the date features' real parts.
+  SmDenseParts parts;
+  const std::vector<std::string> raw = NumericParts(scope, n, columns, &parts);
+  DTF_ASSIGN_OR_RETURN(std::vector<SmDate> dates,
+                       DateDenseParts(scope, n, columns, &parts));
+  DTF_ASSIGN_OR_RETURN(std::vector<SmIds> ids,
+                       SparseIdsOf(scope, n, columns, raw, dates));
+  if (ids.size() != layer_.sparse_inputs().size()) {
+    return InternalError(
+        "the SavedModel's sparse inputs differ from the "
+        "feature layer's");
+  }
+  std::string logits;
+  if (spec_.has_wide()) logits = WideLogits(scope, n, parts.wide, ids);
+  if (!spec_.has_deep()) return logits;
+  const std::string deep = DeepLogits(scope, n, std::move(parts.deep), ids);
   if (!spec_.has_wide()) return deep;
   return g_.Op(StrCat(scope, "/logits"), "AddV2", {logits, deep}, DT_FLOAT);
 }

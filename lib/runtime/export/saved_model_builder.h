@@ -1,7 +1,9 @@
 // Internal to the SavedModel export (lib/runtime/export/saved_model.h): the
-// builder of its graph, shared by saved_model.cc (variables, tables, saver, the
-// model's layers and outputs, the files), saved_model_inputs.cc (the
-// signatures' inputs) and saved_model_features.cc (the feature columns).
+// builder of its graph, shared by saved_model.cc (variables, saver, the
+// model's layers and outputs, the files), saved_model_tables.cc (the
+// vocabulary tables), saved_model_inputs.cc (the signatures' inputs),
+// saved_model_features.cc (the feature columns) and saved_model_dates.cc
+// (the date features' parts).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,14 @@ struct SmColumn {
 struct SmIds {
   std::string ids;
   std::string rows;
+};
+
+// The model's dense inputs as the graph gathers them: the deep and the wide
+// part's columns, in the layer's dense order, and the normalizer's columns
+// used so far.
+struct SmDenseParts {
+  std::vector<std::string> deep, wide;
+  int64_t normalized = 0;
 };
 
 // One date feature's parts in each of the n rows (saved_model_dates.cc):
@@ -92,6 +102,30 @@ class SmBuilder {
   // Values per row of a source: a [schema] vector's length, else 1.
   int64_t Dimension(const std::string& source) const;
 
+  // One placeholder a source, in the predict signature `sig`; `dims` gets
+  // each source's values per row.
+  std::vector<std::string> RawPlaceholders(const std::string& scope,
+                                           tensorflow::SignatureDef* sig,
+                                           std::vector<int64_t>* dims);
+  // The number of rows n (int64), the first placeholder's; it depends on
+  // Asserts that every other placeholder holds as many rows.
+  std::string RawRowCount(const std::string& scope,
+                          const std::vector<std::string>& placeholders,
+                          const std::vector<int64_t>& dims);
+  // Placeholder `x` of a [n, dim] vector source as a column: each value,
+  // its row and its place.
+  SmColumn VectorColumn(const std::string& sc, const std::string& x,
+                        DataType type, int64_t dim, const std::string& rows,
+                        const std::string& n);
+  // bool [n]: the cells of placeholder `x` that hold a missing value (a
+  // schema's missing token, NaN); "" where the type has none.
+  std::string MissingCells(const std::string& sc, const std::string& x,
+                           DataType type);
+  // Placeholder `x` of column `name` as a column: a missing cell takes the
+  // column's default, or else holds no value.
+  SmColumn CellColumn(const std::string& sc, const std::string& name,
+                      const std::string& x, DataType type,
+                      const std::string& rows);
   // The n rows' inputs of the predict signature and of the Example one.
   Status RawInputs(tensorflow::SignatureDef* sig, std::string* n,
                    std::vector<SmColumn>* columns);
@@ -103,8 +137,52 @@ class SmBuilder {
                          int64_t offset, int64_t dimension);
   StatusOr<std::string> Logits(const std::string& scope, const std::string& n,
                                const std::vector<SmColumn>& columns);
+  // Numeric features' values into `parts`, normalized where the feature
+  // asks; returns each feature's raw values [n] where it has one value
+  // (bucketized features read them), else "".
+  std::vector<std::string> NumericParts(const std::string& scope,
+                                        const std::string& n,
+                                        const std::vector<SmColumn>& columns,
+                                        SmDenseParts* parts);
+  // Date features' parts; year and epoch_days go normalized into `parts`,
+  // in the layer's dense order after the numeric features.
+  StatusOr<std::vector<SmDate>> DateDenseParts(
+      const std::string& scope, const std::string& n,
+      const std::vector<SmColumn>& columns, SmDenseParts* parts);
+  // The wide part's logits [n, outputs]: its dense inputs and the one-hot
+  // sparse inputs, plus its bias.
+  std::string WideLogits(const std::string& scope, const std::string& n,
+                         const std::vector<std::string>& wide_parts,
+                         const std::vector<SmIds>& ids);
+  // The deep part's logits: the dense inputs and the embeddings, through
+  // batch normalization and the hidden layers.
+  std::string DeepLogits(const std::string& scope, const std::string& n,
+                         std::vector<std::string> deep_parts,
+                         const std::vector<SmIds>& ids);
+  std::string BatchNorm(const std::string& sc, std::string x);
+  // `input` times the kernel of deep layer `name`, plus its bias.
+  std::string DenseLayer(const std::string& sc, const std::string& name,
+                         const std::string& input);
   std::string NumericValues(const std::string& scope, size_t feature,
                             const std::string& n, const SmColumn& column);
+  // The column of source `source`.
+  const SmColumn& ColumnOf(const std::vector<SmColumn>& columns,
+                           const std::string& source) const;
+  // Categorical feature `feature`'s ids: its table's, then an OOV bucket's
+  // for a value the vocabulary lacks where it has OOV buckets, else none.
+  SmIds CategoricalIds(const std::string& scope, size_t feature,
+                       const SmColumn& column);
+  SmIds BucketizedIds(const std::string& scope, const BucketizedFeature& f,
+                      const std::string& n,
+                      const std::vector<SmColumn>& columns,
+                      const std::vector<std::string>& raw_numeric);
+  // Crossed feature f's ids, from columns and the sparse inputs `ids` built
+  // before it.
+  StatusOr<SmIds> CrossedIds(const std::string& scope, const CrossedFeature& f,
+                             const std::string& n,
+                             const std::vector<SmColumn>& columns,
+                             const std::vector<SmIds>& ids);
+  // Every sparse input's ids, in the layer's order.
   StatusOr<std::vector<SmIds>> SparseIdsOf(
       const std::string& scope, const std::string& n,
       const std::vector<SmColumn>& columns,
@@ -117,6 +195,18 @@ class SmBuilder {
   // for none; a graph Assert fails the batch for a row with several.
   std::string DateText(const std::string& sc, const DateFeature& f,
                        const std::string& n, const SmColumn& column);
+  // `text` with an empty value replaced by f's default; without one, a
+  // check appended to `checks` fails the batch for an empty value.
+  std::string DateOrDefault(const std::string& sc, const DateFeature& f,
+                            std::string text, std::vector<std::string>* checks);
+  // Each row's `text` as "year month day|time", rewritten by the first of
+  // f's forms that takes it (a value none takes reads 1970-01-01);
+  // `*matched` (empty on entry): bool [n], whether one did. A check
+  // appended to `checks` fails the batch for a value no form takes.
+  std::string CanonicalDate(const std::string& sc, const DateFeature& f,
+                            const std::string& text,
+                            std::vector<std::string>* checks,
+                            std::string* matched);
   // Asserts all of bool `ok`, with `message` and, unless `text` is empty,
   // the values of string tensor `text` where it does not hold; returns the
   // Assert node.

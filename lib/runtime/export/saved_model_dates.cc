@@ -1,6 +1,7 @@
 // The SavedModel graph's date features: each value parsed with stock string
 // ops (regular expressions, StringToNumber) as lib/data/date_parse.cc parses
-// it, and its parts derived as lib/runtime/model/feature_layer.cc derives them.
+// it, and its parts derived as lib/runtime/model/feature_layer_transform.cc
+// derives them.
 //
 // A value is first matched against each text form its format allows, in
 // date_parse.cc's order; the first form that matches rewrites it as
@@ -10,7 +11,9 @@
 // exist (2023-02-29, month 13, hour 24), fail the batch through an Assert
 // that quotes them.
 #include <array>
+#include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lib/runtime/export/saved_model_builder.h"
@@ -97,6 +100,227 @@ std::vector<DateForm> FormsOf(DateFormat format) {
   return forms;
 }
 
+// The nine numbers of each row, in kFields' order: int64 [n] each, but for
+// the second, double [n], which keeps its fraction.
+using DateFields = std::array<std::string, kNumFields>;
+
+// "year month day|time" of each row as its nine numbers.
+DateFields DateFieldsOf(TfGraph& g, const std::string& sc,
+                        const std::string& canonical) {
+  NodeDef* point =
+      g.Add(StrCat(sc, "/decimal_point"), "StaticRegexReplace", {canonical});
+  TfGraph::SetString(point, "pattern", ",");
+  TfGraph::SetString(point, "rewrite", ".");
+  TfGraph::SetBool(point, "replace_global", true);
+  NodeDef* fields =
+      g.Add(StrCat(sc, "/fields"), "StaticRegexReplace", {point->name()});
+  TfGraph::SetString(fields, "pattern", kFields);
+  TfGraph::SetString(fields, "rewrite", kFieldsRewrite);
+  TfGraph::SetBool(fields, "replace_global", false);
+  NodeDef* split = g.Add(StrCat(sc, "/split"), "StringSplitV2",
+                         {fields->name(), g.String(StrCat(sc, "/space"), " ")});
+  TfGraph::SetInt(split, "maxsplit", -1);
+  NodeDef* numbers =
+      g.Add(StrCat(sc, "/numbers"), "StringToNumber",
+            {g.Reshape(StrCat(sc, "/grid"), TfOutput(split->name(), 1),
+                       {-1, kNumFields}, DT_STRING)});
+  TfGraph::SetType(numbers, "out_type", DT_DOUBLE);
+  NodeDef* unpack = g.Add(StrCat(sc, "/unpack"), "Unpack", {numbers->name()});
+  TfGraph::SetType(unpack, "T", DT_DOUBLE);
+  TfGraph::SetInt(unpack, "num", kNumFields);
+  TfGraph::SetInt(unpack, "axis", 1);
+  // Each field as int64, but for the second, which keeps its fraction.
+  DateFields v;
+  static constexpr std::string_view kNames[kNumFields] = {
+      "year",   "month",       "day",          "hour",          "minute",
+      "second", "offset_sign", "offset_hours", "offset_minutes"};
+  for (int i = 0; i < kNumFields; ++i) {
+    const std::string out = TfOutput(unpack->name(), i);
+    v[size_t(i)] =
+        i == 5 ? out
+               : g.Cast(StrCat(sc, "/", kNames[i]), out, DT_DOUBLE, DT_INT64);
+  }
+  return v;
+}
+
+// One date feature's arithmetic in the graph, under scope `sc`: the
+// constants it asks for are named c0, c1, ... in the order asked.
+class DateMath {
+ public:
+  DateMath(TfGraph& g, const std::string& sc) : g_(g), sc_(sc) {}
+
+  // The int64 constant `value`.
+  std::string Num(int64_t value) {
+    return g_.Int64(StrCat(sc_, "/c", k_++), value);
+  }
+  // `type` of a and b, of type t.
+  std::string Op(std::string_view name, std::string_view type,
+                 const std::string& a, const std::string& b,
+                 DataType t = DT_INT64) {
+    return g_.Op(StrCat(sc_, "/", name), type, {a, b}, t);
+  }
+  // The logical and of a and b.
+  std::string Both(std::string_view name, const std::string& a,
+                   const std::string& b) {
+    return g_.Add(StrCat(sc_, "/", name), "LogicalAnd", {a, b})->name();
+  }
+
+  // bool [n]: the fields are a date and time that exist (date_parse.cc's
+  // CheckFields).
+  std::string Valid(const DateFields& v);
+  // int64 [n]: days since 1970-01-01 (Howard Hinnant's days_from_civil).
+  std::string DaysFromCivil(const DateFields& v);
+  // double [n]: the instant, in days since 1970-01-01 UTC.
+  std::string Instant(const DateFields& v, const std::string& days);
+  // The parts the model reads, each depending on every check in `checks`.
+  SmDate Parts(const std::vector<std::string>& checks, const DateFields& v,
+               const std::string& weekday, const std::string& instant);
+
+ private:
+  // bool [n]: a leap year.
+  std::string Leap(const std::string& year);
+
+  TfGraph& g_;
+  const std::string& sc_;
+  int k_ = 0;
+};
+
+std::string DateMath::Leap(const std::string& year) {
+  return g_
+      .Add(StrCat(sc_, "/leap"), "LogicalOr",
+           {Both("by_4_not_100",
+                 Op("by_4", "Equal", Op("mod_4", "FloorMod", year, Num(4)),
+                    Num(0)),
+                 Op("not_by_100", "NotEqual",
+                    Op("mod_100", "FloorMod", year, Num(100)), Num(0))),
+            Op("by_400", "Equal", Op("mod_400", "FloorMod", year, Num(400)),
+               Num(0))})
+      ->name();
+}
+
+std::string DateMath::Valid(const DateFields& v) {
+  const std::string& year = v[0];
+  const std::string& month = v[1];
+  const std::string& day = v[2];
+  const std::string& hour = v[3];
+  const std::string& minute = v[4];
+  const std::string& second = v[5];
+  const std::string leap = Leap(year);
+  static constexpr int64_t kDays[] = {31, 28, 31, 30, 31, 30,
+                                      31, 31, 30, 31, 30, 31};
+  const std::string month_days =
+      g_.Gather(StrCat(sc_, "/month_days"),
+                g_.Int64s(StrCat(sc_, "/days_in"), kDays, {12}),
+                Op("month_index", "FloorMod",
+                   Op("month_0", "Sub", month, Num(1)), Num(12)),
+                DT_INT64);
+  const std::string days_in_month = Op(
+      "days_in_month", "AddV2", month_days,
+      g_.Cast(
+          StrCat(sc_, "/leap_day"),
+          Both("leap_february", Op("february", "Equal", month, Num(2)), leap),
+          DT_BOOL, DT_INT64));
+  std::string valid = Op("year_ok", "GreaterEqual", year, Num(1));
+  const std::string conditions[] = {
+      Op("month_ge_1", "GreaterEqual", month, Num(1)),
+      Op("month_le_12", "LessEqual", month, Num(12)),
+      Op("day_ge_1", "GreaterEqual", day, Num(1)),
+      Op("day_le_days", "LessEqual", day, days_in_month),
+      Op("hour_ok", "LessEqual", hour, Num(23)),
+      Op("minute_ok", "LessEqual", minute, Num(59)),
+      Op("second_ok", "Less", second, g_.Double(StrCat(sc_, "/c61"), 61.0),
+         DT_DOUBLE)};
+  for (size_t i = 0; i < std::size(conditions); ++i) {
+    valid = Both(StrCat("valid_", i), valid, conditions[i]);
+  }
+  return valid;
+}
+
+std::string DateMath::DaysFromCivil(const DateFields& v) {
+  const std::string& year = v[0];
+  const std::string& month = v[1];
+  const std::string& day = v[2];
+  const std::string y =
+      Op("y", "Sub", year,
+         g_.Cast(StrCat(sc_, "/before_march"),
+                 Op("jan_feb", "LessEqual", month, Num(2)), DT_BOOL, DT_INT64));
+  const std::string era = Op("era", "FloorDiv", y, Num(400));
+  const std::string yoe =
+      Op("yoe", "Sub", y, Op("era_years", "Mul", era, Num(400)));
+  const std::string mp =
+      Op("mp", "FloorMod", Op("month_9", "AddV2", month, Num(9)), Num(12));
+  const std::string doy = Op(
+      "doy", "Sub",
+      Op("doy_1", "AddV2",
+         Op("doy_0", "FloorDiv",
+            Op("mp_153", "AddV2", Op("mp_x153", "Mul", mp, Num(153)), Num(2)),
+            Num(5)),
+         day),
+      Num(1));
+  const std::string doe =
+      Op("doe", "AddV2",
+         Op("doe_2", "Sub",
+            Op("doe_1", "AddV2", Op("yoe_365", "Mul", yoe, Num(365)),
+               Op("yoe_4", "FloorDiv", yoe, Num(4))),
+            Op("yoe_100", "FloorDiv", yoe, Num(100))),
+         doy);
+  return Op("days", "Sub",
+            Op("days_0", "AddV2", Op("era_days", "Mul", era, Num(146097)), doe),
+            Num(719468));
+}
+
+std::string DateMath::Instant(const DateFields& v, const std::string& days) {
+  const std::string& hour = v[3];
+  const std::string& minute = v[4];
+  const std::string& second = v[5];
+  const std::string offset =
+      Op("offset", "Mul", v[6],
+         Op("offset_1", "AddV2", Op("offset_h", "Mul", v[7], Num(60)), v[8]));
+  const std::string clock = Op(
+      "clock_seconds", "AddV2", Op("hour_s", "Mul", hour, Num(3600)),
+      Op("minute_s", "Mul", Op("minute_utc", "Sub", minute, offset), Num(60)));
+  const std::string seconds =
+      Op("seconds", "AddV2",
+         g_.Cast(StrCat(sc_, "/clock_double"), clock, DT_INT64, DT_DOUBLE),
+         second, DT_DOUBLE);
+  return Op("instant", "AddV2",
+            g_.Cast(StrCat(sc_, "/days_double"), days, DT_INT64, DT_DOUBLE),
+            Op("day_fraction", "RealDiv", seconds,
+               g_.Double(StrCat(sc_, "/c86400"), 86400.0), DT_DOUBLE),
+            DT_DOUBLE);
+}
+
+SmDate DateMath::Parts(const std::vector<std::string>& checks,
+                       const DateFields& v, const std::string& weekday,
+                       const std::string& instant) {
+  const std::string& year = v[0];
+  const std::string& month = v[1];
+  const std::string& day = v[2];
+  const std::string& hour = v[3];
+  std::vector<std::string> deps;
+  for (const std::string& c : checks) deps.push_back("^" + c);
+  auto checked = [&](std::string_view name, const std::string& x,
+                     DataType type) {
+    std::vector<std::string> inputs = {x};
+    inputs.insert(inputs.end(), deps.begin(), deps.end());
+    return g_.Op(StrCat(sc_, "/", name), "Identity", std::move(inputs), type);
+  };
+  SmDate out;
+  out.year = checked(
+      "year_value",
+      g_.Cast(StrCat(sc_, "/year_float"), year, DT_INT64, DT_FLOAT), DT_FLOAT);
+  out.epoch_days = checked(
+      "epoch_days",
+      g_.Cast(StrCat(sc_, "/instant_float"), instant, DT_DOUBLE, DT_FLOAT),
+      DT_FLOAT);
+  out.month =
+      checked("month_id", Op("month_id_0", "Sub", month, Num(1)), DT_INT64);
+  out.day = checked("day_id", Op("day_id_0", "Sub", day, Num(1)), DT_INT64);
+  out.weekday = checked("weekday_id", weekday, DT_INT64);
+  out.hour = checked("hour_id", hour, DT_INT64);
+  return out;
+}
+
 }  // namespace
 
 const std::string& SmDate::Part(DatePart part) const {
@@ -144,42 +368,36 @@ std::string SmBuilder::DateText(const std::string& sc, const DateFeature& f,
                DT_STRING);
 }
 
-StatusOr<SmDate> SmBuilder::DateParts(const std::string& scope, size_t feature,
-                                      const std::string& n,
-                                      const SmColumn& column) {
-  const DateFeature& f = job_.features.date[feature];
-  const std::string sc = StrCat(scope, "/date/", f.name);
-  if (column.type != DT_STRING) {
-    return InvalidArgumentError(StrCat("date feature \"", f.name,
-                                       "\": column \"", f.source,
-                                       "\" is not a str column"));
-  }
-  std::vector<std::string> checks;
-  std::string text = DateText(sc, f, n, column);
-  // An empty value is a missing date: the default's text, else an error.
+std::string SmBuilder::DateOrDefault(const std::string& sc,
+                                     const DateFeature& f, std::string text,
+                                     std::vector<std::string>* checks) {
   NodeDef* empty = g_.Add(StrCat(sc, "/empty"), "Equal",
                           {text, g_.String(StrCat(sc, "/nothing"), "")});
   TfGraph::SetType(empty, "T", DT_STRING);
   TfGraph::SetBool(empty, "incompatible_shape_error", true);
   if (f.default_value) {
-    text = g_.Op(StrCat(sc, "/or_default"), "SelectV2",
+    return g_.Op(StrCat(sc, "/or_default"), "SelectV2",
                  {empty->name(),
                   g_.String(StrCat(sc, "/default"), *f.default_value), text},
                  DT_STRING);
-  } else {
-    checks.push_back(AssertAll(
-        StrCat(sc, "/present_check"),
-        g_.Add(StrCat(sc, "/present"), "LogicalNot", {empty->name()})->name(),
-        StrCat("date feature \"", f.name, "\": a record has no \"", f.source,
-               "\" (or an empty one) and the feature sets no default"),
-        text));
   }
+  checks->push_back(AssertAll(
+      StrCat(sc, "/present_check"),
+      g_.Add(StrCat(sc, "/present"), "LogicalNot", {empty->name()})->name(),
+      StrCat("date feature \"", f.name, "\": a record has no \"", f.source,
+             "\" (or an empty one) and the feature sets no default"),
+      text));
+  return text;
+}
 
-  // The first form that takes each value, as "year month day|time". A value
-  // no form takes becomes a valid date, so that the steps below read every
-  // row; the form check fails such a batch.
+std::string SmBuilder::CanonicalDate(const std::string& sc,
+                                     const DateFeature& f,
+                                     const std::string& text,
+                                     std::vector<std::string>* checks,
+                                     std::string* matched) {
+  // A value no form takes becomes a valid date, so that the steps after
+  // read every row; the form check fails such a batch.
   std::string canonical = g_.String(StrCat(sc, "/no_form_taken"), "1970 1 1|");
-  std::string matched;
   const std::vector<DateForm> forms = FormsOf(f.format);
   for (size_t i = forms.size(); i-- > 0;) {
     const std::string form_sc = StrCat(sc, "/form_", i);
@@ -195,10 +413,10 @@ StatusOr<SmDate> SmBuilder::DateParts(const std::string& scope, size_t feature,
     TfGraph::SetBool(rewrite, "replace_global", false);
     canonical = g_.Op(StrCat(form_sc, "/select"), "SelectV2",
                       {match, rewrite->name(), canonical}, DT_STRING);
-    matched = matched.empty() ? match
-                              : g_.Add(StrCat(form_sc, "/or"), "LogicalOr",
-                                       {match, matched})
-                                    ->name();
+    *matched = matched->empty() ? match
+                                : g_.Add(StrCat(form_sc, "/or"), "LogicalOr",
+                                         {match, *matched})
+                                      ->name();
   }
   const std::string form_name =
       f.format == DateFormat::kAuto
@@ -207,105 +425,36 @@ StatusOr<SmDate> SmBuilder::DateParts(const std::string& scope, size_t feature,
                 "2024-03-05T14:30:00Z, 20240305, 2024/03/05, "
                 "03/05/2024, 05.03.2024)")
           : StrCat("a date in format \"", DateFormatName(f.format), "\"");
-  checks.push_back(
-      AssertAll(StrCat(sc, "/form_check"), matched,
+  checks->push_back(
+      AssertAll(StrCat(sc, "/form_check"), *matched,
                 StrCat("date feature \"", f.name, "\": column \"", f.source,
                        "\": a value is not ", form_name, ":"),
                 text));
+  return canonical;
+}
 
-  // Nine numbers a row.
-  NodeDef* point =
-      g_.Add(StrCat(sc, "/decimal_point"), "StaticRegexReplace", {canonical});
-  TfGraph::SetString(point, "pattern", ",");
-  TfGraph::SetString(point, "rewrite", ".");
-  TfGraph::SetBool(point, "replace_global", true);
-  NodeDef* fields =
-      g_.Add(StrCat(sc, "/fields"), "StaticRegexReplace", {point->name()});
-  TfGraph::SetString(fields, "pattern", kFields);
-  TfGraph::SetString(fields, "rewrite", kFieldsRewrite);
-  TfGraph::SetBool(fields, "replace_global", false);
-  NodeDef* split =
-      g_.Add(StrCat(sc, "/split"), "StringSplitV2",
-             {fields->name(), g_.String(StrCat(sc, "/space"), " ")});
-  TfGraph::SetInt(split, "maxsplit", -1);
-  NodeDef* numbers =
-      g_.Add(StrCat(sc, "/numbers"), "StringToNumber",
-             {g_.Reshape(StrCat(sc, "/grid"), TfOutput(split->name(), 1),
-                         {-1, kNumFields}, DT_STRING)});
-  TfGraph::SetType(numbers, "out_type", DT_DOUBLE);
-  NodeDef* unpack = g_.Add(StrCat(sc, "/unpack"), "Unpack", {numbers->name()});
-  TfGraph::SetType(unpack, "T", DT_DOUBLE);
-  TfGraph::SetInt(unpack, "num", kNumFields);
-  TfGraph::SetInt(unpack, "axis", 1);
-  // Each field as int64, but for the second, which keeps its fraction.
-  std::array<std::string, kNumFields> v;
-  static constexpr std::string_view kNames[kNumFields] = {
-      "year",   "month",       "day",          "hour",          "minute",
-      "second", "offset_sign", "offset_hours", "offset_minutes"};
-  for (int i = 0; i < kNumFields; ++i) {
-    const std::string out = TfOutput(unpack->name(), i);
-    v[size_t(i)] =
-        i == 5 ? out
-               : g_.Cast(StrCat(sc, "/", kNames[i]), out, DT_DOUBLE, DT_INT64);
+StatusOr<SmDate> SmBuilder::DateParts(const std::string& scope, size_t feature,
+                                      const std::string& n,
+                                      const SmColumn& column) {
+  const DateFeature& f = job_.features.date[feature];
+  const std::string sc = StrCat(scope, "/date/", f.name);
+  if (column.type != DT_STRING) {
+    return InvalidArgumentError(StrCat("date feature \"", f.name,
+                                       "\": column \"", f.source,
+                                       "\" is not a str column"));
   }
-  const std::string& year = v[0];
-  const std::string& month = v[1];
-  const std::string& day = v[2];
-  const std::string& hour = v[3];
-  const std::string& minute = v[4];
-  const std::string& second = v[5];
+  std::vector<std::string> checks;
+  // An empty value is a missing date: the default's text, else an error.
+  const std::string text =
+      DateOrDefault(sc, f, DateText(sc, f, n, column), &checks);
+  // The first form that takes each value, as "year month day|time", then
+  // nine numbers a row.
+  std::string matched;
+  const DateFields v =
+      DateFieldsOf(g_, sc, CanonicalDate(sc, f, text, &checks, &matched));
 
-  int k = 0;
-  auto num = [&](int64_t value) {
-    return g_.Int64(StrCat(sc, "/c", k++), value);
-  };
-  auto op = [&](std::string_view name, std::string_view type,
-                const std::string& a, const std::string& b,
-                DataType t = DT_INT64) {
-    return g_.Op(StrCat(sc, "/", name), type, {a, b}, t);
-  };
-  auto both = [&](std::string_view name, const std::string& a,
-                  const std::string& b) {
-    return g_.Add(StrCat(sc, "/", name), "LogicalAnd", {a, b})->name();
-  };
-
-  // CheckFields: a real date and time.
-  const std::string leap =
-      g_.Add(StrCat(sc, "/leap"), "LogicalOr",
-             {both("by_4_not_100",
-                   op("by_4", "Equal", op("mod_4", "FloorMod", year, num(4)),
-                      num(0)),
-                   op("not_by_100", "NotEqual",
-                      op("mod_100", "FloorMod", year, num(100)), num(0))),
-              op("by_400", "Equal", op("mod_400", "FloorMod", year, num(400)),
-                 num(0))})
-          ->name();
-  static constexpr int64_t kDays[] = {31, 28, 31, 30, 31, 30,
-                                      31, 31, 30, 31, 30, 31};
-  const std::string month_days = g_.Gather(
-      StrCat(sc, "/month_days"), g_.Int64s(StrCat(sc, "/days_in"), kDays, {12}),
-      op("month_index", "FloorMod", op("month_0", "Sub", month, num(1)),
-         num(12)),
-      DT_INT64);
-  const std::string days_in_month = op(
-      "days_in_month", "AddV2", month_days,
-      g_.Cast(
-          StrCat(sc, "/leap_day"),
-          both("leap_february", op("february", "Equal", month, num(2)), leap),
-          DT_BOOL, DT_INT64));
-  std::string valid = op("year_ok", "GreaterEqual", year, num(1));
-  const std::string conditions[] = {
-      op("month_ge_1", "GreaterEqual", month, num(1)),
-      op("month_le_12", "LessEqual", month, num(12)),
-      op("day_ge_1", "GreaterEqual", day, num(1)),
-      op("day_le_days", "LessEqual", day, days_in_month),
-      op("hour_ok", "LessEqual", hour, num(23)),
-      op("minute_ok", "LessEqual", minute, num(59)),
-      op("second_ok", "Less", second, g_.Double(StrCat(sc, "/c61"), 61.0),
-         DT_DOUBLE)};
-  for (size_t i = 0; i < std::size(conditions); ++i) {
-    valid = both(StrCat("valid_", i), valid, conditions[i]);
-  }
+  DateMath math(g_, sc);
+  const std::string valid = math.Valid(v);
   checks.push_back(AssertAll(
       StrCat(sc, "/date_check"),
       g_.Add(StrCat(sc, "/unmatched_or_valid"), "LogicalOr",
@@ -317,77 +466,13 @@ StatusOr<SmDate> SmBuilder::DateParts(const std::string& scope, size_t feature,
              "its month, hour 0..23, minute 0..59, second below 61):"),
       text));
 
-  // DaysFromCivil (Howard Hinnant's days_from_civil), the weekday, and
-  // the instant.
-  const std::string y =
-      op("y", "Sub", year,
-         g_.Cast(StrCat(sc, "/before_march"),
-                 op("jan_feb", "LessEqual", month, num(2)), DT_BOOL, DT_INT64));
-  const std::string era = op("era", "FloorDiv", y, num(400));
-  const std::string yoe =
-      op("yoe", "Sub", y, op("era_years", "Mul", era, num(400)));
-  const std::string mp =
-      op("mp", "FloorMod", op("month_9", "AddV2", month, num(9)), num(12));
-  const std::string doy = op(
-      "doy", "Sub",
-      op("doy_1", "AddV2",
-         op("doy_0", "FloorDiv",
-            op("mp_153", "AddV2", op("mp_x153", "Mul", mp, num(153)), num(2)),
-            num(5)),
-         day),
-      num(1));
-  const std::string doe =
-      op("doe", "AddV2",
-         op("doe_2", "Sub",
-            op("doe_1", "AddV2", op("yoe_365", "Mul", yoe, num(365)),
-               op("yoe_4", "FloorDiv", yoe, num(4))),
-            op("yoe_100", "FloorDiv", yoe, num(100))),
-         doy);
-  const std::string days =
-      op("days", "Sub",
-         op("days_0", "AddV2", op("era_days", "Mul", era, num(146097)), doe),
-         num(719468));
+  // The days since the epoch, the weekday, and the instant.
+  const std::string days = math.DaysFromCivil(v);
   const std::string weekday =
-      op("weekday", "FloorMod", op("days_3", "AddV2", days, num(3)), num(7));
-  const std::string offset =
-      op("offset", "Mul", v[6],
-         op("offset_1", "AddV2", op("offset_h", "Mul", v[7], num(60)), v[8]));
-  const std::string clock = op(
-      "clock_seconds", "AddV2", op("hour_s", "Mul", hour, num(3600)),
-      op("minute_s", "Mul", op("minute_utc", "Sub", minute, offset), num(60)));
-  const std::string seconds =
-      op("seconds", "AddV2",
-         g_.Cast(StrCat(sc, "/clock_double"), clock, DT_INT64, DT_DOUBLE),
-         second, DT_DOUBLE);
-  const std::string instant =
-      op("instant", "AddV2",
-         g_.Cast(StrCat(sc, "/days_double"), days, DT_INT64, DT_DOUBLE),
-         op("day_fraction", "RealDiv", seconds,
-            g_.Double(StrCat(sc, "/c86400"), 86400.0), DT_DOUBLE),
-         DT_DOUBLE);
-
-  std::vector<std::string> deps;
-  for (const std::string& c : checks) deps.push_back("^" + c);
-  auto checked = [&](std::string_view name, const std::string& x,
-                     DataType type) {
-    std::vector<std::string> inputs = {x};
-    inputs.insert(inputs.end(), deps.begin(), deps.end());
-    return g_.Op(StrCat(sc, "/", name), "Identity", std::move(inputs), type);
-  };
-  SmDate out;
-  out.year = checked(
-      "year_value",
-      g_.Cast(StrCat(sc, "/year_float"), year, DT_INT64, DT_FLOAT), DT_FLOAT);
-  out.epoch_days = checked(
-      "epoch_days",
-      g_.Cast(StrCat(sc, "/instant_float"), instant, DT_DOUBLE, DT_FLOAT),
-      DT_FLOAT);
-  out.month =
-      checked("month_id", op("month_id_0", "Sub", month, num(1)), DT_INT64);
-  out.day = checked("day_id", op("day_id_0", "Sub", day, num(1)), DT_INT64);
-  out.weekday = checked("weekday_id", weekday, DT_INT64);
-  out.hour = checked("hour_id", hour, DT_INT64);
-  return out;
+      math.Op("weekday", "FloorMod",
+              math.Op("days_3", "AddV2", days, math.Num(3)), math.Num(7));
+  const std::string instant = math.Instant(v, days);
+  return math.Parts(checks, v, weekday, instant);
 }
 
 }  // namespace dtf::runtime::saved_model_internal

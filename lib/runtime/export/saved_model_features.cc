@@ -1,6 +1,6 @@
 // The SavedModel graph's feature columns: numeric values, vocabulary, hash,
 // bucket, cross, date (saved_model_dates.cc) and text ids, as
-// lib/runtime/model/feature_layer.cc computes them.
+// lib/runtime/model/feature_layer_transform.cc computes them.
 #include <span>
 #include <utility>
 
@@ -85,6 +85,156 @@ std::string SmBuilder::NumericValues(const std::string& scope, size_t feature,
                DT_FLOAT);
 }
 
+namespace {
+
+// A column's values as the keys of vocabularies and hashes: integers as
+// their decimal text, as dtf's vocabularies and hashes read them.
+std::string SmKeysOf(TfGraph& g, const std::string& sc, const SmColumn& c) {
+  if (c.type == DT_STRING) return c.values;
+  return g.Op(StrCat(sc, "/as_string"), "AsString", {c.values}, c.type);
+}
+
+// `keys` hashed into `buckets` buckets.
+std::string SmHashIds(TfGraph& g, const std::string& name,
+                      const std::string& keys, int64_t buckets) {
+  NodeDef* node = g.Add(name, "StringToHashBucketFast", {keys});
+  TfGraph::SetInt(node, "num_buckets", buckets);
+  return node->name();
+}
+
+}  // namespace
+
+const SmColumn& SmBuilder::ColumnOf(const std::vector<SmColumn>& columns,
+                                    const std::string& source) const {
+  return columns[static_cast<size_t>(SourceIndex(source))];
+}
+
+SmIds SmBuilder::CategoricalIds(const std::string& scope, size_t feature,
+                                const SmColumn& c) {
+  const CategoricalFeature& f = job_.features.categorical[feature];
+  const std::string sc = StrCat(scope, "/categorical/", f.name);
+  const std::string keys = SmKeysOf(g_, sc, c);
+  const std::string absent = g_.Int64(StrCat(sc, "/absent"), -1);
+  NodeDef* find = g_.Add(StrCat(sc, "/lookup"), "LookupTableFindV2",
+                         {tables_[feature], keys, absent});
+  TfGraph::SetType(find, "Tin", DT_STRING);
+  TfGraph::SetType(find, "Tout", DT_INT64);
+  if (f.num_oov_buckets > 0) {
+    const std::string oov = g_.Op(
+        StrCat(sc, "/oov"), "AddV2",
+        {SmHashIds(g_, StrCat(sc, "/oov_bucket"), keys, f.num_oov_buckets),
+         g_.Int64(StrCat(sc, "/vocabulary_size"),
+                  static_cast<int64_t>(f.vocabulary.size()))},
+        DT_INT64);
+    const std::string unknown = g_.Op(StrCat(sc, "/unknown"), "Equal",
+                                      {find->name(), absent}, DT_INT64);
+    return SmIds{g_.Op(StrCat(sc, "/ids"), "SelectV2",
+                       {unknown, oov, find->name()}, DT_INT64),
+                 c.rows};
+  }
+  const std::string known =
+      g_.Op(StrCat(sc, "/known"), "GreaterEqual",
+            {find->name(), g_.Int64(StrCat(sc, "/zero"), 0)}, DT_INT64);
+  const std::string keep = g_.Reshape(
+      StrCat(sc, "/keep"),
+      g_.Op(StrCat(sc, "/where"), "Where", {known}, DT_BOOL), {-1}, DT_INT64);
+  return SmIds{g_.Gather(StrCat(sc, "/ids"), find->name(), keep, DT_INT64),
+               g_.Gather(StrCat(sc, "/rows"), c.rows, keep, DT_INT64)};
+}
+
+SmIds SmBuilder::BucketizedIds(const std::string& scope,
+                               const BucketizedFeature& f, const std::string& n,
+                               const std::vector<SmColumn>& columns,
+                               const std::vector<std::string>& raw_numeric) {
+  const FeatureSpec& fs = job_.features;
+  const std::string sc = StrCat(scope, "/bucketized/", f.name);
+  std::string values;
+  std::string rows;
+  if (f.source_kind == InputKind::kFeature) {
+    for (size_t k = 0; k < fs.numeric.size(); ++k) {
+      if (fs.numeric[k].name == f.source) values = raw_numeric[k];
+    }
+    rows = Range(sc, n);
+  } else {
+    const SmColumn& c = ColumnOf(columns, f.source);
+    values = c.type == DT_FLOAT
+                 ? c.values
+                 : g_.Cast(StrCat(sc, "/to_float"), c.values, c.type, DT_FLOAT);
+    rows = c.rows;
+  }
+  std::vector<float> boundaries;
+  for (double b : f.boundaries) boundaries.push_back(static_cast<float>(b));
+  NodeDef* bucket = g_.Add(StrCat(sc, "/bucketize"), "Bucketize", {values});
+  TfGraph::SetType(bucket, "T", DT_FLOAT);
+  TfGraph::SetFloatList(bucket, "boundaries", boundaries);
+  return SmIds{g_.Cast(StrCat(sc, "/ids"), bucket->name(), DT_INT32, DT_INT64),
+               rows};
+}
+
+StatusOr<SmIds> SmBuilder::CrossedIds(const std::string& scope,
+                                      const CrossedFeature& f,
+                                      const std::string& n,
+                                      const std::vector<SmColumn>& columns,
+                                      const std::vector<SmIds>& ids) {
+  const std::string sc = StrCat(scope, "/crossed/", f.name);
+  std::vector<std::string> indices, values, shapes;
+  std::vector<DataType> types;
+  const std::string shape = g_.Pack(
+      StrCat(sc, "/shape"), {n, g_.Int64(StrCat(sc, "/one"), 1)}, DT_INT64);
+  for (size_t k = 0; k < f.columns.size(); ++k) {
+    const CrossInput& in = f.columns[k];
+    std::string v;
+    std::string rows;
+    DataType type = DT_INT64;
+    int found = -1;
+    if (in.kind == InputKind::kFeature) {
+      const auto& inputs = layer_.sparse_inputs();
+      for (size_t s = 0; s < ids.size(); ++s) {
+        if (inputs[s].name == in.name) found = static_cast<int>(s);
+      }
+    }
+    if (found >= 0) {
+      v = ids[static_cast<size_t>(found)].ids;
+      rows = ids[static_cast<size_t>(found)].rows;
+    } else {
+      const SmColumn& c = ColumnOf(columns, in.name);
+      if (c.type == DT_FLOAT) {
+        return InvalidArgumentError(StrCat("crossed feature \"", f.name,
+                                           "\": float column \"", in.name,
+                                           "\" cannot cross"));
+      }
+      v = c.values;
+      rows = c.rows;
+      type = c.type;
+    }
+    const std::string zeros =
+        g_.Op(StrCat(sc, "/zeros_", k), "ZerosLike", {rows}, DT_INT64);
+    indices.push_back(
+        g_.Pack(StrCat(sc, "/indices_", k), {rows, zeros}, DT_INT64, 1));
+    values.push_back(v);
+    shapes.push_back(shape);
+    types.push_back(type);
+  }
+  std::vector<std::string> inputs = indices;
+  inputs.insert(inputs.end(), values.begin(), values.end());
+  inputs.insert(inputs.end(), shapes.begin(), shapes.end());
+  NodeDef* cross =
+      g_.Add(StrCat(sc, "/SparseCross"), "SparseCross", std::move(inputs));
+  TfGraph::SetInt(cross, "N", static_cast<int64_t>(f.columns.size()));
+  TfGraph::SetBool(cross, "hashed_output", true);
+  TfGraph::SetInt(cross, "num_buckets", f.buckets);
+  TfGraph::SetInt(cross, "hash_key",
+                  static_cast<int64_t>(kernels::kDefaultCrossHashKey));
+  TfGraph::SetTypeList(cross, "sparse_types", types);
+  TfGraph::SetTypeList(cross, "dense_types", {});
+  TfGraph::SetType(cross, "out_type", DT_INT64);
+  TfGraph::SetType(cross, "internal_type", DT_INT64);
+  const std::string rows =
+      g_.Gather(StrCat(sc, "/rows"), TfOutput(cross->name(), 0),
+                g_.Int64(StrCat(sc, "/row_column"), 0), DT_INT64, 1);
+  return SmIds{TfOutput(cross->name(), 1), rows};
+}
+
 StatusOr<std::vector<SmIds>> SmBuilder::SparseIdsOf(
     const std::string& scope, const std::string& n,
     const std::vector<SmColumn>& columns,
@@ -92,143 +242,23 @@ StatusOr<std::vector<SmIds>> SmBuilder::SparseIdsOf(
     const std::vector<SmDate>& dates) {
   const FeatureSpec& fs = job_.features;
   std::vector<SmIds> out;
-  auto column_of = [&](const std::string& source) -> const SmColumn& {
-    return columns[static_cast<size_t>(SourceIndex(source))];
-  };
-  // Integers as their decimal text, as dtf's vocabularies and hashes read
-  // them.
-  auto keys_of = [&](const std::string& sc, const SmColumn& c) {
-    if (c.type == DT_STRING) return c.values;
-    return g_.Op(StrCat(sc, "/as_string"), "AsString", {c.values}, c.type);
-  };
-  auto hash = [&](const std::string& name, const std::string& keys,
-                  int64_t buckets) {
-    NodeDef* node = g_.Add(name, "StringToHashBucketFast", {keys});
-    TfGraph::SetInt(node, "num_buckets", buckets);
-    return node->name();
-  };
   for (size_t i = 0; i < fs.categorical.size(); ++i) {
-    const CategoricalFeature& f = fs.categorical[i];
-    const std::string sc = StrCat(scope, "/categorical/", f.name);
-    const SmColumn& c = column_of(f.source);
-    const std::string keys = keys_of(sc, c);
-    const std::string absent = g_.Int64(StrCat(sc, "/absent"), -1);
-    NodeDef* find = g_.Add(StrCat(sc, "/lookup"), "LookupTableFindV2",
-                           {tables_[i], keys, absent});
-    TfGraph::SetType(find, "Tin", DT_STRING);
-    TfGraph::SetType(find, "Tout", DT_INT64);
-    if (f.num_oov_buckets > 0) {
-      const std::string oov =
-          g_.Op(StrCat(sc, "/oov"), "AddV2",
-                {hash(StrCat(sc, "/oov_bucket"), keys, f.num_oov_buckets),
-                 g_.Int64(StrCat(sc, "/vocabulary_size"),
-                          static_cast<int64_t>(f.vocabulary.size()))},
-                DT_INT64);
-      const std::string unknown = g_.Op(StrCat(sc, "/unknown"), "Equal",
-                                        {find->name(), absent}, DT_INT64);
-      out.push_back(SmIds{g_.Op(StrCat(sc, "/ids"), "SelectV2",
-                                {unknown, oov, find->name()}, DT_INT64),
-                          c.rows});
-      continue;
-    }
-    const std::string known =
-        g_.Op(StrCat(sc, "/known"), "GreaterEqual",
-              {find->name(), g_.Int64(StrCat(sc, "/zero"), 0)}, DT_INT64);
-    const std::string keep = g_.Reshape(
-        StrCat(sc, "/keep"),
-        g_.Op(StrCat(sc, "/where"), "Where", {known}, DT_BOOL), {-1}, DT_INT64);
     out.push_back(
-        SmIds{g_.Gather(StrCat(sc, "/ids"), find->name(), keep, DT_INT64),
-              g_.Gather(StrCat(sc, "/rows"), c.rows, keep, DT_INT64)});
+        CategoricalIds(scope, i, ColumnOf(columns, fs.categorical[i].source)));
   }
   for (const HashedFeature& f : fs.hashed) {
     const std::string sc = StrCat(scope, "/hashed/", f.name);
-    const SmColumn& c = column_of(f.source);
+    const SmColumn& c = ColumnOf(columns, f.source);
     out.push_back(
-        SmIds{hash(StrCat(sc, "/ids"), keys_of(sc, c), f.buckets), c.rows});
+        SmIds{SmHashIds(g_, StrCat(sc, "/ids"), SmKeysOf(g_, sc, c), f.buckets),
+              c.rows});
   }
   for (const BucketizedFeature& f : fs.bucketized) {
-    const std::string sc = StrCat(scope, "/bucketized/", f.name);
-    std::string values;
-    std::string rows;
-    if (f.source_kind == InputKind::kFeature) {
-      for (size_t k = 0; k < fs.numeric.size(); ++k) {
-        if (fs.numeric[k].name == f.source) values = raw_numeric[k];
-      }
-      rows = Range(sc, n);
-    } else {
-      const SmColumn& c = column_of(f.source);
-      values = c.type == DT_FLOAT ? c.values
-                                  : g_.Cast(StrCat(sc, "/to_float"), c.values,
-                                            c.type, DT_FLOAT);
-      rows = c.rows;
-    }
-    std::vector<float> boundaries;
-    for (double b : f.boundaries) boundaries.push_back(static_cast<float>(b));
-    NodeDef* bucket = g_.Add(StrCat(sc, "/bucketize"), "Bucketize", {values});
-    TfGraph::SetType(bucket, "T", DT_FLOAT);
-    TfGraph::SetFloatList(bucket, "boundaries", boundaries);
-    out.push_back(SmIds{
-        g_.Cast(StrCat(sc, "/ids"), bucket->name(), DT_INT32, DT_INT64), rows});
+    out.push_back(BucketizedIds(scope, f, n, columns, raw_numeric));
   }
   for (const CrossedFeature& f : fs.crossed) {
-    const std::string sc = StrCat(scope, "/crossed/", f.name);
-    std::vector<std::string> indices, values, shapes;
-    std::vector<DataType> types;
-    const std::string shape = g_.Pack(
-        StrCat(sc, "/shape"), {n, g_.Int64(StrCat(sc, "/one"), 1)}, DT_INT64);
-    for (size_t k = 0; k < f.columns.size(); ++k) {
-      const CrossInput& in = f.columns[k];
-      std::string v;
-      std::string rows;
-      DataType type = DT_INT64;
-      int found = -1;
-      if (in.kind == InputKind::kFeature) {
-        const auto& inputs = layer_.sparse_inputs();
-        for (size_t s = 0; s < out.size(); ++s) {
-          if (inputs[s].name == in.name) found = static_cast<int>(s);
-        }
-      }
-      if (found >= 0) {
-        v = out[static_cast<size_t>(found)].ids;
-        rows = out[static_cast<size_t>(found)].rows;
-      } else {
-        const SmColumn& c = column_of(in.name);
-        if (c.type == DT_FLOAT) {
-          return InvalidArgumentError(StrCat("crossed feature \"", f.name,
-                                             "\": float column \"", in.name,
-                                             "\" cannot cross"));
-        }
-        v = c.values;
-        rows = c.rows;
-        type = c.type;
-      }
-      const std::string zeros =
-          g_.Op(StrCat(sc, "/zeros_", k), "ZerosLike", {rows}, DT_INT64);
-      indices.push_back(
-          g_.Pack(StrCat(sc, "/indices_", k), {rows, zeros}, DT_INT64, 1));
-      values.push_back(v);
-      shapes.push_back(shape);
-      types.push_back(type);
-    }
-    std::vector<std::string> inputs = indices;
-    inputs.insert(inputs.end(), values.begin(), values.end());
-    inputs.insert(inputs.end(), shapes.begin(), shapes.end());
-    NodeDef* cross =
-        g_.Add(StrCat(sc, "/SparseCross"), "SparseCross", std::move(inputs));
-    TfGraph::SetInt(cross, "N", static_cast<int64_t>(f.columns.size()));
-    TfGraph::SetBool(cross, "hashed_output", true);
-    TfGraph::SetInt(cross, "num_buckets", f.buckets);
-    TfGraph::SetInt(cross, "hash_key",
-                    static_cast<int64_t>(kernels::kDefaultCrossHashKey));
-    TfGraph::SetTypeList(cross, "sparse_types", types);
-    TfGraph::SetTypeList(cross, "dense_types", {});
-    TfGraph::SetType(cross, "out_type", DT_INT64);
-    TfGraph::SetType(cross, "internal_type", DT_INT64);
-    const std::string rows =
-        g_.Gather(StrCat(sc, "/rows"), TfOutput(cross->name(), 0),
-                  g_.Int64(StrCat(sc, "/row_column"), 0), DT_INT64, 1);
-    out.push_back(SmIds{TfOutput(cross->name(), 1), rows});
+    DTF_ASSIGN_OR_RETURN(SmIds ids, CrossedIds(scope, f, n, columns, out));
+    out.push_back(std::move(ids));
   }
   for (size_t i = 0; i < fs.date.size(); ++i) {
     for (DatePart part : fs.date[i].parts) {
@@ -240,8 +270,8 @@ StatusOr<std::vector<SmIds>> SmBuilder::SparseIdsOf(
     }
   }
   for (const TextFeature& f : fs.text) {
-    out.push_back(
-        TextIds(StrCat(scope, "/text/", f.name), f, column_of(f.source)));
+    out.push_back(TextIds(StrCat(scope, "/text/", f.name), f,
+                          ColumnOf(columns, f.source)));
   }
   return out;
 }

@@ -35,25 +35,27 @@ std::string SmBuilder::Range(const std::string& scope, const std::string& n) {
                "Tidx");
 }
 
-Status SmBuilder::RawInputs(tensorflow::SignatureDef* sig, std::string* n,
-                            std::vector<SmColumn>* columns) {
-  const std::string scope = "serving_default";
+std::vector<std::string> SmBuilder::RawPlaceholders(
+    const std::string& scope, tensorflow::SignatureDef* sig,
+    std::vector<int64_t>* dims) {
   std::vector<std::string> placeholders;
-  std::vector<int64_t> dims;
   for (const FeatureParseSpec& s : sources_) {
     const DataType type = SmType(s.type);
-    dims.push_back(Dimension(s.name));
+    dims->push_back(Dimension(s.name));
     std::vector<int64_t> shape = {-1};
-    if (dims.back() > 1) shape.push_back(dims.back());
+    if (dims->back() > 1) shape.push_back(dims->back());
     NodeDef* p = g_.Add(StrCat(scope, "/", s.name), "Placeholder");
     TfGraph::SetType(p, "dtype", type);
     TfGraph::SetShape(p, "shape", shape);
     SetInfo(&(*sig->mutable_inputs())[s.name], p->name(), type, shape);
     placeholders.push_back(p->name());
   }
-  if (placeholders.empty()) {
-    return InvalidArgumentError("the model reads no column");
-  }
+  return placeholders;
+}
+
+std::string SmBuilder::RawRowCount(const std::string& scope,
+                                   const std::vector<std::string>& placeholders,
+                                   const std::vector<int64_t>& dims) {
   NodeDef* size =
       g_.Add(StrCat(scope, "/batch_size"), "Size", {placeholders[0]});
   TfGraph::SetType(size, "T", SmType(sources_[0].type));
@@ -91,91 +93,111 @@ Status SmBuilder::RawInputs(tensorflow::SignatureDef* sig, std::string* n,
     TfGraph::SetInt(check, "summarize", 3);
     checks.push_back("^" + check->name());
   }
-  *n = g_.Op(StrCat(scope, "/rows"), "Identity", std::move(checks), DT_INT64);
+  return g_.Op(StrCat(scope, "/rows"), "Identity", std::move(checks), DT_INT64);
+}
+
+SmColumn SmBuilder::VectorColumn(const std::string& sc, const std::string& x,
+                                 DataType type, int64_t dim,
+                                 const std::string& rows,
+                                 const std::string& n) {
+  const std::string d = g_.Int64(StrCat(sc, "/dim_value"), dim);
+  const std::string zero = g_.Int64(StrCat(sc, "/zero"), 0);
+  const std::string one = g_.Int64(StrCat(sc, "/one"), 1);
+  auto grid = [&](const std::string& name, const std::string& range,
+                  const std::string& other, int32_t axis) {
+    const std::string expanded = g_.Op(
+        StrCat(sc, "/", name, "_expanded"), "ExpandDims",
+        {range, g_.Int32(StrCat(sc, "/", name, "_axis"), axis)}, DT_INT64);
+    std::vector<std::string> m = {other, one};
+    if (axis == 1) std::swap(m[0], m[1]);
+    NodeDef* tile = g_.Add(
+        StrCat(sc, "/", name, "_tile"), "Tile",
+        {expanded, g_.Pack(StrCat(sc, "/", name, "_multiples"), m, DT_INT64)});
+    TfGraph::SetType(tile, "T", DT_INT64);
+    TfGraph::SetType(tile, "Tmultiples", DT_INT64);
+    return g_.Reshape(StrCat(sc, "/", name), tile->name(), {-1}, DT_INT64);
+  };
+  const std::string places_range = g_.Op(StrCat(sc, "/places_range"), "Range",
+                                         {zero, d, one}, DT_INT64, "Tidx");
+  return SmColumn{g_.Reshape(StrCat(sc, "/values"), x, {-1}, type),
+                  grid("rows", rows, d, 1), type,
+                  grid("places", places_range, n, 0)};
+}
+
+std::string SmBuilder::MissingCells(const std::string& sc, const std::string& x,
+                                    DataType type) {
+  std::string missing;
+  if (type == DT_STRING) {
+    std::vector<std::string> tokens = {""};
+    for (const std::string& t : job_.schema.missing_values) {
+      if (!t.empty()) tokens.push_back(t);
+    }
+    for (size_t k = 0; k < tokens.size(); ++k) {
+      const std::string token =
+          g_.String(StrCat(sc, "/missing_token_", k), tokens[k]);
+      NodeDef* eq = g_.Add(StrCat(sc, "/is_missing_", k), "Equal", {x, token});
+      TfGraph::SetType(eq, "T", DT_STRING);
+      TfGraph::SetBool(eq, "incompatible_shape_error", true);
+      missing = missing.empty() ? eq->name()
+                                : g_.Add(StrCat(sc, "/missing_or_", k),
+                                         "LogicalOr", {missing, eq->name()})
+                                      ->name();
+    }
+  } else if (type == DT_FLOAT) {
+    missing = g_.Op(StrCat(sc, "/is_nan"), "IsNan", {x}, DT_FLOAT);
+  }
+  return missing;
+}
+
+SmColumn SmBuilder::CellColumn(const std::string& sc, const std::string& name,
+                               const std::string& x, DataType type,
+                               const std::string& rows) {
+  const ColumnSpec* spec = job_.schema.FindColumn(name);
+  const std::string missing = MissingCells(sc, x, type);
+  if (missing.empty()) return SmColumn{x, rows, type, ""};
+  if (spec != nullptr && spec->default_value) {
+    std::string fill;
+    if (type == DT_STRING) {
+      fill = g_.String(StrCat(sc, "/default"),
+                       std::get<std::string>(*spec->default_value));
+    } else {
+      fill =
+          g_.Float(StrCat(sc, "/default"),
+                   static_cast<float>(std::get<double>(*spec->default_value)));
+    }
+    const std::string v =
+        g_.Op(StrCat(sc, "/filled"), "SelectV2", {missing, fill, x}, type);
+    return SmColumn{v, rows, type, ""};
+  }
+  const std::string present =
+      g_.Add(StrCat(sc, "/present"), "LogicalNot", {missing})->name();
+  const std::string where =
+      g_.Op(StrCat(sc, "/where"), "Where", {present}, DT_BOOL);
+  const std::string keep =
+      g_.Reshape(StrCat(sc, "/keep"), where, {-1}, DT_INT64);
+  return SmColumn{g_.Gather(StrCat(sc, "/values"), x, keep, type),
+                  g_.Gather(StrCat(sc, "/rows"), rows, keep, DT_INT64), type,
+                  ""};
+}
+
+Status SmBuilder::RawInputs(tensorflow::SignatureDef* sig, std::string* n,
+                            std::vector<SmColumn>* columns) {
+  const std::string scope = "serving_default";
+  std::vector<int64_t> dims;
+  const std::vector<std::string> placeholders =
+      RawPlaceholders(scope, sig, &dims);
+  if (placeholders.empty()) {
+    return InvalidArgumentError("the model reads no column");
+  }
+  *n = RawRowCount(scope, placeholders, dims);
   const std::string rows = Range(scope, *n);
   for (size_t i = 0; i < sources_.size(); ++i) {
     const FeatureParseSpec& s = sources_[i];
     const std::string sc = StrCat(scope, "/", s.name);
     const DataType type = SmType(s.type);
-    const std::string& x = placeholders[i];
-    if (dims[i] > 1) {
-      // A vector: [n, d] as it is, each value's row and place.
-      const std::string d = g_.Int64(StrCat(sc, "/dim_value"), dims[i]);
-      const std::string zero = g_.Int64(StrCat(sc, "/zero"), 0);
-      const std::string one = g_.Int64(StrCat(sc, "/one"), 1);
-      auto grid = [&](const std::string& name, const std::string& range,
-                      const std::string& other, int32_t axis) {
-        const std::string expanded = g_.Op(
-            StrCat(sc, "/", name, "_expanded"), "ExpandDims",
-            {range, g_.Int32(StrCat(sc, "/", name, "_axis"), axis)}, DT_INT64);
-        std::vector<std::string> m = {other, one};
-        if (axis == 1) std::swap(m[0], m[1]);
-        NodeDef* tile =
-            g_.Add(StrCat(sc, "/", name, "_tile"), "Tile",
-                   {expanded,
-                    g_.Pack(StrCat(sc, "/", name, "_multiples"), m, DT_INT64)});
-        TfGraph::SetType(tile, "T", DT_INT64);
-        TfGraph::SetType(tile, "Tmultiples", DT_INT64);
-        return g_.Reshape(StrCat(sc, "/", name), tile->name(), {-1}, DT_INT64);
-      };
-      const std::string places_range =
-          g_.Op(StrCat(sc, "/places_range"), "Range", {zero, d, one}, DT_INT64,
-                "Tidx");
-      columns->push_back(SmColumn{
-          g_.Reshape(StrCat(sc, "/values"), x, {-1}, type),
-          grid("rows", rows, d, 1), type, grid("places", places_range, *n, 0)});
-      continue;
-    }
-    const ColumnSpec* spec = job_.schema.FindColumn(s.name);
-    std::string missing;  // bool [n]: a missing cell
-    if (type == DT_STRING) {
-      std::vector<std::string> tokens = {""};
-      for (const std::string& t : job_.schema.missing_values) {
-        if (!t.empty()) tokens.push_back(t);
-      }
-      for (size_t k = 0; k < tokens.size(); ++k) {
-        const std::string token =
-            g_.String(StrCat(sc, "/missing_token_", k), tokens[k]);
-        NodeDef* eq =
-            g_.Add(StrCat(sc, "/is_missing_", k), "Equal", {x, token});
-        TfGraph::SetType(eq, "T", DT_STRING);
-        TfGraph::SetBool(eq, "incompatible_shape_error", true);
-        missing = missing.empty() ? eq->name()
-                                  : g_.Add(StrCat(sc, "/missing_or_", k),
-                                           "LogicalOr", {missing, eq->name()})
-                                        ->name();
-      }
-    } else if (type == DT_FLOAT) {
-      missing = g_.Op(StrCat(sc, "/is_nan"), "IsNan", {x}, DT_FLOAT);
-    }
-    if (missing.empty()) {
-      columns->push_back(SmColumn{x, rows, type, ""});
-      continue;
-    }
-    if (spec != nullptr && spec->default_value) {
-      std::string fill;
-      if (type == DT_STRING) {
-        fill = g_.String(StrCat(sc, "/default"),
-                         std::get<std::string>(*spec->default_value));
-      } else {
-        fill = g_.Float(
-            StrCat(sc, "/default"),
-            static_cast<float>(std::get<double>(*spec->default_value)));
-      }
-      const std::string v =
-          g_.Op(StrCat(sc, "/filled"), "SelectV2", {missing, fill, x}, type);
-      columns->push_back(SmColumn{v, rows, type, ""});
-      continue;
-    }
-    const std::string present =
-        g_.Add(StrCat(sc, "/present"), "LogicalNot", {missing})->name();
-    const std::string where =
-        g_.Op(StrCat(sc, "/where"), "Where", {present}, DT_BOOL);
-    const std::string keep =
-        g_.Reshape(StrCat(sc, "/keep"), where, {-1}, DT_INT64);
-    columns->push_back(SmColumn{
-        g_.Gather(StrCat(sc, "/values"), x, keep, type),
-        g_.Gather(StrCat(sc, "/rows"), rows, keep, DT_INT64), type, ""});
+    columns->push_back(
+        dims[i] > 1 ? VectorColumn(sc, placeholders[i], type, dims[i], rows, *n)
+                    : CellColumn(sc, s.name, placeholders[i], type, rows));
   }
   return OkStatus();
 }

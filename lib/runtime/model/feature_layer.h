@@ -155,7 +155,44 @@ class FeatureLayer {
   struct Scratch;
 
   FeatureLayer() = default;
+  // The source `name` (a [schema] vector when `vector`), added unless the
+  // layer reads it already; its index in sources_.
   int AddSource(const Schema& schema, const std::string& name, bool vector);
+  // Create()'s steps, in the order of the model's inputs: numeric features;
+  // categorical, hashed and bucketized ones; crossed ones; each date
+  // feature's parts; then (in Create) text features.
+  void AddNumerics(const Schema& schema, const FeatureSpec& features,
+                   const ModelSpec& model);
+  void AddSparse(const ModelSpec& model, const std::string& name,
+                 int64_t num_ids, const CategoricalUse& use, SparseStep step);
+  Status AddColumnIds(const Schema& schema, const FeatureSpec& features,
+                      const ModelSpec& model);
+  Status AddCrossed(const Schema& schema, const FeatureSpec& features,
+                    const ModelSpec& model);
+  Status AddDate(const Schema& schema, const DateFeature& f,
+                 const ModelSpec& model);
+  // InvalidArgument when two sparse inputs share a name.
+  Status CheckNames() const;
+  Status SetLabel(const Schema& schema);
+
+  // Transform()'s steps. Numeric feature `numeric`'s values into `raw`
+  // (rows x dimension) and, normalized, into out's dense inputs.
+  Status DenseValues(const Batch& batch, size_t numeric,
+                     std::vector<float>* raw, ModelInputs* out) const;
+  // Sparse input `sparse`'s ids into out->ids; `raw`: DenseValues' values.
+  Status StepIds(const kernels::Context& ctx, const Batch& batch, size_t sparse,
+                 const std::vector<std::vector<float>>& raw,
+                 ModelInputs* out) const;
+  // Crossed input `sparse`, from columns and the sparse inputs before it.
+  Status CrossedIds(const kernels::Context& ctx, const Batch& batch,
+                    size_t sparse, ModelInputs* out) const;
+  // A date feature's calendar part, one id a row.
+  Status DateIds(const Batch& batch, const SparseStep& step,
+                 kernels::SparseIds* ids) const;
+  // A categorical, hashed or bucketized input read from its column.
+  Status ColumnIds(const kernels::Context& ctx, const Batch& batch,
+                   const SparseStep& step, kernels::SparseIds* ids) const;
+  Status Labels(const Batch& batch, ModelInputs* out) const;
   Status NumericValues(const Batch& batch, size_t numeric, int64_t row,
                        float* out) const;
   Status DateAt(const Batch& batch, size_t date, int64_t row,
