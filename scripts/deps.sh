@@ -12,8 +12,10 @@ packages=(
   libgtest-dev libgmock-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
+  # skopeo, umoci and podman read the OCI image `dtf pack image` writes
+  # (tests/launch/pack/pack_image_test.cc).
   packages+=(python3 python3-venv python3-pip clang-14 libclang-rt-14-dev
-             bsdutils openssh-server openssh-client)
+             bsdutils openssh-server openssh-client skopeo umoci podman)
 fi
 
 missing=()

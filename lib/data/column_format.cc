@@ -6,7 +6,6 @@
 #include "absl/strings/str_format.h"
 #include "lib/base/strings.h"
 #include "lib/data/schema.h"
-#include "lib/data/schema_internal.h"
 
 namespace dtf {
 namespace {

@@ -20,18 +20,9 @@
 
 #include "lib/base/file.h"
 #include "lib/base/status.h"
+#include "lib/data/csv_row.h"
 
 namespace dtf {
-
-struct CsvOptions {
-  // Field separator. Default: ','.
-  char delimiter = ',';
-  // Quote character. Default: '"'.
-  char quote = '"';
-  // Strip spaces and tabs (other than the delimiter) around unquoted fields,
-  // before an opening quote and after a closing quote. Default: true.
-  bool trim_spaces = true;
-};
 
 // A run of whole records from one input.
 struct CsvChunk {
@@ -96,30 +87,6 @@ class CsvChunker {
   int64_t line_ = 1;
   int64_t record_ = 0;
   uint64_t offset_ = 0;
-};
-
-// One parsed record. Fields view into the chunk's data, or into `storage`
-// when unquoting changed them; valid until the next parse into this row and
-// while the chunk lives.
-struct CsvRow {
-  std::vector<std::string_view> fields;
-  // 1-based column (byte offset within the line + 1) where each field starts.
-  std::vector<int32_t> columns;
-  // 1-based physical line on which the record starts.
-  int64_t line = 0;
-  // 1-based physical line on which each field starts; empty when every
-  // field starts on `line` (no quoted line break before the last one).
-  std::vector<int64_t> field_lines;
-  // True for each field that was quoted (a quoted empty field is a value, not
-  // a missing cell).
-  std::vector<bool> quoted;
-  std::string storage;
-
-  // The physical line on which field `i` starts (`columns[i]` counts from
-  // the start of that line).
-  int64_t FieldLine(size_t i) const {
-    return field_lines.empty() ? line : field_lines[i];
-  }
 };
 
 // Parses the records of one chunk in order. Malformed quoting (a stray quote

@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "lib/base/status.h"
-#include "lib/data/csv_reader.h"
+#include "lib/data/csv_row.h"
 
 namespace dtf {
 

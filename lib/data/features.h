@@ -307,18 +307,4 @@ struct FeatureSpec {
   bool empty() const { return size() == 0; }
 };
 
-namespace toml_util {
-class Reader;
-struct Table;
-}  // namespace toml_util
-
-// Internal to lib/data (LoadJobFile): reads the [features] table into
-// `*spec`, resolving and checking sources against `schema` (which must be
-// valid) and vocabulary files against `dir`. Errors are InvalidArgument
-// "<file>:<line>:<col>: features.<kind>[<i>].<key>: what is wrong". Every
-// element's key and its keys are remembered in `r` for later checks.
-Status ParseFeatureSpec(toml_util::Reader& r, const toml_util::Table& table,
-                        const Schema& schema, const std::string& dir,
-                        FeatureSpec* spec);
-
 }  // namespace dtf

@@ -24,6 +24,7 @@
 #include "lib/data/csv_reader.h"
 #include "lib/data/job_file.h"
 #include "lib/data/schema.h"
+#include "lib/data/shard_files.h"
 
 namespace dtf {
 
@@ -136,9 +137,6 @@ class StagedRecords {
 // without a split). The caller fills threads, on_error, overwrite, progress,
 // cancel and write_index afterwards.
 std::vector<GenRecordsOptions> GenRecordsOptionsFromJob(const JobFile& job);
-
-// Shard file name: "part-00003-of-00008.tfrecord" plus the compression suffix.
-std::string ShardFileName(int shard, int shards, Compression compression);
 
 // Expands glob patterns (a pattern without wildcards names one file, which
 // must exist); NotFound names a pattern that matches nothing.

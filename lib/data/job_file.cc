@@ -14,14 +14,14 @@
 #include "lib/base/strings.h"
 #include "lib/base/toml_text.h"
 #include "lib/base/toml_util.h"
-#include "lib/data/schema_internal.h"
+#include "lib/data/feature_parser.h"
+#include "lib/data/schema_check.h"
 
 namespace dtf {
 namespace {
 
 using toml_util::KeyPart;
 using toml_util::Reader;
-
 using toml_util::ResolvePath;
 
 // "int", "float" or "str".

@@ -8,7 +8,6 @@
 #include "lib/base/strings.h"
 #include "lib/base/toml_util.h"
 #include "lib/data/job_limits.h"
-#include "lib/data/schema_internal.h"
 
 namespace dtf {
 

@@ -1,7 +1,7 @@
 // The job file's [model] table (docs/job-file.md): the model and its loss,
 // as plain configuration for the trainer.
 //
-// How features feed each model type (feature_spec.h):
+// How features feed each model type (features.h):
 //   linear     One linear layer (TF's LinearClassifier) over every feature
 //              that feeds anything: numeric features (deep or wide) as real
 //              values, categorical kinds (wide) one-hot. Embeddings are an

@@ -15,7 +15,7 @@
 
 #include "lib/base/status.h"
 #include "lib/data/compression.h"
-#include "lib/data/input_pipeline.h"
+#include "lib/data/input_position.h"
 #include "lib/data/record_reader.h"
 #include "lib/data/shard_assignment.h"
 

@@ -21,9 +21,13 @@ namespace dtf {
 enum class ValueType { kInt, kFloat, kString };
 std::string_view ValueTypeName(ValueType t);  // "int", "float", "str"
 StatusOr<ValueType> ParseValueType(std::string_view name);
+// "an int", "a float", "a str": the phrase after "expected".
+std::string_view ValueTypeWithArticle(ValueType type);
 
 // A typed scalar: int64_t for kInt, double for kFloat, string for kString.
 using Value = std::variant<int64_t, double, std::string>;
+// The type `value` holds.
+ValueType TypeOfValue(const Value& value);
 
 // Parses one cell as `type`. Ints: optional sign and decimal digits, within
 // int64. Floats: decimal or exponent notation, "nan", "inf" (any case).
@@ -118,7 +122,8 @@ bool IsNaSpelling(std::string_view cell);
 
 // Checks names are unique and non-empty, vector members and the label exist,
 // vector types are int or float, defaults match their types.
-// InvalidArgument naming the offending key otherwise.
+// InvalidArgument naming the offending key otherwise. Defined with its
+// checks in lib/data/schema_check.cc.
 Status ValidateSchema(const Schema& schema);
 
 // Infers column types the way TFX does: a column is int if every non-missing

@@ -10,7 +10,7 @@
 #include <system_error>
 
 #include "lib/base/strings.h"
-#include "lib/data/gen_records.h"
+#include "lib/data/shard_files.h"
 
 namespace dtf {
 namespace fs = std::filesystem;
@@ -52,25 +52,6 @@ void RemoveStaleStaging(const std::string& dir) {
 }
 
 }  // namespace
-
-std::string ShardFileName(int shard, int shards, Compression compression) {
-  return fmt::format("part-{:05d}-of-{:05d}.tfrecord{}", shard, shards,
-                     CompressionSuffix(compression));
-}
-
-std::vector<std::string> ExistingShardFiles(const std::string& dir) {
-  std::vector<std::string> found;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    std::string name = entry.path().filename().string();
-    if (name.starts_with("part-") &&
-        name.find(".tfrecord") != std::string::npos) {
-      found.push_back(entry.path().string());
-    }
-  }
-  std::sort(found.begin(), found.end());
-  return found;
-}
 
 StatusOr<std::unique_ptr<ShardSet>> ShardSet::Create(const Options& options) {
   if (options.shards < 1) {

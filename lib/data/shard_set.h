@@ -121,7 +121,4 @@ class ShardSet {
   std::vector<FileInfo> files_;
 };
 
-// Names of shard files (and their index files) already in `dir`.
-std::vector<std::string> ExistingShardFiles(const std::string& dir);
-
 }  // namespace dtf

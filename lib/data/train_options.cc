@@ -222,6 +222,105 @@ Status ReadOptimizers(Reader& r, const toml::table* t, const ModelSpec& model,
               &train->optimizer);
 }
 
+// The loop's schedule: batch size, epochs or steps, shuffling, how often to
+// evaluate, log and checkpoint, and where the output goes.
+Status ReadSchedule(Reader& r, const toml::table& t, const std::string& dir,
+                    TrainSpec* train) {
+  DTF_RETURN_IF_ERROR(r.ReadIntInRange(t, "train", "batch_size", 1,
+                                       kMaxBatchSize, &train->batch_size));
+  if (t.contains("epochs") && t.contains("steps")) {
+    return r.Error(*t.get("steps"), "train.steps",
+                   "give epochs or steps, not both");
+  }
+  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "epochs", 1, &train->epochs));
+  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "steps", 1, &train->steps));
+  if (train->steps > 0) train->epochs = 0;
+  DTF_RETURN_IF_ERROR(r.ReadIntInRange(t, "train", "shuffle_buffer", 0,
+                                       kMaxShuffleBuffer,
+                                       &train->shuffle_buffer));
+  DTF_RETURN_IF_ERROR(r.ReadInt(
+      t, "train", "seed", std::numeric_limits<int64_t>::min(), &train->seed));
+  DTF_RETURN_IF_ERROR(
+      r.ReadInt(t, "train", "eval_every_steps", 0, &train->eval_every_steps));
+  DTF_RETURN_IF_ERROR(
+      r.ReadInt(t, "train", "log_every_steps", 0, &train->log_every_steps));
+  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "checkpoint_every_steps", 0,
+                                &train->checkpoint_every_steps));
+  DTF_RETURN_IF_ERROR(
+      r.ReadInt(t, "train", "keep_checkpoints", 1, &train->keep_checkpoints));
+  if (const toml::node* n = t.get("output_dir")) {
+    DTF_ASSIGN_OR_RETURN(const std::string out,
+                         r.GetString(*n, "train.output_dir"));
+    if (out.empty()) return r.Error(*n, "train.output_dir", "empty path");
+    train->output_dir = toml_util::ResolvePath(dir, out);
+  }
+  return OkStatus();
+}
+
+// Where and how the steps run: threads, device, and the update mode with
+// its settings.
+Status ReadExecution(Reader& r, const toml::table& t, TrainSpec* train) {
+  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "threads", 0, &train->threads));
+  if (const toml::node* n = t.get("device")) {
+    DTF_ASSIGN_OR_RETURN(const std::string device,
+                         r.GetString(*n, "train.device"));
+    StatusOr<DeviceName> parsed = ParseDeviceName(device);
+    if (!parsed.ok())
+      return r.Error(*n, "train.device", Message(parsed.status()));
+    train->device = *parsed;
+  }
+  if (const toml::node* n = t.get("mode")) {
+    DTF_ASSIGN_OR_RETURN(
+        const int mode,
+        r.GetChoice(*n, "train.mode", {"sync", "async", "allreduce"}));
+    train->mode = static_cast<TrainMode>(mode);
+  }
+  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "replicas_to_aggregate", 0,
+                                &train->replicas_to_aggregate));
+  DTF_RETURN_IF_ERROR(
+      r.ReadInt(t, "train", "max_staleness", 0, &train->max_staleness));
+  if (t.contains("max_staleness") && train->mode != TrainMode::kAsync) {
+    return r.Error(*t.get("max_staleness"), "train.max_staleness",
+                   "bounds staleness in async mode only; set mode = "
+                   "\"async\"");
+  }
+  return OkStatus();
+}
+
+// The timeouts of a distributed run, each checked against the heartbeat
+// timeout it must exceed.
+Status ReadTimeouts(Reader& r, const toml::table& t, TrainSpec* train) {
+  DTF_RETURN_IF_ERROR(
+      r.ReadInt(t, "train", "heartbeat_timeout", 1, &train->heartbeat_timeout));
+  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "coordinator_timeout", 1,
+                                &train->coordinator_timeout));
+  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "collective_timeout", 1,
+                                &train->collective_timeout));
+  train->ps_timeout = train->heartbeat_timeout + 30;
+  DTF_RETURN_IF_ERROR(
+      r.ReadInt(t, "train", "ps_timeout", 1, &train->ps_timeout));
+  if (train->ps_timeout <= train->heartbeat_timeout) {
+    return r.Error(*t.get("ps_timeout"), "train.ps_timeout",
+                   StrCat("must exceed train.heartbeat_timeout (",
+                          train->heartbeat_timeout,
+                          " s): a sync step may wait that long for a "
+                          "silent worker"));
+  }
+  train->stall_timeout = DefaultStallTimeout(train->heartbeat_timeout);
+  DTF_RETURN_IF_ERROR(
+      r.ReadInt(t, "train", "stall_timeout", 0, &train->stall_timeout));
+  if (train->stall_timeout > 0 &&
+      train->stall_timeout <= train->heartbeat_timeout) {
+    return r.Error(
+        *t.get("stall_timeout"), "train.stall_timeout",
+        StrCat("must exceed train.heartbeat_timeout (",
+               train->heartbeat_timeout,
+               " s): a sync worker may wait that long for a silent one "
+               "(or 0 turns the watchdog off)"));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
@@ -264,86 +363,9 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
                                    "wide_optimizer",
                                    "deep_optimizer",
                                    "early_stopping"}));
-  DTF_RETURN_IF_ERROR(r.ReadIntInRange(t, "train", "batch_size", 1,
-                                       kMaxBatchSize, &train->batch_size));
-  if (t.contains("epochs") && t.contains("steps")) {
-    return r.Error(*t.get("steps"), "train.steps",
-                   "give epochs or steps, not both");
-  }
-  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "epochs", 1, &train->epochs));
-  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "steps", 1, &train->steps));
-  if (train->steps > 0) train->epochs = 0;
-  DTF_RETURN_IF_ERROR(r.ReadIntInRange(t, "train", "shuffle_buffer", 0,
-                                       kMaxShuffleBuffer,
-                                       &train->shuffle_buffer));
-  DTF_RETURN_IF_ERROR(r.ReadInt(
-      t, "train", "seed", std::numeric_limits<int64_t>::min(), &train->seed));
-  DTF_RETURN_IF_ERROR(
-      r.ReadInt(t, "train", "eval_every_steps", 0, &train->eval_every_steps));
-  DTF_RETURN_IF_ERROR(
-      r.ReadInt(t, "train", "log_every_steps", 0, &train->log_every_steps));
-  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "checkpoint_every_steps", 0,
-                                &train->checkpoint_every_steps));
-  DTF_RETURN_IF_ERROR(
-      r.ReadInt(t, "train", "keep_checkpoints", 1, &train->keep_checkpoints));
-  if (const toml::node* n = t.get("output_dir")) {
-    DTF_ASSIGN_OR_RETURN(const std::string out,
-                         r.GetString(*n, "train.output_dir"));
-    if (out.empty()) return r.Error(*n, "train.output_dir", "empty path");
-    train->output_dir = toml_util::ResolvePath(dir, out);
-  }
-  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "threads", 0, &train->threads));
-  if (const toml::node* n = t.get("device")) {
-    DTF_ASSIGN_OR_RETURN(const std::string device,
-                         r.GetString(*n, "train.device"));
-    StatusOr<DeviceName> parsed = ParseDeviceName(device);
-    if (!parsed.ok())
-      return r.Error(*n, "train.device", Message(parsed.status()));
-    train->device = *parsed;
-  }
-  if (const toml::node* n = t.get("mode")) {
-    DTF_ASSIGN_OR_RETURN(
-        const int mode,
-        r.GetChoice(*n, "train.mode", {"sync", "async", "allreduce"}));
-    train->mode = static_cast<TrainMode>(mode);
-  }
-  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "replicas_to_aggregate", 0,
-                                &train->replicas_to_aggregate));
-  DTF_RETURN_IF_ERROR(
-      r.ReadInt(t, "train", "max_staleness", 0, &train->max_staleness));
-  if (t.contains("max_staleness") && train->mode != TrainMode::kAsync) {
-    return r.Error(*t.get("max_staleness"), "train.max_staleness",
-                   "bounds staleness in async mode only; set mode = "
-                   "\"async\"");
-  }
-  DTF_RETURN_IF_ERROR(
-      r.ReadInt(t, "train", "heartbeat_timeout", 1, &train->heartbeat_timeout));
-  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "coordinator_timeout", 1,
-                                &train->coordinator_timeout));
-  DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "collective_timeout", 1,
-                                &train->collective_timeout));
-  train->ps_timeout = train->heartbeat_timeout + 30;
-  DTF_RETURN_IF_ERROR(
-      r.ReadInt(t, "train", "ps_timeout", 1, &train->ps_timeout));
-  if (train->ps_timeout <= train->heartbeat_timeout) {
-    return r.Error(*t.get("ps_timeout"), "train.ps_timeout",
-                   StrCat("must exceed train.heartbeat_timeout (",
-                          train->heartbeat_timeout,
-                          " s): a sync step may wait that long for a "
-                          "silent worker"));
-  }
-  train->stall_timeout = DefaultStallTimeout(train->heartbeat_timeout);
-  DTF_RETURN_IF_ERROR(
-      r.ReadInt(t, "train", "stall_timeout", 0, &train->stall_timeout));
-  if (train->stall_timeout > 0 &&
-      train->stall_timeout <= train->heartbeat_timeout) {
-    return r.Error(
-        *t.get("stall_timeout"), "train.stall_timeout",
-        StrCat("must exceed train.heartbeat_timeout (",
-               train->heartbeat_timeout,
-               " s): a sync worker may wait that long for a silent one "
-               "(or 0 turns the watchdog off)"));
-  }
+  DTF_RETURN_IF_ERROR(ReadSchedule(r, t, dir, train));
+  DTF_RETURN_IF_ERROR(ReadExecution(r, t, train));
+  DTF_RETURN_IF_ERROR(ReadTimeouts(r, t, train));
   if (const toml::node* n = t.get("early_stopping")) {
     DTF_ASSIGN_OR_RETURN(train->early_stopping,
                          ParseEarlyStopping(r, *n, *model));

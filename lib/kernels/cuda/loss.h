@@ -11,16 +11,13 @@
 
 #include "lib/base/status.h"
 #include "lib/kernels/context.h"
+#include "lib/kernels/internal/labels.h"
 #include "lib/kernels/tensor.h"
 
 namespace dtf::kernels::cuda {
 
-// A class label outside [0, classes): its row (-1 when there is none) and
-// its value.
-struct BadLabel {
-  int64_t row = -1;
-  int64_t label = 0;
-};
+// A class label outside [0, classes) (lib/kernels/internal/labels.h).
+using BadLabel = internal::BadLabel;
 
 // The first label of `labels` (on the device) outside [0, classes).
 StatusOr<BadLabel> FindBadLabel(const Context& ctx, const IdTensor& labels,

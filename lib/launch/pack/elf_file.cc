@@ -87,6 +87,145 @@ struct Elf64Types {
   using Dyn = Elf64_Dyn;
 };
 
+// The dynamic section's entries that ReadClass reports: offsets in the
+// dynamic string table of the names, and where that table and the version
+// needs lie.
+struct DynamicEntries {
+  uint64_t strtab = 0, strsz = 0, verneed = 0, verneednum = 0;
+  std::vector<uint64_t> needed, rpath, runpath;
+  uint64_t soname = 0;
+  bool has_soname = false;
+
+  bool Empty() const {
+    return needed.empty() && rpath.empty() && runpath.empty() && !has_soname &&
+           verneednum == 0;
+  }
+};
+
+template <typename Dyn>
+DynamicEntries ParseDynamic(const std::string& dyn_bytes) {
+  DynamicEntries e;
+  for (size_t at = 0; at + sizeof(Dyn) <= dyn_bytes.size(); at += sizeof(Dyn)) {
+    const Dyn d = Load<Dyn>(dyn_bytes, at);
+    if (d.d_tag == DT_NULL) break;
+    const uint64_t v = d.d_un.d_val;
+    switch (d.d_tag) {
+      case DT_STRTAB:
+        e.strtab = v;
+        break;
+      case DT_STRSZ:
+        e.strsz = v;
+        break;
+      case DT_NEEDED:
+        e.needed.push_back(v);
+        break;
+      case DT_RPATH:
+        e.rpath.push_back(v);
+        break;
+      case DT_RUNPATH:
+        e.runpath.push_back(v);
+        break;
+      case DT_SONAME:
+        e.soname = v;
+        e.has_soname = true;
+        break;
+      case DT_VERNEED:
+        e.verneed = v;
+        break;
+      case DT_VERNEEDNUM:
+        e.verneednum = v;
+        break;
+      default:
+        break;
+    }
+  }
+  return e;
+}
+
+// A virtual address of the dynamic section's pointers -> a file offset,
+// through the loaded segments `loads`.
+template <typename Phdr>
+StatusOr<uint64_t> OffsetOf(const std::string& path,
+                            const std::vector<Phdr>& loads, uint64_t vaddr,
+                            std::string_view what) {
+  for (const Phdr& p : loads) {
+    if (vaddr >= p.p_vaddr && vaddr < p.p_vaddr + p.p_filesz) {
+      return p.p_offset + (vaddr - p.p_vaddr);
+    }
+  }
+  return DataLossError(StrCat(path, ": ", what, " address 0x",
+                              fmt::format("{:x}", vaddr),
+                              " is in no loaded segment"));
+}
+
+// The string at offset `at` of the dynamic string table `strings`.
+StatusOr<std::string> StringAt(const std::string& path,
+                               const std::string& strings, uint64_t at) {
+  if (at >= strings.size()) {
+    return DataLossError(StrCat(path, ": string offset ", at,
+                                " beyond DT_STRSZ (", strings.size(), ")"));
+  }
+  const size_t end = strings.find('\0', at);
+  if (end == std::string::npos) {
+    return DataLossError(StrCat(path, ": unterminated dynamic string at ", at));
+  }
+  return strings.substr(at, end - at);
+}
+
+// DT_NEEDED, DT_RPATH, DT_RUNPATH and DT_SONAME, read from `strings`.
+Status ReadDynamicNames(const std::string& path, const DynamicEntries& d,
+                        const std::string& strings, ElfFile* elf) {
+  for (uint64_t at : d.needed) {
+    DTF_ASSIGN_OR_RETURN(std::string name, StringAt(path, strings, at));
+    elf->needed.push_back(std::move(name));
+  }
+  for (uint64_t at : d.rpath) {
+    DTF_ASSIGN_OR_RETURN(const std::string list, StringAt(path, strings, at));
+    for (std::string& dir : SplitPath(list)) elf->rpath.push_back(dir);
+  }
+  for (uint64_t at : d.runpath) {
+    DTF_ASSIGN_OR_RETURN(const std::string list, StringAt(path, strings, at));
+    for (std::string& dir : SplitPath(list)) elf->runpath.push_back(dir);
+  }
+  elf->has_runpath = !d.runpath.empty();
+  if (d.has_soname) {
+    DTF_ASSIGN_OR_RETURN(elf->soname, StringAt(path, strings, d.soname));
+  }
+  return OkStatus();
+}
+
+// .gnu.version_r, `count` records from file offset `at`: a chain of Verneed
+// records, each with a chain of Vernaux records. Elf32 and Elf64 share the
+// layout.
+Status ReadVersionNeeds(const std::string& path, const File& file, uint64_t at,
+                        uint64_t count, const std::string& strings,
+                        ElfFile* elf) {
+  for (uint64_t i = 0; i < count; ++i) {
+    DTF_ASSIGN_OR_RETURN(
+        const std::string vn_bytes,
+        file.Read(at, sizeof(Elf64_Verneed), "a DT_VERNEED entry"));
+    const Elf64_Verneed vn = Load<Elf64_Verneed>(vn_bytes);
+    ElfFile::VersionNeed need;
+    DTF_ASSIGN_OR_RETURN(need.file, StringAt(path, strings, vn.vn_file));
+    uint64_t aux_at = at + vn.vn_aux;
+    for (unsigned j = 0; j < vn.vn_cnt; ++j) {
+      DTF_ASSIGN_OR_RETURN(
+          const std::string aux_bytes,
+          file.Read(aux_at, sizeof(Elf64_Vernaux), "a DT_VERNEED aux entry"));
+      const Elf64_Vernaux aux = Load<Elf64_Vernaux>(aux_bytes);
+      DTF_ASSIGN_OR_RETURN(std::string name,
+                           StringAt(path, strings, aux.vna_name));
+      need.versions.push_back(std::move(name));
+      if (aux.vna_next == 0) break;
+      aux_at += aux.vna_next;
+    }
+    elf->version_needs.push_back(std::move(need));
+    if (vn.vn_next == 0) break;
+    at += vn.vn_next;
+  }
+  return OkStatus();
+}
+
 template <typename Types>
 StatusOr<ElfFile> ReadClass(const std::string& path, const File& file) {
   using Ehdr = typename Types::Ehdr;
@@ -124,126 +263,25 @@ StatusOr<ElfFile> ReadClass(const std::string& path, const File& file) {
   }
   if (dynamic == nullptr) return elf;  // statically linked
 
-  // A virtual address of the dynamic section's pointers -> a file offset.
-  auto offset_of = [&](uint64_t vaddr,
-                       std::string_view what) -> StatusOr<uint64_t> {
-    for (const Phdr& p : loads) {
-      if (vaddr >= p.p_vaddr && vaddr < p.p_vaddr + p.p_filesz) {
-        return p.p_offset + (vaddr - p.p_vaddr);
-      }
-    }
-    return DataLossError(StrCat(path, ": ", what, " address 0x",
-                                fmt::format("{:x}", vaddr),
-                                " is in no loaded segment"));
-  };
-
   DTF_ASSIGN_OR_RETURN(
       const std::string dyn_bytes,
       file.Read(dynamic->p_offset, dynamic->p_filesz, "PT_DYNAMIC"));
-  uint64_t strtab = 0, strsz = 0, verneed = 0, verneednum = 0;
-  std::vector<uint64_t> needed, rpath, runpath;
-  uint64_t soname = 0;
-  bool has_soname = false;
-  for (size_t at = 0; at + sizeof(Dyn) <= dyn_bytes.size(); at += sizeof(Dyn)) {
-    const Dyn d = Load<Dyn>(dyn_bytes, at);
-    if (d.d_tag == DT_NULL) break;
-    const uint64_t v = d.d_un.d_val;
-    switch (d.d_tag) {
-      case DT_STRTAB:
-        strtab = v;
-        break;
-      case DT_STRSZ:
-        strsz = v;
-        break;
-      case DT_NEEDED:
-        needed.push_back(v);
-        break;
-      case DT_RPATH:
-        rpath.push_back(v);
-        break;
-      case DT_RUNPATH:
-        runpath.push_back(v);
-        break;
-      case DT_SONAME:
-        soname = v;
-        has_soname = true;
-        break;
-      case DT_VERNEED:
-        verneed = v;
-        break;
-      case DT_VERNEEDNUM:
-        verneednum = v;
-        break;
-      default:
-        break;
-    }
-  }
-  if (needed.empty() && rpath.empty() && runpath.empty() && !has_soname &&
-      verneednum == 0) {
-    return elf;
-  }
-  if (strtab == 0) {
+  const DynamicEntries d = ParseDynamic<Dyn>(dyn_bytes);
+  if (d.Empty()) return elf;
+  if (d.strtab == 0) {
     return DataLossError(StrCat(path, ": dynamic section has no DT_STRTAB"));
   }
   DTF_ASSIGN_OR_RETURN(const uint64_t strtab_offset,
-                       offset_of(strtab, "DT_STRTAB"));
-  DTF_ASSIGN_OR_RETURN(const std::string strings,
-                       file.Read(strtab_offset, strsz, "the dynamic strings"));
-  auto string_at = [&](uint64_t at) -> StatusOr<std::string> {
-    if (at >= strings.size()) {
-      return DataLossError(StrCat(path, ": string offset ", at,
-                                  " beyond DT_STRSZ (", strings.size(), ")"));
-    }
-    const size_t end = strings.find('\0', at);
-    if (end == std::string::npos) {
-      return DataLossError(
-          StrCat(path, ": unterminated dynamic string at ", at));
-    }
-    return strings.substr(at, end - at);
-  };
-  for (uint64_t at : needed) {
-    DTF_ASSIGN_OR_RETURN(std::string name, string_at(at));
-    elf.needed.push_back(std::move(name));
-  }
-  for (uint64_t at : rpath) {
-    DTF_ASSIGN_OR_RETURN(const std::string list, string_at(at));
-    for (std::string& dir : SplitPath(list)) elf.rpath.push_back(dir);
-  }
-  for (uint64_t at : runpath) {
-    DTF_ASSIGN_OR_RETURN(const std::string list, string_at(at));
-    for (std::string& dir : SplitPath(list)) elf.runpath.push_back(dir);
-  }
-  elf.has_runpath = !runpath.empty();
-  if (has_soname) {
-    DTF_ASSIGN_OR_RETURN(elf.soname, string_at(soname));
-  }
-
-  // .gnu.version_r: a chain of Verneed records, each with a chain of
-  // Vernaux records. Elf32 and Elf64 share the layout.
-  if (verneed != 0 && verneednum > 0) {
-    DTF_ASSIGN_OR_RETURN(uint64_t at, offset_of(verneed, "DT_VERNEED"));
-    for (uint64_t i = 0; i < verneednum; ++i) {
-      DTF_ASSIGN_OR_RETURN(
-          const std::string vn_bytes,
-          file.Read(at, sizeof(Elf64_Verneed), "a DT_VERNEED entry"));
-      const Elf64_Verneed vn = Load<Elf64_Verneed>(vn_bytes);
-      ElfFile::VersionNeed need;
-      DTF_ASSIGN_OR_RETURN(need.file, string_at(vn.vn_file));
-      uint64_t aux_at = at + vn.vn_aux;
-      for (unsigned j = 0; j < vn.vn_cnt; ++j) {
-        DTF_ASSIGN_OR_RETURN(
-            const std::string aux_bytes,
-            file.Read(aux_at, sizeof(Elf64_Vernaux), "a DT_VERNEED aux entry"));
-        const Elf64_Vernaux aux = Load<Elf64_Vernaux>(aux_bytes);
-        DTF_ASSIGN_OR_RETURN(std::string name, string_at(aux.vna_name));
-        need.versions.push_back(std::move(name));
-        if (aux.vna_next == 0) break;
-        aux_at += aux.vna_next;
-      }
-      elf.version_needs.push_back(std::move(need));
-      if (vn.vn_next == 0) break;
-      at += vn.vn_next;
-    }
+                       OffsetOf(path, loads, d.strtab, "DT_STRTAB"));
+  DTF_ASSIGN_OR_RETURN(
+      const std::string strings,
+      file.Read(strtab_offset, d.strsz, "the dynamic strings"));
+  DTF_RETURN_IF_ERROR(ReadDynamicNames(path, d, strings, &elf));
+  if (d.verneed != 0 && d.verneednum > 0) {
+    DTF_ASSIGN_OR_RETURN(const uint64_t at,
+                         OffsetOf(path, loads, d.verneed, "DT_VERNEED"));
+    DTF_RETURN_IF_ERROR(
+        ReadVersionNeeds(path, file, at, d.verneednum, strings, &elf));
   }
   return elf;
 }

@@ -70,15 +70,14 @@ std::string DefaultImageTag(std::string_view dtf_version) {
   return StrCat("dtf:", tag);
 }
 
-StatusOr<ImageResult> PackImage(const PackImageOptions& options) {
-  if (options.binary.empty() || options.output.empty()) {
-    return InvalidArgumentError("dtf pack image: no binary or no output");
-  }
-  DTF_ASSIGN_OR_RETURN(const ElfFile binary, ReadElfFile(options.binary));
-  if (binary.interpreter.empty() || binary.interpreter[0] != '/') {
-    return InvalidArgumentError(StrCat(
-        options.binary, ": not an executable with an absolute PT_INTERP"));
-  }
+namespace {
+
+// The image's one layer: the binary, its loader and the libraries it needs
+// (GPU driver libraries are the host's), the manifest listing them, and
+// /tmp. Fills `*manifest`.
+StatusOr<std::vector<TarEntry>> LayerEntries(const PackImageOptions& options,
+                                             const ElfFile& binary,
+                                             Manifest* manifest) {
   LibrarySearch search = options.search;
   const std::string loader_name =
       fs::path(binary.interpreter).filename().string();
@@ -88,12 +87,11 @@ StatusOr<ImageResult> PackImage(const PackImageOptions& options) {
   DTF_ASSIGN_OR_RETURN(const std::vector<ResolvedLibrary> libraries,
                        ResolveDependencies(options.binary, search));
 
-  Manifest manifest;
-  manifest.kind = kKindEnv;
-  manifest.dtf_version = options.dtf_version;
-  manifest.arch = MachineName(binary.machine);
-  manifest.entry = kImageBinary;
-  manifest.glibc = GlibcVersionNeeded(binary);
+  manifest->kind = kKindEnv;
+  manifest->dtf_version = options.dtf_version;
+  manifest->arch = MachineName(binary.machine);
+  manifest->entry = kImageBinary;
+  manifest->glibc = GlibcVersionNeeded(binary);
 
   std::vector<TarEntry> entries;
   auto add = [&](const std::string& path, const std::string& source,
@@ -103,7 +101,7 @@ StatusOr<ImageResult> PackImage(const PackImageOptions& options) {
     e.mode = mode;
     DTF_ASSIGN_OR_RETURN(e.data, ReadFileToString(source));
     DTF_ASSIGN_OR_RETURN(const std::string sha, Sha256Hex(e.data));
-    manifest.files.push_back({path, e.data.size(), sha, mode});
+    manifest->files.push_back({path, e.data.size(), sha, mode});
     entries.push_back(std::move(e));
     return OkStatus();
   };
@@ -114,26 +112,24 @@ StatusOr<ImageResult> PackImage(const PackImageOptions& options) {
     const std::string file = fs::path(lib.name).filename().string();
     DTF_RETURN_IF_ERROR(
         add(StrCat(kImageLibDir, "/", file), lib.path, kModeFile));
-    if (file.starts_with("libcudart.so")) manifest.cuda = file.substr(13);
-    if (file.starts_with("libnccl.so")) manifest.nccl = file.substr(11);
+    if (file.starts_with("libcudart.so")) manifest->cuda = file.substr(13);
+    if (file.starts_with("libnccl.so")) manifest->nccl = file.substr(11);
   }
-  std::sort(manifest.files.begin(), manifest.files.end(),
+  std::sort(manifest->files.begin(), manifest->files.end(),
             [](const ManifestFile& a, const ManifestFile& b) {
               return a.path < b.path;
             });
   entries.push_back({kImageManifest, TarEntry::Type::kFile, kModeFile,
-                     ManifestToJson(manifest), ""});
+                     ManifestToJson(*manifest), ""});
   entries.push_back({"tmp", TarEntry::Type::kDirectory, 01777, "", ""});
+  return entries;
+}
 
-  DTF_ASSIGN_OR_RETURN(const std::string layer_tar,
-                       WriteTar(std::move(entries)));
-  DTF_ASSIGN_OR_RETURN(const std::string diff_id, Digest(layer_tar));
-  DTF_ASSIGN_OR_RETURN(const std::string layer, Gzip(layer_tar));
-  DTF_ASSIGN_OR_RETURN(const std::string layer_digest, Digest(layer));
-
-  ImageResult result;
-  result.tag =
-      options.tag.empty() ? DefaultImageTag(options.dtf_version) : options.tag;
+// The image configuration (config.json) for one layer whose uncompressed
+// digest is `diff_id`.
+std::string ImageConfigJson(const PackImageOptions& options,
+                            const Manifest& manifest,
+                            const std::string& diff_id) {
   Json config;
   config["architecture"] = OciArchitecture(manifest.arch);
   config["os"] = "linux";
@@ -145,9 +141,17 @@ StatusOr<ImageResult> PackImage(const PackImageOptions& options) {
       options.dtf_version;
   config["rootfs"]["type"] = "layers";
   config["rootfs"]["diff_ids"] = Json::array({diff_id});
-  const std::string config_json = config.dump();
-  DTF_ASSIGN_OR_RETURN(const std::string config_digest, Digest(config_json));
+  return config.dump();
+}
 
+// The OCI image layout as one tar: oci-layout, index.json naming the image
+// by `tag`, and the config, image manifest and layer blobs.
+StatusOr<std::string> LayoutTar(const std::string& tag,
+                                const std::string& config_json,
+                                const std::string& config_digest,
+                                const std::string& layer,
+                                const std::string& layer_digest,
+                                std::string* image_digest) {
   Json image;
   image["schemaVersion"] = 2;
   image["mediaType"] = kOciManifestType;
@@ -156,13 +160,13 @@ StatusOr<ImageResult> PackImage(const PackImageOptions& options) {
   image["layers"] =
       Json::array({Descriptor(kOciLayerType, layer_digest, layer.size())});
   const std::string image_json = image.dump();
-  DTF_ASSIGN_OR_RETURN(const std::string image_digest, Digest(image_json));
+  DTF_ASSIGN_OR_RETURN(*image_digest, Digest(image_json));
 
   Json index;
   index["schemaVersion"] = 2;
   index["mediaType"] = "application/vnd.oci.image.index.v1+json";
-  Json ref = Descriptor(kOciManifestType, image_digest, image_json.size());
-  ref["annotations"][kRefNameKey] = result.tag;
+  Json ref = Descriptor(kOciManifestType, *image_digest, image_json.size());
+  ref["annotations"][kRefNameKey] = tag;
   index["manifests"] = Json::array({ref});
 
   std::vector<TarEntry> archive;
@@ -172,11 +176,42 @@ StatusOr<ImageResult> PackImage(const PackImageOptions& options) {
       {"index.json", TarEntry::Type::kFile, kModeFile, index.dump(), ""});
   archive.push_back({BlobPath(config_digest), TarEntry::Type::kFile, kModeFile,
                      config_json, ""});
-  archive.push_back({BlobPath(image_digest), TarEntry::Type::kFile, kModeFile,
+  archive.push_back({BlobPath(*image_digest), TarEntry::Type::kFile, kModeFile,
                      image_json, ""});
   archive.push_back(
       {BlobPath(layer_digest), TarEntry::Type::kFile, kModeFile, layer, ""});
-  DTF_ASSIGN_OR_RETURN(const std::string tar, WriteTar(std::move(archive)));
+  return WriteTar(std::move(archive));
+}
+
+}  // namespace
+
+StatusOr<ImageResult> PackImage(const PackImageOptions& options) {
+  if (options.binary.empty() || options.output.empty()) {
+    return InvalidArgumentError("dtf pack image: no binary or no output");
+  }
+  DTF_ASSIGN_OR_RETURN(const ElfFile binary, ReadElfFile(options.binary));
+  if (binary.interpreter.empty() || binary.interpreter[0] != '/') {
+    return InvalidArgumentError(StrCat(
+        options.binary, ": not an executable with an absolute PT_INTERP"));
+  }
+  Manifest manifest;
+  DTF_ASSIGN_OR_RETURN(std::vector<TarEntry> entries,
+                       LayerEntries(options, binary, &manifest));
+  DTF_ASSIGN_OR_RETURN(const std::string layer_tar,
+                       WriteTar(std::move(entries)));
+  DTF_ASSIGN_OR_RETURN(const std::string diff_id, Digest(layer_tar));
+  DTF_ASSIGN_OR_RETURN(const std::string layer, Gzip(layer_tar));
+  DTF_ASSIGN_OR_RETURN(const std::string layer_digest, Digest(layer));
+
+  ImageResult result;
+  result.tag =
+      options.tag.empty() ? DefaultImageTag(options.dtf_version) : options.tag;
+  const std::string config_json = ImageConfigJson(options, manifest, diff_id);
+  DTF_ASSIGN_OR_RETURN(const std::string config_digest, Digest(config_json));
+  std::string image_digest;
+  DTF_ASSIGN_OR_RETURN(const std::string tar,
+                       LayoutTar(result.tag, config_json, config_digest, layer,
+                                 layer_digest, &image_digest));
   const fs::path parent = fs::path(options.output).parent_path();
   if (!parent.empty()) {
     std::error_code ec;

@@ -1,4 +1,4 @@
-#include "lib/data/features.h"
+#include "lib/data/feature_parser.h"
 
 #include <toml++/toml.h>
 
@@ -13,18 +13,14 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/base/toml_util.h"
+#include "lib/data/feature_checks.h"
 #include "lib/data/job_limits.h"
-#include "lib/data/schema_internal.h"
 
 namespace dtf {
 
 namespace {
 
 using toml_util::Reader;
-
-std::string ElementKey(FeatureKind kind, size_t index) {
-  return absl::StrFormat("features.%s[%d]", FeatureKindName(kind), index);
-}
 
 // Parses the kinds in FeatureKind order, so that a bucketized feature's
 // source and a crossed feature's inputs resolve against the features read
@@ -53,7 +49,7 @@ class FeatureParser {
       }
       for (size_t i = 0; i < array->size(); ++i) {
         const toml::node& element = *array->get(i);
-        const std::string element_key = ElementKey(kind, i);
+        const std::string element_key = FeatureKey(kind, i);
         const toml::table* t = element.as_table();
         if (t == nullptr) {
           return r_.Error(
@@ -64,8 +60,8 @@ class FeatureParser {
         DTF_RETURN_IF_ERROR(ParseOne(kind, *t, element_key));
       }
     }
-    DTF_RETURN_IF_ERROR(CheckDatePartNames());
-    return CheckEveryFeatureFeeds();
+    DTF_RETURN_IF_ERROR(CheckDatePartNames(r_, *spec_));
+    return CheckEveryFeatureFeeds(r_, *spec_, used_);
   }
 
  private:
@@ -554,56 +550,6 @@ class FeatureParser {
     DTF_RETURN_IF_ERROR(ReadUse(t, key, &f));
     spec_->text.push_back(std::move(f));
     return OkStatus();
-  }
-
-  // A date feature's calendar parts become inputs named "<name>/<part>",
-  // and the model's variables are named after them: no other feature may
-  // take such a name.
-  Status CheckDatePartNames() const {
-    for (const DateFeature& f : spec_->date) {
-      for (DatePart part : f.parts) {
-        const std::string derived = StrCat(f.name, "/", DatePartName(part));
-        const std::optional<FeatureSpec::Ref> ref = spec_->Find(derived);
-        if (!ref) continue;
-        const std::string other = ElementKey(ref->kind, ref->index);
-        return r_.Error(r_.Where(other + ".name"), other + ".name",
-                        StrCat(QuoteForMessage(derived),
-                               " is the name of a part of date feature ",
-                               QuoteForMessage(f.name), "; rename one"));
-      }
-    }
-    return OkStatus();
-  }
-
-  Status CheckEveryFeatureFeeds() const {
-    auto check = [&](const auto& list, FeatureKind kind) -> Status {
-      for (size_t i = 0; i < list.size(); ++i) {
-        const FeatureSpec::Ref ref{kind, i};
-        if (spec_->FeedsWide(ref) || spec_->FeedsDeep(ref) ||
-            used_.count(list[i].name) > 0) {
-          continue;
-        }
-        const std::string key = ElementKey(kind, i);
-        return r_.Error(
-            r_.Where(key), key,
-            kind == FeatureKind::kNumeric
-                ? "feeds nothing: deep and wide are false and no "
-                  "bucketized feature uses it"
-            : kind == FeatureKind::kDate || kind == FeatureKind::kText
-                ? "feeds nothing: set wide = true or an embedding "
-                  "size"
-                : "feeds nothing: set wide = true or an embedding "
-                  "size, or use it in a crossed feature");
-      }
-      return OkStatus();
-    };
-    DTF_RETURN_IF_ERROR(check(spec_->numeric, FeatureKind::kNumeric));
-    DTF_RETURN_IF_ERROR(check(spec_->categorical, FeatureKind::kCategorical));
-    DTF_RETURN_IF_ERROR(check(spec_->hashed, FeatureKind::kHashed));
-    DTF_RETURN_IF_ERROR(check(spec_->bucketized, FeatureKind::kBucketized));
-    DTF_RETURN_IF_ERROR(check(spec_->crossed, FeatureKind::kCrossed));
-    DTF_RETURN_IF_ERROR(check(spec_->date, FeatureKind::kDate));
-    return check(spec_->text, FeatureKind::kText);
   }
 
   Reader& r_;

@@ -1,10 +1,10 @@
-// Internal to lib/data: pieces of schema.cc shared with the job-file loader
-// and the schema inferrer.
+// Internal to lib/data: the checks ValidateSchema (lib/data/schema.h) makes,
+// with each problem split into the key that holds it and what is wrong, so
+// that the job-file loader can place it in the file.
 #pragma once
 
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "lib/data/schema.h"
 
@@ -20,11 +20,5 @@ struct SchemaProblem {
 // The first problem in `schema`, in the order ValidateSchema checks; nullopt
 // when the schema is valid.
 std::optional<SchemaProblem> FindSchemaProblem(const Schema& schema);
-
-// "an int", "a float", "a str": the phrase after "expected".
-std::string_view ValueTypeWithArticle(ValueType type);
-
-// The type `value` holds.
-ValueType TypeOfValue(const Value& value);
 
 }  // namespace dtf

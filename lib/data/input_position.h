@@ -1,0 +1,28 @@
+// Where a reader of the training input pipeline has got to in its stream
+// of records, for resuming from a checkpoint. InputPipeline
+// (lib/data/input_pipeline.h) reports it; RecordStream
+// (lib/data/record_stream.h) keeps it; docs/input-pipeline.md specifies it.
+#pragma once
+
+#include <cstdint>
+
+namespace dtf {
+
+// A place in a reader's stream of records, for resuming from a checkpoint.
+struct InputPosition {
+  // Epochs completed.
+  int64_t epoch = 0;
+  // Position in this epoch's file order: the reader's files (sorted, or
+  // shuffled per epoch when shuffling; the order is a function of the seed
+  // and the epoch).
+  int64_t file = 0;
+  // Records of that file read, whether this reader keeps them or not.
+  int64_t record = 0;
+  // Records read this epoch over all files: the global index the sharding
+  // rule gives the next record.
+  int64_t epoch_record = 0;
+
+  bool operator==(const InputPosition&) const = default;
+};
+
+}  // namespace dtf
