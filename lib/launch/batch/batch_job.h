@@ -49,7 +49,8 @@ struct BatchJob {
 
   // The input patterns as given, and the files they stand for in the
   // order the shards split them (NotFound for a pattern matching nothing).
-  // A backend whose tasks share this machine's paths makes both absolute.
+  // A backend whose tasks share this machine's paths makes `dir` and
+  // `inputs` absolute first.
   std::vector<std::string> inputs;
   std::function<StatusOr<std::vector<std::string>>(
       const std::vector<std::string>& patterns)>
