@@ -2,6 +2,7 @@
 #include "cmd/predict.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -18,13 +19,14 @@
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
 #include "cmd/output_file.h"
-#include "cmd/predict_shards.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
+#include "lib/data/gen_records.h"
 #include "lib/data/input_pipeline.h"
 #include "lib/data/json.h"
 #include "lib/kernels/activation.h"
 #include "lib/kernels/context.h"
+#include "lib/launch/batch/shards.h"
 #include "lib/runtime/export/predictor.h"
 
 namespace dtf::cli {
@@ -183,8 +185,8 @@ void Scorer::Format(const Batch& batch, int64_t batch_rows,
                     const kernels::Tensor& logits, std::string* out_ptr) const {
   std::string& out = *out_ptr;
   const ModelSpec& spec = this->spec();
+  runtime::RecordScore score;
   for (int64_t r = 0; r < batch_rows; ++r) {
-    const float* z = logits.data() + r * classes;
     if (!csv) out += "{";
     bool first = true;
     auto field = [&](std::string_view key, const std::string& value) {
@@ -205,34 +207,23 @@ void Scorer::Format(const Batch& batch, int64_t batch_rows,
       const std::string& name = names[static_cast<size_t>(id)];
       field("class_name", csv ? CsvCell(name) : JsonString(name));
     };
+    predictor.Score(logits, r, &score);
     if (spec.loss == Loss::kBinaryCrossentropy) {
-      const double p = 1.0 / (1.0 + std::exp(-double(z[0])));
-      field("probability", Number(p));
-      class_fields(p >= 0.5 ? 1 : 0);
+      field("probability", Number(score.probabilities[0]));
+      class_fields(score.class_id);
     } else if (spec.loss == Loss::kSoftmaxCrossentropy) {
-      double max = z[0];
-      int64_t best = 0;
-      for (int64_t k = 1; k < classes; ++k) {
-        if (z[k] > max) max = z[k], best = k;
-      }
-      std::vector<double> p(static_cast<size_t>(classes));
-      double sum = 0;
-      for (int64_t k = 0; k < classes; ++k) {
-        sum += p[size_t(k)] = std::exp(double(z[k]) - max);
-      }
       if (csv) {
-        for (int64_t k = 0; k < classes; ++k)
-          field("", Number(p[size_t(k)] / sum));
+        for (double p : score.probabilities) field("", Number(p));
       } else {
         std::string list = "[";
-        for (int64_t k = 0; k < classes; ++k) {
-          StrAppend(&list, k ? "," : "", Number(p[size_t(k)] / sum));
+        for (size_t k = 0; k < score.probabilities.size(); ++k) {
+          StrAppend(&list, k ? "," : "", Number(score.probabilities[k]));
         }
         field("probabilities", list + "]");
       }
-      class_fields(best);
+      class_fields(score.class_id);
     } else {
-      field("prediction", Number(z[0]));
+      field("prediction", Number(score.prediction));
     }
     out += csv ? "\n" : "}\n";
   }
@@ -267,13 +258,13 @@ Status RunPredict(const PredictFlags& f, Context* ctx) {
 // most f.hold_for_fetch seconds: a pod's files go with it when it exits.
 Status HoldForFetch(const PredictFlags& f, const std::string& output,
                     int64_t rows, Context* ctx) {
-  const std::string line = StrCat(kPredictReady, rows, "\n");
+  const std::string line = StrCat(launch::kShardReady, rows, "\n");
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
-  const std::string fetched = ShardFetchedPath(output);
+  const std::string fetched = launch::ShardFetchedPath(output);
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(f.hold_for_fetch);
-  while (!ShardWasFetched(output)) {
+  while (!launch::ShardWasFetched(output)) {
     if (ctx->cancel != nullptr && ctx->cancel->load()) {
       return CancelledError(StrCat("shard ", f.shard, " of ", f.of,
                                    ": stopped before it was fetched"));
@@ -313,13 +304,14 @@ Status RunPredictShard(const PredictFlags& f, Context* ctx) {
     const Clock::time_point now = Clock::now();
     if (!force && now - last < std::chrono::milliseconds(500)) return;
     last = now;
-    const std::string line = StrCat(kPredictProgress, before + rows, "\n");
+    const std::string line =
+        StrCat(launch::kShardProgress, before + rows, "\n");
     std::fwrite(line.data(), 1, line.size(), stderr);
     std::fflush(stderr);
   };
   auto progress = [&](int64_t rows) { report(rows, false); };
   std::string out = scorer.Header();
-  ShardIndex index;
+  launch::ShardIndex index;
   index.inputs = static_cast<int64_t>(files.size());
   if (assignment.whole_files()) {
     for (int64_t position : assignment.files) {
@@ -345,12 +337,12 @@ Status RunPredictShard(const PredictFlags& f, Context* ctx) {
     // A mark left by an earlier shard written here would release this one
     // before anyone fetched it.
     std::error_code ec;
-    std::filesystem::remove(ShardFetchedPath(output), ec);
-    if (ec) return ErrnoToStatus(ec.value(), ShardFetchedPath(output));
+    std::filesystem::remove(launch::ShardFetchedPath(output), ec);
+    if (ec) return ErrnoToStatus(ec.value(), launch::ShardFetchedPath(output));
   }
   DTF_RETURN_IF_ERROR(WriteFileAtomically(output, out));
-  DTF_RETURN_IF_ERROR(
-      WriteFileAtomically(ShardIndexPath(output), ShardIndexToText(index)));
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(launch::ShardIndexPath(output),
+                                          launch::ShardIndexToText(index)));
   ctx->console.Info(StrCat("shard ", f.shard, " of ", f.of, ": scored ",
                            index.rows, " records into ", f.output));
   if (f.hold_for_fetch > 0) return HoldForFetch(f, output, index.rows, ctx);
@@ -394,6 +386,21 @@ Status RunPredictCommand(PredictFlags f, Context* ctx) {
 }
 
 }  // namespace
+
+StatusOr<std::vector<std::string>> PredictInputFiles(
+    const std::vector<std::string>& patterns) {
+  DTF_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(patterns));
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  // A pattern without wildcards stands for itself: it must exist.
+  for (const std::string& file : files) {
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) {
+      return ErrnoToStatus(ec ? ec.value() : ENOENT, file);
+    }
+  }
+  return files;
+}
 
 Status CheckPredictModel(const PredictFlags& f) {
   return MakeScorer(f).status();

@@ -1,6 +1,6 @@
 // dtf predict's flags and its two ways of running: scoring in this process
-// (cmd/predict.cc; one shard of W with --shard/--of) and over a profile's
-// tasks (cmd/predict_launch.cc).
+// (cmd/predict.cc; one shard of W with --shard/--of) and as a batch job over
+// a profile's workers (cmd/predict_launch.cc, lib/launch/batch/).
 #pragma once
 
 #include <cstdint>
@@ -46,15 +46,13 @@ struct PredictFlags {
 // first: what --profile checks before it starts any task.
 Status CheckPredictModel(const PredictFlags& f);
 
-// The arguments of a task scoring with f's format, batch size and --keep:
-// "predict --model MODEL --input ... --threads THREADS ...", without its
-// shard and output.
-std::vector<std::string> PredictTaskArgs(const PredictFlags& f,
-                                         const std::vector<std::string>& inputs,
-                                         const std::string& model, int threads);
+// The input files as the pipeline reads them: the patterns expanded, sorted,
+// duplicates dropped. NotFound names a pattern that matches nothing.
+StatusOr<std::vector<std::string>> PredictInputFiles(
+    const std::vector<std::string>& patterns);
 
-// Scores the input over the tasks of f.profile and merges their outputs
-// into f.output (predict_shards.h).
+// Scores the input over the workers of f.profile and merges their outputs
+// into f.output (lib/launch/batch/shards.h).
 Status RunPredictOnProfile(const PredictFlags& f, Context* ctx);
 
 }  // namespace dtf::cli

@@ -16,10 +16,10 @@
 
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
-#include "cmd/predict_shards.h"
 #include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
+#include "lib/launch/batch/shards.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/slurm/run_task.h"
@@ -39,23 +39,23 @@ struct TaskFlags {
 };
 
 Status RunShardFetch(const std::string& shard) {
-  if (ShardWasFetched(shard)) {
-    return FailedPreconditionError(
-        StrCat(shard, ": already released (", ShardFetchedPath(shard), ")"));
+  if (launch::ShardWasFetched(shard)) {
+    return FailedPreconditionError(StrCat(
+        shard, ": already released (", launch::ShardFetchedPath(shard), ")"));
   }
   DTF_ASSIGN_OR_RETURN(const std::string index,
-                       ReadFileToString(ShardIndexPath(shard)));
+                       ReadFileToString(launch::ShardIndexPath(shard)));
   DTF_ASSIGN_OR_RETURN(const std::string output, ReadFileToString(shard));
-  return PrintStdout(ShardFrame(index, output));
+  return PrintStdout(launch::ShardFrame(index, output));
 }
 
 Status RunShardRelease(const std::string& shard) {
   std::error_code ec;
-  if (!std::filesystem::exists(ShardIndexPath(shard), ec)) {
+  if (!std::filesystem::exists(launch::ShardIndexPath(shard), ec)) {
     return NotFoundError(StrCat(shard, ": no scored shard here (no ",
-                                ShardIndexPath(shard), ")"));
+                                launch::ShardIndexPath(shard), ")"));
   }
-  return WriteFileAtomically(ShardFetchedPath(shard), "fetched\n");
+  return WriteFileAtomically(launch::ShardFetchedPath(shard), "fetched\n");
 }
 
 Status RunTaskExec(const TaskFlags& f) {

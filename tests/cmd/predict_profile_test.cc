@@ -10,9 +10,9 @@
 #include <sstream>
 #include <string>
 
-#include "cmd/predict_shards.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/launch/batch/shards.h"
 #include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
 
@@ -20,6 +20,13 @@ namespace dtf::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using ::dtf::launch::MergeShardOutputs;
+using ::dtf::launch::ShardFromFrame;
+using ::dtf::launch::ShardIndex;
+using ::dtf::launch::ShardIndexFromText;
+using ::dtf::launch::ShardIndexPath;
+using ::dtf::launch::ShardOutput;
+using ::dtf::launch::ShardOutputPath;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 

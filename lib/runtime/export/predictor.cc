@@ -1,9 +1,38 @@
 #include "lib/runtime/export/predictor.h"
 
+#include <cmath>
 #include <memory>
 #include <utility>
 
 namespace dtf::runtime {
+
+void ScoreRecord(Loss loss, const float* z, int64_t outputs,
+                 RecordScore* score) {
+  score->probabilities.clear();
+  score->class_id = 0;
+  score->prediction = 0;
+  if (loss == Loss::kBinaryCrossentropy) {
+    const double p = 1.0 / (1.0 + std::exp(-double(z[0])));
+    score->probabilities.push_back(p);
+    score->class_id = p >= 0.5 ? 1 : 0;
+  } else if (loss == Loss::kSoftmaxCrossentropy) {
+    double max = z[0];
+    int64_t best = 0;
+    for (int64_t k = 1; k < outputs; ++k) {
+      if (z[k] > max) max = z[k], best = k;
+    }
+    std::vector<double>& p = score->probabilities;
+    p.resize(static_cast<size_t>(outputs));
+    double sum = 0;
+    for (int64_t k = 0; k < outputs; ++k) {
+      sum += p[size_t(k)] = std::exp(double(z[k]) - max);
+    }
+    for (double& v : p) v /= sum;
+    score->class_id = best;
+  } else {
+    score->prediction = z[0];
+  }
+}
 
 void PadBatchRows(Batch* batch, int64_t multiple) {
   const int64_t rows = batch->rows;

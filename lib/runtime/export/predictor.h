@@ -1,7 +1,8 @@
 // Scoring records with an exported model (exported_model.h's
 // LoadExportedModel): each batch the input pipeline reads goes through the
-// feature layer and the model's forward pass, and the caller formats the
-// logits.
+// feature layer and the model's forward pass; a record's logits become its
+// scores (ScoreRecord: the sigmoid or softmax of its loss) and the caller
+// formats them.
 //
 // Every batch is padded to a multiple of kPredictRowPadding rows (copies of
 // its last row, whose scores are dropped) before the model runs. The dense
@@ -35,6 +36,24 @@ inline constexpr int64_t kPredictRowPadding = 64;
 // `multiple` rows; rows before them are unchanged. REQUIRES: batch->rows > 0.
 void PadBatchRows(Batch* batch, int64_t multiple);
 
+// What a record's logits say, by the model's loss.
+struct RecordScore {
+  // Binary crossentropy: the probability of class 1 (the sigmoid of the
+  // logit); softmax crossentropy: one probability per class (the softmax of
+  // the logits). Empty for squared error.
+  std::vector<double> probabilities;
+  // The class: 1 when the probability of class 1 is >= 0.5 (binary), the
+  // first class of the highest logit (softmax); 0 for squared error.
+  int64_t class_id = 0;
+  // Squared error: the output itself.
+  double prediction = 0;
+};
+
+// The scores of one record from its `outputs` logits under `loss`; reuses
+// `score`'s storage.
+void ScoreRecord(Loss loss, const float* logits, int64_t outputs,
+                 RecordScore* score);
+
 // Not thread-safe: one Run at a time.
 class Predictor {
  public:
@@ -51,6 +70,12 @@ class Predictor {
   // may parse more columns after them.
   std::vector<FeatureParseSpec> ParseSpecs() const {
     return model_.layer.ParseSpecs(/*with_label=*/false);
+  }
+
+  // The scores of one record of a batch's logits (Run), row `r`.
+  void Score(const kernels::Tensor& logits, int64_t r,
+             RecordScore* score) const {
+    ScoreRecord(spec().loss, logits.data() + r * outputs(), outputs(), score);
   }
 
   // Reads the records of `options` in order and calls `each` once per batch

@@ -1,5 +1,6 @@
-// The split and merge behind `dtf predict --profile` (cmd/predict_shards.h).
-#include "cmd/predict_shards.h"
+// The split and merge behind `dtf predict --profile`
+// (lib/launch/batch/shards.h).
+#include "lib/launch/batch/shards.h"
 
 #include <string>
 #include <vector>
@@ -9,7 +10,7 @@
 #include "lib/base/strings.h"
 #include "lib/data/shard_assignment.h"
 
-namespace dtf::cli {
+namespace dtf::launch {
 namespace {
 
 using ::testing::HasSubstr;
@@ -114,13 +115,13 @@ TEST(PredictShards, BadIndexNamesFileAndLine) {
 
 TEST(PredictShards, CsvRowMayHoldQuotedNewlines) {
   const std::string text = "a,\"x\ny\",1\nb,\"q\"\"\n\",2\nc,3";
-  size_t end = PredictRowEnd(text, 0, /*csv=*/true);
+  size_t end = ShardRowEnd(text, 0, /*csv=*/true);
   EXPECT_EQ(text.substr(0, end), "a,\"x\ny\",1\n");
-  size_t next = PredictRowEnd(text, end, true);
+  size_t next = ShardRowEnd(text, end, true);
   EXPECT_EQ(text.substr(end, next - end), "b,\"q\"\"\n\",2\n");
-  EXPECT_EQ(PredictRowEnd(text, next, true), text.size());
+  EXPECT_EQ(ShardRowEnd(text, next, true), text.size());
   // JSON lines end at every newline.
-  EXPECT_EQ(PredictRowEnd("{\"a\":1}\n{}\n", 0, false), 8u);
+  EXPECT_EQ(ShardRowEnd("{\"a\":1}\n{}\n", 0, false), 8u);
 }
 
 // Whole files: 5 files over 2 shards (0, 2, 4 and 1, 3) come back in file
@@ -190,4 +191,4 @@ TEST(PredictShards, MismatchNamesTheShard) {
 }
 
 }  // namespace
-}  // namespace dtf::cli
+}  // namespace dtf::launch

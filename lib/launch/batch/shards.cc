@@ -1,14 +1,12 @@
-#include "cmd/predict_shards.h"
+#include "lib/launch/batch/shards.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <filesystem>
 
 #include "lib/base/strings.h"
-#include "lib/data/gen_records.h"
 
-namespace dtf::cli {
+namespace dtf::launch {
 namespace {
 
 bool ShardParseCount(std::string_view text, int64_t* out) {
@@ -39,7 +37,7 @@ struct ShardCursor {
 
   bool done() const { return pos >= shard->text.size(); }
   std::string_view Next() {
-    const size_t end = PredictRowEnd(shard->text, pos, csv);
+    const size_t end = ShardRowEnd(shard->text, pos, csv);
     std::string_view row(shard->text.data() + pos, end - pos);
     pos = end;
     ++taken;
@@ -70,21 +68,6 @@ bool ShardWasFetched(const std::string& shard_output) {
 
 std::string ShardIndexPath(const std::string& shard_output) {
   return StrCat(shard_output, ".rows");
-}
-
-StatusOr<std::vector<std::string>> PredictInputFiles(
-    const std::vector<std::string>& patterns) {
-  DTF_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(patterns));
-  std::sort(files.begin(), files.end());
-  files.erase(std::unique(files.begin(), files.end()), files.end());
-  // A pattern without wildcards stands for itself: it must exist.
-  for (const std::string& file : files) {
-    std::error_code ec;
-    if (!std::filesystem::exists(file, ec)) {
-      return ErrnoToStatus(ec ? ec.value() : ENOENT, file);
-    }
-  }
-  return files;
 }
 
 std::string ShardIndexToText(const ShardIndex& index) {
@@ -186,7 +169,7 @@ StatusOr<ShardOutput> ShardFromFrame(std::string_view frame, std::string name) {
   return shard;
 }
 
-size_t PredictRowEnd(std::string_view text, size_t pos, bool csv) {
+size_t ShardRowEnd(std::string_view text, size_t pos, bool csv) {
   bool quoted = false;
   for (size_t i = pos; i < text.size(); ++i) {
     const char c = text[i];
@@ -270,4 +253,4 @@ StatusOr<std::string> MergeShardOutputs(const std::vector<ShardOutput>& shards,
   return out;
 }
 
-}  // namespace dtf::cli
+}  // namespace dtf::launch

@@ -1,12 +1,12 @@
-// How `dtf predict --profile` splits its input over W tasks and puts their
-// outputs back together (man/dtf-predict.1, "Sharded scoring").
+// What each shard of a batch job (batch_job.h) writes and how the launcher
+// puts the shards back together (man/dtf-predict.1, "Sharded scoring").
 //
 // The split is the input pipeline's (lib/data/shard_assignment.h): with N
 // input files (sorted) and W shards, N >= W gives shard k the whole files
 // k, k+W, k+2W, ...; N < W gives it the records whose global index j has
-// j % W == k. Shard k of W writes its rows to <output>.shard-k-of-W, in the
-// output format asked for (CSV with its header), and an index beside it,
-// <output>.shard-k-of-W.rows, naming the rows it scored per file:
+// j % W == k. Shard k of W writes its rows to <output>.shard-k-of-W, one row
+// a line (JSON lines, or CSV with its header), and an index beside it,
+// <output>.shard-k-of-W.rows, naming the rows it wrote per file:
 //   rows <total>
 //   inputs <the number of input files the shard saw>
 //   file <position in the sorted list> <rows>     (whole files only)
@@ -20,15 +20,15 @@
 
 #include "lib/base/status.h"
 
-namespace dtf::cli {
+namespace dtf::launch {
 
 // The lines a shard task writes on stderr to report its progress:
-// "<kPredictProgress><rows scored so far>".
-inline constexpr std::string_view kPredictProgress = "dtf-predict-progress ";
+// "<kShardProgress><rows written so far>".
+inline constexpr std::string_view kShardProgress = "dtf-predict-progress ";
 
 // The line a shard task holding its shard for a fetch (--hold-for-fetch)
-// writes last on stderr: "<kPredictReady><rows>".
-inline constexpr std::string_view kPredictReady = "dtf-predict-ready ";
+// writes last on stderr: "<kShardReady><rows>".
+inline constexpr std::string_view kShardReady = "dtf-predict-ready ";
 
 // "<output>.fetched": made by `dtf task shard-release` once the launcher
 // holds the shard; the task that waits for it then ends.
@@ -39,11 +39,6 @@ bool ShardWasFetched(const std::string& shard_output);
 std::string ShardOutputPath(const std::string& output, int k, int w);
 // Its index: "<shard output>.rows".
 std::string ShardIndexPath(const std::string& shard_output);
-
-// The input files as the pipeline reads them: the patterns expanded, sorted,
-// duplicates dropped. NotFound names a pattern that matches nothing.
-StatusOr<std::vector<std::string>> PredictInputFiles(
-    const std::vector<std::string>& patterns);
 
 // What a shard's index says.
 struct ShardIndex {
@@ -61,7 +56,7 @@ StatusOr<ShardIndex> ShardIndexFromText(std::string_view text,
 // The end of the row starting at `pos` (just past its '\n', or text.size()
 // for a last row without one). A CSV row may hold newlines inside quoted
 // cells; a JSON line never does.
-size_t PredictRowEnd(std::string_view text, size_t pos, bool csv);
+size_t ShardRowEnd(std::string_view text, size_t pos, bool csv);
 
 // One shard's output and index, as read back.
 struct ShardOutput {
@@ -93,4 +88,4 @@ StatusOr<ShardOutput> ShardFromFrame(std::string_view frame, std::string name);
 StatusOr<std::string> MergeShardOutputs(const std::vector<ShardOutput>& shards,
                                         int64_t num_files, bool csv);
 
-}  // namespace dtf::cli
+}  // namespace dtf::launch

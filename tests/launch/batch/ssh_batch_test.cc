@@ -1,6 +1,6 @@
 // What dtf predict --profile ships to an SSH profile's hosts and where its
-// tasks read and write there (cmd/predict_remote.h).
-#include "cmd/predict_remote.h"
+// tasks read and write there (lib/launch/ssh/ssh_batch.h).
+#include "lib/launch/ssh/ssh_batch.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,9 +9,10 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/launch/batch/supervised_batch.h"
 #include "tests/testing/temp_dir.h"
 
-namespace dtf::cli {
+namespace dtf::launch {
 namespace {
 
 namespace fs = std::filesystem;
@@ -36,7 +37,7 @@ TEST_F(PredictRemoteTest, WithDataShipsTheModelAndTheInputsInOrder) {
   const std::vector<std::string> files = {dir_.Join("in/b.tfrecord"),
                                           dir_.Join("in2/a.tfrecord")};
   StatusOr<launch::BatchFiles> b =
-      PredictBatchFiles(dir_.Join("model"), files, /*with_data=*/true);
+      ShippedBatchFiles(dir_.Join("model"), files, /*with_data=*/true);
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(b->entry, "model");
   EXPECT_THAT(b->on_hosts, IsEmpty());
@@ -57,7 +58,7 @@ TEST_F(PredictRemoteTest, WithDataShipsTheModelAndTheInputsInOrder) {
 TEST_F(PredictRemoteTest, WithoutDataTheInputsAreFoundOnTheHosts) {
   const std::vector<std::string> files = {dir_.Join("in/b.tfrecord")};
   StatusOr<launch::BatchFiles> b =
-      PredictBatchFiles(dir_.Join("model"), files, /*with_data=*/false);
+      ShippedBatchFiles(dir_.Join("model"), files, /*with_data=*/false);
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_THAT(b->on_hosts, ElementsAre(files[0]));
   EXPECT_EQ(b->shipped.size(), 2u);
@@ -66,7 +67,7 @@ TEST_F(PredictRemoteTest, WithoutDataTheInputsAreFoundOnTheHosts) {
 
 TEST_F(PredictRemoteTest, MissingModelIsAnErrorNamingIt) {
   StatusOr<launch::BatchFiles> b =
-      PredictBatchFiles(dir_.Join("nope"), {}, true);
+      ShippedBatchFiles(dir_.Join("nope"), {}, true);
   EXPECT_FALSE(b.ok());
   EXPECT_THAT(Message(b.status()), ::testing::HasSubstr(dir_.Join("nope")));
 }
@@ -75,9 +76,9 @@ TEST_F(PredictRemoteTest, ShardsGoInTheTaskDirectory) {
   launch::TaskPlan task;
   task.index = 1;
   task.dir = "/w/runs/r1/worker-1";
-  EXPECT_EQ(RemoteShardPath(task, "/here/scores.csv", 3),
+  EXPECT_EQ(TaskDirShardPath(task, "/here/scores.csv", 3),
             "/w/runs/r1/worker-1/scores.csv.shard-1-of-3");
 }
 
 }  // namespace
-}  // namespace dtf::cli
+}  // namespace dtf::launch

@@ -1,30 +1,36 @@
-// How far the tasks of `dtf predict --profile` have scored, from their
-// progress lines (kPredictProgress), shown on the console at most once a
-// second: "dtf: predict: N records scored (shard 0: a, shard 1: b)".
+// How far the shards of a batch job have got, from their tasks' progress
+// lines (kShardProgress), said at most once a second:
+// "dtf: predict: N records scored (shard 0: a, shard 1: b)".
 #pragma once
 
 #include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "cmd/cli_output.h"
-#include "cmd/predict_shards.h"
 #include "lib/base/strings.h"
+#include "lib/launch/batch/shards.h"
 
-namespace dtf::cli {
+namespace dtf::launch {
 
 class ShardProgress {
  public:
-  ShardProgress(const Console& console, size_t tasks)
-      : console_(console), rows_(tasks, 0) {}
+  // `say` hears each line; `title` names the job in it ("predict") and
+  // `done` what a shard does to a record ("scored").
+  ShardProgress(std::function<void(std::string_view)> say, std::string title,
+                std::string done, size_t tasks)
+      : say_(std::move(say)),
+        title_(std::move(title)),
+        done_(std::move(done)),
+        rows_(tasks, 0) {}
 
   // Whether `line` was a progress line (then it is taken, not shown).
   bool Take(size_t task, std::string_view line) {
-    if (!line.starts_with(kPredictProgress)) return false;
-    const std::string_view n = line.substr(kPredictProgress.size());
+    if (!line.starts_with(kShardProgress)) return false;
+    const std::string_view n = line.substr(kShardProgress.size());
     int64_t rows = 0;
     const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), rows);
     if (ec != std::errc() || task >= rows_.size()) return false;
@@ -53,16 +59,18 @@ class ShardProgress {
       total += rows_[k];
       StrAppend(&each, k ? ", " : "", "shard ", k, ": ", rows_[k]);
     }
-    console_.Info(
-        StrCat("dtf: predict: ", total, " records scored (", each, ")"));
+    say_(StrCat("dtf: ", title_, ": ", total, " records ", done_, " (", each,
+                ")"));
   }
 
  private:
-  const Console& console_;
+  std::function<void(std::string_view)> say_;
+  std::string title_;
+  std::string done_;
   std::vector<int64_t> rows_;
   // What the last line said: at first, nothing scored.
   std::vector<int64_t> shown_ = rows_;
   std::chrono::steady_clock::time_point last_;
 };
 
-}  // namespace dtf::cli
+}  // namespace dtf::launch

@@ -1,0 +1,27 @@
+#include "lib/launch/batch_runners.h"
+
+#include <memory>
+#include <utility>
+
+#include "lib/launch/k8s/k8s_batch.h"
+#include "lib/launch/local/local_batch.h"
+#include "lib/launch/slurm/slurm_batch.h"
+#include "lib/launch/ssh/ssh_batch.h"
+
+namespace dtf::launch {
+
+std::unique_ptr<BatchRunner> MakeBatchRunner(Profile profile) {
+  switch (profile.backend) {
+    case BackendKind::kLocal:
+      break;
+    case BackendKind::kSsh:
+      return NewSshBatchRunner(std::move(profile));
+    case BackendKind::kSlurm:
+      return NewSlurmBatchRunner(std::move(profile));
+    case BackendKind::kKubernetes:
+      return k8s::NewKubernetesBatchRunner(std::move(profile));
+  }
+  return NewLocalBatchRunner(std::move(profile));
+}
+
+}  // namespace dtf::launch
