@@ -40,12 +40,6 @@ struct TaskName {
   std::string DirName() const;
   bool operator==(const TaskName&) const = default;
   auto operator<=>(const TaskName&) const = default;
-
-  // So that absl::StrCat and StrFormat("%v") write ToString().
-  template <typename Sink>
-  friend void AbslStringify(Sink& sink, const TaskName& name) {
-    sink.Append(name.ToString());
-  }
 };
 
 // "ps:0", "worker:3", "chief:0"; the index is a non-negative decimal. The
