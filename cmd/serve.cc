@@ -17,6 +17,7 @@
 #include "cmd/train_report.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
+#include "lib/base/task_name.h"
 #include "lib/data/job_file.h"
 #include "lib/rpc/credentials.h"
 #include "lib/runtime/cluster/cluster.h"
@@ -54,8 +55,8 @@ std::vector<std::string> Addresses(const std::vector<runtime::TaskAddress>& a) {
 
 // --index-from-env VAR: the task whose place in the cluster's list of ps
 // then workers VAR holds (a Kubernetes Indexed Job's JOB_COMPLETION_INDEX).
-StatusOr<runtime::TaskId> TaskFromIndexEnv(const ServeFlags& f,
-                                           const runtime::ClusterSpec& c) {
+StatusOr<TaskName> TaskFromIndexEnv(const ServeFlags& f,
+                                    const runtime::ClusterSpec& c) {
   const char* value = std::getenv(f.index_from_env.c_str());
   const std::string flag = StrCat("--index-from-env ", f.index_from_env);
   if (value == nullptr) {
@@ -73,15 +74,15 @@ StatusOr<runtime::TaskId> TaskFromIndexEnv(const ServeFlags& f,
                " (ps first, then workers), got \"", text, "\""));
   }
   const int ps = static_cast<int>(c.ps.size());
-  return index < ps ? runtime::TaskId{runtime::Role::kPs, index}
-                    : runtime::TaskId{runtime::Role::kWorker, index - ps};
+  return index < ps ? TaskName{Role::kPs, index}
+                    : TaskName{Role::kWorker, index - ps};
 }
 
 // The cluster and this task, from whichever source is given. TensorFlow's
 // chief task becomes dtf's worker 0 (the workers after it).
 Status ResolveCluster(const ServeFlags& f, runtime::ServeOptions* o) {
   runtime::ClusterSpec cluster;
-  runtime::TaskId self;
+  TaskName self;
   bool have_self = false;
   if (!f.ps.empty() || !f.workers.empty()) {
     DTF_ASSIGN_OR_RETURN(cluster.ps, runtime::ParseAddressList(f.ps));
@@ -102,14 +103,14 @@ Status ResolveCluster(const ServeFlags& f, runtime::ServeOptions* o) {
   if (!f.index_from_env.empty()) {
     DTF_ASSIGN_OR_RETURN(self, TaskFromIndexEnv(f, cluster));
   } else if (!f.role.empty()) {
-    DTF_ASSIGN_OR_RETURN(self.role, runtime::ParseRole(f.role));
+    DTF_ASSIGN_OR_RETURN(self.role, ParseRole(f.role));
     self.index = f.index < 0 ? 0 : f.index;
   } else if (!have_self) {
     return InvalidArgumentError("--role is required (or TF_CONFIG's task)");
   }
   if (f.index >= 0 && f.index_from_env.empty()) self.index = f.index;
   DTF_RETURN_IF_ERROR(runtime::ValidateCluster(cluster, self));
-  if (self.role == runtime::Role::kEvaluator) {
+  if (self.role == Role::kEvaluator) {
     return InvalidArgumentError(
         "evaluator tasks are not run by dtf: the chief evaluates");
   }
@@ -119,16 +120,16 @@ Status ResolveCluster(const ServeFlags& f, runtime::ServeOptions* o) {
   for (const std::string& w : Addresses(cluster.workers))
     o->workers.push_back(w);
   switch (self.role) {
-    case runtime::Role::kPs:
-      o->role = runtime::TaskRole::kPs;
+    case Role::kPs:
+      o->role = Role::kPs;
       o->index = self.index;
       break;
-    case runtime::Role::kChief:
-      o->role = runtime::TaskRole::kWorker;
+    case Role::kChief:
+      o->role = Role::kWorker;
       o->index = 0;
       break;
     default:
-      o->role = runtime::TaskRole::kWorker;
+      o->role = Role::kWorker;
       o->index = self.index + offset;
       break;
   }
@@ -146,12 +147,8 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
                        rpc::ReadSecretFile(f.secret_file));
   o.credentials.run_id = f.run_id;
   if (!f.tls_dir.empty()) {
-    DTF_ASSIGN_OR_RETURN(
-        o.credentials.tls,
-        rpc::ReadTlsDir(
-            f.tls_dir,
-            StrCat(o.role == runtime::TaskRole::kPs ? "ps-" : "worker-",
-                   o.index)));
+    DTF_ASSIGN_OR_RETURN(o.credentials.tls,
+                         rpc::ReadTlsDir(f.tls_dir, o.name().DirName()));
     o.credentials.tls.by_task_name = f.tls_task_names;
   } else if (f.tls_task_names) {
     return InvalidArgumentError("--tls-task-names needs --tls-dir");
@@ -168,8 +165,7 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
   o.restore = f.restore;
   o.cancel = ctx->cancel;
   const Console& console = ctx->console;
-  const std::string task =
-      StrCat(o.role == runtime::TaskRole::kPs ? "ps:" : "worker:", o.index);
+  const std::string task = o.name().ToString();
   o.on_note = [&](std::string_view text) {
     if (!f.quiet) console.Info(text);
   };
@@ -185,7 +181,7 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
     std::_Exit(ExitCodeFor(why));
   };
   DTF_ASSIGN_OR_RETURN(runtime::TrainResult r, runtime::Serve(job, o));
-  if (o.role == runtime::TaskRole::kPs) return OkStatus();
+  if (o.role == Role::kPs) return OkStatus();
   if (!f.metrics_out.empty() && o.index == 0) {
     DTF_RETURN_IF_ERROR(
         WriteOutput("--metrics-out", f.metrics_out, MetricsJson(r)));

@@ -1,30 +1,14 @@
 #include "lib/base/task_name.h"
 
-#include <cctype>
-#include <charconv>
 #include <cstdint>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/decimal.h"
 
 namespace dtf {
-namespace {
 
 using absl::StrCat;
-
-// A non-negative decimal without sign or spaces, at most `max`.
-bool ParseDecimal(std::string_view s, int64_t max, int64_t* value) {
-  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s.front()))) {
-    return false;
-  }
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v > max) return false;
-  *value = v;
-  return true;
-}
-
-}  // namespace
 
 std::string_view RoleName(Role role) {
   switch (role) {

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/base/combiner.h"
 #include "lib/base/status.h"
 #include "lib/data/date_parse.h"
 #include "lib/data/schema.h"
@@ -44,15 +45,6 @@ inline std::string_view FeatureKindName(FeatureKind kind) {
   return kNames[static_cast<int>(kind)];
 }
 
-// How an embedding reduces several ids of one row to one vector (TF's
-// embedding_column combiner). A row has several ids only from a multi-valued
-// input; scalar columns give one.
-enum class Combiner { kSum, kMean };
-// "sum", "mean".
-inline std::string_view CombinerName(Combiner combiner) {
-  return combiner == Combiner::kSum ? "sum" : "mean";
-}
-
 // What a source name refers to.
 enum class InputKind {
   kColumn,   // a [schema] column
@@ -65,7 +57,10 @@ struct CategoricalUse {
   // [...] embedding: the dimension of its embedding in the deep part; 0: not
   // in the deep part. Default: 0.
   int64_t embedding = 0;
-  // [...] combiner. Only with an embedding. Default: mean.
+  // [...] combiner: how the embedding reduces several ids of one row (a
+  // row has several only from a multi-valued input; scalar columns give
+  // one), "sum" or "mean" (a job file gives no "sqrtn"). Only with an
+  // embedding. Default: mean.
   Combiner combiner = Combiner::kMean;
   // [...] wide: one-hot into the wide part. Default: embedding == 0.
   bool wide = true;

@@ -9,13 +9,15 @@
 // the table's row count are InvalidArgument. Weights are used as given.
 #pragma once
 
+#include "lib/base/combiner.h"
 #include "lib/base/status.h"
 #include "lib/kernels/context.h"
 #include "lib/kernels/tensor.h"
 
 namespace dtf::kernels {
 
-enum class Combiner { kSum, kMean, kSqrtN };
+// The one combiner (lib/base/combiner.h), as kernels::Combiner too.
+using ::dtf::Combiner;
 
 // out [B x D] from table [V x D]; *out is resized.
 Status EmbeddingLookup(const Context& ctx, const Tensor& table,

@@ -58,7 +58,7 @@ std::vector<StatusOr<TrainResult>> RunWorkers(
   for (int i = 0; i < n; ++i) {
     threads.emplace_back([&, i] {
       ServeOptions o;
-      o.role = TaskRole::kWorker;
+      o.role = Role::kWorker;
       o.index = i;
       o.workers = workers;
       o.credentials.run_id = "test-run";

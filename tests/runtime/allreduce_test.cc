@@ -37,7 +37,7 @@ using namespace std::chrono_literals;
 
 constexpr char kSecret[] = "00112233445566778899aabbccddeeff";
 
-ServeOptions Options(TaskRole role, int index, std::vector<std::string> ps,
+ServeOptions Options(Role role, int index, std::vector<std::string> ps,
                      std::vector<std::string> workers) {
   ServeOptions o;
   o.role = role;
@@ -102,8 +102,8 @@ TEST_F(AllreduceTest, ServeRefusesAParameterServer) {
   StatusOr<JobFile> job = Job("cuda", /*records=*/false);
   ASSERT_TRUE(job.ok()) << job.status();
   const HeldPort ps, worker;
-  StatusOr<TrainResult> result = Serve(
-      *job, Options(TaskRole::kPs, 0, {ps.address()}, {worker.address()}));
+  StatusOr<TrainResult> result =
+      Serve(*job, Options(Role::kPs, 0, {ps.address()}, {worker.address()}));
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(result.status().message().find("allreduce"), std::string_view::npos)
@@ -358,7 +358,7 @@ TEST_P(AllreduceDeviceTest, TitanicOneWorkerReachesTheGoal) {
   ASSERT_TRUE(job.ok()) << job.status();
   const HeldPort port;
   StatusOr<TrainResult> result =
-      Serve(*job, Options(TaskRole::kWorker, 0, {}, {port.address()}));
+      Serve(*job, Options(Role::kWorker, 0, {}, {port.address()}));
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_TRUE(result->eval.has_value());
   EXPECT_GE(*result->eval->metrics.Get("accuracy"), 0.75);
@@ -377,7 +377,7 @@ TEST_P(AllreduceDeviceTest, EarlyStoppingStopsTheRunAndExportsTheBest) {
   ASSERT_TRUE(job.ok()) << job.status();
   const HeldPort port;
   StatusOr<TrainResult> result =
-      Serve(*job, Options(TaskRole::kWorker, 0, {}, {port.address()}));
+      Serve(*job, Options(Role::kWorker, 0, {}, {port.address()}));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(result->stopped_early);
   EXPECT_EQ(result->steps, 67);
@@ -403,7 +403,7 @@ TEST_P(AllreduceDeviceTest, ACancelledChiefWritesItsCheckpoint) {
   ASSERT_TRUE(job.ok()) << job.status();
   const HeldPort port;
   std::atomic<bool> cancel{false};
-  ServeOptions o = Options(TaskRole::kWorker, 0, {}, {port.address()});
+  ServeOptions o = Options(Role::kWorker, 0, {}, {port.address()});
   o.cancel = &cancel;
   o.on_progress = CancelAtTheFirstReport(&cancel);
   StatusOr<TrainResult> result = Serve(*job, o);
@@ -428,7 +428,7 @@ TEST_P(AllreduceDeviceTest, ARestoredRunTrainsOnFromItsCheckpoint) {
   ASSERT_TRUE(job.ok()) << job.status();
   const HeldPort port;
   std::atomic<bool> cancel{false};
-  ServeOptions o = Options(TaskRole::kWorker, 0, {}, {port.address()});
+  ServeOptions o = Options(Role::kWorker, 0, {}, {port.address()});
   o.cancel = &cancel;
   o.on_progress = CancelAtTheFirstReport(&cancel);
   StatusOr<TrainResult> stopped = Serve(*job, o);
@@ -443,7 +443,7 @@ TEST_P(AllreduceDeviceTest, ARestoredRunTrainsOnFromItsCheckpoint) {
   ASSERT_TRUE(step.ok() && step->size() == 1u) << step.status();
 
   std::vector<std::string> notes;
-  ServeOptions again = Options(TaskRole::kWorker, 0, {}, {port.address()});
+  ServeOptions again = Options(Role::kWorker, 0, {}, {port.address()});
   again.restore = true;
   again.on_note = [&](std::string_view n) { notes.emplace_back(n); };
   StatusOr<TrainResult> result = Serve(*job, again);

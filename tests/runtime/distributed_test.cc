@@ -59,7 +59,7 @@ Cluster MakeCluster(int ps, int workers) {
   return c;
 }
 
-ServeOptions Options(const Cluster& c, TaskRole role, int index) {
+ServeOptions Options(const Cluster& c, Role role, int index) {
   ServeOptions o;
   o.role = role;
   o.index = index;
@@ -110,7 +110,7 @@ std::vector<StatusOr<TrainResult>> RunCluster(
   for (size_t i = 0; i < n; ++i) {
     threads.emplace_back([&, i] {
       const bool ps = i < c.ps.size();
-      ServeOptions o = Options(c, ps ? TaskRole::kPs : TaskRole::kWorker,
+      ServeOptions o = Options(c, ps ? Role::kPs : Role::kWorker,
                                ps ? int(i) : int(i - c.ps.size()));
       o.cancel = &cancel[i];
       results[i] = Serve(job, o);
@@ -382,9 +382,9 @@ TEST_F(DistributedTest, AConnectionResetAfterAnEvaluationIsRejoined) {
   dtf::testing::ResetProxy proxy(c.held[0].port());
   ASSERT_FALSE(proxy.address().empty()) << "the proxy could not listen";
   std::atomic<bool> cancel_ps{false}, cancel_chief{false};
-  ServeOptions ps = Options(c, TaskRole::kPs, 0);
+  ServeOptions ps = Options(c, Role::kPs, 0);
   ps.cancel = &cancel_ps;
-  ServeOptions chief = Options(c, TaskRole::kWorker, 0);
+  ServeOptions chief = Options(c, Role::kWorker, 0);
   chief.ps = {proxy.address()};
   chief.cancel = &cancel_chief;
   std::mutex mu;
@@ -431,9 +431,9 @@ TEST_F(DistributedTest, APsThatStopsAnsweringForAWhileIsWaitedOut) {
   dtf::testing::ResetProxy proxy(c.held[0].port());
   ASSERT_FALSE(proxy.address().empty()) << "the proxy could not listen";
   std::atomic<bool> cancel_ps{false}, cancel_chief{false};
-  ServeOptions ps = Options(c, TaskRole::kPs, 0);
+  ServeOptions ps = Options(c, Role::kPs, 0);
   ps.cancel = &cancel_ps;
-  ServeOptions chief = Options(c, TaskRole::kWorker, 0);
+  ServeOptions chief = Options(c, Role::kWorker, 0);
   chief.ps = {proxy.address()};
   chief.cancel = &cancel_chief;
   std::mutex mu;
@@ -477,9 +477,9 @@ TEST_F(DistributedTest, AStoppedWorkerEndsItsCallInFlightAtOnce) {
   job.train.ps_timeout = 120;
   const Cluster c = MakeCluster(1, 2);
   std::atomic<bool> cancel_ps{false}, cancel_chief{false};
-  ServeOptions ps = Options(c, TaskRole::kPs, 0);
+  ServeOptions ps = Options(c, Role::kPs, 0);
   ps.cancel = &cancel_ps;
-  ServeOptions chief = Options(c, TaskRole::kWorker, 0);
+  ServeOptions chief = Options(c, Role::kWorker, 0);
   chief.cancel = &cancel_chief;
   std::future<StatusOr<TrainResult>> ps_run =
       std::async(std::launch::async, [&] { return Serve(job, ps); });
@@ -648,7 +648,7 @@ TEST_F(DistributedTest, ARestartedPsDoesNotRestoreAnotherRunsCheckpoint) {
                   .ok());
 
   std::atomic<bool> cancel{false};
-  ServeOptions o = Options(c, TaskRole::kPs, 0);
+  ServeOptions o = Options(c, Role::kPs, 0);
   o.restore = true;
   o.cancel = &cancel;
   std::vector<std::string> notes;
@@ -700,7 +700,7 @@ TEST_F(DistributedTest, ARestartedPsRefusesATamperedCheckpoint) {
   std::string bytes = dtf::testing::ReadFile(path);
   bytes[bytes.size() / 2] ^= 0x20;
   dtf::testing::WriteFile(path, bytes);
-  ServeOptions o = Options(c, TaskRole::kPs, 0);
+  ServeOptions o = Options(c, Role::kPs, 0);
   o.restore = true;
   StatusOr<TrainResult> r = Serve(job, o);
   ASSERT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
@@ -714,7 +714,7 @@ TEST_F(DistributedTest, APsWithoutItsChiefExits) {
   job.train.coordinator_timeout = 2;
   const Cluster c = MakeCluster(1, 1);
   std::atomic<bool> cancel{false};
-  ServeOptions o = Options(c, TaskRole::kPs, 0);
+  ServeOptions o = Options(c, Role::kPs, 0);
   o.cancel = &cancel;
   std::future<StatusOr<TrainResult>> ps =
       std::async(std::launch::async, [&] { return Serve(job, o); });
@@ -743,7 +743,7 @@ TEST_F(DistributedTest, AnInterruptedPsWhoseChiefIsGoneExitsAtOnce) {
   std::mutex mu;
   std::string notes;
   std::atomic<bool> cancel{false};
-  ServeOptions o = Options(c, TaskRole::kPs, 0);
+  ServeOptions o = Options(c, Role::kPs, 0);
   o.ready_file = dir_.Join("ps-0.ready");
   o.cancel = &cancel;
   o.on_note = [&](std::string_view note) {
@@ -818,7 +818,7 @@ TEST_F(DistributedTest, ATaskListensOnItsOwnAddressOnly) {
   const int port = c.held[0].port();
   c.ps[0] = StrCat("127.0.0.2:", port);
   std::atomic<bool> cancel_ps{false};
-  ServeOptions ps = Options(c, TaskRole::kPs, 0);
+  ServeOptions ps = Options(c, Role::kPs, 0);
   ps.cancel = &cancel_ps;
   std::future<StatusOr<TrainResult>> ps_run =
       std::async(std::launch::async, [&] { return Serve(job, ps); });
@@ -842,7 +842,7 @@ TEST_F(DistributedTest, CallsWithoutTheSecretAreRefused) {
   std::mutex mu;
   std::string notes;
   std::atomic<bool> cancel{false};
-  ServeOptions o = Options(c, TaskRole::kPs, 0);
+  ServeOptions o = Options(c, Role::kPs, 0);
   o.ready_file = dir_.Join("ps-0.ready");
   o.cancel = &cancel;
   o.on_note = [&](std::string_view note) {

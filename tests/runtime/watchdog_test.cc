@@ -174,7 +174,7 @@ TEST_F(WatchdogTest, AWorkerWhoseStepsStallWhileItBeatsIsTakenForDead) {
 // The window starts with the first heartbeat in state "running" (a slow
 // start is not a stall), and the chief's own steps are its business.
 TEST_F(WatchdogTest, StartingWorkersAndTheChiefAreNotWatched) {
-  service_.Update("worker:0", "running", 5, 0, 0);
+  service_.Update("worker:0", TaskState::kRunning, 5, 0, 0);
   for (int i = 0; i < 12; ++i) {
     Beat("worker:1", 11, 0, "starting");
     std::this_thread::sleep_for(50ms);

@@ -1,24 +1,20 @@
 #include "lib/runtime/cluster/cluster.h"
 
 #include <cctype>
-#include <charconv>
 #include <cstdint>
 #include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
-#include <system_error>
 
+#include "lib/base/decimal.h"
 #include "lib/base/host_name.h"
 #include "lib/base/strings.h"
 #include "nlohmann/json.hpp"
 
 namespace dtf::runtime {
 namespace {
-
-constexpr Role kRoles[] = {Role::kPs, Role::kWorker, Role::kChief,
-                           Role::kEvaluator};
-constexpr std::string_view kRoleList = "ps, worker, chief, evaluator";
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
@@ -42,18 +38,6 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
     parts.push_back(s.substr(start, end - start));
     start = end + 1;
   }
-}
-
-// A non-negative decimal without sign or spaces, at most `max`.
-bool ParseDecimal(std::string_view s, int64_t max, int64_t* value) {
-  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s.front()))) {
-    return false;
-  }
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v > max) return false;
-  *value = v;
-  return true;
 }
 
 std::string Lower(std::string_view s) {
@@ -118,10 +102,10 @@ StatusOr<ClusterSpec> JsonCluster(const Json& root) {
   }
   ClusterSpec cluster;
   for (const auto& [job, list] : it->items()) {
-    StatusOr<Role> role = ParseRole(job);
-    if (!role.ok()) {
+    std::optional<Role> role = ParseRoleName(job);
+    if (!role) {
       return TfConfigError(
-          StrCat("cluster job \"", job, "\" is not one of ", kRoleList));
+          StrCat("cluster job \"", job, "\" is not one of ", RoleList()));
     }
     DTF_ASSIGN_OR_RETURN(cluster.tasks(*role), JsonAddresses(list, job));
   }
@@ -161,7 +145,7 @@ StatusOr<int> JsonTaskIndex(const Json& task) {
   return static_cast<int>(index);
 }
 
-StatusOr<TaskId> JsonTask(const Json& root) {
+StatusOr<TaskName> JsonTask(const Json& root) {
   auto it = root.find("task");
   if (it == root.end()) {
     return TfConfigError(
@@ -178,13 +162,13 @@ StatusOr<TaskId> JsonTask(const Json& root) {
         StrCat("task.type must be a string, got ", type->type_name()));
   }
   const std::string& name = type->get_ref<const std::string&>();
-  StatusOr<Role> role = ParseRole(name);
-  if (!role.ok()) {
+  std::optional<Role> role = ParseRoleName(name);
+  if (!role) {
     return TfConfigError(
-        StrCat("task.type \"", name, "\" is not one of ", kRoleList));
+        StrCat("task.type \"", name, "\" is not one of ", RoleList()));
   }
   DTF_ASSIGN_OR_RETURN(int index, JsonTaskIndex(*it));
-  return TaskId{*role, index};
+  return TaskName{*role, index};
 }
 
 StatusOr<TfConfig> ParseTfConfigJson(std::string_view text) {
@@ -211,28 +195,6 @@ StatusOr<TfConfig> ParseTfConfigJson(std::string_view text) {
 }
 
 }  // namespace
-
-std::string_view RoleName(Role role) {
-  switch (role) {
-    case Role::kPs:
-      return "ps";
-    case Role::kWorker:
-      return "worker";
-    case Role::kChief:
-      return "chief";
-    case Role::kEvaluator:
-      return "evaluator";
-  }
-  return "unknown";
-}
-
-StatusOr<Role> ParseRole(std::string_view text) {
-  for (Role role : kRoles) {
-    if (text == RoleName(role)) return role;
-  }
-  return InvalidArgumentError(
-      StrCat("task type \"", text, "\" is not one of ", kRoleList));
-}
 
 std::string TaskAddress::ToString() const {
   if (host.find(':') != std::string::npos) {
@@ -282,32 +244,6 @@ StatusOr<TaskAddress> ParseTaskAddress(std::string_view text) {
   return TaskAddress{std::string(host), static_cast<int>(port)};
 }
 
-std::string TaskId::ToString() const {
-  return StrCat(RoleName(role), ":", index);
-}
-
-StatusOr<TaskId> ParseTaskId(std::string_view text) {
-  size_t colon = text.find(':');
-  if (colon == std::string_view::npos) {
-    return InvalidArgumentError(
-        StrCat("task \"", text, "\": expected type:index, as \"worker:0\""));
-  }
-  std::string_view type = text.substr(0, colon);
-  std::string_view index_text = text.substr(colon + 1);
-  StatusOr<Role> role = ParseRole(type);
-  if (!role.ok()) {
-    return InvalidArgumentError(StrCat("task \"", text, "\": type \"", type,
-                                       "\" is not one of ", kRoleList));
-  }
-  int64_t index = 0;
-  if (!ParseDecimal(index_text, std::numeric_limits<int>::max(), &index)) {
-    return InvalidArgumentError(StrCat("task \"", text, "\": index \"",
-                                       index_text,
-                                       "\" is not a non-negative integer"));
-  }
-  return TaskId{*role, static_cast<int>(index)};
-}
-
 const std::vector<TaskAddress>& ClusterSpec::tasks(Role role) const {
   switch (role) {
     case Role::kPs:
@@ -327,11 +263,11 @@ std::vector<TaskAddress>& ClusterSpec::tasks(Role role) {
       static_cast<const ClusterSpec*>(this)->tasks(role));
 }
 
-TaskId ClusterSpec::coordinator() const {
-  return TaskId{chief.empty() ? Role::kWorker : Role::kChief, 0};
+TaskName ClusterSpec::coordinator() const {
+  return TaskName{chief.empty() ? Role::kWorker : Role::kChief, 0};
 }
 
-const TaskAddress* ClusterSpec::Find(const TaskId& id) const {
+const TaskAddress* ClusterSpec::Find(const TaskName& id) const {
   const std::vector<TaskAddress>& list = tasks(id.role);
   if (id.index < 0 || static_cast<size_t>(id.index) >= list.size()) {
     return nullptr;
@@ -361,9 +297,10 @@ StatusOr<ClusterSpec> ParseClusterSpecString(std::string_view text) {
                           "\" has no '|'; expected name|host:port;host:port"));
     }
     std::string_view name = Trim(job.substr(0, bar));
-    StatusOr<Role> role = ParseRole(name);
-    if (!role.ok()) {
-      return error(StrCat("job name \"", name, "\" is not one of ", kRoleList));
+    std::optional<Role> role = ParseRoleName(name);
+    if (!role) {
+      return error(
+          StrCat("job name \"", name, "\" is not one of ", RoleList()));
     }
     bool& was_seen = seen[static_cast<int>(*role)];
     if (was_seen) return error(StrCat("job \"", name, "\" appears twice"));
@@ -445,7 +382,7 @@ StatusOr<std::vector<TaskAddress>> ParseAddressList(std::string_view text) {
   return addresses;
 }
 
-Status ValidateCluster(const ClusterSpec& cluster, const TaskId& self) {
+Status ValidateCluster(const ClusterSpec& cluster, const TaskName& self) {
   if (cluster.workers.empty() && cluster.chief.empty()) {
     return InvalidArgumentError(StrCat("cluster \"",
                                        ClusterSpecToString(cluster),
@@ -461,11 +398,11 @@ Status ValidateCluster(const ClusterSpec& cluster, const TaskId& self) {
                                        " chief tasks (", list,
                                        "); at most one is allowed"));
   }
-  std::map<std::pair<std::string, int>, TaskId> used;
+  std::map<std::pair<std::string, int>, TaskName> used;
   for (Role role : kRoles) {
     const std::vector<TaskAddress>& tasks = cluster.tasks(role);
     for (size_t i = 0; i < tasks.size(); ++i) {
-      const TaskId id{role, static_cast<int>(i)};
+      const TaskName id{role, static_cast<int>(i)};
       const TaskAddress& t = tasks[i];
       if (t.host.empty()) {
         return InvalidArgumentError(

@@ -9,16 +9,9 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/base/task_name.h"
 
 namespace dtf::runtime {
-
-// A task's job, with TensorFlow's job names.
-enum class Role { kPs, kWorker, kChief, kEvaluator };
-
-// "ps", "worker", "chief" or "evaluator".
-std::string_view RoleName(Role role);
-// The inverse of RoleName; the error names `text` and the four names.
-StatusOr<Role> ParseRole(std::string_view text);
 
 struct TaskAddress {
   // A name or an IP address; IPv6 without brackets ("::1").
@@ -34,18 +27,6 @@ struct TaskAddress {
 // is kept); the port is 1-65535.
 StatusOr<TaskAddress> ParseTaskAddress(std::string_view text);
 
-struct TaskId {
-  Role role = Role::kWorker;
-  int index = 0;
-
-  // "worker:1".
-  std::string ToString() const;
-  bool operator==(const TaskId&) const = default;
-};
-
-// "ps:0", "worker:3", "chief:0"; the index is a non-negative decimal.
-StatusOr<TaskId> ParseTaskId(std::string_view text);
-
 struct ClusterSpec {
   std::vector<TaskAddress> ps;
   std::vector<TaskAddress> workers;
@@ -56,9 +37,9 @@ struct ClusterSpec {
   const std::vector<TaskAddress>& tasks(Role role) const;
   std::vector<TaskAddress>& tasks(Role role);
   // The coordinating task: chief:0 if there is a chief, else worker:0.
-  TaskId coordinator() const;
+  TaskName coordinator() const;
   // The address of `id`; nullptr when the cluster has no such task.
-  const TaskAddress* Find(const TaskId& id) const;
+  const TaskAddress* Find(const TaskName& id) const;
   // Tasks that train: workers and the chief.
   int num_trainers() const;
 
@@ -78,7 +59,7 @@ std::string ClusterSpecToString(const ClusterSpec& cluster);
 // "evaluator": [...]}, "task": {"type": "worker", "index": 0}}.
 struct TfConfig {
   ClusterSpec cluster;
-  TaskId task;
+  TaskName task;
 
   bool operator==(const TfConfig&) const = default;
 };
@@ -103,6 +84,6 @@ StatusOr<std::vector<TaskAddress>> ParseAddressList(std::string_view text);
 // cluster. An evaluator:0 need not be listed when the cluster lists no
 // evaluator (TensorFlow's Estimator keeps the evaluator outside the cluster).
 // InvalidArgument naming the tasks and addresses at fault.
-Status ValidateCluster(const ClusterSpec& cluster, const TaskId& self);
+Status ValidateCluster(const ClusterSpec& cluster, const TaskName& self);
 
 }  // namespace dtf::runtime

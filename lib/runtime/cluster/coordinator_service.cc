@@ -1,12 +1,12 @@
 #include "lib/runtime/cluster/coordinator_service.h"
 
 #include <algorithm>
-#include <charconv>
 #include <memory>
 #include <thread>
 #include <utility>
 
 #include "lib/base/strings.h"
+#include "lib/base/task_name.h"
 
 namespace dtf::runtime {
 
@@ -41,6 +41,12 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
         StrCat(request->task(), ": an input position of ", p.size(),
                " numbers (epoch, file, record, epoch_record: 4)"));
   }
+  const std::optional<TaskState> state = ParseTaskState(request->state());
+  if (!state) {
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        StrCat(request->task(), ": unknown state \"", request->state(), "\""));
+  }
   Task& t = it->second;
   const auto now = Clock::now();
   t.last_heartbeat = now;
@@ -61,11 +67,11 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
     t.told = true;
     return grpc::Status::OK;
   }
-  t.state = request->state();
+  t.state = *state;
   t.step = request->step();
   t.loss = request->loss();
   t.examples_per_sec = request->examples_per_sec();
-  if (t.state != "running") {
+  if (t.state != TaskState::kRunning) {
     t.watched = false;
   } else if (!t.watched || request->steps_done() != t.steps_done) {
     t.watched = true;
@@ -107,12 +113,12 @@ std::vector<CoordinatorService::Stall> CoordinatorService::CheckStalls() {
   const auto now = Clock::now();
   for (const std::string& name : order_) {
     Task& t = tasks_.at(name);
-    if (name == watch_self_ || name.rfind("worker:", 0) != 0) continue;
-    if (t.stalled || !t.watched || t.state != "running") continue;
+    if (name == watch_self_ || !IsTaskOf(name, Role::kWorker)) continue;
+    if (t.stalled || !t.watched || t.state != TaskState::kRunning) continue;
     if (now - t.window_from < stall_timeout_) continue;
     t.stalled = true;
     t.told = false;
-    t.state = "stalled";
+    t.state = TaskState::kStalled;
     found.push_back(
         {name, t.step, t.steps_done,
          std::chrono::duration<double>(now - t.progress_at).count()});
@@ -136,8 +142,8 @@ std::vector<std::string> CoordinatorService::SilentWorkers(
   const auto now = Clock::now();
   for (const std::string& name : order_) {
     const Task& t = tasks_.at(name);
-    if (name == self || name.rfind("worker:", 0) != 0 || !t.heard) continue;
-    if (t.state == "done" || t.state == "failed") continue;
+    if (name == self || !IsTaskOf(name, Role::kWorker) || !t.heard) continue;
+    if (t.state == TaskState::kDone || t.state == TaskState::kFailed) continue;
     if (now - t.last_heartbeat >= timeout) silent.push_back(name);
   }
   return silent;
@@ -152,13 +158,14 @@ std::vector<std::optional<InputPosition>> CoordinatorService::WorkerPositions(
   const auto now = Clock::now();
   const auto heard_since = now - std::chrono::seconds(3);
   const auto stepped_since = now - std::chrono::seconds(1);
+  const std::string chief = TaskName{Role::kWorker, 0}.ToString();
   heard_.wait_for(lock, wait, [&] {
     for (const auto& [name, t] : tasks_) {
-      if (!name.starts_with("worker:") || name == "worker:0") continue;
+      if (!IsTaskOf(name, Role::kWorker) || name == chief) continue;
       if (!t.heard || t.stalled || t.last_heartbeat < heard_since) continue;
-      if (t.state == "running") {
+      if (t.state == TaskState::kRunning) {
         if (!t.watched || t.progress_at < stepped_since) continue;
-      } else if (t.state != "starting") {
+      } else if (t.state != TaskState::kStarting) {
         continue;
       }
       if (t.step < step) return false;
@@ -166,14 +173,11 @@ std::vector<std::optional<InputPosition>> CoordinatorService::WorkerPositions(
     return true;
   });
   std::vector<std::optional<InputPosition>> positions;
-  constexpr std::string_view kWorker = "worker:";
   for (const auto& [name, t] : tasks_) {
-    if (!name.starts_with(kWorker)) continue;
-    size_t index = 0;
-    const char* first = name.data() + kWorker.size();
-    const char* last = name.data() + name.size();
-    auto [end, ec] = std::from_chars(first, last, index);
-    if (ec != std::errc() || end != last) continue;
+    if (!IsTaskOf(name, Role::kWorker)) continue;
+    StatusOr<TaskName> task = ParseTaskName(name);
+    if (!task.ok()) continue;
+    const size_t index = static_cast<size_t>(task->index);
     if (positions.size() <= index) positions.resize(index + 1);
     positions[index] = t.position;
   }
@@ -188,14 +192,14 @@ grpc::Status CoordinatorService::Status(grpc::ServerContext* context,
   std::lock_guard<std::mutex> lock(mu_);
   response->set_run_id(credentials_.run_id);
   response->set_global_step(global_step_);
-  response->set_state(run_state_);
+  response->set_state(std::string(RunStateName(run_state_)));
   const auto now = Clock::now();
   for (const std::string& name : order_) {
     const Task& t = tasks_.at(name);
     rpc::TaskStatus* s = response->add_tasks();
     s->set_task(name);
     s->set_address(t.address);
-    s->set_state(t.state);
+    s->set_state(std::string(TaskStateName(t.state)));
     s->set_step(t.step);
     s->set_loss(t.loss);
     s->set_examples_per_sec(t.examples_per_sec);
@@ -281,9 +285,9 @@ void CoordinatorService::SetCommId(std::string id) {
   comm_id_ = std::move(id);
 }
 
-void CoordinatorService::Update(const std::string& task,
-                                const std::string& state, int64_t step,
-                                double loss, double examples_per_sec) {
+void CoordinatorService::Update(const std::string& task, TaskState state,
+                                int64_t step, double loss,
+                                double examples_per_sec) {
   std::lock_guard<std::mutex> lock(mu_);
   Task& t = tasks_[task];
   if (t.stalled) return;
@@ -295,8 +299,7 @@ void CoordinatorService::Update(const std::string& task,
   t.heard = true;
 }
 
-void CoordinatorService::SetRunState(const std::string& state,
-                                     int64_t global_step) {
+void CoordinatorService::SetRunState(RunState state, int64_t global_step) {
   std::lock_guard<std::mutex> lock(mu_);
   run_state_ = state;
   global_step_ = global_step;
@@ -324,8 +327,11 @@ std::vector<std::string> CoordinatorService::RunningWorkers(
   std::vector<std::string> running;
   const auto now = Clock::now();
   for (const auto& [name, t] : tasks_) {
-    if (name == self || name.rfind("worker:", 0) != 0) continue;
-    if (t.state == "done" || t.state == "failed" || t.stalled) continue;
+    if (name == self || !IsTaskOf(name, Role::kWorker)) continue;
+    if (t.state == TaskState::kDone || t.state == TaskState::kFailed ||
+        t.stalled) {
+      continue;
+    }
     if (now - t.last_heartbeat >= timeout) continue;
     running.push_back(name);
   }

@@ -25,6 +25,7 @@
 #include "lib/data/input_pipeline.h"
 #include "lib/data/train_options.h"
 #include "lib/rpc/call.h"
+#include "lib/runtime/cluster/task_state.h"
 #include "proto/dtf.grpc.pb.h"
 
 namespace dtf::runtime {
@@ -55,9 +56,9 @@ class CoordinatorService final : public rpc::Coordinator::Service {
                      rpc::KvGetResponse* response) override;
 
   // The chief's own progress and state.
-  void Update(const std::string& task, const std::string& state, int64_t step,
+  void Update(const std::string& task, TaskState state, int64_t step,
               double loss, double examples_per_sec);
-  void SetRunState(const std::string& state, int64_t global_step);
+  void SetRunState(RunState state, int64_t global_step);
   void SetEvalMetrics(const std::vector<std::pair<std::string, double>>& m);
   // The NCCL unique id of an allreduce run (lib/kernels/collective.h),
   // which CommId hands to the other workers from now on.
@@ -126,7 +127,7 @@ class CoordinatorService final : public rpc::Coordinator::Service {
  private:
   struct Task {
     std::string address;
-    std::string state = "starting";
+    TaskState state = TaskState::kStarting;
     int64_t step = 0;
     double loss = 0;
     double examples_per_sec = 0;
@@ -151,7 +152,7 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   mutable std::condition_variable heard_;
   std::map<std::string, Task> tasks_;
   std::vector<std::string> order_;
-  std::string run_state_ = "running";
+  RunState run_state_ = RunState::kRunning;
   int64_t global_step_ = 0;
   std::vector<std::pair<std::string, double>> eval_;
   bool ended_ = false;

@@ -36,7 +36,7 @@ struct SparseInput {
   int64_t num_ids = 0;
   // Embedding dimension in the deep part; 0: none.
   int64_t embedding = 0;
-  kernels::Combiner combiner = kernels::Combiner::kMean;
+  Combiner combiner = Combiner::kMean;
   // One-hot into the wide part.
   bool wide = false;
 };

@@ -312,7 +312,7 @@ Status Model::Forward(const Context& ctx, const ModelInputs& inputs,
       if (wide_tables_[i] < 0) continue;
       DTF_RETURN_IF_ERROR(
           kernels::EmbeddingLookup(ctx, var(wide_tables_[i]), inputs.ids[i],
-                                   kernels::Combiner::kSum, &a.wide_lookup));
+                                   Combiner::kSum, &a.wide_lookup));
       DTF_RETURN_IF_ERROR(kernels::AddInPlace(ctx, a.wide_lookup, logits));
     }
     DTF_RETURN_IF_ERROR(kernels::BiasAdd(ctx, var(wide_bias_), logits));
@@ -387,7 +387,7 @@ Status Model::Backward(const Context& ctx, const ModelInputs& inputs,
     for (size_t i = 0; i < sparse_.size(); ++i) {
       if (wide_tables_[i] < 0) continue;
       DTF_RETURN_IF_ERROR(kernels::EmbeddingLookupGrad(
-          ctx, inputs.ids[i], kernels::Combiner::kSum, dlogits,
+          ctx, inputs.ids[i], Combiner::kSum, dlogits,
           var(wide_tables_[i]).rows(), &grad(wide_tables_[i]).sparse));
     }
     DTF_RETURN_IF_ERROR(

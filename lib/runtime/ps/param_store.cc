@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "lib/base/strings.h"
+#include "lib/base/task_name.h"
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/checkpoint.h"
 #include "lib/runtime/model/feature_layer.h"
@@ -40,9 +41,9 @@ StatusOr<std::unique_ptr<ParamStore>> ParamStore::Create(
       options.index >= options.num_ps || options.num_workers < 0 ||
       options.threads < 1) {
     return InvalidArgumentError(
-        StrCat("ps:", options.index, " of ", options.num_ps, " with ",
-               options.num_workers, " workers and ", options.threads,
-               " threads is no parameter server"));
+        StrCat(TaskName{Role::kPs, options.index}.ToString(), " of ",
+               options.num_ps, " with ", options.num_workers, " workers and ",
+               options.threads, " threads is no parameter server"));
   }
   std::unique_ptr<ParamStore> ps(new ParamStore(job, options));
   const TrainSpec& train = job.train;

@@ -4,10 +4,18 @@
 #include <cstring>
 
 #include "lib/base/strings.h"
+#include "lib/base/task_name.h"
 #include "lib/runtime/ps/tensor_pieces.h"
 #include "lib/runtime/ps/tensor_wire.h"
 
 namespace dtf::runtime {
+
+namespace {
+
+// ps:<p>, the task that serves shard `p`.
+TaskName PsName(size_t p) { return TaskName{Role::kPs, static_cast<int>(p)}; }
+
+}  // namespace
 
 PsClient::PsClient(const std::vector<std::string>& addresses,
                    RunCredentials creds, int worker,
@@ -23,11 +31,11 @@ PsClient::PsClient(const std::vector<std::string>& addresses,
       fanout_(int(addresses.size())) {
   for (size_t p = 0; p < addresses.size(); ++p) {
     std::shared_ptr<grpc::Channel> channel =
-        MakeChannel(addresses[p], rpc::ForTask(creds_, StrCat("ps-", p)));
+        MakeChannel(addresses[p], rpc::ForTask(creds_, PsName(p).DirName()));
     stubs_.push_back(rpc::ParameterServer::NewStub(channel));
     streams_.push_back(std::make_unique<PsStream>(
-        channel, creds_, timeout_, StrCat("ps:", p, " (", addresses[p], ")"),
-        cancel));
+        channel, creds_, timeout_,
+        StrCat(PsName(p).ToString(), " (", addresses[p], ")"), cancel));
   }
 }
 
@@ -202,7 +210,8 @@ Status PsClient::Pull(const std::vector<DenseVar>& dense,
   std::vector<Status> statuses(static_cast<size_t>(num_ps()));
   std::vector<rpc::PullHeader> headers(static_cast<size_t>(num_ps()));
   fanout_.Run([&](int p) {
-    const std::string what = StrCat("ps:", p, " (", addresses_[size_t(p)], ")");
+    const std::string what =
+        StrCat(PsName(p).ToString(), " (", addresses_[size_t(p)], ")");
     rpc::StepMessage head;
     rpc::PullRequest* request = head.mutable_pull();
     request->set_worker(worker_);
@@ -257,7 +266,8 @@ StatusOr<PsClient::PushResult> PsClient::Step(
   std::vector<Status> statuses(static_cast<size_t>(num_ps()));
   std::vector<rpc::PullHeader> headers(static_cast<size_t>(num_ps()));
   fanout_.Run([&](int p) {
-    const std::string what = StrCat("ps:", p, " (", addresses_[size_t(p)], ")");
+    const std::string what =
+        StrCat(PsName(p).ToString(), " (", addresses_[size_t(p)], ")");
     rpc::StepMessage head;
     auto* push = head.mutable_push();
     push->set_worker(worker_);
@@ -297,7 +307,8 @@ Status PsClient::WorkerDone() {
     rpc::WorkerDoneResponse response;
     Status st = FromGrpc(
         stubs_[size_t(p)]->WorkerDone(context.get(), request, &response),
-        StrCat("ps:", p, " (", addresses_[size_t(p)], "): WorkerDone"));
+        StrCat(PsName(p).ToString(), " (", addresses_[size_t(p)],
+               "): WorkerDone"));
     // Every PS is told, even when one fails.
     if (first.ok()) first = st;
   }
@@ -315,7 +326,8 @@ Status PsClient::Shutdown(const std::string& reason) {
     rpc::ShutdownResponse response;
     Status st =
         FromGrpc(stubs_[size_t(p)]->Shutdown(context.get(), request, &response),
-                 StrCat("ps:", p, " (", addresses_[size_t(p)], "): Shutdown"));
+                 StrCat(PsName(p).ToString(), " (", addresses_[size_t(p)],
+                        "): Shutdown"));
     if (first.ok()) first = st;
   }
   return first;

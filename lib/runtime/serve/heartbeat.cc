@@ -41,8 +41,7 @@ Heartbeat::~Heartbeat() {
   thread_.join();
 }
 
-void Heartbeat::Set(const std::string& state, int64_t step, double loss,
-                    double eps) {
+void Heartbeat::Set(TaskState state, int64_t step, double loss, double eps) {
   std::lock_guard<std::mutex> lock(mu_);
   state_ = state;
   step_ = step;
@@ -55,7 +54,7 @@ void Heartbeat::Steps(int64_t steps_done, int64_t global_step,
   std::vector<int64_t> at = {position.epoch, position.file, position.record,
                              position.epoch_record};
   std::lock_guard<std::mutex> lock(mu_);
-  state_ = "running";
+  state_ = TaskState::kRunning;
   step_ = global_step;
   // The first call (the loop starts) or a step finished: send it soon.
   const bool news = position_.empty() || steps_done != steps_done_;
@@ -74,7 +73,7 @@ void Heartbeat::Run() {
   while (!exit_) {
     rpc::HeartbeatRequest request;
     request.set_task(task_);
-    request.set_state(state_);
+    request.set_state(std::string(TaskStateName(state_)));
     request.set_step(step_);
     request.set_loss(loss_);
     request.set_examples_per_sec(eps_);

@@ -20,6 +20,7 @@
 #include "grpcpp/grpcpp.h"
 #include "lib/data/input_pipeline.h"
 #include "lib/rpc/credentials.h"
+#include "lib/runtime/cluster/task_state.h"
 #include "proto/dtf.grpc.pb.h"
 
 namespace dtf::runtime {
@@ -40,7 +41,7 @@ class Heartbeat {
   // Ends the thread (and a call in flight) at once.
   ~Heartbeat();
 
-  void Set(const std::string& state, int64_t step, double loss, double eps);
+  void Set(TaskState state, int64_t step, double loss, double eps);
   // The training loop's steps (TrainHooks::on_step): the task is running,
   // its input at `position`.
   void Steps(int64_t steps_done, int64_t global_step,
@@ -65,7 +66,7 @@ class Heartbeat {
   std::condition_variable cv_;
   bool exit_ = false;
   grpc::ClientContext* call_ = nullptr;  // the call in flight, under mu_
-  std::string state_ = "starting";
+  TaskState state_ = TaskState::kStarting;
   int64_t step_ = 0;
   int64_t steps_done_ = 0;
   // InputPosition's four numbers; empty before the training loop starts.

@@ -10,15 +10,15 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/base/task_name.h"
 #include "lib/rpc/credentials.h"
 #include "lib/runtime/train/train_types.h"
 
 namespace dtf::runtime {
 
-enum class TaskRole { kPs, kWorker };
-
 struct ServeOptions {
-  TaskRole role = TaskRole::kWorker;
+  // Role::kPs or Role::kWorker (TensorFlow's chief is worker 0).
+  Role role = Role::kWorker;
   int index = 0;
   std::vector<std::string> ps;       // host:port
   std::vector<std::string> workers;  // host:port; workers[0] is the chief
@@ -45,6 +45,9 @@ struct ServeOptions {
   // thread with why, to report it and end the process; it must not return.
   // Unset: `why` goes to on_note and the process exits with status 1.
   std::function<void(const Status& why)> on_abandon;
+
+  // "ps:<index>" or "worker:<index>".
+  TaskName name() const { return TaskName{role, index}; }
 };
 
 }  // namespace dtf::runtime

@@ -7,6 +7,7 @@
 #include "lib/base/strings.h"
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/checkpoint_files.h"
+#include "lib/runtime/cluster/task_state.h"
 
 namespace dtf::runtime {
 namespace {
@@ -50,7 +51,7 @@ StatusOr<TrainResult> ServePs(ServeTask* t) {
   PsService& service = *t->ps_service;
   Heartbeat& heartbeat = *t->heartbeat;
   const std::atomic<bool>* cancel = t->options.cancel;
-  heartbeat.Set("running", 0, 0, 0);
+  heartbeat.Set(TaskState::kRunning, 0, 0, 0);
   t->Note(StrCat(t->task, ": serving on ", t->address));
   // Interrupted (Ctrl-C stops every task at once), a PS serves on for a
   // while so that the interrupted chief can pull its last checkpoint; the
@@ -59,7 +60,7 @@ StatusOr<TrainResult> ServePs(ServeTask* t) {
   std::optional<Clock::time_point> interrupted_until;
   while (!service.WaitForShutdown(std::chrono::milliseconds(200))) {
     service.Tick();
-    heartbeat.Set("running", service.global_step(), 0, 0);
+    heartbeat.Set(TaskState::kRunning, service.global_step(), 0, 0);
     if (heartbeat.lost) return FinishTask(t, t->ChiefLost());
     if (heartbeat.stop) break;
     if (cancel && cancel->load()) {

@@ -80,10 +80,10 @@ void WatchTask(ServeTask& t) {
 ServeTask::ServeTask(const JobFile& job, const ServeOptions& options)
     : job(job),
       options(options),
-      ps_role(options.role == TaskRole::kPs),
+      ps_role(options.role == Role::kPs),
       chief(!ps_role && options.index == 0),
       allreduce(job.train.mode == TrainMode::kAllreduce),
-      task(StrCat(ps_role ? "ps:" : "worker:", options.index)),
+      task(options.name().ToString()),
       creds(options.credentials) {}
 
 ServeTask::~ServeTask() {

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "lib/base/strings.h"
+#include "lib/base/task_name.h"
+#include "lib/runtime/cluster/task_state.h"
 #include "lib/runtime/ps/ps_client.h"
 #include "lib/runtime/train/allreduce_worker.h"
 #include "lib/runtime/train/worker.h"
@@ -37,7 +39,8 @@ WorkerOptions WorkerOptionsOf(ServeTask* t) {
   };
   wo.on_progress = [t](const TrainProgress& p) {
     if (t->heartbeat)
-      t->heartbeat->Set("running", p.step, p.loss, p.examples_per_sec);
+      t->heartbeat->Set(TaskState::kRunning, p.step, p.loss,
+                        p.examples_per_sec);
     if (t->options.on_progress) t->options.on_progress(p);
   };
   wo.cancel = &t->stop;
@@ -49,7 +52,7 @@ WorkerOptions WorkerOptionsOf(ServeTask* t) {
 // the chief's watchdog took for dead hear it; a failed chief ends the run.
 void EndWorker(ServeTask* t, const StatusOr<TrainResult>& result) {
   if (t->heartbeat) {
-    t->heartbeat->Set(result.ok() ? "done" : "failed",
+    t->heartbeat->Set(result.ok() ? TaskState::kDone : TaskState::kFailed,
                       result.ok() ? result->steps : 0,
                       result.ok() ? result->loss : 0, 0);
     // Let the chief hear the final state before this task goes.
@@ -81,10 +84,12 @@ void AddCoordinator(ServeTask* t, grpc::ServerBuilder* builder) {
   const ServeOptions& options = t->options;
   std::vector<std::pair<std::string, std::string>> tasks;
   for (size_t i = 0; i < options.ps.size(); ++i) {
-    tasks.emplace_back(StrCat("ps:", i), options.ps[i]);
+    tasks.emplace_back(TaskName{Role::kPs, static_cast<int>(i)}.ToString(),
+                       options.ps[i]);
   }
   for (size_t i = 0; i < options.workers.size(); ++i) {
-    tasks.emplace_back(StrCat("worker:", i), options.workers[i]);
+    tasks.emplace_back(TaskName{Role::kWorker, static_cast<int>(i)}.ToString(),
+                       options.workers[i]);
   }
   t->coordinator = std::make_unique<CoordinatorService>(t->creds, tasks);
   builder->RegisterService(t->coordinator.get());

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "lib/base/strings.h"
+#include "lib/base/task_name.h"
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/checkpoint.h"
 #include "lib/runtime/checkpoint/checkpoint_files.h"
@@ -116,7 +117,7 @@ StatusOr<AllreduceResume> RestoreAllreduceChief(
     const JobFile& job, const WorkerOptions& options, const TrainHooks& hooks,
     FeatureLayer* layer, Model* model,
     std::vector<kernels::OptimizerState>* states) {
-  const std::string self = StrCat("worker:", options.index);
+  const std::string self = TaskName{Role::kWorker, options.index}.ToString();
   std::string why;
   DTF_ASSIGN_OR_RETURN(
       std::optional<Bundle> own,

@@ -1,6 +1,7 @@
 #include "lib/runtime/train/allreduce_worker.h"
 
 #include "lib/base/strings.h"
+#include "lib/base/task_name.h"
 #include "lib/runtime/train/allreduce_restore.h"
 #include "lib/runtime/train/update.h"
 #include "lib/runtime/train/worker_loop.h"
@@ -26,10 +27,11 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
   }
   // Every rank's input from what rank 0 sent (allreduce_restore.h).
   const RankInputStart start = InputStartFor(resumed, options.index);
-  hooks.Note(StrCat("worker:", options.index, ": resuming at global step ",
-                    resumed.global_step, ", epoch ", start.at.epoch + 1,
-                    ", record ", start.at.epoch_record, " of its input (",
-                    start.whence, ")"));
+  hooks.Note(StrCat(TaskName{Role::kWorker, options.index}.ToString(),
+                    ": resuming at global step ", resumed.global_step,
+                    ", epoch ", start.at.epoch + 1, ", record ",
+                    start.at.epoch_record, " of its input (", start.whence,
+                    ")"));
   return RunWorkerLoop(job, options, hooks, ctx, built, *update,
                        WorkerInputStart{start.at, start.skip_batches});
 }

@@ -88,7 +88,7 @@ Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
 void Chief::Done(const std::string& self, int64_t step,
                  const TrainResult& result) {
   if (options_.coordinator == nullptr) return;
-  options_.coordinator->Update(self, "done", step, result.loss,
+  options_.coordinator->Update(self, TaskState::kDone, step, result.loss,
                                result.examples_per_sec);
 }
 
@@ -109,7 +109,7 @@ Status Chief::WaitForWorkers(const std::string& self) {
   }
 }
 
-void Chief::SetRunState(const std::string& state, int64_t step) {
+void Chief::SetRunState(RunState state, int64_t step) {
   if (options_.coordinator != nullptr) {
     options_.coordinator->SetRunState(state, step);
   }
@@ -131,7 +131,7 @@ Status Chief::Finish(Update& update, const TrainState& state,
   if (options_.events != nullptr) {
     DTF_RETURN_IF_ERROR(options_.events->Close());
   }
-  SetRunState("finished", state.global_step);
+  SetRunState(RunState::kFinished, state.global_step);
   if (options_.coordinator != nullptr) options_.coordinator->EndRun();
   return OkStatus();
 }

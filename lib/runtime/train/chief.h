@@ -17,6 +17,7 @@
 #include "lib/kernels/context.h"
 #include "lib/runtime/checkpoint/checkpoint.h"
 #include "lib/runtime/checkpoint/event_writer.h"
+#include "lib/runtime/cluster/task_state.h"
 #include "lib/runtime/model/feature_layer.h"
 #include "lib/runtime/train/eval_tracker.h"
 #include "lib/runtime/train/progress.h"
@@ -79,7 +80,7 @@ class Chief {
   // Waits until every other worker finished or went silent for the
   // heartbeat timeout; Cancelled once the run is.
   Status WaitForWorkers(const std::string& self);
-  void SetRunState(const std::string& state, int64_t step);
+  void SetRunState(RunState state, int64_t step);
   // Ends the run: the checkpoint, the best evaluation in `result`, the
   // export of the best model, the events closed, the Coordinator told.
   Status Finish(Update& update, const TrainState& state, TrainResult* result);

@@ -5,6 +5,7 @@
 
 #include "lib/base/strings.h"
 #include "lib/runtime/cluster/coordinator_service.h"
+#include "lib/runtime/cluster/task_state.h"
 
 namespace dtf::runtime {
 
@@ -38,8 +39,9 @@ void Progress::Report(int64_t step, int64_t epoch) {
   loss_ = p.loss;
   reported_loss_ = p.loss;
   if (coordinator_) {
-    coordinator_->Update(self_, "running", step, p.loss, p.examples_per_sec);
-    coordinator_->SetRunState("running", step);
+    coordinator_->Update(self_, TaskState::kRunning, step, p.loss,
+                         p.examples_per_sec);
+    coordinator_->SetRunState(RunState::kRunning, step);
   }
   if (hooks_.on_progress) hooks_.on_progress(p);
   if (events_ != nullptr) {

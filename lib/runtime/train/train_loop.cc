@@ -314,7 +314,7 @@ StatusOr<TrainResult> TrainLoop::Finish() {
     if (waited.code() == absl::StatusCode::kCancelled) return Cancelled();
     DTF_RETURN_IF_ERROR(waited);
   }
-  chief_->SetRunState("evaluating", step);
+  chief_->SetRunState(RunState::kEvaluating, step);
   // The model changed since the last evaluation: by this worker's steps,
   // or by the other workers'.
   if (o_.evaluate &&

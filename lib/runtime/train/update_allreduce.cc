@@ -15,6 +15,7 @@
 
 #include "lib/base/host_name.h"
 #include "lib/base/strings.h"
+#include "lib/base/task_name.h"
 #include "lib/kernels/collective.h"
 #include "lib/kernels/fuse.h"
 #include "lib/kernels/gloo.h"
@@ -103,7 +104,7 @@ Agreement ReadVote(const float* slots) {
 StatusOr<std::unique_ptr<kernels::Collective>> JoinRun(
     const kernels::Context& ctx, const JobFile& job,
     const WorkerOptions& options, int num_workers) {
-  const std::string self = StrCat("worker:", options.index);
+  const std::string self = TaskName{Role::kWorker, options.index}.ToString();
   kernels::CollectiveLimits limits;
   limits.timeout = std::chrono::seconds(job.train.collective_timeout);
   limits.timeout_name = "collective_timeout in [train]";
@@ -180,9 +181,9 @@ class AllreduceUpdate : public ReplicaUpdate {
             ? StrCat(" (", ctx_.num_threads(), " compute thread",
                      ctx_.num_threads() == 1 ? "" : "s", ")")
             : std::string();
-    hooks.Note(StrCat("worker:", options.index, ": joined the ",
-                      comm_->backend(), " collective as rank ", comm_->rank(),
-                      " of ", comm_->size(), threads));
+    hooks.Note(StrCat(TaskName{Role::kWorker, options.index}.ToString(),
+                      ": joined the ", comm_->backend(), " collective as rank ",
+                      comm_->rank(), " of ", comm_->size(), threads));
     for (Variable& v : model_->variables()) {
       DTF_RETURN_IF_ERROR(comm_->Broadcast(&v.value, 0));
     }

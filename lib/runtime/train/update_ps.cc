@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "lib/base/strings.h"
+#include "lib/base/task_name.h"
 #include "lib/runtime/model/device.h"
 #include "lib/runtime/ps/ps_client.h"
 #include "lib/runtime/ps/ps_requests.h"
@@ -36,7 +37,7 @@ class PsUpdate : public Update {
       : ctx_(ctx),
         train_(train),
         hooks_(hooks),
-        self_(StrCat("worker:", options.index)),
+        self_(TaskName{Role::kWorker, options.index}.ToString()),
         model_(model),
         optimizers_(std::move(optimizers)),
         full_shapes_(VariableShapes(*model)),

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "lib/base/strings.h"
+#include "lib/base/task_name.h"
 #include "lib/data/input_pipeline.h"
 #include "lib/data/job_toml.h"
 #include "lib/runtime/checkpoint/checkpoint_files.h"
@@ -52,7 +53,7 @@ StatusOr<InputPosition> ResumePosition(const JobFile& job,
       std::optional<Bundle> own,
       FindRunCheckpoint(job.train.output_dir, options.credentials.run_id,
                         CheckpointFingerprint(job), &why));
-  const std::string self = StrCat("worker:", options.index);
+  const std::string self = TaskName{Role::kWorker, options.index}.ToString();
   if (!own) {
     hooks.Note(StrCat(self, ": ", why, "; reading the input from the start"));
     return InputPosition{};
@@ -162,7 +163,7 @@ StatusOr<TrainResult> RunWorkerLoop(
                                     hooks);
   }
   TrainLoopOptions loop;
-  loop.name = StrCat("worker:", options.index);
+  loop.name = TaskName{Role::kWorker, options.index}.ToString();
   loop.loss = job.model->loss;
   loop.max_steps = train.steps;
   loop.log_every_steps = train.log_every_steps;

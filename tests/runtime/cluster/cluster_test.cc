@@ -131,29 +131,29 @@ TEST(ClusterSpec, ParsesAddressLists) {
 // ---------------------------------------------------------------- task ids
 
 TEST(ClusterSpec, ParsesTaskIds) {
-  EXPECT_EQ(*ParseTaskId("ps:0"), (TaskId{Role::kPs, 0}));
-  EXPECT_EQ(*ParseTaskId("worker:3"), (TaskId{Role::kWorker, 3}));
-  EXPECT_EQ(*ParseTaskId("chief:0"), (TaskId{Role::kChief, 0}));
-  EXPECT_EQ(*ParseTaskId("evaluator:12"), (TaskId{Role::kEvaluator, 12}));
-  EXPECT_EQ((TaskId{Role::kWorker, 1}).ToString(), "worker:1");
-  EXPECT_EQ(TaskId{}.ToString(), "worker:0");
+  EXPECT_EQ(*ParseTaskName("ps:0"), (TaskName{Role::kPs, 0}));
+  EXPECT_EQ(*ParseTaskName("worker:3"), (TaskName{Role::kWorker, 3}));
+  EXPECT_EQ(*ParseTaskName("chief:0"), (TaskName{Role::kChief, 0}));
+  EXPECT_EQ(*ParseTaskName("evaluator:12"), (TaskName{Role::kEvaluator, 12}));
+  EXPECT_EQ((TaskName{Role::kWorker, 1}).ToString(), "worker:1");
+  EXPECT_EQ(TaskName{}.ToString(), "worker:0");
   for (std::string_view s : {"ps:0", "worker:17", "chief:0", "evaluator:2"}) {
-    EXPECT_EQ(ParseTaskId(s)->ToString(), s);
+    EXPECT_EQ(ParseTaskName(s)->ToString(), s);
   }
 }
 
 TEST(ClusterSpec, BadTaskIdsAreNamed) {
-  EXPECT_EQ(ErrorOf(ParseTaskId("worker")),
+  EXPECT_EQ(ErrorOf(ParseTaskName("worker")),
             "task \"worker\": expected type:index, as \"worker:0\"");
-  EXPECT_EQ(ErrorOf(ParseTaskId("master:0")),
+  EXPECT_EQ(ErrorOf(ParseTaskName("master:0")),
             "task \"master:0\": type \"master\" is not one of ps, worker, "
             "chief, evaluator");
-  EXPECT_EQ(ErrorOf(ParseTaskId("worker:x")),
+  EXPECT_EQ(ErrorOf(ParseTaskName("worker:x")),
             "task \"worker:x\": index \"x\" is not a non-negative integer");
-  EXPECT_THAT(ErrorOf(ParseTaskId("worker:-1")), HasSubstr("index \"-1\""));
-  EXPECT_THAT(ErrorOf(ParseTaskId("worker:")), HasSubstr("index \"\""));
-  EXPECT_THAT(ErrorOf(ParseTaskId("worker:1:2")), HasSubstr("index \"1:2\""));
-  EXPECT_THAT(ErrorOf(ParseTaskId("worker:99999999999")),
+  EXPECT_THAT(ErrorOf(ParseTaskName("worker:-1")), HasSubstr("index \"-1\""));
+  EXPECT_THAT(ErrorOf(ParseTaskName("worker:")), HasSubstr("index \"\""));
+  EXPECT_THAT(ErrorOf(ParseTaskName("worker:1:2")), HasSubstr("index \"1:2\""));
+  EXPECT_THAT(ErrorOf(ParseTaskName("worker:99999999999")),
               HasSubstr("index \"99999999999\""));
 }
 
@@ -170,7 +170,7 @@ ClusterSpec Sample() {
 
 TEST(ClusterSpec, CoordinatorFindAndTrainers) {
   ClusterSpec c = Sample();
-  EXPECT_EQ(c.coordinator(), (TaskId{Role::kChief, 0}));
+  EXPECT_EQ(c.coordinator(), (TaskName{Role::kChief, 0}));
   EXPECT_EQ(c.num_trainers(), 3);
   ASSERT_NE(c.Find({Role::kPs, 1}), nullptr);
   EXPECT_EQ(*c.Find({Role::kPs, 1}), Addr("ps1", 2222));
@@ -181,7 +181,7 @@ TEST(ClusterSpec, CoordinatorFindAndTrainers) {
   EXPECT_EQ(&c.tasks(Role::kWorker), &c.workers);
 
   c.chief.clear();
-  EXPECT_EQ(c.coordinator(), (TaskId{Role::kWorker, 0}));
+  EXPECT_EQ(c.coordinator(), (TaskName{Role::kWorker, 0}));
   EXPECT_EQ(c.num_trainers(), 2);
 }
 
@@ -260,8 +260,8 @@ TEST(ClusterSpec, ParsesTfConfigFromMultiWorkerMirroredStrategyDocs) {
   EXPECT_EQ(c->cluster.workers,
             (std::vector<TaskAddress>{Addr("localhost", 12345),
                                       Addr("localhost", 23456)}));
-  EXPECT_EQ(c->task, (TaskId{Role::kWorker, 0}));
-  EXPECT_EQ(c->cluster.coordinator(), (TaskId{Role::kWorker, 0}));
+  EXPECT_EQ(c->task, (TaskName{Role::kWorker, 0}));
+  EXPECT_EQ(c->cluster.coordinator(), (TaskName{Role::kWorker, 0}));
   EXPECT_TRUE(ValidateCluster(c->cluster, c->task).ok());
 }
 
@@ -281,9 +281,9 @@ TEST(ClusterSpec, ParsesTfConfigFromParameterServerDocs) {
   EXPECT_EQ(c->cluster.ps, (std::vector<TaskAddress>{Addr("host4", 2222),
                                                      Addr("host5", 2222)}));
   EXPECT_EQ(c->cluster.chief, std::vector<TaskAddress>{Addr("host6", 2222)});
-  EXPECT_EQ(c->task, (TaskId{Role::kWorker, 1}));
+  EXPECT_EQ(c->task, (TaskName{Role::kWorker, 1}));
   EXPECT_EQ(*c->cluster.Find(c->task), Addr("host2", 2222));
-  EXPECT_EQ(c->cluster.coordinator(), (TaskId{Role::kChief, 0}));
+  EXPECT_EQ(c->cluster.coordinator(), (TaskName{Role::kChief, 0}));
   EXPECT_EQ(c->cluster.num_trainers(), 4);
   EXPECT_TRUE(ValidateCluster(c->cluster, c->task).ok());
 }
@@ -297,7 +297,7 @@ TEST(ClusterSpec, ParsesTfConfigOfAnEstimatorEvaluator) {
       "task": {"type": "evaluator", "index": 0}
   })");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->task, (TaskId{Role::kEvaluator, 0}));
+  EXPECT_EQ(c->task, (TaskName{Role::kEvaluator, 0}));
   EXPECT_TRUE(c->cluster.evaluators.empty());
   EXPECT_EQ(c->cluster.Find(c->task), nullptr);
   EXPECT_TRUE(ValidateCluster(c->cluster, c->task).ok());
@@ -314,18 +314,18 @@ TEST(ClusterSpec, TfConfigIgnoresWhatTensorFlowIgnores) {
       "rpc_layer": "grpc", "environment": "cloud"
   })");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->task, (TaskId{Role::kPs, 0}));
+  EXPECT_EQ(c->task, (TaskName{Role::kPs, 0}));
   EXPECT_TRUE(c->cluster.ps.empty());
   EXPECT_EQ(c->cluster.evaluators, std::vector<TaskAddress>{Addr("e", 1)});
 
   c = ParseTfConfig(R"({"cluster": {"worker": ["a:1", "b:1"]},
                         "task": {"type": "worker", "index": "1"}})");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->task, (TaskId{Role::kWorker, 1}));
+  EXPECT_EQ(c->task, (TaskName{Role::kWorker, 1}));
 }
 
 TEST(ClusterSpec, TfConfigRoundTrips) {
-  TfConfig config{Sample(), TaskId{Role::kPs, 1}};
+  TfConfig config{Sample(), TaskName{Role::kPs, 1}};
   const std::string json = TfConfigToJson(config);
   EXPECT_EQ(json, R"({"cluster":{"chief":["chief0:2222"],)"
                   R"("worker":["worker0:2222","worker1:2222"],)"
@@ -409,9 +409,9 @@ TEST(ClusterSpec, BadTfConfigsAreNamed) {
 
 TEST(ClusterSpec, ValidClustersPass) {
   const ClusterSpec c = Sample();
-  for (TaskId id :
-       {TaskId{Role::kPs, 0}, TaskId{Role::kPs, 1}, TaskId{Role::kWorker, 1},
-        TaskId{Role::kChief, 0}, TaskId{Role::kEvaluator, 0}}) {
+  for (TaskName id : {TaskName{Role::kPs, 0}, TaskName{Role::kPs, 1},
+                      TaskName{Role::kWorker, 1}, TaskName{Role::kChief, 0},
+                      TaskName{Role::kEvaluator, 0}}) {
     EXPECT_TRUE(ValidateCluster(c, id).ok()) << id.ToString();
   }
   ClusterSpec chief_only;
@@ -429,7 +429,7 @@ TEST(ClusterSpec, ClusterWithoutTrainersIsInvalid) {
   c.ps = {Addr("ps0", 1)};
   EXPECT_EQ(ErrorOf(ValidateCluster(c, {Role::kPs, 0})),
             "cluster \"ps|ps0:1\" has no worker or chief task");
-  EXPECT_THAT(ErrorOf(ValidateCluster(ClusterSpec{}, TaskId{})),
+  EXPECT_THAT(ErrorOf(ValidateCluster(ClusterSpec{}, TaskName{})),
               HasSubstr("has no worker or chief task"));
 }
 
