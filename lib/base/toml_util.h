@@ -57,9 +57,9 @@ std::vector<std::pair<const toml::key*, const toml::node*>> InFileOrder(
 // relative one joined to `dir`; "-" (standard input) as is.
 std::string ResolvePath(const std::string& dir, const std::string& path);
 
-// A TOML table as the spec parsers (feature_spec.h, model_spec.h,
-// train_spec.h) take it, so that their public headers forward-declare this
-// instead of including toml++.
+// A TOML table as the job file's parsers (feature_parser.h,
+// model_options.h, train_options.h) take it, so that their public headers
+// forward-declare this instead of including toml++.
 struct Table {
   const toml::table& table;
 };

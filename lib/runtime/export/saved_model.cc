@@ -307,7 +307,7 @@ std::string SmBuilder::DeepLogits(const std::string& scope,
     deep_parts.push_back(
         Combine(StrCat(sc, "/", sparse[s].name, "/embedding"),
                 Read(StrCat("deep/", sparse[s].name, "/embedding")), ids[s], n,
-                sparse[s].combiner != kernels::Combiner::kSum));
+                sparse[s].combiner != Combiner::kSum));
   }
   std::string x = deep_parts.size() == 1 ? deep_parts[0]
                                          : g_.Concat(StrCat(sc, "/inputs"),

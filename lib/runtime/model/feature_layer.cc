@@ -24,11 +24,6 @@ FeatureType ParseType(ValueType type) {
   return FeatureType::kBytes;
 }
 
-kernels::Combiner ToKernel(Combiner combiner) {
-  return combiner == Combiner::kSum ? kernels::Combiner::kSum
-                                    : kernels::Combiner::kMean;
-}
-
 }  // namespace
 
 int FeatureLayer::AddSource(const Schema& schema, const std::string& name,
@@ -87,7 +82,7 @@ void FeatureLayer::AddSparse(const ModelSpec& model, const std::string& name,
   input.name = name;
   input.num_ids = num_ids;
   input.embedding = model.has_deep() ? use.embedding : 0;
-  input.combiner = ToKernel(use.combiner);
+  input.combiner = use.combiner;
   input.wide = model.has_wide() && use.wide;
   sparse_.push_back(std::move(input));
   steps_.push_back(std::move(step));
