@@ -9,8 +9,8 @@
 #include "cmd/predict_shards.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
-#include "lib/launch/remote_host.h"
 #include "lib/launch/run_registry.h"
+#include "lib/launch/ssh/remote_host.h"
 #include "lib/launch/ssh/ssh_backend.h"
 
 namespace dtf::cli {
