@@ -11,6 +11,7 @@
 #include "lib/launch/slurm/slurm_backend.h"
 #include "lib/launch/slurm/slurm_plan.h"
 #include "lib/launch/ssh/ssh_backend.h"
+#include "lib/launch/ssh/ssh_plan.h"
 #include "lib/launch/supervisor.h"
 
 namespace dtf::launch {
@@ -60,19 +61,21 @@ StatusOr<std::unique_ptr<RunSource>> OpenRunSource(const Plan& plan) {
 }
 
 const PlanHooks& PlanHooksOf(BackendKind kind) {
-  static const PlanHooks kShared;
+  static const PlanHooks kLocal;
+  static const ssh::SshPlanHooks kSsh;
   static const slurm::SlurmPlanHooks kSlurm;
   static const k8s::KubernetesPlanHooks kKubernetes;
   switch (kind) {
     case BackendKind::kLocal:
+      return kLocal;
     case BackendKind::kSsh:
-      return kShared;
+      return kSsh;
     case BackendKind::kSlurm:
       return kSlurm;
     case BackendKind::kKubernetes:
       return kKubernetes;
   }
-  return kShared;
+  return kLocal;
 }
 
 const ProfileTable& ProfileTableOf(BackendKind kind) {

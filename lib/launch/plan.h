@@ -232,6 +232,12 @@ Status ValidateSet(std::string_view set);
 // <work_dir>/jobs/<job id>/<job entry>; the chief's --metrics-out is
 // <work_dir>/runs/<run id>/metrics.json there (fetched at the end). With
 // TLS on, each task's --tls-dir is <its run dir>/tls on its host.
+//
+// With backend = "kubernetes", FailedPrecondition naming the profile's
+// `backend` key: that run is handed to the cluster (lib/launch/hand_off.h).
+//
+// MakePlan asks the profile's backend through its PlanHooks
+// (lib/launch/plan_hooks.h), which lib/launch/backends.cc picks.
 StatusOr<Plan> MakePlan(const PlanRequest& request);
 
 // The warning `dtf launch` prints for a plan whose traffic leaves loopback

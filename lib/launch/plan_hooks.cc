@@ -21,17 +21,6 @@ std::string JoinAddresses(const std::vector<TaskPlan>& tasks, Role role) {
   return out;
 }
 
-// Where a task's files are: on this machine, or on its host for SSH.
-struct TaskPaths {
-  std::string binary;
-  std::string job;
-  std::string run_dir;
-  std::string secret_file;
-  std::string metrics_out;
-  // "train.device=..." for a worker whose device the plan sets.
-  std::string device_set;
-};
-
 std::vector<std::string> ServeArgv(const Plan& plan, const TaskPlan& task,
                                    const TaskPaths& paths) {
   std::vector<std::string> argv = {
@@ -66,46 +55,6 @@ std::vector<std::string> ServeArgv(const Plan& plan, const TaskPlan& task,
   return argv;
 }
 
-// The host of each task (plan order) for an SSH profile.
-StatusOr<std::vector<const HostEntry*>> PlaceOnHosts(const Plan& plan,
-                                                     const Profile& profile) {
-  const auto where = [&](const char* key) { return KeyWhere(profile, key); };
-  const std::string hosts_key = plan.hostfile.empty() ? "hosts" : "hostfile";
-  std::vector<const HostEntry*> out;
-  std::vector<const HostEntry*> ps_hosts;
-  int slots = 0;
-  for (const HostEntry& h : plan.hosts) {
-    if (h.ps) ps_hosts.push_back(&h);
-    slots += h.slots;
-  }
-  if (ps_hosts.empty() && plan.ps > 0) {
-    return InvalidArgumentError(
-        StrCat(where(hosts_key.c_str()), ": ", hosts_key,
-               ": every host has ps=false; at least one must run parameter "
-               "servers"));
-  }
-  if (plan.workers > slots) {
-    return InvalidArgumentError(
-        StrCat(where(hosts_key.c_str()), ": ", hosts_key, ": ", plan.workers,
-               " workers but the hosts have ", slots, " slot",
-               slots == 1 ? "" : "s", " (raise slots=N or lower --workers)"));
-  }
-  for (int k = 0; k < plan.ps; ++k) {
-    out.push_back(ps_hosts[static_cast<size_t>(k) % ps_hosts.size()]);
-  }
-  std::vector<int> used(plan.hosts.size(), 0);
-  size_t next = 0;
-  for (int k = 0; k < plan.workers; ++k) {
-    while (used[next] >= plan.hosts[next].slots) {
-      next = (next + 1) % plan.hosts.size();
-    }
-    ++used[next];
-    out.push_back(&plan.hosts[next]);
-    next = (next + 1) % plan.hosts.size();
-  }
-  return out;
-}
-
 // Gives each worker its device (see MakePlan in plan.h): the GPU goes into
 // its environment, the device into paths[k].device_set.
 Status AssignDevices(const PlanRequest& r, const Profile& profile,
@@ -121,7 +70,7 @@ Status AssignDevices(const PlanRequest& r, const Profile& profile,
       if (r.job_device.cuda) (*paths)[k].device_set = "train.device=cpu";
       continue;
     }
-    const HostEntry* host = plan->remote() ? placed[k] : nullptr;
+    const HostEntry* host = placed.empty() ? nullptr : placed[k];
     const int gpus = host != nullptr ? host->gpus : profile.gpus;
     if (host != nullptr && gpus == 0) {
       return InvalidArgumentError(StrCat(
@@ -222,40 +171,31 @@ Plan PlanWithoutTasks(const PlanRequest& r, const PlanHooks& hooks) {
   return plan;
 }
 
-// Task `k` (plan order) of `plan` on `host` with its files under `run_dir`
-// and the profile's environment; its port, command line and devices are
-// set later.
-TaskPlan TaskAt(const Plan& plan, const Profile& profile, int k,
-                const std::string& host, const std::string& run_dir) {
+// Task `k` (plan order) of `plan` on plan.host with the profile's
+// environment; its files, port, command line and devices are set later.
+TaskPlan TaskAt(const Plan& plan, const Profile& profile, int k) {
   TaskPlan t;
   t.role = k < plan.ps ? Role::kPs : Role::kWorker;
   t.index = k < plan.ps ? k : k - plan.ps;
   t.chief = t.role == Role::kWorker && t.index == 0;
-  t.host = host;
+  t.host = plan.host;
   t.env.assign(profile.env.begin(), profile.env.end());
-  t.dir = (fs::path(run_dir) / TaskDirName(t.role, t.index)).string();
-  t.ready_file = t.dir + "/" + kReadyFile;
-  t.stdout_file = t.dir + "/" + kStdoutFile;
-  t.stderr_file = t.dir + "/" + kStderrFile;
-  t.exit_file = t.dir + "/" + kExitFile;
   return t;
 }
 
-// The paths a task placed on `h` has there (an SSH plan): the shipped
-// runtime and job, and its run directory (`run_dir`) under the host's
-// work directory.
-TaskPaths PathsOnHost(const Plan& plan, const std::string& job_entry,
-                      const HostEntry& h, std::string* run_dir) {
-  const std::string work_dir = ExpandWorkDir(plan.work_dir, h.host);
-  *run_dir = StrCat(work_dir, "/runs/", plan.run_id);
-  TaskPaths p;
-  p.binary = StrCat(work_dir, "/envs/", plan.env_id, "/bin/dtf");
-  p.job = StrCat(work_dir, "/jobs/", plan.job_id, "/", job_entry);
-  p.run_dir = *run_dir;
-  p.secret_file = StrCat(*run_dir, "/", kSecretFile);
-  p.metrics_out =
-      plan.metrics_out.empty() ? "" : StrCat(*run_dir, "/", kRemoteMetricsFile);
-  return p;
+// Task `t`'s directory under `run_dir` and the files in it.
+void SetTaskFiles(const std::string& run_dir, TaskPlan* t) {
+  t->dir = (fs::path(run_dir) / TaskDirName(t->role, t->index)).string();
+  t->ready_file = t->dir + "/" + kReadyFile;
+  t->stdout_file = t->dir + "/" + kStdoutFile;
+  t->stderr_file = t->dir + "/" + kStderrFile;
+  t->exit_file = t->dir + "/" + kExitFile;
+}
+
+// The paths of a task on this machine: the launcher's own.
+TaskPaths LauncherPaths(const Plan& plan) {
+  return {plan.binary,      plan.job,         plan.run_dir,
+          plan.secret_file, plan.metrics_out, ""};
 }
 
 // The port range and the ports the request gives, against the task count.
@@ -279,42 +219,37 @@ Status PlanHooks::CheckProfile(const Profile&) const { return OkStatus(); }
 
 std::string PlanHooks::RunsDir(const Profile&) const { return ""; }
 
+void PlanHooks::TakeProfile(const PlanRequest&, Plan*) const {}
+
+StatusOr<std::vector<const HostEntry*>> PlanHooks::PlaceOnHosts(
+    const Plan&, const Profile&) const {
+  return std::vector<const HostEntry*>();
+}
+
+TaskPaths PlanHooks::OnHost(const Plan& plan, const std::string&,
+                            const HostEntry& host, TaskPlan* task) const {
+  task->host = host.host;
+  return LauncherPaths(plan);
+}
+
 StatusOr<Plan> PlanHooks::PlaceTasks(const PlanRequest& r, Plan plan) const {
   const Profile& profile = r.profile;
-  if (plan.remote()) {
-    plan.host = "";
-    plan.hosts = profile.hosts;
-    plan.hostfile = profile.hostfile;
-    plan.work_dir = profile.work_dir;
-    plan.with_data = profile.with_data;
-    plan.ssh = profile.ssh;
-    plan.env_id = r.env_id;
-    plan.job_id = r.job_id;
-  }
+  TakeProfile(r, &plan);
   const int count = plan.ps + plan.workers;
   DTF_RETURN_IF_ERROR(CheckPorts(r, plan, count));
-  std::vector<const HostEntry*> placed;
-  if (plan.remote()) {
-    DTF_ASSIGN_OR_RETURN(placed, PlaceOnHosts(plan, profile));
-  }
+  DTF_ASSIGN_OR_RETURN(const std::vector<const HostEntry*> placed,
+                       PlaceOnHosts(plan, profile));
   const std::string job_entry = r.job_entry.empty()
                                     ? fs::path(plan.job).filename().string()
                                     : r.job_entry;
   std::vector<TaskPaths> paths;
   for (int k = 0; k < count; ++k) {
-    const HostEntry* h =
-        plan.remote() ? placed[static_cast<size_t>(k)] : nullptr;
-    std::string run_dir = plan.run_dir;
-    TaskPaths p{plan.binary,      plan.job,         plan.run_dir,
-                plan.secret_file, plan.metrics_out, ""};
-    if (h != nullptr) p = PathsOnHost(plan, job_entry, *h, &run_dir);
-    TaskPlan t =
-        TaskAt(plan, profile, k, h != nullptr ? h->host : plan.host, run_dir);
-    if (h != nullptr) {
-      t.work_dir = ExpandWorkDir(plan.work_dir, h->host);
-      t.ssh_user = h->user.value_or(plan.ssh.user);
-      t.ssh_port = h->port.value_or(plan.ssh.port);
+    TaskPlan t = TaskAt(plan, profile, k);
+    TaskPaths p = LauncherPaths(plan);
+    if (!placed.empty()) {
+      p = OnHost(plan, job_entry, *placed[static_cast<size_t>(k)], &t);
     }
+    SetTaskFiles(p.run_dir, &t);
     paths.push_back(std::move(p));
     t.port = !r.ports.empty()     ? r.ports[static_cast<size_t>(k)]
              : plan.base_port > 0 ? plan.base_port + k

@@ -19,6 +19,7 @@
 #include "lib/launch/ssh/data_preflight.h"
 #include "lib/launch/ssh/env_cache.h"
 #include "lib/launch/ssh/ssh_backend.h"
+#include "lib/launch/ssh/ssh_plan.h"
 #include "lib/rpc/credentials.h"
 
 namespace dtf::launch {
@@ -111,7 +112,8 @@ StatusOr<Plan> SshBackend::Place(PlanRequest request) {
   const std::string wanted_id = request.run_id;
   request.run_id = kUnchosenRunId;
   request.ports.clear();
-  DTF_ASSIGN_OR_RETURN(const Plan draft, MakePlanWith(request, PlanHooks()));
+  DTF_ASSIGN_OR_RETURN(const Plan draft,
+                       MakePlanWith(request, ssh::SshPlanHooks()));
   // The hosts are checked while the archives are packed.
   DTF_ASSIGN_OR_RETURN(PreflightOptions pre, RuntimeNeeds());
   pre.accept_new_host_keys = options_.ssh.accept_new_host_keys;
@@ -152,7 +154,7 @@ StatusOr<Plan> SshBackend::Place(PlanRequest request) {
   env_ = packed.env;
   job_ = packed.job;
   hosts_ = std::move(checked.hosts);
-  return MakePlanWith(request, PlanHooks());
+  return MakePlanWith(request, ssh::SshPlanHooks());
 }
 
 void SshBackend::Attach(const Plan* plan, BackendEvents* events) {
