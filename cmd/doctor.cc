@@ -14,10 +14,10 @@
 #include "lib/base/strings.h"
 #include "lib/data/json.h"
 #include "lib/kernels/context.h"
-#include "lib/launch/data_preflight.h"
 #include "lib/launch/plan.h"
-#include "lib/launch/preflight.h"
 #include "lib/launch/slurm/slurm_doctor.h"
+#include "lib/launch/ssh/data_preflight.h"
+#include "lib/launch/ssh/preflight.h"
 #include "lib/launch/ssh/ssh_backend.h"
 
 namespace dtf::cli {

@@ -12,7 +12,7 @@
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/launch/profile.h"
-#include "lib/launch/remote_host.h"
+#include "lib/launch/ssh/remote_host.h"
 #include "lib/launch/ssh/session.h"
 
 namespace dtf::cli {

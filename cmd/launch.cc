@@ -13,10 +13,11 @@
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
-#include "cmd/launch_k8s.h"
 #include "cmd/run_checkpoints.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
+#include "lib/launch/backend_kind.h"
+#include "lib/launch/hand_off.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/run_registry.h"
 #include "lib/launch/run_status.h"
@@ -108,15 +109,23 @@ StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
 
 Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(launch::PlanRequest request, MakeRequest(f));
-  if (request.profile.backend == launch::BackendKind::kKubernetes) {
+  const Console& console = ctx->console;
+  if (launch::TraitsOf(request.profile.backend).hands_off) {
     if (f.json || f.detach) {
       return InvalidArgumentError(StrCat(
-          f.json ? "--json" : "--detach",
-          ": not for backend = \"kubernetes\" "
-          "(a dry run prints the manifests as YAML; an applied run is the "
+          f.json ? "--json" : "--detach", ": not for backend = \"",
+          launch::BackendName(request.profile.backend),
+          "\" (a dry run prints the manifests as YAML; an applied run is the "
           "cluster's, followed with dtf status, logs and stop)"));
     }
-    return LaunchKubernetes(request, {f.dry_run, f.render}, ctx);
+    launch::HandOffOptions how;
+    how.dry_run = f.dry_run;
+    how.render_dir = f.render;
+    how.on_warning = [&](std::string_view text) { console.Warning(text); };
+    how.on_info = [&](std::string_view text) { console.Info(text); };
+    DTF_ASSIGN_OR_RETURN(const std::string out,
+                         launch::HandOffRun(request, how));
+    return PrintStdout(out);
   }
   if (!f.render.empty()) {
     return InvalidArgumentError(
@@ -124,7 +133,6 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
                request.profile.source, " has backend = \"",
                launch::BackendName(request.profile.backend), "\""));
   }
-  const Console& console = ctx->console;
   if (f.dry_run) {
     DTF_ASSIGN_OR_RETURN(const launch::Plan plan, launch::MakePlan(request));
     return PrintStdout(f.json ? launch::PlanToJson(plan)

@@ -15,11 +15,11 @@
 
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
-#include "cmd/launch_k8s.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/data/json.h"
 #include "lib/launch/backend.h"
+#include "lib/launch/hand_off.h"
 #include "lib/launch/log_tail.h"
 #include "lib/launch/run_control.h"
 #include "lib/launch/run_registry.h"
@@ -79,10 +79,10 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
     }
   }
   DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, run_id));
-  if (auto k8s =
-          FollowKubernetesRun(dir, f.follow ? KubernetesFollow::kLogsFollow
-                                            : KubernetesFollow::kLogs)) {
-    return *k8s;
+  if (auto engine = launch::QueryHandedOffRun(
+          dir, f.follow ? launch::EngineQuery::kLogsFollow
+                        : launch::EngineQuery::kLogs)) {
+    return *engine;
   }
   DTF_ASSIGN_OR_RETURN(const launch::RunView run, launch::LoadRun(dir));
   std::vector<std::string> names;

@@ -11,10 +11,10 @@
 
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
-#include "cmd/launch_k8s.h"
 #include "cmd/run_checkpoints.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
+#include "lib/launch/hand_off.h"
 #include "lib/launch/run_registry.h"
 #include "lib/launch/run_status.h"
 
@@ -43,8 +43,10 @@ void AddCheckpoints(const std::string& dir, launch::RunStatus* status) {
 
 Status RunStatus(const StatusFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.run));
-  if (auto k8s = FollowKubernetesRun(dir, KubernetesFollow::kStatus))
-    return *k8s;
+  if (auto engine =
+          launch::QueryHandedOffRun(dir, launch::EngineQuery::kStatus)) {
+    return *engine;
+  }
   const bool clear = f.watch && !f.json && ::isatty(STDOUT_FILENO) == 1;
   for (;;) {
     DTF_ASSIGN_OR_RETURN(launch::RunStatus status,

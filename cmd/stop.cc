@@ -7,10 +7,10 @@
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
-#include "cmd/launch_k8s.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/data/json.h"
+#include "lib/launch/hand_off.h"
 #include "lib/launch/run_control.h"
 #include "lib/launch/run_registry.h"
 
@@ -44,7 +44,10 @@ Status Unverifiable(const std::string& dir, const launch::StopReport& report) {
 
 Status RunStop(const StopFlags& f) {
   DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.run));
-  if (auto k8s = FollowKubernetesRun(dir, KubernetesFollow::kStop)) return *k8s;
+  if (auto engine =
+          launch::QueryHandedOffRun(dir, launch::EngineQuery::kStop)) {
+    return *engine;
+  }
   DTF_ASSIGN_OR_RETURN(
       const launch::StopReport report,
       launch::StopRun(dir, std::chrono::milliseconds(

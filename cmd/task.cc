@@ -24,7 +24,7 @@
 #include "lib/launch/run_layout.h"
 #include "lib/launch/slurm/run_task.h"
 #include "lib/launch/slurm/slurm_task.h"
-#include "lib/launch/task_exec.h"
+#include "lib/launch/ssh/task_exec.h"
 
 extern char** environ;
 

@@ -4,11 +4,17 @@
 // `dtf stop`, the records) is the supervisor's (lib/launch/supervisor.h):
 // it drives one Backend and hears from it through BackendEvents.
 //
-// The backends: local (lib/launch/local/local_backend.h: processes on this
-// machine), ssh (lib/launch/ssh/ssh_backend.h: hosts over SSH and SFTP),
-// slurm (lib/launch/slurm/slurm_backend.h: a batch job or a job step);
-// StartRun and OpenRunSource (lib/launch/backends.cc) pick by the plan's
-// BackendKind.
+// The backends, each in a folder (and a library) of its own that holds
+// all of it: local (lib/launch/local/: processes on this machine), ssh
+// (lib/launch/ssh/: hosts over SSH and SFTP), slurm (lib/launch/slurm/: a
+// batch job or a job step) and kubernetes (lib/launch/k8s/: manifests
+// handed to the cluster, lib/launch/hand_off.h). Besides its Backend and
+// RunSource, each backend may have its own planning hooks
+// (lib/launch/plan_hooks.h) and profile table (ProfileTable in
+// lib/launch/profile.h). StartRun, OpenRunSource, PlanHooksOf,
+// ProfileTableOf, HandOffRun and QueryHandedOffRun (lib/launch/backends.cc)
+// pick by the BackendKind; the shared code asks BackendTraits
+// (lib/launch/backend_kind.h), never the kind.
 #pragma once
 
 #include <chrono>
@@ -21,7 +27,9 @@
 #include "lib/base/status.h"
 #include "lib/launch/backend_kind.h"
 #include "lib/launch/plan.h"
+#include "lib/launch/plan_hooks.h"
 #include "lib/launch/process.h"
+#include "lib/launch/profile.h"
 #include "lib/launch/role.h"
 #include "lib/launch/run_options.h"
 #include "lib/launch/run_registry.h"
@@ -192,5 +200,10 @@ class RunSource {
 // The source for the recorded run `plan` (which must outlive it), by its
 // backend; Unimplemented for a backend this dtf does not have.
 StatusOr<std::unique_ptr<RunSource>> OpenRunSource(const Plan& plan);
+
+// The planning hooks of backend `kind` (MakePlan plans with them).
+const PlanHooks& PlanHooksOf(BackendKind kind);
+// The profile table of backend `kind` (ParseProfile reads with it).
+const ProfileTable& ProfileTableOf(BackendKind kind);
 
 }  // namespace dtf::launch

@@ -1,9 +1,17 @@
-// The one place that picks a backend by the plan's BackendKind.
+// The one place that picks a backend by its BackendKind: the run, the
+// recorded run's source, the plan's and the profile's hooks, and the
+// hand-off of a run to a backend's own engine.
 #include "lib/base/strings.h"
 #include "lib/launch/backend.h"
+#include "lib/launch/hand_off.h"
+#include "lib/launch/k8s/k8s_run.h"
 #include "lib/launch/local/local_backend.h"
+#include "lib/launch/plan_hooks.h"
+#include "lib/launch/profile.h"
 #include "lib/launch/slurm/slurm_backend.h"
+#include "lib/launch/slurm/slurm_plan.h"
 #include "lib/launch/ssh/ssh_backend.h"
+#include "lib/launch/ssh/ssh_plan.h"
 #include "lib/launch/supervisor.h"
 
 namespace dtf::launch {
@@ -32,7 +40,7 @@ StatusOr<std::unique_ptr<Run>> StartRun(PlanRequest request,
     }
     case BackendKind::kSlurm:
       return StartSlurmRun(std::move(request), std::move(options));
-    case BackendKind::kKubernetes:  // cmd/launch_k8s.cc
+    case BackendKind::kKubernetes:  // handed off: HandOffRun
       break;
   }
   return NotBuilt(request.profile.backend);
@@ -46,10 +54,70 @@ StatusOr<std::unique_ptr<RunSource>> OpenRunSource(const Plan& plan) {
       return OpenSshRunSource(plan);
     case BackendKind::kSlurm:
       return OpenSlurmRunSource(plan);
-    case BackendKind::kKubernetes:  // cmd/launch_k8s.cc
+    case BackendKind::kKubernetes:  // handed off: QueryHandedOffRun
       break;
   }
   return NotBuilt(plan.backend);
+}
+
+const PlanHooks& PlanHooksOf(BackendKind kind) {
+  static const PlanHooks kLocal;
+  static const ssh::SshPlanHooks kSsh;
+  static const slurm::SlurmPlanHooks kSlurm;
+  static const k8s::KubernetesPlanHooks kKubernetes;
+  switch (kind) {
+    case BackendKind::kLocal:
+      return kLocal;
+    case BackendKind::kSsh:
+      return kSsh;
+    case BackendKind::kSlurm:
+      return kSlurm;
+    case BackendKind::kKubernetes:
+      return kKubernetes;
+  }
+  return kLocal;
+}
+
+const ProfileTable& ProfileTableOf(BackendKind kind) {
+  static const ProfileTable kShared;
+  static const slurm::SlurmProfileTable kSlurm;
+  static const k8s::KubernetesProfileTable kKubernetes;
+  switch (kind) {
+    case BackendKind::kLocal:
+    case BackendKind::kSsh:
+      return kShared;
+    case BackendKind::kSlurm:
+      return kSlurm;
+    case BackendKind::kKubernetes:
+      return kKubernetes;
+  }
+  return kShared;
+}
+
+StatusOr<Plan> MakePlan(const PlanRequest& request) {
+  return MakePlanWith(request, PlanHooksOf(request.profile.backend));
+}
+
+StatusOr<std::string> HandOffRun(const PlanRequest& request,
+                                 const HandOffOptions& how) {
+  switch (request.profile.backend) {
+    case BackendKind::kKubernetes:
+      return k8s::HandOffKubernetesRun(request, how);
+    case BackendKind::kLocal:
+    case BackendKind::kSsh:
+    case BackendKind::kSlurm:
+      break;
+  }
+  return absl::UnimplementedError(
+      ToAbsl(StrCat("the \"", BackendName(request.profile.backend),
+                    "\" backend does not hand runs off; dtf launch starts "
+                    "and supervises them")));
+}
+
+std::optional<Status> QueryHandedOffRun(const std::string& run_dir,
+                                        EngineQuery what) {
+  // Kubernetes is the one backend that hands runs off.
+  return k8s::QueryKubernetesRun(run_dir, what);
 }
 
 }  // namespace dtf::launch

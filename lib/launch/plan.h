@@ -140,7 +140,7 @@ struct Plan {
   // The profile as applied (overrides included).
   std::string profile_name;
   std::string profile_source;
-  BackendKind backend = BackendKind::kLocal;
+  BackendKind backend = kDefaultBackend;
   int ps = 0;
   int workers = 0;
   std::string host;
@@ -184,11 +184,13 @@ struct Plan {
   // has at least one), whose workers wait for each other in every
   // collective.
   bool allreduce() const { return ps == 0 && !batch; }
-  bool remote() const { return backend == BackendKind::kSsh; }
-  // The tasks run under a Slurm job, their files on shared storage.
-  bool on_slurm() const { return backend == BackendKind::kSlurm; }
-  // The tasks are not processes of this machine (ssh or slurm).
-  bool elsewhere() const { return backend != BackendKind::kLocal; }
+  // The tasks run on hosts reached over SSH (BackendTraits::ships_to_hosts).
+  bool remote() const { return TraitsOf(backend).ships_to_hosts; }
+  // The tasks run under a batch system, their files on shared storage
+  // (BackendTraits::shared_storage).
+  bool on_slurm() const { return TraitsOf(backend).shared_storage; }
+  // The tasks are not processes of this machine.
+  bool elsewhere() const { return !TraitsOf(backend).local_processes; }
   // The task named `name` ("worker:1"), or nullptr.
   const TaskPlan* Find(std::string_view name) const;
   // Whether a task's host is not a loopback one (rpc::IsLoopbackHost): the
@@ -230,6 +232,12 @@ Status ValidateSet(std::string_view set);
 // <work_dir>/jobs/<job id>/<job entry>; the chief's --metrics-out is
 // <work_dir>/runs/<run id>/metrics.json there (fetched at the end). With
 // TLS on, each task's --tls-dir is <its run dir>/tls on its host.
+//
+// With backend = "kubernetes", FailedPrecondition naming the profile's
+// `backend` key: that run is handed to the cluster (lib/launch/hand_off.h).
+//
+// MakePlan asks the profile's backend through its PlanHooks
+// (lib/launch/plan_hooks.h), which lib/launch/backends.cc picks.
 StatusOr<Plan> MakePlan(const PlanRequest& request);
 
 // The warning `dtf launch` prints for a plan whose traffic leaves loopback

@@ -129,6 +129,90 @@ Status CheckPlanText(const Plan& plan) {
   return OkStatus();
 }
 
+namespace {
+
+// An SSH plan's hosts, how they are reached and what was shipped.
+void SshFromJson(const Json& j, const Json& p, Plan* out) {
+  Plan& plan = *out;
+  for (const Json& h : p.at("hosts")) {
+    HostEntry e;
+    e.host = h.at("host").get<std::string>();
+    e.slots = h.at("slots").get<int>();
+    e.gpus = h.at("gpus").get<int>();
+    e.ps = h.at("ps").get<bool>();
+    if (!h.at("user").is_null()) e.user = h.at("user").get<std::string>();
+    if (!h.at("port").is_null()) e.port = h.at("port").get<int>();
+    plan.hosts.push_back(std::move(e));
+  }
+  plan.hostfile = p.at("hostfile").get<std::string>();
+  plan.work_dir = p.at("work_dir").get<std::string>();
+  plan.with_data = p.at("with_data").get<bool>();
+  const Json& ssh = p.at("ssh");
+  plan.ssh.user = ssh.at("user").get<std::string>();
+  plan.ssh.port = ssh.at("port").get<int>();
+  plan.ssh.identity_file = ssh.at("identity_file").get<std::string>();
+  plan.ssh.known_hosts = ssh.at("known_hosts").get<std::string>();
+  plan.ssh.config = ssh.at("config").get<std::string>();
+  plan.ssh.connect_timeout = ssh.at("connect_timeout").get<int>();
+  plan.ssh.keepalive = ssh.at("keepalive").get<int>();
+  plan.ssh.reconnect_timeout =
+      ssh.value("reconnect_timeout", Profile::Ssh{}.reconnect_timeout);
+  plan.env_id = j.at("env_id").get<std::string>();
+  plan.job_id = j.at("job_id").get<std::string>();
+}
+
+// A Slurm plan's [slurm] table and batch script.
+void SlurmFromJson(const Json& j, const Json& p, Plan* plan) {
+  const Json& sl = p.at("slurm");
+  slurm::SlurmProfile& out = plan->slurm;
+  out.partition = sl.at("partition").get<std::string>();
+  out.account = sl.at("account").get<std::string>();
+  out.constraint = sl.at("constraint").get<std::string>();
+  out.time_limit = sl.at("time_limit").get<std::string>();
+  out.nodes = sl.at("nodes").get<int>();
+  out.tasks_per_node = sl.at("tasks_per_node").get<int>();
+  out.gpus_per_node = sl.at("gpus_per_node").get<int>();
+  out.sbatch_args = sl.at("sbatch_args").get<std::vector<std::string>>();
+  out.srun_args = sl.at("srun_args").get<std::vector<std::string>>();
+  out.base_port = sl.at("base_port").get<int>();
+  out.run_dir = sl.at("run_dir").get<std::string>();
+  plan->batch_script = j.at("batch_script").get<std::string>();
+}
+
+// One task of `plan`; DataLoss naming `name` for a role it does not know.
+StatusOr<TaskPlan> TaskFromJson(const Json& t, const Plan& plan,
+                                std::string_view name) {
+  TaskPlan task;
+  const std::string role = t.at("role").get<std::string>();
+  const std::optional<Role> parsed = ParseRoleName(role);
+  if (!parsed) {
+    return DataLossError(
+        StrCat(name, ": plan names an unknown role \"", role, "\""));
+  }
+  task.role = *parsed;
+  task.index = t.at("index").get<int>();
+  task.chief = t.at("chief").get<bool>();
+  task.host = t.at("host").get<std::string>();
+  task.port = t.at("port").get<int>();
+  task.argv = t.at("argv").get<std::vector<std::string>>();
+  for (const auto& [key, value] : t.at("env").items()) {
+    task.env.emplace_back(key, value.get<std::string>());
+  }
+  task.dir = t.at("dir").get<std::string>();
+  task.ready_file = t.at("ready_file").get<std::string>();
+  task.stdout_file = t.at("stdout").get<std::string>();
+  task.stderr_file = t.at("stderr").get<std::string>();
+  task.exit_file = t.at("exit_file").get<std::string>();
+  if (plan.remote()) {
+    task.work_dir = t.at("work_dir").get<std::string>();
+    task.ssh_user = t.at("ssh").at("user").get<std::string>();
+    task.ssh_port = t.at("ssh").at("port").get<int>();
+  }
+  return task;
+}
+
+}  // namespace
+
 StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
   const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
@@ -166,79 +250,17 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
     plan.threads = p.at("threads").get<int>();
     plan.max_restarts = p.at("max_restarts").get<int>();
     if (plan.remote()) {
-      for (const Json& h : p.at("hosts")) {
-        HostEntry e;
-        e.host = h.at("host").get<std::string>();
-        e.slots = h.at("slots").get<int>();
-        e.gpus = h.at("gpus").get<int>();
-        e.ps = h.at("ps").get<bool>();
-        if (!h.at("user").is_null()) e.user = h.at("user").get<std::string>();
-        if (!h.at("port").is_null()) e.port = h.at("port").get<int>();
-        plan.hosts.push_back(std::move(e));
-      }
-      plan.hostfile = p.at("hostfile").get<std::string>();
-      plan.work_dir = p.at("work_dir").get<std::string>();
-      plan.with_data = p.at("with_data").get<bool>();
-      const Json& ssh = p.at("ssh");
-      plan.ssh.user = ssh.at("user").get<std::string>();
-      plan.ssh.port = ssh.at("port").get<int>();
-      plan.ssh.identity_file = ssh.at("identity_file").get<std::string>();
-      plan.ssh.known_hosts = ssh.at("known_hosts").get<std::string>();
-      plan.ssh.config = ssh.at("config").get<std::string>();
-      plan.ssh.connect_timeout = ssh.at("connect_timeout").get<int>();
-      plan.ssh.keepalive = ssh.at("keepalive").get<int>();
-      plan.ssh.reconnect_timeout =
-          ssh.value("reconnect_timeout", Profile::Ssh{}.reconnect_timeout);
-      plan.env_id = j.at("env_id").get<std::string>();
-      plan.job_id = j.at("job_id").get<std::string>();
+      SshFromJson(j, p, &plan);
     }
     if (plan.on_slurm()) {
-      const Json& sl = p.at("slurm");
-      slurm::SlurmProfile& out = plan.slurm;
-      out.partition = sl.at("partition").get<std::string>();
-      out.account = sl.at("account").get<std::string>();
-      out.constraint = sl.at("constraint").get<std::string>();
-      out.time_limit = sl.at("time_limit").get<std::string>();
-      out.nodes = sl.at("nodes").get<int>();
-      out.tasks_per_node = sl.at("tasks_per_node").get<int>();
-      out.gpus_per_node = sl.at("gpus_per_node").get<int>();
-      out.sbatch_args = sl.at("sbatch_args").get<std::vector<std::string>>();
-      out.srun_args = sl.at("srun_args").get<std::vector<std::string>>();
-      out.base_port = sl.at("base_port").get<int>();
-      out.run_dir = sl.at("run_dir").get<std::string>();
-      plan.batch_script = j.at("batch_script").get<std::string>();
+      SlurmFromJson(j, p, &plan);
     }
     plan.sets = j.at("set").get<std::vector<std::string>>();
     plan.metrics_out = j.at("metrics_out").get<std::string>();
     plan.resume = j.value("resume", false);
     plan.batch = j.value("batch", false);
     for (const Json& t : j.at("tasks")) {
-      TaskPlan task;
-      const std::string role = t.at("role").get<std::string>();
-      const std::optional<Role> parsed = ParseRoleName(role);
-      if (!parsed) {
-        return DataLossError(
-            StrCat(name, ": plan names an unknown role \"", role, "\""));
-      }
-      task.role = *parsed;
-      task.index = t.at("index").get<int>();
-      task.chief = t.at("chief").get<bool>();
-      task.host = t.at("host").get<std::string>();
-      task.port = t.at("port").get<int>();
-      task.argv = t.at("argv").get<std::vector<std::string>>();
-      for (const auto& [key, value] : t.at("env").items()) {
-        task.env.emplace_back(key, value.get<std::string>());
-      }
-      task.dir = t.at("dir").get<std::string>();
-      task.ready_file = t.at("ready_file").get<std::string>();
-      task.stdout_file = t.at("stdout").get<std::string>();
-      task.stderr_file = t.at("stderr").get<std::string>();
-      task.exit_file = t.at("exit_file").get<std::string>();
-      if (plan.remote()) {
-        task.work_dir = t.at("work_dir").get<std::string>();
-        task.ssh_user = t.at("ssh").at("user").get<std::string>();
-        task.ssh_port = t.at("ssh").at("port").get<int>();
-      }
+      DTF_ASSIGN_OR_RETURN(TaskPlan task, TaskFromJson(t, plan, name));
       plan.tasks.push_back(std::move(task));
     }
     if (plan.ps < 0 || plan.workers < 1 ||

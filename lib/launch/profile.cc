@@ -93,7 +93,7 @@ Status CheckKeys(const Reader& reader, const toml::table& table,
       "backend",  "ps",        "workers",      "hosts",   "hostfile",
       "work_dir", "with_data", "base_port",    "threads", "env",
       "ssh",      "device",    "max_restarts", "tls"};
-  const bool ssh = backend == BackendKind::kSsh;
+  const bool ssh = TraitsOf(backend).ships_to_hosts;
   const std::initializer_list<std::string_view>& keys = ssh ? kSsh : kLocal;
   const std::initializer_list<std::string_view>& others = ssh ? kLocal : kSsh;
   return reader.CheckKnownKeys(table, "", keys, [&](std::string_view name) {
@@ -281,9 +281,15 @@ Status ReadSshProfile(const Reader& reader, const toml::table& table,
 
 }  // namespace
 
-StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
-                               std::string name,
-                               const ProfileOptions& options) {
+Status ProfileTable::Read(const Reader& reader, const toml_util::Table& table,
+                          Profile* profile) const {
+  return CheckKeys(reader, table.table, profile->backend);
+}
+
+StatusOr<Profile> ParseProfileWith(std::string_view text, std::string source,
+                                   std::string name,
+                                   const ProfileOptions& options,
+                                   ProfileTableFor tables) {
   DTF_ASSIGN_OR_RETURN(const toml::table table,
                        toml_util::ParseText(text, source));
   Reader reader(source);
@@ -294,31 +300,19 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
   // not know, and the backend is the better message.
   if (const toml::node* node = table.get("backend")) {
     p.where["backend"] = Where(reader, *node);
-    // The backends this dtf has, and one it names but has not built.
-    constexpr BackendKind kBuilt[] = {BackendKind::kLocal, BackendKind::kSsh,
-                                      BackendKind::kSlurm,
-                                      BackendKind::kKubernetes};
+    // The backends this dtf has, and "k8s" for Kubernetes (the last).
+    static_assert(std::size(kAllBackends) == 4);
     DTF_ASSIGN_OR_RETURN(
         const int backend,
         reader.GetChoice(
             *node, "backend",
-            {BackendName(kBuilt[0]), BackendName(kBuilt[1]),
-             BackendName(kBuilt[2]), BackendName(kBuilt[3]), "k8s"}));
-    p.backend = kBuilt[backend == 4 ? 3 : backend];
+            {BackendName(kAllBackends[0]), BackendName(kAllBackends[1]),
+             BackendName(kAllBackends[2]), BackendName(kAllBackends[3]),
+             "k8s"}));
+    p.backend = kAllBackends[std::min<size_t>(static_cast<size_t>(backend),
+                                              std::size(kAllBackends) - 1)];
   }
-  if (p.backend == BackendKind::kSlurm) {
-    DTF_RETURN_IF_ERROR(slurm::CheckSlurmProfileKeys(reader, {table}));
-    DTF_ASSIGN_OR_RETURN(
-        p.slurm,
-        slurm::ReadSlurmProfile(reader, {table},
-                                fs::path(p.source).parent_path().string()));
-  } else if (p.backend == BackendKind::kKubernetes) {
-    DTF_RETURN_IF_ERROR(k8s::CheckKubernetesProfileKeys(reader, {table}));
-    DTF_ASSIGN_OR_RETURN(p.kubernetes,
-                         k8s::ReadKubernetesProfile(reader, {table}));
-  } else {
-    DTF_RETURN_IF_ERROR(CheckKeys(reader, table, p.backend));
-  }
+  DTF_RETURN_IF_ERROR(tables(p.backend).Read(reader, {table}, &p));
   DTF_RETURN_IF_ERROR(ReadBounded(&reader, &p, table, "ps", 1, 1000, &p.ps));
   DTF_RETURN_IF_ERROR(
       ReadBounded(&reader, &p, table, "workers", 1, 10000, &p.workers));
@@ -368,37 +362,15 @@ StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
       DTF_ASSIGN_OR_RETURN(p.env[name], reader.GetString(*value, path));
     }
   }
-  if (p.backend == BackendKind::kSsh) {
+  if (TraitsOf(p.backend).ships_to_hosts) {
     DTF_RETURN_IF_ERROR(ReadSshProfile(reader, table, options, &p));
   }
   return p;
 }
 
-StatusOr<Profile> LoadProfileFile(const std::string& path,
-                                  const ProfileOptions& options) {
-  DTF_ASSIGN_OR_RETURN(const std::string text,
-                       ReadFileToStringAtMost(path, toml_util::kMaxTomlBytes));
-  return ParseProfile(text, path, fs::path(path).stem().string(), options);
-}
-
-StatusOr<Profile> ResolveProfile(const std::string& job_dir,
-                                 const std::string& arg,
-                                 const ProfileOptions& options) {
-  if (arg.empty()) return InvalidArgumentError("--profile: empty name");
-  const bool is_path = arg.find('/') != std::string::npos ||
-                       (arg.size() > 5 && arg.ends_with(".toml"));
-  if (is_path) return LoadProfileFile(arg, options);
-  const std::string path =
-      (fs::path(job_dir) / "profiles" / (arg + ".toml")).string();
-  std::error_code ec;
-  if (fs::exists(path, ec)) return LoadProfileFile(path, options);
-  if (arg == "local") {
-    return ParseProfile(kDefaultLocalProfile, kBuiltInProfileSource, "local",
-                        options);
-  }
-  return NotFoundError(
-      StrCat("profile \"", arg, "\": no ", path,
-             " (give a name under profiles/ or a path to a .toml file)"));
+std::string KeyWhere(const Profile& profile, const char* key) {
+  auto it = profile.where.find(key);
+  return it == profile.where.end() ? profile.source : it->second;
 }
 
 }  // namespace dtf::launch

@@ -16,6 +16,11 @@
 #include "lib/launch/k8s/k8s_profile.h"
 #include "lib/launch/slurm/slurm_profile.h"
 
+namespace dtf::toml_util {
+class Reader;
+struct Table;
+}  // namespace dtf::toml_util
+
 namespace dtf::launch {
 
 // profiles/local.toml as shipped: the profile used when a job directory has
@@ -33,7 +38,7 @@ struct Profile {
   // hosts below, reached over SSH), "slurm" (a batch job; [slurm] below) or
   // "kubernetes" (manifests of a Job or TFJob; [kubernetes] below).
   // Default "local".
-  BackendKind backend = BackendKind::kLocal;
+  BackendKind backend = kDefaultBackend;
   // ps, workers: task counts, each >= 1. Defaults 1 and 2.
   int ps = 1;
   int workers = 2;
@@ -109,8 +114,37 @@ struct ProfileOptions {
   std::string home_dir;
 };
 
+// "<file>:<line>:<col>" of a profile key, or the profile's file when the
+// key was not written (a default); for errors that name the key.
+std::string KeyWhere(const Profile& profile, const char* key);
+
+// What reading a profile asks of its backend: the keys it allows and its
+// own table. The backends whose keys are the shared ones (local, ssh) read
+// with ProfileTable itself; others override it in their own folder
+// (lib/launch/slurm/slurm_profile.h, lib/launch/k8s/k8s_profile.h).
+class ProfileTable {
+ public:
+  virtual ~ProfileTable() = default;
+  // Checks that `table` (the whole profile) has no key this backend does
+  // not know, naming the first, then reads the backend's own keys into
+  // `profile` (its name, source and backend are set). By default: the
+  // keys of a local or SSH profile, with a hint for a key of the other.
+  virtual Status Read(const toml_util::Reader& reader,
+                      const toml_util::Table& table, Profile* profile) const;
+};
+
+// The ProfileTable of each backend (lib/launch/backends.cc has them all).
+using ProfileTableFor = const ProfileTable& (*)(BackendKind kind);
+
+// ParseProfile with the backends' tables from `tables`.
+StatusOr<Profile> ParseProfileWith(std::string_view text, std::string source,
+                                   std::string name,
+                                   const ProfileOptions& options,
+                                   ProfileTableFor tables);
+
 // Parses profile text; `source` names it in errors, `name` becomes
-// Profile::name.
+// Profile::name. This and the two below read every backend's table
+// (lib/launch/backends.cc).
 StatusOr<Profile> ParseProfile(std::string_view text, std::string source,
                                std::string name,
                                const ProfileOptions& options = {});

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "lib/launch/backend_kind.h"
 #include "lib/launch/role.h"
 
 namespace dtf::launch {
@@ -15,6 +16,11 @@ inline constexpr char kTasksFile[] = "tasks.json";  // pids, states, outcome
 inline constexpr char kSecretFile[] = "secret";     // 64 hex digits, 0600
 inline constexpr char kStopFile[] = "stop.json";    // `dtf stop` was here
 inline constexpr char kSupervisorLog[] = "supervisor.log";  // --detach only
+// A run handed to backend `kind`'s engine (lib/launch/hand_off.h) has no
+// plan.json but this record: "<backend>.json" ("kubernetes.json").
+inline std::string HandOffRecordName(BackendKind kind) {
+  return std::string(BackendName(kind)) + ".json";
+}
 // <run dir>/tls/ (mode 0700) when the run uses mutual TLS (lib/launch/
 // run_tls.h): the run's CA, and a certificate and key per task
 // (<role>-<index>.pem, .key) and for the launcher. On an SSH run's hosts,

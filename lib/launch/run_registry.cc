@@ -4,11 +4,11 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/json_text.h"
-#include "lib/launch/k8s/kubectl.h"
 #include "lib/launch/run_layout.h"
 
 namespace dtf::launch {
@@ -133,6 +133,27 @@ StatusOr<std::optional<ExitRecord>> ReadExitRecord(const std::string& path) {
   }
 }
 
+namespace {
+
+// When run directory `dir` was handed to a backend's engine (its record
+// was written; 0 when that cannot be read); nullopt when it was not.
+std::optional<int64_t> HandedOffMs(const fs::path& dir) {
+  std::error_code ec;
+  for (BackendKind kind : kAllBackends) {
+    if (!TraitsOf(kind).hands_off) continue;
+    const fs::path record = dir / HandOffRecordName(kind);
+    if (!fs::exists(record, ec)) continue;
+    const auto written = fs::last_write_time(record, ec);
+    return ec ? 0
+              : std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::file_clock::to_sys(written).time_since_epoch())
+                    .count();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 StatusOr<std::vector<std::string>> ListRuns(const std::string& runs_dir) {
   std::vector<std::pair<int64_t, std::string>> runs;
   std::error_code ec;
@@ -142,16 +163,9 @@ StatusOr<std::vector<std::string>> ListRuns(const std::string& runs_dir) {
   for (const fs::directory_entry& e : it) {
     if (!e.is_directory(ec)) continue;
     const std::string id = e.path().filename().string();
-    // A Kubernetes run has its manifests and kubernetes.json, no plan.
-    if (fs::exists(e.path() / k8s::kRunRecordName, ec)) {
-      const auto written =
-          fs::last_write_time(e.path() / k8s::kRunRecordName, ec);
-      runs.emplace_back(
-          ec ? 0
-             : std::chrono::duration_cast<std::chrono::milliseconds>(
-                   std::chrono::file_clock::to_sys(written).time_since_epoch())
-                   .count(),
-          id);
+    // A run handed to an engine has that engine's record, no plan.
+    if (const std::optional<int64_t> handed = HandedOffMs(e.path())) {
+      runs.emplace_back(*handed, id);
       continue;
     }
     if (!fs::exists(e.path() / kPlanFile, ec)) continue;

@@ -5,7 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lib/launch/host_link.h"
+#include "lib/launch/ssh/host_link.h"
 
 namespace dtf::launch {
 namespace {

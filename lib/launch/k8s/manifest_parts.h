@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "lib/launch/k8s/k8s_object.h"
 #include "lib/launch/k8s/k8s_profile.h"
-#include "lib/launch/k8s/manifests.h"
 #include "lib/launch/k8s/yaml_writer.h"
 
 namespace dtf::launch::k8s {

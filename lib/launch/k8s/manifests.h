@@ -31,13 +31,10 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/launch/k8s/k8s_object.h"
 #include "lib/launch/k8s/k8s_profile.h"
 
 namespace dtf::launch::k8s {
-
-inline constexpr char kRunIdLabel[] = "dtf.dev/run-id";
-inline constexpr char kSecretMountDir[] = "/etc/dtf/secret";
-inline constexpr char kIndexEnv[] = "JOB_COMPLETION_INDEX";
 
 // A file of the Secret beside the run's secret: its key (a flat file name)
 // and bytes; empty bytes render a placeholder (a dry run prints no key).
@@ -66,13 +63,6 @@ struct RenderRequest {
   // key). Off: neither.
   bool tls = false;
   std::vector<SecretFile> tls_files;
-};
-
-struct RenderedObject {
-  std::string file;  // "job.yaml"
-  std::string kind;  // "Job"
-  std::string name;
-  std::string yaml;
 };
 
 // The run's name in the cluster: "dtf-" and the run id, lowercase.

@@ -9,6 +9,7 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/log_tail.h"
+#include "lib/launch/plan_hooks.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/task_files.h"
@@ -34,7 +35,7 @@ StatusOr<Plan> LocalBackend::Place(PlanRequest request) {
   const std::string wanted_id = request.run_id;
   request.run_id = kUnchosenRunId;
   request.ports.clear();
-  DTF_ASSIGN_OR_RETURN(Plan draft, MakePlan(request));
+  DTF_ASSIGN_OR_RETURN(Plan draft, MakePlanWith(request, PlanHooks()));
   ports_.clear();
   for (const TaskPlan& t : draft.tasks) {
     StatusOr<HeldPort> port = HoldPort(t.host, t.port);
@@ -47,7 +48,7 @@ StatusOr<Plan> LocalBackend::Place(PlanRequest request) {
   const std::string runs_dir = fs::path(draft.run_dir).parent_path().string();
   DTF_ASSIGN_OR_RETURN(request.run_id,
                        ClaimRunDir(runs_dir, wanted_id, request.resume));
-  return MakePlan(request);
+  return MakePlanWith(request, PlanHooks());
 }
 
 void LocalBackend::Attach(const Plan* plan, BackendEvents* events) {

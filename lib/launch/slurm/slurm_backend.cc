@@ -19,6 +19,7 @@
 #include "lib/launch/slurm/batch_script.h"
 #include "lib/launch/slurm/slurm_cli.h"
 #include "lib/launch/slurm/slurm_job.h"
+#include "lib/launch/slurm/slurm_plan.h"
 #include "lib/launch/slurm/slurm_query.h"
 #include "lib/launch/task_files.h"
 
@@ -55,11 +56,12 @@ StatusOr<Plan> SlurmBackend::Place(PlanRequest request) {
   const std::string wanted_id = request.run_id;
   request.run_id = kUnchosenRunId;
   request.ports.clear();
-  DTF_ASSIGN_OR_RETURN(Plan draft, MakePlan(request));
+  DTF_ASSIGN_OR_RETURN(Plan draft,
+                       MakePlanWith(request, slurm::SlurmPlanHooks()));
   const std::string runs_dir = fs::path(draft.run_dir).parent_path().string();
   DTF_ASSIGN_OR_RETURN(request.run_id,
                        ClaimRunDir(runs_dir, wanted_id, request.resume));
-  return MakePlan(request);
+  return MakePlanWith(request, slurm::SlurmPlanHooks());
 }
 
 void SlurmBackend::Attach(const Plan* plan, BackendEvents* events) {

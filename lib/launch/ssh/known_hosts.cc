@@ -12,6 +12,7 @@
 
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
+#include "lib/launch/ssh/session.h"
 #include "lib/launch/ssh/ssh_error.h"
 
 namespace dtf::launch::ssh {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "lib/base/status.h"
-#include "lib/launch/ssh/session.h"
+#include "lib/launch/ssh/target.h"
 #include "lib/launch/ssh/transport.h"
 
 namespace dtf::launch::ssh {

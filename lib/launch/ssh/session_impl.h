@@ -1,5 +1,5 @@
-// Session's state, shared by session.cc and sftp.cc. Internal to
-// lib/launch/ssh.
+// Session's state, shared by session_impl.cc (connect, exec, keepalive)
+// and sftp.cc. Internal to lib/launch/ssh.
 #pragma once
 
 #include <libssh/callbacks.h>

@@ -3,7 +3,7 @@
 // Placing a run: the runtime (dtf pack env) and the job (dtf pack zip; for
 // a batch plan its PlanRequest::batch_files) are packed here,
 // reproducibly, while every host is checked at once
-// (lib/launch/preflight.h); nothing is written anywhere when one fails;
+// (lib/launch/ssh/preflight.h); nothing is written anywhere when one fails;
 // with base_port = 0 the ports are chosen from what each host has free.
 // The supervisor (lib/launch/supervisor.h) then makes the run directory
 // here as for a local run (plan.json, secret, tasks.json, one directory per
@@ -14,7 +14,7 @@
 // (ssh_backend_start.cc). The run is watched over SFTP — ready files,
 // output, exit.json (copied into the local task directory) — at most every
 // 200 ms; a dropped connection to a host is reconnected with backoff for
-// ssh.reconnect_timeout seconds (lib/launch/host_link.h) while the tasks
+// ssh.reconnect_timeout seconds (lib/launch/ssh/host_link.h) while the tasks
 // there run on; a host that stays unreachable fails the run, naming it.
 // Stopping signals the tasks on their hosts, the workers first
 // (ssh_backend_watch.cc). At the end the chief's metrics are fetched into
@@ -29,10 +29,10 @@
 
 #include "lib/base/status.h"
 #include "lib/launch/backend.h"
-#include "lib/launch/host_link.h"
 #include "lib/launch/log_tail.h"
-#include "lib/launch/preflight.h"
-#include "lib/launch/remote_host.h"
+#include "lib/launch/ssh/host_link.h"
+#include "lib/launch/ssh/preflight.h"
+#include "lib/launch/ssh/remote_host.h"
 #include "lib/launch/supervisor.h"
 
 namespace dtf::launch {

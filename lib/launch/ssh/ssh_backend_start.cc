@@ -8,16 +8,18 @@
 #include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
-#include "lib/launch/data_preflight.h"
-#include "lib/launch/env_cache.h"
 #include "lib/launch/pack/elf_deps.h"
 #include "lib/launch/pack/elf_file.h"
 #include "lib/launch/pack/manifest.h"
 #include "lib/launch/pack/pack_env.h"
 #include "lib/launch/pack/pack_job.h"
+#include "lib/launch/plan_hooks.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_tls.h"
+#include "lib/launch/ssh/data_preflight.h"
+#include "lib/launch/ssh/env_cache.h"
 #include "lib/launch/ssh/ssh_backend.h"
+#include "lib/launch/ssh/ssh_plan.h"
 #include "lib/rpc/credentials.h"
 
 namespace dtf::launch {
@@ -110,7 +112,8 @@ StatusOr<Plan> SshBackend::Place(PlanRequest request) {
   const std::string wanted_id = request.run_id;
   request.run_id = kUnchosenRunId;
   request.ports.clear();
-  DTF_ASSIGN_OR_RETURN(const Plan draft, MakePlan(request));
+  DTF_ASSIGN_OR_RETURN(const Plan draft,
+                       MakePlanWith(request, ssh::SshPlanHooks()));
   // The hosts are checked while the archives are packed.
   DTF_ASSIGN_OR_RETURN(PreflightOptions pre, RuntimeNeeds());
   pre.accept_new_host_keys = options_.ssh.accept_new_host_keys;
@@ -151,7 +154,7 @@ StatusOr<Plan> SshBackend::Place(PlanRequest request) {
   env_ = packed.env;
   job_ = packed.job;
   hosts_ = std::move(checked.hosts);
-  return MakePlan(request);
+  return MakePlanWith(request, ssh::SshPlanHooks());
 }
 
 void SshBackend::Attach(const Plan* plan, BackendEvents* events) {

@@ -10,9 +10,9 @@
 #include "lib/base/strings.h"
 #include "lib/launch/batch/shards.h"
 #include "lib/launch/batch/supervised_batch.h"
-#include "lib/launch/remote_host.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_registry.h"
+#include "lib/launch/ssh/remote_host.h"
 #include "lib/launch/ssh/ssh_backend.h"
 
 namespace dtf::launch {

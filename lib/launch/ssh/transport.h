@@ -11,7 +11,7 @@
 #include <string>
 
 #include "lib/base/status.h"
-#include "lib/launch/ssh/session.h"
+#include "lib/launch/ssh/target.h"
 
 namespace dtf::launch::ssh {
 

@@ -1,7 +1,7 @@
 // HostLink against a real sshd: a dropped connection comes back once the
 // server does, and a server that stays down loses the host within the
 // bound.
-#include "lib/launch/host_link.h"
+#include "lib/launch/ssh/host_link.h"
 
 #include <gmock/gmock.h>
 
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <thread>
 
-#include "lib/launch/remote_host.h"
+#include "lib/launch/ssh/remote_host.h"
 #include "tests/launch/ssh/ssh_testing.h"
 
 namespace dtf::launch {

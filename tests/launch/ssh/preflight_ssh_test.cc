@@ -7,9 +7,9 @@
 #include <string>
 
 #include "lib/base/strings.h"
-#include "lib/launch/data_preflight.h"
 #include "lib/launch/pack/job_data.h"
-#include "lib/launch/preflight.h"
+#include "lib/launch/ssh/data_preflight.h"
+#include "lib/launch/ssh/preflight.h"
 #include "tests/launch/ssh/ssh_testing.h"
 
 namespace dtf::launch {

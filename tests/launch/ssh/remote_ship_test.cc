@@ -6,7 +6,7 @@
 #include <string>
 
 #include "lib/base/strings.h"
-#include "lib/launch/remote_host.h"
+#include "lib/launch/ssh/remote_host.h"
 #include "tests/launch/pack/crafted_zip.h"
 #include "tests/launch/ssh/ssh_testing.h"
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "lib/base/strings.h"
-#include "lib/launch/remote_host.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/run_tls.h"
+#include "lib/launch/ssh/remote_host.h"
 #include "tests/launch/ssh/ssh_testing.h"
 
 namespace dtf::launch {

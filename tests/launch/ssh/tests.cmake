@@ -8,5 +8,5 @@ dtf_test(launch_ssh_test
           launch/ssh/remote_tls_test.cc launch/ssh/remote_ship_test.cc
           launch/ssh/preflight_ssh_test.cc
           launch/ssh/sshd_fixture.cc
-  LIBS dtf_ssh dtf_launch dtf_proto_grpc PkgConfig::LIBZIP
+  LIBS dtf_launch dtf_proto_grpc PkgConfig::LIBZIP
   LABELS slow)

@@ -1,4 +1,4 @@
-#include "lib/launch/data_preflight.h"
+#include "lib/launch/ssh/data_preflight.h"
 
 #include <algorithm>
 #include <cstdio>

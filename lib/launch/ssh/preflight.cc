@@ -1,4 +1,4 @@
-#include "lib/launch/preflight.h"
+#include "lib/launch/ssh/preflight.h"
 
 #include <algorithm>
 #include <cstdlib>

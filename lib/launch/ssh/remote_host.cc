@@ -1,4 +1,4 @@
-#include "lib/launch/remote_host.h"
+#include "lib/launch/ssh/remote_host.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,7 +10,7 @@
 #include "lib/launch/restart_policy.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
-#include "lib/launch/task_exec.h"
+#include "lib/launch/ssh/task_exec.h"
 
 namespace dtf::launch {
 namespace {

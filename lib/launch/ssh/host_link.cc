@@ -1,4 +1,4 @@
-#include "lib/launch/host_link.h"
+#include "lib/launch/ssh/host_link.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "lib/launch/ssh/session.h"
+#include "lib/launch/ssh/session_impl.h"
 
 #include <libssh/server.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include "lib/base/strings.h"
 #include "lib/launch/ssh/known_hosts.h"
-#include "lib/launch/ssh/session_impl.h"
+#include "lib/launch/ssh/session.h"
 #include "lib/launch/ssh/ssh_error.h"
 
 namespace dtf::launch::ssh {

@@ -1,4 +1,4 @@
-#include "lib/launch/env_cache.h"
+#include "lib/launch/ssh/env_cache.h"
 
 #include <sys/stat.h>
 

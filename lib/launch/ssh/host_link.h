@@ -12,7 +12,7 @@
 #include <string>
 
 #include "lib/base/status.h"
-#include "lib/launch/remote_host.h"
+#include "lib/launch/ssh/remote_host.h"
 
 namespace dtf::launch {
 

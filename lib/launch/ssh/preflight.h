@@ -15,7 +15,7 @@
 
 #include "lib/base/status.h"
 #include "lib/launch/plan.h"
-#include "lib/launch/remote_host.h"
+#include "lib/launch/ssh/remote_host.h"
 
 namespace dtf::launch {
 

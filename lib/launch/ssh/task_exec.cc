@@ -1,4 +1,4 @@
-#include "lib/launch/task_exec.h"
+#include "lib/launch/ssh/task_exec.h"
 
 #include <fcntl.h>
 #include <signal.h>

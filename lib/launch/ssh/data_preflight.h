@@ -11,7 +11,7 @@
 #include "lib/launch/pack/job_data.h"
 #include "lib/launch/pack/pack_env.h"
 #include "lib/launch/plan.h"
-#include "lib/launch/preflight.h"
+#include "lib/launch/ssh/preflight.h"
 
 namespace dtf::launch {
 

@@ -1,0 +1,285 @@
+#include "lib/launch/plan_hooks.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "lib/base/strings.h"
+#include "lib/launch/run_layout.h"
+
+namespace dtf::launch {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string JoinAddresses(const std::vector<TaskPlan>& tasks, Role role) {
+  std::string out;
+  for (const TaskPlan& t : tasks) {
+    if (t.role != role) continue;
+    StrAppend(&out, out.empty() ? "" : ",", t.address());
+  }
+  return out;
+}
+
+std::vector<std::string> ServeArgv(const Plan& plan, const TaskPlan& task,
+                                   const TaskPaths& paths) {
+  std::vector<std::string> argv = {
+      paths.binary,    "serve",
+      "--job",         paths.job,
+      "--role",        std::string(RoleName(task.role)),
+      "--index",       std::to_string(task.index),
+      "--ps",          JoinAddresses(plan.tasks, Role::kPs),
+      "--workers",     JoinAddresses(plan.tasks, Role::kWorker),
+      "--run-id",      plan.run_id,
+      "--run-dir",     paths.run_dir,
+      "--secret-file", paths.secret_file,
+      "--ready-file",  task.ready_file,
+      "--threads",     std::to_string(plan.threads)};
+  for (const std::string& set : plan.sets) {
+    argv.push_back("--set");
+    argv.push_back(set);
+  }
+  if (plan.resume) argv.push_back("--restore");
+  if (!paths.device_set.empty()) {
+    argv.push_back("--set");
+    argv.push_back(paths.device_set);
+  }
+  if (task.chief && !paths.metrics_out.empty()) {
+    argv.push_back("--metrics-out");
+    argv.push_back(paths.metrics_out);
+  }
+  if (plan.tls) {
+    argv.push_back("--tls-dir");
+    argv.push_back(StrCat(paths.run_dir, "/", kTlsDir));
+  }
+  return argv;
+}
+
+// Gives each worker its device (see MakePlan in plan.h): the GPU goes into
+// its environment, the device into paths[k].device_set.
+Status AssignDevices(const PlanRequest& r, const Profile& profile,
+                     const std::vector<const HostEntry*>& placed, Plan* plan,
+                     std::vector<TaskPaths>* paths) {
+  const DeviceName device = profile.device.value_or(r.job_device);
+  plan->cuda_workers = device.cuda;
+  const auto where = [&](const char* key) { return KeyWhere(profile, key); };
+  std::map<std::string, int> next_gpu;  // per host
+  for (size_t k = size_t(plan->ps); k < plan->tasks.size(); ++k) {
+    TaskPlan& t = plan->tasks[k];
+    if (!device.cuda) {
+      if (r.job_device.cuda) (*paths)[k].device_set = "train.device=cpu";
+      continue;
+    }
+    const HostEntry* host = placed.empty() ? nullptr : placed[k];
+    const int gpus = host != nullptr ? host->gpus : profile.gpus;
+    if (host != nullptr && gpus == 0) {
+      return InvalidArgumentError(StrCat(
+          where(plan->hostfile.empty() ? "hosts" : "hostfile"), ": host ",
+          host->host, " has no gpus= but the plan puts CUDA task ", t.name(),
+          " there (add gpus=N to its line, or set device = \"cpu\")"));
+    }
+    int gpu = device.ordinal;
+    if (gpu < 0) {
+      gpu = next_gpu[t.host]++;
+      if (gpus > 0 && gpu >= gpus) {
+        if (r.allreduce) {
+          return InvalidArgumentError(
+              StrCat(where(host != nullptr ? "hostfile" : "gpus"),
+                     ": allreduce needs "
+                     "a GPU per worker, and ",
+                     t.host, " has ", gpus,
+                     " for more "
+                     "workers (raise gpus or lower --workers)"));
+        }
+        gpu %= gpus;
+      }
+    } else if (gpus > 0 && gpu >= gpus) {
+      return InvalidArgumentError(
+          StrCat(where("device"), ": device: cuda:", gpu, " but ", t.host,
+                 " has ", gpus, " GPU", gpus == 1 ? "" : "s"));
+    }
+    t.env.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(gpu));
+    std::sort(t.env.begin(), t.env.end());
+    (*paths)[k].device_set = "train.device=cuda";
+  }
+  return OkStatus();
+}
+}  // namespace
+
+// What MakePlan refuses whatever the backend: relative paths, bad
+// overrides and --set values, and restarts without periodic checkpoints.
+Status CheckRequest(const PlanRequest& r) {
+  const Profile& profile = r.profile;
+  const Overrides& o = r.overrides;
+  if (o.ps < 0 || o.workers < 0) {
+    return InvalidArgumentError("--ps and --workers must be at least 1");
+  }
+  for (const std::string& set : o.sets) DTF_RETURN_IF_ERROR(ValidateSet(set));
+  if (!o.metrics_out.empty() && !fs::path(o.metrics_out).is_absolute()) {
+    return InvalidArgumentError(StrCat("--metrics-out ", o.metrics_out,
+                                       ": the plan needs an absolute path"));
+  }
+  // Allreduce runs restart no task (a worker alone cannot rejoin the
+  // others' collectives), so the rule is for parameter-server runs only.
+  const bool batch = r.batch_command != nullptr;
+  if (!batch && !r.allreduce && profile.max_restarts > 0 &&
+      r.job_checkpoint_every_steps <= 0) {
+    return FailedPreconditionError(StrCat(
+        KeyWhere(profile, "max_restarts"),
+        ": max_restarts = ", profile.max_restarts,
+        ": a failed task is restarted from the run's last checkpoint, but ",
+        r.job,
+        " has train.checkpoint_every_steps = 0 (checkpoints only at the "
+        "end): a restarted parameter server would lose every update of the "
+        "run; set train.checkpoint_every_steps (or --set "
+        "train.checkpoint_every_steps=N), or max_restarts = 0"));
+  }
+  return OkStatus();
+}
+
+// The plan without its tasks: ids, paths, counts and the profile's
+// options, as every backend has them.
+Plan PlanWithoutTasks(const PlanRequest& r, const PlanHooks& hooks) {
+  const Profile& profile = r.profile;
+  const Overrides& o = r.overrides;
+  const bool batch = r.batch_command != nullptr;
+  Plan plan;
+  plan.run_id = r.run_id;
+  plan.resume = r.resume;
+  plan.batch = batch;
+  plan.job = fs::path(r.job).lexically_normal().string();
+  plan.binary = r.binary;
+  std::string runs_dir = r.runs_dir;
+  if (runs_dir.empty()) runs_dir = hooks.RunsDir(profile);
+  runs_dir = runs_dir.empty() ? DefaultRunsDir(fs::path(plan.job).parent_path())
+                              : fs::path(runs_dir).lexically_normal().string();
+  plan.run_dir = (fs::path(runs_dir) / r.run_id).string();
+  plan.secret_file = (fs::path(plan.run_dir) / kSecretFile).string();
+  plan.profile_name = profile.name;
+  plan.profile_source = profile.source;
+  plan.backend = profile.backend;
+  // Allreduce averages gradients between the workers: no parameter servers.
+  // A batch plan has workers only.
+  plan.ps = r.allreduce || batch ? 0 : o.ps > 0 ? o.ps : profile.ps;
+  plan.workers = o.workers > 0 ? o.workers : profile.workers;
+  plan.host = profile.host;
+  plan.base_port = profile.base_port;
+  plan.threads = profile.threads;
+  plan.max_restarts = batch ? 0 : profile.max_restarts;
+  plan.sets = o.sets;
+  plan.metrics_out = o.metrics_out;
+  return plan;
+}
+
+// Task `k` (plan order) of `plan` on plan.host with the profile's
+// environment; its files, port, command line and devices are set later.
+TaskPlan TaskAt(const Plan& plan, const Profile& profile, int k) {
+  TaskPlan t;
+  t.role = k < plan.ps ? Role::kPs : Role::kWorker;
+  t.index = k < plan.ps ? k : k - plan.ps;
+  t.chief = t.role == Role::kWorker && t.index == 0;
+  t.host = plan.host;
+  t.env.assign(profile.env.begin(), profile.env.end());
+  return t;
+}
+
+// Task `t`'s directory under `run_dir` and the files in it.
+void SetTaskFiles(const std::string& run_dir, TaskPlan* t) {
+  t->dir = (fs::path(run_dir) / TaskDirName(t->role, t->index)).string();
+  t->ready_file = t->dir + "/" + kReadyFile;
+  t->stdout_file = t->dir + "/" + kStdoutFile;
+  t->stderr_file = t->dir + "/" + kStderrFile;
+  t->exit_file = t->dir + "/" + kExitFile;
+}
+
+// The paths of a task on this machine: the launcher's own.
+TaskPaths LauncherPaths(const Plan& plan) {
+  return {plan.binary,      plan.job,         plan.run_dir,
+          plan.secret_file, plan.metrics_out, ""};
+}
+
+// The port range and the ports the request gives, against the task count.
+Status CheckPorts(const PlanRequest& r, const Plan& plan, int count) {
+  const Profile& profile = r.profile;
+  if (plan.base_port > 0 && plan.base_port + count - 1 > 65535) {
+    auto where = profile.where.find("base_port");
+    return InvalidArgumentError(
+        StrCat(where == profile.where.end() ? profile.source : where->second,
+               ": base_port: ", plan.base_port, " + ", count,
+               " tasks runs past port 65535"));
+  }
+  if (!r.ports.empty() && r.ports.size() != static_cast<size_t>(count)) {
+    return InternalError(
+        StrCat("plan: ", r.ports.size(), " ports for ", count, " tasks"));
+  }
+  return OkStatus();
+}
+
+Status PlanHooks::CheckProfile(const Profile&) const { return OkStatus(); }
+
+std::string PlanHooks::RunsDir(const Profile&) const { return ""; }
+
+void PlanHooks::TakeProfile(const PlanRequest&, Plan*) const {}
+
+StatusOr<std::vector<const HostEntry*>> PlanHooks::PlaceOnHosts(
+    const Plan&, const Profile&) const {
+  return std::vector<const HostEntry*>();
+}
+
+TaskPaths PlanHooks::OnHost(const Plan& plan, const std::string&,
+                            const HostEntry& host, TaskPlan* task) const {
+  task->host = host.host;
+  return LauncherPaths(plan);
+}
+
+StatusOr<Plan> PlanHooks::PlaceTasks(const PlanRequest& r, Plan plan) const {
+  const Profile& profile = r.profile;
+  TakeProfile(r, &plan);
+  const int count = plan.ps + plan.workers;
+  DTF_RETURN_IF_ERROR(CheckPorts(r, plan, count));
+  DTF_ASSIGN_OR_RETURN(const std::vector<const HostEntry*> placed,
+                       PlaceOnHosts(plan, profile));
+  const std::string job_entry = r.job_entry.empty()
+                                    ? fs::path(plan.job).filename().string()
+                                    : r.job_entry;
+  std::vector<TaskPaths> paths;
+  for (int k = 0; k < count; ++k) {
+    TaskPlan t = TaskAt(plan, profile, k);
+    TaskPaths p = LauncherPaths(plan);
+    if (!placed.empty()) {
+      p = OnHost(plan, job_entry, *placed[static_cast<size_t>(k)], &t);
+    }
+    SetTaskFiles(p.run_dir, &t);
+    paths.push_back(std::move(p));
+    t.port = !r.ports.empty()     ? r.ports[static_cast<size_t>(k)]
+             : plan.base_port > 0 ? plan.base_port + k
+                                  : 0;
+    plan.tasks.push_back(std::move(t));
+  }
+  DTF_RETURN_IF_ERROR(AssignDevices(r, profile, placed, &plan, &paths));
+  plan.tls = profile.tls.value_or(plan.LeavesLoopback());
+  for (size_t k = 0; k < plan.tasks.size(); ++k) {
+    plan.tasks[k].argv =
+        plan.batch
+            ? r.batch_command(plan.tasks[k], paths[k].binary, paths[k].job)
+            : ServeArgv(plan, plan.tasks[k], paths[k]);
+  }
+  DTF_RETURN_IF_ERROR(CheckPlanText(plan));
+  return plan;
+}
+
+StatusOr<Plan> MakePlanWith(const PlanRequest& r, const PlanHooks& hooks) {
+  if (!fs::path(r.job).is_absolute()) {
+    return InvalidArgumentError(
+        StrCat("job file ", r.job, ": the plan needs an absolute path"));
+  }
+  if (!fs::path(r.binary).is_absolute()) {
+    return InvalidArgumentError(
+        StrCat("task binary ", r.binary, ": the plan needs an absolute path"));
+  }
+  DTF_RETURN_IF_ERROR(hooks.CheckProfile(r.profile));
+  DTF_RETURN_IF_ERROR(CheckRequest(r));
+  return hooks.PlaceTasks(r, PlanWithoutTasks(r, hooks));
+}
+
+}  // namespace dtf::launch
