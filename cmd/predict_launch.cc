@@ -15,6 +15,7 @@
 #include "cmd/predict.h"
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
+#include "lib/base/task_name.h"
 #include "lib/launch/batch/batch_job.h"
 #include "lib/launch/batch_runners.h"
 #include "lib/runtime/export/exported_model.h"
@@ -92,7 +93,8 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
   const launch::BatchJob job = PredictJob(f, profile, AbsolutePath(target));
 
   std::vector<std::string> names;
-  for (int k = 0; k < job.shards; ++k) names.push_back(StrCat("worker:", k));
+  for (int k = 0; k < job.shards; ++k)
+    names.push_back(TaskName{Role::kWorker, k}.ToString());
   const TaskPrefixes prefixes(names, ColorFor(STDERR_FILENO));
   launch::BatchIo io;
   io.info = [&console](std::string_view line) { console.Info(line); };

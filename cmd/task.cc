@@ -85,7 +85,7 @@ StatusOr<std::vector<std::vector<std::string>>> SlurmBatchCommands(
   }
   std::vector<std::vector<std::string>> commands;
   for (const launch::TaskPlan& t : plan.tasks) {
-    if (t.role == launch::Role::kWorker) commands.push_back(t.argv);
+    if (t.role == Role::kWorker) commands.push_back(t.argv);
   }
   return commands;
 }

@@ -25,12 +25,12 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/base/task_name.h"
 #include "lib/launch/backend_kind.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/plan_hooks.h"
 #include "lib/launch/process.h"
 #include "lib/launch/profile.h"
-#include "lib/launch/role.h"
 #include "lib/launch/run_options.h"
 #include "lib/launch/run_registry.h"
 

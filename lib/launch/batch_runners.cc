@@ -7,6 +7,7 @@
 #include "lib/launch/local/local_batch.h"
 #include "lib/launch/slurm/slurm_batch.h"
 #include "lib/launch/ssh/ssh_batch.h"
+#include "lib/launch/supervisor.h"
 
 namespace dtf::launch {
 
@@ -15,13 +16,13 @@ std::unique_ptr<BatchRunner> MakeBatchRunner(Profile profile) {
     case BackendKind::kLocal:
       break;
     case BackendKind::kSsh:
-      return NewSshBatchRunner(std::move(profile));
+      return NewSshBatchRunner(std::move(profile), StartRun);
     case BackendKind::kSlurm:
-      return NewSlurmBatchRunner(std::move(profile));
+      return NewSlurmBatchRunner(std::move(profile), StartRun);
     case BackendKind::kKubernetes:
       return k8s::NewKubernetesBatchRunner(std::move(profile));
   }
-  return NewLocalBatchRunner(std::move(profile));
+  return NewLocalBatchRunner(std::move(profile), StartRun);
 }
 
 }  // namespace dtf::launch

@@ -12,9 +12,9 @@
 
 #include "lib/base/device_name.h"
 #include "lib/base/status.h"
+#include "lib/base/task_name.h"
 #include "lib/launch/backend_kind.h"
 #include "lib/launch/profile.h"
-#include "lib/launch/role.h"
 
 namespace dtf::launch {
 
@@ -125,9 +125,7 @@ struct TaskPlan {
   int ssh_port = 0;
 
   // "ps:0", "worker:1": how commands and logs name the task.
-  std::string name() const {
-    return std::string(RoleName(role)) + ":" + std::to_string(index);
-  }
+  std::string name() const { return TaskName{role, index}.ToString(); }
   std::string address() const { return host + ":" + std::to_string(port); }
 };
 

@@ -185,7 +185,8 @@ StatusOr<TaskPlan> TaskFromJson(const Json& t, const Plan& plan,
   TaskPlan task;
   const std::string role = t.at("role").get<std::string>();
   const std::optional<Role> parsed = ParseRoleName(role);
-  if (!parsed) {
+  // A launch plan has parameter servers and workers only.
+  if (!parsed || (*parsed != Role::kPs && *parsed != Role::kWorker)) {
     return DataLossError(
         StrCat(name, ": plan names an unknown role \"", role, "\""));
   }

@@ -13,6 +13,7 @@
 
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
+#include "lib/base/task_name.h"
 
 extern char** environ;
 
@@ -294,7 +295,7 @@ std::vector<std::string> StopGroups(
 }
 
 bool IsParameterServer(const std::string& task) {
-  return task.rfind("ps:", 0) == 0;
+  return IsTaskOf(task, Role::kPs);
 }
 
 }  // namespace dtf::launch

@@ -5,8 +5,8 @@
 
 #include <string>
 
+#include "lib/base/task_name.h"
 #include "lib/launch/backend_kind.h"
-#include "lib/launch/role.h"
 
 namespace dtf::launch {
 
@@ -51,7 +51,7 @@ inline std::string DefaultRunsDir(const std::string& job_dir) {
 }
 // "ps-0", "worker-1".
 inline std::string TaskDirName(Role role, int index) {
-  return std::string(RoleName(role)) + "-" + std::to_string(index);
+  return TaskName{role, index}.DirName();
 }
 
 }  // namespace dtf::launch

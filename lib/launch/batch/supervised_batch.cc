@@ -97,8 +97,11 @@ StatusOr<std::string> MergeShards(const std::vector<std::string>& paths,
 class SupervisedBatchRunner : public BatchRunner {
  public:
   SupervisedBatchRunner(Profile profile,
-                        std::unique_ptr<ShardPlacement> placement)
-      : profile_(std::move(profile)), placement_(std::move(placement)) {}
+                        std::unique_ptr<ShardPlacement> placement,
+                        RunStarter start)
+      : profile_(std::move(profile)),
+        placement_(std::move(placement)),
+        start_(std::move(start)) {}
 
   Status Run(const BatchJob& job, const BatchIo& io) override;
 
@@ -112,6 +115,7 @@ class SupervisedBatchRunner : public BatchRunner {
 
   const Profile profile_;
   const std::unique_ptr<ShardPlacement> placement_;
+  const RunStarter start_;
 };
 
 StatusOr<PlanRequest> SupervisedBatchRunner::Request(
@@ -173,7 +177,7 @@ Status SupervisedBatchRunner::Run(const BatchJob& given, const BatchIo& io) {
   const std::string runs_dir = request.runs_dir;
   const std::string run_id = request.run_id;
   StatusOr<std::unique_ptr<launch::Run>> run =
-      StartRun(std::move(request), options);
+      start_(std::move(request), options);
   if (!run.ok()) {
     placement_->CleanFailedStart(job, (fs::path(runs_dir) / run_id).string(),
                                  io);
@@ -255,9 +259,10 @@ void ShardPlacement::CleanFailedStart(const BatchJob& /*job*/,
                                       const BatchIo& /*io*/) const {}
 
 std::unique_ptr<BatchRunner> NewSupervisedBatchRunner(
-    Profile profile, std::unique_ptr<ShardPlacement> placement) {
-  return std::make_unique<SupervisedBatchRunner>(std::move(profile),
-                                                 std::move(placement));
+    Profile profile, std::unique_ptr<ShardPlacement> placement,
+    RunStarter start) {
+  return std::make_unique<SupervisedBatchRunner>(
+      std::move(profile), std::move(placement), std::move(start));
 }
 
 }  // namespace dtf::launch

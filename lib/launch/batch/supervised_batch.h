@@ -7,6 +7,7 @@
 // ShardPlacement says it.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "lib/launch/batch/batch_job.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/profile.h"
+#include "lib/launch/run_options.h"
 
 namespace dtf::launch {
 
@@ -67,9 +69,18 @@ class ShardPlacement {
                                 const BatchIo& io) const;
 };
 
+class Run;
+
+// What starts a run on a profile's backend: StartRun (supervisor.h), which
+// the backends' factory (lib/launch/backends.cc) hands to each backend's
+// batch runner, so that no backend links the factory above it.
+using RunStarter = std::function<StatusOr<std::unique_ptr<Run>>(
+    PlanRequest request, RunOptions options)>;
+
 // A BatchRunner over the supervisor, for `profile`, placing files as
-// `placement` says.
+// `placement` says and starting its run with `start`.
 std::unique_ptr<BatchRunner> NewSupervisedBatchRunner(
-    Profile profile, std::unique_ptr<ShardPlacement> placement);
+    Profile profile, std::unique_ptr<ShardPlacement> placement,
+    RunStarter start);
 
 }  // namespace dtf::launch

@@ -36,9 +36,10 @@ class SlurmPlacement : public ShardPlacement {
 
 }  // namespace
 
-std::unique_ptr<BatchRunner> NewSlurmBatchRunner(Profile profile) {
-  return NewSupervisedBatchRunner(std::move(profile),
-                                  std::make_unique<SlurmPlacement>());
+std::unique_ptr<BatchRunner> NewSlurmBatchRunner(Profile profile,
+                                                 RunStarter start) {
+  return NewSupervisedBatchRunner(
+      std::move(profile), std::make_unique<SlurmPlacement>(), std::move(start));
 }
 
 }  // namespace dtf::launch

@@ -10,10 +10,12 @@
 #include <memory>
 
 #include "lib/launch/batch/batch_job.h"
+#include "lib/launch/batch/supervised_batch.h"
 #include "lib/launch/profile.h"
 
 namespace dtf::launch {
 
-std::unique_ptr<BatchRunner> NewSlurmBatchRunner(Profile profile);
+std::unique_ptr<BatchRunner> NewSlurmBatchRunner(Profile profile,
+                                                 RunStarter start);
 
 }  // namespace dtf::launch

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "lib/base/status.h"
-#include "lib/launch/role.h"
+#include "lib/base/task_name.h"
 
 namespace dtf::launch::slurm {
 
@@ -69,9 +69,7 @@ struct SlurmTaskSlot {
   // parameter servers and without GPUs.
   std::optional<int> gpu;
 
-  std::string name() const {
-    return std::string(RoleName(role)) + ":" + std::to_string(index);
-  }
+  std::string name() const { return TaskName{role, index}.ToString(); }
   std::string address() const { return host + ":" + std::to_string(port); }
 };
 

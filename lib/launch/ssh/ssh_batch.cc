@@ -200,10 +200,12 @@ void RemoveRemoteShardsOfFailedStart(const std::string& run_dir,
   (void)FetchRemoteShards(started, output, w, /*fetch=*/false, io);
 }
 
-std::unique_ptr<BatchRunner> NewSshBatchRunner(Profile profile) {
+std::unique_ptr<BatchRunner> NewSshBatchRunner(Profile profile,
+                                               RunStarter start) {
   const bool with_data = profile.with_data;
   return NewSupervisedBatchRunner(std::move(profile),
-                                  std::make_unique<SshPlacement>(with_data));
+                                  std::make_unique<SshPlacement>(with_data),
+                                  std::move(start));
 }
 
 }  // namespace dtf::launch

@@ -18,6 +18,7 @@
 
 #include "lib/base/status.h"
 #include "lib/launch/batch/batch_job.h"
+#include "lib/launch/batch/supervised_batch.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/profile.h"
 
@@ -57,6 +58,7 @@ void RemoveRemoteShardsOfFailedStart(const std::string& run_dir,
 
 // The BatchRunner of an SSH profile: the supervisor's run, with the files
 // shipped and the shards fetched as above.
-std::unique_ptr<BatchRunner> NewSshBatchRunner(Profile profile);
+std::unique_ptr<BatchRunner> NewSshBatchRunner(Profile profile,
+                                               RunStarter start);
 
 }  // namespace dtf::launch
