@@ -62,7 +62,7 @@ std::string LogLineJson(const Source& source, std::string_view line) {
 bool RunOver(const std::string& dir) {
   StatusOr<launch::RunView> run = launch::LoadRun(dir);
   if (!run.ok()) return true;
-  if (launch::RunStateFinal(run->record.state)) return true;
+  if (launch::IsFinal(run->record.state)) return true;
   return !launch::SupervisorRunning(run->record) && !launch::AnyTaskAlive(*run);
 }
 

@@ -43,11 +43,11 @@ Status CheckResumable(const launch::RunStatus& status, const launch::Plan& plan,
   const std::string& id = status.run_id;
   if (!status.over()) {
     return FailedPreconditionError(
-        StrCat("run ", id, " is ", status.state,
+        StrCat("run ", id, " is ", launch::RunStateName(status.state),
                "; only a failed or stopped run can be resumed (dtf stop ", id,
                " ends it)"));
   }
-  if (status.state == "succeeded") {
+  if (status.state == launch::RunState::kSucceeded) {
     return FailedPreconditionError(
         StrCat("run ", id,
                " finished (succeeded); there is nothing to "

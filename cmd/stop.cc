@@ -66,7 +66,7 @@ Status RunStop(const StopFlags& f) {
     std::string out = "{\"run\": ";
     AppendJsonString(record.run_id, &out);
     StrAppend(&out, ", \"state\": ");
-    AppendJsonString(record.state, &out);
+    AppendJsonString(launch::RunStateName(record.state), &out);
     StrAppend(&out, ", \"stopped\": ", list(report.signalled),
               ", \"killed\": ", list(report.killed),
               ", \"unverifiable\": ", list(report.unverifiable), "}\n");
@@ -75,8 +75,8 @@ Status RunStop(const StopFlags& f) {
   }
   std::string out;
   if (report.signalled.empty()) {
-    out = StrCat("run ", record.run_id, ": nothing was running (", record.state,
-                 ")\n");
+    out = StrCat("run ", record.run_id, ": nothing was running (",
+                 launch::RunStateName(record.state), ")\n");
   } else {
     out = StrCat("run ", record.run_id, ": stopped ",
                  JoinNames(report.signalled));
@@ -84,7 +84,7 @@ Status RunStop(const StopFlags& f) {
       StrAppend(&out, " (killed after ", f.grace,
                 " s: ", JoinNames(report.killed), ")");
     }
-    StrAppend(&out, "; state ", record.state, "\n");
+    StrAppend(&out, "; state ", launch::RunStateName(record.state), "\n");
   }
   DTF_RETURN_IF_ERROR(PrintStdout(out));
   return Unverifiable(dir, report);

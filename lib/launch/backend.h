@@ -33,6 +33,7 @@
 #include "lib/launch/profile.h"
 #include "lib/launch/run_options.h"
 #include "lib/launch/run_registry.h"
+#include "lib/launch/run_state.h"
 
 namespace dtf::launch {
 
@@ -41,9 +42,9 @@ struct RunTls;
 
 // How a task ended, as its backend learned it.
 struct TaskEnd {
-  // As recorded in its exit.json: "exited" (status 0), "failed", "stopped"
-  // or "lost" (gone without a word).
-  std::string state;
+  // As recorded in its exit.json: kExited (status 0), kFailed, kStopped
+  // or kLost (gone without a word).
+  TaskState state = TaskState::kLost;
   // As a shell reports it; unset when the task was lost.
   std::optional<int> exit_code;
   // The signal that ended it; 0 when none did.
@@ -59,7 +60,7 @@ struct TaskEnd {
   // also when a signal ended it (else only when it exited).
   bool quote_signalled = false;
 
-  bool clean() const { return state == "exited"; }
+  bool clean() const { return state == TaskState::kExited; }
 };
 
 // What a backend tells the supervisor as it learns it. Every call comes
@@ -78,8 +79,8 @@ class BackendEvents {
   virtual void Ended(size_t task, TaskEnd end) = 0;
   // Whether a task ending now is the launcher's doing (the run is
   // stopping, every task is being restarted, or `dtf stop` asked): for
-  // backends that decide the recorded state themselves, "stopped" rather
-  // than "failed".
+  // backends that decide the recorded state themselves, kStopped rather
+  // than kFailed.
   virtual bool EndsAreStops() const = 0;
 
  protected:

@@ -91,7 +91,7 @@ std::string Timestamp() {
     std::this_thread::sleep_for(options.poll);
   }
   const RunOutcome outcome = (*run)->outcome();
-  options.on_note(StrCat("run ", outcome.state,
+  options.on_note(StrCat("run ", RunStateName(outcome.state),
                          outcome.status.ok()
                              ? std::string()
                              : StrCat(": ", Message(outcome.status))));

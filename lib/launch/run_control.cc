@@ -35,7 +35,7 @@ bool AnyTaskAlive(const RunView& run) {
     // Tasks on other hosts: alive until their exit.json says otherwise.
     for (const TaskRecord& t : run.record.tasks) {
       if (TaskStarted(run, t) && run.exits.count(t.task) == 0 &&
-          !TaskStateFinal(t.state)) {
+          !IsFinal(t.state)) {
         return true;
       }
     }
@@ -48,7 +48,7 @@ bool AnyTaskAlive(const RunView& run) {
 }
 
 Status ReconcileRun(RunView* run) {
-  if (RunStateFinal(run->record.state) || SupervisorRunning(run->record)) {
+  if (IsFinal(run->record.state) || SupervisorRunning(run->record)) {
     return OkStatus();
   }
   const bool stopped = StopMarked(run->dir);
@@ -72,7 +72,7 @@ Status ReconcileRun(RunView* run) {
     }
     ExitRecord e;
     e.task = t.task;
-    e.state = stopped ? "stopped" : "lost";
+    e.state = stopped ? TaskState::kStopped : TaskState::kLost;
     e.finished_ms = NowMs();
     if (i < run->plan.tasks.size()) {
       DTF_RETURN_IF_ERROR(WriteExitRecord(run->plan.tasks[i].exit_file, e));
@@ -85,12 +85,12 @@ Status ReconcileRun(RunView* run) {
     const std::string chief = run->plan.chief().name();
     auto it = run->exits.find(chief);
     if (stopped) {
-      r.state = "stopped";
+      r.state = RunState::kStopped;
       r.message = StrCat("run ", r.run_id, " was stopped (dtf stop)");
     } else if (it != run->exits.end() && it->second.exit_code == 0) {
-      r.state = "succeeded";
+      r.state = RunState::kSucceeded;
     } else {
-      r.state = "failed";
+      r.state = RunState::kFailed;
       r.message = StrCat("the run's supervisor (pid ", r.supervisor.pid,
                          ") went away; its tasks are gone");
     }
@@ -113,9 +113,9 @@ Status MarkStopped(const std::string& run_dir) {
 StatusOr<StopReport> StopRemoteRun(RunView run,
                                    std::chrono::milliseconds grace) {
   StopReport report;
-  if (RunStateFinal(run.record.state)) return report;
+  if (IsFinal(run.record.state)) return report;
   for (const TaskRecord& t : run.record.tasks) {
-    if (TaskStarted(run, t) && !TaskStateFinal(t.state) &&
+    if (TaskStarted(run, t) && !IsFinal(t.state) &&
         run.exits.count(t.task) == 0) {
       report.signalled.push_back(t.task);
     }
@@ -125,7 +125,7 @@ StatusOr<StopReport> StopRemoteRun(RunView run,
     const auto deadline = Clock::now() + grace + std::chrono::seconds(15);
     while (SupervisorRunning(run.record) && Clock::now() < deadline) {
       StatusOr<RunRecord> record = ReadRunRecord(run.dir);
-      if (record.ok() && RunStateFinal(record->state)) return report;
+      if (record.ok() && IsFinal(record->state)) return report;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
@@ -168,7 +168,7 @@ StatusOr<StopReport> StopRun(const std::string& run_dir,
   while (run.record.supervisor.pid != ::getpid() &&
          SupervisorRunning(run.record) && Clock::now() < deadline) {
     StatusOr<RunRecord> record = ReadRunRecord(run_dir);
-    if (record.ok() && RunStateFinal(record->state)) break;
+    if (record.ok() && IsFinal(record->state)) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   DTF_ASSIGN_OR_RETURN(run, LoadRun(run_dir));

@@ -11,6 +11,7 @@
 
 #include "lib/base/status.h"
 #include "lib/launch/plan.h"
+#include "lib/launch/run_state.h"
 
 namespace dtf::launch {
 
@@ -69,8 +70,8 @@ struct RunOutcome {
   // chief exiting (not when it was stopped because of another task, a
   // timeout or an interrupt).
   std::optional<int> exit_code;
-  // The run state recorded in tasks.json.
-  std::string state;
+  // The run state recorded in tasks.json (a final one: IsFinal).
+  RunState state = RunState::kFailed;
 };
 
 }  // namespace dtf::launch

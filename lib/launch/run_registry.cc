@@ -30,16 +30,21 @@ StatusOr<Json> ReadJson(const std::string& path) {
   return j;
 }
 
+// The state named by `j`'s "state"; DataLoss naming `path` for any other
+// text. Json::exception when it is missing or not a string.
+StatusOr<TaskState> TaskStateOf(const Json& j, const std::string& path) {
+  const std::string name = j.at("state").get<std::string>();
+  if (std::optional<TaskState> state = ParseTaskState(name)) return *state;
+  return DataLossError(StrCat(path, ": unknown task state \"", name, "\""));
+}
+
+StatusOr<RunState> RunStateOf(const Json& j, const std::string& path) {
+  const std::string name = j.at("state").get<std::string>();
+  if (std::optional<RunState> state = ParseRunState(name)) return *state;
+  return DataLossError(StrCat(path, ": unknown run state \"", name, "\""));
+}
+
 }  // namespace
-
-bool TaskStateFinal(std::string_view state) {
-  return state == "exited" || state == "failed" || state == "stopped" ||
-         state == "lost";
-}
-
-bool RunStateFinal(std::string_view state) {
-  return state == "succeeded" || state == "failed" || state == "stopped";
-}
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -50,7 +55,7 @@ int64_t NowMs() {
 Status WriteRunRecord(const std::string& run_dir, const RunRecord& r) {
   Json j;
   j["run_id"] = r.run_id;
-  j["state"] = r.state;
+  j["state"] = std::string(RunStateName(r.state));
   j["exit_code"] = r.exit_code ? Json(*r.exit_code) : Json(nullptr);
   j["message"] = r.message;
   j["started_ms"] = r.started_ms;
@@ -66,7 +71,7 @@ Status WriteRunRecord(const std::string& run_dir, const RunRecord& r) {
                          {"pgid", t.process.pid},
                          {"start_ticks", t.process.start_ticks},
                          {"address", t.address},
-                         {"state", t.state},
+                         {"state", std::string(TaskStateName(t.state))},
                          {"restarts", t.restarts}});
   }
   j["tasks"] = std::move(tasks);
@@ -80,7 +85,7 @@ StatusOr<RunRecord> ReadRunRecord(const std::string& run_dir) {
   try {
     RunRecord r;
     r.run_id = j.at("run_id").get<std::string>();
-    r.state = j.at("state").get<std::string>();
+    DTF_ASSIGN_OR_RETURN(r.state, RunStateOf(j, path));
     if (!j.at("exit_code").is_null()) r.exit_code = j["exit_code"].get<int>();
     r.message = j.at("message").get<std::string>();
     r.started_ms = j.at("started_ms").get<int64_t>();
@@ -96,7 +101,7 @@ StatusOr<RunRecord> ReadRunRecord(const std::string& run_dir) {
       task.process.pid = t.at("pid").get<pid_t>();
       task.process.start_ticks = t.at("start_ticks").get<uint64_t>();
       task.address = t.at("address").get<std::string>();
-      task.state = t.at("state").get<std::string>();
+      DTF_ASSIGN_OR_RETURN(task.state, TaskStateOf(t, path));
       task.restarts = t.value("restarts", 0);
       r.tasks.push_back(std::move(task));
     }
@@ -109,7 +114,7 @@ StatusOr<RunRecord> ReadRunRecord(const std::string& run_dir) {
 Status WriteExitRecord(const std::string& path, const ExitRecord& r) {
   Json j;
   j["task"] = r.task;
-  j["state"] = r.state;
+  j["state"] = std::string(TaskStateName(r.state));
   j["exit_code"] = r.exit_code ? Json(*r.exit_code) : Json(nullptr);
   j["signal"] = r.signal;
   j["finished_ms"] = r.finished_ms;
@@ -123,7 +128,7 @@ StatusOr<std::optional<ExitRecord>> ReadExitRecord(const std::string& path) {
   try {
     ExitRecord r;
     r.task = j.at("task").get<std::string>();
-    r.state = j.at("state").get<std::string>();
+    DTF_ASSIGN_OR_RETURN(r.state, TaskStateOf(j, path));
     if (!j.at("exit_code").is_null()) r.exit_code = j["exit_code"].get<int>();
     r.signal = j.at("signal").get<int>();
     r.finished_ms = j.at("finished_ms").get<int64_t>();

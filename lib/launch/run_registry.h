@@ -13,28 +13,22 @@
 #include "lib/base/status.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/process.h"
+#include "lib/launch/run_state.h"
 
 namespace dtf::launch {
-
-// Task states: "starting" (spawned, no ready file yet), "running" (ready),
-// "exited" (status 0), "failed" (non-zero status or a signal before the run
-// ended), "stopped" (stopped by dtf), "lost" (gone, its status unknown).
-// Run states: "starting", "running", "succeeded", "failed", "stopped".
-bool TaskStateFinal(std::string_view state);
-bool RunStateFinal(std::string_view state);
 
 struct TaskRecord {
   std::string task;     // "worker:1"
   ProcessId process;    // pid == pgid
   std::string address;  // "host:port", from the ready file once there
-  std::string state = "starting";
+  TaskState state = TaskState::kStarting;
   int restarts = 0;  // times the launcher started it again after a failure
 };
 
 // tasks.json.
 struct RunRecord {
   std::string run_id;
-  std::string state = "starting";
+  RunState state = RunState::kStarting;
   // The run's exit code (the chief's) once it ended.
   std::optional<int> exit_code;
   // Why it failed or stopped; "" otherwise.
@@ -55,8 +49,8 @@ struct RunRecord {
 // <task dir>/exit.json.
 struct ExitRecord {
   std::string task;
-  std::string state;             // "exited", "failed", "stopped" or "lost"
-  std::optional<int> exit_code;  // unknown for "lost"
+  TaskState state = TaskState::kLost;  // a final state (IsFinal)
+  std::optional<int> exit_code;        // unknown for kLost
   int signal = 0;
   int64_t finished_ms = 0;
 };

@@ -42,7 +42,7 @@ std::string Duration(int64_t ms) {
 
 }  // namespace
 
-bool RunStatus::over() const { return RunStateFinal(state); }
+bool RunStatus::over() const { return IsFinal(state); }
 
 StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
                                      std::chrono::milliseconds deadline) {
@@ -64,15 +64,15 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
     row.address = plan.host.empty() ? std::string() : plan.address();
     if (i < run.record.tasks.size()) {
       const TaskRecord& r = run.record.tasks[i];
-      row.state = r.state;
+      row.state = TaskStateName(r.state);
       row.pid = r.process.pid;
       row.restarts = r.restarts;
       if (!r.address.empty()) row.address = r.address;
-      row.alive = TaskStarted(run, r) && !TaskStateFinal(r.state) &&
+      row.alive = TaskStarted(run, r) && !IsFinal(r.state) &&
                   (run.plan.elsewhere() || GroupAlive(r.process));
     }
     if (auto it = run.exits.find(row.task); it != run.exits.end()) {
-      row.state = it->second.state;
+      row.state = TaskStateName(it->second.state);
       row.exit_code = it->second.exit_code;
       row.alive = false;
     }
@@ -155,7 +155,7 @@ std::string RunStatusToJson(const RunStatus& s) {
   Json j;
   j["run_id"] = s.run_id;
   j["run_dir"] = s.run_dir;
-  j["state"] = s.state;
+  j["state"] = std::string(RunStateName(s.state));
   j["exit_code"] = OrNull(s.exit_code);
   j["message"] = s.message;
   j["started_ms"] = s.started_ms;
@@ -202,7 +202,7 @@ std::string RunStatusToJson(const RunStatus& s) {
 }
 
 std::string RunStatusToText(const RunStatus& s, int64_t now_ms) {
-  std::string out = StrCat("run ", s.run_id, ": ", s.state);
+  std::string out = StrCat("run ", s.run_id, ": ", RunStateName(s.state));
   if (s.exit_code) StrAppend(&out, " (exit code ", *s.exit_code, ")");
   StrAppend(&out, s.detached ? ", detached" : "", "; started ",
             LocalTime(s.started_ms));
@@ -233,7 +233,8 @@ std::string RunStatusToText(const RunStatus& s, int64_t now_ms) {
                                                  "HEARTBEAT", "RESTARTS"}};
   for (const TaskStatusRow& t : s.tasks) {
     std::string state = t.state;
-    if (t.exit_code && TaskStateFinal(t.state)) {
+    const std::optional<TaskState> recorded = ParseTaskState(t.state);
+    if (t.exit_code && recorded && IsFinal(*recorded)) {
       StrAppend(&state, " (", *t.exit_code, ")");
     }
     rows.push_back(

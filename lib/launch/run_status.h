@@ -12,13 +12,14 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/launch/run_state.h"
 
 namespace dtf::launch {
 
 struct TaskStatusRow {
   std::string task;
-  // The recorded state (lib/launch/run_registry.h), or the chief's view of
-  // a running task ("starting", "running", "done", ...).
+  // The recorded state (TaskStateName, lib/launch/run_state.h), or the
+  // chief's view of a running task ("starting", "running", "done", ...).
   std::string state;
   std::string address;
   pid_t pid = 0;
@@ -46,7 +47,7 @@ struct CheckpointRow {
 struct RunStatus {
   std::string run_id;
   std::string run_dir;
-  std::string state;  // run state (lib/launch/run_registry.h)
+  RunState state = RunState::kStarting;
   std::optional<int> exit_code;
   std::string message;
   int64_t started_ms = 0;

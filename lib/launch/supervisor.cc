@@ -102,7 +102,7 @@ Status Run::Begin(PlanRequest request) {
     // Every task that did start is stopped again.
     if (!first_error.ok()) return FailStart(first_error);
   }
-  record_.state = "running";
+  record_.state = RunState::kRunning;
   WriteRecord();
   return OkStatus();
 }
@@ -127,7 +127,7 @@ void Run::Output(size_t task, Stream stream, std::string_view line) {
 void Run::Ready(size_t task, const std::string& address) {
   tasks_[task].ready = true;
   record_.tasks[task].address = address;
-  record_.tasks[task].state = "running";
+  record_.tasks[task].state = TaskState::kRunning;
   Note(StrCat(plan_.tasks[task].name(), " ready at ", address));
   WriteRecord();
 }
@@ -221,7 +221,7 @@ bool Run::Respawn(size_t i, bool all) {
   t.ready = false;
   record_.tasks[i].process = *id;
   record_.tasks[i].restarts = t.restarts;
-  record_.tasks[i].state = "starting";
+  record_.tasks[i].state = TaskState::kStarting;
   WriteRecord();
   return true;
 }
@@ -391,22 +391,23 @@ RunOutcome Run::MakeOutcome() {
   RunOutcome o;
   if (!failure_.ok()) {
     o.status = failure_;
-    o.state = failure_.code() == StatusCode::kCancelled ? "stopped" : "failed";
+    o.state = failure_.code() == StatusCode::kCancelled ? RunState::kStopped
+                                                        : RunState::kFailed;
     return o;
   }
   const size_t chief = static_cast<size_t>(plan_.ps);
   const std::optional<TaskEnd>& end = tasks_[chief].end;
   if (!end || !end->exit_code) {
     o.status = InternalError("the run ended before its chief");
-    o.state = "failed";
+    o.state = RunState::kFailed;
     return o;
   }
   o.exit_code = *end->exit_code;
   if (o.exit_code == 0) {
-    o.state = "succeeded";
+    o.state = RunState::kSucceeded;
     return o;
   }
-  o.state = "failed";
+  o.state = RunState::kFailed;
   o.status = absl::AbortedError(ToAbsl(backend_->ChiefFailed(chief, *end)));
   return o;
 }

@@ -76,8 +76,8 @@ class LaunchResumeTest : public ::testing::Test {
     const auto deadline = Clock::now() + std::chrono::seconds(60);
     while (Clock::now() < deadline) {
       StatusOr<launch::RunView> run = launch::LoadRun(RunDir(id));
-      if (run.ok() && launch::RunStateFinal(run->record.state)) {
-        return run->record.state;
+      if (run.ok() && launch::IsFinal(run->record.state)) {
+        return std::string(launch::RunStateName(run->record.state));
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

@@ -99,7 +99,7 @@ TEST_F(BatchPlanTest, TheRunEndsWhenEveryTaskHasExited) {
   ASSERT_TRUE(run.ok()) << run.status();
   const RunOutcome outcome = (*run)->Wait();
   EXPECT_TRUE(outcome.status.ok()) << outcome.status;
-  EXPECT_EQ(outcome.state, "succeeded");
+  EXPECT_EQ(outcome.state, RunState::kSucceeded);
   EXPECT_TRUE(std::filesystem::exists(done));
   EXPECT_THAT(lines_, ::testing::Contains("worker:1 out: late"));
 }
@@ -117,7 +117,7 @@ TEST_F(BatchPlanTest, AFailingTaskEndsTheRunNamingItAndStopsTheOthers) {
   EXPECT_THAT(Message(outcome.status),
               HasSubstr("task worker:1 exited with status 3"));
   EXPECT_THAT(Message(outcome.status), HasSubstr("boom: bad input"));
-  EXPECT_EQ(outcome.state, "failed");
+  EXPECT_EQ(outcome.state, RunState::kFailed);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
 }
 

@@ -350,7 +350,7 @@ TEST_F(LaunchCliTest, TheDeadlineStopsTheRun) {
   ExpectNothingLeft(run_dir);
   StatusOr<RunRecord> record = ReadRunRecord(run_dir);
   ASSERT_TRUE(record.ok()) << record.status();
-  EXPECT_EQ(record->state, "failed");
+  EXPECT_EQ(record->state, RunState::kFailed);
 }
 
 TEST_F(LaunchCliTest, DetachThenStatusLogsAndStop) {
@@ -409,7 +409,7 @@ TEST_F(LaunchCliTest, InterruptStopsEveryTask) {
     StatusOr<RunRecord> record = ReadRunRecord(run_dir);
     if (!record.ok()) return false;
     for (const TaskRecord& t : record->tasks) {
-      if (t.state != "running") return false;
+      if (t.state != TaskState::kRunning) return false;
     }
     return true;
   }));
@@ -421,7 +421,7 @@ TEST_F(LaunchCliTest, InterruptStopsEveryTask) {
   ExpectNothingLeft(run_dir);
   StatusOr<RunRecord> record = ReadRunRecord(run_dir);
   ASSERT_TRUE(record.ok());
-  EXPECT_EQ(record->state, "stopped");
+  EXPECT_EQ(record->state, RunState::kStopped);
 }
 
 }  // namespace

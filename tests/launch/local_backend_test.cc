@@ -94,7 +94,7 @@ TEST_F(LocalRunTest, RunsUntilTheChiefExitsAndStopsTheRest) {
   const RunOutcome outcome = (*run)->Wait();
   EXPECT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(outcome.exit_code, 0);
-  EXPECT_EQ(outcome.state, "succeeded");
+  EXPECT_EQ(outcome.state, RunState::kSucceeded);
   ExpectNothingLeft(**run);
 
   // The run directory: plan, secret (0600), tasks.json, logs, exit records.
@@ -106,11 +106,11 @@ TEST_F(LocalRunTest, RunsUntilTheChiefExitsAndStopsTheRest) {
   EXPECT_EQ(dtf::testing::ReadFile(plan.secret_file).size(), 64u);
   StatusOr<RunView> view = LoadRun(run_dir);
   ASSERT_TRUE(view.ok()) << view.status();
-  EXPECT_EQ(view->record.state, "succeeded");
+  EXPECT_EQ(view->record.state, RunState::kSucceeded);
   EXPECT_EQ(view->record.exit_code, 0);
   ASSERT_EQ(view->exits.size(), 3u);
-  EXPECT_EQ(view->exits.at("worker:0").state, "exited");
-  EXPECT_EQ(view->exits.at("ps:0").state, "stopped");
+  EXPECT_EQ(view->exits.at("worker:0").state, TaskState::kExited);
+  EXPECT_EQ(view->exits.at("ps:0").state, TaskState::kStopped);
   EXPECT_EQ(view->exits.at("ps:0").signal, SIGTERM);
   EXPECT_EQ(dtf::testing::ReadFile(plan.tasks[1].stdout_file),
             "hello from worker:0\nchief done\n");
@@ -160,7 +160,7 @@ TEST_F(LocalRunTest, PortsAreHeldUntilEachTaskIsReadyThenReleased) {
   }
   StatusOr<RunRecord> record = ReadRunRecord(r.plan().run_dir);
   ASSERT_TRUE(record.ok());
-  EXPECT_EQ(record->tasks[1].state, "running");
+  EXPECT_EQ(record->tasks[1].state, TaskState::kRunning);
   EXPECT_EQ(record->tasks[1].address, StrCat("127.0.0.1:", ports[1]));
   r.Stop(CancelledError("test over"));
   ExpectNothingLeft(r);
@@ -200,7 +200,7 @@ TEST_F(LocalRunTest, ChiefExitCodeIsTheRunsAndItsStderrIsQuoted) {
   ASSERT_TRUE(run.ok()) << run.status();
   const RunOutcome outcome = (*run)->Wait();
   EXPECT_EQ(outcome.exit_code, 7);
-  EXPECT_EQ(outcome.state, "failed");
+  EXPECT_EQ(outcome.state, RunState::kFailed);
   EXPECT_THAT(Message(outcome.status),
               HasSubstr("the chief (worker:0) exited with status 7"));
   EXPECT_THAT(Message(outcome.status), HasSubstr("worker:0 starting"));
@@ -222,13 +222,13 @@ TEST_F(LocalRunTest, ATaskFailingAtOnceStopsTheOthers) {
                                  "run ended; stopped the other tasks"));
   EXPECT_THAT(message, HasSubstr("boom: ps:0 cannot start"));
   EXPECT_THAT(message, HasSubstr((*run)->plan().tasks[0].stderr_file));
-  EXPECT_EQ(outcome.state, "failed");
+  EXPECT_EQ(outcome.state, RunState::kFailed);
   ExpectNothingLeft(**run);
   StatusOr<RunView> view = LoadRun((*run)->plan().run_dir);
   ASSERT_TRUE(view.ok());
-  EXPECT_EQ(view->exits.at("ps:0").state, "failed");
+  EXPECT_EQ(view->exits.at("ps:0").state, TaskState::kFailed);
   EXPECT_EQ(view->exits.at("ps:0").exit_code, 3);
-  EXPECT_EQ(view->exits.at("worker:0").state, "stopped");
+  EXPECT_EQ(view->exits.at("worker:0").state, TaskState::kStopped);
   EXPECT_THAT(view->record.message, HasSubstr("boom"));
 }
 
@@ -242,7 +242,7 @@ TEST_F(LocalRunTest, AWorkerFailingIsReportedAndTheRunGoesOn) {
   const RunOutcome outcome = (*run)->Wait();
   EXPECT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(outcome.exit_code, 0);
-  EXPECT_EQ(outcome.state, "succeeded");
+  EXPECT_EQ(outcome.state, RunState::kSucceeded);
   EXPECT_THAT(notes_, ::testing::Contains(HasSubstr(
                           "task worker:1 exited with status 3; the run goes "
                           "on without it; the last lines of")));
@@ -250,10 +250,10 @@ TEST_F(LocalRunTest, AWorkerFailingIsReportedAndTheRunGoesOn) {
   ExpectNothingLeft(**run);
   StatusOr<RunView> view = LoadRun((*run)->plan().run_dir);
   ASSERT_TRUE(view.ok());
-  EXPECT_EQ(view->record.state, "succeeded");
-  EXPECT_EQ(view->exits.at("worker:1").state, "failed");
+  EXPECT_EQ(view->record.state, RunState::kSucceeded);
+  EXPECT_EQ(view->exits.at("worker:1").state, TaskState::kFailed);
   EXPECT_EQ(view->exits.at("worker:1").exit_code, 3);
-  EXPECT_EQ(view->exits.at("worker:0").state, "exited");
+  EXPECT_EQ(view->exits.at("worker:0").state, TaskState::kExited);
 }
 
 // mode = "allreduce": worker:2 dies once; every other worker is stopped
@@ -274,7 +274,7 @@ TEST_F(LocalRunTest, AnAllreduceWorkerDyingRestartsEveryWorker) {
   const RunOutcome outcome = (*run)->Wait();
   EXPECT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(outcome.exit_code, 0);
-  EXPECT_EQ(outcome.state, "succeeded");
+  EXPECT_EQ(outcome.state, RunState::kSucceeded);
   EXPECT_THAT(notes_, ::testing::Contains(HasSubstr(
                           "task worker:2 exited with status 3; an allreduce "
                           "run restarts every worker from the last "
@@ -287,14 +287,14 @@ TEST_F(LocalRunTest, AnAllreduceWorkerDyingRestartsEveryWorker) {
   ExpectNothingLeft(**run);
   StatusOr<RunView> view = LoadRun((*run)->plan().run_dir);
   ASSERT_TRUE(view.ok());
-  EXPECT_EQ(view->record.state, "succeeded");
+  EXPECT_EQ(view->record.state, RunState::kSucceeded);
   for (size_t i = 0; i < view->record.tasks.size(); ++i) {
     const TaskPlan& t = (*run)->plan().tasks[i];
     EXPECT_EQ(view->record.tasks[i].restarts, 1) << t.name();
     const std::string argv = dtf::testing::ReadFile(t.dir + "/argv");
     EXPECT_THAT(argv, HasSubstr("--restore\n")) << t.name();
   }
-  EXPECT_EQ(view->exits.at("worker:0").state, "exited");
+  EXPECT_EQ(view->exits.at("worker:0").state, TaskState::kExited);
 }
 
 // Out of restarts, an allreduce worker's death ends the run.
@@ -309,7 +309,7 @@ TEST_F(LocalRunTest, AnAllreduceWorkerDyingPastItsRestartsEndsTheRun) {
       LocalRun::Start(std::move(request), Options());
   ASSERT_TRUE(run.ok()) << run.status();
   const RunOutcome outcome = (*run)->Wait();
-  EXPECT_EQ(outcome.state, "failed");
+  EXPECT_EQ(outcome.state, RunState::kFailed);
   EXPECT_THAT(std::string(Message(outcome.status)),
               HasSubstr("task worker:1 exited with status 3 before the run "
                         "ended; an allreduce run cannot go on without one of "
@@ -320,8 +320,8 @@ TEST_F(LocalRunTest, AnAllreduceWorkerDyingPastItsRestartsEndsTheRun) {
   StatusOr<RunView> view = LoadRun((*run)->plan().run_dir);
   ASSERT_TRUE(view.ok());
   EXPECT_EQ(view->record.tasks[0].restarts, 1);
-  EXPECT_EQ(view->exits.at("worker:1").state, "failed");
-  EXPECT_EQ(view->exits.at("worker:0").state, "stopped");
+  EXPECT_EQ(view->exits.at("worker:1").state, TaskState::kFailed);
+  EXPECT_EQ(view->exits.at("worker:0").state, TaskState::kStopped);
 }
 
 TEST_F(LocalRunTest, AWorkerKilledMidRunDoesNotStopTheRun) {
@@ -346,20 +346,20 @@ TEST_F(LocalRunTest, AWorkerKilledMidRunDoesNotStopTheRun) {
   EXPECT_TRUE(testing::Alive(r.process(1).pid));
   StatusOr<RunRecord> record = ReadRunRecord(r.plan().run_dir);
   ASSERT_TRUE(record.ok());
-  EXPECT_EQ(record->state, "running");
-  EXPECT_EQ(record->tasks[2].state, "failed");
+  EXPECT_EQ(record->state, RunState::kRunning);
+  EXPECT_EQ(record->tasks[2].state, TaskState::kFailed);
 
   dtf::testing::WriteFile(r.plan().run_dir + "/end", "");
   const RunOutcome outcome = r.Wait();
   EXPECT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(outcome.exit_code, 0);
-  EXPECT_EQ(outcome.state, "succeeded");
+  EXPECT_EQ(outcome.state, RunState::kSucceeded);
   ExpectNothingLeft(r);
   StatusOr<RunView> view = LoadRun(r.plan().run_dir);
   ASSERT_TRUE(view.ok());
-  EXPECT_EQ(view->exits.at("worker:1").state, "failed");
+  EXPECT_EQ(view->exits.at("worker:1").state, TaskState::kFailed);
   EXPECT_EQ(view->exits.at("worker:1").exit_code, 128 + SIGKILL);
-  EXPECT_EQ(view->exits.at("worker:0").state, "exited");
+  EXPECT_EQ(view->exits.at("worker:0").state, TaskState::kExited);
 }
 
 TEST_F(LocalRunTest, AParameterServerKilledMidRunStopsTheRun) {
@@ -379,7 +379,7 @@ TEST_F(LocalRunTest, AParameterServerKilledMidRunStopsTheRun) {
   EXPECT_EQ(outcome.status.code(), StatusCode::kAborted);
   EXPECT_THAT(Message(outcome.status),
               HasSubstr("task ps:0 killed by SIGKILL before the run ended"));
-  EXPECT_EQ(outcome.state, "failed");
+  EXPECT_EQ(outcome.state, RunState::kFailed);
   ExpectNothingLeft(r);
 }
 
@@ -421,7 +421,7 @@ TEST_F(LocalRunTest, APsKilledPastTheStartTimeoutIsRestartedAndTheRunGoesOn) {
   dtf::testing::WriteFile(r.plan().run_dir + "/go", "");
   const RunOutcome outcome = r.Wait();
   EXPECT_TRUE(outcome.status.ok()) << outcome.status;
-  EXPECT_EQ(outcome.state, "succeeded");
+  EXPECT_EQ(outcome.state, RunState::kSucceeded);
   EXPECT_THAT(notes_, ::testing::Contains(HasSubstr(
                           "ps:0 killed by SIGKILL; starting it again (1 of 1 "
                           "restarts)")));
@@ -443,7 +443,7 @@ TEST_F(LocalRunTest, CancelStopsEveryTask) {
   cancel = true;
   const RunOutcome outcome = r.Wait();
   EXPECT_EQ(outcome.status.code(), StatusCode::kCancelled);
-  EXPECT_EQ(outcome.state, "stopped");
+  EXPECT_EQ(outcome.state, RunState::kStopped);
   ExpectNothingLeft(r);
 }
 
@@ -551,7 +551,7 @@ TEST_F(LocalRunTest, AProgramThatCannotStartIsReportedAndNothingRuns) {
   StatusOr<RunRecord> record =
       ReadRunRecord(dir_.Join(".dtf/runs/" + runs->front()));
   ASSERT_TRUE(record.ok());
-  EXPECT_EQ(record->state, "failed");
+  EXPECT_EQ(record->state, RunState::kFailed);
 }
 
 TEST_F(LocalRunTest, AHostNotOnThisMachineIsRefusedBeforeAnythingIsWritten) {

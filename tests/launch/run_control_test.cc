@@ -46,7 +46,7 @@ class RunControlTest : public ::testing::Test {
       StatusOr<RunRecord> r = ReadRunRecord(run_dir);
       if (!r.ok()) return false;
       for (const TaskRecord& t : r->tasks) {
-        if (t.state != "running") return false;
+        if (t.state != TaskState::kRunning) return false;
       }
       return true;
     });
@@ -94,13 +94,13 @@ TEST_F(RunControlTest, DetachedRunIsStoppedByStopRunAndStopIsIdempotent) {
   ExpectNothingLeft(run_dir);
   EXPECT_TRUE(testing::WaitFor([&] {
     StatusOr<RunRecord> r = ReadRunRecord(run_dir);
-    return r.ok() && r->state == "stopped" && !SupervisorRunning(*r);
+    return r.ok() && r->state == RunState::kStopped && !SupervisorRunning(*r);
   }));
   StatusOr<RunView> view = LoadRun(run_dir);
   ASSERT_TRUE(view.ok());
   ASSERT_EQ(view->exits.size(), 3u);
   for (const auto& [task, exit] : view->exits) {
-    EXPECT_EQ(exit.state, "stopped") << task;
+    EXPECT_EQ(exit.state, TaskState::kStopped) << task;
   }
   EXPECT_THAT(dtf::testing::ReadFile(run_dir + "/supervisor.log"),
               HasSubstr("ps:0 killed by SIGTERM"));
@@ -118,11 +118,11 @@ TEST_F(RunControlTest, DetachedRunEndsOnItsOwnAndRecordsExitCodes) {
   const std::string run_dir = RunDir(*id);
   ASSERT_TRUE(testing::WaitFor([&] {
     StatusOr<RunRecord> r = ReadRunRecord(run_dir);
-    return r.ok() && RunStateFinal(r->state);
+    return r.ok() && IsFinal(r->state);
   }));
   StatusOr<RunView> view = LoadRun(run_dir);
   ASSERT_TRUE(view.ok());
-  EXPECT_EQ(view->record.state, "failed");
+  EXPECT_EQ(view->record.state, RunState::kFailed);
   EXPECT_EQ(view->record.exit_code, 5);
   EXPECT_EQ(view->exits.at("worker:0").exit_code, 5);
   ExpectNothingLeft(run_dir);
@@ -158,7 +158,7 @@ TEST_F(RunControlTest, TasksDieWithTheirSupervisorAndStopCleansUp) {
   ExpectNothingLeft(run_dir);
   StatusOr<RunStatus> status = CollectRunStatus(run_dir, 500ms);
   ASSERT_TRUE(status.ok()) << status.status();
-  EXPECT_EQ(status->state, "stopped");
+  EXPECT_EQ(status->state, RunState::kStopped);
   for (const TaskStatusRow& row : status->tasks) {
     EXPECT_FALSE(row.alive) << row.task;
     EXPECT_EQ(row.state, "stopped") << row.task;
@@ -182,7 +182,7 @@ TEST_F(RunControlTest, ReconcileMarksTasksLostWhenNobodyRecordedThem) {
   ASSERT_TRUE(testing::WaitFor([&] { return !SupervisorRunning(*record); }));
   StatusOr<RunStatus> status = CollectRunStatus(run_dir, 500ms);
   ASSERT_TRUE(status.ok()) << status.status();
-  EXPECT_EQ(status->state, "failed");
+  EXPECT_EQ(status->state, RunState::kFailed);
   EXPECT_THAT(status->message, HasSubstr("supervisor"));
   for (const TaskStatusRow& row : status->tasks) {
     EXPECT_EQ(row.state, "lost") << row.task;
@@ -219,7 +219,7 @@ TEST_F(RunControlTest, StopLeavesATaskWithoutAStartTimeAlone) {
   RunRecord edited = *record;
   ASSERT_FALSE(edited.tasks.empty());
   edited.tasks[0].process = ProcessId{stranger->pid, 0};
-  edited.tasks[0].state = "running";
+  edited.tasks[0].state = TaskState::kRunning;
   ASSERT_TRUE(WriteRunRecord(run_dir, edited).ok());
 
   StatusOr<StopReport> report = StopRun(run_dir, 300ms);

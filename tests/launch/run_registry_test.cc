@@ -57,14 +57,14 @@ TEST(RunRegistry, RecordsRoundTrip) {
   dtf::testing::TempDir dir;
   RunRecord r;
   r.run_id = "x";
-  r.state = "failed";
+  r.state = RunState::kFailed;
   r.exit_code = 3;
   r.message = "task ps:0 failed";
   r.started_ms = 12;
   r.ended_ms = 34;
   r.supervisor = {4321, 99};
   r.detached = true;
-  r.tasks.push_back({"ps:0", {100, 7}, "127.0.0.1:5", "failed"});
+  r.tasks.push_back({"ps:0", {100, 7}, "127.0.0.1:5", TaskState::kFailed});
   ASSERT_TRUE(WriteRunRecord(dir.path(), r).ok());
   EXPECT_THAT(dtf::testing::ReadFile(dir.Join("tasks.json")),
               HasSubstr("\"pgid\": 100"));
@@ -85,7 +85,7 @@ TEST(RunRegistry, RecordsRoundTrip) {
   ASSERT_TRUE(WriteRunRecord(dir.path(), r).ok());
   EXPECT_EQ(ReadRunRecord(dir.path())->slurm_job, "1234.0");
 
-  ExitRecord e{"ps:0", "lost", std::nullopt, 0, 5};
+  ExitRecord e{"ps:0", TaskState::kLost, std::nullopt, 0, 5};
   ASSERT_TRUE(WriteExitRecord(dir.Join("exit.json"), e).ok());
   StatusOr<std::optional<ExitRecord>> exit =
       ReadExitRecord(dir.Join("exit.json"));

@@ -178,7 +178,7 @@ TEST_F(RunStatusTest, StatusComesFromTheChiefWhenItAnswers) {
   ASSERT_TRUE(status.ok()) << status.status();
   EXPECT_TRUE(status->from_chief) << status->chief_error;
   EXPECT_EQ(status->global_step, 1200);
-  EXPECT_EQ(status->state, "running");
+  EXPECT_EQ(status->state, RunState::kRunning);
   const TaskStatusRow& w1 = status->tasks[2];
   EXPECT_EQ(w1.task, "worker:1");
   EXPECT_EQ(w1.step, 1190);
@@ -217,7 +217,7 @@ TEST_F(RunStatusTest, FallsBackToProcessesWhenTheChiefDoesNotAnswer) {
   StatusOr<RunStatus> after = CollectRunStatus(run->plan().run_dir, 500ms);
   ASSERT_TRUE(after.ok());
   EXPECT_TRUE(after->over());
-  EXPECT_EQ(after->state, "stopped");
+  EXPECT_EQ(after->state, RunState::kStopped);
   EXPECT_THAT(RunStatusToText(*after, after->started_ms),
               HasSubstr("stopped (143)"));
 }

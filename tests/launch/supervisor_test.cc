@@ -166,9 +166,9 @@ class FakeBackend final : public Backend {
     TaskEnd end;
     end.signal = signal;
     end.exit_code = signal != 0 ? 128 + signal : code;
-    end.state = code == 0 && signal == 0  ? "exited"
-                : events_->EndsAreStops() ? "stopped"
-                                          : "failed";
+    end.state = code == 0 && signal == 0  ? TaskState::kExited
+                : events_->EndsAreStops() ? TaskState::kStopped
+                                          : TaskState::kFailed;
     end.how = signal != 0 ? StrCat("killed by signal ", signal)
                           : StrCat("exited with status ", code);
     end.how_brief = end.how;
@@ -210,7 +210,7 @@ class SupervisorTest : public ::testing::Test {
   }
   std::string State(const LaunchRun& run, const std::string& task) {
     for (const TaskRecord& t : Record(run).tasks) {
-      if (t.task == task) return t.state;
+      if (t.task == task) return std::string(TaskStateName(t.state));
     }
     return "(no task " + task + ")";
   }
@@ -242,7 +242,7 @@ TEST_F(SupervisorTest, TheChiefsExitEndsTheRunWithItsExitCode) {
   ASSERT_NE(run, nullptr);
   EXPECT_THAT(fake_->calls, ElementsAre("place", "prepare", "start ps:0",
                                         "start worker:0", "start worker:1"));
-  EXPECT_EQ(Record(*run).state, "running");
+  EXPECT_EQ(Record(*run).state, RunState::kRunning);
   AllReady(*run);
   EXPECT_FALSE(run->Poll());
   EXPECT_TRUE(run->ready(1));
@@ -257,8 +257,8 @@ TEST_F(SupervisorTest, TheChiefsExitEndsTheRunWithItsExitCode) {
   const RunOutcome o = run->outcome();
   EXPECT_TRUE(o.status.ok()) << o.status;
   EXPECT_EQ(o.exit_code, 0);
-  EXPECT_EQ(o.state, "succeeded");
-  EXPECT_EQ(Record(*run).state, "succeeded");
+  EXPECT_EQ(o.state, RunState::kSucceeded);
+  EXPECT_EQ(Record(*run).state, RunState::kSucceeded);
   EXPECT_EQ(Record(*run).exit_code, 0);
   EXPECT_EQ(State(*run, "ps:0"), "exited");
   // Nothing was left to stop.
@@ -283,7 +283,7 @@ TEST_F(SupervisorTest, TheChiefFailingFailsTheRunWithItsCodeAndStopsTheRest) {
             "the chief (worker:0) exited with status 3; the last lines of "
             "worker:0's stderr:\n  boom");
   EXPECT_EQ(o.exit_code, 3);
-  EXPECT_EQ(o.state, "failed");
+  EXPECT_EQ(o.state, RunState::kFailed);
   EXPECT_TRUE(
       Noted("the chief exited 0 s ago; stopping the tasks still "
             "running"));
@@ -308,7 +308,7 @@ TEST_F(SupervisorTest, AParameterServerFailingWithRestartsLeftIsRestarted) {
   EXPECT_FALSE(run->ready(0));
   const RunRecord record = Record(*run);
   EXPECT_EQ(record.tasks[0].restarts, 1);
-  EXPECT_EQ(record.tasks[0].state, "starting");
+  EXPECT_EQ(record.tasks[0].state, TaskState::kStarting);
   EXPECT_EQ(record.tasks[0].process.pid, 2000);
 
   fake_->MakeReady("ps:0");
@@ -335,7 +335,7 @@ TEST_F(SupervisorTest, PastMaxRestartsAParameterServerFailsTheRun) {
             "task ps:0 exited with status 2 before the run ended; stopped the "
             "other tasks; the last lines of ps:0's stderr:\n  boom");
   EXPECT_EQ(o.exit_code, std::nullopt);
-  EXPECT_EQ(o.state, "failed");
+  EXPECT_EQ(o.state, RunState::kFailed);
   EXPECT_THAT(CallsFrom(6), ElementsAre("stop worker:0", "stop worker:1",
                                         "stopped (final)", "fetch metrics"));
   EXPECT_TRUE(Noted("stopping every task"));
@@ -343,7 +343,7 @@ TEST_F(SupervisorTest, PastMaxRestartsAParameterServerFailsTheRun) {
   // failed.
   EXPECT_EQ(State(*run, "ps:0"), "failed");
   EXPECT_EQ(State(*run, "worker:0"), "stopped");
-  EXPECT_EQ(Record(*run).state, "failed");
+  EXPECT_EQ(Record(*run).state, RunState::kFailed);
 }
 
 TEST_F(SupervisorTest, AnAllreduceWorkerFailingRestartsEveryWorker) {
@@ -366,9 +366,9 @@ TEST_F(SupervisorTest, AnAllreduceWorkerFailingRestartsEveryWorker) {
   const RunRecord record = Record(*run);
   for (const TaskRecord& t : record.tasks) {
     EXPECT_EQ(t.restarts, 1) << t.task;
-    EXPECT_EQ(t.state, "starting") << t.task;
+    EXPECT_EQ(t.state, TaskState::kStarting) << t.task;
   }
-  EXPECT_EQ(record.state, "running");
+  EXPECT_EQ(record.state, RunState::kRunning);
 
   // Past its restarts the next failure ends the run.
   AllReady(*run);
@@ -393,7 +393,7 @@ TEST_F(SupervisorTest, ATaskThatNeverBecomesReadyEndsTheRun) {
             "task worker:1 did not write its ready file within 0.5 s; "
             "stopped every task; the last lines of worker:1's stderr:\n  "
             "boom");
-  EXPECT_EQ(o.state, "failed");
+  EXPECT_EQ(o.state, RunState::kFailed);
   EXPECT_THAT(CallsFrom(5),
               ElementsAre("stop worker:0", "stop worker:1", "stop ps:0",
                           "stopped (final)", "fetch metrics"));
@@ -411,13 +411,14 @@ TEST_F(SupervisorTest, TheCancelFlagStopsEveryTask) {
   const RunOutcome o = run->outcome();
   EXPECT_EQ(o.status.code(), StatusCode::kCancelled);
   EXPECT_EQ(Message(o.status), "interrupted; stopped every task of run run1");
-  EXPECT_EQ(o.state, "stopped");
+  EXPECT_EQ(o.state, RunState::kStopped);
   EXPECT_THAT(CallsFrom(6),
               ElementsAre("stop worker:0", "stop worker:1", "stop ps:0",
                           "stop ps:1", "stopped (final)", "fetch metrics"));
   const RunRecord record = Record(*run);
-  EXPECT_EQ(record.state, "stopped");
-  for (const TaskRecord& t : record.tasks) EXPECT_EQ(t.state, "stopped");
+  EXPECT_EQ(record.state, RunState::kStopped);
+  for (const TaskRecord& t : record.tasks)
+    EXPECT_EQ(t.state, TaskState::kStopped);
   // Over is over.
   EXPECT_TRUE(run->Poll());
   EXPECT_EQ(fake_->calls.back(), "fetch metrics");
@@ -465,7 +466,7 @@ TEST_F(SupervisorTest,
   EXPECT_TRUE(run->Poll());
   EXPECT_TRUE(run->outcome().status.ok()) << run->outcome().status;
   EXPECT_EQ(run->outcome().exit_code, 0);
-  EXPECT_EQ(Record(*run).state, "succeeded");
+  EXPECT_EQ(Record(*run).state, RunState::kSucceeded);
 }
 
 // `dtf stop` writes stop.json and signals the tasks itself; the run records
@@ -482,7 +483,7 @@ TEST_F(SupervisorTest, ATaskEndingAfterDtfStopEndsTheRunStopped) {
   EXPECT_TRUE(run->Poll());
   EXPECT_EQ(run->outcome().status.code(), StatusCode::kCancelled);
   EXPECT_EQ(Message(run->outcome().status), "run run1 was stopped (dtf stop)");
-  EXPECT_EQ(run->outcome().state, "stopped");
+  EXPECT_EQ(run->outcome().state, RunState::kStopped);
   EXPECT_EQ(State(*run, "worker:1"), "stopped");
   EXPECT_THAT(CallsFrom(5), ElementsAre("stop worker:0", "stop ps:0",
                                         "stopped (final)", "fetch metrics"));
@@ -499,7 +500,7 @@ TEST_F(SupervisorTest, ABackendThatStopsOnRequestStopsEveryTaskAtTheNextLook) {
   WriteStopFile(*run);
   EXPECT_TRUE(run->Poll());
   EXPECT_EQ(Message(run->outcome().status), "run run1 was stopped (dtf stop)");
-  EXPECT_EQ(Record(*run).state, "stopped");
+  EXPECT_EQ(Record(*run).state, RunState::kStopped);
   EXPECT_THAT(CallsFrom(4), ElementsAre("stop worker:0", "stop ps:0",
                                         "stopped (final)", "fetch metrics"));
 }
@@ -514,9 +515,10 @@ TEST_F(SupervisorTest, ARunDroppedBeforeItsEndStopsItsTasks) {
   // The backend is gone with the run; its record says what happened.
   StatusOr<RunRecord> record = ReadRunRecord(run_dir);
   ASSERT_TRUE(record.ok()) << record.status();
-  EXPECT_EQ(record->state, "stopped");
+  EXPECT_EQ(record->state, RunState::kStopped);
   EXPECT_EQ(record->message, "the launcher went away");
-  for (const TaskRecord& t : record->tasks) EXPECT_EQ(t.state, "stopped");
+  for (const TaskRecord& t : record->tasks)
+    EXPECT_EQ(t.state, TaskState::kStopped);
 }
 
 }  // namespace

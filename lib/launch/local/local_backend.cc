@@ -164,9 +164,11 @@ void LocalBackend::RecordExit(size_t i) {
   e.signal = t.exit->signal;
   e.finished_ms = NowMs();
   const bool clean = t.exit->code == 0 && t.exit->signal == 0;
-  e.state = clean ? "exited" : events_->EndsAreStops() ? "stopped" : "failed";
+  e.state = clean                     ? TaskState::kExited
+            : events_->EndsAreStops() ? TaskState::kStopped
+                                      : TaskState::kFailed;
   if (t.exit->code < 0 && t.exit->signal == 0) {
-    e.state = "lost";
+    e.state = TaskState::kLost;
     e.exit_code.reset();
   }
   Status s = WriteExitRecord(plan.exit_file, e);

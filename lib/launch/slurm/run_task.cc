@@ -48,9 +48,9 @@ StatusOr<ExitInfo> RunSlurmTask(const SlurmServeCommand& command,
   // Slurm signals every process of the step, the task too: it may be gone
   // before it was passed the signal, and was stopped all the same.
   const bool told = stopped || (cancel != nullptr && cancel->load());
-  record.state = exit->code == 0 && exit->signal == 0 ? "exited"
-                 : told                               ? "stopped"
-                                                      : "failed";
+  record.state = exit->code == 0 && exit->signal == 0 ? TaskState::kExited
+                 : told                               ? TaskState::kStopped
+                                                      : TaskState::kFailed;
   DTF_RETURN_IF_ERROR(
       WriteExitRecord(StrCat(command.dir, "/", kExitFile), record));
   return *exit;

@@ -201,7 +201,7 @@ void SlurmBackend::CheckExits() {
     // The task that failed first, not one srun stopped for it, is what
     // ends a batch run: failures are told first.
     std::stable_partition(found.begin(), found.end(), [](const auto& f) {
-      return f.second.state == "failed";
+      return f.second.state == TaskState::kFailed;
     });
   }
   for (auto& [i, e] : found) {
@@ -217,11 +217,11 @@ void SlurmBackend::CheckExits() {
     ExitInfo info;
     info.code = e.exit_code.value_or(-1);
     info.signal = e.signal;
-    if (e.state == "failed" && events_->EndsAreStops()) {
-      e.state = "stopped";
+    if (e.state == TaskState::kFailed && events_->EndsAreStops()) {
+      e.state = TaskState::kStopped;
       (void)WriteExitRecord(plan.exit_file, e);
     }
-    if (e.state == "failed" && !first_failed_) first_failed_ = i;
+    if (e.state == TaskState::kFailed && !first_failed_) first_failed_ = i;
     const std::string on =
         t.host.empty() ? std::string() : StrCat(" on ", t.host);
     TaskEnd end;
@@ -233,7 +233,7 @@ void SlurmBackend::CheckExits() {
     end.restart_how = end.how;
     events_->Note(StrCat(plan.name(), " ", end.how));
     // (A batch run ends at any failure anyway: restart_policy.h.)
-    const bool ends_step = !plan_->batch && e.state == "failed" &&
+    const bool ends_step = !plan_->batch && e.state == TaskState::kFailed &&
                            plan.role == Role::kWorker && !plan.chief &&
                            !tasks_[chief].ended && step_failure_.ok();
     if (ends_step) {
@@ -296,7 +296,7 @@ void SlurmBackend::RecordMissing(bool force) {
     t.ended = true;
     ExitRecord e;
     e.task = plan.name();
-    e.state = events_->EndsAreStops() ? "stopped" : "lost";
+    e.state = events_->EndsAreStops() ? TaskState::kStopped : TaskState::kLost;
     e.finished_ms = NowMs();
     Status s = WriteExitRecord(plan.exit_file, e);
     if (!s.ok()) events_->Note(StrCat("warning: ", Message(s)));

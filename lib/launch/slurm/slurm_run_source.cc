@@ -35,7 +35,7 @@ class SlurmRunSource final : public RunSource {
       if (run->exits.count(t.name()) > 0) continue;
       ExitRecord e;
       e.task = t.name();
-      e.state = stopped ? "stopped" : "lost";
+      e.state = stopped ? TaskState::kStopped : TaskState::kLost;
       e.finished_ms = NowMs();
       if (WriteExitRecord(t.exit_file, e).ok()) run->exits[t.name()] = e;
     }

@@ -109,13 +109,13 @@ void SshBackend::TakeExit(size_t i, const std::string& data) {
   end.state = e.state;
   end.exit_code = e.exit_code;
   end.signal = e.signal;
-  end.how = StrCat("on ", plan.host, " ", e.state,
+  end.how = StrCat("on ", plan.host, " ", TaskStateName(e.state),
                    e.exit_code ? StrCat(" (exit ", *e.exit_code, ")") : "");
-  end.how_brief = StrCat("on ", plan.host, " ", e.state);
+  end.how_brief = StrCat("on ", plan.host, " ", TaskStateName(e.state));
   end.restart_how = StrCat(SshExitInfo(e).Describe(), " on ", plan.host);
   end.quote_signalled = true;
   events_->Ended(i, std::move(end));
-  Note(StrCat(plan.name(), " on ", plan.host, " ", e.state,
+  Note(StrCat(plan.name(), " on ", plan.host, " ", TaskStateName(e.state),
               e.exit_code ? StrCat(" (", *e.exit_code, ")") : std::string()));
 }
 
@@ -239,7 +239,7 @@ void SshBackend::RecordLost() {
     // Gone without a word (its host unreachable): recorded as lost.
     ExitRecord e;
     e.task = plan_->tasks[i].name();
-    e.state = "lost";
+    e.state = TaskState::kLost;
     e.finished_ms = NowMs();
     (void)WriteExitRecord(LocalExitFile(i), e);
     t.exit = e;

@@ -79,12 +79,12 @@ std::string PidText(const ProcessId& id) {
   if (WIFSIGNALED(status)) {
     record.signal = WTERMSIG(status);
     record.exit_code = 128 + record.signal;
-    record.state = stopped ? "stopped" : "failed";
+    record.state = stopped ? TaskState::kStopped : TaskState::kFailed;
   } else {
     record.exit_code = WEXITSTATUS(status);
-    record.state = *record.exit_code == 0 ? "exited"
-                   : stopped              ? "stopped"
-                                          : "failed";
+    record.state = *record.exit_code == 0 ? TaskState::kExited
+                   : stopped              ? TaskState::kStopped
+                                          : TaskState::kFailed;
   }
   (void)WriteExitRecord(dir + "/" + kExitFile, record);
   ::_exit(0);

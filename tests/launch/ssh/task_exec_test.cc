@@ -46,7 +46,7 @@ TEST(TaskExec, RecordsOutputEnvironmentAndExit) {
   std::optional<ExitRecord> exit = AwaitExit(dir.path());
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(exit->task, "worker:1");
-  EXPECT_EQ(exit->state, "failed");
+  EXPECT_EQ(exit->state, TaskState::kFailed);
   EXPECT_EQ(exit->exit_code, 3);
   EXPECT_EQ(testing::ReadFile(dir.Join("stdout")), "out\na b\nc|1\n");
   EXPECT_EQ(testing::ReadFile(dir.Join("stderr")), "err\n");
@@ -69,7 +69,7 @@ TEST(TaskExec, SignalStopsTheGroupAndMarksItStopped) {
   EXPECT_TRUE(*signalled);
   std::optional<ExitRecord> exit = AwaitExit(dir.path());
   ASSERT_TRUE(exit.has_value());
-  EXPECT_EQ(exit->state, "stopped");
+  EXPECT_EQ(exit->state, TaskState::kStopped);
   EXPECT_EQ(exit->signal, SIGTERM);
   for (int i = 0; i < 100 && GroupAlive(*id); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -114,7 +114,7 @@ TEST(TaskExec, CleanExitIsExited) {
   ASSERT_TRUE(StartMonitoredTask(o).ok());
   std::optional<ExitRecord> exit = AwaitExit(dir.path());
   ASSERT_TRUE(exit.has_value());
-  EXPECT_EQ(exit->state, "exited");
+  EXPECT_EQ(exit->state, TaskState::kExited);
   EXPECT_EQ(exit->exit_code, 0);
 }
 
