@@ -19,6 +19,7 @@
 #include "lib/base/strings.h"
 #include "lib/launch/local/local_backend.h"
 #include "lib/launch/profile.h"
+#include "lib/launch/run_state.h"
 #include "lib/rpc/call.h"
 #include "lib/runtime/cluster/coordinator_service.h"
 #include "tests/runtime/runtime_testing.h"
@@ -382,7 +383,7 @@ TEST(WatchdogRunTest, TheDeadlineStopsARealRunAndLeavesNoProcess) {
       << outcome.status;
   EXPECT_THAT(Message(outcome.status),
               HasSubstr("the run's deadline (--deadline 4 s) passed"));
-  EXPECT_EQ(outcome.state, "failed");
+  EXPECT_EQ(launch::RunStateName(outcome.state), "failed");
   EXPECT_LT(Clock::now() - start, 20s);
   const std::string chief_err =
       dtf::testing::ReadFile((*run)->plan().chief().stderr_file);
