@@ -202,13 +202,11 @@ Status SupervisedBatchRunner::Finish(const BatchJob& job, size_t num_files,
   const RunOutcome outcome = run.Wait();
   const Status collected =
       placement_->Collect(job, run.plan(), outcome.status.ok(), io);
-  if (outcome.status.ok() && !collected.ok()) {
+  // The run's own error first; then the fetch's.
+  const Status failed = outcome.status.ok() ? collected : outcome.status;
+  if (!failed.ok()) {
     RemoveShardFiles(shards);
-    return collected;
-  }
-  if (!outcome.status.ok()) {
-    RemoveShardFiles(shards);
-    return outcome.status;
+    return failed;
   }
   progress.Show(true);
   StatusOr<std::string> merged =

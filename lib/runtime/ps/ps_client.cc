@@ -15,6 +15,11 @@ namespace {
 // ps:<p>, the task that serves shard `p`.
 TaskName PsName(size_t p) { return TaskName{Role::kPs, static_cast<int>(p)}; }
 
+// "ps:<p> (host:port)": how errors name shard `p`'s server.
+std::string PsWhere(size_t p, const std::vector<std::string>& addresses) {
+  return StrCat(PsName(p).ToString(), " (", addresses[p], ")");
+}
+
 }  // namespace
 
 PsClient::PsClient(const std::vector<std::string>& addresses,
@@ -34,8 +39,7 @@ PsClient::PsClient(const std::vector<std::string>& addresses,
         MakeChannel(addresses[p], rpc::ForTask(creds_, PsName(p).DirName()));
     stubs_.push_back(rpc::ParameterServer::NewStub(channel));
     streams_.push_back(std::make_unique<PsStream>(
-        channel, creds_, timeout_,
-        StrCat(PsName(p).ToString(), " (", addresses[p], ")"), cancel));
+        channel, creds_, timeout_, PsWhere(p, addresses), cancel));
   }
 }
 
@@ -210,8 +214,7 @@ Status PsClient::Pull(const std::vector<DenseVar>& dense,
   std::vector<Status> statuses(static_cast<size_t>(num_ps()));
   std::vector<rpc::PullHeader> headers(static_cast<size_t>(num_ps()));
   fanout_.Run([&](int p) {
-    const std::string what =
-        StrCat(PsName(p).ToString(), " (", addresses_[size_t(p)], ")");
+    const std::string what = PsWhere(size_t(p), addresses_);
     rpc::StepMessage head;
     rpc::PullRequest* request = head.mutable_pull();
     request->set_worker(worker_);
@@ -266,8 +269,7 @@ StatusOr<PsClient::PushResult> PsClient::Step(
   std::vector<Status> statuses(static_cast<size_t>(num_ps()));
   std::vector<rpc::PullHeader> headers(static_cast<size_t>(num_ps()));
   fanout_.Run([&](int p) {
-    const std::string what =
-        StrCat(PsName(p).ToString(), " (", addresses_[size_t(p)], ")");
+    const std::string what = PsWhere(size_t(p), addresses_);
     rpc::StepMessage head;
     auto* push = head.mutable_push();
     push->set_worker(worker_);
@@ -307,8 +309,7 @@ Status PsClient::WorkerDone() {
     rpc::WorkerDoneResponse response;
     Status st = FromGrpc(
         stubs_[size_t(p)]->WorkerDone(context.get(), request, &response),
-        StrCat(PsName(p).ToString(), " (", addresses_[size_t(p)],
-               "): WorkerDone"));
+        StrCat(PsWhere(size_t(p), addresses_), ": WorkerDone"));
     // Every PS is told, even when one fails.
     if (first.ok()) first = st;
   }
@@ -326,8 +327,7 @@ Status PsClient::Shutdown(const std::string& reason) {
     rpc::ShutdownResponse response;
     Status st =
         FromGrpc(stubs_[size_t(p)]->Shutdown(context.get(), request, &response),
-                 StrCat(PsName(p).ToString(), " (", addresses_[size_t(p)],
-                        "): Shutdown"));
+                 StrCat(PsWhere(size_t(p), addresses_), ": Shutdown"));
     if (first.ok()) first = st;
   }
   return first;
