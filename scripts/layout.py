@@ -20,6 +20,7 @@ It also lists functions over 120 lines and files over 600 lines.
 file is over its limit.
 """
 import argparse
+import functools
 import json
 import os
 import re
@@ -43,12 +44,11 @@ def source_files(root):
 
 
 def module_of(path):
-    stem = os.path.splitext(path)[0]
-    # foo_impl.h and foo_test-only splits are their own modules; a header and
-    # its source are one.
-    return stem
+    """A header and its source are one module: foo.h, foo.cc -> foo."""
+    return os.path.splitext(path)[0]
 
 
+@functools.lru_cache(maxsize=None)
 def includes_of(root, path):
     found = []
     with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
@@ -56,7 +56,7 @@ def includes_of(root, path):
             m = INCLUDE.match(line)
             if m:
                 found.append(m.group(1))
-    return found
+    return tuple(found)
 
 
 def strongly_connected(nodes, edges):
@@ -235,6 +235,7 @@ def folder_report(root, files):
     return report
 
 
+@functools.lru_cache(maxsize=None)
 def count_lines(root, path):
     with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
         return sum(1 for _ in f)
@@ -291,8 +292,8 @@ def main():
     files = source_files(root)
     report = folder_report(root, files)
     functions = long_functions(root, files)
-    big_files = sorted(((count_lines(root, p), p) for p in files
-                        if count_lines(root, p) > MAX_FILE), reverse=True)
+    big_files = sorted(((n, p) for p in files
+                        if (n := count_lines(root, p)) > MAX_FILE), reverse=True)
     if args.json:
         json.dump({"folders": report,
                    "long_functions": functions,
