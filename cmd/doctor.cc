@@ -15,6 +15,7 @@
 #include "lib/data/json.h"
 #include "lib/kernels/context.h"
 #include "lib/launch/plan.h"
+#include "lib/launch/plan_hooks.h"
 #include "lib/launch/slurm/slurm_doctor.h"
 #include "lib/launch/ssh/data_preflight.h"
 #include "lib/launch/ssh/preflight.h"
@@ -137,8 +138,11 @@ Status RunDoctor(const DoctorFlags& f) {
                        PlanRequestFor(f.runs, f.profile));
   DTF_ASSIGN_OR_RETURN(const launch::Plan plan, launch::MakePlan(r));
   std::string out;
-  if (plan.on_slurm()) return SlurmDoctor(plan, f.json);
-  if (!plan.remote()) return LocalDoctor(plan, f.json);
+  // The checks follow where the backend runs the tasks: on this machine,
+  // on hosts of their own (SSH), or where a batch system places them.
+  const launch::PlanHooks& hooks = plan.hooks();
+  if (hooks.TasksHere()) return LocalDoctor(plan, f.json);
+  if (!hooks.FilesOnHosts()) return SlurmDoctor(plan, f.json);
   DTF_ASSIGN_OR_RETURN(launch::PreflightOptions options,
                        launch::RuntimeNeeds());
   options.accept_new_host_keys = f.accept_new_host_keys;

@@ -19,6 +19,7 @@
 #include "lib/launch/backend_kind.h"
 #include "lib/launch/hand_off.h"
 #include "lib/launch/plan.h"
+#include "lib/launch/plan_hooks.h"
 #include "lib/launch/run_registry.h"
 #include "lib/launch/run_status.h"
 #include "lib/launch/supervisor.h"
@@ -110,7 +111,7 @@ StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
 Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(launch::PlanRequest request, MakeRequest(f));
   const Console& console = ctx->console;
-  if (launch::TraitsOf(request.profile.backend).hands_off) {
+  if (launch::PlanHooksOf(request.profile.backend).HandsOff()) {
     if (f.json || f.detach) {
       return InvalidArgumentError(StrCat(
           f.json ? "--json" : "--detach", ": not for backend = \"",
@@ -139,15 +140,14 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
                               : launch::PlanToText(plan));
   }
   std::vector<std::string> names;
-  bool remote = false;
+  const launch::PlanHooks& hooks = launch::PlanHooksOf(request.profile.backend);
   {
     DTF_ASSIGN_OR_RETURN(const launch::Plan draft, launch::MakePlan(request));
     const std::string warning =
         launch::PlaintextWarning(draft, request.profile);
     if (!warning.empty()) console.Warning(warning);
-    remote = draft.remote();
     for (const launch::TaskPlan& t : draft.tasks) {
-      names.push_back(TaskLabel(t, remote));
+      names.push_back(hooks.TaskLabel(t));
     }
   }
   launch::RunOptions options;
@@ -176,8 +176,8 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
                           std::string_view line) {
     const bool is_out = stream == launch::Stream::kStdout;
     const std::string text =
-        StrCat(is_out ? out_prefixes.For(TaskLabel(task, remote))
-                      : err_prefixes.For(TaskLabel(task, remote)),
+        StrCat(is_out ? out_prefixes.For(hooks.TaskLabel(task))
+                      : err_prefixes.For(hooks.TaskLabel(task)),
                line, "\n");
     std::FILE* to = is_out ? stdout : stderr;
     std::fwrite(text.data(), 1, text.size(), to);

@@ -21,6 +21,7 @@
 #include "lib/launch/backend.h"
 #include "lib/launch/hand_off.h"
 #include "lib/launch/log_tail.h"
+#include "lib/launch/plan_hooks.h"
 #include "lib/launch/run_control.h"
 #include "lib/launch/run_registry.h"
 
@@ -89,14 +90,14 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
   std::vector<std::string> labels;
   for (const launch::TaskPlan& t : run.plan.tasks) {
     names.push_back(t.name());
-    labels.push_back(TaskLabel(t, run.plan.remote()));
+    labels.push_back(run.plan.hooks().TaskLabel(t));
   }
   std::vector<Source> sources;
   // Where the logs are: here, or on the tasks' hosts (one connection per
   // host).
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<launch::RunSource> from,
                        launch::OpenRunSource(run.plan));
-  const bool remote = run.plan.remote();
+  const bool remote = run.plan.hooks().FilesOnHosts();
   for (const launch::TaskPlan& t : run.plan.tasks) {
     if (!task.empty() && t.name() != task) continue;
     const std::string host = remote ? t.host : std::string();
@@ -105,9 +106,9 @@ Status RunLogs(const LogsFlags& f, Context* ctx) {
     DTF_ASSIGN_OR_RETURN(std::unique_ptr<launch::LineTail> err,
                          from->Follow(t, t.stderr_file));
     sources.push_back(
-        {TaskLabel(t, remote), t.name(), host, true, std::move(out)});
+        {run.plan.hooks().TaskLabel(t), t.name(), host, true, std::move(out)});
     sources.push_back(
-        {TaskLabel(t, remote), t.name(), host, false, std::move(err)});
+        {run.plan.hooks().TaskLabel(t), t.name(), host, false, std::move(err)});
   }
   if (sources.empty()) {
     return NotFoundError(StrCat("run ", run.plan.run_id, " has no task ", task,

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "lib/base/strings.h"
+#include "lib/launch/plan_hooks.h"
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/checkpoint_files.h"
 
@@ -54,7 +55,7 @@ Status CheckResumable(const launch::RunStatus& status, const launch::Plan& plan,
                "resume"));
   }
   // An SSH run's checkpoints are on its chief's host: its tasks check them.
-  if (plan.remote()) return OkStatus();
+  if (plan.hooks().FilesOnHosts()) return OkStatus();
   std::string why;
   DTF_ASSIGN_OR_RETURN(
       std::optional<runtime::Bundle> own,

@@ -131,10 +131,6 @@ std::string AbsolutePath(const std::string& path) {
   return fs::absolute(path, ec).lexically_normal().string();
 }
 
-std::string TaskLabel(const launch::TaskPlan& task, bool remote) {
-  return remote ? StrCat(task.host, " ", task.name()) : task.name();
-}
-
 bool IsTaskName(std::string_view s) {
   const size_t colon = s.find(':');
   if (colon == std::string_view::npos) return false;

@@ -52,10 +52,6 @@ StatusOr<std::string> FindRun(const RunsFlags& flags, const std::string& id);
 // `path` made absolute (against the working directory) and normal.
 std::string AbsolutePath(const std::string& path);
 
-// How output names a task: "worker:1", or "10.0.0.2 worker:1" for a task on
-// another host (an SSH run).
-std::string TaskLabel(const launch::TaskPlan& task, bool remote);
-
 // Whether `s` reads as a task name: "ps:N" or "worker:N".
 bool IsTaskName(std::string_view s);
 

@@ -15,6 +15,7 @@
 #include "cmd/run_common.h"
 #include "lib/base/strings.h"
 #include "lib/launch/hand_off.h"
+#include "lib/launch/plan_hooks.h"
 #include "lib/launch/run_registry.h"
 #include "lib/launch/run_status.h"
 
@@ -34,7 +35,7 @@ constexpr auto kRpcDeadline = std::chrono::seconds(2);
 // still loads (an SSH run's are on its chief's host).
 void AddCheckpoints(const std::string& dir, launch::RunStatus* status) {
   StatusOr<launch::RunView> view = launch::LoadRun(dir);
-  if (!view.ok() || view->plan.remote()) return;
+  if (!view.ok() || view->plan.hooks().FilesOnHosts()) return;
   StatusOr<JobFile> job = LoadRunJob(view->plan);
   if (!job.ok()) return;
   status->checkpoint_dir = job->train.output_dir;

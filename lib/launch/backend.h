@@ -9,15 +9,17 @@
 // (lib/launch/ssh/: hosts over SSH and SFTP), slurm (lib/launch/slurm/: a
 // batch job or a job step) and kubernetes (lib/launch/k8s/: manifests
 // handed to the cluster, lib/launch/hand_off.h). Besides its Backend and
-// RunSource, each backend may have its own planning hooks
-// (lib/launch/plan_hooks.h) and profile table (ProfileTable in
-// lib/launch/profile.h). StartRun, OpenRunSource, PlanHooksOf,
-// ProfileTableOf, HandOffRun and QueryHandedOffRun (lib/launch/backends.cc)
-// pick by the BackendKind; the shared code asks BackendTraits
-// (lib/launch/backend_kind.h), never the kind.
+// RunSource, each backend has its hooks (lib/launch/plan_hooks.h: what
+// planning, plan.json, the dry run, status, logs and stop ask of it), its
+// profile table (ProfileTable in lib/launch/profile.h) and its own parts of
+// the shared records (Profile::table, Plan::part, RunRecord::backend).
+// StartRun, OpenRunSource, PlanHooksOf, ProfileTableOf, HandOffRun and
+// QueryHandedOffRun (lib/launch/backends.cc) pick by the BackendKind; the
+// shared code asks the hooks (Plan::hooks()), never the kind.
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -155,9 +157,10 @@ class Backend {
   // Once the run is over: the chief's metrics into --metrics-out when the
   // chief wrote them elsewhere.
   virtual void FetchMetrics() = 0;
-  // The batch system's id of what runs the tasks, recorded in tasks.json
-  // (RunRecord::slurm_job) once StartTasks made it; "" for none.
-  virtual std::string BatchJob() const { return ""; }
+  // What the backend records of what runs the tasks once StartTasks made
+  // it (a batch system's job), by key, into tasks.json (RunRecord::
+  // backend); empty for none.
+  virtual std::map<std::string, std::string> RecordFields() const { return {}; }
 };
 
 // The tasks a stop signalled, and those it had to kill.
@@ -202,8 +205,6 @@ class RunSource {
 // backend; Unimplemented for a backend this dtf does not have.
 StatusOr<std::unique_ptr<RunSource>> OpenRunSource(const Plan& plan);
 
-// The planning hooks of backend `kind` (MakePlan plans with them).
-const PlanHooks& PlanHooksOf(BackendKind kind);
 // The profile table of backend `kind` (ParseProfile reads with it).
 const ProfileTable& ProfileTableOf(BackendKind kind);
 

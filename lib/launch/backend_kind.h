@@ -1,8 +1,8 @@
 // Which backend carries out a run: the profile's `backend` key, as the
-// plan, plan.json and the dry run name it; and what the launch core may
-// know of a backend without naming it (BackendTraits). Together with
-// lib/launch/backends.cc, the one place outside a backend's folder that
-// tells the backends apart.
+// plan, plan.json and the dry run name it. lib/launch/backends.cc is the
+// one place outside a backend's folder that tells the backends apart; the
+// shared code asks a backend's hooks (lib/launch/plan_hooks.h: Plan::
+// hooks(), PlanHooksOf).
 #pragma once
 
 #include <optional>
@@ -24,44 +24,6 @@ inline constexpr BackendKind kDefaultBackend = BackendKind::kLocal;
 inline constexpr BackendKind kAllBackends[] = {
     BackendKind::kLocal, BackendKind::kSsh, BackendKind::kSlurm,
     BackendKind::kKubernetes};
-
-// What the shared launch code (planning, records, status, logs, stop) may
-// know of where a backend's tasks run, without asking for it by name.
-struct BackendTraits {
-  // The tasks are processes of this machine, known by the process groups
-  // tasks.json records.
-  bool local_processes = false;
-  // The tasks run on hosts the launcher reaches over SSH and ships the
-  // runtime and the job to; their files are on those hosts.
-  bool ships_to_hosts = false;
-  // A batch system places the tasks; their files are on storage the
-  // launcher shares with them, and their hosts and ports are known once
-  // they are ready.
-  bool shared_storage = false;
-  // A run is handed to the backend's own engine, which starts, restarts
-  // and stops the tasks: there is no plan of processes, and dtf status,
-  // logs and stop ask that engine (HandOffRun, QueryHandedOffRun).
-  bool hands_off = false;
-};
-
-constexpr BackendTraits TraitsOf(BackendKind kind) {
-  BackendTraits traits;
-  switch (kind) {
-    case BackendKind::kLocal:
-      traits.local_processes = true;
-      break;
-    case BackendKind::kSsh:
-      traits.ships_to_hosts = true;
-      break;
-    case BackendKind::kSlurm:
-      traits.shared_storage = true;
-      break;
-    case BackendKind::kKubernetes:
-      traits.hands_off = true;
-      break;
-  }
-  return traits;
-}
 
 // "local", "ssh", "slurm", "kubernetes".
 constexpr std::string_view BackendName(BackendKind kind) {

@@ -79,19 +79,21 @@ const PlanHooks& PlanHooksOf(BackendKind kind) {
 }
 
 const ProfileTable& ProfileTableOf(BackendKind kind) {
-  static const ProfileTable kShared;
+  static const ProfileTable kLocal;
+  static const ssh::SshProfileTable kSsh;
   static const slurm::SlurmProfileTable kSlurm;
   static const k8s::KubernetesProfileTable kKubernetes;
   switch (kind) {
     case BackendKind::kLocal:
+      return kLocal;
     case BackendKind::kSsh:
-      return kShared;
+      return kSsh;
     case BackendKind::kSlurm:
       return kSlurm;
     case BackendKind::kKubernetes:
       return kKubernetes;
   }
-  return kShared;
+  return kLocal;
 }
 
 StatusOr<Plan> MakePlan(const PlanRequest& request) {

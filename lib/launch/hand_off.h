@@ -1,4 +1,4 @@
-// Runs a backend hands to an engine of its own (BackendTraits::hands_off:
+// Runs a backend hands to an engine of its own (PlanHooks::HandsOff:
 // Kubernetes, whose Job controller starts, restarts and stops the pods).
 // There is no plan of processes and no supervisor: dtf launch hands the run
 // over and returns, and dtf status, logs and stop ask the engine about it

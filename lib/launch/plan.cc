@@ -4,6 +4,7 @@
 #include <string>
 
 #include "lib/base/strings.h"
+#include "lib/launch/plan_hooks.h"
 #include "lib/rpc/tls_certs.h"
 
 namespace dtf::launch {
@@ -31,8 +32,7 @@ bool Plan::LeavesLoopback() const {
 }
 
 std::string PlaintextWarning(const Plan& plan, const Profile& profile) {
-  // A Slurm run's tasks are on the allocation's nodes, off loopback.
-  if (plan.tls || plan.batch || (!plan.on_slurm() && !plan.LeavesLoopback())) {
+  if (plan.tls || plan.batch || !plan.hooks().CrossesNetwork(plan)) {
     return "";
   }
   return TlsOffWarning(profile);

@@ -14,6 +14,7 @@
 #include "lib/base/status.h"
 #include "lib/base/task_name.h"
 #include "lib/launch/backend_kind.h"
+#include "lib/launch/backend_part.h"
 #include "lib/launch/profile.h"
 
 namespace dtf::launch {
@@ -38,6 +39,7 @@ struct Overrides {
 };
 
 struct TaskPlan;
+class PlanHooks;
 
 // The command line of each task of a batch plan (PlanRequest::batch_command)
 // from the task (its index among plan.workers), the program it runs on its
@@ -168,12 +170,9 @@ struct Plan {
   Profile::Ssh ssh;
   std::string env_id;
   std::string job_id;
-  // backend = "slurm": the profile's [slurm] table and the batch script
-  // the run is submitted with (written to <run dir>/sbatch.sh). Every task
-  // runs the script's `dtf task slurm` command; its host and port are
-  // known once Slurm places it (its ready file), so the plan has "" and 0.
-  slurm::SlurmProfile slurm;
-  std::string batch_script;
+  // What the backend plans beyond the above, which only it reads (slurm:
+  // the [slurm] table and the batch script, lib/launch/slurm/slurm_plan.h).
+  BackendPart part;
   // PS 0..ps-1, then workers 0..workers-1.
   std::vector<TaskPlan> tasks;
 
@@ -182,13 +181,8 @@ struct Plan {
   // has at least one), whose workers wait for each other in every
   // collective.
   bool allreduce() const { return ps == 0 && !batch; }
-  // The tasks run on hosts reached over SSH (BackendTraits::ships_to_hosts).
-  bool remote() const { return TraitsOf(backend).ships_to_hosts; }
-  // The tasks run under a batch system, their files on shared storage
-  // (BackendTraits::shared_storage).
-  bool on_slurm() const { return TraitsOf(backend).shared_storage; }
-  // The tasks are not processes of this machine.
-  bool elsewhere() const { return !TraitsOf(backend).local_processes; }
+  // What the shared code asks of the plan's backend (PlanHooksOf).
+  const PlanHooks& hooks() const;
   // The task named `name` ("worker:1"), or nullptr.
   const TaskPlan* Find(std::string_view name) const;
   // Whether a task's host is not a loopback one (rpc::IsLoopbackHost): the

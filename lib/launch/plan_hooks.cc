@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "lib/base/strings.h"
 #include "lib/launch/run_layout.h"
@@ -281,5 +282,72 @@ StatusOr<Plan> MakePlanWith(const PlanRequest& r, const PlanHooks& hooks) {
   DTF_RETURN_IF_ERROR(CheckRequest(r));
   return hooks.PlaceTasks(r, PlanWithoutTasks(r, hooks));
 }
+
+const PlanHooks& Plan::hooks() const { return PlanHooksOf(backend); }
+
+bool PlanHooks::HandsOff() const { return false; }
+
+bool PlanHooks::TasksHere() const { return true; }
+
+bool PlanHooks::FilesOnHosts() const { return false; }
+
+std::string PlanHooks::TlsNameOf(const Plan&, const TaskPlan& task) const {
+  return task.host;
+}
+
+bool PlanHooks::CrossesNetwork(const Plan& plan) const {
+  return plan.LeavesLoopback();
+}
+
+std::string PlanHooks::TaskLabel(const TaskPlan& task) const {
+  return task.name();
+}
+
+std::string PortRangeText(const Plan& plan) {
+  if (plan.base_port == 0) return "ports chosen at launch";
+  return StrCat("ports ", plan.base_port, "-",
+                plan.base_port + plan.ps + plan.workers - 1);
+}
+
+std::string PlanHooks::PlacementText(const Plan& plan) const {
+  return StrCat(plan.host, ", ", PortRangeText(plan));
+}
+
+std::string PlanHooks::SecretNote(const Plan&) const { return ""; }
+
+std::string PlanHooks::TlsNote(const Plan&) const { return ""; }
+
+std::string PlanHooks::TlsOffText(const Plan& plan) const {
+  return StrCat("off", plan.LeavesLoopback()
+                           ? " (tls = false): the run's secret and every "
+                             "tensor cross the network in plaintext"
+                           : " (every task on loopback)");
+}
+
+std::string PlanHooks::MoreText(const Plan&) const { return ""; }
+
+std::string PlanHooks::AddressText(const TaskPlan& task) const {
+  return task.address();
+}
+
+std::string PlanHooks::LogsText(const TaskPlan& task) const { return task.dir; }
+
+std::string PlanHooks::TableNote(const Plan& plan) const {
+  return plan.base_port == 0 ? "(port 0: a free port chosen at launch)\n" : "";
+}
+
+std::string PlanHooks::CommandsText(const Plan& plan) const {
+  return TaskCommandsText(plan);
+}
+
+void PlanHooks::WriteJson(const Plan&, nlohmann::ordered_json*) const {}
+
+void PlanHooks::ReadJson(const nlohmann::ordered_json&, Plan*) const {}
+
+void PlanHooks::WriteTaskJson(const TaskPlan&, nlohmann::ordered_json*) const {}
+
+void PlanHooks::ReadTaskJson(const nlohmann::ordered_json&, TaskPlan*) const {}
+
+bool PlanHooks::AddressesPlanned() const { return true; }
 
 }  // namespace dtf::launch

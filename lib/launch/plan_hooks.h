@@ -10,6 +10,7 @@
 // MakePlan (lib/launch/backends.cc) picks them by the profile's backend.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,74 @@ class PlanHooks {
   // default the host's name and the launcher's paths.
   virtual TaskPaths OnHost(const Plan& plan, const std::string& job_entry,
                            const HostEntry& host, TaskPlan* task) const;
+
+  // What the shared code asks of a plan's backend once it is made (Plan::
+  // hooks()); the defaults are a local run's answers.
+
+  // Whether a run is handed to the backend's own engine, which starts,
+  // restarts and stops the tasks: there is no plan of processes, and dtf
+  // launch, status, logs and stop go through HandOffRun and
+  // QueryHandedOffRun (lib/launch/hand_off.h). False by default.
+  virtual bool HandsOff() const;
+
+  // The tasks are processes of this machine, known by the process groups
+  // tasks.json records (true by default).
+  virtual bool TasksHere() const;
+  // A task's files (logs, checkpoints, exit.json) are on its own host,
+  // reached through the backend's RunSource (false by default).
+  virtual bool FilesOnHosts() const;
+  // The name task `task`'s TLS certificate gives its peers to check: its
+  // host by default.
+  virtual std::string TlsNameOf(const Plan& plan, const TaskPlan& task) const;
+  // Whether the run's traffic crosses a network (Plan::LeavesLoopback by
+  // default).
+  virtual bool CrossesNetwork(const Plan& plan) const;
+  // What task `task` is shown as in logs and output prefixes
+  // ("worker:1", or "h1 worker:1" where tasks have hosts of their own).
+  virtual std::string TaskLabel(const TaskPlan& task) const;
+
+  // How PlanToText words what differs by backend: where the tasks run and
+  // on which ports ("127.0.0.1, ports 2222-2224"); what follows the secret
+  // file's mode and the TLS directory ("" by default); the TLS line when
+  // TLS is off; lines after the TLS line ("" by default); a task's
+  // address and where its logs are; the note under the task table; and
+  // the commands (each task's by default).
+  virtual std::string PlacementText(const Plan& plan) const;
+  virtual std::string SecretNote(const Plan& plan) const;
+  virtual std::string TlsNote(const Plan& plan) const;
+  virtual std::string TlsOffText(const Plan& plan) const;
+  virtual std::string MoreText(const Plan& plan) const;
+  virtual std::string AddressText(const TaskPlan& task) const;
+  virtual std::string LogsText(const TaskPlan& task) const;
+  virtual std::string TableNote(const Plan& plan) const;
+  virtual std::string CommandsText(const Plan& plan) const;
+
+  // What plan.json holds of the backend's own beside what every plan has
+  // (nothing by default): written into the document `plan` and each task's
+  // object, read back from them. Reading throws nlohmann::json's
+  // exceptions for a missing or mistyped key (PlanFromJson words them).
+  virtual void WriteJson(const Plan& plan, nlohmann::ordered_json* j) const;
+  virtual void ReadJson(const nlohmann::ordered_json& j, Plan* plan) const;
+  virtual void WriteTaskJson(const TaskPlan& task,
+                             nlohmann::ordered_json* j) const;
+  virtual void ReadTaskJson(const nlohmann::ordered_json& j,
+                            TaskPlan* task) const;
+  // Whether plan.json lists the cluster's addresses: known when the plan is
+  // made (true by default).
+  virtual bool AddressesPlanned() const;
 };
+
+// "ports 2222-2224", or "ports chosen at launch" for base port 0.
+std::string PortRangeText(const Plan& plan);
+
+// Each task's command line, one flag per line, as PlanToText shows them.
+std::string TaskCommandsText(const Plan& plan);
+
+// The planning hooks of backend `kind` (MakePlan plans with them, Plan::
+// hooks() answers with them). Defined with the backends' factory
+// (lib/launch/backends.cc), which every program that links the launch core
+// links.
+const PlanHooks& PlanHooksOf(BackendKind kind);
 
 // The plan of `request`, its tasks placed by `hooks`: MakePlan for a
 // backend's own hooks (a backend's Place plans with its own).

@@ -4,6 +4,7 @@
 #include "lib/base/strings.h"
 #include "lib/launch/json_text.h"
 #include "lib/launch/plan.h"
+#include "lib/launch/plan_hooks.h"
 
 namespace dtf::launch {
 namespace {
@@ -39,52 +40,12 @@ Json PlanJson(const Plan& plan) {
                       {"base_port", plan.base_port},
                       {"threads", plan.threads},
                       {"max_restarts", plan.max_restarts}};
-  if (plan.remote()) {
-    Json hosts = Json::array();
-    for (const HostEntry& h : plan.hosts) {
-      Json host{
-          {"host", h.host}, {"slots", h.slots}, {"gpus", h.gpus}, {"ps", h.ps}};
-      host["user"] = h.user ? Json(*h.user) : Json(nullptr);
-      host["port"] = h.port ? Json(*h.port) : Json(nullptr);
-      hosts.push_back(std::move(host));
-    }
-    Json& p = j["profile"];
-    p["hosts"] = std::move(hosts);
-    p["hostfile"] = plan.hostfile;
-    p["work_dir"] = plan.work_dir;
-    p["with_data"] = plan.with_data;
-    p["ssh"] = Json{{"user", plan.ssh.user},
-                    {"port", plan.ssh.port},
-                    {"identity_file", plan.ssh.identity_file},
-                    {"known_hosts", plan.ssh.known_hosts},
-                    {"config", plan.ssh.config},
-                    {"connect_timeout", plan.ssh.connect_timeout},
-                    {"keepalive", plan.ssh.keepalive},
-                    {"reconnect_timeout", plan.ssh.reconnect_timeout}};
-    j["env_id"] = plan.env_id;
-    j["job_id"] = plan.job_id;
-  }
-  if (plan.on_slurm()) {
-    const slurm::SlurmProfile& sl = plan.slurm;
-    j["profile"]["slurm"] = Json{{"partition", sl.partition},
-                                 {"account", sl.account},
-                                 {"constraint", sl.constraint},
-                                 {"time_limit", sl.time_limit},
-                                 {"nodes", sl.nodes},
-                                 {"tasks_per_node", sl.tasks_per_node},
-                                 {"gpus_per_node", sl.gpus_per_node},
-                                 {"sbatch_args", sl.sbatch_args},
-                                 {"srun_args", sl.srun_args},
-                                 {"base_port", sl.base_port},
-                                 {"run_dir", sl.run_dir}};
-    j["batch_script"] = plan.batch_script;
-  }
+  plan.hooks().WriteJson(plan, &j);
   j["set"] = plan.sets;
   j["metrics_out"] = plan.metrics_out;
   if (plan.resume) j["resume"] = true;
   if (plan.batch) j["batch"] = true;
-  // A Slurm run's addresses are known once Slurm places its tasks.
-  if (!plan.on_slurm()) {
+  if (plan.hooks().AddressesPlanned()) {
     j["cluster"] = Json{{"ps", Addresses(plan, Role::kPs)},
                         {"workers", Addresses(plan, Role::kWorker)}};
   }
@@ -106,10 +67,7 @@ Json PlanJson(const Plan& plan) {
                          {"stdout", t.stdout_file},
                          {"stderr", t.stderr_file},
                          {"exit_file", t.exit_file}});
-    if (plan.remote()) {
-      tasks.back()["work_dir"] = t.work_dir;
-      tasks.back()["ssh"] = Json{{"user", t.ssh_user}, {"port", t.ssh_port}};
-    }
+    plan.hooks().WriteTaskJson(t, &tasks.back());
   }
   j["tasks"] = std::move(tasks);
   return j;
@@ -130,54 +88,6 @@ Status CheckPlanText(const Plan& plan) {
 }
 
 namespace {
-
-// An SSH plan's hosts, how they are reached and what was shipped.
-void SshFromJson(const Json& j, const Json& p, Plan* out) {
-  Plan& plan = *out;
-  for (const Json& h : p.at("hosts")) {
-    HostEntry e;
-    e.host = h.at("host").get<std::string>();
-    e.slots = h.at("slots").get<int>();
-    e.gpus = h.at("gpus").get<int>();
-    e.ps = h.at("ps").get<bool>();
-    if (!h.at("user").is_null()) e.user = h.at("user").get<std::string>();
-    if (!h.at("port").is_null()) e.port = h.at("port").get<int>();
-    plan.hosts.push_back(std::move(e));
-  }
-  plan.hostfile = p.at("hostfile").get<std::string>();
-  plan.work_dir = p.at("work_dir").get<std::string>();
-  plan.with_data = p.at("with_data").get<bool>();
-  const Json& ssh = p.at("ssh");
-  plan.ssh.user = ssh.at("user").get<std::string>();
-  plan.ssh.port = ssh.at("port").get<int>();
-  plan.ssh.identity_file = ssh.at("identity_file").get<std::string>();
-  plan.ssh.known_hosts = ssh.at("known_hosts").get<std::string>();
-  plan.ssh.config = ssh.at("config").get<std::string>();
-  plan.ssh.connect_timeout = ssh.at("connect_timeout").get<int>();
-  plan.ssh.keepalive = ssh.at("keepalive").get<int>();
-  plan.ssh.reconnect_timeout =
-      ssh.value("reconnect_timeout", Profile::Ssh{}.reconnect_timeout);
-  plan.env_id = j.at("env_id").get<std::string>();
-  plan.job_id = j.at("job_id").get<std::string>();
-}
-
-// A Slurm plan's [slurm] table and batch script.
-void SlurmFromJson(const Json& j, const Json& p, Plan* plan) {
-  const Json& sl = p.at("slurm");
-  slurm::SlurmProfile& out = plan->slurm;
-  out.partition = sl.at("partition").get<std::string>();
-  out.account = sl.at("account").get<std::string>();
-  out.constraint = sl.at("constraint").get<std::string>();
-  out.time_limit = sl.at("time_limit").get<std::string>();
-  out.nodes = sl.at("nodes").get<int>();
-  out.tasks_per_node = sl.at("tasks_per_node").get<int>();
-  out.gpus_per_node = sl.at("gpus_per_node").get<int>();
-  out.sbatch_args = sl.at("sbatch_args").get<std::vector<std::string>>();
-  out.srun_args = sl.at("srun_args").get<std::vector<std::string>>();
-  out.base_port = sl.at("base_port").get<int>();
-  out.run_dir = sl.at("run_dir").get<std::string>();
-  plan->batch_script = j.at("batch_script").get<std::string>();
-}
 
 // One task of `plan`; DataLoss naming `name` for a role it does not know.
 StatusOr<TaskPlan> TaskFromJson(const Json& t, const Plan& plan,
@@ -204,11 +114,7 @@ StatusOr<TaskPlan> TaskFromJson(const Json& t, const Plan& plan,
   task.stdout_file = t.at("stdout").get<std::string>();
   task.stderr_file = t.at("stderr").get<std::string>();
   task.exit_file = t.at("exit_file").get<std::string>();
-  if (plan.remote()) {
-    task.work_dir = t.at("work_dir").get<std::string>();
-    task.ssh_user = t.at("ssh").at("user").get<std::string>();
-    task.ssh_port = t.at("ssh").at("port").get<int>();
-  }
+  plan.hooks().ReadTaskJson(t, &task);
   return task;
 }
 
@@ -250,12 +156,7 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
     plan.base_port = p.at("base_port").get<int>();
     plan.threads = p.at("threads").get<int>();
     plan.max_restarts = p.at("max_restarts").get<int>();
-    if (plan.remote()) {
-      SshFromJson(j, p, &plan);
-    }
-    if (plan.on_slurm()) {
-      SlurmFromJson(j, p, &plan);
-    }
+    plan.hooks().ReadJson(j, &plan);
     plan.sets = j.at("set").get<std::vector<std::string>>();
     plan.metrics_out = j.at("metrics_out").get<std::string>();
     plan.resume = j.value("resume", false);

@@ -84,8 +84,7 @@ Status ReadBounded(Reader* reader, Profile* p, const toml::table& table,
 
 // An error naming the first key of `table` (in file order) that a profile
 // for `backend` does not have, with the closest one as a suggestion.
-Status CheckKeys(const Reader& reader, const toml::table& table,
-                 BackendKind backend) {
+Status CheckKeys(const Reader& reader, const toml::table& table, bool ssh) {
   const std::initializer_list<std::string_view> kLocal = {
       "backend", "ps",           "workers", "host", "base_port", "threads",
       "env",     "max_restarts", "device",  "gpus", "tls"};
@@ -93,7 +92,6 @@ Status CheckKeys(const Reader& reader, const toml::table& table,
       "backend",  "ps",        "workers",      "hosts",   "hostfile",
       "work_dir", "with_data", "base_port",    "threads", "env",
       "ssh",      "device",    "max_restarts", "tls"};
-  const bool ssh = TraitsOf(backend).ships_to_hosts;
   const std::initializer_list<std::string_view>& keys = ssh ? kSsh : kLocal;
   const std::initializer_list<std::string_view>& others = ssh ? kLocal : kSsh;
   return reader.CheckKnownKeys(table, "", keys, [&](std::string_view name) {
@@ -282,9 +280,11 @@ Status ReadSshProfile(const Reader& reader, const toml::table& table,
 }  // namespace
 
 Status ProfileTable::Read(const Reader& reader, const toml_util::Table& table,
-                          Profile* profile) const {
-  return CheckKeys(reader, table.table, profile->backend);
+                          Profile*) const {
+  return CheckKeys(reader, table.table, ReadsHosts());
 }
+
+bool ProfileTable::ReadsHosts() const { return false; }
 
 StatusOr<Profile> ParseProfileWith(std::string_view text, std::string source,
                                    std::string name,
@@ -362,7 +362,7 @@ StatusOr<Profile> ParseProfileWith(std::string_view text, std::string source,
       DTF_ASSIGN_OR_RETURN(p.env[name], reader.GetString(*value, path));
     }
   }
-  if (TraitsOf(p.backend).ships_to_hosts) {
+  if (tables(p.backend).ReadsHosts()) {
     DTF_RETURN_IF_ERROR(ReadSshProfile(reader, table, options, &p));
   }
   return p;

@@ -12,9 +12,8 @@
 #include "lib/base/device_name.h"
 #include "lib/base/status.h"
 #include "lib/launch/backend_kind.h"
+#include "lib/launch/backend_part.h"
 #include "lib/launch/hostfile.h"
-#include "lib/launch/k8s/k8s_profile.h"
-#include "lib/launch/slurm/slurm_profile.h"
 
 namespace dtf::toml_util {
 class Reader;
@@ -92,12 +91,10 @@ struct Profile {
   // Unset (the default): on when a task's host is not a loopback one (an
   // SSH run to real hosts), off for a run on loopback.
   std::optional<bool> tls;
-  // backend = "slurm" only: the [slurm] table (lib/launch/slurm/
-  // slurm_profile.h).
-  slurm::SlurmProfile slurm;
-  // backend = "kubernetes" only: the [kubernetes] table (lib/launch/k8s/
-  // k8s_profile.h).
-  k8s::KubernetesProfile kubernetes;
+  // The backend's own table, read by its ProfileTable: [slurm] (lib/
+  // launch/slurm/slurm_profile.h: SlurmTableOf) or [kubernetes] (lib/
+  // launch/k8s/k8s_profile.h: KubernetesTableOf); empty for local and ssh.
+  BackendPart table;
   // [env]: environment variables set for every task, by name.
   std::map<std::string, std::string> env;
   // "<file>:<line>:<col>" of each key read, for errors found later (a port
@@ -131,6 +128,10 @@ class ProfileTable {
   // keys of a local or SSH profile, with a hint for a key of the other.
   virtual Status Read(const toml_util::Reader& reader,
                       const toml_util::Table& table, Profile* profile) const;
+  // Whether the profile lists hosts of the tasks' own and how they are
+  // reached (hosts, hostfile, work_dir, with_data, [ssh]); false by
+  // default (a local profile's keys).
+  virtual bool ReadsHosts() const;
 };
 
 // The ProfileTable of each backend (lib/launch/backends.cc has them all).

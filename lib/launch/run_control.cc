@@ -8,6 +8,7 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/backend.h"
+#include "lib/launch/plan_hooks.h"
 #include "lib/launch/process.h"
 #include "lib/launch/run_layout.h"
 
@@ -31,7 +32,7 @@ bool SupervisorRunning(const RunRecord& record) {
 }
 
 bool AnyTaskAlive(const RunView& run) {
-  if (run.plan.elsewhere()) {
+  if (!run.plan.hooks().TasksHere()) {
     // Tasks on other hosts: alive until their exit.json says otherwise.
     for (const TaskRecord& t : run.record.tasks) {
       if (TaskStarted(run, t) && run.exits.count(t.task) == 0 &&
@@ -52,7 +53,7 @@ Status ReconcileRun(RunView* run) {
     return OkStatus();
   }
   const bool stopped = StopMarked(run->dir);
-  const bool remote = run->plan.elsewhere();
+  const bool remote = !run->plan.hooks().TasksHere();
   if (remote) {
     // The exits are recorded where the tasks ran.
     DTF_ASSIGN_OR_RETURN(std::unique_ptr<RunSource> source,
@@ -144,7 +145,8 @@ StatusOr<StopReport> StopRemoteRun(RunView run,
 StatusOr<StopReport> StopRun(const std::string& run_dir,
                              std::chrono::milliseconds grace) {
   DTF_ASSIGN_OR_RETURN(RunView run, LoadRun(run_dir));
-  if (run.plan.elsewhere()) return StopRemoteRun(std::move(run), grace);
+  if (!run.plan.hooks().TasksHere())
+    return StopRemoteRun(std::move(run), grace);
   StopReport report;
   for (const TaskRecord& t : run.record.tasks) {
     if (t.process.pid <= 0) continue;

@@ -5,10 +5,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/json_text.h"
+#include "lib/launch/plan_hooks.h"
 #include "lib/launch/run_layout.h"
 
 namespace dtf::launch {
@@ -16,6 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
+
+// tasks.json's own text keys; any other is a backend's (RunRecord::backend).
+const std::set<std::string> kSharedTextKeys = {"run_id", "state", "message"};
 
 Json OptionalInt(const std::optional<int64_t>& v) {
   return v ? Json(*v) : Json(nullptr);
@@ -63,7 +68,7 @@ Status WriteRunRecord(const std::string& run_dir, const RunRecord& r) {
   j["supervisor"] = Json{{"pid", r.supervisor.pid},
                          {"start_ticks", r.supervisor.start_ticks},
                          {"detached", r.detached}};
-  if (!r.slurm_job.empty()) j["slurm_job"] = r.slurm_job;
+  for (const auto& [key, value] : r.backend) j[key] = value;
   Json tasks = Json::array();
   for (const TaskRecord& t : r.tasks) {
     tasks.push_back(Json{{"task", t.task},
@@ -94,7 +99,11 @@ StatusOr<RunRecord> ReadRunRecord(const std::string& run_dir) {
     r.supervisor.pid = s.at("pid").get<pid_t>();
     r.supervisor.start_ticks = s.at("start_ticks").get<uint64_t>();
     r.detached = s.at("detached").get<bool>();
-    r.slurm_job = j.value("slurm_job", std::string());
+    for (const auto& [key, value] : j.items()) {
+      if (value.is_string() && !kSharedTextKeys.contains(key)) {
+        r.backend[key] = value.get<std::string>();
+      }
+    }
     for (const Json& t : j.at("tasks")) {
       TaskRecord task;
       task.task = t.at("task").get<std::string>();
@@ -145,7 +154,7 @@ namespace {
 std::optional<int64_t> HandedOffMs(const fs::path& dir) {
   std::error_code ec;
   for (BackendKind kind : kAllBackends) {
-    if (!TraitsOf(kind).hands_off) continue;
+    if (!PlanHooksOf(kind).HandsOff()) continue;
     const fs::path record = dir / HandOffRecordName(kind);
     if (!fs::exists(record, ec)) continue;
     const auto written = fs::last_write_time(record, ec);
@@ -223,8 +232,9 @@ StatusOr<RunView> LoadRun(const std::string& run_dir) {
 }
 
 bool TaskStarted(const RunView& run, const TaskRecord& t) {
-  if (run.plan.on_slurm()) return !run.record.slurm_job.empty();
-  return t.process.pid > 0;
+  // A task is a process of its own, or runs in what the backend recorded
+  // once it made it (a Slurm job).
+  return t.process.pid > 0 || !run.record.backend.empty();
 }
 
 }  // namespace dtf::launch

@@ -39,10 +39,11 @@ struct RunRecord {
   // supervisor of a detached run.
   ProcessId supervisor;
   bool detached = false;
-  // backend = "slurm": the run's Slurm job ("1234", submitted with sbatch)
-  // or job step ("1234.5", srun inside an existing allocation) once it is
-  // there; what `dtf stop` cancels (scancel) and squeue is asked about.
-  std::string slurm_job;
+  // What the backend records of what runs the tasks, once it is there
+  // (Backend::RecordFields), by key: top-level text keys of tasks.json
+  // beside the shared ones (slurm: "slurm_job", the run's job or step,
+  // what `dtf stop` cancels). Empty for a backend that records nothing.
+  std::map<std::string, std::string> backend;
   std::vector<TaskRecord> tasks;
 };
 

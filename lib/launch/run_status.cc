@@ -8,6 +8,7 @@
 #include "lib/base/strings.h"
 #include "lib/launch/backend.h"
 #include "lib/launch/json_text.h"
+#include "lib/launch/plan_hooks.h"
 #include "lib/launch/run_control.h"
 #include "lib/launch/run_registry.h"
 #include "lib/launch/run_tls.h"
@@ -69,7 +70,7 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
       row.restarts = r.restarts;
       if (!r.address.empty()) row.address = r.address;
       row.alive = TaskStarted(run, r) && !IsFinal(r.state) &&
-                  (run.plan.elsewhere() || GroupAlive(r.process));
+                  (!run.plan.hooks().TasksHere() || GroupAlive(r.process));
     }
     if (auto it = run.exits.find(row.task); it != run.exits.end()) {
       row.state = TaskStateName(it->second.state);
@@ -108,13 +109,12 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
     // The chief's certificate names its host as the plan has it, also when
     // the call goes through a tunnel; under Slurm, its task.
     tls = ClientTls{files->ca_cert, files->cert, files->key,
-                    run.plan.on_slurm() ? std::string(rpc::kChiefTask)
-                                        : run.plan.chief().host};
+                    run.plan.hooks().TlsNameOf(run.plan, run.plan.chief())};
   }
   const ClientTls* client_tls = tls ? &*tls : nullptr;
   StatusOr<CoordinatorStatus> reply = QueryCoordinator(
       s.chief_address, s.run_id, *secret, deadline, client_tls);
-  if (!reply.ok() && run.plan.remote() &&
+  if (!reply.ok() && run.plan.hooks().FilesOnHosts() &&
       reply.status().code() != StatusCode::kPermissionDenied) {
     // The chief's port may not be reachable from here: another way.
     StatusOr<std::unique_ptr<RunSource>> source = OpenRunSource(run.plan);

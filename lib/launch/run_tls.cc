@@ -6,6 +6,7 @@
 
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
+#include "lib/launch/plan_hooks.h"
 #include "lib/launch/run_layout.h"
 
 namespace dtf::launch {
@@ -31,11 +32,10 @@ StatusOr<RunTls> MakeRunTls(const Plan& plan) {
   DTF_ASSIGN_OR_RETURN(tls.ca, rpc::MakeRunCa(plan.run_id));
   for (const TaskPlan& t : plan.tasks) {
     const std::string name = TaskDirName(t.role, t.index);
-    DTF_ASSIGN_OR_RETURN(
-        tls.certs[name],
-        rpc::IssueCert(tls.ca, name,
-                       plan.on_slurm() ? std::vector<std::string>{name}
-                                       : std::vector<std::string>{t.host}));
+    DTF_ASSIGN_OR_RETURN(tls.certs[name],
+                         rpc::IssueCert(tls.ca, name,
+                                        std::vector<std::string>{
+                                            plan.hooks().TlsNameOf(plan, t)}));
   }
   DTF_ASSIGN_OR_RETURN(tls.certs[kTlsLauncherName],
                        rpc::IssueCert(tls.ca, kTlsLauncherName, {}));

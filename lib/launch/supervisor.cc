@@ -98,7 +98,7 @@ Status Run::Begin(PlanRequest request) {
       tasks_[i].started = true;
       record_.tasks[i].process = *ids[i];
     }
-    record_.slurm_job = backend_->BatchJob();
+    record_.backend = backend_->RecordFields();
     // Every task that did start is stopped again.
     if (!first_error.ok()) return FailStart(first_error);
   }

@@ -68,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         "threads, max_restarts or gpus negative");
   Check(p->backend != dtf::launch::BackendKind::kSsh || !p->hosts.empty(),
         "ssh backend without hosts");
-  const dtf::launch::slurm::SlurmProfile& slurm = p->slurm;
+  const dtf::launch::slurm::SlurmProfile& slurm = SlurmTableOf(*p);
   Check(slurm.nodes >= 0 && slurm.tasks_per_node >= 0 &&
             slurm.gpus_per_node >= 0 && slurm.base_port >= 1024 &&
             slurm.base_port <= 65535,

@@ -78,12 +78,12 @@ TEST(RunRegistry, RecordsRoundTrip) {
   EXPECT_EQ(back->tasks[0].process.start_ticks, 7u);
   EXPECT_EQ(back->tasks[0].address, "127.0.0.1:5");
   // Only a Slurm run has a job; the others' records do not mention one.
-  EXPECT_EQ(back->slurm_job, "");
+  EXPECT_EQ(back->backend.count("slurm_job"), 0u);
   EXPECT_THAT(dtf::testing::ReadFile(dir.Join("tasks.json")),
               ::testing::Not(HasSubstr("slurm_job")));
-  r.slurm_job = "1234.0";
+  r.backend["slurm_job"] = "1234.0";
   ASSERT_TRUE(WriteRunRecord(dir.path(), r).ok());
-  EXPECT_EQ(ReadRunRecord(dir.path())->slurm_job, "1234.0");
+  EXPECT_EQ(ReadRunRecord(dir.path())->backend.at("slurm_job"), "1234.0");
 
   ExitRecord e{"ps:0", TaskState::kLost, std::nullopt, 0, 5};
   ASSERT_TRUE(WriteExitRecord(dir.Join("exit.json"), e).ok());

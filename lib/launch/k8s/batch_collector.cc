@@ -38,7 +38,7 @@ std::string TrimmedOutput(std::string s) {
 
 ShardCollector::ShardCollector(const Profile& profile, std::string run_id,
                                const BatchJob& job, const BatchIo& io)
-    : p_(profile.kubernetes),
+    : p_(KubernetesTableOf(profile)),
       max_restarts_(profile.max_restarts),
       run_id_(std::move(run_id)),
       w_(job.shards),

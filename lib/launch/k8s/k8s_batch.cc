@@ -30,8 +30,9 @@ bool OnDataVolume(const KubernetesProfile& p, const std::string& path) {
 }
 
 std::string WhereOf(const Profile& profile, const char* key) {
-  const auto it = profile.kubernetes.where.find(key);
-  return it != profile.kubernetes.where.end() ? it->second : profile.source;
+  const auto it = KubernetesTableOf(profile).where.find(key);
+  return it != KubernetesTableOf(profile).where.end() ? it->second
+                                                      : profile.source;
 }
 
 // The files of the job's directory for its ConfigMap.
@@ -76,7 +77,7 @@ class KubernetesBatchRunner : public BatchRunner {
 };
 
 Status KubernetesBatchRunner::CheckInputs(const BatchJob& job) const {
-  const KubernetesProfile& p = profile_.kubernetes;
+  const KubernetesProfile& p = KubernetesTableOf(profile_);
   for (const std::string& input : job.inputs) {
     if (p.data.kind == DataVolume::Kind::kNone) {
       return FailedPreconditionError(
@@ -98,7 +99,7 @@ Status KubernetesBatchRunner::CheckInputs(const BatchJob& job) const {
 
 StatusOr<PredictRenderRequest> KubernetesBatchRunner::Request(
     const BatchJob& job) const {
-  const KubernetesProfile& p = profile_.kubernetes;
+  const KubernetesProfile& p = KubernetesTableOf(profile_);
   const int w = job.shards;
   PredictRenderRequest req;
   req.profile = p;
@@ -126,7 +127,7 @@ StatusOr<PredictRenderRequest> KubernetesBatchRunner::Request(
 }
 
 Status KubernetesBatchRunner::Run(const BatchJob& job, const BatchIo& io) {
-  const KubernetesProfile& p = profile_.kubernetes;
+  const KubernetesProfile& p = KubernetesTableOf(profile_);
   DTF_RETURN_IF_ERROR(CheckInputs(job));
   DTF_ASSIGN_OR_RETURN(const PredictRenderRequest req, Request(job));
   DTF_ASSIGN_OR_RETURN(const std::vector<RenderedObject> objects,
@@ -147,7 +148,7 @@ Status KubernetesBatchRunner::Apply(const BatchJob& job,
                                     const PredictRenderRequest& req,
                                     const std::vector<RenderedObject>& objects,
                                     const BatchIo& io) const {
-  const KubernetesProfile& p = profile_.kubernetes;
+  const KubernetesProfile& p = KubernetesTableOf(profile_);
   const int w = job.shards;
   DTF_ASSIGN_OR_RETURN(const std::string id,
                        CreateRunDir(job.runs_dir, req.run_id));

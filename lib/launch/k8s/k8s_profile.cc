@@ -390,4 +390,14 @@ StatusOr<KubernetesProfile> ReadKubernetesProfile(
   return p;
 }
 
+const KubernetesProfile& KubernetesTableOf(const Profile& profile) {
+  static const KubernetesProfile kDefaults;
+  const KubernetesProfile* table = profile.table.Get<KubernetesProfile>();
+  return table != nullptr ? *table : kDefaults;
+}
+
+KubernetesProfile& MutableKubernetesTable(Profile* profile) {
+  return profile->table.Mutable<KubernetesProfile>();
+}
+
 }  // namespace dtf::launch::k8s

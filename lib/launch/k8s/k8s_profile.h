@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/launch/profile.h"
 
 namespace dtf::toml_util {
 class Reader;
@@ -105,5 +106,11 @@ bool IsQuantity(std::string_view text);
 // Whether `text` is a DNS-1123 label (lowercase alphanumerics and '-', at
 // most 63, starting and ending alphanumeric).
 bool IsDnsLabel(std::string_view text);
+
+// The [kubernetes] table of `profile` (Profile::table, read by the backend's
+// ProfileTable); the defaults for a profile of another backend.
+const KubernetesProfile& KubernetesTableOf(const Profile& profile);
+// The same to fill in, made with the defaults when the profile has none.
+KubernetesProfile& MutableKubernetesTable(Profile* profile);
 
 }  // namespace dtf::launch::k8s

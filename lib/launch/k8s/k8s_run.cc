@@ -70,7 +70,7 @@ Status KubernetesProfileTable::Read(const toml_util::Reader& reader,
                                     const toml_util::Table& table,
                                     Profile* profile) const {
   DTF_RETURN_IF_ERROR(CheckKubernetesProfileKeys(reader, table));
-  DTF_ASSIGN_OR_RETURN(profile->kubernetes,
+  DTF_ASSIGN_OR_RETURN(MutableKubernetesTable(profile),
                        ReadKubernetesProfile(reader, table));
   return OkStatus();
 }
@@ -87,7 +87,7 @@ StatusOr<std::string> HandOffKubernetesRun(const PlanRequest& r,
                                            const HandOffOptions& how) {
   const Profile& profile = r.profile;
   RenderRequest req;
-  req.profile = profile.kubernetes;
+  req.profile = KubernetesTableOf(profile);
   // An allreduce run has no parameter servers, as on every backend.
   req.ps = r.allreduce ? 0 : r.overrides.ps > 0 ? r.overrides.ps : profile.ps;
   req.workers = r.overrides.workers > 0 ? r.overrides.workers : profile.workers;
@@ -119,8 +119,8 @@ StatusOr<std::string> HandOffKubernetesRun(const PlanRequest& r,
   DTF_ASSIGN_OR_RETURN(const std::vector<RenderedObject> objects,
                        RenderManifests(req));
   const std::string lost = LostOutputWarning(
-      PodOutputDir(req.job_text, req.sets, profile.kubernetes),
-      profile.kubernetes);
+      PodOutputDir(req.job_text, req.sets, KubernetesTableOf(profile)),
+      KubernetesTableOf(profile));
   if (!lost.empty()) how.on_warning(lost);
   if (how.dry_run) return JoinDocuments(objects);
   if (!how.render_dir.empty()) {

@@ -30,6 +30,8 @@ class KubernetesProfileTable : public ProfileTable {
 class KubernetesPlanHooks : public PlanHooks {
  public:
   Status CheckProfile(const Profile& profile) const override;
+  // True: the cluster's Job controller carries the run out.
+  bool HandsOff() const override { return true; }
 };
 
 // HandOffRun for a Kubernetes profile: the run's Secret (its secret and,

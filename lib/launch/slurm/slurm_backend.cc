@@ -80,7 +80,8 @@ Status SlurmBackend::Prepare(const RunTls*) {
   }
   const std::string script =
       (fs::path(plan_->run_dir) / slurm::kBatchScriptFile).string();
-  DTF_RETURN_IF_ERROR(WriteFileAtomically(script, plan_->batch_script));
+  DTF_RETURN_IF_ERROR(
+      WriteFileAtomically(script, slurm::SlurmPartOf(*plan_).batch_script));
   if (::chmod(script.c_str(), 0700) != 0) {
     return ErrnoToStatus(errno, script);
   }
@@ -461,6 +462,11 @@ StatusOr<std::unique_ptr<Run>> StartSlurmRun(PlanRequest request,
   auto backend = std::make_unique<SlurmBackend>(
       options, allocation == nullptr ? std::string() : std::string(allocation));
   return Run::Start(std::move(backend), std::move(request), std::move(options));
+}
+
+std::map<std::string, std::string> SlurmBackend::RecordFields() const {
+  if (job_.empty()) return {};
+  return {{std::string(slurm::kSlurmJobKey), job_}};
 }
 
 }  // namespace dtf::launch

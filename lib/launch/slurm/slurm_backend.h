@@ -58,7 +58,7 @@ class SlurmBackend final : public Backend {
   std::string ChiefFailed(size_t i, const TaskEnd& end) override;
   std::string NotReady(size_t i) const override;
   void FetchMetrics() override {}  // the chief writes it on shared storage
-  std::string BatchJob() const override { return job_; }
+  std::map<std::string, std::string> RecordFields() const override;
 
  private:
   struct Task {

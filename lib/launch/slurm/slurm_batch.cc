@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lib/launch/batch/supervised_batch.h"
+#include "lib/launch/slurm/slurm_profile.h"
 
 namespace dtf::launch {
 namespace {
@@ -14,7 +15,8 @@ class SlurmPlacement : public ShardPlacement {
  public:
   Status Prepare(const BatchJob& job, const std::vector<std::string>& /*files*/,
                  PlanRequest* request) const override {
-    if (!job.runs_dir_given && !request->profile.slurm.run_dir.empty()) {
+    if (!job.runs_dir_given &&
+        !slurm::SlurmTableOf(request->profile).run_dir.empty()) {
       request->runs_dir.clear();
     }
     return OkStatus();

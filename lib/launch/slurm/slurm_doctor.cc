@@ -8,6 +8,7 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/slurm/slurm_cli.h"
+#include "lib/launch/slurm/slurm_plan.h"
 #include "lib/launch/slurm/slurm_query.h"
 
 namespace dtf::launch {
@@ -16,8 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string Where(const Plan& plan, const std::string& key) {
-  auto it = plan.slurm.where.find(key);
-  return it == plan.slurm.where.end() ? plan.profile_source : it->second;
+  const auto& where = slurm::SlurmPartOf(plan).profile.where;
+  const auto it = where.find(key);
+  return it == where.end() ? plan.profile_source : it->second;
 }
 
 SlurmCheck RunsDirCheck(const Plan& plan) {
@@ -49,7 +51,7 @@ SlurmCheck RunsDirCheck(const Plan& plan) {
 
 std::vector<SlurmCheck> CheckSlurmPlan(const Plan& plan) {
   std::vector<SlurmCheck> out;
-  const slurm::SlurmProfile& p = plan.slurm;
+  const slurm::SlurmProfile& p = slurm::SlurmPartOf(plan).profile;
   StatusOr<slurm::CommandResult> sinfo =
       slurm::RunSlurmCommand({"sinfo", "-h", "-o", "%P|%l|%D|%a"});
   std::vector<slurm::SinfoPartition> parts;

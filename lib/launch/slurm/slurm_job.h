@@ -6,10 +6,16 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 
 #include "lib/base/status.h"
 
 namespace dtf::launch::slurm {
+
+// The key of tasks.json (RunRecord::backend) that holds a run's Slurm job
+// ("1234", submitted with sbatch) or job step ("1234.5", srun inside an
+// existing allocation).
+inline constexpr std::string_view kSlurmJobKey = "slurm_job";
 
 struct SlurmJobState {
   // Slurm's word ("PENDING", "RUNNING", "COMPLETED", "CANCELLED", ...);

@@ -19,7 +19,7 @@ Status SlurmProfileTable::Read(const toml_util::Reader& reader,
                                Profile* profile) const {
   DTF_RETURN_IF_ERROR(CheckSlurmProfileKeys(reader, table));
   DTF_ASSIGN_OR_RETURN(
-      profile->slurm,
+      MutableSlurmTable(profile),
       ReadSlurmProfile(reader, table,
                        fs::path(profile->source).parent_path().string()));
   return OkStatus();
@@ -38,19 +38,20 @@ Status SlurmPlanHooks::CheckProfile(const Profile& profile) const {
 }
 
 std::string SlurmPlanHooks::RunsDir(const Profile& profile) const {
-  return profile.slurm.run_dir;
+  return SlurmTableOf(profile).run_dir;
 }
 
 StatusOr<Plan> SlurmPlanHooks::PlaceTasks(const PlanRequest& r,
                                           Plan plan) const {
   const Profile& profile = r.profile;
   plan.host = "";
-  plan.base_port = profile.slurm.base_port;
+  plan.base_port = SlurmTableOf(profile).base_port;
   // On unless the profile turns it off: the tasks talk across the
   // allocation's nodes. Their certificates name their tasks, not hosts
   // (rpc::TlsMaterial::by_task_name). A batch plan's tasks talk to no one.
   plan.tls = !plan.batch && profile.tls.value_or(true);
-  plan.slurm = profile.slurm;
+  SlurmPlanPart& part = plan.part.Mutable<SlurmPlanPart>();
+  part.profile = SlurmTableOf(profile);
   SlurmRunSpec spec;
   spec.binary = plan.binary;
   spec.job = plan.job;
@@ -59,16 +60,16 @@ StatusOr<Plan> SlurmPlanHooks::PlaceTasks(const PlanRequest& r,
   spec.ps = plan.ps;
   spec.workers = plan.workers;
   spec.threads = plan.threads;
-  spec.base_port = profile.slurm.base_port;
-  spec.gpus_per_node = profile.slurm.gpus_per_node;
+  spec.base_port = SlurmTableOf(profile).base_port;
+  spec.gpus_per_node = SlurmTableOf(profile).gpus_per_node;
   spec.sets = plan.sets;
   spec.resume = plan.resume;
   spec.metrics_out = plan.metrics_out;
   spec.tls = plan.tls;
   spec.batch = plan.batch;
   spec.env.assign(profile.env.begin(), profile.env.end());
-  DTF_ASSIGN_OR_RETURN(plan.batch_script,
-                       RenderBatchScript(profile.slurm, spec));
+  DTF_ASSIGN_OR_RETURN(part.batch_script,
+                       RenderBatchScript(SlurmTableOf(profile), spec));
   const std::vector<std::string> argv = SlurmTaskArgv(spec);
   const int count = plan.ps + plan.workers;
   for (int k = 0; k < count; ++k) {

@@ -228,4 +228,14 @@ StatusOr<SlurmProfile> ReadSlurmProfile(const Reader& reader,
   return p;
 }
 
+const SlurmProfile& SlurmTableOf(const Profile& profile) {
+  static const SlurmProfile kDefaults;
+  const SlurmProfile* table = profile.table.Get<SlurmProfile>();
+  return table != nullptr ? *table : kDefaults;
+}
+
+SlurmProfile& MutableSlurmTable(Profile* profile) {
+  return profile->table.Mutable<SlurmProfile>();
+}
+
 }  // namespace dtf::launch::slurm

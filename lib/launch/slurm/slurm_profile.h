@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/launch/profile.h"
 
 namespace dtf::toml_util {
 class Reader;
@@ -63,5 +64,11 @@ StatusOr<SlurmProfile> ReadSlurmProfile(const toml_util::Reader& reader,
 // Checks a time limit in one of Slurm's formats (see time_limit); the
 // message says what is wrong, without the key.
 Status ValidateSlurmTimeLimit(std::string_view text);
+
+// The [slurm] table of `profile` (Profile::table, read by the backend's
+// ProfileTable); the defaults for a profile of another backend.
+const SlurmProfile& SlurmTableOf(const Profile& profile);
+// The same to fill in, made with the defaults when the profile has none.
+SlurmProfile& MutableSlurmTable(Profile* profile);
 
 }  // namespace dtf::launch::slurm

@@ -17,6 +17,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The run's Slurm job or step as tasks.json records it; "" before one.
+std::string SlurmJobOf(const RunRecord& record) {
+  const auto it = record.backend.find(std::string(slurm::kSlurmJobKey));
+  return it == record.backend.end() ? std::string() : it->second;
+}
+
 class SlurmRunSource final : public RunSource {
  public:
   explicit SlurmRunSource(const Plan& plan) : plan_(plan) {}
@@ -24,7 +30,7 @@ class SlurmRunSource final : public RunSource {
   // The exit.json files are on shared storage already; a task without one
   // once the job is over is recorded stopped (after `dtf stop`) or lost.
   void FetchExits(RunView* run) override {
-    const std::string& job = run->record.slurm_job;
+    const std::string& job = SlurmJobOf(run->record);
     if (!job.empty()) {
       StatusOr<slurm::SlurmJobState> s = slurm::QuerySlurmJob(job);
       if (!s.ok() || !s->over) return;
@@ -44,7 +50,7 @@ class SlurmRunSource final : public RunSource {
   StatusOr<TaskStopReport> StopTasks(const RunView& run,
                                      std::chrono::milliseconds grace) override {
     TaskStopReport report;
-    const std::string& job = run.record.slurm_job;
+    const std::string& job = SlurmJobOf(run.record);
     if (job.empty()) return report;
     DTF_ASSIGN_OR_RETURN(slurm::SlurmJobState s, slurm::QuerySlurmJob(job));
     if (s.over) return report;

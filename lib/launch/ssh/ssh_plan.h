@@ -18,6 +18,12 @@
 
 namespace dtf::launch::ssh {
 
+// The shared keys of a profile, with its hosts and how they are reached.
+class SshProfileTable : public ProfileTable {
+ public:
+  bool ReadsHosts() const override { return true; }
+};
+
 class SshPlanHooks : public PlanHooks {
  public:
   // The hosts, hostfile, work_dir, with_data and [ssh] of the profile, and
@@ -31,6 +37,27 @@ class SshPlanHooks : public PlanHooks {
   // line, else [ssh]), and its paths there.
   TaskPaths OnHost(const Plan& plan, const std::string& job_entry,
                    const HostEntry& host, TaskPlan* task) const override;
+
+  // The tasks run on their hosts, with their files there (ssh_plan_record.cc).
+  bool TasksHere() const override;
+  bool FilesOnHosts() const override;
+  // "h1 worker:1".
+  std::string TaskLabel(const TaskPlan& task) const override;
+  // The hosts, the secret and TLS files copied to them, what is shipped,
+  // and "h1:<dir>" for a task's logs.
+  std::string PlacementText(const Plan& plan) const override;
+  std::string SecretNote(const Plan& plan) const override;
+  std::string TlsNote(const Plan& plan) const override;
+  std::string MoreText(const Plan& plan) const override;
+  std::string LogsText(const TaskPlan& task) const override;
+  // The hosts, [ssh], work_dir, with_data and the archives' ids; each
+  // task's work directory and SSH user and port.
+  void WriteJson(const Plan& plan, nlohmann::ordered_json* j) const override;
+  void ReadJson(const nlohmann::ordered_json& j, Plan* plan) const override;
+  void WriteTaskJson(const TaskPlan& task,
+                     nlohmann::ordered_json* j) const override;
+  void ReadTaskJson(const nlohmann::ordered_json& j,
+                    TaskPlan* task) const override;
 };
 
 }  // namespace dtf::launch::ssh

@@ -29,7 +29,7 @@ TEST(KubernetesProfile, Defaults) {
   StatusOr<Profile> p = ParseProfile(kMinimal, "profiles/k8s.toml", "k8s");
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->backend, BackendKind::kKubernetes);
-  const KubernetesProfile& k = p->kubernetes;
+  const KubernetesProfile& k = KubernetesTableOf(*p);
   EXPECT_EQ(k.ns, "default");
   EXPECT_EQ(k.image, "dtf:0.1.0");
   EXPECT_EQ(k.flavour, Flavour::kJob);
@@ -70,7 +70,7 @@ limits = { cpu = "4", memory = "8Gi", gpu = 1 }
 )",
                                      "profiles/k8s.toml", "k8s");
   ASSERT_TRUE(p.ok()) << p.status();
-  const KubernetesProfile& k = p->kubernetes;
+  const KubernetesProfile& k = KubernetesTableOf(*p);
   EXPECT_EQ(k.ns, "ml");
   EXPECT_EQ(k.flavour, Flavour::kTfJob);
   EXPECT_EQ(k.port, 3333);
@@ -103,11 +103,11 @@ TEST(KubernetesProfile, DataSources) {
     return ParseProfile(StrCat(kMinimal, "data = ", d, "\n"),
                         "profiles/k8s.toml", "k8s");
   };
-  EXPECT_EQ(data("{ host_path = \"/srv/data\" }")->kubernetes.data.kind,
+  EXPECT_EQ(KubernetesTableOf(*data("{ host_path = \"/srv/data\" }")).data.kind,
             DataVolume::Kind::kHostPath);
-  EXPECT_EQ(
-      data("{ image = \"registry.example/adult:1\" }")->kubernetes.data.kind,
-      DataVolume::Kind::kImage);
+  EXPECT_EQ(KubernetesTableOf(*data("{ image = \"registry.example/adult:1\" }"))
+                .data.kind,
+            DataVolume::Kind::kImage);
   EXPECT_THAT(
       ErrorOf(StrCat(kMinimal, "data = { pvc = \"a\", image = \"b\" }\n")),
       HasSubstr("profiles/k8s.toml:4:29: kubernetes.data.image: give "
@@ -129,15 +129,15 @@ TEST(KubernetesProfile, OutputVolume) {
   };
   StatusOr<Profile> p = output("{ pvc = \"dtf-out\" }");
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->kubernetes.output.kind, DataVolume::Kind::kPvc);
-  EXPECT_EQ(p->kubernetes.output.source, "dtf-out");
-  EXPECT_EQ(p->kubernetes.output.mount_path, "/out");
-  EXPECT_EQ(p->kubernetes.data.kind, DataVolume::Kind::kNone);
+  EXPECT_EQ(KubernetesTableOf(*p).output.kind, DataVolume::Kind::kPvc);
+  EXPECT_EQ(KubernetesTableOf(*p).output.source, "dtf-out");
+  EXPECT_EQ(KubernetesTableOf(*p).output.mount_path, "/out");
+  EXPECT_EQ(KubernetesTableOf(*p).data.kind, DataVolume::Kind::kNone);
   p = output("{ host_path = \"/srv/out\", mount_path = \"/results\" }");
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->kubernetes.output.kind, DataVolume::Kind::kHostPath);
-  EXPECT_EQ(p->kubernetes.output.mount_path, "/results");
-  EXPECT_EQ(p->kubernetes.where.at("kubernetes.output.mount_path"),
+  EXPECT_EQ(KubernetesTableOf(*p).output.kind, DataVolume::Kind::kHostPath);
+  EXPECT_EQ(KubernetesTableOf(*p).output.mount_path, "/results");
+  EXPECT_EQ(KubernetesTableOf(*p).where.at("kubernetes.output.mount_path"),
             "profiles/k8s.toml:4:49");
   EXPECT_THAT(ErrorOf(StrCat(kMinimal, "output = { image = \"r/o:1\" }\n")),
               HasSubstr("profiles/k8s.toml:4:20: kubernetes.output.image: an "

@@ -9,6 +9,8 @@
 #include "lib/launch/plan.h"
 #include "lib/launch/profile.h"
 #include "lib/launch/run_tls.h"
+#include "lib/launch/slurm/slurm_plan.h"
+#include "lib/launch/slurm/slurm_profile.h"
 #include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
 
@@ -61,7 +63,7 @@ TEST(SlurmPlan, GoldenJsonAndText) {
   StatusOr<Plan> back = PlanFromJson(PlanToJson(*plan), "plan.json");
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(PlanToJson(*back), PlanToJson(*plan));
-  EXPECT_EQ(back->batch_script, plan->batch_script);
+  EXPECT_EQ(slurm::SlurmPartOf(*back).batch_script, slurm::SlurmPartOf(*plan).batch_script);
 }
 
 TEST(SlurmPlan, RunDirUnderSlurmRunDir) {
@@ -73,7 +75,8 @@ TEST(SlurmPlan, RunDirUnderSlurmRunDir) {
   EXPECT_EQ(plan->run_dir, "/shared/runs/r1");
   EXPECT_EQ(plan->secret_file, "/shared/runs/r1/secret");
   EXPECT_EQ(plan->chief().ready_file, "/shared/runs/r1/worker-0/ready");
-  EXPECT_THAT(plan->batch_script, HasSubstr("#SBATCH --job-name=dtf-r1\n"));
+  EXPECT_THAT(slurm::SlurmPartOf(*plan).batch_script,
+              HasSubstr("#SBATCH --job-name=dtf-r1\n"));
   EXPECT_TRUE(plan->tls);
   // --runs-dir wins over slurm.run_dir.
   r->runs_dir = "/elsewhere/runs";
@@ -88,7 +91,7 @@ TEST(SlurmPlan, TlsByTaskNameUnlessTurnedOff) {
   StatusOr<Plan> plan = MakePlan(*r);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->tls);
-  EXPECT_THAT(plan->batch_script, HasSubstr("  --tls\n"));
+  EXPECT_THAT(slurm::SlurmPartOf(*plan).batch_script, HasSubstr("  --tls\n"));
   EXPECT_EQ(PlaintextWarning(*plan, r->profile), "");
   StatusOr<RunTls> tls = MakeRunTls(*plan);
   ASSERT_TRUE(tls.ok()) << tls.status();
@@ -99,7 +102,7 @@ TEST(SlurmPlan, TlsByTaskNameUnlessTurnedOff) {
   plan = MakePlan(*r);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_FALSE(plan->tls);
-  EXPECT_THAT(plan->batch_script, Not(HasSubstr("--tls")));
+  EXPECT_THAT(slurm::SlurmPartOf(*plan).batch_script, Not(HasSubstr("--tls")));
   EXPECT_THAT(PlaintextWarning(*plan, r->profile),
               HasSubstr("slurm.toml:1:7: tls = false: the run's secret and "
                         "every tensor cross the network in plaintext"));
@@ -129,14 +132,15 @@ TEST(SlurmPlan, BatchPlanRunsEachTasksCommand) {
   ASSERT_EQ(plan->tasks.size(), 2u);
   EXPECT_FALSE(plan->tls);
   EXPECT_EQ(PlaintextWarning(*plan, r->profile), "");
-  EXPECT_THAT(plan->batch_script, HasSubstr("#SBATCH --ntasks=2\n"));
-  EXPECT_THAT(plan->batch_script,
+  EXPECT_THAT(slurm::SlurmPartOf(*plan).batch_script,
+              HasSubstr("#SBATCH --ntasks=2\n"));
+  EXPECT_THAT(slurm::SlurmPartOf(*plan).batch_script,
               HasSubstr("  task \\\n  slurm \\\n  --job \\\n  "
                         "/shared/model \\\n"));
-  EXPECT_THAT(plan->batch_script,
+  EXPECT_THAT(slurm::SlurmPartOf(*plan).batch_script,
               HasSubstr("  --ps \\\n  0 \\\n  --workers \\\n  2 \\\n"));
-  EXPECT_THAT(plan->batch_script, HasSubstr("  --batch\n"));
-  EXPECT_THAT(plan->batch_script, Not(HasSubstr("--tls")));
+  EXPECT_THAT(slurm::SlurmPartOf(*plan).batch_script, HasSubstr("  --batch\n"));
+  EXPECT_THAT(slurm::SlurmPartOf(*plan).batch_script, Not(HasSubstr("--tls")));
   EXPECT_EQ(plan->tasks[1].argv,
             (std::vector<std::string>{
                 "/opt/dtf/bin/dtf", "predict", "--model", "/shared/model",
@@ -174,7 +178,7 @@ TEST(SlurmPlan, RefusesRestarts) {
 TEST(SlurmPlan, TooFewSlotsNamesTheKey) {
   StatusOr<PlanRequest> r = SlurmRequest();
   ASSERT_TRUE(r.ok()) << r.status();
-  r->profile.slurm.tasks_per_node = 2;
+  slurm::MutableSlurmTable(&r->profile).tasks_per_node = 2;
   StatusOr<Plan> plan = MakePlan(*r);
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(std::string(Message(plan.status())),

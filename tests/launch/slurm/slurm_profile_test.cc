@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/profile.h"
+#include "lib/launch/slurm/slurm_plan.h"
 
 namespace dtf::launch::slurm {
 namespace {
@@ -26,7 +27,7 @@ TEST(SlurmProfile, Defaults) {
       ParseProfile("backend = \"slurm\"\n", "profiles/slurm.toml", "slurm");
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->backend, BackendKind::kSlurm);
-  const SlurmProfile& s = p->slurm;
+  const SlurmProfile& s = SlurmTableOf(*p);
   EXPECT_EQ(s.partition, "");
   EXPECT_EQ(s.time_limit, "");
   EXPECT_EQ(s.nodes, 0);
@@ -63,7 +64,7 @@ NCCL_DEBUG = "WARN"
   EXPECT_EQ(p->ps, 2);
   EXPECT_EQ(p->workers, 6);
   EXPECT_EQ(p->env.at("NCCL_DEBUG"), "WARN");
-  const SlurmProfile& s = p->slurm;
+  const SlurmProfile& s = SlurmTableOf(*p);
   EXPECT_EQ(s.partition, "gpu");
   EXPECT_EQ(s.account, "ml-team");
   EXPECT_EQ(s.time_limit, "1-12:00:00");
@@ -156,7 +157,8 @@ TEST(SlurmProfile, DefaultsPlanAJob) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->backend, BackendKind::kSlurm);
   EXPECT_EQ(plan->run_dir, "/jobs/census/.dtf/runs/<run-id>");
-  EXPECT_THAT(plan->batch_script, HasSubstr("#SBATCH --ntasks=3\n"));
+  EXPECT_THAT(SlurmPartOf(*plan).batch_script,
+              HasSubstr("#SBATCH --ntasks=3\n"));
   EXPECT_EQ(plan->tasks.size(), 3u);
   EXPECT_EQ(plan->tasks[1].argv, plan->tasks[0].argv);
 }
