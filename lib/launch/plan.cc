@@ -4,7 +4,6 @@
 #include <string>
 
 #include "lib/base/strings.h"
-#include "lib/launch/plan_hooks.h"
 #include "lib/rpc/tls_certs.h"
 
 namespace dtf::launch {
@@ -29,13 +28,6 @@ bool Plan::LeavesLoopback() const {
     if (!rpc::IsLoopbackHost(t.host)) return true;
   }
   return false;
-}
-
-std::string PlaintextWarning(const Plan& plan, const Profile& profile) {
-  if (plan.tls || plan.batch || !plan.hooks().CrossesNetwork(plan)) {
-    return "";
-  }
-  return TlsOffWarning(profile);
 }
 
 std::string TlsOffWarning(const Profile& profile) {

@@ -232,10 +232,6 @@ Status ValidateSet(std::string_view set);
 // (lib/launch/plan_hooks.h), which lib/launch/backends.cc picks.
 StatusOr<Plan> MakePlan(const PlanRequest& request);
 
-// The warning `dtf launch` prints for a plan whose traffic leaves loopback
-// with TLS turned off by `profile` ("<file>:<line>:<col>: tls = false: ...");
-// "" for any other plan.
-std::string PlaintextWarning(const Plan& plan, const Profile& profile);
 // That warning, for a run off loopback whose `profile` has tls = false (a
 // Kubernetes run's pods).
 std::string TlsOffWarning(const Profile& profile);

@@ -303,6 +303,13 @@ std::string PlanHooks::TaskLabel(const TaskPlan& task) const {
   return task.name();
 }
 
+std::string PlaintextWarning(const Plan& plan, const Profile& profile) {
+  if (plan.tls || plan.batch || !plan.hooks().CrossesNetwork(plan)) {
+    return "";
+  }
+  return TlsOffWarning(profile);
+}
+
 std::string PortRangeText(const Plan& plan) {
   if (plan.base_port == 0) return "ports chosen at launch";
   return StrCat("ports ", plan.base_port, "-",

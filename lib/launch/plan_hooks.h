@@ -123,6 +123,11 @@ class PlanHooks {
   virtual bool AddressesPlanned() const;
 };
 
+// The warning `dtf launch` prints for a plan whose traffic crosses a
+// network (PlanHooks::CrossesNetwork) with TLS turned off by `profile`
+// ("<file>:<line>:<col>: tls = false: ..."); "" for any other plan.
+std::string PlaintextWarning(const Plan& plan, const Profile& profile);
+
 // "ports 2222-2224", or "ports chosen at launch" for base port 0.
 std::string PortRangeText(const Plan& plan);
 

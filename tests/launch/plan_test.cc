@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
+#include "lib/launch/plan_hooks.h"
 #include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
 
