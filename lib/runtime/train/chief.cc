@@ -8,6 +8,7 @@
 #include "lib/runtime/checkpoint/checkpoint_files.h"
 #include "lib/runtime/cluster/coordinator_service.h"
 #include "lib/runtime/export/exported_model.h"
+#include "lib/runtime/train/best_eval.h"
 #include "lib/runtime/train/evaluator.h"
 
 namespace dtf::runtime {
@@ -25,7 +26,41 @@ Chief::Chief(const TrainSpec& train, ChiefOptions options,
       checkpoint_path_(
           (fs::path(options_.output_dir) / kCheckpointFile).string()),
       best_path_(
-          (fs::path(options_.output_dir) / kBestCheckpointFile).string()) {}
+          (fs::path(options_.output_dir) / kBestCheckpointFile).string()) {
+  if (options_.resumed) RestoreBest();
+}
+
+void Chief::RestoreBest() {
+  std::error_code ec;
+  if (!fs::exists(best_path_, ec)) return;
+  StatusOr<Bundle> bundle = Bundle::ReadFile(best_path_);
+  StatusOr<std::optional<EvalReport>> best =
+      bundle.ok() ? ReadBestEval(*bundle) : bundle.status();
+  if (best.ok() && best->has_value()) {
+    StatusOr<CheckpointInfo> info = ReadCheckpointInfo(*bundle);
+    if (!info.ok()) {
+      best = info.status();
+    } else if (!info->job_fingerprint.empty() &&
+               info->job_fingerprint != options_.origin.job_fingerprint) {
+      best = FailedPreconditionError(
+          StrCat(best_path_, " was written for another job (fingerprint ",
+                 info->job_fingerprint, ")"));
+    }
+  }
+  if (!best.ok()) {
+    hooks_.Note(StrCat("not keeping the best evaluation so far: ",
+                       Message(best.status())));
+    return;
+  }
+  if (!best->has_value()) return;
+  tracker_.Restore(**best);
+  if (!tracker_.best()) return;
+  hooks_.Note(fmt::format(
+      "the best evaluation so far is step {}'s ({} {:.4f}, {}); a later one "
+      "must beat it",
+      tracker_.best()->step, tracker_.metric(),
+      *tracker_.best()->metrics.Get(tracker_.metric()), best_path_));
+}
 
 StatusOr<bool> Chief::Evaluate(Update& update, Progress& progress,
                                const TrainState& state, TrainResult* result) {
@@ -76,8 +111,11 @@ Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
         TrainState cut = state;
         cut.ps_steps = update.shard_steps();
         cut.worker_positions = workers;
-        const Bundle bundle = MakeCheckpoint(
-            *layer_, *model, states, cut, options_.model_toml, options_.origin);
+        Bundle bundle = MakeCheckpoint(*layer_, *model, states, cut,
+                                       options_.model_toml, options_.origin);
+        if (path == best_path_ && tracker_.best()) {
+          AddBestEval(*tracker_.best(), &bundle);
+        }
         if (!path.empty()) return bundle.WriteFile(path);
         return WriteCheckpointGeneration(bundle, options_.output_dir,
                                          state.global_step,

@@ -42,6 +42,10 @@ struct ChiefOptions {
   // TensorBoard events, or null.
   std::unique_ptr<EventWriter> events;
   // Recorded in every checkpoint: the run and the job it is of.
+  // The run goes on from a checkpoint: the best evaluation its earlier
+  // part kept (checkpoint-best.dtf) is the one to beat, and the export is
+  // the best of the whole run.
+  bool resumed = false;
   CheckpointOrigin origin;
   // Checkpoint generations kept (train.keep_checkpoints).
   int64_t keep_checkpoints = 3;
@@ -89,6 +93,10 @@ class Chief {
   // To `path`, or ("") as a new generation.
   Status WriteCheckpointTo(Update& update, const TrainState& state,
                            const std::string& path);
+  // For a resumed run: the best evaluation checkpoint-best.dtf keeps, when
+  // it is of this job, becomes the tracker's best (a note says so, or why
+  // it is not kept).
+  void RestoreBest();
 
   ChiefOptions options_;
   const kernels::Context& ctx_;

@@ -54,6 +54,15 @@ EvalVerdict EvalTracker::Observe(const EvalReport& report) {
   return verdict;
 }
 
+void EvalTracker::Restore(const EvalReport& best) {
+  const std::optional<double> value = best.metrics.Get(metric_);
+  if (!value || !std::isfinite(*value)) return;
+  best_ = best;
+  best_value_ = *value;
+  since_best_ = 0;
+  last_was_best_ = false;
+}
+
 std::string EvalTracker::StopNote(int64_t step) const {
   std::string best = "no finite value yet";
   if (best_) {

@@ -43,6 +43,10 @@ class EvalTracker {
   // One evaluation, in step order. A metric that is NaN or missing never
   // improves.
   EvalVerdict Observe(const EvalReport& report);
+  // Takes `best`, a resumed run's best evaluation so far (best_eval.h), as
+  // the one later evaluations must beat. Ignored when it has no finite
+  // value of the monitored metric.
+  void Restore(const EvalReport& best);
 
   const std::string& metric() const { return metric_; }
   // The best evaluation so far; none before one had a finite metric.

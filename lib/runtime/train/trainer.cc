@@ -142,6 +142,7 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
   if (options.eval && records.eval.empty()) {
     note("the job has no evaluation split; evaluating on the training data");
   }
+  chief_options.resumed = state.global_step > 0;
   Chief chief(train, std::move(chief_options), ctx, &layer, hooks);
 
   InputPipelineOptions input;

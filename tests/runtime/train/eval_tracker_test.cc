@@ -5,6 +5,8 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "lib/runtime/checkpoint/bundle.h"
+#include "lib/runtime/train/best_eval.h"
 
 namespace dtf::runtime {
 namespace {
@@ -113,6 +115,52 @@ TEST(EvalTracker, WarnsOnceWhenAccuracyIsTheMajorityRate) {
   EvalTracker other{TrainSpec()};
   r.metrics.positive_rate.reset();
   EXPECT_EQ(other.Observe(r).warning, "");
+}
+
+// A resumed run's best so far is the one to beat.
+TEST(EvalTracker, ARestoredBestIsTheOneToBeat) {
+  EvalTracker tracker{TrainSpec()};
+  tracker.Restore(Report(40, 0.5));
+  ASSERT_TRUE(tracker.best().has_value());
+  EXPECT_EQ(tracker.best()->step, 40);
+  EXPECT_FALSE(tracker.last_was_best());
+  EXPECT_FALSE(tracker.Observe(Report(50, 0.6)).improved);
+  EXPECT_EQ(tracker.best()->step, 40);
+  EXPECT_TRUE(tracker.Observe(Report(60, 0.4)).improved);
+  EXPECT_EQ(tracker.best()->step, 60);
+  // One without a finite value of the metric is not taken.
+  EvalTracker other{TrainSpec()};
+  other.Restore(Report(40, std::nan("")));
+  EXPECT_FALSE(other.best().has_value());
+}
+
+TEST(BestEval, RoundTripsThroughACheckpoint) {
+  Bundle bundle;
+  EXPECT_FALSE(ReadBestEval(bundle)->has_value());
+  EvalReport r = Report(120, 0.123456789012345678, 0.875, 0.91);
+  r.metrics.positive_rate = 0.383;
+  AddBestEval(r, &bundle);
+  StatusOr<Bundle> back = Bundle::Parse(bundle.Serialize(), "best.dtf");
+  ASSERT_TRUE(back.ok()) << back.status();
+  StatusOr<std::optional<EvalReport>> read = ReadBestEval(*back);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->has_value());
+  const EvalReport& e = **read;
+  EXPECT_EQ(e.step, 120);
+  EXPECT_EQ(e.split, "eval");
+  EXPECT_EQ(e.metrics.examples, 100);
+  EXPECT_EQ(e.metrics.positive_rate, 0.383);
+  EXPECT_EQ(e.metrics.values, r.metrics.values);
+
+  Bundle bad;
+  bad.AddString(std::string(kBestEvalEntry), "step=1\nloss\n");
+  StatusOr<Bundle> parsed = Bundle::Parse(bad.Serialize(), "bad.dtf");
+  ASSERT_TRUE(parsed.ok());
+  StatusOr<std::optional<EvalReport>> refused = ReadBestEval(*parsed);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(std::string(Message(refused.status())).find("bad.dtf"),
+            std::string::npos);
 }
 
 }  // namespace

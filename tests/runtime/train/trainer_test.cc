@@ -253,6 +253,70 @@ TEST(Trainer, ResumingFromTheCheckpointContinuesExactly) {
   }
 }
 
+// A run resumed after its best evaluation goes on comparing against it: an
+// overfitting job (as above, without early stopping) whose lowest eval loss
+// is in its first part keeps that evaluation as the best, and exports its
+// model, though the resumed part evaluates worse.
+TEST(Trainer, AResumedRunKeepsTheBestOfTheWholeRun) {
+  dtf::testing::TempDir dir;
+  StatusOr<std::string> path =
+      WriteExampleJob("titanic", dir,
+                      {{"hidden = [128]", "hidden = [256, 256]"},
+                       {"learning_rate = 0.05", "learning_rate = 0.3"}});
+  ASSERT_TRUE(path.ok()) << path.status();
+  StatusOr<JobFile> job = LoadJobWithRecords(*path);
+  ASSERT_TRUE(job.ok()) << job.status();
+  std::vector<EvalReport> first, second;
+  std::vector<std::string> notes;
+  TrainOptions options;
+  options.threads = 1;
+  options.epochs = 12;
+  options.on_eval = [&](const EvalReport& e) { first.push_back(e); };
+  StatusOr<TrainResult> part1 = Train(*job, options);
+  ASSERT_TRUE(part1.ok()) << part1.status();
+  ASSERT_TRUE(part1->best_eval.has_value());
+  options.epochs = 20;
+  options.on_eval = [&](const EvalReport& e) { second.push_back(e); };
+  options.on_note = [&](std::string_view n) { notes.emplace_back(n); };
+  StatusOr<TrainResult> part2 = Train(*job, options);
+  ASSERT_TRUE(part2.ok()) << part2.status();
+  ASSERT_FALSE(second.empty());
+  EXPECT_GT(second.front().step, part1->steps);
+  const auto lowest = [](const std::vector<EvalReport>& evals) {
+    const EvalReport* best = &evals.front();
+    for (const EvalReport& e : evals) {
+      if (*e.metrics.Get("loss") < *best->metrics.Get("loss")) best = &e;
+    }
+    return *best;
+  };
+  const EvalReport best1 = lowest(first);
+  // The job overfits: the first part holds the run's lowest loss.
+  ASSERT_LT(*best1.metrics.Get("loss"), *lowest(second).metrics.Get("loss"));
+  ASSERT_TRUE(part2->best_eval.has_value());
+  EXPECT_EQ(part2->best_eval->step, best1.step);
+  EXPECT_EQ(*part2->best_eval->metrics.Get("loss"), *best1.metrics.Get("loss"));
+  bool said = false;
+  for (const std::string& n : notes) {
+    said = said || n.starts_with(StrCat("the best evaluation so far is step ",
+                                        best1.step, "'s (loss "));
+  }
+  EXPECT_TRUE(said);
+  StatusOr<Bundle> kept = Bundle::ReadFile(part2->best_checkpoint);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(*kept->GetInt64s("train/global_step"),
+            std::vector<int64_t>{best1.step});
+  // The export is the first part's best model.
+  StatusOr<LoadedModel> loaded = LoadExportedModel(part2->export_dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  StatusOr<JobRecords> records = FindJobRecords(*job);
+  ASSERT_TRUE(records.ok());
+  StatusOr<EvalMetrics> again =
+      Evaluate(kernels::Context::Cpu(1), loaded->layer, *loaded->model,
+               records->eval, 1024);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_NEAR(*again->Get("loss"), *best1.metrics.Get("loss"), 1e-6);
+}
+
 TEST(Trainer, ACheckpointOfAnotherModelIsRefused) {
   dtf::testing::TempDir dir;
   StatusOr<std::string> path = WriteExampleJob("titanic", dir);
