@@ -19,6 +19,15 @@ namespace {
 using testing::LoadJobWithRecords;
 using testing::WriteExampleJob;
 
+// The exported model at `export_dir` scored on `job`'s evaluation split.
+StatusOr<EvalMetrics> ScoreExport(const std::string& export_dir,
+                                  const JobFile& job) {
+  DTF_ASSIGN_OR_RETURN(LoadedModel loaded, LoadExportedModel(export_dir));
+  DTF_ASSIGN_OR_RETURN(const JobRecords records, FindJobRecords(job));
+  return Evaluate(kernels::Context::Cpu(1), loaded.layer, *loaded.model,
+                  records.eval, 1024);
+}
+
 // The accuracy goals: Titanic's original model on a held-out 20% split, and
 // TensorFlow's census wide & deep model on adult.test.
 TEST(Trainer, TitanicReachesItsAccuracyGoal) {
@@ -106,13 +115,7 @@ TEST(Trainer, EarlyStoppingEndsAnOverfittingJobAndExportsTheBest) {
   EXPECT_TRUE(said);
 
   // The export scores the evaluation split as the best evaluation did.
-  StatusOr<LoadedModel> loaded = LoadExportedModel(r->export_dir);
-  ASSERT_TRUE(loaded.ok()) << loaded.status();
-  StatusOr<JobRecords> records = FindJobRecords(*job);
-  ASSERT_TRUE(records.ok());
-  StatusOr<EvalMetrics> again =
-      Evaluate(kernels::Context::Cpu(1), loaded->layer, *loaded->model,
-               records->eval, 1024);
+  StatusOr<EvalMetrics> again = ScoreExport(r->export_dir, *job);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_NEAR(*again->Get("loss"), lowest, 1e-6);
   EXPECT_DOUBLE_EQ(*again->Get("accuracy"),
@@ -306,13 +309,7 @@ TEST(Trainer, AResumedRunKeepsTheBestOfTheWholeRun) {
   EXPECT_EQ(*kept->GetInt64s("train/global_step"),
             std::vector<int64_t>{best1.step});
   // The export is the first part's best model.
-  StatusOr<LoadedModel> loaded = LoadExportedModel(part2->export_dir);
-  ASSERT_TRUE(loaded.ok()) << loaded.status();
-  StatusOr<JobRecords> records = FindJobRecords(*job);
-  ASSERT_TRUE(records.ok());
-  StatusOr<EvalMetrics> again =
-      Evaluate(kernels::Context::Cpu(1), loaded->layer, *loaded->model,
-               records->eval, 1024);
+  StatusOr<EvalMetrics> again = ScoreExport(part2->export_dir, *job);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_NEAR(*again->Get("loss"), *best1.metrics.Get("loss"), 1e-6);
 }
