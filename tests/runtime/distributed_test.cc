@@ -306,14 +306,10 @@ TEST_F(DistributedTest, CheckpointsRecordEveryWorkersInputPosition) {
     ++mid_run;
     ++ahead[steps - info->global_step];
   }
-  // Every position recorded was checked above. A worker's first heartbeat
-  // can come late (gRPC's connect backoff while the chief starts), after
-  // most of this short run's checkpoints: then too few hold its position
-  // for the offsets below to mean anything.
-  if (mid_run < 5) {
-    GTEST_SKIP() << "only " << mid_run
-                 << " mid-run checkpoints hold worker:1's position";
-  }
+  // Every position recorded was checked above. worker:1 steps only once
+  // the chief has heard from it (Heartbeat::Steps), so every mid-run
+  // checkpoint holds its position, however late its first heartbeat came.
+  EXPECT_GE(mid_run, static_cast<int>(generations.size()) - 2);
   // The positions of the checkpoint's own step, not a heartbeat older: one
   // offset from the global step (sync steps go in lockstep).
   ASSERT_FALSE(ahead.empty());

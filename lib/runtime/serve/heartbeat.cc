@@ -53,7 +53,7 @@ void Heartbeat::Steps(int64_t steps_done, int64_t global_step,
                       const InputPosition& position) {
   std::vector<int64_t> at = {position.epoch, position.file, position.record,
                              position.epoch_record};
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   state_ = TaskState::kRunning;
   step_ = global_step;
   // The first call (the loop starts) or a step finished: send it soon.
@@ -64,6 +64,9 @@ void Heartbeat::Steps(int64_t steps_done, int64_t global_step,
   if (!stepped_) {
     stepped_ = true;
     cv_.notify_all();
+  }
+  if (steps_done == 0) {
+    cv_.wait(lock, [&] { return heard_ || exit_ || lost.load(); });
   }
 }
 
@@ -92,12 +95,17 @@ void Heartbeat::Run() {
     failing = !st.ok();
     if (st.ok()) {
       last_ok = Clock::now();
+      if (!heard_) {
+        heard_ = true;
+        cv_.notify_all();
+      }
       if (response.shutdown()) stop = true;
       if (response.stop_training()) stop_training = true;
       if (response.stalled()) stalled = true;
     } else if (Clock::now() - last_ok > timeout_) {
       lost = true;
       stop = true;
+      cv_.notify_all();
     }
     cv_.wait_until(lock, sent + std::chrono::seconds(1),
                    [&] { return exit_ || stepped_; });

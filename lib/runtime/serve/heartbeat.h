@@ -43,7 +43,10 @@ class Heartbeat {
 
   void Set(TaskState state, int64_t step, double loss, double eps);
   // The training loop's steps (TrainHooks::on_step): the task is running,
-  // its input at `position`.
+  // its input at `position`. The first call (the loop starts) waits until
+  // the chief has heard from this task once (or the chief is lost, or the
+  // heartbeats end): a worker steps only once the chief knows it, so every
+  // checkpoint after its first step can record its input position.
   void Steps(int64_t steps_done, int64_t global_step,
              const InputPosition& position);
 
@@ -72,6 +75,7 @@ class Heartbeat {
   // InputPosition's four numbers; empty before the training loop starts.
   std::vector<int64_t> position_;
   bool stepped_ = false;  // a step finished since the last heartbeat
+  bool heard_ = false;    // a heartbeat was answered
   double loss_ = 0, eps_ = 0;
   std::thread thread_;
 };

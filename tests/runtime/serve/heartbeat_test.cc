@@ -1,0 +1,79 @@
+// A task's heartbeats to the chief's Coordinator over loopback gRPC: a
+// worker's first step waits until the chief has heard from it.
+#include "lib/runtime/serve/heartbeat.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "lib/runtime/cluster/coordinator_service.h"
+#include "tests/runtime/runtime_testing.h"
+
+namespace dtf::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+const rpc::RunCredentials kCreds{"beat-run", "00112233445566778899aabb", "j"};
+
+// Waits up to `limit` for `flag`.
+bool WaitFor(const std::atomic<bool>& flag, std::chrono::milliseconds limit) {
+  const auto until = Clock::now() + limit;
+  while (!flag.load() && Clock::now() < until) {
+    std::this_thread::sleep_for(10ms);
+  }
+  return flag.load();
+}
+
+// The chief's Coordinator comes up a while after the worker started: the
+// worker's first step waits for it, and goes on once it heard the worker.
+TEST(HeartbeatTest, TheFirstStepWaitsUntilTheChiefHearsTheTask) {
+  testing::HeldPort port;
+  Heartbeat beat(port.address(), kCreds, "worker:1", 30s);
+  std::atomic<bool> stepping{false};
+  std::thread loop([&] {
+    beat.Steps(0, 0, InputPosition{});
+    stepping = true;
+  });
+  EXPECT_FALSE(WaitFor(stepping, 1500ms)) << "stepped before the chief heard";
+
+  CoordinatorService service(kCreds,
+                             {{"worker:0", port.address()}, {"worker:1", ""}});
+  grpc::ServerBuilder builder;
+  int bound = 0;
+  builder.AddListeningPort(port.address(), grpc::InsecureServerCredentials(),
+                           &bound);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_EQ(bound, port.port());
+  EXPECT_TRUE(WaitFor(stepping, 15s));
+  loop.join();
+  EXPECT_FALSE(beat.lost.load());
+  // Later steps do not wait.
+  const auto before = Clock::now();
+  beat.Steps(1, 1, InputPosition{});
+  EXPECT_LT(Clock::now() - before, 500ms);
+  server->Shutdown();
+}
+
+// A chief that never answers: the first step goes on once the chief is
+// lost (and the task's serve loop ends the task), never waits for ever.
+TEST(HeartbeatTest, TheFirstStepGoesOnWhenTheChiefIsLost) {
+  testing::HeldPort port;
+  Heartbeat beat(port.address(), kCreds, "worker:1", 1s);
+  std::atomic<bool> stepping{false};
+  std::thread loop([&] {
+    beat.Steps(0, 0, InputPosition{});
+    stepping = true;
+  });
+  EXPECT_TRUE(WaitFor(stepping, 20s));
+  loop.join();
+  EXPECT_TRUE(beat.lost.load());
+}
+
+}  // namespace
+}  // namespace dtf::runtime
