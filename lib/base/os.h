@@ -2,6 +2,7 @@
 // reads on a file descriptor, and the path of the running program.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -18,5 +19,12 @@ std::string ReadAllFd(int fd);
 
 // This program's path, from /proc/self/exe.
 StatusOr<std::string> SelfExecutable();
+
+// The resident memory of this process in bytes (/proc/self/statm); 0 when
+// it cannot be read.
+int64_t ResidentBytes();
+
+// `bytes` for people: "812K", "1.4M", "3.2G" (powers of 1024).
+std::string HumanBytes(int64_t bytes);
 
 }  // namespace dtf

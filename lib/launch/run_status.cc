@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "lib/base/os.h"
 #include "lib/base/strings.h"
 #include "lib/launch/backend.h"
 #include "lib/launch/json_text.h"
@@ -145,6 +146,7 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
       row.loss = t.loss;
       row.examples_per_sec = t.examples_per_sec;
       row.seconds_since_heartbeat = t.seconds_since_heartbeat;
+      if (t.rss_bytes > 0) row.rss_bytes = t.rss_bytes;
       row.restarts = std::max(row.restarts.value_or(0), t.restarts);
     }
   }
@@ -186,6 +188,7 @@ std::string RunStatusToJson(const RunStatus& s) {
              {"loss", OrNull(t.loss)},
              {"examples_per_sec", OrNull(t.examples_per_sec)},
              {"seconds_since_heartbeat", OrNull(t.seconds_since_heartbeat)},
+             {"rss_bytes", OrNull(t.rss_bytes)},
              {"restarts", OrNull(t.restarts)}});
   }
   j["tasks"] = std::move(tasks);
@@ -228,9 +231,9 @@ std::string RunStatusToText(const RunStatus& s, int64_t now_ms) {
     StrAppend(&out, "chief unreachable (", s.chief_error,
               "); states from process liveness in tasks.json\n");
   }
-  std::vector<std::vector<std::string>> rows = {{"TASK", "STATE", "ADDRESS",
-                                                 "STEP", "LOSS", "EXAMPLES/S",
-                                                 "HEARTBEAT", "RESTARTS"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"TASK", "STATE", "ADDRESS", "STEP", "LOSS", "EXAMPLES/S", "MEMORY",
+       "HEARTBEAT", "RESTARTS"}};
   for (const TaskStatusRow& t : s.tasks) {
     std::string state = t.state;
     const std::optional<TaskState> recorded = ParseTaskState(t.state);
@@ -241,6 +244,7 @@ std::string RunStatusToText(const RunStatus& s, int64_t now_ms) {
         {t.task, state, t.address, t.step ? StrCat(*t.step) : "-",
          t.loss ? fmt::format("{:.4f}", *t.loss) : "-",
          t.examples_per_sec ? fmt::format("{:.0f}", *t.examples_per_sec) : "-",
+         t.rss_bytes ? HumanBytes(*t.rss_bytes) : "-",
          t.seconds_since_heartbeat
              ? fmt::format("{:.1f}s ago", *t.seconds_since_heartbeat)
              : "-",

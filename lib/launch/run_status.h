@@ -31,6 +31,8 @@ struct TaskStatusRow {
   std::optional<double> loss;
   std::optional<double> examples_per_sec;
   std::optional<double> seconds_since_heartbeat;
+  // The task's resident memory in bytes, as its last heartbeat said.
+  std::optional<int64_t> rss_bytes;
   std::optional<int> restarts;
 };
 

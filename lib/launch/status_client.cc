@@ -57,6 +57,7 @@ StatusOr<CoordinatorStatus> QueryCoordinator(const std::string& address,
     task.loss = t.loss();
     task.examples_per_sec = t.examples_per_sec();
     task.seconds_since_heartbeat = t.seconds_since_heartbeat();
+    task.rss_bytes = t.rss_bytes();
     task.restarts = t.restarts();
     out.tasks.push_back(std::move(task));
   }

@@ -21,6 +21,7 @@ struct CoordinatorTask {
   double loss = 0;
   double examples_per_sec = 0;
   double seconds_since_heartbeat = 0;
+  int64_t rss_bytes = 0;  // 0: unknown
   int restarts = 0;
 };
 

@@ -192,8 +192,10 @@ while True:
 PY
 }
 
+# A running worker's heartbeats carry its resident memory, and so do the
+# chief's own rows.
 seen="$(poll_status "$kill_run" 300 \
-  's["state"] == "running" and (w1["step"] or 0) > 50')" \
+  's["state"] == "running" and (w1["step"] or 0) > 50 and (w1["rss_bytes"] or 0) > 10e6 and all((t["rss_bytes"] or 0) > 10e6 for t in s["tasks"] if t["task"] == "worker:0")')" \
   || { show_tail "$kill_dir/supervisor.log" "$kill_dir/worker-1/stderr"; fail "kill: worker:1 made no progress"; }
 echo "ok: $seen"
 read -r w1_pid w1_ticks < <("$py" -c '

@@ -70,6 +70,7 @@ class FakeCoordinator final : public rpc::Coordinator::Service {
     t->set_examples_per_sec(5000);
     t->set_seconds_since_heartbeat(0.4);
     t->set_restarts(1);
+    t->set_rss_bytes(int64_t{412} << 20);
     return grpc::Status::OK;
   }
 
@@ -189,9 +190,14 @@ TEST_F(RunStatusTest, StatusComesFromTheChiefWhenItAnswers) {
   EXPECT_THAT(text, HasSubstr("global step 1200, running, auc 0.8750"));
   EXPECT_THAT(text, HasSubstr("1190"));
   EXPECT_THAT(text, HasSubstr("0.4s ago"));
+  // The task's memory as its heartbeats said, in a column of its own.
+  EXPECT_THAT(text, HasSubstr("MEMORY"));
+  EXPECT_THAT(text, HasSubstr("412M"));
+  EXPECT_EQ(w1.rss_bytes, int64_t{412} << 20);
   const std::string json = RunStatusToJson(*status);
   EXPECT_THAT(json, HasSubstr("\"source\": \"chief\""));
   EXPECT_THAT(json, HasSubstr("\"examples_per_sec\": 5000.0"));
+  EXPECT_THAT(json, HasSubstr("\"rss_bytes\": 432013312"));
   EXPECT_GE(fake_.calls(), 1);
   run->Stop(CancelledError("test over"));
 }

@@ -5,6 +5,7 @@
 #include <thread>
 #include <utility>
 
+#include "lib/base/os.h"
 #include "lib/base/strings.h"
 #include "lib/base/task_name.h"
 
@@ -71,6 +72,7 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
   t.step = request->step();
   t.loss = request->loss();
   t.examples_per_sec = request->examples_per_sec();
+  t.rss_bytes = request->rss_bytes();
   if (t.state != TaskState::kRunning) {
     t.watched = false;
   } else if (!t.watched || request->steps_done() != t.steps_done) {
@@ -194,10 +196,13 @@ grpc::Status CoordinatorService::Status(grpc::ServerContext* context,
   response->set_global_step(global_step_);
   response->set_state(std::string(RunStateName(run_state_)));
   const auto now = Clock::now();
+  // The chief is this process: its memory now, the others' as they said.
+  const std::string chief = TaskName{Role::kWorker, 0}.ToString();
   for (const std::string& name : order_) {
     const Task& t = tasks_.at(name);
     rpc::TaskStatus* s = response->add_tasks();
     s->set_task(name);
+    s->set_rss_bytes(name == chief ? ResidentBytes() : t.rss_bytes);
     s->set_address(t.address);
     s->set_state(std::string(TaskStateName(t.state)));
     s->set_step(t.step);

@@ -131,6 +131,7 @@ class CoordinatorService final : public rpc::Coordinator::Service {
     int64_t step = 0;
     double loss = 0;
     double examples_per_sec = 0;
+    int64_t rss_bytes = 0;  // the last heartbeat's; 0: unknown
     std::chrono::steady_clock::time_point last_heartbeat;
     bool heard = false;
     // The watchdog's view of the process `incarnation`.

@@ -3,6 +3,7 @@
 #include <random>
 #include <utility>
 
+#include "lib/base/os.h"
 #include "lib/rpc/call.h"
 #include "lib/runtime/cluster/coordinator_service.h"
 
@@ -82,6 +83,7 @@ void Heartbeat::Run() {
     request.set_examples_per_sec(eps_);
     request.set_incarnation(incarnation_);
     request.set_steps_done(steps_done_);
+    request.set_rss_bytes(ResidentBytes());
     for (const int64_t p : position_) request.add_input_position(p);
     stepped_ = false;
     const auto sent = Clock::now();
