@@ -39,6 +39,9 @@ RecordStream::RecordStream(RecordStreamOptions options)
   reader_options_.detect_compression = !options_.compression.has_value();
   reader_options_.compression =
       options_.compression.value_or(Compression::kNone);
+  if (options_.cache != nullptr) {
+    parser_ = std::make_unique<ExampleParser>(options_.cache->features());
+  }
 }
 
 StatusOr<std::unique_ptr<RecordStream>> RecordStream::Create(
@@ -92,6 +95,7 @@ void RecordStream::BeginEpoch() {
 
 void RecordStream::EndEpoch() {
   reader_.reset();
+  open_ = false;
   if (whole_epoch_ && !kept_any_) {
     done_ = true;
     return;
@@ -113,7 +117,17 @@ Status RecordStream::CheckStop() const {
 }
 
 Status RecordStream::OpenFile() {
-  const std::string& path = options_.files[order_[pos_.file]];
+  const int64_t file = order_[pos_.file];
+  open_ = true;
+  if (options_.cache != nullptr && pos_.record == 0 &&
+      options_.cache->Has(file)) {
+    mode_ = Mode::kReplay;
+    replay_block_ = 0;
+    replay_row_ = 0;
+    replaying_.reset();
+    return OkStatus();
+  }
+  const std::string& path = options_.files[file];
   DTF_ASSIGN_OR_RETURN(reader_, RecordReader::Open(path, reader_options_));
   for (int64_t i = 0; i < pos_.record; ++i) {
     DTF_RETURN_IF_ERROR(CheckStop());
@@ -125,6 +139,83 @@ Status RecordStream::OpenFile() {
                  pos_.record));
     }
   }
+  // A file read from its start fills the cache.
+  mode_ = options_.cache != nullptr && pos_.record == 0 ? Mode::kFill
+                                                        : Mode::kRaw;
+  filling_.reset();
+  return OkStatus();
+}
+
+void RecordStream::NextFile() {
+  reader_.reset();
+  open_ = false;
+  filling_.reset();
+  replaying_.reset();
+  ++pos_.file;
+  pos_.record = 0;
+}
+
+StatusOr<bool> RecordStream::ReplayNext(Record* r) {
+  RowCache& cache = *options_.cache;
+  const int64_t file = order_[pos_.file];
+  while (replaying_ == nullptr || replay_row_ >= replaying_->rows.rows) {
+    if (replay_block_ >= cache.blocks(file)) {
+      // The records after the last kept one.
+      pos_.epoch_record += cache.records(file) - pos_.record;
+      pos_.record = cache.records(file);
+      return false;
+    }
+    DTF_ASSIGN_OR_RETURN(replaying_, cache.Block(file, replay_block_++));
+    replay_row_ = 0;
+  }
+  const int64_t record = replaying_->records[replay_row_];
+  pos_.epoch_record += record + 1 - pos_.record;
+  pos_.record = record + 1;
+  if (!options_.shard.Keeps(pos_.epoch_record - 1)) {
+    return InternalError(StrCat(path(file), ": record ", record,
+                                " is in the input cache but not in this "
+                                "reader's shard this epoch"));
+  }
+  r->data.clear();
+  r->file = file;
+  r->offset = 0;
+  r->block = replaying_;
+  r->row = replay_row_++;
+  return true;
+}
+
+Status RecordStream::SealBlock() {
+  if (filling_ == nullptr || filling_->rows.rows == 0) return OkStatus();
+  filling_->rows.Finish();
+  for (Column& c : filling_->rows.columns) {
+    c.int64s.shrink_to_fit();
+    c.floats.shrink_to_fit();
+    c.bytes.shrink_to_fit();
+    c.bytes_offsets.shrink_to_fit();
+    c.row_splits.shrink_to_fit();
+  }
+  filling_->records.shrink_to_fit();
+  Status st = options_.cache->Add(order_[pos_.file], std::move(filling_));
+  filling_.reset();
+  return st;
+}
+
+Status RecordStream::FillRow(Record* r) {
+  RowCache& cache = *options_.cache;
+  if (filling_ != nullptr && filling_->rows.rows == cache.rows_per_block()) {
+    DTF_RETURN_IF_ERROR(SealBlock());
+  }
+  if (filling_ == nullptr) {
+    filling_ = std::make_shared<RowBlock>();
+    filling_->rows.Reset(cache.features(), cache.rows_per_block());
+  }
+  if (Status st = parser_->AddRow(r->data, &filling_->rows); !st.ok()) {
+    return Annotate(st, StrCat(path(r->file), ": record at offset ", r->offset));
+  }
+  filling_->records.push_back(pos_.record - 1);
+  r->data.clear();
+  r->block = filling_;
+  r->row = filling_->rows.rows - 1;
   return OkStatus();
 }
 
@@ -132,13 +223,24 @@ StatusOr<bool> RecordStream::ReadKept(Record* r) {
   for (;;) {
     DTF_RETURN_IF_ERROR(CheckStop());
     if (pos_.file >= static_cast<int64_t>(order_.size())) return false;
-    if (reader_ == nullptr) DTF_RETURN_IF_ERROR(OpenFile());
+    if (!open_) DTF_RETURN_IF_ERROR(OpenFile());
+    if (mode_ == Mode::kReplay) {
+      DTF_ASSIGN_OR_RETURN(bool got, ReplayNext(r));
+      if (!got) {
+        NextFile();
+        continue;
+      }
+      kept_any_ = true;
+      return true;
+    }
     const uint64_t offset = reader_->offset();
     DTF_ASSIGN_OR_RETURN(bool more, reader_->ReadRecord(&r->data));
     if (!more) {
-      reader_.reset();
-      ++pos_.file;
-      pos_.record = 0;
+      if (mode_ == Mode::kFill) {
+        DTF_RETURN_IF_ERROR(SealBlock());
+        options_.cache->Commit(order_[pos_.file], pos_.record);
+      }
+      NextFile();
       continue;
     }
     ++pos_.record;
@@ -146,6 +248,11 @@ StatusOr<bool> RecordStream::ReadKept(Record* r) {
     r->file = order_[pos_.file];
     r->offset = offset;
     kept_any_ = true;
+    if (mode_ == Mode::kFill) {
+      DTF_RETURN_IF_ERROR(FillRow(r));
+    } else {
+      r->block.reset();
+    }
     return true;
   }
 }
