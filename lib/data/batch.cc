@@ -1,6 +1,5 @@
 #include "lib/data/batch.h"
 
-#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -163,42 +162,6 @@ void Batch::Finish() {
       c.floats.resize(n);
     }
   }
-}
-
-void AppendRow(const Batch& src, int64_t r, Batch* dst) {
-  const int64_t row = dst->rows;
-  for (size_t i = 0; i < src.columns.size(); ++i) {
-    const Column& s = src.columns[i];
-    Column& d = dst->columns[i];
-    const int64_t begin = s.row_begin(r);
-    const int64_t end = s.row_end(r);
-    if (!UsesRowSplits(s)) {
-      if (s.type == FeatureType::kInt64) {
-        std::copy(s.int64s.begin() + begin, s.int64s.begin() + end,
-                  d.int64s.begin() + row * d.length);
-      } else {
-        std::copy(s.floats.begin() + begin, s.floats.begin() + end,
-                  d.floats.begin() + row * d.length);
-      }
-      continue;
-    }
-    if (s.type == FeatureType::kInt64) {
-      d.int64s.insert(d.int64s.end(), s.int64s.begin() + begin,
-                      s.int64s.begin() + end);
-    } else if (s.type == FeatureType::kFloat) {
-      d.floats.insert(d.floats.end(), s.floats.begin() + begin,
-                      s.floats.begin() + end);
-    } else {
-      const int64_t from = s.bytes_offsets[begin];
-      const int64_t shift = static_cast<int64_t>(d.bytes.size()) - from;
-      d.bytes.append(s.bytes, from, s.bytes_offsets[end] - from);
-      for (int64_t v = begin + 1; v <= end; ++v) {
-        d.bytes_offsets.push_back(s.bytes_offsets[v] + shift);
-      }
-    }
-    d.row_splits.push_back(d.row_splits.back() + (end - begin));
-  }
-  ++dst->rows;
 }
 
 }  // namespace dtf

@@ -110,10 +110,4 @@ struct Batch {
   void Finish();
 };
 
-// Appends row `r` of `src` to `*dst` as row dst->rows and increments rows:
-// the same columns as parsing that row's record into `*dst` gives.
-// REQUIRES: both laid out for the same specs (dst by Reset, with rows below
-// its capacity); r < src.rows.
-void AppendRow(const Batch& src, int64_t r, Batch* dst);
-
 }  // namespace dtf

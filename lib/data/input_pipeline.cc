@@ -69,7 +69,7 @@ class InputPipeline::Producer {
       DTF_ASSIGN_OR_RETURN(const Record* r, stream_->Next());
       if (r == nullptr) break;
       if (r->block != nullptr) {
-        AppendRow(r->block->rows, r->row, batch);
+        AppendEncodedRow(r->block->row(r->row), batch);
         continue;
       }
       Status st = parser_.AddRow(r->data, batch);

@@ -158,7 +158,7 @@ void RecordStream::NextFile() {
 StatusOr<bool> RecordStream::ReplayNext(Record* r) {
   RowCache& cache = *options_.cache;
   const int64_t file = order_[pos_.file];
-  while (replaying_ == nullptr || replay_row_ >= replaying_->rows.rows) {
+  while (replaying_ == nullptr || replay_row_ >= replaying_->rows()) {
     if (replay_block_ >= cache.blocks(file)) {
       // The records after the last kept one.
       pos_.epoch_record += cache.records(file) - pos_.record;
@@ -185,15 +185,9 @@ StatusOr<bool> RecordStream::ReplayNext(Record* r) {
 }
 
 Status RecordStream::SealBlock() {
-  if (filling_ == nullptr || filling_->rows.rows == 0) return OkStatus();
-  filling_->rows.Finish();
-  for (Column& c : filling_->rows.columns) {
-    c.int64s.shrink_to_fit();
-    c.floats.shrink_to_fit();
-    c.bytes.shrink_to_fit();
-    c.bytes_offsets.shrink_to_fit();
-    c.row_splits.shrink_to_fit();
-  }
+  if (filling_ == nullptr || filling_->rows() == 0) return OkStatus();
+  filling_->data.shrink_to_fit();
+  filling_->ends.shrink_to_fit();
   filling_->records.shrink_to_fit();
   Status st = options_.cache->Add(order_[pos_.file], std::move(filling_));
   filling_.reset();
@@ -202,20 +196,20 @@ Status RecordStream::SealBlock() {
 
 Status RecordStream::FillRow(Record* r) {
   RowCache& cache = *options_.cache;
-  if (filling_ != nullptr && filling_->rows.rows == cache.rows_per_block()) {
+  if (filling_ != nullptr && filling_->rows() == cache.rows_per_block()) {
     DTF_RETURN_IF_ERROR(SealBlock());
   }
-  if (filling_ == nullptr) {
-    filling_ = std::make_shared<RowBlock>();
-    filling_->rows.Reset(cache.features(), cache.rows_per_block());
-  }
-  if (Status st = parser_->AddRow(r->data, &filling_->rows); !st.ok()) {
+  if (filling_ == nullptr) filling_ = std::make_shared<RowBlock>();
+  scratch_.Reset(cache.features(), 1);
+  if (Status st = parser_->AddRow(r->data, &scratch_); !st.ok()) {
     return Annotate(st, StrCat(path(r->file), ": record at offset ", r->offset));
   }
+  EncodeRow(scratch_, 0, &filling_->data);
+  filling_->ends.push_back(static_cast<int64_t>(filling_->data.size()));
   filling_->records.push_back(pos_.record - 1);
   r->data.clear();
   r->block = filling_;
-  r->row = filling_->rows.rows - 1;
+  r->row = filling_->rows() - 1;
   return OkStatus();
 }
 

@@ -118,6 +118,7 @@ class RecordStream {
   bool open_ = false;
   std::unique_ptr<ExampleParser> parser_;  // with a cache
   std::shared_ptr<RowBlock> filling_;
+  Batch scratch_;  // one record parsed, on its way into filling_
   std::shared_ptr<const RowBlock> replaying_;
   int64_t replay_block_ = 0;
   int64_t replay_row_ = 0;

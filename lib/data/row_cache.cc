@@ -17,8 +17,7 @@ namespace {
 
 // A spilled block: u64 payload size | u32 masked crc32c(payload) | payload,
 // in host byte order (the file lives and dies with the process). The
-// payload: i64 rows, then the records vector, then per column its int64s,
-// floats, bytes, bytes_offsets and row_splits, each a u64 count followed by
+// payload: the block's ends, records and data, each a u64 count followed by
 // the values.
 constexpr size_t kHeaderSize = 12;
 
@@ -72,16 +71,9 @@ class Reader {
 
 std::string Encode(const RowBlock& block) {
   std::string out(kHeaderSize, '\0');
-  const uint64_t rows = block.rows.rows;
-  out.append(reinterpret_cast<const char*>(&rows), sizeof rows);
+  Put(block.ends, &out);
   Put(block.records, &out);
-  for (const Column& c : block.rows.columns) {
-    Put(c.int64s, &out);
-    Put(c.floats, &out);
-    PutBytes(c.bytes, &out);
-    Put(c.bytes_offsets, &out);
-    Put(c.row_splits, &out);
-  }
+  PutBytes(block.data, &out);
   const uint64_t size = out.size() - kHeaderSize;
   const uint32_t crc = crc32c::Mask(
       crc32c::Value(out.data() + kHeaderSize, out.size() - kHeaderSize));
@@ -90,21 +82,19 @@ std::string Encode(const RowBlock& block) {
   return out;
 }
 
-bool Decode(const char* p, size_t n, const std::vector<FeatureParseSpec>& specs,
-            RowBlock* block) {
+bool Decode(const char* p, size_t n, RowBlock* block) {
   Reader r(p, n);
-  uint64_t rows;
-  if (!r.Count(&rows)) return false;
-  block->rows.Reset(specs, 0);
-  block->rows.rows = static_cast<int64_t>(rows);
-  if (!r.Get(&block->records) || block->records.size() != rows) return false;
-  for (Column& c : block->rows.columns) {
-    if (!r.Get(&c.int64s) || !r.Get(&c.floats) || !r.GetBytes(&c.bytes) ||
-        !r.Get(&c.bytes_offsets) || !r.Get(&c.row_splits)) {
-      return false;
-    }
+  if (!r.Get(&block->ends) || !r.Get(&block->records) ||
+      !r.GetBytes(&block->data) || !r.done() ||
+      block->ends.size() != block->records.size()) {
+    return false;
   }
-  return r.done();
+  int64_t last = 0;
+  for (const int64_t end : block->ends) {
+    if (end < last) return false;
+    last = end;
+  }
+  return last == static_cast<int64_t>(block->data.size());
 }
 
 // Writes all of data[0, n) at `offset`.
@@ -126,14 +116,10 @@ Status WriteAll(int fd, const std::string& data, int64_t offset,
 }  // namespace
 
 int64_t RowBlockBytes(const RowBlock& block) {
-  int64_t n = sizeof block + block.records.capacity() * sizeof(int64_t);
-  for (const Column& c : block.rows.columns) {
-    n += sizeof c + c.int64s.capacity() * sizeof(int64_t) +
-         c.floats.capacity() * sizeof(float) + c.bytes.capacity() +
-         (c.bytes_offsets.capacity() + c.row_splits.capacity()) *
-             sizeof(int64_t);
-  }
-  return n;
+  return static_cast<int64_t>(sizeof block + block.data.capacity() +
+                              (block.ends.capacity() +
+                               block.records.capacity()) *
+                                  sizeof(int64_t));
 }
 
 RowCache::RowCache(RowCacheOptions options) : options_(std::move(options)) {}
@@ -208,7 +194,7 @@ Status RowCache::Add(int64_t file, std::shared_ptr<const RowBlock> block) {
   }
   stat_memory_.store(memory_, std::memory_order_relaxed);
   Entry entry;
-  const int64_t rows = block->rows.rows;
+  const int64_t rows = block->rows();
   const int64_t bytes = RowBlockBytes(*block);
   if (memory_ + bytes <= options_.memory_budget_bytes) {
     memory_ += bytes;
@@ -274,7 +260,7 @@ StatusOr<std::shared_ptr<const RowBlock>> RowCache::Block(int64_t file,
                                 e.offset, ": checksum mismatch"));
   }
   auto block = std::make_shared<RowBlock>();
-  if (!Decode(payload, payload_size, options_.features, block.get())) {
+  if (!Decode(payload, payload_size, block.get())) {
     return DataLossError(StrCat(spill_path_, ": input cache block at offset ",
                                 e.offset, ": malformed"));
   }

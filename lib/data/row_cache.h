@@ -12,19 +12,30 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lib/base/status.h"
 #include "lib/data/batch.h"
+#include "lib/data/row_format.h"
 
 namespace dtf {
 
-// Parsed rows of consecutive records of one file (those the reader keeps).
+// Parsed rows of consecutive records of one file (those the reader keeps),
+// each row's values side by side (lib/data/row_format.h), so that gathering a row
+// touches one stretch of memory however the rows are shuffled.
 struct RowBlock {
-  // One column per spec, as ExampleParser fills them.
-  Batch rows;
+  // Row i is data[ends[i - 1], ends[i]) (from 0 for the first).
+  std::string data;
+  std::vector<int64_t> ends;
   // Per row: its record's number in the file (counting from 0, kept or not).
   std::vector<int64_t> records;
+
+  int64_t rows() const { return static_cast<int64_t>(ends.size()); }
+  std::string_view row(int64_t i) const {
+    const int64_t begin = i == 0 ? 0 : ends[i - 1];
+    return std::string_view(data).substr(begin, ends[i] - begin);
+  }
 };
 
 struct RowCacheOptions {
