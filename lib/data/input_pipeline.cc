@@ -32,14 +32,18 @@ Status ValidateOptions(const InputPipelineOptions& o) {
         StrCat("shuffle_buffer_size: ", o.shuffle_buffer_size, " is negative"));
   }
   if (o.cache.memory_budget_bytes < 0) {
-    return InvalidArgumentError(StrCat("cache.memory_budget_bytes: ",
-                                       o.cache.memory_budget_bytes,
-                                       " is negative"));
+    return InvalidArgumentError(
+        StrCat("cache.memory_budget_bytes: ", o.cache.memory_budget_bytes,
+               " is negative"));
   }
   if (o.cache.rows_per_block < 1) {
-    return InvalidArgumentError(StrCat("cache.rows_per_block: ",
-                                       o.cache.rows_per_block,
-                                       " is not at least 1"));
+    return InvalidArgumentError(
+        StrCat("cache.rows_per_block: ", o.cache.rows_per_block,
+               " is not at least 1"));
+  }
+  if (o.cache.parse_threads < 1) {
+    return InvalidArgumentError(StrCat(
+        "cache.parse_threads: ", o.cache.parse_threads, " is not at least 1"));
   }
   if (o.prefetch < 0) {
     return InvalidArgumentError(
@@ -151,6 +155,7 @@ StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(
     co.rows_per_block = options.cache.rows_per_block;
     p->cache_ = std::make_unique<RowCache>(std::move(co));
     so.cache = p->cache_.get();
+    so.parse_threads = options.cache.parse_threads;
   }
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<RecordStream> stream,
                        RecordStream::Create(std::move(so)));

@@ -44,6 +44,9 @@ struct InputCacheOptions {
   std::string spill_dir;
   // Rows per cached block, the unit that spills. Default: 4096.
   int64_t rows_per_block = 4096;
+  // Threads that parse the first epoch's records into the cache, in chunks
+  // (the pipeline's own thread and parse_threads - 1 more). Default: 1.
+  int parse_threads = 1;
 };
 
 // What the input cache holds; all zero without one.

@@ -1,5 +1,6 @@
 #include "lib/data/record_stream.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "lib/base/strings.h"
@@ -40,7 +41,8 @@ RecordStream::RecordStream(RecordStreamOptions options)
   reader_options_.compression =
       options_.compression.value_or(Compression::kNone);
   if (options_.cache != nullptr) {
-    parser_ = std::make_unique<ExampleParser>(options_.cache->features());
+    filler_ = std::make_unique<CacheFiller>(
+        options_.cache, std::max(1, options_.parse_threads));
   }
 }
 
@@ -140,16 +142,18 @@ Status RecordStream::OpenFile() {
     }
   }
   // A file read from its start fills the cache.
-  mode_ = options_.cache != nullptr && pos_.record == 0 ? Mode::kFill
-                                                        : Mode::kRaw;
-  filling_.reset();
+  mode_ =
+      options_.cache != nullptr && pos_.record == 0 ? Mode::kFill : Mode::kRaw;
+  if (mode_ == Mode::kFill) {
+    filler_->Start(file, path, reader_.get(), &options_.shard,
+                   pos_.epoch_record);
+  }
   return OkStatus();
 }
 
 void RecordStream::NextFile() {
   reader_.reset();
   open_ = false;
-  filling_.reset();
   replaying_.reset();
   ++pos_.file;
   pos_.record = 0;
@@ -184,33 +188,23 @@ StatusOr<bool> RecordStream::ReplayNext(Record* r) {
   return true;
 }
 
-Status RecordStream::SealBlock() {
-  if (filling_ == nullptr || filling_->rows() == 0) return OkStatus();
-  filling_->data.shrink_to_fit();
-  filling_->ends.shrink_to_fit();
-  filling_->records.shrink_to_fit();
-  Status st = options_.cache->Add(order_[pos_.file], std::move(filling_));
-  filling_.reset();
-  return st;
-}
-
-Status RecordStream::FillRow(Record* r) {
-  RowCache& cache = *options_.cache;
-  if (filling_ != nullptr && filling_->rows() == cache.rows_per_block()) {
-    DTF_RETURN_IF_ERROR(SealBlock());
+StatusOr<bool> RecordStream::FillNext(Record* r) {
+  DTF_ASSIGN_OR_RETURN(const CacheFiller::Row* row,
+                       filler_->Next(options_.stop));
+  if (row == nullptr) {
+    pos_.epoch_record += filler_->records() - pos_.record;
+    pos_.record = filler_->records();
+    return false;
   }
-  if (filling_ == nullptr) filling_ = std::make_shared<RowBlock>();
-  scratch_.Reset(cache.features(), 1);
-  if (Status st = parser_->AddRow(r->data, &scratch_); !st.ok()) {
-    return Annotate(st, StrCat(path(r->file), ": record at offset ", r->offset));
-  }
-  EncodeRow(scratch_, 0, &filling_->data);
-  filling_->ends.push_back(static_cast<int64_t>(filling_->data.size()));
-  filling_->records.push_back(pos_.record - 1);
+  pos_.epoch_record += row->record + 1 - pos_.record;
+  pos_.record = row->record + 1;
+  DTF_RETURN_IF_ERROR(row->status);
   r->data.clear();
-  r->block = filling_;
-  r->row = filling_->rows() - 1;
-  return OkStatus();
+  r->file = order_[pos_.file];
+  r->offset = row->offset;
+  r->block = row->block;
+  r->row = row->row;
+  return true;
 }
 
 StatusOr<bool> RecordStream::ReadKept(Record* r) {
@@ -218,8 +212,9 @@ StatusOr<bool> RecordStream::ReadKept(Record* r) {
     DTF_RETURN_IF_ERROR(CheckStop());
     if (pos_.file >= static_cast<int64_t>(order_.size())) return false;
     if (!open_) DTF_RETURN_IF_ERROR(OpenFile());
-    if (mode_ == Mode::kReplay) {
-      DTF_ASSIGN_OR_RETURN(bool got, ReplayNext(r));
+    if (mode_ != Mode::kRaw) {
+      DTF_ASSIGN_OR_RETURN(
+          bool got, mode_ == Mode::kReplay ? ReplayNext(r) : FillNext(r));
       if (!got) {
         NextFile();
         continue;
@@ -230,10 +225,6 @@ StatusOr<bool> RecordStream::ReadKept(Record* r) {
     const uint64_t offset = reader_->offset();
     DTF_ASSIGN_OR_RETURN(bool more, reader_->ReadRecord(&r->data));
     if (!more) {
-      if (mode_ == Mode::kFill) {
-        DTF_RETURN_IF_ERROR(SealBlock());
-        options_.cache->Commit(order_[pos_.file], pos_.record);
-      }
       NextFile();
       continue;
     }
@@ -242,11 +233,7 @@ StatusOr<bool> RecordStream::ReadKept(Record* r) {
     r->file = order_[pos_.file];
     r->offset = offset;
     kept_any_ = true;
-    if (mode_ == Mode::kFill) {
-      DTF_RETURN_IF_ERROR(FillRow(r));
-    } else {
-      r->block.reset();
-    }
+    r->block.reset();
     return true;
   }
 }

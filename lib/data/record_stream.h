@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/data/cache_filler.h"
 #include "lib/data/compression.h"
 #include "lib/data/input_position.h"
-#include "lib/data/example_parser.h"
 #include "lib/data/record_reader.h"
 #include "lib/data/row_cache.h"
 #include "lib/data/shard_assignment.h"
@@ -59,6 +59,8 @@ struct RecordStreamOptions {
   // user. REQUIRES: the kept records of a file are the same in every epoch
   // (shard.whole_files() or no shuffling).
   RowCache* cache = nullptr;
+  // Threads that parse a file going into the cache (>= 1). Default: 1.
+  int parse_threads = 1;
 };
 
 // Not thread-safe.
@@ -99,10 +101,9 @@ class RecordStream {
   // The next cached row of the file being replayed into `*r`; false after
   // its last.
   StatusOr<bool> ReplayNext(Record* r);
-  // Parses `*r` into the block being filled and points it there.
-  Status FillRow(Record* r);
-  // Hands the block being filled to the cache.
-  Status SealBlock();
+  // The next record of the file being read into the cache into `*r`;
+  // false after its last.
+  StatusOr<bool> FillNext(Record* r);
   // Cancelled once options_.stop is set.
   Status CheckStop() const;
 
@@ -116,9 +117,7 @@ class RecordStream {
   enum class Mode { kRaw, kFill, kReplay };
   Mode mode_ = Mode::kRaw;
   bool open_ = false;
-  std::unique_ptr<ExampleParser> parser_;  // with a cache
-  std::shared_ptr<RowBlock> filling_;
-  Batch scratch_;  // one record parsed, on its way into filling_
+  std::unique_ptr<CacheFiller> filler_;  // with a cache
   std::shared_ptr<const RowBlock> replaying_;
   int64_t replay_block_ = 0;
   int64_t replay_row_ = 0;

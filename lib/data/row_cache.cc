@@ -116,10 +116,9 @@ Status WriteAll(int fd, const std::string& data, int64_t offset,
 }  // namespace
 
 int64_t RowBlockBytes(const RowBlock& block) {
-  return static_cast<int64_t>(sizeof block + block.data.capacity() +
-                              (block.ends.capacity() +
-                               block.records.capacity()) *
-                                  sizeof(int64_t));
+  return static_cast<int64_t>(
+      sizeof block + block.data.capacity() +
+      (block.ends.capacity() + block.records.capacity()) * sizeof(int64_t));
 }
 
 RowCache::RowCache(RowCacheOptions options) : options_(std::move(options)) {}
@@ -150,16 +149,17 @@ Status RowCache::OpenSpill() {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
-    return ErrnoToStatus(ec.value(),
-                         StrCat(dir, ": cannot create the input cache's "
-                                     "spill directory"));
+    return ErrnoToStatus(ec.value(), StrCat(dir,
+                                            ": cannot create the input cache's "
+                                            "spill directory"));
   }
   std::random_device rd;
   const std::string path =
       (std::filesystem::path(dir) /
        StrCat("dtf-input-cache-", getpid(), "-", rd() % 1000000, ".bin"))
           .string();
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  const int fd =
+      open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     return ErrnoToStatus(errno,
                          StrCat(path, ": cannot create the input cache file"));
@@ -238,9 +238,9 @@ StatusOr<std::shared_ptr<const RowBlock>> RowCache::Block(int64_t file,
       const int err = n < 0 ? errno : 0;
       close(fd);
       if (err != 0) {
-        return ErrnoToStatus(err, StrCat(spill_path_,
-                                         ": reading the input cache at offset ",
-                                         e.offset));
+        return ErrnoToStatus(
+            err, StrCat(spill_path_, ": reading the input cache at offset ",
+                        e.offset));
       }
       return DataLossError(StrCat(spill_path_, ": input cache block at offset ",
                                   e.offset, ": truncated"));

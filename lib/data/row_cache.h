@@ -22,8 +22,8 @@
 namespace dtf {
 
 // Parsed rows of consecutive records of one file (those the reader keeps),
-// each row's values side by side (lib/data/row_format.h), so that gathering a row
-// touches one stretch of memory however the rows are shuffled.
+// each row's values side by side (lib/data/row_format.h), so that gathering a
+// row touches one stretch of memory however the rows are shuffled.
 struct RowBlock {
   // Row i is data[ends[i - 1], ends[i]) (from 0 for the first).
   std::string data;

@@ -66,8 +66,8 @@ void AppendEncodedRow(std::string_view row, Batch* dst) {
   for (Column& c : dst->columns) {
     if (!UsesRowSplits(c)) {
       // Fixed numeric: Reset sized the column for every row.
-      const size_t size = c.type == FeatureType::kInt64 ? sizeof(int64_t)
-                                                        : sizeof(float);
+      const size_t size =
+          c.type == FeatureType::kInt64 ? sizeof(int64_t) : sizeof(float);
       char* at = c.type == FeatureType::kInt64
                      ? reinterpret_cast<char*>(c.int64s.data() + r * c.length)
                      : reinterpret_cast<char*>(c.floats.data() + r * c.length);

@@ -140,6 +140,7 @@ TEST_F(RowCacheTest, SameBatchesAndPositionsAsWithoutIt) {
         o.reader_count = c.readers;
         o.reader_index = c.readers - 1;
         o.prefetch = prefetch;
+        o.cache.parse_threads = prefetch == 0 ? 1 : 3;
         const std::string what =
             StrCat("shuffle ", c.shuffle, ", ", c.readers, " readers, budget ",
                    budget, ", prefetch ", prefetch);
@@ -167,6 +168,65 @@ TEST_F(RowCacheTest, SameBatchesAndPositionsAsWithoutIt) {
   }
 }
 
+// Files longer than a chunk of parsing (256 records per parse thread).
+TEST_F(RowCacheTest, ParsesOverThreadsInChunks) {
+  const std::string glob = WriteParts(2, 600);
+  for (const int64_t readers : {1, 3}) {
+    InputPipelineOptions o = Options(glob);
+    o.epochs = 2;
+    o.batch_size = 64;
+    o.shuffle_buffer_size = readers == 1 ? 100 : 0;
+    o.seed = 1;
+    o.reader_count = readers;
+    o.reader_index = readers - 1;
+    o.cache.rows_per_block = 100;
+    const Drained want = Drain(*Create(o));
+    ASSERT_TRUE(want.status.ok()) << want.status;
+    o.cache.enabled = true;
+    for (int threads : {1, 2, 3}) {
+      o.cache.parse_threads = threads;
+      auto p = Create(o);
+      const Drained got = Drain(*p);
+      ASSERT_TRUE(got.status.ok()) << got.status;
+      EXPECT_TRUE(got.batches == want.batches)
+          << readers << " readers, " << threads << " parse threads";
+      EXPECT_EQ(p->cache_stats().rows, readers == 1 ? 1200 : 400);
+    }
+  }
+}
+
+TEST_F(RowCacheTest, ARecordThatIsNotAnExampleNamesFileAndOffset) {
+  const std::string path = (dir_ / "f").string();
+  uint64_t bad_offset = 0;
+  {
+    auto w = RecordWriter::Open(path, {Compression::kNone});
+    ASSERT_TRUE(w.ok());
+    for (int i = 0; i < 600; ++i) {
+      if (i == 300) {
+        bad_offset = (*w)->offset();
+        ASSERT_TRUE((*w)->WriteRecord("\x0a\xff").ok());
+        continue;
+      }
+      ASSERT_TRUE((*w)->WriteRecord(EncodeExample(Row(i))).ok());
+    }
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  InputPipelineOptions o = Options(path);
+  o.batch_size = 10;
+  const Drained want = Drain(*Create(o));
+  ASSERT_EQ(want.status.code(), StatusCode::kDataLoss) << want.status;
+  for (int threads : {1, 2, 3}) {
+    o.cache.enabled = true;
+    o.cache.parse_threads = threads;
+    const Drained got = Drain(*Create(o));
+    EXPECT_EQ(got.batches.size(), 30u) << threads;
+    EXPECT_TRUE(got.batches == want.batches) << threads;
+    EXPECT_EQ(got.status, want.status) << threads;
+    EXPECT_THAT(Message(got.status),
+                HasSubstr(StrCat(path, ": record at offset ", bad_offset)));
+  }
+}
+
 TEST_F(RowCacheTest, LaterEpochsDoNotReadTheFiles) {
   const std::string glob = WriteParts(2, 21);
   InputPipelineOptions o = Options(glob);
@@ -186,8 +246,7 @@ TEST_F(RowCacheTest, LaterEpochsDoNotReadTheFiles) {
     for (int f = 0; f < 2; ++f) fs::remove(dir_ / StrCat("part-", f));
     Drained rest = Drain(*p);
     ASSERT_TRUE(rest.status.ok()) << budget << ": " << rest.status;
-    d.batches.insert(d.batches.end(), rest.batches.begin(),
-                     rest.batches.end());
+    d.batches.insert(d.batches.end(), rest.batches.begin(), rest.batches.end());
     EXPECT_TRUE(d.batches == want.batches) << budget;
     if (budget == 0) {
       const std::string spill = p->cache_stats().spill_path;
@@ -256,9 +315,10 @@ TEST_F(RowCacheSpillTest, CorruptSpillFileIsDataLossNamingIt) {
     f.put('\x7f');
   });
   EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st;
-  EXPECT_THAT(Message(st), HasSubstr(StrCat(spill_, ": input cache block at "
-                                                    "offset 0: checksum "
-                                                    "mismatch")));
+  EXPECT_THAT(Message(st), HasSubstr(StrCat(spill_,
+                                            ": input cache block at "
+                                            "offset 0: checksum "
+                                            "mismatch")));
 }
 
 TEST_F(RowCacheSpillTest, ShortenedSpillFileIsDataLossNamingIt) {
@@ -314,8 +374,7 @@ TEST_F(RowCacheTest, ResumesAsWithoutIt) {
     r.start = p->position();
     Drained rest = Drain(*Create(r));
     ASSERT_TRUE(rest.status.ok()) << rest.status;
-    d.batches.insert(d.batches.end(), rest.batches.begin(),
-                     rest.batches.end());
+    d.batches.insert(d.batches.end(), rest.batches.begin(), rest.batches.end());
     EXPECT_TRUE(d.batches == want.batches) << taken << " batches";
   }
 }

@@ -36,8 +36,9 @@ std::vector<std::string> ListShards(const std::string& dir);
 StatusOr<JobRecords> FindJobRecords(const JobFile& job);
 
 // The input cache a training reader uses: [train] input_cache,
-// input_cache_memory_mb and input_cache_dir.
-InputCacheOptions TrainInputCache(const TrainSpec& train);
+// input_cache_memory_mb and input_cache_dir, with `parse_threads` (at least
+// 1) parsing the first epoch: the process's compute threads.
+InputCacheOptions TrainInputCache(const TrainSpec& train, int parse_threads);
 // "input cache: R rows of F files, M MiB in memory[, D MiB in PATH]"; empty
 // when the pipeline had no cache.
 std::string InputCacheNote(const InputCacheStats& stats);

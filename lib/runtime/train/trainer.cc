@@ -151,7 +151,7 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
   input.epochs = max_steps > 0 ? -1 : epochs;
   input.shuffle_buffer_size = train.shuffle_buffer;
   input.seed = uint64_t(train.seed);
-  input.cache = TrainInputCache(train);
+  input.cache = TrainInputCache(train, HostContext(ctx).num_threads());
   input.start = state.position;
   DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(input));
 
