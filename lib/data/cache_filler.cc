@@ -31,6 +31,7 @@ void CacheFiller::Start(int64_t file, const std::string& path,
   read_ = 0;
   eof_ = false;
   committed_ = false;
+  failed_ = OkStatus();
   rows_.clear();
   next_ = 0;
   filling_.reset();
@@ -38,6 +39,7 @@ void CacheFiller::Start(int64_t file, const std::string& path,
 
 StatusOr<const CacheFiller::Row*> CacheFiller::Next(
     const std::atomic<bool>* stop) {
+  if (!failed_.ok()) return failed_;
   while (next_ == rows_.size()) {
     if (eof_) {
       if (!committed_) {
@@ -49,7 +51,10 @@ StatusOr<const CacheFiller::Row*> CacheFiller::Next(
     }
     DTF_RETURN_IF_ERROR(ParseAhead(stop));
   }
-  return &rows_[next_++];
+  const Row* row = &rows_[next_++];
+  // Nothing after an error: the file is never committed.
+  if (!row->status.ok()) failed_ = row->status;
+  return row;
 }
 
 Status CacheFiller::ParseAhead(const std::atomic<bool>* stop) {
@@ -60,13 +65,20 @@ Status CacheFiller::ParseAhead(const std::atomic<bool>* stop) {
   raw_records_.clear();
   raw_offsets_.clear();
   int64_t n = 0;
+  Status read_error;
   while (n < chunk) {
     if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
       return CancelledError("input pipeline stopped");
     }
     const uint64_t offset = reader_->offset();
-    DTF_ASSIGN_OR_RETURN(bool more, reader_->ReadRecord(&raw_[n]));
-    if (!more) {
+    StatusOr<bool> more = reader_->ReadRecord(&raw_[n]);
+    if (!more.ok()) {
+      // Reported after the records read before it, as without a cache.
+      read_error = more.status();
+      eof_ = true;
+      break;
+    }
+    if (!*more) {
       eof_ = true;
       break;
     }
@@ -75,7 +87,17 @@ Status CacheFiller::ParseAhead(const std::atomic<bool>* stop) {
     raw_offsets_.push_back(offset);
     ++n;
   }
-  if (n == 0) return OkStatus();
+  if (n > 0) Parse(n);
+  if (!read_error.ok() && (rows_.empty() || rows_.back().status.ok())) {
+    Row row;
+    row.record = read_;
+    row.status = std::move(read_error);
+    rows_.push_back(std::move(row));
+  }
+  return OkStatus();
+}
+
+void CacheFiller::Parse(int64_t n) {
   const int threads = threads_.size();
   threads_.Run([&](int t) {
     Work& w = work_[t];
@@ -100,7 +122,13 @@ Status CacheFiller::ParseAhead(const std::atomic<bool>* stop) {
   });
   for (int t = 0; t < threads; ++t) {
     const Work& w = work_[t];
-    DTF_RETURN_IF_ERROR(Append(t, static_cast<int64_t>(w.ends.size())));
+    if (Status st = Append(t, static_cast<int64_t>(w.ends.size())); !st.ok()) {
+      Row row;
+      row.record = read_;
+      row.status = std::move(st);
+      rows_.push_back(std::move(row));
+      return;
+    }
     if (w.error_at >= 0) {
       const int64_t i = n * t / threads + w.error_at;
       Row row;
@@ -109,10 +137,9 @@ Status CacheFiller::ParseAhead(const std::atomic<bool>* stop) {
       row.status =
           Annotate(w.error, StrCat(path_, ": record at offset ", row.offset));
       rows_.push_back(std::move(row));
-      break;
+      return;
     }
   }
-  return OkStatus();
 }
 
 Status CacheFiller::Append(int t, int64_t n) {

@@ -46,15 +46,20 @@ class CacheFiller {
              const ShardAssignment* shard, int64_t epoch_start);
 
   // The file's next kept record; nullptr after its last, once the file is
-  // committed to the cache (then records() is the file's record count).
+  // committed to the cache (then records() is the file's record count). A
+  // row with an error status is the last: further calls return that error.
   // Errors: the reader's, the cache's (a spill file that cannot be
   // written), Cancelled once `stop` (may be null) is set.
   StatusOr<const Row*> Next(const std::atomic<bool>* stop);
   int64_t records() const { return read_; }
 
  private:
-  // Reads and parses the next chunk of kept records into rows_.
+  // Reads and parses the next chunk of kept records into rows_; an error
+  // reading or caching them becomes the status of the row after the last
+  // good one.
   Status ParseAhead(const std::atomic<bool>* stop);
+  // Parses raw_[0, n) over the parse threads and appends them to rows_.
+  void Parse(int64_t n);
   // Appends the encoded rows [0, n) of parse thread `t` to the blocks.
   Status Append(int t, int64_t n);
   // Hands the block being filled to the cache.
@@ -82,6 +87,7 @@ class CacheFiller {
   int64_t read_ = 0;  // records read from the file, kept or not
   bool eof_ = false;
   bool committed_ = false;
+  Status failed_;  // the error a row handed out carried
   // The chunk: raw kept records, then their rows.
   std::vector<std::string> raw_;
   std::vector<int64_t> raw_records_;

@@ -227,6 +227,39 @@ TEST_F(RowCacheTest, ARecordThatIsNotAnExampleNamesFileAndOffset) {
   }
 }
 
+TEST_F(RowCacheTest, ACorruptFrameComesAfterTheBatchesBeforeIt) {
+  const std::string path = (dir_ / "f").string();
+  std::vector<uint64_t> offsets;
+  {
+    auto w = RecordWriter::Open(path, {Compression::kNone});
+    ASSERT_TRUE(w.ok());
+    for (int i = 0; i < 20; ++i) {
+      offsets.push_back((*w)->offset());
+      ASSERT_TRUE((*w)->WriteRecord(EncodeExample(Row(i))).ok());
+    }
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(offsets[13] + 14));
+    f.put('\x7f');
+  }
+  InputPipelineOptions o = Options(path);
+  o.batch_size = 4;
+  const Drained want = Drain(*Create(o));
+  ASSERT_EQ(want.batches.size(), 3u);
+  ASSERT_EQ(want.status.code(), StatusCode::kDataLoss) << want.status;
+  for (int threads : {1, 2}) {
+    o.cache.enabled = true;
+    o.cache.parse_threads = threads;
+    auto p = Create(o);
+    const Drained got = Drain(*p);
+    EXPECT_TRUE(got.batches == want.batches) << threads;
+    EXPECT_EQ(got.status, want.status) << threads;
+    EXPECT_EQ(p->cache_stats().files, 0) << threads;
+  }
+}
+
 TEST_F(RowCacheTest, LaterEpochsDoNotReadTheFiles) {
   const std::string glob = WriteParts(2, 21);
   InputPipelineOptions o = Options(glob);
