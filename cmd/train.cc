@@ -27,6 +27,7 @@ struct TrainFlags {
   int threads = 0;
   std::string device;
   bool no_eval = false;
+  bool no_input_cache = false;
   bool restart = false;
   bool quiet = false;
   std::string metrics_out;
@@ -46,6 +47,7 @@ Status RunTrain(const TrainFlags& f, Context* ctx) {
     }
     job.train.device = *device;
   }
+  if (f.no_input_cache) job.train.input_cache = false;
   const Console& console = ctx->console;
   runtime::TrainOptions options;
   options.batch_size = f.batch_size;
@@ -116,6 +118,10 @@ void SetupTrain(CLI::App* app, Context* ctx) {
   sub->add_option("--device", f->device,
                   "cpu, cuda or cuda:N (default: the job's train.device)");
   sub->add_flag("--no-eval", f->no_eval, "Skip evaluation");
+  sub->add_flag("--no-input-cache", f->no_input_cache,
+                "Read and parse the records again every epoch (default: the "
+                "job's train.input_cache; on, later epochs take the parsed "
+                "rows from memory or a spill file)");
   sub->add_flag("--restart", f->restart,
                 "Start afresh, replacing the checkpoint in the output "
                 "directory (default: go on from it)");

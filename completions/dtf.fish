@@ -66,6 +66,7 @@ complete -c dtf -n '__fish_seen_subcommand_from train' -l epochs -r -d 'Epochs i
 complete -c dtf -n '__fish_seen_subcommand_from train' -l threads -r -d 'Compute threads'
 complete -c dtf -n '__fish_seen_subcommand_from train' -l device -r -d 'cpu, cuda or cuda:N'
 complete -c dtf -n '__fish_seen_subcommand_from train' -l no-eval -d 'Skip evaluation'
+complete -c dtf -n '__fish_seen_subcommand_from train' -l no-input-cache -d 'Read and parse the records again every epoch'
 complete -c dtf -n '__fish_seen_subcommand_from train' -l restart -d 'Replace the checkpoint and start afresh'
 complete -c dtf -n '__fish_seen_subcommand_from train' -l quiet -d 'Print only the summary'
 complete -c dtf -n '__fish_seen_subcommand_from train' -l metrics-out -rF -d 'Write the final metrics as JSON'

@@ -2,7 +2,7 @@
 # bench/train_step/run.sh [--dtf PATH] [--build DIR] [--work DIR] [--threads N]
 #   [--batch-sizes 32,1024] [--warmup N] [--dtf-steps N,N] [--keras-steps N,N]
 #   [--torch-steps N,N] [--repeats N] [--wait-idle SECONDS]
-#   [--only dtf,keras,torch]
+#   [--only dtf,keras,torch] [--dtf-args "ARGS"]
 #
 # Training throughput (examples/s) of `dtf train` on the UCI Adult census
 # wide & deep model (examples/census/dtf.toml), beside two peers on the same
@@ -18,7 +18,9 @@
 # --repeats N runs the whole sequence N times and reports each figure's best
 # (on a shared machine other work only ever slows a run down); with
 # --wait-idle S each run first waits, at most S seconds, until the rest of
-# the machine keeps less than 0.15 cores busy. --only leaves tools out; the
+# the machine keeps less than 0.15 cores busy. --dtf-args adds flags to
+# every `dtf train` (e.g. "--no-input-cache" for the run without the input
+# cache, which `dtf train` keeps by default). --only leaves tools out; the
 # peers need no `dtf train`, only records that `dtf gen-records` wrote (or
 # that an earlier run left in WORK/records).
 set -euo pipefail
@@ -42,6 +44,7 @@ only="dtf,keras,torch"
 repeats=1
 wait_idle_s=0
 min_seconds=10
+dtf_args=""
 
 usage() {
   sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -60,6 +63,7 @@ while [[ $# -gt 0 ]]; do
     --keras-steps) keras_steps="$2"; shift 2 ;;
     --torch-steps) torch_steps="$2"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
+    --dtf-args) dtf_args="$2"; shift 2 ;;
     --repeats) repeats="$2"; shift 2 ;;
     --wait-idle) wait_idle_s="$2"; shift 2 ;;
     -h|--help) usage ;;
@@ -177,7 +181,7 @@ dtf_train() {
   rm -rf "$work/out"
   "$dtf" train --job "$work/dtf.toml" --batch-size "$batch" --steps "$steps" \
     --threads "$threads" --no-eval --metrics-out "$work/$name.json" \
-    > "$work/$name.log" 2>&1 || { cat "$work/$name.log" >&2; exit 1; }
+    ${dtf_args} > "$work/$name.log" 2>&1 || { cat "$work/$name.log" >&2; exit 1; }
 }
 
 # dtf's warm-up: two runs, WARMUP steps and WARMUP + STEPS steps; the timed

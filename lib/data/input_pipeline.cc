@@ -12,6 +12,7 @@
 #include "lib/data/example_parser.h"
 #include "lib/data/gen_records.h"
 #include "lib/data/record_stream.h"
+#include "lib/data/row_cache.h"
 
 namespace dtf {
 namespace {
@@ -29,6 +30,20 @@ Status ValidateOptions(const InputPipelineOptions& o) {
   if (o.shuffle_buffer_size < 0) {
     return InvalidArgumentError(
         StrCat("shuffle_buffer_size: ", o.shuffle_buffer_size, " is negative"));
+  }
+  if (o.cache.memory_budget_bytes < 0) {
+    return InvalidArgumentError(
+        StrCat("cache.memory_budget_bytes: ", o.cache.memory_budget_bytes,
+               " is negative"));
+  }
+  if (o.cache.rows_per_block < 1) {
+    return InvalidArgumentError(
+        StrCat("cache.rows_per_block: ", o.cache.rows_per_block,
+               " is not at least 1"));
+  }
+  if (o.cache.parse_threads < 1) {
+    return InvalidArgumentError(StrCat(
+        "cache.parse_threads: ", o.cache.parse_threads, " is not at least 1"));
   }
   if (o.prefetch < 0) {
     return InvalidArgumentError(
@@ -57,6 +72,10 @@ class InputPipeline::Producer {
     while (batch->rows < batch_size_) {
       DTF_ASSIGN_OR_RETURN(const Record* r, stream_->Next());
       if (r == nullptr) break;
+      if (r->block != nullptr) {
+        AppendEncodedRow(r->block->row(r->row), batch);
+        continue;
+      }
       Status st = parser_.AddRow(r->data, batch);
       if (!st.ok()) {
         batch->rows = 0;
@@ -124,6 +143,20 @@ StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(
   so.reader_index = options.reader_index;
   so.start = options.start;
   so.stop = p->prefetch_ ? &p->prefetch_->stop : nullptr;
+  // A cache pays off from the second epoch on, and needs the same records
+  // in every epoch.
+  const bool several_epochs = options.epochs < 0 || options.epochs > 1;
+  if (options.cache.enabled && several_epochs &&
+      (p->assignment_.whole_files() || options.shuffle_buffer_size == 0)) {
+    RowCacheOptions co;
+    co.features = options.features;
+    co.memory_budget_bytes = options.cache.memory_budget_bytes;
+    co.spill_dir = options.cache.spill_dir;
+    co.rows_per_block = options.cache.rows_per_block;
+    p->cache_ = std::make_unique<RowCache>(std::move(co));
+    so.cache = p->cache_.get();
+    so.parse_threads = options.cache.parse_threads;
+  }
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<RecordStream> stream,
                        RecordStream::Create(std::move(so)));
   p->producer_ =
@@ -137,6 +170,19 @@ StatusOr<std::unique_ptr<InputPipeline>> InputPipeline::Create(
     p->prefetch_->thread = std::thread([raw = p.get()] { raw->Run(); });
   }
   return p;
+}
+
+InputCacheStats InputPipeline::cache_stats() const {
+  InputCacheStats s;
+  if (cache_ == nullptr) return s;
+  const RowCacheStats c = cache_->stats();
+  s.active = true;
+  s.files = c.files;
+  s.rows = c.rows;
+  s.memory_bytes = c.memory_bytes;
+  s.disk_bytes = c.disk_bytes;
+  s.spill_path = c.spill_path;
+  return s;
 }
 
 InputPipeline::~InputPipeline() {

@@ -25,6 +25,40 @@
 
 namespace dtf {
 
+class RowCache;
+
+// The input cache (docs/input-pipeline.md, "The input cache"): the parsed
+// rows of this reader's shard, kept as the first epoch reads them, so that
+// later epochs skip reading, decompressing, checking and parsing records.
+// Batches and positions are the same with and without it.
+struct InputCacheOptions {
+  // Default: false. Even when true, there is no cache for a single epoch
+  // (epochs 0 or 1), nor for a reader that splits files by record index
+  // while shuffling (its records change from epoch to epoch).
+  bool enabled = false;
+  // Bytes of parsed rows kept in memory; the rest goes to a spill file.
+  // 0: all of it to disk. Default: 1 GiB.
+  int64_t memory_budget_bytes = int64_t{1} << 30;
+  // Directory of the spill file (created when first needed; the file is
+  // removed with the pipeline). Empty (default): $TMPDIR or /tmp.
+  std::string spill_dir;
+  // Rows per cached block, the unit that spills. Default: 4096.
+  int64_t rows_per_block = 4096;
+  // Threads that parse the first epoch's records into the cache, in chunks
+  // (the pipeline's own thread and parse_threads - 1 more). Default: 1.
+  int parse_threads = 1;
+};
+
+// What the input cache holds; all zero without one.
+struct InputCacheStats {
+  bool active = false;  // the pipeline has a cache
+  int64_t files = 0;    // files cached whole
+  int64_t rows = 0;
+  int64_t memory_bytes = 0;
+  int64_t disk_bytes = 0;
+  std::string spill_path;  // empty until something spills
+};
+
 struct InputPipelineOptions {
   // TFRecord files or glob patterns. The expanded paths are sorted (and
   // duplicates dropped) before sharding. Required.
@@ -58,6 +92,8 @@ struct InputPipelineOptions {
   int64_t prefetch = 2;
   // Where to start, as position() reported it. Default: the beginning.
   InputPosition start;
+  // Default: no cache.
+  InputCacheOptions cache;
 };
 
 class InputPipeline {
@@ -94,6 +130,8 @@ class InputPipeline {
   const std::vector<std::string>& files() const { return files_; }
   // This reader's share of them.
   const ShardAssignment& assignment() const { return assignment_; }
+  // The input cache's state. Thread-safe.
+  InputCacheStats cache_stats() const;
 
  private:
   class Producer;
@@ -103,6 +141,8 @@ class InputPipeline {
 
   std::vector<std::string> files_;
   ShardAssignment assignment_;
+  // Declared before the producer, whose stream uses it.
+  std::unique_ptr<RowCache> cache_;
   std::unique_ptr<Producer> producer_;
   InputPosition position_;
   Status status_;

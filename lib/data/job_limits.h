@@ -24,5 +24,7 @@ inline constexpr int64_t kMaxVocabularyFileBytes = int64_t{1} << 30;  // 1 GiB
 // [train] batch_size and shuffle_buffer (examples).
 inline constexpr int64_t kMaxBatchSize = int64_t{1} << 20;      // 1,048,576
 inline constexpr int64_t kMaxShuffleBuffer = int64_t{1} << 24;  // 16,777,216
+// [train] input_cache_memory_mb: 16 TiB.
+inline constexpr int64_t kMaxInputCacheMemoryMb = int64_t{1} << 24;
 
 }  // namespace dtf

@@ -1,5 +1,6 @@
 #include "lib/data/record_stream.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "lib/base/strings.h"
@@ -39,6 +40,10 @@ RecordStream::RecordStream(RecordStreamOptions options)
   reader_options_.detect_compression = !options_.compression.has_value();
   reader_options_.compression =
       options_.compression.value_or(Compression::kNone);
+  if (options_.cache != nullptr) {
+    filler_ = std::make_unique<CacheFiller>(
+        options_.cache, std::max(1, options_.parse_threads));
+  }
 }
 
 StatusOr<std::unique_ptr<RecordStream>> RecordStream::Create(
@@ -92,6 +97,7 @@ void RecordStream::BeginEpoch() {
 
 void RecordStream::EndEpoch() {
   reader_.reset();
+  open_ = false;
   if (whole_epoch_ && !kept_any_) {
     done_ = true;
     return;
@@ -113,7 +119,17 @@ Status RecordStream::CheckStop() const {
 }
 
 Status RecordStream::OpenFile() {
-  const std::string& path = options_.files[order_[pos_.file]];
+  const int64_t file = order_[pos_.file];
+  open_ = true;
+  if (options_.cache != nullptr && pos_.record == 0 &&
+      options_.cache->Has(file)) {
+    mode_ = Mode::kReplay;
+    replay_block_ = 0;
+    replay_row_ = 0;
+    replaying_.reset();
+    return OkStatus();
+  }
+  const std::string& path = options_.files[file];
   DTF_ASSIGN_OR_RETURN(reader_, RecordReader::Open(path, reader_options_));
   for (int64_t i = 0; i < pos_.record; ++i) {
     DTF_RETURN_IF_ERROR(CheckStop());
@@ -125,20 +141,91 @@ Status RecordStream::OpenFile() {
                  pos_.record));
     }
   }
+  // A file read from its start fills the cache.
+  mode_ =
+      options_.cache != nullptr && pos_.record == 0 ? Mode::kFill : Mode::kRaw;
+  if (mode_ == Mode::kFill) {
+    filler_->Start(file, path, reader_.get(), &options_.shard,
+                   pos_.epoch_record);
+  }
   return OkStatus();
+}
+
+void RecordStream::NextFile() {
+  reader_.reset();
+  open_ = false;
+  replaying_.reset();
+  ++pos_.file;
+  pos_.record = 0;
+}
+
+StatusOr<bool> RecordStream::ReplayNext(Record* r) {
+  RowCache& cache = *options_.cache;
+  const int64_t file = order_[pos_.file];
+  while (replaying_ == nullptr || replay_row_ >= replaying_->rows()) {
+    if (replay_block_ >= cache.blocks(file)) {
+      // The records after the last kept one.
+      pos_.epoch_record += cache.records(file) - pos_.record;
+      pos_.record = cache.records(file);
+      return false;
+    }
+    DTF_ASSIGN_OR_RETURN(replaying_, cache.Block(file, replay_block_++));
+    replay_row_ = 0;
+  }
+  const int64_t record = replaying_->records[replay_row_];
+  pos_.epoch_record += record + 1 - pos_.record;
+  pos_.record = record + 1;
+  if (!options_.shard.Keeps(pos_.epoch_record - 1)) {
+    return InternalError(StrCat(path(file), ": record ", record,
+                                " is in the input cache but not in this "
+                                "reader's shard this epoch"));
+  }
+  r->data.clear();
+  r->file = file;
+  r->offset = 0;
+  r->block = replaying_;
+  r->row = replay_row_++;
+  return true;
+}
+
+StatusOr<bool> RecordStream::FillNext(Record* r) {
+  DTF_ASSIGN_OR_RETURN(const CacheFiller::Row* row,
+                       filler_->Next(options_.stop));
+  if (row == nullptr) {
+    pos_.epoch_record += filler_->records() - pos_.record;
+    pos_.record = filler_->records();
+    return false;
+  }
+  pos_.epoch_record += row->record + 1 - pos_.record;
+  pos_.record = row->record + 1;
+  DTF_RETURN_IF_ERROR(row->status);
+  r->data.clear();
+  r->file = order_[pos_.file];
+  r->offset = row->offset;
+  r->block = row->block;
+  r->row = row->row;
+  return true;
 }
 
 StatusOr<bool> RecordStream::ReadKept(Record* r) {
   for (;;) {
     DTF_RETURN_IF_ERROR(CheckStop());
     if (pos_.file >= static_cast<int64_t>(order_.size())) return false;
-    if (reader_ == nullptr) DTF_RETURN_IF_ERROR(OpenFile());
+    if (!open_) DTF_RETURN_IF_ERROR(OpenFile());
+    if (mode_ != Mode::kRaw) {
+      DTF_ASSIGN_OR_RETURN(
+          bool got, mode_ == Mode::kReplay ? ReplayNext(r) : FillNext(r));
+      if (!got) {
+        NextFile();
+        continue;
+      }
+      kept_any_ = true;
+      return true;
+    }
     const uint64_t offset = reader_->offset();
     DTF_ASSIGN_OR_RETURN(bool more, reader_->ReadRecord(&r->data));
     if (!more) {
-      reader_.reset();
-      ++pos_.file;
-      pos_.record = 0;
+      NextFile();
       continue;
     }
     ++pos_.record;
@@ -146,6 +233,7 @@ StatusOr<bool> RecordStream::ReadKept(Record* r) {
     r->file = order_[pos_.file];
     r->offset = offset;
     kept_any_ = true;
+    r->block.reset();
     return true;
   }
 }

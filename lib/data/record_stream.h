@@ -14,15 +14,21 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/data/cache_filler.h"
 #include "lib/data/compression.h"
 #include "lib/data/input_position.h"
 #include "lib/data/record_reader.h"
+#include "lib/data/row_cache.h"
 #include "lib/data/shard_assignment.h"
 
 namespace dtf {
 
 struct Record {
+  // The record's bytes; empty when `block` holds the record parsed.
   std::string data;
+  // With an input cache: the block holding the record parsed, as row `row`.
+  std::shared_ptr<const RowBlock> block;
+  int64_t row = 0;
   // Position of its file in the sorted file list.
   int64_t file = 0;
   // Byte offset of the record in its file's uncompressed stream.
@@ -46,6 +52,15 @@ struct RecordStreamOptions {
   // When it becomes true, Next() fails with Cancelled. May be null; must
   // outlive the stream.
   const std::atomic<bool>* stop = nullptr;
+  // The input cache, or null. A file read from its first record to its end
+  // is parsed as it is read and its rows go to the cache; later epochs take
+  // a cached file's rows from the cache instead of reading it. Records then
+  // come with `block` set. Must outlive the stream; the stream is its only
+  // user. REQUIRES: the kept records of a file are the same in every epoch
+  // (shard.whole_files() or no shuffling).
+  RowCache* cache = nullptr;
+  // Threads that parse a file going into the cache (>= 1). Default: 1.
+  int parse_threads = 1;
 };
 
 // Not thread-safe.
@@ -78,8 +93,17 @@ class RecordStream {
   // Reads the epoch's next record this reader keeps into `*r`; false at the
   // end of the epoch.
   StatusOr<bool> ReadKept(Record* r);
-  // Opens the file at pos_.file and skips pos_.record records.
+  // Opens the file at pos_.file and skips pos_.record records, or starts
+  // replaying it from the cache.
   Status OpenFile();
+  // Leaves the current file for the next one in the epoch's order.
+  void NextFile();
+  // The next cached row of the file being replayed into `*r`; false after
+  // its last.
+  StatusOr<bool> ReplayNext(Record* r);
+  // The next record of the file being read into the cache into `*r`;
+  // false after its last.
+  StatusOr<bool> FillNext(Record* r);
   // Cancelled once options_.stop is set.
   Status CheckStop() const;
 
@@ -88,6 +112,15 @@ class RecordStream {
   InputPosition pos_;
   std::vector<int64_t> order_;  // EpochFiles(pos_.epoch)
   std::unique_ptr<RecordReader> reader_;
+  // How the current file is read: from the file (kRaw), from the file into
+  // the cache (kFill), from the cache (kReplay). open_ once OpenFile ran.
+  enum class Mode { kRaw, kFill, kReplay };
+  Mode mode_ = Mode::kRaw;
+  bool open_ = false;
+  std::unique_ptr<CacheFiller> filler_;  // with a cache
+  std::shared_ptr<const RowBlock> replaying_;
+  int64_t replay_block_ = 0;
+  int64_t replay_row_ = 0;
   bool done_ = false;
   // Whether the epoch started at its beginning, and whether it has yielded a
   // record so far.

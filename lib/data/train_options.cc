@@ -241,6 +241,17 @@ Status ReadSchedule(Reader& r, const toml::table& t, const std::string& dir,
   DTF_RETURN_IF_ERROR(r.ReadInt(
       t, "train", "seed", std::numeric_limits<int64_t>::min(), &train->seed));
   DTF_RETURN_IF_ERROR(
+      r.ReadBool(t, "train", "input_cache", &train->input_cache));
+  DTF_RETURN_IF_ERROR(r.ReadIntInRange(t, "train", "input_cache_memory_mb", 0,
+                                       kMaxInputCacheMemoryMb,
+                                       &train->input_cache_memory_mb));
+  if (const toml::node* n = t.get("input_cache_dir")) {
+    DTF_ASSIGN_OR_RETURN(const std::string d,
+                         r.GetString(*n, "train.input_cache_dir"));
+    if (d.empty()) return r.Error(*n, "train.input_cache_dir", "empty path");
+    train->input_cache_dir = toml_util::ResolvePath(dir, d);
+  }
+  DTF_RETURN_IF_ERROR(
       r.ReadInt(t, "train", "eval_every_steps", 0, &train->eval_every_steps));
   DTF_RETURN_IF_ERROR(
       r.ReadInt(t, "train", "log_every_steps", 0, &train->log_every_steps));
@@ -344,6 +355,9 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
                                    "steps",
                                    "shuffle_buffer",
                                    "seed",
+                                   "input_cache",
+                                   "input_cache_memory_mb",
+                                   "input_cache_dir",
                                    "eval_every_steps",
                                    "log_every_steps",
                                    "checkpoint_every_steps",

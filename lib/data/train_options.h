@@ -87,6 +87,17 @@ struct TrainSpec {
   int64_t shuffle_buffer = 10000;
   // seed for shuffling, initialization and dropout. Default: 0 (runs repeat).
   int64_t seed = 0;
+  // input_cache: each reader keeps the parsed rows of its shard as the first
+  // epoch reads them, and later epochs take them from there instead of
+  // reading, decompressing and parsing the records again; the batches are
+  // the same (docs/input-pipeline.md). Default: true.
+  bool input_cache = true;
+  // input_cache_memory_mb (>= 0): MiB of cached rows kept in memory per
+  // reader; the rest goes to a spill file on local disk. Default: 1024.
+  int64_t input_cache_memory_mb = 1024;
+  // input_cache_dir: where the spill file goes (removed at the end); resolved
+  // against the job file's directory. Default: "" ($TMPDIR or /tmp).
+  std::string input_cache_dir;
   // eval_every_steps (>= 0): evaluate on the eval split every N steps; 0:
   // after each epoch. Default: 0.
   int64_t eval_every_steps = 0;

@@ -195,6 +195,30 @@ TEST_F(TrainSpecTest, Errors) {
             "on the model type)");
 }
 
+TEST_F(TrainSpecTest, InputCache) {
+  const TrainSpec defaults = Load("mlp", "");
+  EXPECT_TRUE(defaults.input_cache);
+  EXPECT_EQ(defaults.input_cache_memory_mb, 1024);
+  EXPECT_EQ(defaults.input_cache_dir, "");
+  const TrainSpec set = Load("mlp",
+                             "[train]\ninput_cache = false\n"
+                             "input_cache_memory_mb = 0\n"
+                             "input_cache_dir = \"spill\"\n");
+  EXPECT_FALSE(set.input_cache);
+  EXPECT_EQ(set.input_cache_memory_mb, 0);
+  EXPECT_EQ(set.input_cache_dir, dir_ + "/spill");
+  EXPECT_EQ(Error("mlp", "[train]\ninput_cache = 1\n"),
+            "job.toml:11:15: train.input_cache: expected true or false, got 1");
+  EXPECT_EQ(Error("mlp", "[train]\ninput_cache_memory_mb = -1\n"),
+            "job.toml:11:25: train.input_cache_memory_mb: must be at least 0, "
+            "got -1");
+  EXPECT_EQ(Error("mlp", "[train]\ninput_cache_memory_mb = 16777217\n"),
+            "job.toml:11:25: train.input_cache_memory_mb: must be at most "
+            "16777216 (dtf's limit), got 16777217");
+  EXPECT_EQ(Error("mlp", "[train]\ninput_cache_dir = \"\"\n"),
+            "job.toml:11:19: train.input_cache_dir: empty path");
+}
+
 TEST_F(TrainSpecTest, OptimizerErrors) {
   EXPECT_EQ(Error("wide_deep", "[train.optimizer]\ntype = \"sgd\"\n"),
             "job.toml:10:1: train.optimizer: a wide_deep model takes "

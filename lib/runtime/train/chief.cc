@@ -27,6 +27,9 @@ Chief::Chief(const TrainSpec& train, ChiefOptions options,
           (fs::path(options_.output_dir) / kCheckpointFile).string()),
       best_path_(
           (fs::path(options_.output_dir) / kBestCheckpointFile).string()) {
+  if (train.input_cache) {
+    eval_cache_.budget_bytes = train.input_cache_memory_mb << 20;
+  }
   if (options_.resumed) RestoreBest();
 }
 
@@ -69,7 +72,8 @@ StatusOr<bool> Chief::Evaluate(Update& update, Progress& progress,
   StatusOr<EvalMetrics> metrics = EvalMetrics{};
   DTF_RETURN_IF_ERROR(update.WithDeviceModel([&](Model& model) {
     metrics = runtime::Evaluate(ctx_, *layer_, model, options_.eval_files,
-                                options_.eval_batch_size, hooks_.cancel);
+                                options_.eval_batch_size, hooks_.cancel,
+                                &eval_cache_);
     return OkStatus();
   }));
   DTF_RETURN_IF_ERROR(metrics.status());

@@ -20,6 +20,7 @@
 #include "lib/runtime/cluster/task_state.h"
 #include "lib/runtime/model/feature_layer.h"
 #include "lib/runtime/train/eval_tracker.h"
+#include "lib/runtime/train/evaluator.h"
 #include "lib/runtime/train/progress.h"
 #include "lib/runtime/train/train_hooks.h"
 #include "lib/runtime/train/train_types.h"
@@ -103,6 +104,9 @@ class Chief {
   FeatureLayer* layer_;
   const TrainHooks& hooks_;
   EvalTracker tracker_;
+  // The evaluation split's inputs, kept from one evaluation to the next
+  // within train.input_cache_memory_mb (with train.input_cache).
+  EvalInputCache eval_cache_;
   const std::string checkpoint_path_;
   const std::string best_path_;
   int64_t last_eval_step_ = -1;

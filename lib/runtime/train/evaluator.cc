@@ -69,35 +69,87 @@ EvalMetrics MetricSet::Result() const {
   return m;
 }
 
+namespace {
+
+int64_t InputBytes(const ModelInputs& in) {
+  int64_t n = (in.deep_dense.size() + in.wide_dense.size() + in.labels.size()) *
+                  int64_t{sizeof(float)} +
+              in.class_labels.size() * int64_t{sizeof(int64_t)};
+  for (const kernels::SparseIds& ids : in.ids) {
+    n += (ids.ids.size() + ids.row_splits.size()) * int64_t{sizeof(int64_t)} +
+         ids.weights.size() * int64_t{sizeof(float)};
+  }
+  return n;
+}
+
+// Inference and metrics over one batch of host inputs.
+Status EvaluateBatch(const kernels::Context& ctx, Model& model,
+                     const ModelInputs& host, ModelInputs* device_inputs,
+                     kernels::Tensor* logits, MetricSet* metrics) {
+  DTF_ASSIGN_OR_RETURN(const ModelInputs* staged,
+                       StageInputs(ctx, host, device_inputs));
+  DTF_RETURN_IF_ERROR(model.Forward(ctx, *staged, false, logits));
+  return metrics->Update(ctx, *logits, *staged);
+}
+
+}  // namespace
+
 StatusOr<EvalMetrics> Evaluate(const kernels::Context& ctx,
                                const FeatureLayer& layer, Model& model,
                                const std::vector<std::string>& files,
                                int64_t batch_size,
-                               const std::atomic<bool>* cancel) {
+                               const std::atomic<bool>* cancel,
+                               EvalInputCache* cache) {
+  MetricSet metrics(model.spec().loss);
+  ModelInputs host_inputs, device_inputs;
+  kernels::Tensor logits;
+  if (cache != nullptr && cache->complete) {
+    for (const ModelInputs& cached : cache->batches) {
+      if (cancel != nullptr && cancel->load()) {
+        return CancelledError("evaluation cancelled");
+      }
+      DTF_RETURN_IF_ERROR(
+          EvaluateBatch(ctx, model, cached, &device_inputs, &logits, &metrics));
+    }
+    return metrics.Result();
+  }
+  bool keep =
+      cache != nullptr && !cache->over_budget && cache->budget_bytes > 0;
+  if (keep) {
+    cache->batches.clear();
+    cache->bytes = 0;
+  }
   InputPipelineOptions options;
   options.files = files;
   options.features = layer.ParseSpecs(/*with_label=*/true);
   options.batch_size = batch_size;
   DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(options));
-  MetricSet metrics(model.spec().loss);
   Batch batch;
-  ModelInputs host_inputs, device_inputs;
   PinInputs(ctx, &host_inputs);
-  kernels::Tensor logits;
   while (true) {
     if (cancel != nullptr && cancel->load()) {
+      if (keep) cache->batches.clear();
       return CancelledError("evaluation cancelled");
     }
     DTF_ASSIGN_OR_RETURN(bool more, pipeline->Next(&batch));
     if (!more) break;
     DTF_RETURN_IF_ERROR(
         layer.Transform(HostContext(ctx), batch, true, &host_inputs));
-    DTF_ASSIGN_OR_RETURN(const ModelInputs* staged,
-                         StageInputs(ctx, host_inputs, &device_inputs));
-    const ModelInputs& inputs = *staged;
-    DTF_RETURN_IF_ERROR(model.Forward(ctx, inputs, false, &logits));
-    DTF_RETURN_IF_ERROR(metrics.Update(ctx, logits, inputs));
+    DTF_RETURN_IF_ERROR(EvaluateBatch(ctx, model, host_inputs, &device_inputs,
+                                      &logits, &metrics));
+    if (!keep) continue;
+    cache->bytes += InputBytes(host_inputs);
+    if (cache->bytes > cache->budget_bytes) {
+      keep = false;
+      cache->over_budget = true;
+      cache->batches.clear();
+      continue;
+    }
+    cache->batches.push_back(std::move(host_inputs));
+    host_inputs = ModelInputs();
+    PinInputs(ctx, &host_inputs);
   }
+  if (keep) cache->complete = true;
   return metrics.Result();
 }
 

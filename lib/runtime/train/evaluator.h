@@ -54,12 +54,30 @@ class MetricSet {
   int64_t examples_ = 0;
 };
 
+// The evaluation split's batches, read, parsed and transformed by the first
+// evaluation of a run and kept for the later ones (the feature layer does
+// not change during a run), while they fit `budget_bytes`. Over the budget
+// nothing is kept and every evaluation reads the files. Not thread-safe.
+struct EvalInputCache {
+  // 0 (default): keep nothing.
+  int64_t budget_bytes = 0;
+  // The batches of the whole split, in order, once `complete`.
+  std::vector<ModelInputs> batches;
+  bool complete = false;
+  bool over_budget = false;
+  int64_t bytes = 0;
+};
+
 // Runs `model` (inference mode) over every record of `files` in order.
-// Cancelled when *cancel becomes true.
+// Cancelled when *cancel becomes true. With `cache`, the batches come from
+// it when it holds them, else it is filled as the files are read; the
+// metrics are the same either way. `cache` must belong to one run: the same
+// `layer`, `files` and `batch_size` every time.
 StatusOr<EvalMetrics> Evaluate(const kernels::Context& ctx,
                                const FeatureLayer& layer, Model& model,
                                const std::vector<std::string>& files,
                                int64_t batch_size,
-                               const std::atomic<bool>* cancel = nullptr);
+                               const std::atomic<bool>* cancel = nullptr,
+                               EvalInputCache* cache = nullptr);
 
 }  // namespace dtf::runtime

@@ -1,6 +1,7 @@
 #include "lib/runtime/train/job_records.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string_view>
 
@@ -68,6 +69,30 @@ StatusOr<JobRecords> FindJobRecords(const JobFile& job) {
     if (records.eval.empty()) return missing(records.eval_dir);
   }
   return records;
+}
+
+InputCacheOptions TrainInputCache(const TrainSpec& train, int parse_threads) {
+  InputCacheOptions cache;
+  cache.enabled = train.input_cache;
+  cache.memory_budget_bytes = train.input_cache_memory_mb << 20;
+  cache.spill_dir = train.input_cache_dir;
+  cache.parse_threads = std::max(1, parse_threads);
+  return cache;
+}
+
+std::string InputCacheNote(const InputCacheStats& stats) {
+  if (!stats.active) return "";
+  // MiB to one decimal.
+  const auto mib = [](int64_t bytes) {
+    return FormatDouble(std::round(bytes * 10.0 / (1 << 20)) / 10);
+  };
+  std::string note =
+      StrCat("input cache: ", stats.rows, " rows of ", stats.files, " files, ",
+             mib(stats.memory_bytes), " MiB in memory");
+  if (stats.disk_bytes > 0) {
+    StrAppend(&note, ", ", mib(stats.disk_bytes), " MiB in ", stats.spill_path);
+  }
+  return note;
 }
 
 }  // namespace dtf::runtime

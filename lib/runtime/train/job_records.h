@@ -1,11 +1,13 @@
 // Where a job's TFRecord shards are: what `dtf gen-records --job` wrote under
-// [data] records, one subdirectory per split.
+// [data] records, one subdirectory per split; and how its training input
+// caches them.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/data/input_pipeline.h"
 #include "lib/data/job_file.h"
 
 namespace dtf::runtime {
@@ -32,5 +34,13 @@ std::vector<std::string> ListShards(const std::string& dir);
 // training split has no shards, or the evaluation split is named but has
 // none.
 StatusOr<JobRecords> FindJobRecords(const JobFile& job);
+
+// The input cache a training reader uses: [train] input_cache,
+// input_cache_memory_mb and input_cache_dir, with `parse_threads` (at least
+// 1) parsing the first epoch: the process's compute threads.
+InputCacheOptions TrainInputCache(const TrainSpec& train, int parse_threads);
+// "input cache: R rows of F files, M MiB in memory[, D MiB in PATH]"; empty
+// when the pipeline had no cache.
+std::string InputCacheNote(const InputCacheStats& stats);
 
 }  // namespace dtf::runtime

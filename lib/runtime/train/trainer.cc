@@ -152,6 +152,7 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
   input.epochs = max_steps > 0 ? -1 : epochs;
   input.shuffle_buffer_size = train.shuffle_buffer;
   input.seed = uint64_t(train.seed);
+  input.cache = TrainInputCache(train, HostContext(ctx).num_threads());
   input.start = state.position;
   DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(input));
 
@@ -173,7 +174,11 @@ StatusOr<TrainResult> Train(const JobFile& job, const TrainOptions& options) {
   parts.input = pipeline.get();
   parts.update = update.get();
   parts.chief = &chief;
-  return RunTrainLoop(loop, hooks, parts);
+  StatusOr<TrainResult> result = RunTrainLoop(loop, hooks, parts);
+  if (std::string c = InputCacheNote(pipeline->cache_stats()); !c.empty()) {
+    note(c);
+  }
+  return result;
 }
 
 }  // namespace dtf::runtime

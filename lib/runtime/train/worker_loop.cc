@@ -123,6 +123,7 @@ StatusOr<TrainResult> RunWorkerLoop(
   input.epochs = train.steps > 0 ? -1 : train.epochs;
   input.shuffle_buffer_size = train.shuffle_buffer;
   input.seed = uint64_t(train.seed);
+  input.cache = TrainInputCache(train, HostContext(ctx).num_threads());
   input.reader_index = options.index;
   input.reader_count = num_workers;
   if (start) {
