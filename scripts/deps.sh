@@ -9,7 +9,7 @@ packages=(
   nlohmann-json3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libeigen3-dev zlib1g-dev libfarmhash-dev libzip-dev libssl-dev libgloo-dev
-  libgtest-dev libgmock-dev
+  libcurl4-openssl-dev libgtest-dev libgmock-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
   # skopeo, umoci and podman read the OCI image `dtf pack image` writes
