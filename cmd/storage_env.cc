@@ -13,6 +13,13 @@ namespace {
 
 using Section = std::map<std::string, std::string>;
 
+std::string Trim(std::string_view s) {
+  const size_t begin = s.find_first_not_of(" \t\r\n");
+  if (begin == std::string_view::npos) return "";
+  const size_t end = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(begin, end - begin + 1));
+}
+
 // The [section] of an INI file as the AWS tools write them; found is false
 // when the file or the section is missing.
 Section ReadIniSection(const std::string& path, const std::string& section,
@@ -22,18 +29,18 @@ Section ReadIniSection(const std::string& path, const std::string& section,
   std::string line;
   bool inside = false;
   while (std::getline(in, line)) {
-    std::string_view text = absl::StripAsciiWhitespace(line);
+    const std::string text = Trim(line);
     if (text.empty() || text[0] == '#' || text[0] == ';') continue;
     if (text.front() == '[' && text.back() == ']') {
-      inside = absl::StripAsciiWhitespace(text.substr(1, text.size() - 2)) ==
+      inside = Trim(std::string_view(text).substr(1, text.size() - 2)) ==
                section;
       if (inside) *found = true;
       continue;
     }
     const size_t eq = text.find('=');
-    if (!inside || eq == std::string_view::npos) continue;
-    out[absl::AsciiStrToLower(absl::StripAsciiWhitespace(text.substr(0, eq)))] =
-        std::string(absl::StripAsciiWhitespace(text.substr(eq + 1)));
+    if (!inside || eq == std::string::npos) continue;
+    out[absl::AsciiStrToLower(Trim(std::string_view(text).substr(0, eq)))] =
+        Trim(std::string_view(text).substr(eq + 1));
   }
   return out;
 }

@@ -14,6 +14,8 @@
 
 #include "absl/strings/str_join.h"
 #include "farmhash.h"
+#include "lib/base/storage.h"
+#include "lib/base/storage_tree.h"
 #include "lib/base/strings.h"
 #include "lib/data/csv_text.h"
 #include "lib/data/record_format.h"
@@ -338,7 +340,7 @@ Status Pipeline::InferSchema(CsvChunker& chunker, const std::string& path,
 
 Status Pipeline::PrepareInput(const std::string& path, int64_t* row_base) {
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file,
-                       OpenSequentialFile(path));
+                       OpenFileForRead(path));
   CsvChunker chunker(std::move(file), options_.csv);
   std::deque<CsvChunk> held;
   std::vector<std::string> header;
@@ -481,6 +483,12 @@ StatusOr<std::vector<std::string>> ExpandInputs(
       paths.push_back(p);
       continue;
     }
+    if (IsRemotePath(p)) {
+      DTF_ASSIGN_OR_RETURN(std::vector<FileInfo> found, ListFiles(p));
+      if (found.empty()) return NotFoundError(StrCat(p, ": no file matches"));
+      for (const FileInfo& f : found) paths.push_back(f.path);
+      continue;
+    }
     glob_t g;
     int rc = glob(p.c_str(), GLOB_ERR, nullptr, &g);
     if (rc == GLOB_NOMATCH) {
@@ -514,6 +522,9 @@ StagedRecords::~StagedRecords() {
 }
 
 Status StagedRecords::Commit() {
+  // Local runs first (the remote runs' shards are published into their
+  // local staging directories), then the uploads; a failed upload leaves
+  // the local outputs in place.
   for (size_t i = 0; i < runs_.size(); ++i) {
     Status status = runs_[i]->Publish();
     if (!status.ok()) {
@@ -521,11 +532,81 @@ Status StagedRecords::Commit() {
       return status;
     }
   }
+  for (auto& run : remote_) DTF_RETURN_IF_ERROR(CommitRemote(run.get()));
+  return OkStatus();
+}
+
+struct StagedRecords::RemoteRun {
+  LocalStagingDir local;
+  std::string remote_dir;
+  std::vector<std::string> splits;
+};
+
+namespace {
+
+// The shards below remote `dir` for each split ("" for none).
+StatusOr<std::vector<std::string>> RemoteShards(
+    const std::string& dir, const std::vector<std::string>& splits) {
+  std::vector<std::string> found;
+  for (const std::string& split : splits) {
+    const std::string sub = split.empty() ? dir : JoinPath(dir, split);
+    DTF_ASSIGN_OR_RETURN(std::vector<FileInfo> files,
+                         ListFiles(JoinPath(sub, "part-*.tfrecord*")));
+    for (const FileInfo& f : files) found.push_back(f.path);
+  }
+  return found;
+}
+
+}  // namespace
+
+Status StagedRecords::CommitRemote(RemoteRun* run) {
+  DTF_ASSIGN_OR_RETURN(std::vector<std::string> old,
+                       RemoteShards(run->remote_dir, run->splits));
+  // Index files after their shards: a reader never finds an index whose
+  // shard is missing.
+  DTF_ASSIGN_OR_RETURN(
+      std::vector<std::string> written,
+      UploadTree(run->local.path(), run->remote_dir,
+                 [](const std::string& a, const std::string& b) {
+                   return !a.ends_with(".index") && b.ends_with(".index");
+                 }));
+  for (const std::string& path : old) {
+    const std::string name = path.substr(run->remote_dir.size() + 1);
+    if (std::find(written.begin(), written.end(), name) == written.end()) {
+      DTF_RETURN_IF_ERROR(RemoveFile(path));
+    }
+  }
   return OkStatus();
 }
 
 StatusOr<GenRecordsResult> StagedRecords::Stage(
     const GenRecordsOptions& options) {
+  if (IsRemotePath(options.out_dir)) {
+    auto run = std::make_unique<RemoteRun>();
+    run->remote_dir = options.out_dir;
+    while (run->remote_dir.ends_with('/')) run->remote_dir.pop_back();
+    for (const SplitFraction& s : options.splits) run->splits.push_back(s.name);
+    if (run->splits.empty()) run->splits.push_back("");
+    if (!options.overwrite) {
+      DTF_ASSIGN_OR_RETURN(std::vector<std::string> old,
+                           RemoteShards(run->remote_dir, run->splits));
+      if (!old.empty()) {
+        return FailedPreconditionError(
+            StrCat(run->remote_dir, ": already holds shards (", old.front(),
+                   "); pass --overwrite to replace them"));
+      }
+    }
+    DTF_ASSIGN_OR_RETURN(run->local, LocalStagingDir::Create("gen-records"));
+    GenRecordsOptions local = options;
+    local.out_dir = run->local.path();
+    local.overwrite = true;
+    DTF_ASSIGN_OR_RETURN(GenRecordsResult result, Stage(local));
+    for (auto& out : result.outputs) {
+      out.path = StrCat(run->remote_dir, out.path.substr(local.out_dir.size()));
+    }
+    remote_.push_back(std::move(run));
+    return result;
+  }
   if (options.threads < 1) {
     return InvalidArgumentError(
         StrCat("threads must be at least 1, got ", options.threads));
