@@ -20,6 +20,8 @@
 #include "cmd/flags.h"
 #include "cmd/output_file.h"
 #include "lib/base/file.h"
+#include "lib/base/storage.h"
+#include "lib/base/storage_tree.h"
 #include "lib/base/strings.h"
 #include "lib/data/gen_records.h"
 #include "lib/data/input_pipeline.h"
@@ -119,8 +121,21 @@ struct Scorer {
 };
 
 StatusOr<Scorer> MakeScorer(const PredictFlags& f) {
+  // A model in an object store is read from a local copy of it.
+  LocalStagingDir copy;
+  std::string model_dir = f.model;
+  if (IsRemotePath(f.model)) {
+    DTF_ASSIGN_OR_RETURN(copy, LocalStagingDir::Create("model"));
+    DTF_ASSIGN_OR_RETURN(std::vector<std::string> files,
+                         DownloadTree(f.model, copy.path()));
+    if (files.empty()) {
+      return NotFoundError(
+          StrCat("--model ", f.model, ": no exported model there (no files)"));
+    }
+    model_dir = copy.path();
+  }
   DTF_ASSIGN_OR_RETURN(runtime::Predictor predictor,
-                       runtime::Predictor::Load(f.model, f.threads));
+                       runtime::Predictor::Load(model_dir, f.threads));
   Scorer s(std::move(predictor));
   const Schema& schema = s.predictor.model().definition.schema;
   InputPipelineOptions& options = s.options;
@@ -246,7 +261,7 @@ Status RunPredict(const PredictFlags& f, Context* ctx) {
       scorer.Score(scorer.options, ctx, &out, &rows, flush, nullptr));
   if (output == "-") return PrintStdout(out);
   // `output` is OutputTarget's already: the file itself, links followed.
-  DTF_RETURN_IF_ERROR(WriteFileAtomically(output, out));
+  DTF_RETURN_IF_ERROR(WriteWholeFile(output, out));
   ctx->console.Info(StrCat("scored ", rows, " records into ", f.output));
   return OkStatus();
 }
@@ -394,6 +409,10 @@ StatusOr<std::vector<std::string>> PredictInputFiles(
   files.erase(std::unique(files.begin(), files.end()), files.end());
   // A pattern without wildcards stands for itself: it must exist.
   for (const std::string& file : files) {
+    if (IsRemotePath(file)) {
+      DTF_RETURN_IF_ERROR(StatFile(file).status());
+      continue;
+    }
     std::error_code ec;
     if (!std::filesystem::exists(file, ec)) {
       return ErrnoToStatus(ec ? ec.value() : ENOENT, file);

@@ -32,8 +32,8 @@ Section ReadIniSection(const std::string& path, const std::string& section,
     const std::string text = Trim(line);
     if (text.empty() || text[0] == '#' || text[0] == ';') continue;
     if (text.front() == '[' && text.back() == ']') {
-      inside = Trim(std::string_view(text).substr(1, text.size() - 2)) ==
-               section;
+      inside =
+          Trim(std::string_view(text).substr(1, text.size() - 2)) == section;
       if (inside) *found = true;
       continue;
     }

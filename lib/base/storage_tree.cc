@@ -2,8 +2,8 @@
 
 #include <stdlib.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <memory>
 #include <utility>
