@@ -216,12 +216,19 @@ void SetupServe(CLI::App* app, Context* ctx) {
       "Run one task of a distributed run: a parameter server or a worker "
       "(worker 0 is the chief)");
   sub->add_option("--job", f->job, "The job file (default: dtf.toml)");
-  sub->add_option("--role", f->role, "ps, worker or chief")
+  sub->add_option("--role,--job_name", f->role,
+                  "ps, worker or chief (--job_name: TensorFlow's name)")
       ->check(CLI::IsMember({"ps", "worker", "chief", "evaluator"}));
-  sub->add_option("--index", f->index, "This task's index in its role")
+  sub->add_option("--index,--task_index", f->index,
+                  "This task's index in its role (--task_index: "
+                  "TensorFlow's name)")
       ->check(IntAtLeast<int>(0));
-  sub->add_option("--ps", f->ps, "Parameter servers: host:port,host:port");
-  sub->add_option("--workers", f->workers, "Workers: host:port,host:port");
+  sub->add_option("--ps,--ps_hosts", f->ps,
+                  "Parameter servers: host:port,host:port (--ps_hosts: "
+                  "TensorFlow's name)");
+  sub->add_option("--workers,--worker_hosts", f->workers,
+                  "Workers: host:port,host:port (--worker_hosts: "
+                  "TensorFlow's name)");
   sub->add_option("--cluster_spec", f->cluster_spec,
                   "TensorFlow's 'ps|h:p;h:p,worker|h:p;h:p' (instead of "
                   "--ps/--workers); without either, TF_CONFIG is read");
