@@ -15,6 +15,7 @@
 #include "cmd/flags.h"
 #include "cmd/run_checkpoints.h"
 #include "cmd/run_common.h"
+#include "lib/base/storage.h"
 #include "lib/base/strings.h"
 #include "lib/launch/backend_kind.h"
 #include "lib/launch/hand_off.h"
@@ -102,8 +103,11 @@ StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
   DTF_ASSIGN_OR_RETURN(launch::PlanRequest r,
                        PlanRequestFor(f.runs, f.profile, f.sets));
   if (!f.task_binary.empty()) r.binary = AbsolutePath(f.task_binary);
-  if (!f.metrics_out.empty())
-    r.overrides.metrics_out = AbsolutePath(f.metrics_out);
+  if (!f.metrics_out.empty()) {
+    r.overrides.metrics_out = IsRemotePath(f.metrics_out)
+                                  ? f.metrics_out
+                                  : AbsolutePath(f.metrics_out);
+  }
   return r;
 }
 
