@@ -32,7 +32,7 @@ case "$cmd" in
     if alive; then
       pid="$(cat "$dir/pid")"
       kill "$pid" 2>/dev/null || true
-      for _ in $(seq 1 100); do
+      for _ in $(seq 1 30); do
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
       done
@@ -119,11 +119,15 @@ for _ in $(seq 1 240); do
   code="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$s3/" || true)"
   if [[ "$code" == "403" || "$code" == "200" ]]; then
     # A bucket can be made once the master has its volume server.
-    if curl -s -o /dev/null -w '%{http_code}' --aws-sigv4 aws:amz:us-east-1:s3 \
-         --user "$key:$secret" -X PUT "http://127.0.0.1:$s3/dtf-probe" \
-         | grep -q '^200$'; then
-      curl -s -o /dev/null --aws-sigv4 aws:amz:us-east-1:s3 \
-        --user "$key:$secret" -X DELETE "http://127.0.0.1:$s3/dtf-probe" || true
+    # An object can be written and read back once the master has its
+    # volume server (also after a restart, when the data is there already).
+    probe=(curl -s -o /dev/null -w '%{http_code}' --aws-sigv4 aws:amz:us-east-1:s3
+           --user "$key:$secret" -H "x-amz-content-sha256:UNSIGNED-PAYLOAD")
+    if [[ "$("${probe[@]}" -X PUT "http://127.0.0.1:$s3/dtf-probe")" == 200 &&
+          "$("${probe[@]}" -X PUT --data-binary probe "http://127.0.0.1:$s3/dtf-probe/p")" == 200 &&
+          "$("${probe[@]}" "http://127.0.0.1:$s3/dtf-probe/p")" == 200 ]]; then
+      "${probe[@]}" -X DELETE "http://127.0.0.1:$s3/dtf-probe/p" > /dev/null || true
+      "${probe[@]}" -X DELETE "http://127.0.0.1:$s3/dtf-probe" > /dev/null || true
       cat > "$dir/env" <<ENV
 AWS_ENDPOINT_URL=http://127.0.0.1:$s3
 AWS_ACCESS_KEY_ID=$key
