@@ -13,6 +13,7 @@
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
+#include "cmd/remote_preflight.h"
 #include "cmd/run_checkpoints.h"
 #include "cmd/run_common.h"
 #include "lib/base/storage.h"
@@ -142,6 +143,8 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
     return PrintStdout(f.json ? launch::PlanToJson(plan)
                               : launch::PlanToText(plan));
   }
+  // Data or output in a bucket: readable from here before any task starts.
+  DTF_RETURN_IF_ERROR(CheckRemoteData(request.job, request.overrides.sets));
   std::vector<std::string> names;
   bool remote = false;
   {

@@ -44,8 +44,8 @@ std::vector<launch::CheckpointRow> RunCheckpoints(const JobFile& remote_job,
   LocalStagingDir copy;
   StatusOr<JobFile> local = WithLocalCheckpoints(remote_job, &copy);
   if (!local.ok()) {
-    rows.push_back({remote_job.train.output_dir, 0,
-                    std::string(Message(local.status()))});
+    rows.push_back(
+        {remote_job.train.output_dir, 0, std::string(Message(local.status()))});
     return rows;
   }
   const JobFile& job = *local;

@@ -17,7 +17,9 @@
 #      is gone from TensorFlow 2.x, so the objects are downloaded first)
 #      reads the records and loads the SavedModel from the bucket's copy;
 #      its classify signature matches dtf predict within 1e-5
-#   5. wrong credentials and a missing bucket: dtf fails naming the bucket
+#   5. wrong credentials and a missing bucket: dtf fails naming the bucket;
+#      dtf launch on a prefix without shards stops in its preflight, naming
+#      this host and the prefix, before any task starts
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -181,6 +183,14 @@ rc=0
 [[ $rc -ne 0 ]] || fail "missing bucket: dtf predict exited 0"
 grep -q 'no such bucket "no-such-bucket"' missing.err \
   || { show_tail missing.err; fail "missing bucket: the error does not name it"; }
-echo "ok: wrong credentials and a missing bucket fail naming the bucket"
+rc=0
+runs_before="$(ls .dtf/runs | wc -l)"
+"$dtf" launch --job "$job" --ps 1 --workers 1 \
+  --set 'data.records="s3://census/nothing"' > /dev/null 2> preflight.err || rc=$?
+[[ $rc -ne 0 ]] || fail "launch preflight: a run on an empty prefix started"
+grep -q "preflight from $(hostname): no TFRecord shards in s3://census/nothing/train" preflight.err \
+  || { show_tail preflight.err; fail "launch preflight: the error does not name the host and the prefix"; }
+[[ "$(ls .dtf/runs | wc -l)" == "$runs_before" ]] || fail "launch preflight: a run was recorded"
+echo "ok: wrong credentials and a missing bucket fail naming the bucket; the launch preflight names the host and the empty prefix"
 
 echo "PASS ($(elapsed "$t0") s)"
