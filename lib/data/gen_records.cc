@@ -15,7 +15,6 @@
 #include "absl/strings/str_join.h"
 #include "farmhash.h"
 #include "lib/base/storage.h"
-#include "lib/base/storage_tree.h"
 #include "lib/base/strings.h"
 #include "lib/data/csv_text.h"
 #include "lib/data/record_format.h"
@@ -513,14 +512,6 @@ StatusOr<GenRecordsResult> GenRecords(const GenRecordsOptions& options) {
   return result;
 }
 
-StagedRecords::StagedRecords() = default;
-
-StagedRecords::~StagedRecords() {
-  // Last staged first: a later run's output directory may sit inside one an
-  // earlier run created.
-  while (!runs_.empty()) runs_.pop_back();
-}
-
 Status StagedRecords::Commit() {
   // Local runs first (the remote runs' shards are published into their
   // local staging directories), then the uploads; a failed upload leaves
@@ -536,77 +527,9 @@ Status StagedRecords::Commit() {
   return OkStatus();
 }
 
-struct StagedRecords::RemoteRun {
-  LocalStagingDir local;
-  std::string remote_dir;
-  std::vector<std::string> splits;
-};
-
-namespace {
-
-// The shards below remote `dir` for each split ("" for none).
-StatusOr<std::vector<std::string>> RemoteShards(
-    const std::string& dir, const std::vector<std::string>& splits) {
-  std::vector<std::string> found;
-  for (const std::string& split : splits) {
-    const std::string sub = split.empty() ? dir : JoinPath(dir, split);
-    DTF_ASSIGN_OR_RETURN(std::vector<FileInfo> files,
-                         ListFiles(JoinPath(sub, "part-*.tfrecord*")));
-    for (const FileInfo& f : files) found.push_back(f.path);
-  }
-  return found;
-}
-
-}  // namespace
-
-Status StagedRecords::CommitRemote(RemoteRun* run) {
-  DTF_ASSIGN_OR_RETURN(std::vector<std::string> old,
-                       RemoteShards(run->remote_dir, run->splits));
-  // Index files after their shards: a reader never finds an index whose
-  // shard is missing.
-  DTF_ASSIGN_OR_RETURN(
-      std::vector<std::string> written,
-      UploadTree(run->local.path(), run->remote_dir,
-                 [](const std::string& a, const std::string& b) {
-                   return !a.ends_with(".index") && b.ends_with(".index");
-                 }));
-  for (const std::string& path : old) {
-    const std::string name = path.substr(run->remote_dir.size() + 1);
-    if (std::find(written.begin(), written.end(), name) == written.end()) {
-      DTF_RETURN_IF_ERROR(RemoveFile(path));
-    }
-  }
-  return OkStatus();
-}
-
 StatusOr<GenRecordsResult> StagedRecords::Stage(
     const GenRecordsOptions& options) {
-  if (IsRemotePath(options.out_dir)) {
-    auto run = std::make_unique<RemoteRun>();
-    run->remote_dir = options.out_dir;
-    while (run->remote_dir.ends_with('/')) run->remote_dir.pop_back();
-    for (const SplitFraction& s : options.splits) run->splits.push_back(s.name);
-    if (run->splits.empty()) run->splits.push_back("");
-    if (!options.overwrite) {
-      DTF_ASSIGN_OR_RETURN(std::vector<std::string> old,
-                           RemoteShards(run->remote_dir, run->splits));
-      if (!old.empty()) {
-        return FailedPreconditionError(
-            StrCat(run->remote_dir, ": already holds shards (", old.front(),
-                   "); pass --overwrite to replace them"));
-      }
-    }
-    DTF_ASSIGN_OR_RETURN(run->local, LocalStagingDir::Create("gen-records"));
-    GenRecordsOptions local = options;
-    local.out_dir = run->local.path();
-    local.overwrite = true;
-    DTF_ASSIGN_OR_RETURN(GenRecordsResult result, Stage(local));
-    for (auto& out : result.outputs) {
-      out.path = StrCat(run->remote_dir, out.path.substr(local.out_dir.size()));
-    }
-    remote_.push_back(std::move(run));
-    return result;
-  }
+  if (IsRemotePath(options.out_dir)) return StageRemote(options);
   if (options.threads < 1) {
     return InvalidArgumentError(
         StrCat("threads must be at least 1, got ", options.threads));

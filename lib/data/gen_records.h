@@ -135,6 +135,7 @@ class StagedRecords {
   // A run whose output directory is remote (s3://): its shards are staged
   // under a local directory and uploaded by Commit.
   struct RemoteRun;
+  StatusOr<GenRecordsResult> StageRemote(const GenRecordsOptions& options);
   Status CommitRemote(RemoteRun* run);
 
   std::vector<std::unique_ptr<ShardSet>> runs_;
