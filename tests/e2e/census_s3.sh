@@ -12,7 +12,8 @@
 #      the launcher and resumes from the bucket's checkpoint; the run
 #      succeeds with accuracy >= 0.84 and its metrics go to the bucket
 #   3. dtf predict reads the model and the records from the bucket and
-#      writes its output there
+#      writes its output there; dtf pack zip writes the job's archive (the
+#      job alone) there and dtf pack list reads it back
 #   4. TensorFlow (the venv of tests/interop/tf_env.sh; its S3 file system
 #      is gone from TensorFlow 2.x, so the objects are downloaded first)
 #      reads the records and loads the SavedModel from the bucket's copy;
@@ -143,6 +144,13 @@ echo "ok: checkpoints, events, model and SavedModel in s3://census/out"
 s3curl "$AWS_ENDPOINT_URL/census/predictions/eval.jsonl" > eval.jsonl
 [[ "$(wc -l < eval.jsonl)" == 16281 ]] || fail "predict wrote $(wc -l < eval.jsonl) rows, not 16281"
 echo "ok: dtf predict scored 16281 records from the bucket into s3://census/predictions/eval.jsonl"
+
+archive="$("$dtf" pack zip --job "$job" --out s3://census/pack 2> pack.err)" \
+  || { show_tail pack.err; fail "dtf pack zip --out s3://census/pack"; }
+[[ "$archive" == s3://census/pack/job-*.zip ]] || fail "pack zip printed '$archive'"
+"$dtf" pack list "$archive" | grep -q 'job archive of dtf .*, entry dtf.toml, without data' \
+  || fail "dtf pack list $archive"
+echo "ok: dtf pack zip wrote $archive (the job only: its data is in the bucket) and pack list reads it"
 
 # --- 4. TensorFlow reads the bucket's records and SavedModel ----------------
 python="$(bash "$source_dir/tests/interop/tf_env.sh" "$build_dir")"
