@@ -19,6 +19,7 @@
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
 #include "cmd/output_file.h"
+#include "cmd/remote_output.h"
 #include "lib/base/file.h"
 #include "lib/base/storage.h"
 #include "lib/base/storage_tree.h"
@@ -123,17 +124,8 @@ struct Scorer {
 StatusOr<Scorer> MakeScorer(const PredictFlags& f) {
   // A model in an object store is read from a local copy of it.
   LocalStagingDir copy;
-  std::string model_dir = f.model;
-  if (IsRemotePath(f.model)) {
-    DTF_ASSIGN_OR_RETURN(copy, LocalStagingDir::Create("model"));
-    DTF_ASSIGN_OR_RETURN(std::vector<std::string> files,
-                         DownloadTree(f.model, copy.path()));
-    if (files.empty()) {
-      return NotFoundError(
-          StrCat("--model ", f.model, ": no exported model there (no files)"));
-    }
-    model_dir = copy.path();
-  }
+  DTF_ASSIGN_OR_RETURN(const std::string model_dir,
+                       LocalModelDir("--model", f.model, &copy));
   DTF_ASSIGN_OR_RETURN(runtime::Predictor predictor,
                        runtime::Predictor::Load(model_dir, f.threads));
   Scorer s(std::move(predictor));

@@ -1,6 +1,7 @@
 #include "cmd/remote_output.h"
 
 #include <chrono>
+#include <vector>
 
 #include "lib/base/storage.h"
 #include "lib/base/strings.h"
@@ -28,6 +29,20 @@ Status FinishOutputMirror(StorageMirror* mirror, const Status& run) {
   if (!run.ok()) return run;
   return Annotate(synced,
                   StrCat("uploading the output to ", mirror->remote_dir()));
+}
+
+StatusOr<std::string> LocalModelDir(std::string_view flag,
+                                    const std::string& model,
+                                    LocalStagingDir* copy) {
+  if (!IsRemotePath(model)) return model;
+  DTF_ASSIGN_OR_RETURN(*copy, LocalStagingDir::Create("model"));
+  DTF_ASSIGN_OR_RETURN(std::vector<std::string> files,
+                       DownloadTree(model, copy->path()));
+  if (files.empty()) {
+    return NotFoundError(
+        StrCat(flag, " ", model, ": no exported model there (no files)"));
+  }
+  return copy->path();
 }
 
 std::string RemoteName(const StorageMirror* mirror, const std::string& path) {

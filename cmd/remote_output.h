@@ -7,9 +7,11 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "lib/base/status.h"
 #include "lib/base/storage_mirror.h"
+#include "lib/base/storage_tree.h"
 #include "lib/data/job_file.h"
 
 namespace dtf::cli {
@@ -23,6 +25,13 @@ StatusOr<std::unique_ptr<StorageMirror>> MirrorOutputDir(JobFile* job);
 // (after the upload, so a failed run's checkpoints are kept too), else the
 // upload's error.
 Status FinishOutputMirror(StorageMirror* mirror, const Status& run);
+
+// A model directory (--model) in a bucket, downloaded into `copy`: its
+// local path; a local one as it is. NotFound naming `flag` and the path
+// when the prefix holds nothing.
+StatusOr<std::string> LocalModelDir(std::string_view flag,
+                                    const std::string& model,
+                                    LocalStagingDir* copy);
 
 // `path` under the mirror's local directory spelled under its remote one;
 // other paths (and any path when `mirror` is null) as they are.
