@@ -145,6 +145,15 @@ s3curl "$AWS_ENDPOINT_URL/census/predictions/eval.jsonl" > eval.jsonl
 [[ "$(wc -l < eval.jsonl)" == 16281 ]] || fail "predict wrote $(wc -l < eval.jsonl) rows, not 16281"
 echo "ok: dtf predict scored 16281 records from the bucket into s3://census/predictions/eval.jsonl"
 
+first="$(keys records/eval/ | head -1)"
+"$dtf" inspect "s3://census/$first" > inspect.out 2> inspect.err \
+  || { show_tail inspect.err; fail "dtf inspect s3://census/$first"; }
+grep -q '"age"' inspect.out || fail "dtf inspect s3://census/$first printed no age feature"
+"$dtf" export --model s3://census/out/model --output s3://census/exported/sm 2> export.err \
+  || { show_tail export.err; fail "dtf export to s3://census/exported/sm"; }
+keys exported/sm/saved_model.pb | grep -qx exported/sm/saved_model.pb \
+  || fail "dtf export wrote no s3://census/exported/sm/saved_model.pb"
+echo "ok: dtf inspect reads a shard in the bucket; dtf export writes a SavedModel there"
 archive="$("$dtf" pack zip --job "$job" --out s3://census/pack 2> pack.err)" \
   || { show_tail pack.err; fail "dtf pack zip --out s3://census/pack"; }
 [[ "$archive" == s3://census/pack/job-*.zip ]] || fail "pack zip printed '$archive'"
