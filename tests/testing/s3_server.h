@@ -3,6 +3,8 @@
 // runs, or else one of the test's own, stopped when the object goes away.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -27,8 +29,9 @@ class S3TestServer {
       temp_ = std::make_unique<TempDir>("dtf_s3");
       dir_ = temp_->path();
       owned_ = true;
-      if (Run(script + " start " + dir_ + " " + DTF_BINARY_DIR +
-              " >/dev/null") != 0) {
+      // The server goes with this process should it crash.
+      if (Run(script + " start " + dir_ + " " + DTF_BINARY_DIR + " " +
+              std::to_string(::getpid()) + " >/dev/null") != 0) {
         error_ = "cannot start the S3 server (see " + dir_ + "/weed.log)";
         return;
       }
@@ -64,7 +67,8 @@ class S3TestServer {
   bool Restart() {
     return owned_ && Run(std::string(DTF_SOURCE_DIR) +
                          "/tests/testing/s3_server.sh start " + dir_ + " " +
-                         DTF_BINARY_DIR + " >/dev/null") == 0;
+                         DTF_BINARY_DIR + " " + std::to_string(::getpid()) +
+                         " >/dev/null") == 0;
   }
   // Kills the server (only one of the test's own).
   void Stop() {

