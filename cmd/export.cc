@@ -5,6 +5,9 @@
 
 #include "cmd/app.h"
 #include "cmd/flags.h"
+#include "cmd/remote_output.h"
+#include "lib/base/storage.h"
+#include "lib/base/storage_tree.h"
 #include "lib/base/strings.h"
 #include "lib/runtime/export/exported_model.h"
 #include "lib/runtime/export/saved_model.h"
@@ -19,10 +22,29 @@ struct ExportFlags {
 };
 
 Status RunExport(const ExportFlags& f, Context* ctx) {
+  LocalStagingDir model_copy;
+  DTF_ASSIGN_OR_RETURN(const std::string model,
+                       LocalModelDir("--model", f.model, &model_copy));
   DTF_ASSIGN_OR_RETURN(runtime::LoadedModel loaded,
-                       runtime::LoadExportedModel(f.model));
-  DTF_RETURN_IF_ERROR(runtime::ExportSavedModel(f.output, loaded.definition,
+                       runtime::LoadExportedModel(model));
+  // An output in a bucket is written locally, then uploaded file by file.
+  LocalStagingDir staging;
+  std::string output = f.output;
+  if (IsRemotePath(f.output)) {
+    DTF_ASSIGN_OR_RETURN(staging, LocalStagingDir::Create("export"));
+    output = JoinPath(staging.path(), "saved_model");
+  }
+  DTF_RETURN_IF_ERROR(runtime::ExportSavedModel(output, loaded.definition,
                                                 loaded.layer, *loaded.model));
+  if (!staging.path().empty()) {
+    // saved_model.pb last: a loader finds it only once what it names is there.
+    DTF_RETURN_IF_ERROR(
+        UploadTree(output, f.output,
+                   [](const std::string& a, const std::string& b) {
+                     return a != "saved_model.pb" && b == "saved_model.pb";
+                   })
+            .status());
+  }
   ctx->console.Info(StrCat("wrote a TensorFlow SavedModel to ", f.output));
   return OkStatus();
 }

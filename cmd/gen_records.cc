@@ -14,6 +14,7 @@
 #include "cmd/flags.h"
 #include "cmd/progress.h"
 #include "lib/base/file.h"
+#include "lib/base/storage.h"
 #include "lib/base/strings.h"
 #include "lib/data/csv_sniff.h"
 #include "lib/data/job_file.h"
@@ -88,8 +89,11 @@ StatusOr<GenRecordsOptions> OptionsFromFlags(const GenRecordsFlags& f) {
   // With --infer the first file's delimiter is detected unless given; a
   // header read as one column that holds another delimiter is an error.
   std::error_code ec;
-  const bool file = !o.inputs.empty() && o.inputs[0] != "-" &&
-                    std::filesystem::is_regular_file(o.inputs[0], ec);
+  const bool file =
+      !o.inputs.empty() && o.inputs[0] != "-" &&
+      ((IsRemotePath(o.inputs[0]) &&
+        o.inputs[0].find_first_of("*?[") == std::string::npos) ||
+       std::filesystem::is_regular_file(o.inputs[0], ec));
   if (!f.delimiter.empty()) {
     DTF_ASSIGN_OR_RETURN(o.csv.delimiter, OneChar("--delimiter", f.delimiter));
   } else if (f.infer && file) {

@@ -13,8 +13,10 @@
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
+#include "cmd/remote_preflight.h"
 #include "cmd/run_checkpoints.h"
 #include "cmd/run_common.h"
+#include "lib/base/storage.h"
 #include "lib/base/strings.h"
 #include "lib/launch/backend_kind.h"
 #include "lib/launch/hand_off.h"
@@ -103,8 +105,11 @@ StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
   DTF_ASSIGN_OR_RETURN(launch::PlanRequest r,
                        PlanRequestFor(f.runs, f.profile, f.sets));
   if (!f.task_binary.empty()) r.binary = AbsolutePath(f.task_binary);
-  if (!f.metrics_out.empty())
-    r.overrides.metrics_out = AbsolutePath(f.metrics_out);
+  if (!f.metrics_out.empty()) {
+    r.overrides.metrics_out = IsRemotePath(f.metrics_out)
+                                  ? f.metrics_out
+                                  : AbsolutePath(f.metrics_out);
+  }
   return r;
 }
 
@@ -139,6 +144,8 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
     return PrintStdout(f.json ? launch::PlanToJson(plan)
                               : launch::PlanToText(plan));
   }
+  // Data or output in a bucket: readable from here before any task starts.
+  DTF_RETURN_IF_ERROR(CheckRemoteData(request.job, request.overrides.sets));
   std::vector<std::string> names;
   const launch::PlanHooks& hooks = launch::PlanHooksOf(request.profile.backend);
   {

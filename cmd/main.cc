@@ -2,6 +2,7 @@
 #include <csignal>
 
 #include "cmd/app.h"
+#include "cmd/storage_env.h"
 
 namespace {
 
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  dtf::cli::ConfigureStorageFromEnvironment();
   dtf::cli::Context ctx;
   ctx.console = dtf::cli::Console::FromEnvironment();
   ctx.cancel = &interrupted;

@@ -7,6 +7,7 @@
 
 #include "cmd/cli_output.h"
 #include "lib/base/file.h"
+#include "lib/base/storage.h"
 #include "lib/base/strings.h"
 
 namespace dtf::cli {
@@ -30,6 +31,11 @@ StatusOr<std::string> OutputTarget(std::string_view flag,
   if (path == "-") return path;
   if (path.empty()) {
     return InvalidArgumentError(StrCat(flag, ": an empty path"));
+  }
+  // An object is replaced whole by its upload (lib/base/storage.h).
+  if (IsRemotePath(path)) {
+    DTF_RETURN_IF_ERROR(ParseS3Path(path).status());
+    return path;
   }
   struct stat st;
   if (::stat(path.c_str(), &st) == 0) {
@@ -66,7 +72,7 @@ Status WriteOutput(std::string_view flag, const std::string& path,
                    std::string_view contents) {
   DTF_ASSIGN_OR_RETURN(const std::string target, OutputTarget(flag, path));
   if (target == "-") return PrintStdout(contents);
-  return WriteFileAtomically(target, contents);
+  return WriteWholeFile(target, contents);
 }
 
 }  // namespace dtf::cli

@@ -15,6 +15,8 @@
 #include "cmd/cli_output.h"
 #include "cmd/run_common.h"
 #include "lib/base/build_config.h"
+#include "lib/base/storage.h"
+#include "lib/base/storage_tree.h"
 #include "lib/base/strings.h"
 #include "lib/launch/pack/pack_env.h"
 #include "lib/launch/pack/pack_image.h"
@@ -23,6 +25,28 @@
 
 namespace dtf::cli {
 namespace {
+
+// An archive bound for a bucket (--out s3://... or --output s3://...): made
+// in `staging`, then uploaded (whole) beside `remote`. Returns the remote
+// path of `local`.
+StatusOr<std::string> Upload(const std::string& local,
+                             const std::string& remote_dir) {
+  const std::string name = local.substr(local.rfind('/') + 1);
+  const std::string to = JoinPath(remote_dir, name);
+  DTF_RETURN_IF_ERROR(CopyFile(local, to));
+  return to;
+}
+
+// An archive in a bucket, copied into `staging` for reading.
+StatusOr<std::string> LocalArchive(const std::string& archive,
+                                   LocalStagingDir* staging) {
+  if (!IsRemotePath(archive)) return archive;
+  DTF_ASSIGN_OR_RETURN(*staging, LocalStagingDir::Create("archive"));
+  const std::string local =
+      JoinPath(staging->path(), archive.substr(archive.rfind('/') + 1));
+  DTF_RETURN_IF_ERROR(CopyFile(archive, local));
+  return local;
+}
 
 struct PackFlags {
   std::string out = ".dtf/pack";
@@ -92,8 +116,9 @@ std::string FilesTable(const pack::Manifest& m) {
   return text;
 }
 
-Status ListImage(const PackFlags& f) {
-  DTF_ASSIGN_OR_RETURN(const pack::ImageResult r, pack::ListImage(f.archive));
+Status ListImage(const PackFlags& f, const std::string& archive) {
+  DTF_ASSIGN_OR_RETURN(pack::ImageResult r, pack::ListImage(archive));
+  r.path = f.archive;
   if (f.json) return PrintStdout(ImageSummaryJson(r));
   const pack::Manifest& m = r.manifest;
   std::string text =
@@ -124,9 +149,16 @@ Status RunPackEnv(const PackFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(options.binary, SelfExecutable());
   options.dtf_version = kVersion;
   options.search.library_path = LibraryPathFromEnvironment();
-  options.out_dir = f.out;
+  LocalStagingDir staging;
+  if (IsRemotePath(f.out)) {
+    DTF_ASSIGN_OR_RETURN(staging, LocalStagingDir::Create("pack"));
+  }
+  options.out_dir = staging.path().empty() ? f.out : staging.path();
   options.strip_debug = f.strip_debug;
-  DTF_ASSIGN_OR_RETURN(const pack::PackResult r, pack::PackEnv(options));
+  DTF_ASSIGN_OR_RETURN(pack::PackResult r, pack::PackEnv(options));
+  if (!staging.path().empty()) {
+    DTF_ASSIGN_OR_RETURN(r.archive.path, Upload(r.archive.path, f.out));
+  }
   if (!f.json && !r.manifest.glibc.empty()) {
     ctx->console.Info(StrCat("dtf: the hosts need glibc ", r.manifest.glibc,
                              " or newer (", r.manifest.arch, ")"));
@@ -140,8 +172,19 @@ Status RunPackImage(const PackFlags& f, Context* ctx) {
   options.dtf_version = kVersion;
   options.search.library_path = LibraryPathFromEnvironment();
   options.tag = f.tag;
-  options.output = f.output;
-  DTF_ASSIGN_OR_RETURN(const pack::ImageResult r, pack::PackImage(options));
+  LocalStagingDir staging;
+  if (IsRemotePath(f.output)) {
+    DTF_ASSIGN_OR_RETURN(staging, LocalStagingDir::Create("pack"));
+    options.output =
+        JoinPath(staging.path(), f.output.substr(f.output.rfind('/') + 1));
+  } else {
+    options.output = f.output;
+  }
+  DTF_ASSIGN_OR_RETURN(pack::ImageResult r, pack::PackImage(options));
+  if (!staging.path().empty()) {
+    DTF_RETURN_IF_ERROR(CopyFile(r.path, f.output));
+    r.path = f.output;
+  }
   if (f.json) return PrintStdout(ImageSummaryJson(r));
   uint64_t total = 0;
   for (const pack::ManifestFile& file : r.manifest.files) total += file.size;
@@ -157,15 +200,26 @@ Status RunPackZip(const PackFlags& f, Context* ctx) {
   options.job = f.job;
   options.with_data = f.with_data;
   options.dtf_version = kVersion;
-  options.out_dir = f.out;
-  DTF_ASSIGN_OR_RETURN(const pack::PackResult r, pack::PackJob(options));
+  LocalStagingDir staging;
+  if (IsRemotePath(f.out)) {
+    DTF_ASSIGN_OR_RETURN(staging, LocalStagingDir::Create("pack"));
+  }
+  options.out_dir = staging.path().empty() ? f.out : staging.path();
+  DTF_ASSIGN_OR_RETURN(pack::PackResult r, pack::PackJob(options));
+  if (!staging.path().empty()) {
+    DTF_ASSIGN_OR_RETURN(r.archive.path, Upload(r.archive.path, f.out));
+  }
   return Report(f, r, ctx);
 }
 
 Status RunPackList(const PackFlags& f) {
-  if (pack::LooksLikeTar(f.archive)) return ListImage(f);
-  DTF_ASSIGN_OR_RETURN(const pack::ArchiveListing listing,
-                       pack::ListArchive(f.archive));
+  LocalStagingDir staging;
+  DTF_ASSIGN_OR_RETURN(const std::string archive,
+                       LocalArchive(f.archive, &staging));
+  if (pack::LooksLikeTar(archive)) return ListImage(f, archive);
+  DTF_ASSIGN_OR_RETURN(pack::ArchiveListing listing,
+                       pack::ListArchive(archive));
+  listing.path = f.archive;
   const pack::Manifest& m = listing.manifest;
   if (f.json) {
     return PrintStdout(pack::ArchiveSummaryToJson(listing.path, listing.sha256,
@@ -195,8 +249,11 @@ Status RunPackVerify(const PackFlags& f) {
 }
 
 Status RunPackUnpack(const PackFlags& f) {
+  LocalStagingDir staging;
+  DTF_ASSIGN_OR_RETURN(const std::string archive,
+                       LocalArchive(f.archive, &staging));
   DTF_ASSIGN_OR_RETURN(const pack::Manifest m,
-                       pack::UnpackArchive(f.archive, f.out));
+                       pack::UnpackArchive(archive, f.out));
   return PrintStdout(StrCat(f.archive, ": ", m.files.size(),
                             " files unpacked into ", f.out,
                             ", every one matching manifest.json\n"));

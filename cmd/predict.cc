@@ -19,7 +19,10 @@
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
 #include "cmd/output_file.h"
+#include "cmd/remote_output.h"
 #include "lib/base/file.h"
+#include "lib/base/storage.h"
+#include "lib/base/storage_tree.h"
 #include "lib/base/strings.h"
 #include "lib/data/gen_records.h"
 #include "lib/data/input_pipeline.h"
@@ -119,8 +122,12 @@ struct Scorer {
 };
 
 StatusOr<Scorer> MakeScorer(const PredictFlags& f) {
+  // A model in an object store is read from a local copy of it.
+  LocalStagingDir copy;
+  DTF_ASSIGN_OR_RETURN(const std::string model_dir,
+                       LocalModelDir("--model", f.model, &copy));
   DTF_ASSIGN_OR_RETURN(runtime::Predictor predictor,
-                       runtime::Predictor::Load(f.model, f.threads));
+                       runtime::Predictor::Load(model_dir, f.threads));
   Scorer s(std::move(predictor));
   const Schema& schema = s.predictor.model().definition.schema;
   InputPipelineOptions& options = s.options;
@@ -246,7 +253,7 @@ Status RunPredict(const PredictFlags& f, Context* ctx) {
       scorer.Score(scorer.options, ctx, &out, &rows, flush, nullptr));
   if (output == "-") return PrintStdout(out);
   // `output` is OutputTarget's already: the file itself, links followed.
-  DTF_RETURN_IF_ERROR(WriteFileAtomically(output, out));
+  DTF_RETURN_IF_ERROR(WriteWholeFile(output, out));
   ctx->console.Info(StrCat("scored ", rows, " records into ", f.output));
   return OkStatus();
 }
@@ -394,6 +401,10 @@ StatusOr<std::vector<std::string>> PredictInputFiles(
   files.erase(std::unique(files.begin(), files.end()), files.end());
   // A pattern without wildcards stands for itself: it must exist.
   for (const std::string& file : files) {
+    if (IsRemotePath(file)) {
+      DTF_RETURN_IF_ERROR(StatFile(file).status());
+      continue;
+    }
     std::error_code ec;
     if (!std::filesystem::exists(file, ec)) {
       return ErrnoToStatus(ec ? ec.value() : ENOENT, file);

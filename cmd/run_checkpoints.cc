@@ -1,26 +1,62 @@
 #include "cmd/run_checkpoints.h"
 
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "lib/base/storage.h"
+#include "lib/base/storage_tree.h"
 #include "lib/base/strings.h"
 #include "lib/launch/plan_hooks.h"
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/checkpoint_files.h"
 
 namespace dtf::cli {
+namespace {
+
+// A job whose output_dir is in a bucket: its checkpoints (the top-level
+// checkpoint*.dtf objects) copied into `copy`, and the job pointed there.
+StatusOr<JobFile> WithLocalCheckpoints(const JobFile& job,
+                                       LocalStagingDir* copy) {
+  if (!IsRemotePath(job.train.output_dir)) return job;
+  DTF_ASSIGN_OR_RETURN(*copy, LocalStagingDir::Create("checkpoints"));
+  DTF_ASSIGN_OR_RETURN(
+      std::vector<FileInfo> files,
+      ListFiles(JoinPath(job.train.output_dir, "checkpoint*.dtf")));
+  for (const FileInfo& f : files) {
+    const std::string name = f.path.substr(f.path.rfind('/') + 1);
+    DTF_RETURN_IF_ERROR(CopyFile(f.path, JoinPath(copy->path(), name)));
+  }
+  JobFile local = job;
+  local.train.output_dir = copy->path();
+  return local;
+}
+
+}  // namespace
 
 StatusOr<JobFile> LoadRunJob(const launch::Plan& plan) {
   return LoadJobFile(plan.job, plan.sets);
 }
 
-std::vector<launch::CheckpointRow> RunCheckpoints(const JobFile& job,
+std::vector<launch::CheckpointRow> RunCheckpoints(const JobFile& remote_job,
                                                   const std::string& run_id) {
-  const std::string fingerprint = runtime::CheckpointFingerprint(job);
+  const std::string fingerprint = runtime::CheckpointFingerprint(remote_job);
   std::vector<launch::CheckpointRow> rows;
+  LocalStagingDir copy;
+  StatusOr<JobFile> local = WithLocalCheckpoints(remote_job, &copy);
+  if (!local.ok()) {
+    rows.push_back(
+        {remote_job.train.output_dir, 0, std::string(Message(local.status()))});
+    return rows;
+  }
+  const JobFile& job = *local;
   for (const runtime::CheckpointGeneration& g :
        runtime::ListCheckpointGenerations(job.train.output_dir)) {
     launch::CheckpointRow row;
-    row.path = g.path;
+    row.path = copy.path().empty()
+                   ? g.path
+                   : JoinPath(remote_job.train.output_dir,
+                              g.path.substr(g.path.rfind('/') + 1));
     row.step = g.step;
     StatusOr<runtime::Bundle> bundle = runtime::Bundle::ReadFile(g.path);
     StatusOr<runtime::CheckpointInfo> info =
@@ -40,7 +76,7 @@ std::vector<launch::CheckpointRow> RunCheckpoints(const JobFile& job,
 }
 
 Status CheckResumable(const launch::RunStatus& status, const launch::Plan& plan,
-                      const JobFile& job) {
+                      const JobFile& remote_job) {
   const std::string& id = status.run_id;
   if (!status.over()) {
     return FailedPreconditionError(
@@ -56,6 +92,9 @@ Status CheckResumable(const launch::RunStatus& status, const launch::Plan& plan,
   }
   // An SSH run's checkpoints are on its chief's host: its tasks check them.
   if (plan.hooks().FilesOnHosts()) return OkStatus();
+  LocalStagingDir copy;
+  DTF_ASSIGN_OR_RETURN(const JobFile job,
+                       WithLocalCheckpoints(remote_job, &copy));
   std::string why;
   DTF_ASSIGN_OR_RETURN(
       std::optional<runtime::Bundle> own,

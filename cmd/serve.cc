@@ -14,6 +14,7 @@
 #include "cmd/exit_code.h"
 #include "cmd/flags.h"
 #include "cmd/output_file.h"
+#include "cmd/remote_output.h"
 #include "cmd/train_report.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
@@ -154,6 +155,8 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
     return InvalidArgumentError("--tls-task-names needs --tls-dir");
   }
   DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job, f.set));
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<StorageMirror> mirror,
+                       MirrorOutputDir(&job));
   if (o.ps.empty() && job.train.mode != TrainMode::kAllreduce) {
     return InvalidArgumentError(
         StrCat("the cluster has no ps tasks, which only mode = "
@@ -180,7 +183,11 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
     std::fflush(nullptr);
     std::_Exit(ExitCodeFor(why));
   };
-  DTF_ASSIGN_OR_RETURN(runtime::TrainResult r, runtime::Serve(job, o));
+  StatusOr<runtime::TrainResult> served = runtime::Serve(job, o);
+  DTF_RETURN_IF_ERROR(FinishOutputMirror(mirror.get(), served.status()));
+  runtime::TrainResult r = std::move(*served);
+  r.export_dir = RemoteName(mirror.get(), r.export_dir);
+  r.checkpoint = RemoteName(mirror.get(), r.checkpoint);
   if (o.role == Role::kPs) return OkStatus();
   if (!f.metrics_out.empty() && o.index == 0) {
     DTF_RETURN_IF_ERROR(
@@ -209,12 +216,19 @@ void SetupServe(CLI::App* app, Context* ctx) {
       "Run one task of a distributed run: a parameter server or a worker "
       "(worker 0 is the chief)");
   sub->add_option("--job", f->job, "The job file (default: dtf.toml)");
-  sub->add_option("--role", f->role, "ps, worker or chief")
+  sub->add_option("--role,--job_name", f->role,
+                  "ps, worker or chief (--job_name: TensorFlow's name)")
       ->check(CLI::IsMember({"ps", "worker", "chief", "evaluator"}));
-  sub->add_option("--index", f->index, "This task's index in its role")
+  sub->add_option("--index,--task_index", f->index,
+                  "This task's index in its role (--task_index: "
+                  "TensorFlow's name)")
       ->check(IntAtLeast<int>(0));
-  sub->add_option("--ps", f->ps, "Parameter servers: host:port,host:port");
-  sub->add_option("--workers", f->workers, "Workers: host:port,host:port");
+  sub->add_option("--ps,--ps_hosts", f->ps,
+                  "Parameter servers: host:port,host:port (--ps_hosts: "
+                  "TensorFlow's name)");
+  sub->add_option("--workers,--worker_hosts", f->workers,
+                  "Workers: host:port,host:port (--worker_hosts: "
+                  "TensorFlow's name)");
   sub->add_option("--cluster_spec", f->cluster_spec,
                   "TensorFlow's 'ps|h:p;h:p,worker|h:p;h:p' (instead of "
                   "--ps/--workers); without either, TF_CONFIG is read");

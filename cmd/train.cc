@@ -3,11 +3,14 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
 #include "cmd/output_file.h"
+#include "cmd/remote_output.h"
 #include "cmd/train_report.h"
 #include "lib/base/device_name.h"
 #include "lib/base/file.h"
@@ -31,6 +34,7 @@ struct TrainFlags {
   bool restart = false;
   bool quiet = false;
   std::string metrics_out;
+  std::vector<std::string> set;
 };
 
 Status RunTrain(const TrainFlags& f, Context* ctx) {
@@ -38,7 +42,9 @@ Status RunTrain(const TrainFlags& f, Context* ctx) {
     // Refused before training rather than after it.
     DTF_RETURN_IF_ERROR(OutputTarget("--metrics-out", f.metrics_out).status());
   }
-  DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job));
+  DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job, f.set));
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<StorageMirror> mirror,
+                       MirrorOutputDir(&job));
   if (!f.device.empty()) {
     StatusOr<DeviceName> device = ParseDeviceName(f.device);
     if (!device.ok()) {
@@ -70,7 +76,11 @@ Status RunTrain(const TrainFlags& f, Context* ctx) {
     if (f.quiet) return;
     console.Info(EvalLine(e));
   };
-  DTF_ASSIGN_OR_RETURN(runtime::TrainResult r, runtime::Train(job, options));
+  StatusOr<runtime::TrainResult> trained = runtime::Train(job, options);
+  DTF_RETURN_IF_ERROR(FinishOutputMirror(mirror.get(), trained.status()));
+  runtime::TrainResult r = std::move(*trained);
+  r.export_dir = RemoteName(mirror.get(), r.export_dir);
+  r.checkpoint = RemoteName(mirror.get(), r.checkpoint);
   if (!f.metrics_out.empty()) {
     DTF_RETURN_IF_ERROR(
         WriteOutput("--metrics-out", f.metrics_out, MetricsJson(r)));
@@ -129,6 +139,8 @@ void SetupTrain(CLI::App* app, Context* ctx) {
   sub->add_option("--metrics-out", f->metrics_out,
                   "Write the final metrics as JSON to this file (atomically; "
                   "through a symlink to its target), or '-' for stdout");
+  sub->add_option("--set", f->set,
+                  "Override a job-file key: section.key=value (repeatable)");
   sub->callback([f, ctx] { ctx->status = RunTrain(*f, ctx); });
 }
 

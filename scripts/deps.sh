@@ -9,12 +9,14 @@ packages=(
   nlohmann-json3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libeigen3-dev zlib1g-dev libfarmhash-dev libzip-dev libssl-dev libgloo-dev
-  libgtest-dev libgmock-dev
+  libcurl4-openssl-dev libgtest-dev libgmock-dev
 )
 if [[ "${1:-}" == "--test" ]]; then
   # skopeo, umoci and podman read the OCI image `dtf pack image` writes
   # (tests/launch/pack/pack_image_test.cc).
-  packages+=(python3 python3-venv python3-pip clang-14 libclang-rt-14-dev
+  # curl and the venv of tests/testing/s3_env.sh: the S3 server of the
+  # storage tests (SeaweedFS from PyPI).
+  packages+=(python3 python3-venv python3-pip clang-14 libclang-rt-14-dev curl
              bsdutils openssh-server openssh-client skopeo umoci podman)
 fi
 

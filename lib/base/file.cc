@@ -145,6 +145,35 @@ class PosixWritableFile final : public WritableFile {
   Status status_;
 };
 
+class PosixRandomAccessFile final : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(int fd, std::string name)
+      : fd_(fd), name_(std::move(name)) {}
+  ~PosixRandomAccessFile() override { ::close(fd_); }
+
+  Status Read(uint64_t offset, size_t n, char* scratch,
+              size_t* bytes_read) const override {
+    *bytes_read = 0;
+    while (*bytes_read < n) {
+      ssize_t got = ::pread(fd_, scratch + *bytes_read, n - *bytes_read,
+                            static_cast<off_t>(offset + *bytes_read));
+      if (got == 0) break;
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoToStatus(errno, name_);
+      }
+      *bytes_read += static_cast<size_t>(got);
+    }
+    return OkStatus();
+  }
+
+  const std::string& name() const override { return name_; }
+
+ private:
+  int fd_;
+  std::string name_;
+};
+
 class StringSequentialFile final : public SequentialFile {
  public:
   StringSequentialFile(std::string contents, std::string name)
@@ -232,6 +261,16 @@ StatusOr<std::unique_ptr<SequentialFile>> OpenSequentialFile(
   if (fd < 0) return ErrnoToStatus(errno, path);
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   return std::make_unique<PosixSequentialFile>(fd, path, /*owns_fd=*/true);
+}
+
+StatusOr<std::unique_ptr<RandomAccessFile>> OpenRandomAccessFile(
+    const std::string& path) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return ErrnoToStatus(errno, path);
+  return std::make_unique<PosixRandomAccessFile>(fd, path);
 }
 
 StatusOr<std::unique_ptr<WritableFile>> OpenWritableFile(

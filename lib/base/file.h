@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,6 +25,18 @@ class SequentialFile {
   virtual const std::string& name() const = 0;
 };
 
+// A file read at any offset. Thread-safe: Read may be called from several
+// threads at once.
+class RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile() = default;
+  // Reads up to `n` bytes at `offset` into `scratch`; fewer only at the end
+  // of the file (`*bytes_read` is 0 at or past it).
+  virtual Status Read(uint64_t offset, size_t n, char* scratch,
+                      size_t* bytes_read) const = 0;
+  virtual const std::string& name() const = 0;
+};
+
 // A file written front to back. Not thread-safe. Close() must be called and
 // its Status checked; the destructor closes silently.
 class WritableFile {
@@ -40,6 +53,9 @@ class WritableFile {
 
 // Opens `path` for reading; "-" means standard input.
 StatusOr<std::unique_ptr<SequentialFile>> OpenSequentialFile(
+    const std::string& path);
+// Opens `path` for reads at any offset.
+StatusOr<std::unique_ptr<RandomAccessFile>> OpenRandomAccessFile(
     const std::string& path);
 // Creates (or truncates) `path` with mode 0644 (0600 if `private_file`).
 StatusOr<std::unique_ptr<WritableFile>> OpenWritableFile(

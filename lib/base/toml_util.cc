@@ -120,7 +120,8 @@ std::vector<std::pair<const toml::key*, const toml::node*>> InFileOrder(
 }
 
 std::string ResolvePath(const std::string& dir, const std::string& path) {
-  if (path == "-") return path;
+  // "-" (standard input) and object store URLs ("s3://...") stay as given.
+  if (path == "-" || path.starts_with("s3://")) return path;
   const std::filesystem::path p(path);
   if (p.is_absolute()) return p.lexically_normal().string();
   return (std::filesystem::path(dir) / p).lexically_normal().string();

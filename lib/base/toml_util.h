@@ -54,7 +54,7 @@ std::vector<std::pair<const toml::key*, const toml::node*>> InFileOrder(
     const toml::table& table);
 
 // `path` as written in a file in `dir`: an absolute path normalized, a
-// relative one joined to `dir`; "-" (standard input) as is.
+// relative one joined to `dir`; "-" (standard input) and s3:// URLs as is.
 std::string ResolvePath(const std::string& dir, const std::string& path);
 
 // A TOML table as the job file's parsers (feature_parser.h,

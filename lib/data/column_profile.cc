@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "lib/base/storage.h"
 #include "lib/base/strings.h"
 #include "lib/data/csv_sniff.h"
 #include "lib/data/csv_text.h"
@@ -259,7 +260,7 @@ StatusOr<std::vector<ColumnProfile>> ProfileCsv(
     const std::vector<std::string>& missing, int64_t max_rows,
     std::string_view label) {
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file,
-                       OpenSequentialFile(path));
+                       OpenFileForRead(path));
   CsvChunker chunker(std::move(file), csv);
   std::vector<ColumnProfile> columns;
   std::vector<DistinctCounter> distinct;

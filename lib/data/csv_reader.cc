@@ -10,6 +10,7 @@
 #endif
 
 #include "absl/strings/str_format.h"
+#include "lib/base/storage.h"
 #include "lib/data/csv_text.h"
 
 namespace dtf {
@@ -477,7 +478,7 @@ StatusOr<bool> CsvChunkParser::Next(CsvRow* row) {
 StatusOr<std::vector<std::vector<std::string>>> ReadCsvFile(
     const std::string& path, const CsvOptions& options) {
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file,
-                       OpenSequentialFile(path));
+                       OpenFileForRead(path));
   CsvChunker chunker(std::move(file), options);
   std::vector<std::vector<std::string>> rows;
   CsvChunk chunk;

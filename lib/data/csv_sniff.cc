@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/file.h"
+#include "lib/base/storage.h"
 #include "lib/base/strings.h"
 #include "lib/data/csv_text.h"
 
@@ -84,7 +85,7 @@ char SniffDelimiterText(std::string_view text) {
 StatusOr<char> SniffDelimiter(const std::string& path) {
   if (path.size() > 4 && path.ends_with(".tsv")) return '\t';
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file,
-                       OpenSequentialFile(path));
+                       OpenFileForRead(path));
   std::string text(kSniffBytes, '\0');
   size_t filled = 0;
   while (filled < text.size()) {
@@ -104,7 +105,7 @@ StatusOr<char> SniffDelimiter(const std::string& path) {
 StatusOr<std::vector<std::string>> ReadCsvHeader(const std::string& path,
                                                  const CsvOptions& options) {
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file,
-                       OpenSequentialFile(path));
+                       OpenFileForRead(path));
   CsvChunker chunker(std::move(file), options, 64 << 10);
   CsvChunk chunk;
   CsvRow row;

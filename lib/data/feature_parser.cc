@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "lib/base/bounded_read.h"
 #include "lib/base/file.h"
+#include "lib/base/storage.h"
 #include "lib/base/strings.h"
 #include "lib/base/toml_util.h"
 #include "lib/data/feature_checks.h"
@@ -270,7 +271,7 @@ class FeatureParser {
     if (name.empty()) return r_.Error(n, key, "empty path");
     f->vocabulary_file = toml_util::ResolvePath(dir_, name);
     StatusOr<std::string> text =
-        ReadFileToStringAtMost(f->vocabulary_file, kMaxVocabularyFileBytes);
+        ReadWholeFile(f->vocabulary_file, kMaxVocabularyFileBytes);
     if (!text.ok()) return r_.Error(n, key, Message(text.status()));
     std::string_view rest = *text;
     std::unordered_map<std::string, size_t> index;

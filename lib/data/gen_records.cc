@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_join.h"
 #include "farmhash.h"
+#include "lib/base/storage.h"
 #include "lib/base/strings.h"
 #include "lib/data/csv_text.h"
 #include "lib/data/record_format.h"
@@ -338,7 +339,7 @@ Status Pipeline::InferSchema(CsvChunker& chunker, const std::string& path,
 
 Status Pipeline::PrepareInput(const std::string& path, int64_t* row_base) {
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file,
-                       OpenSequentialFile(path));
+                       OpenFileForRead(path));
   CsvChunker chunker(std::move(file), options_.csv);
   std::deque<CsvChunk> held;
   std::vector<std::string> header;
@@ -481,6 +482,12 @@ StatusOr<std::vector<std::string>> ExpandInputs(
       paths.push_back(p);
       continue;
     }
+    if (IsRemotePath(p)) {
+      DTF_ASSIGN_OR_RETURN(std::vector<FileInfo> found, ListFiles(p));
+      if (found.empty()) return NotFoundError(StrCat(p, ": no file matches"));
+      for (const FileInfo& f : found) paths.push_back(f.path);
+      continue;
+    }
     glob_t g;
     int rc = glob(p.c_str(), GLOB_ERR, nullptr, &g);
     if (rc == GLOB_NOMATCH) {
@@ -505,15 +512,10 @@ StatusOr<GenRecordsResult> GenRecords(const GenRecordsOptions& options) {
   return result;
 }
 
-StagedRecords::StagedRecords() = default;
-
-StagedRecords::~StagedRecords() {
-  // Last staged first: a later run's output directory may sit inside one an
-  // earlier run created.
-  while (!runs_.empty()) runs_.pop_back();
-}
-
 Status StagedRecords::Commit() {
+  // Local runs first (the remote runs' shards are published into their
+  // local staging directories), then the uploads; a failed upload leaves
+  // the local outputs in place.
   for (size_t i = 0; i < runs_.size(); ++i) {
     Status status = runs_[i]->Publish();
     if (!status.ok()) {
@@ -521,11 +523,13 @@ Status StagedRecords::Commit() {
       return status;
     }
   }
+  for (auto& run : remote_) DTF_RETURN_IF_ERROR(CommitRemote(run.get()));
   return OkStatus();
 }
 
 StatusOr<GenRecordsResult> StagedRecords::Stage(
     const GenRecordsOptions& options) {
+  if (IsRemotePath(options.out_dir)) return StageRemote(options);
   if (options.threads < 1) {
     return InvalidArgumentError(
         StrCat("threads must be at least 1, got ", options.threads));

@@ -108,7 +108,10 @@ StatusOr<GenRecordsResult> GenRecords(const GenRecordsOptions& options);
 class ShardSet;
 
 // Runs whose files are written and closed under staging directories (inside
-// each run's output directory) but not yet in place, committed together.
+// each run's output directory, or a local one for an s3:// output) but not
+// yet in place, committed together. An s3:// output is uploaded shard by
+// shard at Commit (each shard appears whole), then shards of an older run
+// that the new set does not replace are removed.
 // Destroying it before Commit() succeeded removes every staged file and every
 // directory the runs created, so the output directories are as they were.
 // After a successful Commit() it removes the shards the runs replaced. Not
@@ -129,7 +132,14 @@ class StagedRecords {
   Status Commit();
 
  private:
+  // A run whose output directory is remote (s3://): its shards are staged
+  // under a local directory and uploaded by Commit.
+  struct RemoteRun;
+  StatusOr<GenRecordsResult> StageRemote(const GenRecordsOptions& options);
+  Status CommitRemote(RemoteRun* run);
+
   std::vector<std::unique_ptr<ShardSet>> runs_;
+  std::vector<std::unique_ptr<RemoteRun>> remote_;
 };
 
 // The runs `dtf gen-records --job` makes: one per CSV source of the job's

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/storage.h"
 #include "lib/data/crc32c.h"
 #include "lib/data/little_endian.h"
 #include "lib/data/record_format.h"
@@ -67,7 +68,7 @@ Status ReadUpTo(SequentialFile& file, size_t n, std::string* out) {
 StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(
     const std::string& path, const RecordReaderOptions& options) {
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> file,
-                       OpenSequentialFile(path));
+                       OpenFileForRead(path));
   return Create(std::move(file), options);
 }
 

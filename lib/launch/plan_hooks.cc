@@ -116,7 +116,9 @@ Status CheckRequest(const PlanRequest& r) {
     return InvalidArgumentError("--ps and --workers must be at least 1");
   }
   for (const std::string& set : o.sets) DTF_RETURN_IF_ERROR(ValidateSet(set));
-  if (!o.metrics_out.empty() && !fs::path(o.metrics_out).is_absolute()) {
+  // An s3:// URL names the same object from every host.
+  if (!o.metrics_out.empty() && !o.metrics_out.starts_with("s3://") &&
+      !fs::path(o.metrics_out).is_absolute()) {
     return InvalidArgumentError(StrCat("--metrics-out ", o.metrics_out,
                                        ": the plan needs an absolute path"));
   }

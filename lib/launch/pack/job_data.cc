@@ -44,6 +44,10 @@ StatusOr<std::string> RecordsSetting(
 StatusOr<std::vector<RecordDir>> JobRecordDirs(
     const std::string& job_path, const std::vector<std::string>& overrides) {
   DTF_ASSIGN_OR_RETURN(const JobFile job, LoadJobFile(job_path, overrides));
+  // Records in an object store are read there by every task: nothing to
+  // ship or to look for on the hosts.
+  if (job.data.records_dir.starts_with("s3://"))
+    return std::vector<RecordDir>{};
   DTF_ASSIGN_OR_RETURN(const std::string setting,
                        RecordsSetting(job_path, overrides));
   RecordDir base;

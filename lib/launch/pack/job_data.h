@@ -20,7 +20,8 @@ struct RecordDir {
 // The directories of TFRecord shards the job at `job_path` reads, with the
 // `overrides` ("section.key=value", as its tasks get them) applied: [data]
 // records itself when the job has no splits, else its subdirectory for
-// each split (what `dtf gen-records --job` writes). Errors: the job file's
+// each split (what `dtf gen-records --job` writes); none when the records
+// are in an object store (s3://). Errors: the job file's
 // ("dtf.toml:12:3: ...").
 StatusOr<std::vector<RecordDir>> JobRecordDirs(
     const std::string& job_path, const std::vector<std::string>& overrides);

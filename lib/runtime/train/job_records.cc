@@ -5,10 +5,22 @@
 #include <filesystem>
 #include <string_view>
 
+#include "lib/base/storage.h"
 #include "lib/base/strings.h"
 
 namespace dtf::runtime {
 namespace fs = std::filesystem;
+
+StatusOr<std::vector<std::string>> ListShardsAnywhere(const std::string& dir) {
+  if (!IsRemotePath(dir)) return ListShards(dir);
+  std::vector<std::string> found;
+  DTF_ASSIGN_OR_RETURN(std::vector<FileInfo> files,
+                       ListFiles(JoinPath(dir, "part-*.tfrecord*")));
+  for (const FileInfo& f : files) {
+    if (!f.path.ends_with(".index")) found.push_back(f.path);
+  }
+  return found;
+}
 
 std::vector<std::string> ListShards(const std::string& dir) {
   std::vector<std::string> found;
@@ -61,11 +73,11 @@ StatusOr<JobRecords> FindJobRecords(const JobFile& job) {
                                 job.path, "`"));
   };
   records.train_dir = dir_of(records.train_split);
-  records.train = ListShards(records.train_dir);
+  DTF_ASSIGN_OR_RETURN(records.train, ListShardsAnywhere(records.train_dir));
   if (records.train.empty()) return missing(records.train_dir);
   if (!records.eval_split.empty()) {
     records.eval_dir = dir_of(records.eval_split);
-    records.eval = ListShards(records.eval_dir);
+    DTF_ASSIGN_OR_RETURN(records.eval, ListShardsAnywhere(records.eval_dir));
     if (records.eval.empty()) return missing(records.eval_dir);
   }
   return records;

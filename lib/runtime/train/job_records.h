@@ -29,6 +29,9 @@ struct JobRecords {
 // The TFRecord shards (part-*.tfrecord*, index files excluded) in `dir`,
 // sorted; empty when there are none or `dir` does not exist.
 std::vector<std::string> ListShards(const std::string& dir);
+// The same for a local or s3:// `dir`; a listing that fails (access denied,
+// no such bucket) is an error naming the bucket.
+StatusOr<std::vector<std::string>> ListShardsAnywhere(const std::string& dir);
 
 // NotFound, naming the directory and the command that writes it, when the
 // training split has no shards, or the evaluation split is named but has
