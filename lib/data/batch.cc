@@ -20,10 +20,6 @@ size_t DefaultSize(const FeatureParseSpec& s) {
   return 0;
 }
 
-bool UsesRowSplits(const Column& c) {
-  return c.var_len || c.type == FeatureType::kBytes;
-}
-
 }  // namespace
 
 std::string_view FeatureTypeName(FeatureType type) {
@@ -91,13 +87,13 @@ Status ValidateFeatureParseSpecs(const std::vector<FeatureParseSpec>& specs) {
 }
 
 int64_t Column::num_values() const {
-  if (UsesRowSplits(*this)) return row_splits.empty() ? 0 : row_splits.back();
+  if (uses_row_splits()) return row_splits.empty() ? 0 : row_splits.back();
   return static_cast<int64_t>(type == FeatureType::kInt64 ? int64s.size()
                                                           : floats.size());
 }
 
 int64_t Column::row_begin(int64_t r) const {
-  return UsesRowSplits(*this) ? row_splits[r] : r * length;
+  return uses_row_splits() ? row_splits[r] : r * length;
 }
 
 int64_t Column::row_size(int64_t r) const { return row_end(r) - row_begin(r); }
@@ -131,7 +127,7 @@ void Batch::Reset(const std::vector<FeatureParseSpec>& specs,
     c.bytes.clear();
     c.bytes_offsets.assign(1, 0);
     c.row_splits.assign(1, 0);
-    const bool fixed_numeric = !UsesRowSplits(c);
+    const bool fixed_numeric = !c.uses_row_splits();
     const size_t fixed_size = fixed_numeric ? capacity * c.length : 0;
     if (s.type == FeatureType::kInt64) {
       c.int64s.resize(fixed_size);
@@ -154,7 +150,7 @@ void Batch::Reset(const std::vector<FeatureParseSpec>& specs,
 
 void Batch::Finish() {
   for (Column& c : columns) {
-    if (UsesRowSplits(c)) continue;
+    if (c.uses_row_splits()) continue;
     const size_t n = rows * c.length;
     if (c.type == FeatureType::kInt64) {
       c.int64s.resize(n);

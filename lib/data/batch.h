@@ -74,6 +74,10 @@ struct Column {
   // starting with 0.
   std::vector<int64_t> row_splits;
 
+  // Rows are cut by row_splits (var-len and bytes columns), not `length`.
+  bool uses_row_splits() const {
+    return var_len || type == FeatureType::kBytes;
+  }
   // Number of values in all rows.
   int64_t num_values() const;
   // Values in row `r`. REQUIRES: r < rows of the batch.

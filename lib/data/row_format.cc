@@ -5,10 +5,6 @@
 namespace dtf {
 namespace {
 
-bool UsesRowSplits(const Column& c) {
-  return c.var_len || c.type == FeatureType::kBytes;
-}
-
 template <typename T>
 void PutRaw(const T* values, size_t n, std::string* out) {
   out->append(reinterpret_cast<const char*>(values), n * sizeof(T));
@@ -41,7 +37,7 @@ void EncodeRow(const Batch& batch, int64_t r, std::string* out) {
   for (const Column& c : batch.columns) {
     const int64_t begin = c.row_begin(r);
     const int64_t n = c.row_end(r) - begin;
-    if (UsesRowSplits(c)) PutCount(n, out);
+    if (c.uses_row_splits()) PutCount(n, out);
     switch (c.type) {
       case FeatureType::kInt64:
         PutRaw(c.int64s.data() + begin, n, out);
@@ -64,7 +60,7 @@ void AppendEncodedRow(std::string_view row, Batch* dst) {
   const char* p = row.data();
   const int64_t r = dst->rows;
   for (Column& c : dst->columns) {
-    if (!UsesRowSplits(c)) {
+    if (!c.uses_row_splits()) {
       // Fixed numeric: Reset sized the column for every row.
       const size_t size =
           c.type == FeatureType::kInt64 ? sizeof(int64_t) : sizeof(float);
