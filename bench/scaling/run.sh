@@ -400,12 +400,12 @@ for model in "${model_list[@]}"; do
     done
   fi
   if wants tf; then
-    for mode in "${mode_list[@]}"; do
-      case "$mode" in
-        async) for n in "${worker_counts[@]}"; do tf_ps "$model" "$n" || true; done ;;
-        allreduce) for n in "${worker_counts[@]}"; do tf_mwms "$model" "$n" || true; done ;;
-      esac
-    done
+    if [[ ",$modes," == *,sync,* || ",$modes," == *,async,* ]]; then
+      for n in "${worker_counts[@]}"; do tf_ps "$model" "$n" || true; done
+    fi
+    if [[ ",$modes," == *,allreduce,* ]]; then
+      for n in "${worker_counts[@]}"; do tf_mwms "$model" "$n" || true; done
+    fi
   fi
 done
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
