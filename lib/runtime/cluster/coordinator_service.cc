@@ -1,5 +1,7 @@
 #include "lib/runtime/cluster/coordinator_service.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <memory>
 #include <thread>
@@ -23,9 +25,30 @@ CoordinatorService::CoordinatorService(
   }
 }
 
+namespace {
+
+// CPU nanoseconds the calling thread has used.
+int64_t ThreadCpuNanos() {
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
                                            const rpc::HeartbeatRequest* request,
                                            rpc::HeartbeatResponse* response) {
+  const int64_t cpu = ThreadCpuNanos();
+  grpc::Status st = HandleHeartbeat(context, request, response);
+  heartbeat_cpu_ns_ += ThreadCpuNanos() - cpu;
+  ++heartbeats_;
+  return st;
+}
+
+grpc::Status CoordinatorService::HandleHeartbeat(
+    grpc::ServerContext* context, const rpc::HeartbeatRequest* request,
+    rpc::HeartbeatResponse* response) {
   if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
     return st;
   std::lock_guard<std::mutex> lock(mu_);

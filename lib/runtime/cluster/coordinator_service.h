@@ -124,7 +124,19 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   std::vector<std::optional<InputPosition>> WorkerPositions(
       int64_t step, std::chrono::milliseconds wait) const;
 
+  // Heartbeats answered so far, and the CPU seconds their handlers used
+  // (the handlers' own work; gRPC's around them is not counted): what the
+  // chief pays for the heartbeats. bench/scale reads both.
+  int64_t heartbeats() const { return heartbeats_.load(); }
+  double heartbeat_cpu_seconds() const {
+    return double(heartbeat_cpu_ns_.load()) * 1e-9;
+  }
+
  private:
+  grpc::Status HandleHeartbeat(grpc::ServerContext* context,
+                               const rpc::HeartbeatRequest* request,
+                               rpc::HeartbeatResponse* response);
+
   struct Task {
     std::string address;
     TaskState state = TaskState::kStarting;
@@ -164,6 +176,8 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   int pauses_ = 0;
   // When the outermost pause began.
   std::chrono::steady_clock::time_point paused_at_;
+  std::atomic<int64_t> heartbeats_{0};
+  std::atomic<int64_t> heartbeat_cpu_ns_{0};
 };
 
 // Pauses `coordinator`'s watchdog (may be null) for its lifetime.

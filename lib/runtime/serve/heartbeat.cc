@@ -1,5 +1,8 @@
 #include "lib/runtime/serve/heartbeat.h"
 
+#include <pthread.h>
+#include <time.h>
+
 #include <random>
 #include <utility>
 
@@ -67,6 +70,16 @@ void Heartbeat::Steps(int64_t steps_done, int64_t global_step,
   }
 }
 
+double Heartbeat::CpuSeconds() {
+  clockid_t clock;
+  timespec ts{};
+  if (pthread_getcpuclockid(thread_.native_handle(), &clock) != 0 ||
+      clock_gettime(clock, &ts) != 0) {
+    return 0;
+  }
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
 void Heartbeat::Run() {
   auto last_ok = Clock::now();
   std::unique_lock<std::mutex> lock(mu_);
@@ -87,6 +100,7 @@ void Heartbeat::Run() {
     lock.unlock();
     rpc::HeartbeatResponse response;
     grpc::Status st = stub_->Heartbeat(context.get(), request, &response);
+    ++sent_;
     lock.lock();
     call_ = nullptr;
     failing = !st.ok();

@@ -54,6 +54,11 @@ class Heartbeat {
   // The last call failed: the chief does not answer now.
   std::atomic<bool> failing{false};
 
+  // Heartbeats sent so far, and the CPU seconds the heartbeat thread used
+  // (what a task pays for them; bench/scale reads both).
+  int64_t sent() const { return sent_.load(); }
+  double CpuSeconds();
+
  private:
   void Run();
 
@@ -73,6 +78,7 @@ class Heartbeat {
   std::vector<int64_t> position_;
   bool stepped_ = false;  // a step finished since the last heartbeat
   double loss_ = 0, eps_ = 0;
+  std::atomic<int64_t> sent_{0};
   std::thread thread_;
 };
 
