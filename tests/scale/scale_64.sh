@@ -92,7 +92,7 @@ new_cgroup() {
 
 cat > "$work/dtf.toml" <<EOF
 [data]
-csv = { train = ["$shared/adult/adult.data"], eval = ["$shared/adult/adult.test"] }
+csv = { train = ["$shared/data/adult/adult.data"], eval = ["$shared/data/adult/adult.test"] }
 header = false
 records = "records"
 shards = 8
