@@ -95,7 +95,7 @@ TOML
 cd "$work/job"
 t0=$(date +%s.%N)
 rc=0
-"$dtf" doctor --profile many --timeout 60 > doctor.out 2> doctor.err || rc=$?
+"$dtf" doctor --profile many --timeout 120 > doctor.out 2> doctor.err || rc=$?
 t1=$(date +%s.%N)
 seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 if ((rc != 0)) || ! grep -q "all $hosts hosts ready" doctor.out; then

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "fmt/format.h"
-
 #include "lib/base/strings.h"
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/checkpoint_files.h"
@@ -27,8 +26,8 @@ constexpr std::chrono::seconds kInterruptedPsGrace(10);
 std::string BarrierLine(std::vector<float> waits) {
   if (waits.empty()) return "";
   auto quantile = [&](double q) {
-    const size_t k = std::min(
-        waits.size() - 1, size_t(std::ceil(q * double(waits.size())) - 1));
+    const size_t k = std::min(waits.size() - 1,
+                              size_t(std::ceil(q * double(waits.size())) - 1));
     std::nth_element(waits.begin(), waits.begin() + long(k), waits.end());
     return waits[k];
   };
@@ -100,7 +99,8 @@ StatusOr<TrainResult> ServePs(ServeTask* t) {
       }
     }
   }
-  if (const std::string barrier = BarrierLine(service.store().barrier_waits_ms());
+  if (const std::string barrier =
+          BarrierLine(service.store().barrier_waits_ms());
       !barrier.empty()) {
     t->Note(StrCat(t->task, ": ", barrier));
   }
