@@ -14,6 +14,17 @@ namespace dtf::runtime {
 
 using Clock = std::chrono::steady_clock;
 
+std::chrono::milliseconds PositionHeartbeatDelay(int workers) {
+  return std::max(std::chrono::milliseconds(100),
+                  std::chrono::milliseconds(10) * std::max(workers, 0));
+}
+
+std::chrono::milliseconds PositionWait(int workers) {
+  return std::max(
+      std::chrono::milliseconds(500),
+      PositionHeartbeatDelay(workers) + std::chrono::milliseconds(200));
+}
+
 CoordinatorService::CoordinatorService(
     rpc::RunCredentials credentials,
     std::vector<std::pair<std::string, std::string>> tasks)
@@ -22,6 +33,7 @@ CoordinatorService::CoordinatorService(
     tasks_[name].address = address;
     tasks_[name].last_heartbeat = start_;
     order_.push_back(name);
+    if (IsTaskOf(name, Role::kWorker)) ++workers_;
   }
 }
 

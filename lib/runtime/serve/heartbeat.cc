@@ -24,11 +24,13 @@ uint64_t NewIncarnation() {
 }  // namespace
 
 Heartbeat::Heartbeat(const std::string& chief, rpc::RunCredentials creds,
-                     std::string task, std::chrono::seconds timeout)
+                     std::string task, std::chrono::seconds timeout,
+                     std::chrono::milliseconds position_delay)
     : stub_(NewChiefStub(chief, creds)),
       creds_(std::move(creds)),
       task_(std::move(task)),
       timeout_(timeout),
+      position_delay_(position_delay),
       incarnation_(NewIncarnation()),
       thread_([this] { Run(); }) {}
 
@@ -116,7 +118,7 @@ void Heartbeat::Run() {
     cv_.wait_until(lock, sent + std::chrono::seconds(1),
                    [&] { return exit_ || stepped_; });
     if (stepped_) {
-      cv_.wait_until(lock, sent + kPositionHeartbeat, [&] { return exit_; });
+      cv_.wait_until(lock, sent + position_delay_, [&] { return exit_; });
     }
   }
 }
