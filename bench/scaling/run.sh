@@ -33,8 +33,9 @@
 # WORK/results.json and bench/scaling/scaling.png (efficiency against
 # workers, one line per mode and model).
 #
-# --quick: workers 1,2,4, fewer epochs and TensorFlow steps (about 8
-# minutes). Needs root (namespaces, tc, cgroups).
+# About 30 minutes, most of it TensorFlow's processes starting under their
+# quotas; --quick: workers 1,2,4, fewer epochs and TensorFlow steps (about
+# 15 minutes). Needs root (namespaces, tc, cgroups).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -179,6 +180,10 @@ exec 8>&-
 # --------------------------------------------------------------- the input
 
 write_job
+# As many shards as the most workers (TensorFlow's peers give each worker
+# whole shards; dtf's workers would split records otherwise).
+shards=$(( max_workers > 4 ? max_workers : 4 ))
+sed -i "s/^shards = .*/shards = $shards/" "$work/dtf.toml"
 make_records
 # The compute-heavy model: the census job with hidden = [1024, 1024].
 sed 's/^hidden = .*/hidden = [1024, 1024]/' "$work/dtf.toml" > "$work/heavy.toml"
