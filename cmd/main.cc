@@ -1,4 +1,6 @@
 // dtf: wires the subcommands (cmd/app.cc) to the process.
+#include <sys/resource.h>
+
 #include <csignal>
 
 #include "cmd/app.h"
@@ -11,6 +13,17 @@ std::atomic<bool> interrupted{false};
 
 void OnSignal(int) { interrupted.store(true); }
 
+// Lifts the soft limit on open files to the hard one: a launch or doctor
+// holds a connection (and a task's log files) per host, and the soft limit
+// many systems start with (1024) is below a thousand hosts' worth.
+void RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  if (limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &limit);  // best effort: the old limit stays
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -20,6 +33,7 @@ int main(int argc, char** argv) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   dtf::cli::ConfigureStorageFromEnvironment();
+  RaiseOpenFileLimit();
   dtf::cli::Context ctx;
   ctx.console = dtf::cli::Console::FromEnvironment();
   ctx.cancel = &interrupted;

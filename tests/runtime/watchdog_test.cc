@@ -143,6 +143,33 @@ TEST_F(WatchdogTest, TheChiefKeepsEachWorkersLatestInputPosition) {
 
 // Heartbeats keep coming from both workers; worker:1's steps stop at 7 and
 // worker:2's go on: only worker:1 is taken for dead, once, with its step.
+// Position heartbeats stay near 100 a second at the chief however many
+// workers send them; its checkpoints wait for them a little longer.
+TEST_F(WatchdogTest, PositionHeartbeatsSlowDownInLargerRuns) {
+  EXPECT_EQ(service_.workers(), 3);
+  EXPECT_EQ(PositionHeartbeatDelay(1), 100ms);
+  EXPECT_EQ(PositionHeartbeatDelay(10), 100ms);
+  EXPECT_EQ(PositionHeartbeatDelay(64), 640ms);
+  EXPECT_EQ(PositionWait(3), 500ms);
+  EXPECT_EQ(PositionWait(64), 840ms);
+  for (int workers : {16, 64, 1000}) {
+    const double per_second =
+        1000.0 * workers / double(PositionHeartbeatDelay(workers).count());
+    EXPECT_LE(per_second, 100.0) << workers << " workers";
+  }
+}
+
+// What the heartbeats cost the chief: each answered one is counted, with
+// its handler's CPU time.
+TEST_F(WatchdogTest, TheCoordinatorCountsTheHeartbeatsItAnswers) {
+  EXPECT_EQ(service_.heartbeats(), 0);
+  EXPECT_EQ(service_.heartbeat_cpu_seconds(), 0);
+  for (int i = 0; i < 20; ++i) Beat("worker:1", 7, i);
+  EXPECT_EQ(service_.heartbeats(), 20);
+  EXPECT_GT(service_.heartbeat_cpu_seconds(), 0);
+  EXPECT_LT(service_.heartbeat_cpu_seconds(), 1.0);
+}
+
 TEST_F(WatchdogTest, AWorkerWhoseStepsStallWhileItBeatsIsTakenForDead) {
   const auto start = Clock::now();
   int64_t steps2 = 0;

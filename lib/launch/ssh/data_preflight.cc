@@ -1,6 +1,7 @@
 #include "lib/launch/ssh/data_preflight.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -13,7 +14,6 @@ namespace dtf::launch {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr std::chrono::milliseconds kDataCheckTimeout{20000};
 
 // One line "<index> <readable shards> <unreadable shards>" per directory.
 std::string ShardCountScript(const std::vector<std::string>& dirs) {
@@ -30,7 +30,8 @@ std::string ShardCountScript(const std::vector<std::string>& dirs) {
 
 void CheckHost(const std::vector<pack::RecordDir>& dirs,
                const std::string& job_id, const std::string& job_entry,
-               RemoteHost* host, HostRow* row) {
+               std::chrono::milliseconds timeout, RemoteHost* host,
+               HostRow* row) {
   const std::string work =
       row->facts.work_dir.empty() ? host->work_dir() : row->facts.work_dir;
   std::vector<std::string> remote;
@@ -38,7 +39,7 @@ void CheckHost(const std::vector<pack::RecordDir>& dirs,
     remote.push_back(RemoteRecordDir(d, work, job_id, job_entry));
   }
   StatusOr<ssh::ExecResult> r =
-      host->session().Exec(ShardCountScript(remote), kDataCheckTimeout);
+      host->session().Exec(ShardCountScript(remote), timeout);
   std::vector<std::string> missing;
   std::vector<bool> seen(remote.size(), false);
   if (r.ok() && r->exit_status == 0) {
@@ -136,8 +137,8 @@ void CheckRecordsOnHosts(const std::vector<pack::RecordDir>& dirs,
   for (size_t i = 0; i < result->rows.size(); ++i) {
     if (!result->rows[i].ok || result->hosts[i] == nullptr) continue;
     threads.emplace_back([&, i] {
-      CheckHost(dirs, job_id, job_entry, result->hosts[i].get(),
-                &result->rows[i]);
+      CheckHost(dirs, job_id, job_entry, result->probe_timeout,
+                result->hosts[i].get(), &result->rows[i]);
     });
   }
   for (std::thread& t : threads) t.join();
@@ -162,7 +163,7 @@ void CheckFilesOnHosts(const std::vector<std::string>& files,
       HostRow& row = result->rows[i];
       RemoteHost& host = *result->hosts[i];
       StatusOr<ssh::ExecResult> r =
-          host.session().Exec(script, kDataCheckTimeout);
+          host.session().Exec(script, result->probe_timeout);
       if (!r.ok() || r->exit_status != 0 ||
           !(r->out.ends_with("done\n") &&
             (r->out.size() == 5 || r->out[r->out.size() - 6] == '\n'))) {

@@ -35,7 +35,8 @@ std::string RemoteRecordDir(const pack::RecordDir& dir,
 // index files aside) where RemoteRecordDir puts it. Rows that passed get
 // DATA "ok"; a host missing one fails: DATA "missing", the problem naming
 // the path there, the fix `with_data = true` or shared storage at that
-// path. Rows that had failed already are left as they are.
+// path. Rows that had failed already are left as they are. Each host's
+// command may take result->probe_timeout.
 void CheckRecordsOnHosts(const std::vector<pack::RecordDir>& dirs,
                          const std::string& job_id,
                          const std::string& job_entry, PreflightResult* result);
@@ -44,7 +45,8 @@ void CheckRecordsOnHosts(const std::vector<pack::RecordDir>& dirs,
 // each of `files` (absolute) is a readable file there. Rows that passed
 // get DATA "ok"; a host lacking one fails: DATA "missing", the problem
 // naming the path, the fix `with_data = true` or shared storage at that
-// path. Rows that had failed already are left as they are.
+// path. Rows that had failed already are left as they are. Each host's
+// command may take result->probe_timeout.
 void CheckFilesOnHosts(const std::vector<std::string>& files,
                        PreflightResult* result);
 

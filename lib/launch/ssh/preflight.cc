@@ -195,6 +195,7 @@ PreflightResult Preflight(const Plan& plan, const PreflightOptions& options) {
   PreflightResult result;
   result.rows.resize(plan.hosts.size());
   result.hosts.resize(plan.hosts.size());
+  result.probe_timeout = options.probe_timeout;
   std::vector<std::thread> threads;
   for (size_t i = 0; i < plan.hosts.size(); ++i) {
     threads.emplace_back([&, i] {

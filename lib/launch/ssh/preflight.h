@@ -59,6 +59,9 @@ struct PreflightResult {
   std::vector<HostRow> rows;  // plan.hosts order
   // The connected hosts, by plan.hosts index (null where it failed).
   std::vector<std::unique_ptr<RemoteHost>> hosts;
+  // The options' probe_timeout, which the data checks that follow
+  // (data_preflight.h) give each host's command too.
+  std::chrono::milliseconds probe_timeout{20000};
 
   bool ok() const;
   // FailedPrecondition listing each failed host on a line of its own

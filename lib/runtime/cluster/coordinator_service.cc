@@ -1,5 +1,7 @@
 #include "lib/runtime/cluster/coordinator_service.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <memory>
 #include <thread>
@@ -13,6 +15,17 @@ namespace dtf::runtime {
 
 using Clock = std::chrono::steady_clock;
 
+std::chrono::milliseconds PositionHeartbeatDelay(int workers) {
+  return std::max(std::chrono::milliseconds(100),
+                  std::chrono::milliseconds(10) * std::max(workers, 0));
+}
+
+std::chrono::milliseconds PositionWait(int workers) {
+  return std::max(
+      std::chrono::milliseconds(500),
+      PositionHeartbeatDelay(workers) + std::chrono::milliseconds(200));
+}
+
 CoordinatorService::CoordinatorService(
     rpc::RunCredentials credentials,
     std::vector<std::pair<std::string, std::string>> tasks)
@@ -21,12 +34,34 @@ CoordinatorService::CoordinatorService(
     tasks_[name].address = address;
     tasks_[name].last_heartbeat = start_;
     order_.push_back(name);
+    if (IsTaskOf(name, Role::kWorker)) ++workers_;
   }
 }
+
+namespace {
+
+// CPU nanoseconds the calling thread has used.
+int64_t ThreadCpuNanos() {
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
 
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
                                            const rpc::HeartbeatRequest* request,
                                            rpc::HeartbeatResponse* response) {
+  const int64_t cpu = ThreadCpuNanos();
+  grpc::Status st = HandleHeartbeat(context, request, response);
+  heartbeat_cpu_ns_ += ThreadCpuNanos() - cpu;
+  ++heartbeats_;
+  return st;
+}
+
+grpc::Status CoordinatorService::HandleHeartbeat(
+    grpc::ServerContext* context, const rpc::HeartbeatRequest* request,
+    rpc::HeartbeatResponse* response) {
   if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
     return st;
   std::lock_guard<std::mutex> lock(mu_);

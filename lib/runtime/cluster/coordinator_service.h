@@ -30,6 +30,18 @@
 
 namespace dtf::runtime {
 
+// How soon after a training step a worker sends its step and input
+// position (rather than with its next heartbeat a second on), in a run of
+// `workers` workers: 100 ms, stretched in larger runs so that the chief
+// hears at most about 100 such heartbeats a second from all of them
+// (64 workers: 640 ms). The chief serves them on the CPU it trains with.
+std::chrono::milliseconds PositionHeartbeatDelay(int workers);
+
+// How long the chief's checkpoint waits for the positions of its step in
+// a run of `workers` workers: 500 ms, or a position heartbeat's delay and
+// 200 ms more where that is longer.
+std::chrono::milliseconds PositionWait(int workers);
+
 class CoordinatorService final : public rpc::Coordinator::Service {
  public:
   // `tasks`: every task of the run ("ps:0", "worker:1", ...) with its
@@ -124,7 +136,22 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   std::vector<std::optional<InputPosition>> WorkerPositions(
       int64_t step, std::chrono::milliseconds wait) const;
 
+  // The run's worker tasks (the chief among them).
+  int workers() const { return workers_; }
+
+  // Heartbeats answered so far, and the CPU seconds their handlers used
+  // (the handlers' own work; gRPC's around them is not counted): what the
+  // chief pays for the heartbeats. bench/scale reads both.
+  int64_t heartbeats() const { return heartbeats_.load(); }
+  double heartbeat_cpu_seconds() const {
+    return double(heartbeat_cpu_ns_.load()) * 1e-9;
+  }
+
  private:
+  grpc::Status HandleHeartbeat(grpc::ServerContext* context,
+                               const rpc::HeartbeatRequest* request,
+                               rpc::HeartbeatResponse* response);
+
   struct Task {
     std::string address;
     TaskState state = TaskState::kStarting;
@@ -165,6 +192,9 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   int pauses_ = 0;
   // When the outermost pause began.
   std::chrono::steady_clock::time_point paused_at_;
+  int workers_ = 0;
+  std::atomic<int64_t> heartbeats_{0};
+  std::atomic<int64_t> heartbeat_cpu_ns_{0};
 };
 
 // Pauses `coordinator`'s watchdog (may be null) for its lifetime.

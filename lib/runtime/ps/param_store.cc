@@ -339,4 +339,9 @@ int64_t ParamStore::global_step() const {
   return global_step_;
 }
 
+std::vector<float> ParamStore::barrier_waits_ms() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return barrier_waits_ms_;
+}
+
 }  // namespace dtf::runtime

@@ -89,6 +89,11 @@ class ParamStore {
   std::string shutdown_reason() const;
   int64_t global_step() const;
   int index() const { return options_.index; }
+  // How long each pull that waited for a step (a sync step's barrier: the
+  // step's other pushes) waited, in milliseconds, oldest first; at most
+  // kMaxBarrierWaits are kept (the first ones).
+  static constexpr size_t kMaxBarrierWaits = size_t{1} << 20;
+  std::vector<float> barrier_waits_ms() const;
 
  private:
   // The error of a push, or of a pull for a step, after Shutdown.
@@ -144,6 +149,7 @@ class ParamStore {
   std::vector<bool> done_;
   bool shutdown_ = false;
   std::string shutdown_reason_;
+  std::vector<float> barrier_waits_ms_;
 };
 
 }  // namespace dtf::runtime

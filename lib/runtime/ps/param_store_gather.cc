@@ -1,6 +1,7 @@
 // ParamStore::Gather (param_store.h): a pull's rows, cut into pieces of at
 // most kMaxPieceBytes and copied straight into the caller's sink.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "lib/base/strings.h"
@@ -120,10 +121,18 @@ StatusOr<GatherResult> ParamStore::Gather(
   // worker last saw it: it gets the current values at once, and its step.
   const int64_t min_step =
       request.min_step > global_step_ + 1 ? 0 : request.min_step;
-  while (global_step_ < min_step && !shutdown_) {
-    if (cancelled && cancelled()) return CancelledError("pull cancelled");
-    step_cv_.wait_for(lock, std::chrono::milliseconds(100));
-    MaybeApplyLocked();
+  if (global_step_ < min_step && !shutdown_) {
+    const auto since = std::chrono::steady_clock::now();
+    while (global_step_ < min_step && !shutdown_) {
+      if (cancelled && cancelled()) return CancelledError("pull cancelled");
+      step_cv_.wait_for(lock, std::chrono::milliseconds(100));
+      MaybeApplyLocked();
+    }
+    if (barrier_waits_ms_.size() < kMaxBarrierWaits) {
+      barrier_waits_ms_.push_back(std::chrono::duration<float, std::milli>(
+                                      std::chrono::steady_clock::now() - since)
+                                      .count());
+    }
   }
   // A sync step that will never come: the pull would hand out values no
   // step is of. (A pull of the current values still answers: the chief's

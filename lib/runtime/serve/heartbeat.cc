@@ -1,5 +1,8 @@
 #include "lib/runtime/serve/heartbeat.h"
 
+#include <pthread.h>
+#include <time.h>
+
 #include <random>
 #include <utility>
 
@@ -22,11 +25,13 @@ uint64_t NewIncarnation() {
 }  // namespace
 
 Heartbeat::Heartbeat(const std::string& chief, rpc::RunCredentials creds,
-                     std::string task, std::chrono::seconds timeout)
+                     std::string task, std::chrono::seconds timeout,
+                     std::chrono::milliseconds position_delay)
     : stub_(NewChiefStub(chief, creds)),
       creds_(std::move(creds)),
       task_(std::move(task)),
       timeout_(timeout),
+      position_delay_(position_delay),
       incarnation_(NewIncarnation()),
       thread_([this] { Run(); }) {}
 
@@ -71,6 +76,16 @@ void Heartbeat::Steps(int64_t steps_done, int64_t global_step,
   }
 }
 
+double Heartbeat::CpuSeconds() {
+  clockid_t clock;
+  timespec ts{};
+  if (pthread_getcpuclockid(thread_.native_handle(), &clock) != 0 ||
+      clock_gettime(clock, &ts) != 0) {
+    return 0;
+  }
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
 void Heartbeat::Run() {
   auto last_ok = Clock::now();
   std::unique_lock<std::mutex> lock(mu_);
@@ -92,6 +107,7 @@ void Heartbeat::Run() {
     lock.unlock();
     rpc::HeartbeatResponse response;
     grpc::Status st = stub_->Heartbeat(context.get(), request, &response);
+    ++sent_;
     lock.lock();
     call_ = nullptr;
     failing = !st.ok();
@@ -112,7 +128,7 @@ void Heartbeat::Run() {
     cv_.wait_until(lock, sent + std::chrono::seconds(1),
                    [&] { return exit_ || stepped_; });
     if (stepped_) {
-      cv_.wait_until(lock, sent + kPositionHeartbeat, [&] { return exit_; });
+      cv_.wait_until(lock, sent + position_delay_, [&] { return exit_; });
     }
   }
 }

@@ -1,6 +1,7 @@
 // A task's heartbeats to the chief's Coordinator (serve.h): once a second
-// from a background thread, and kPositionHeartbeat after the last one once a
-// training step finished since (a training worker: about ten a second).
+// from a background thread, and a position delay after the last one once a
+// training step finished since (PositionHeartbeatDelay: in a run of up to
+// ten workers, about ten a second).
 // Each carries the task's state, step, loss, throughput and input position;
 // the answers say when the run is over, when training stopped early and
 // when the chief's watchdog took this task for dead.
@@ -25,19 +26,17 @@
 
 namespace dtf::runtime {
 
-// How soon after a training step a worker sends its step and input
-// position (rather than with its next heartbeat a second on): the chief's
-// checkpoints wait about this long for the positions of their step.
-inline constexpr std::chrono::milliseconds kPositionHeartbeat(100);
-
 // Sets `stop` when the chief says the run is over, `stop_training` when it
 // stopped training early, `stalled` when its watchdog took this process for
 // dead, `lost` (and `stop`) when it has been unreachable for `timeout`.
 class Heartbeat {
  public:
   // Starts the thread; `task` names this task to the chief at `chief`.
+  // A step's position goes out `position_delay` after the heartbeat
+  // before it (PositionHeartbeatDelay of the run's workers).
   Heartbeat(const std::string& chief, rpc::RunCredentials creds,
-            std::string task, std::chrono::seconds timeout);
+            std::string task, std::chrono::seconds timeout,
+            std::chrono::milliseconds position_delay);
   // Ends the thread (and a call in flight) at once.
   ~Heartbeat();
 
@@ -57,6 +56,11 @@ class Heartbeat {
   // The last call failed: the chief does not answer now.
   std::atomic<bool> failing{false};
 
+  // Heartbeats sent so far, and the CPU seconds the heartbeat thread used
+  // (what a task pays for them; bench/scale reads both).
+  int64_t sent() const { return sent_.load(); }
+  double CpuSeconds();
+
  private:
   void Run();
 
@@ -64,6 +68,7 @@ class Heartbeat {
   rpc::RunCredentials creds_;
   std::string task_;
   std::chrono::seconds timeout_;
+  const std::chrono::milliseconds position_delay_;
   const uint64_t incarnation_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -77,6 +82,7 @@ class Heartbeat {
   bool stepped_ = false;  // a step finished since the last heartbeat
   bool heard_ = false;    // a heartbeat was answered
   double loss_ = 0, eps_ = 0;
+  std::atomic<int64_t> sent_{0};
   std::thread thread_;
 };
 

@@ -1,9 +1,13 @@
 #include "lib/runtime/serve/serve_ps.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "fmt/format.h"
 #include "lib/base/strings.h"
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/checkpoint_files.h"
@@ -16,6 +20,22 @@ using Clock = std::chrono::steady_clock;
 
 // How long an interrupted PS keeps serving for the chief's last checkpoint.
 constexpr std::chrono::seconds kInterruptedPsGrace(10);
+
+// "sync barrier: N waits, p50 X ms, p99 Y ms": how long the pulls that
+// waited for a step waited (bench/scale reads it); empty without one.
+std::string BarrierLine(std::vector<float> waits) {
+  if (waits.empty()) return "";
+  auto quantile = [&](double q) {
+    const size_t k = std::min(waits.size() - 1,
+                              size_t(std::ceil(q * double(waits.size())) - 1));
+    std::nth_element(waits.begin(), waits.begin() + long(k), waits.end());
+    return waits[k];
+  };
+  const float p50 = quantile(0.5);
+  const float p99 = quantile(0.99);
+  return fmt::format("sync barrier: {} waits, p50 {:.2f} ms, p99 {:.2f} ms",
+                     waits.size(), p50, p99);
+}
 
 }  // namespace
 
@@ -78,6 +98,11 @@ StatusOr<TrainResult> ServePs(ServeTask* t) {
         return FinishTask(t, CancelledError(StrCat(t->task, ": interrupted")));
       }
     }
+  }
+  if (const std::string barrier =
+          BarrierLine(service.store().barrier_waits_ms());
+      !barrier.empty()) {
+    t->Note(StrCat(t->task, ": ", barrier));
   }
   t->Note(StrCat(t->task, ": exiting (", service.shutdown_reason(), ")"));
   if (interrupted_until) {

@@ -156,7 +156,8 @@ Status StartTask(ServeTask* t, grpc::ServerBuilder* builder) {
   if (!t->chief) {
     t->heartbeat = std::make_unique<Heartbeat>(
         t->options.workers[0], t->creds, t->task,
-        std::chrono::seconds(t->job.train.coordinator_timeout));
+        std::chrono::seconds(t->job.train.coordinator_timeout),
+        PositionHeartbeatDelay(int(t->options.workers.size())));
   }
   if (t->coordinator) {
     t->coordinator->Watch(t->task,

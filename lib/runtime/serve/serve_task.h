@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -69,6 +70,11 @@ struct ServeTask {
   Status fatal;
   std::atomic<bool> watching{true};
   std::thread watcher;
+  // When the task was set up, and whether a worker noted its first
+  // training step's time since (bench/scale reads the note).
+  const std::chrono::steady_clock::time_point started =
+      std::chrono::steady_clock::now();
+  std::atomic<bool> first_step_noted{false};
 };
 
 // Checks the task's place in the cluster, resolves its listen address and

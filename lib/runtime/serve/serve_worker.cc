@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "fmt/format.h"
 #include "lib/base/strings.h"
 #include "lib/base/task_name.h"
 #include "lib/runtime/cluster/task_state.h"
@@ -36,6 +37,11 @@ WorkerOptions WorkerOptionsOf(ServeTask* t) {
   wo.on_step = [t](int64_t steps_done, int64_t global_step,
                    const InputPosition& position) {
     if (t->heartbeat) t->heartbeat->Steps(steps_done, global_step, position);
+    if (steps_done > 0 && !t->first_step_noted.exchange(true)) {
+      t->Note(fmt::format(
+          "{}: first step {:.2f} s after start", t->task,
+          std::chrono::duration<double>(Clock::now() - t->started).count()));
+    }
   };
   wo.on_progress = [t](const TrainProgress& p) {
     if (t->heartbeat)
@@ -51,6 +57,17 @@ WorkerOptions WorkerOptionsOf(ServeTask* t) {
 // After training: the chief hears this worker's final state; the workers
 // the chief's watchdog took for dead hear it; a failed chief ends the run.
 void EndWorker(ServeTask* t, const StatusOr<TrainResult>& result) {
+  // What the heartbeats cost, on each side (bench/scale reads these).
+  if (t->heartbeat) {
+    t->Note(fmt::format("{}: heartbeats: {} sent, {:.1f} ms CPU", t->task,
+                        t->heartbeat->sent(),
+                        t->heartbeat->CpuSeconds() * 1e3));
+  }
+  if (t->coordinator) {
+    t->Note(fmt::format("{}: coordinator: {} heartbeats, {:.1f} ms CPU",
+                        t->task, t->coordinator->heartbeats(),
+                        t->coordinator->heartbeat_cpu_seconds() * 1e3));
+  }
   if (t->heartbeat) {
     t->heartbeat->Set(result.ok() ? TaskState::kDone : TaskState::kFailed,
                       result.ok() ? result->steps : 0,

@@ -97,12 +97,15 @@ Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
   // the checkpoint too. Steps in flight, and those since the report, are
   // read again after a resume: at least once. For a generation (what a
   // restarted or resumed worker reads) those of this step are waited for a
-  // little, the watchdog not paused meanwhile: a training worker reports
-  // within about 100 ms (a sync step's other workers wait for the chief).
+  // little (PositionWait), the watchdog not paused meanwhile: a training
+  // worker reports within PositionHeartbeatDelay (a sync step's other
+  // workers wait for the chief).
   std::vector<std::optional<InputPosition>> workers;
   if (options_.coordinator != nullptr) {
     workers = options_.coordinator->WorkerPositions(
-        state.global_step, std::chrono::milliseconds(path.empty() ? 500 : 0));
+        state.global_step, path.empty()
+                               ? PositionWait(options_.coordinator->workers())
+                               : std::chrono::milliseconds(0));
     if (workers.empty()) workers.resize(1);
     workers[0] = state.position;
   }

@@ -146,6 +146,29 @@ TEST_F(PreflightSshTest, AbsoluteRecordsAreLookedForAtTheSamePath) {
   EXPECT_THAT(result.rows[0].problem, HasSubstr(dir_.Join("elsewhere/train")));
 }
 
+// The look for the records gets the probe's time (doctor --timeout), not
+// a limit of its own: with 100 hosts on one loaded machine it took longer
+// than a fixed 20 s and failed hosts that were ready.
+TEST_F(PreflightSshTest, TheRecordCheckHasTheProbesTimeout) {
+  const std::string shared = dir_.Join("shared/records");
+  WriteJob(shared);
+  Write(shared + "/train/part-00000-of-00001.tfrecord", "r");
+  Write(shared + "/eval/part-00000-of-00001.tfrecord", "r");
+  const Plan plan = PlanFor({sshd_.get()});
+  PreflightOptions options;
+  options.probe_timeout = std::chrono::milliseconds(45000);
+  PreflightResult result = Preflight(plan, options);
+  EXPECT_EQ(result.probe_timeout, std::chrono::milliseconds(45000));
+  ASSERT_TRUE(CheckJobData(plan, Job(), &result).ok());
+  EXPECT_TRUE(result.rows[0].ok) << result.rows[0].problem;
+
+  result = Preflight(plan, PreflightOptions{});
+  result.probe_timeout = std::chrono::milliseconds(1);
+  ASSERT_TRUE(CheckJobData(plan, Job(), &result).ok());
+  EXPECT_FALSE(result.rows[0].ok);
+  EXPECT_THAT(result.rows[0].problem, HasSubstr("within 1 ms"));
+}
+
 TEST_F(PreflightSshTest, ShippedDataIsNotLookedFor) {
   WriteJob("records");
   Plan plan = PlanFor({sshd_.get()});

@@ -611,6 +611,32 @@ TEST_F(ParamStoreTest, GatherWaitsForMinStepUntilCancelled) {
   EXPECT_EQ(pushed.code(), absl::StatusCode::kAborted) << pushed;
 }
 
+TEST_F(ParamStoreTest, RecordsHowLongEachPullWaitedForItsStep) {
+  Start("sync", 2);
+  GatherRequest request;
+  request.dense.push_back(kernel_->name);
+  CollectingSink sink;
+  // A pull of a step already there waits for nothing, and counts nothing.
+  ASSERT_TRUE(stores_[0]->Gather(request, sink).ok());
+  EXPECT_TRUE(stores_[0]->barrier_waits_ms().empty());
+
+  request.min_step = 1;
+  StatusOr<GatherResult> waited = InternalError("not run");
+  std::thread puller([&] {
+    CollectingSink pulled;
+    waited = stores_[0]->Gather(request, pulled);
+  });
+  ASSERT_TRUE(Push(0, 0, {DenseGrad(*kernel_, 1.0f)}).ok());
+  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(Push(1, 0, {DenseGrad(*kernel_, 1.0f)}).ok());
+  puller.join();
+  ASSERT_TRUE(waited.ok()) << waited.status();
+  const std::vector<float> waits = stores_[0]->barrier_waits_ms();
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_GE(waits[0], 150.0f);
+  EXPECT_LT(waits[0], 5000.0f);
+}
+
 TEST_F(ParamStoreTest, WaitForShutdownWaitsThroughStepsAndEndsOnShutdown) {
   Start("async", 1);
   std::atomic<bool> returned{false};
