@@ -33,7 +33,7 @@ bool WaitFor(const std::atomic<bool>& flag, std::chrono::milliseconds limit) {
 // worker's first step waits for it, and goes on once it heard the worker.
 TEST(HeartbeatTest, TheFirstStepWaitsUntilTheChiefHearsTheTask) {
   testing::HeldPort port;
-  Heartbeat beat(port.address(), kCreds, "worker:1", 30s);
+  Heartbeat beat(port.address(), kCreds, "worker:1", 30s, 100ms);
   std::atomic<bool> stepping{false};
   std::thread loop([&] {
     beat.Steps(0, 0, InputPosition{});
@@ -64,7 +64,7 @@ TEST(HeartbeatTest, TheFirstStepWaitsUntilTheChiefHearsTheTask) {
 // lost (and the task's serve loop ends the task), never waits for ever.
 TEST(HeartbeatTest, TheFirstStepGoesOnWhenTheChiefIsLost) {
   testing::HeldPort port;
-  Heartbeat beat(port.address(), kCreds, "worker:1", 1s);
+  Heartbeat beat(port.address(), kCreds, "worker:1", 1s, 100ms);
   std::atomic<bool> stepping{false};
   std::thread loop([&] {
     beat.Steps(0, 0, InputPosition{});
