@@ -173,13 +173,19 @@ StatusOr<ExecResult> Session::Exec(const std::string& command,
   timeouts.Set(left());
   impl_->Touch();
 
+  // A step that failed once the time was up failed for want of time: say
+  // so, rather than libssh's words for it.
+  auto failed = [&](std::string_view what) {
+    if (left().count() <= 0) return timed_out();
+    return SshError(session, label, what);
+  };
   ChannelPtr channel(ssh_channel_new(session));
-  if (channel == nullptr) return SshError(session, label, "open a channel");
+  if (channel == nullptr) return failed("open a channel");
   if (ssh_channel_open_session(channel.get()) != SSH_OK) {
-    return SshError(session, label, "open a channel");
+    return failed("open a channel");
   }
   if (ssh_channel_request_exec(channel.get(), command.c_str()) != SSH_OK) {
-    return SshError(session, label, StrCat("run `", Shorten(command), "`"));
+    return failed(StrCat("run `", Shorten(command), "`"));
   }
   while (!input.empty()) {
     timeouts.Set(left());
@@ -187,13 +193,12 @@ StatusOr<ExecResult> Session::Exec(const std::string& command,
         channel.get(), input.data(),
         static_cast<uint32_t>(std::min<size_t>(input.size(), 1 << 20)));
     if (n == SSH_ERROR) {
-      if (left().count() <= 0) return timed_out();
-      return SshError(session, label, "write the command's input");
+      return failed("write the command's input");
     }
     input.remove_prefix(static_cast<size_t>(n));
   }
   if (ssh_channel_send_eof(channel.get()) != SSH_OK) {
-    return SshError(session, label, "close the command's input");
+    return failed("close the command's input");
   }
 
   ExecResult result;
@@ -206,7 +211,7 @@ StatusOr<ExecResult> Session::Exec(const std::string& command,
     }
     if (ssh_channel_poll_timeout(channel.get(), static_cast<int>(slice.count()),
                                  0) == SSH_ERROR) {
-      return SshError(session, label, "read the command's output");
+      return failed("read the command's output");
     }
     for (int is_stderr : {0, 1}) {
       std::string& out = is_stderr ? result.err : result.out;
@@ -215,7 +220,7 @@ StatusOr<ExecResult> Session::Exec(const std::string& command,
             channel.get(), buffer.data(), static_cast<uint32_t>(buffer.size()),
             is_stderr);
         if (n == SSH_ERROR) {
-          return SshError(session, label, "read the command's output");
+          return failed("read the command's output");
         }
         if (n <= 0) break;
         out.append(buffer.data(), static_cast<size_t>(n));

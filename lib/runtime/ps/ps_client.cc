@@ -322,12 +322,17 @@ Status PsClient::Shutdown(const std::string& reason) {
   Status first;
   for (int p = 0; p < num_ps(); ++p) {
     auto context = MakeClientContext(creds_, std::chrono::seconds(10));
+    context->set_wait_for_ready(false);
     rpc::ShutdownRequest request;
     request.set_reason(reason);
     rpc::ShutdownResponse response;
     Status st =
         FromGrpc(stubs_[size_t(p)]->Shutdown(context.get(), request, &response),
                  StrCat(PsWhere(size_t(p), addresses_), ": Shutdown"));
+    if (st.code() == StatusCode::kUnavailable ||
+        st.code() == StatusCode::kCancelled) {
+      continue;  // gone, or going
+    }
     if (first.ok()) first = st;
   }
   return first;

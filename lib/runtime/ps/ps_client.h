@@ -83,6 +83,10 @@ class PsClient {
   // best effort: a PS that is gone fails it at once, one that does not
   // answer within a second too.
   Status WorkerDone();
+  // Sends every PS home. A PS that is already gone (its port closed) or
+  // going (it cancels the call as its server stops: it heard the run end
+  // from its heartbeats first) counts as sent home; one that does not
+  // answer within 10 s is an error naming it.
   Status Shutdown(const std::string& reason);
 
   int num_ps() const { return int(stubs_.size()); }

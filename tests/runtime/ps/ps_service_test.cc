@@ -305,6 +305,21 @@ TEST_F(PsServiceTest, AStoppingWorkerDoesNotWaitForAGonePs) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
 }
 
+// The chief's Shutdown at the end of a run: a PS that already went (it
+// heard the run end from its heartbeats first) counts as sent home, and the
+// others are.
+TEST_F(PsServiceTest, ShutdownCountsAGonePsAsSentHome) {
+  Start("sync", 2);
+  const std::vector<std::string> addresses = addresses_;
+  servers_[0]->Shutdown(std::chrono::system_clock::now());
+  PsClient client(addresses, creds_, 0, std::chrono::seconds(120));
+  const auto start = std::chrono::steady_clock::now();
+  Status st = client.Shutdown("the run finished");
+  EXPECT_TRUE(st.ok()) << st;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_TRUE(services_[1]->WaitForShutdown(std::chrono::milliseconds(0)));
+}
+
 // A parameter server started from a checkpoint holds its rows of every
 // variable and optimizer slot as they were, and the global step.
 TEST_F(PsServiceTest, RestoresItsPartitionOfACheckpoint) {
