@@ -17,7 +17,7 @@
 #include "lib/base/s3_client.h"
 #include "lib/base/storage.h"
 #include "lib/base/storage_tree.h"
-#include "tests/testing/s3_server.h"
+#include "tests/testing/s3_bucket_test.h"
 #include "tests/testing/temp_dir.h"
 
 namespace dtf {
@@ -25,27 +25,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
-using testing::S3TestServer;
 
-class StorageMirrorTest : public ::testing::Test {
+class StorageMirrorTest : public testing::S3BucketTest {
  protected:
-  static void SetUpTestSuite() { server_ = new S3TestServer(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_EQ(server_->error(), "");
-    ConfigureStorage(server_->options());
-    static std::atomic<int> counter{0};
-    bucket_ = absl::StrCat("dtf-mirror-", ::getpid(), "-", counter++);
-    ASSERT_TRUE(S3Client(server_->options()).CreateBucket(bucket_).ok());
-  }
-  void TearDown() override { ConfigureStorage(S3Options{}); }
-
-  std::string Url(const std::string& key) const {
-    return absl::StrCat("s3://", bucket_, "/", key);
-  }
+  StorageMirrorTest() : S3BucketTest("dtf-mirror") {}
   std::vector<std::string> Keys(const std::string& prefix) const {
     std::vector<std::string> keys;
     auto listed = ListTree(Url(prefix));
@@ -55,12 +38,7 @@ class StorageMirrorTest : public ::testing::Test {
     }
     return keys;
   }
-
-  static S3TestServer* server_;
-  std::string bucket_;
 };
-
-S3TestServer* StorageMirrorTest::server_ = nullptr;
 
 TEST_F(StorageMirrorTest, DownloadsSyncsAndRemoves) {
   ASSERT_EQ(WriteWholeFile(Url("run/old.dtf"), "old"), OkStatus());

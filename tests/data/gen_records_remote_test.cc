@@ -13,38 +13,26 @@
 #include "lib/base/storage.h"
 #include "lib/data/gen_records.h"
 #include "lib/data/record_reader.h"
-#include "tests/testing/s3_server.h"
+#include "tests/testing/s3_bucket_test.h"
 
 namespace dtf {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::S3TestServer;
 
-class GenRecordsRemoteTest : public ::testing::Test {
+class GenRecordsRemoteTest : public testing::S3BucketTest {
  protected:
-  static void SetUpTestSuite() { server_ = new S3TestServer(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
+  GenRecordsRemoteTest() : S3BucketTest("dtf-gen") {}
   void SetUp() override {
-    ASSERT_EQ(server_->error(), "");
-    ConfigureStorage(server_->options());
-    static std::atomic<int> counter{0};
-    bucket_ = absl::StrCat("dtf-gen-", ::getpid(), "-", counter++);
-    ASSERT_TRUE(S3Client(server_->options()).CreateBucket(bucket_).ok());
+    S3BucketTest::SetUp();
+    if (HasFatalFailure()) return;
     std::string csv = "a,b\n";
     for (int i = 0; i < 100; ++i) absl::StrAppend(&csv, i, ",x", i % 3, "\n");
     ASSERT_EQ(WriteWholeFile(Url("in/part 1.csv"), csv), OkStatus());
     ASSERT_EQ(WriteWholeFile(Url("in/part 2.csv"), csv), OkStatus());
   }
-  void TearDown() override { ConfigureStorage(S3Options{}); }
 
-  std::string Url(const std::string& key) const {
-    return absl::StrCat("s3://", bucket_, "/", key);
-  }
   std::vector<std::string> Names(const std::string& pattern) const {
     std::vector<std::string> names;
     StatusOr<std::vector<FileInfo>> files = ListFiles(Url(pattern));
@@ -62,12 +50,7 @@ class GenRecordsRemoteTest : public ::testing::Test {
     o.write_index = true;
     return o;
   }
-
-  static S3TestServer* server_;
-  std::string bucket_;
 };
-
-S3TestServer* GenRecordsRemoteTest::server_ = nullptr;
 
 TEST_F(GenRecordsRemoteTest, ReadsAndWritesTheBucket) {
   auto result = GenRecords(Options(2));
