@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "lib/launch/profile.h"
+#include "lib/launch/slurm/slurm_profile.h"
 
 namespace {
 
@@ -68,7 +69,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         "threads, max_restarts or gpus negative");
   Check(p->backend != dtf::launch::BackendKind::kSsh || !p->hosts.empty(),
         "ssh backend without hosts");
-  const dtf::launch::slurm::SlurmProfile& slurm = SlurmTableOf(*p);
+  const dtf::launch::slurm::SlurmProfile& slurm =
+      dtf::launch::slurm::SlurmTableOf(*p);
   Check(slurm.nodes >= 0 && slurm.tasks_per_node >= 0 &&
             slurm.gpus_per_node >= 0 && slurm.base_port >= 1024 &&
             slurm.base_port <= 65535,
