@@ -89,11 +89,10 @@ StatusOr<GenRecordsOptions> OptionsFromFlags(const GenRecordsFlags& f) {
   // With --infer the first file's delimiter is detected unless given; a
   // header read as one column that holds another delimiter is an error.
   std::error_code ec;
-  const bool file =
-      !o.inputs.empty() && o.inputs[0] != "-" &&
-      ((IsRemotePath(o.inputs[0]) &&
-        o.inputs[0].find_first_of("*?[") == std::string::npos) ||
-       std::filesystem::is_regular_file(o.inputs[0], ec));
+  const bool file = !o.inputs.empty() && o.inputs[0] != "-" &&
+                    ((IsRemotePath(o.inputs[0]) &&
+                      o.inputs[0].find_first_of("*?[") == std::string::npos) ||
+                     std::filesystem::is_regular_file(o.inputs[0], ec));
   if (!f.delimiter.empty()) {
     DTF_ASSIGN_OR_RETURN(o.csv.delimiter, OneChar("--delimiter", f.delimiter));
   } else if (f.infer && file) {

@@ -1,5 +1,7 @@
 // The plan of a backend = "slurm" profile: what dtf launch --dry-run shows
 // (text and --json, byte for byte), and what MakePlan refuses.
+#include "lib/launch/slurm/slurm_plan.h"
+
 #include <string>
 #include <vector>
 
@@ -9,7 +11,6 @@
 #include "lib/launch/plan.h"
 #include "lib/launch/profile.h"
 #include "lib/launch/run_tls.h"
-#include "lib/launch/slurm/slurm_plan.h"
 #include "lib/launch/slurm/slurm_profile.h"
 #include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
@@ -63,7 +64,8 @@ TEST(SlurmPlan, GoldenJsonAndText) {
   StatusOr<Plan> back = PlanFromJson(PlanToJson(*plan), "plan.json");
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(PlanToJson(*back), PlanToJson(*plan));
-  EXPECT_EQ(slurm::SlurmPartOf(*back).batch_script, slurm::SlurmPartOf(*plan).batch_script);
+  EXPECT_EQ(slurm::SlurmPartOf(*back).batch_script,
+            slurm::SlurmPartOf(*plan).batch_script);
 }
 
 TEST(SlurmPlan, RunDirUnderSlurmRunDir) {
