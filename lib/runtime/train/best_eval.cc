@@ -1,21 +1,22 @@
 #include "lib/runtime/train/best_eval.h"
 
-#include <cerrno>
-#include <cstdlib>
+#include <charconv>
+#include <limits>
 #include <string>
+#include <system_error>
 
+#include "lib/base/decimal.h"
 #include "lib/base/strings.h"
 
 namespace dtf::runtime {
 namespace {
 
 // `text` as a whole double; nullopt when it is not one.
-std::optional<double> ParseDouble(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || errno == ERANGE) {
+std::optional<double> ParseDouble(std::string_view text) {
+  double v = 0;
+  const auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
     return std::nullopt;
   }
   return v;
@@ -57,23 +58,25 @@ StatusOr<std::optional<EvalReport>> ReadBestEval(const Bundle& bundle) {
     if (line.empty()) continue;
     const size_t eq = line.find('=');
     if (eq == std::string_view::npos) return bad(line);
-    const std::string key(line.substr(0, eq));
-    const std::string value(line.substr(eq + 1));
+    const std::string_view key = line.substr(0, eq);
+    const std::string_view value = line.substr(eq + 1);
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
     if (key == "split") {
-      report.split = value;
+      report.split = std::string(value);
+      continue;
+    }
+    if (key == "step" || key == "examples") {
+      int64_t* to = key == "step" ? &report.step : &report.metrics.examples;
+      if (!ParseDecimal(value, kMax, to)) return bad(line);
+      has_step = has_step || key == "step";
       continue;
     }
     const std::optional<double> number = ParseDouble(value);
     if (!number) return bad(line);
-    if (key == "step") {
-      report.step = static_cast<int64_t>(*number);
-      has_step = true;
-    } else if (key == "examples") {
-      report.metrics.examples = static_cast<int64_t>(*number);
-    } else if (key == "positive_rate") {
+    if (key == "positive_rate") {
       report.metrics.positive_rate = *number;
     } else if (key.starts_with("metric.") && key.size() > 7) {
-      report.metrics.values.emplace_back(key.substr(7), *number);
+      report.metrics.values.emplace_back(std::string(key.substr(7)), *number);
     } else {
       return bad(line);
     }
