@@ -3,7 +3,7 @@ dtf_test(launch_slurm_test
   SOURCES launch/slurm/hostlist_test.cc launch/slurm/slurm_env_test.cc
           launch/slurm/slurm_profile_test.cc launch/slurm/batch_script_test.cc
           launch/slurm/slurm_task_test.cc launch/slurm/slurm_query_test.cc
-          launch/slurm/slurm_plan_test.cc
+          launch/slurm/slurm_plan_test.cc launch/slurm/step_record_test.cc
   LIBS dtf_launch_slurm dtf_launch)
 
 # lib/launch/slurm against a real single-node Slurm that the test starts
