@@ -228,7 +228,9 @@ StatusOr<ProcessId> SlurmBackend::StartAgain(size_t i, bool all) {
   events_->Note(StrCat("started ", plan.name(), " again on ", node,
                        " in a job step of its own (srun --overlap, pid ",
                        id.pid, ")"));
-  return id;
+  // As for the tasks StartTasks started: the task runs where Slurm put it,
+  // not as a process of this machine's that tasks.json could name.
+  return ProcessId{};
 }
 
 void SlurmBackend::ReapRestartSteps(bool kill) {
