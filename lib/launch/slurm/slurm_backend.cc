@@ -541,9 +541,19 @@ std::string SlurmBackend::ChiefFailed(size_t i, const TaskEnd& end) {
 
 std::string SlurmBackend::NotReady(size_t i) const {
   const TaskPlan& t = plan_->tasks[i];
-  return StrCat("task ", t.name(), " did not write its ready file (",
-                t.ready_file, "; Slurm job ", job_.empty() ? "-" : job_, " ",
-                job_state_.empty() ? std::string("?") : job_state_, ")");
+  std::string text =
+      StrCat("task ", t.name(), " did not write its ready file (", t.ready_file,
+             "; Slurm job ", job_.empty() ? "-" : job_, " ",
+             job_state_.empty() ? std::string("?") : job_state_, ")");
+  // A task started again: what its own step's srun said (it may not
+  // have started it).
+  const std::string srun_err = StrCat(t.dir, "/", kStepStderr);
+  const std::vector<std::string> lines = LastLines(srun_err, failure_lines_);
+  if (!lines.empty()) {
+    StrAppend(&text, "; the last lines of ", srun_err, ":");
+    for (const std::string& line : lines) StrAppend(&text, "\n  ", line);
+  }
+  return text;
 }
 
 StatusOr<std::unique_ptr<Run>> StartSlurmRun(PlanRequest request,
