@@ -65,8 +65,8 @@ base_port = $port
 TOML
 done
 runs="$work/census/.dtf/runs"
-# Long enough to kill a task mid-run (about 10 s of training here).
-sets=(--set train.epochs=40 --set train.checkpoint_every_steps=50)
+# Long enough to kill a task mid-run (about 6 s of training here).
+sets=(--set train.epochs=25 --set train.checkpoint_every_steps=50)
 launch() { "$dtf" launch --job "$job" "$@"; }
 status_json() { "$dtf" status --job "$job" --json "$1"; }
 newest_run() { ls -t "$runs" 2>/dev/null | head -1; }
