@@ -123,10 +123,13 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
     how.on_warning = [&](std::string_view text) { console.Warning(text); };
     how.on_info = [&](std::string_view text) { console.Info(text); };
     if (auto resumed = launch::ResumeHandedOffRun(dir, how)) {
-      if (f.json || f.detach) {
-        return InvalidArgumentError(
-            StrCat(f.json ? "--json" : "--detach",
-                   ": not for a Kubernetes run (its Job is the cluster's)"));
+      if (f.json || f.detach || !f.render.empty()) {
+        return InvalidArgumentError(StrCat(
+            f.json     ? "--json"
+            : f.detach ? "--detach"
+                       : "--render",
+            " with --resume: not for a Kubernetes run (its recorded objects "
+            "are applied again; --dry-run prints the kubectl commands)"));
       }
       DTF_ASSIGN_OR_RETURN(const std::string out, *std::move(resumed));
       return PrintStdout(out);
