@@ -114,8 +114,28 @@ StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
 }
 
 Status RunLaunch(const LaunchFlags& f, Context* ctx) {
-  DTF_ASSIGN_OR_RETURN(launch::PlanRequest request, MakeRequest(f));
   const Console& console = ctx->console;
+  if (f.resume) {
+    // A run handed to an engine (Kubernetes) is handed to it again.
+    DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.resume_run));
+    launch::HandOffOptions how;
+    how.dry_run = f.dry_run;
+    how.on_warning = [&](std::string_view text) { console.Warning(text); };
+    how.on_info = [&](std::string_view text) { console.Info(text); };
+    if (auto resumed = launch::ResumeHandedOffRun(dir, how)) {
+      if (f.json || f.detach || !f.render.empty()) {
+        return InvalidArgumentError(StrCat(
+            f.json     ? "--json"
+            : f.detach ? "--detach"
+                       : "--render",
+            " with --resume: not for a Kubernetes run (its recorded objects "
+            "are applied again; --dry-run prints the kubectl commands)"));
+      }
+      DTF_ASSIGN_OR_RETURN(const std::string out, *std::move(resumed));
+      return PrintStdout(out);
+    }
+  }
+  DTF_ASSIGN_OR_RETURN(launch::PlanRequest request, MakeRequest(f));
   if (launch::PlanHooksOf(request.profile.backend).HandsOff()) {
     if (f.json || f.detach) {
       return InvalidArgumentError(StrCat(

@@ -24,6 +24,7 @@
 #include "lib/launch/run_layout.h"
 #include "lib/launch/slurm/run_task.h"
 #include "lib/launch/slurm/slurm_task.h"
+#include "lib/launch/slurm/step_record.h"
 #include "lib/launch/ssh/task_exec.h"
 
 extern char** environ;
@@ -99,6 +100,19 @@ Status RunTaskSlurm(TaskFlags* f, Context* ctx) {
       env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   DTF_ASSIGN_OR_RETURN(f->slurm.binary, SelfExecutable());
+  const launch::slurm::SlurmRunSpec& spec = f->slurm;
+  if (spec.replace >= 0) {
+    // Started again in a step of its own: the place of task `replace` in
+    // the run's first step, from that task's record.
+    const bool ps = spec.replace < spec.ps;
+    const std::string record =
+        StrCat(spec.run_dir, "/",
+               launch::TaskDirName(ps ? Role::kPs : Role::kWorker,
+                                   ps ? spec.replace : spec.replace - spec.ps),
+               "/", launch::slurm::kStepRecordFile);
+    DTF_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(record));
+    DTF_RETURN_IF_ERROR(launch::slurm::ApplyStepRecord(text, record, &env));
+  }
   launch::slurm::SlurmServeCommand command;
   if (f->slurm.batch) {
     DTF_ASSIGN_OR_RETURN(const auto commands, SlurmBatchCommands(f->slurm));
@@ -108,8 +122,20 @@ Status RunTaskSlurm(TaskFlags* f, Context* ctx) {
     DTF_ASSIGN_OR_RETURN(command,
                          launch::slurm::MakeSlurmServeCommand(f->slurm, env));
   }
-  DTF_ASSIGN_OR_RETURN(const launch::ExitInfo exit,
-                       launch::slurm::RunSlurmTask(command, ctx->cancel));
+  if (spec.replace < 0 && !spec.batch) {
+    // Where this task is, for a replacement (above) should it fail.
+    DTF_ASSIGN_OR_RETURN(const launch::slurm::SlurmStep step,
+                         launch::slurm::ReadSlurmStep(env));
+    std::error_code ec;
+    std::filesystem::create_directories(command.dir, ec);
+    DTF_RETURN_IF_ERROR(WriteFileAtomically(
+        StrCat(command.dir, "/", launch::slurm::kStepRecordFile),
+        launch::slurm::StepRecordText(step)));
+  }
+  DTF_ASSIGN_OR_RETURN(
+      const launch::ExitInfo exit,
+      launch::slurm::RunSlurmTask(command, ctx->cancel,
+                                  /*append=*/spec.replace >= 0));
   if (exit.ShellCode() != 0) {
     ctx->exit_code = exit.ShellCode();
     ctx->console.Info(StrCat(command.slot.name(), " ", exit.Describe(), " (",
@@ -196,6 +222,12 @@ void SetupTask(CLI::App* app, Context* ctx) {
                   "RUN_DIR/plan.json gives this worker instead of dtf serve");
   slurm->add_option("--metrics-out", s.metrics_out,
                     "The chief's metrics file (absolute)");
+  slurm
+      ->add_option("--replace", s.replace,
+                   "Start task id K again in a job step of its own (srun "
+                   "--overlap, one task): its place in the run's first step "
+                   "from RUN_DIR/<task>/slurm-step, its output appended")
+      ->check(CLI::Range(0, 1000000));
   slurm->callback([f, ctx] { ctx->status = RunTaskSlurm(f.get(), ctx); });
 
   CLI::App* fetch = sub->add_subcommand(

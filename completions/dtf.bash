@@ -71,7 +71,7 @@ _dtf() {
         signal) opts="--help --dir --signal" ;;
         shard-fetch) opts="--help" ;;
         shard-release) opts="--help" ;;
-        slurm) opts="--help --job --run-dir --run-id --ps --workers --threads --base-port --gpus-per-node --set --restore --tls --batch --metrics-out" ;;
+        slurm) opts="--help --job --run-dir --run-id --ps --workers --threads --base-port --gpus-per-node --set --restore --tls --batch --metrics-out --replace" ;;
         *) opts="--help" ;;
       esac ;;
     *) opts="" ;;

@@ -228,3 +228,4 @@ complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from slurm' -l tls -d 'Mutual TLS from RUN_DIR/tls'
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from slurm' -l batch -d 'Run the command RUN_DIR/plan.json gives this worker'
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from slurm' -l metrics-out -rF -d 'The chief\'s metrics file'
+complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from slurm' -l replace -r -d 'Start task id K again in a job step of its own'

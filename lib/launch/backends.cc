@@ -1,13 +1,17 @@
 // The one place that picks a backend by its BackendKind: the run, the
 // recorded run's source, the plan's and the profile's hooks, and the
 // hand-off of a run to a backend's own engine.
+#include <filesystem>
+
 #include "lib/base/strings.h"
 #include "lib/launch/backend.h"
 #include "lib/launch/hand_off.h"
+#include "lib/launch/k8s/k8s_resume.h"
 #include "lib/launch/k8s/k8s_run.h"
 #include "lib/launch/local/local_backend.h"
 #include "lib/launch/plan_hooks.h"
 #include "lib/launch/profile.h"
+#include "lib/launch/run_layout.h"
 #include "lib/launch/slurm/slurm_backend.h"
 #include "lib/launch/slurm/slurm_plan.h"
 #include "lib/launch/ssh/ssh_backend.h"
@@ -120,6 +124,17 @@ std::optional<Status> QueryHandedOffRun(const std::string& run_dir,
                                         EngineQuery what) {
   // Kubernetes is the one backend that hands runs off.
   return k8s::QueryKubernetesRun(run_dir, what);
+}
+
+std::optional<StatusOr<std::string>> ResumeHandedOffRun(
+    const std::string& run_dir, const HandOffOptions& how) {
+  std::error_code ec;
+  if (!std::filesystem::exists(
+          StrCat(run_dir, "/", HandOffRecordName(BackendKind::kKubernetes)),
+          ec)) {
+    return std::nullopt;
+  }
+  return k8s::ResumeKubernetesRun(run_dir, how);
 }
 
 }  // namespace dtf::launch

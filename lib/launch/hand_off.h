@@ -46,4 +46,12 @@ StatusOr<std::string> HandOffRun(const PlanRequest& request,
 std::optional<Status> QueryHandedOffRun(const std::string& run_dir,
                                         EngineQuery what);
 
+// dtf launch --resume of a run directory a backend's engine was handed:
+// the engine is handed the run again, under its id, from what the
+// directory recorded (lib/launch/k8s/k8s_resume.h). Returns the text for
+// stdout, or the error that keeps the run from being resumed; nullopt for
+// a run directory no engine was handed.
+std::optional<StatusOr<std::string>> ResumeHandedOffRun(
+    const std::string& run_dir, const HandOffOptions& how);
+
 }  // namespace dtf::launch

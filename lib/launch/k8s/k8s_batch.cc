@@ -159,8 +159,9 @@ Status KubernetesBatchRunner::Apply(const BatchJob& job,
   // the Job's kind (flavour "job").
   KubernetesProfile record = p;
   record.flavour = Flavour::kJob;
-  DTF_RETURN_IF_ERROR(WriteFileAtomically(StrCat(run_dir, "/", kRunRecordName),
-                                          RunRecordJson(id, record)));
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(
+      StrCat(run_dir, "/", kRunRecordName),
+      RunRecordJson(id, record, {.training = false, .output_kept = {}})));
   const std::vector<std::string> remove = DeleteCommand(record, id);
   auto delete_run = [&] {
     const CommandResult d = RunCommand(remove);

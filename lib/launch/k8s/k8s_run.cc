@@ -139,9 +139,10 @@ StatusOr<std::string> HandOffKubernetesRun(const PlanRequest& r,
                        CreateRunDir(runs_dir, req.run_id));
   const std::string dir = StrCat(runs_dir, "/", id, "/kubernetes");
   DTF_RETURN_IF_ERROR(WriteObjects(objects, dir));
-  DTF_RETURN_IF_ERROR(
-      WriteFileAtomically(StrCat(runs_dir, "/", id, "/", kRunRecordName),
-                          RunRecordJson(id, req.profile)));
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(
+      StrCat(runs_dir, "/", id, "/", kRunRecordName),
+      RunRecordJson(id, req.profile,
+                    {.training = true, .output_kept = lost.empty()})));
   const std::vector<std::string> apply = ApplyCommand(req.profile, dir);
   const CommandResult applied = RunCommand(apply);
   if (applied.exit_code != 0) {

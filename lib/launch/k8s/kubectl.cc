@@ -87,6 +87,17 @@ std::vector<std::string> DeleteCommand(const KubernetesProfile& p,
   return argv;
 }
 
+std::vector<std::string> WorkloadCommand(const KubernetesProfile& p,
+                                         const std::string& run_id) {
+  std::vector<std::string> argv = Kubectl(p);
+  argv.push_back("get");
+  argv.push_back(p.flavour == Flavour::kJob ? "jobs.batch"
+                                            : "tfjobs.kubeflow.org");
+  argv.push_back(Selector(run_id));
+  argv.push_back("--output=json");
+  return argv;
+}
+
 std::vector<std::string> PodsCommand(const KubernetesProfile& p,
                                      const std::string& run_id) {
   std::vector<std::string> argv = Kubectl(p);
@@ -306,19 +317,22 @@ int RunAttached(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::string RunRecordJson(const std::string& run_id,
-                          const KubernetesProfile& p) {
+std::string RunRecordJson(const std::string& run_id, const KubernetesProfile& p,
+                          const RunRecordFacts& facts) {
   nlohmann::ordered_json j;
   j["run_id"] = run_id;
   j["namespace"] = p.ns;
   j["context"] = p.context;
   j["flavour"] = p.flavour == Flavour::kJob ? "job" : "tfjob";
+  if (facts.training) j["training"] = *facts.training;
+  if (facts.output_kept) j["output_kept"] = *facts.output_kept;
   return j.dump(2) + "\n";
 }
 
 StatusOr<KubernetesProfile> ParseRunRecord(std::string_view json,
                                            std::string_view name,
-                                           std::string* run_id) {
+                                           std::string* run_id,
+                                           RunRecordFacts* facts) {
   const nlohmann::json j =
       nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   auto text = [&](const char* key) -> const nlohmann::json* {
@@ -343,6 +357,15 @@ StatusOr<KubernetesProfile> ParseRunRecord(std::string_view json,
   p.context = context->get<std::string>();
   p.flavour = *flavour == "job" ? Flavour::kJob : Flavour::kTfJob;
   *run_id = id->get<std::string>();
+  if (facts != nullptr) {
+    *facts = {};
+    auto flag = [&](const char* key) -> std::optional<bool> {
+      if (!j.contains(key) || !j[key].is_boolean()) return std::nullopt;
+      return j[key].get<bool>();
+    };
+    facts->training = flag("training");
+    facts->output_kept = flag("output_kept");
+  }
   return p;
 }
 

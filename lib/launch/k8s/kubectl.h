@@ -3,6 +3,7 @@
 // and the check that kubectl has a cluster to talk to.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ std::vector<std::string> LogsCommand(const KubernetesProfile& p,
                                      const std::string& run_id, bool follow);
 std::vector<std::string> DeleteCommand(const KubernetesProfile& p,
                                        const std::string& run_id);
+// get <the run's Job or TFJob kind> --selector=<run> --output=json: the
+// object whose conditions say how the run stands (WorkloadStateOf).
+std::vector<std::string> WorkloadCommand(const KubernetesProfile& p,
+                                         const std::string& run_id);
 
 // A scoring run's pods and what it runs in them (dtf predict --profile):
 // get pods --selector=<run> --output=json; logs POD --container=C
@@ -69,16 +74,28 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
 // reason on stderr).
 int RunAttached(const std::vector<std::string>& argv);
 
-// <run dir>/kubernetes.json: what dtf status, logs and stop need of an
-// applied run: {"run_id", "namespace", "context", "flavour"}.
+// <run dir>/kubernetes.json: what dtf status, logs, stop and launch
+// --resume need of an applied run: {"run_id", "namespace", "context",
+// "flavour", "training", "output_kept"}.
 inline constexpr char kRunRecordName[] = "kubernetes.json";
-std::string RunRecordJson(const std::string& run_id,
-                          const KubernetesProfile& p);
+// What a record says of the run beyond where its objects are; unset in a
+// record written before it said so.
+struct RunRecordFacts {
+  // A training run (dtf launch), not a scoring run (dtf predict).
+  std::optional<bool> training;
+  // The pods write train.output_dir on kubernetes.output, so the run's
+  // checkpoints outlive them.
+  std::optional<bool> output_kept;
+};
+std::string RunRecordJson(const std::string& run_id, const KubernetesProfile& p,
+                          const RunRecordFacts& facts);
 // The profile's namespace, context and flavour back from RunRecordJson's
-// text, and the run id. DataLoss "<name>: ..." when it is not that.
+// text, and the run id; `facts` (when not null) gets the rest. DataLoss
+// "<name>: ..." when it is not that.
 StatusOr<KubernetesProfile> ParseRunRecord(std::string_view json,
                                            std::string_view name,
-                                           std::string* run_id);
+                                           std::string* run_id,
+                                           RunRecordFacts* facts = nullptr);
 
 // FailedPrecondition naming the problem when kubectl is missing, has no
 // current context (or not p.context), or cannot reach the context's

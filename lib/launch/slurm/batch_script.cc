@@ -89,8 +89,12 @@ StatusOr<std::string> RenderBatchScript(const SlurmProfile& profile,
   // The step is named as the job: how the launcher finds it when it runs
   // the script inside an allocation of its own.
   std::vector<std::string> words = {
-      "srun", "--kill-on-bad-exit=1", "--distribution=block",
-      StrCat("--ntasks=", ntasks), StrCat("--job-name=dtf-", spec.run_id)};
+      "srun",
+      // With restarts, a failed task is started again alone (the
+      // launcher's srun --overlap): the others go on.
+      spec.restarts ? "--kill-on-bad-exit=0" : "--kill-on-bad-exit=1",
+      "--distribution=block", StrCat("--ntasks=", ntasks),
+      StrCat("--job-name=dtf-", spec.run_id)};
   if (profile.tasks_per_node > 0) {
     words.push_back(StrCat("--ntasks-per-node=", profile.tasks_per_node));
   }

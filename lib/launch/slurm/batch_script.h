@@ -22,14 +22,13 @@ inline constexpr char kBatchStderr[] = "slurm-%j.err";
 // --ntasks-per-node, --gpus-per-node and --constraint when the profile sets
 // them; --ntasks = ps + workers; output and error files in the run dir;
 // then sbatch_args. The body exports spec.env, then runs `srun
-// --kill-on-bad-exit=1
-// --distribution=block --ntasks=N --job-name=dtf-<run id>` (the step's
-// name) with the srun_args and SlurmTaskArgv(spec), every
-// word shell-quoted. `spec.base_port` and `spec.gpus_per_node` are taken
-// as given (normally the profile's). InvalidArgument (naming the profile
-// key where one is at fault) when nodes * tasks_per_node is below the task
-// count, or a path holds a line break or a character sbatch cannot read in
-// an #SBATCH line (whitespace, quotes).
+// --kill-on-bad-exit=1 (=0 with spec.restarts) --distribution=block --ntasks=N
+// --job-name=dtf-<run id>` (the step's name) with the srun_args and
+// SlurmTaskArgv(spec), every word shell-quoted. `spec.base_port` and
+// `spec.gpus_per_node` are taken as given (normally the profile's).
+// InvalidArgument (naming the profile key where one is at fault) when nodes *
+// tasks_per_node is below the task count, or a path holds a line break or a
+// character sbatch cannot read in an #SBATCH line (whitespace, quotes).
 StatusOr<std::string> RenderBatchScript(const SlurmProfile& profile,
                                         const SlurmRunSpec& spec);
 

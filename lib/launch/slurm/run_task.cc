@@ -15,7 +15,7 @@
 namespace dtf::launch::slurm {
 
 StatusOr<ExitInfo> RunSlurmTask(const SlurmServeCommand& command,
-                                const std::atomic<bool>* cancel) {
+                                const std::atomic<bool>* cancel, bool append) {
   std::error_code ec;
   std::filesystem::create_directories(command.dir, ec);
   if (ec) {
@@ -31,6 +31,7 @@ StatusOr<ExitInfo> RunSlurmTask(const SlurmServeCommand& command,
   options.env = command.env;
   options.stdout_file = command.stdout_file;
   options.stderr_file = command.stderr_file;
+  options.append = append;
   DTF_ASSIGN_OR_RETURN(const ProcessId id, Spawn(options));
   bool stopped = false;
   std::optional<ExitInfo> exit;

@@ -163,11 +163,83 @@ std::vector<StatusOr<ProcessId>> SlurmBackend::StartTasks(Role role) {
   return ids;
 }
 
-StatusOr<ProcessId> SlurmBackend::StartAgain(size_t i, bool) {
-  return FailedPreconditionError(
-      StrCat("task ", plan_->tasks[i].name(),
-             " cannot be started again alone under Slurm (srun "
-             "--kill-on-bad-exit ended the step)"));
+bool SlurmBackend::KillsOnBadExit() const {
+  return plan_->batch || plan_->max_restarts == 0;
+}
+
+StatusOr<ProcessId> SlurmBackend::StartAgain(size_t i, bool all) {
+  const TaskPlan& plan = plan_->tasks[i];
+  // The plan refuses restarts where the step ends with a failed task
+  // (--kill-on-bad-exit) and in allreduce runs (`all`).
+  if (KillsOnBadExit() || all) {
+    return FailedPreconditionError(
+        StrCat("task ", plan.name(),
+               " cannot be started again alone under Slurm (srun "
+               "--kill-on-bad-exit ended the step)"));
+  }
+  const std::string jobid =
+      allocation_.empty() ? job_ : allocation_;  // job_: "1234" or "1234.0"
+  if (jobid.empty()) {
+    return FailedPreconditionError(
+        StrCat("task ", plan.name(), ": no Slurm job to start it again in"));
+  }
+  Task& t = tasks_[i];
+  std::string node = t.host;
+  if (node.empty()) {
+    StatusOr<std::string> text =
+        ReadFileToString(StrCat(plan.dir, "/", kNodeFile));
+    if (text.ok()) node = std::string(absl::StripAsciiWhitespace(*text));
+  }
+  if (node.empty()) {
+    return FailedPreconditionError(
+        StrCat("task ", plan.name(), ": its node is not known (no ", plan.dir,
+               "/", kNodeFile, "), so it cannot be started again"));
+  }
+  DTF_ASSIGN_OR_RETURN(const std::string srun, slurm::FindSlurmCommand("srun"));
+  SpawnOptions spawn;
+  spawn.argv = {srun,
+                StrCat("--jobid=", jobid),
+                "--overlap",
+                "--nodes=1",
+                "--ntasks=1",
+                StrCat("--nodelist=", node),
+                "--kill-on-bad-exit=0",
+                StrCat("--job-name=dtf-", plan_->run_id)};
+  const slurm::SlurmProfile& profile = slurm::SlurmPartOf(*plan_).profile;
+  spawn.argv.insert(spawn.argv.end(), profile.srun_args.begin(),
+                    profile.srun_args.end());
+  for (const std::string& word : RestartArgv(plan)) spawn.argv.push_back(word);
+  spawn.argv.push_back("--replace");
+  spawn.argv.push_back(std::to_string(i));
+  spawn.stdout_file = StrCat(plan.dir, "/", kStepStdout);
+  spawn.stderr_file = StrCat(plan.dir, "/", kStepStderr);
+  spawn.append = true;
+  // A batch job outlives its launcher, and so does a task started again in
+  // it; a step of the launcher's own allocation does not.
+  spawn.die_with_parent = !allocation_.empty();
+  // This attempt's ready file and exit record are the new task's.
+  std::error_code ec;
+  fs::remove(plan.ready_file, ec);
+  fs::remove(plan.exit_file, ec);
+  DTF_ASSIGN_OR_RETURN(const ProcessId id, Spawn(spawn));
+  restart_sruns_.push_back(id);
+  t.ready = false;
+  t.ended = false;
+  events_->Note(StrCat("started ", plan.name(), " again on ", node,
+                       " in a job step of its own (srun --overlap, pid ",
+                       id.pid, ")"));
+  // As for the tasks StartTasks started: the task runs where Slurm put it,
+  // not as a process of this machine's that tasks.json could name.
+  return ProcessId{};
+}
+
+void SlurmBackend::ReapRestartSteps(bool kill) {
+  std::vector<ProcessId> running;
+  for (const ProcessId& id : restart_sruns_) {
+    if (kill) SignalGroup(id, SIGKILL);
+    if (!TryReap(id.pid)) running.push_back(id);
+  }
+  restart_sruns_ = std::move(running);
 }
 
 void SlurmBackend::PumpOutput(bool flush) {
@@ -222,7 +294,9 @@ void SlurmBackend::CheckExits() {
       e.state = TaskState::kStopped;
       (void)WriteExitRecord(plan.exit_file, e);
     }
-    if (e.state == TaskState::kFailed && !first_failed_) first_failed_ = i;
+    if (e.state == TaskState::kFailed && !first_failed_ && KillsOnBadExit()) {
+      first_failed_ = i;
+    }
     const std::string on =
         t.host.empty() ? std::string() : StrCat(" on ", t.host);
     TaskEnd end;
@@ -234,7 +308,8 @@ void SlurmBackend::CheckExits() {
     end.restart_how = end.how;
     events_->Note(StrCat(plan.name(), " ", end.how));
     // (A batch run ends at any failure anyway: restart_policy.h.)
-    const bool ends_step = !plan_->batch && e.state == TaskState::kFailed &&
+    const bool ends_step = KillsOnBadExit() && !plan_->batch &&
+                           e.state == TaskState::kFailed &&
                            plan.role == Role::kWorker && !plan.chief &&
                            !tasks_[chief].ended && step_failure_.ok();
     if (ends_step) {
@@ -328,6 +403,7 @@ void SlurmBackend::RecordMissing(bool force) {
 }
 
 Status SlurmBackend::Look() {
+  ReapRestartSteps(/*kill=*/false);
   CheckReady();
   PumpOutput(false);
   CheckExits();
@@ -358,6 +434,7 @@ Status SlurmBackend::StopTasks(bool final) {
   if (submitted_ && !over_) {
     if (!allocation_.empty()) {
       if (srun_.pid > 0) SignalGroup(srun_, SIGTERM);
+      for (const ProcessId& id : restart_sruns_) SignalGroup(id, SIGTERM);
     } else if (!job_.empty()) {
       result = slurm::CancelSlurmJob(job_);
     }
@@ -377,6 +454,7 @@ Status SlurmBackend::StopTasks(bool final) {
         killed = true;
         if (!allocation_.empty()) {
           if (srun_.pid > 0) SignalGroup(srun_, SIGKILL);
+          for (const ProcessId& id : restart_sruns_) SignalGroup(id, SIGKILL);
         } else {
           (void)slurm::CancelSlurmJob(job_, "KILL");
         }
@@ -402,6 +480,18 @@ Status SlurmBackend::StopTasks(bool final) {
   if (over_ || !submitted_ || final) {
     over_ = true;
     RecordMissing(/*force=*/true);
+  }
+  if (final) {
+    // The steps of tasks started again end with the job (or, inside an
+    // allocation, were signalled above): their sruns follow.
+    const auto until = Clock::now() + kExitFileLag;
+    while (!restart_sruns_.empty() && Clock::now() < until) {
+      ReapRestartSteps(/*kill=*/false);
+      if (!restart_sruns_.empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    ReapRestartSteps(/*kill=*/true);
   }
   if (final) PumpOutput(true);
   return result;
@@ -451,9 +541,19 @@ std::string SlurmBackend::ChiefFailed(size_t i, const TaskEnd& end) {
 
 std::string SlurmBackend::NotReady(size_t i) const {
   const TaskPlan& t = plan_->tasks[i];
-  return StrCat("task ", t.name(), " did not write its ready file (",
-                t.ready_file, "; Slurm job ", job_.empty() ? "-" : job_, " ",
-                job_state_.empty() ? std::string("?") : job_state_, ")");
+  std::string text =
+      StrCat("task ", t.name(), " did not write its ready file (", t.ready_file,
+             "; Slurm job ", job_.empty() ? "-" : job_, " ",
+             job_state_.empty() ? std::string("?") : job_state_, ")");
+  // A task started again: what its own step's srun said (it may not
+  // have started it).
+  const std::string srun_err = StrCat(t.dir, "/", kStepStderr);
+  const std::vector<std::string> lines = LastLines(srun_err, failure_lines_);
+  if (!lines.empty()) {
+    StrAppend(&text, "; the last lines of ", srun_err, ":");
+    for (const std::string& line : lines) StrAppend(&text, "\n  ", line);
+  }
+  return text;
 }
 
 StatusOr<std::unique_ptr<Run>> StartSlurmRun(PlanRequest request,

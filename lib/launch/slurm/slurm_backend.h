@@ -12,10 +12,16 @@
 // recorded lost (naming Slurm's state and the end of Slurm's own stderr).
 // Stopping is scancel of the job or step (every task gets SIGTERM at once,
 // SIGKILL after Slurm's KillWait); `dtf stop` is acted on by the run, or
-// by the run source (scancel) once the launcher is gone. No task is ever
-// restarted alone: srun --kill-on-bad-exit ends the step when one fails,
-// so a worker other than the chief that fails fails the run (Look's error
-// names it), where the other backends go on without it. A batch plan's
+// by the run source (scancel) once the launcher is gone. Without restarts
+// (max_restarts = 0) srun --kill-on-bad-exit ends the step when a task
+// fails, so a worker other than the chief that fails fails the run (Look's
+// error names it), where the other backends go on without it. With them,
+// the step's srun leaves the others running, and StartAgain starts the
+// failed task in a job step of its own in the same allocation (`srun
+// --jobid=J --overlap -N1 -n1 --nodelist=<its node> dtf task slurm ...
+// --restore --replace K`, srun's own output in <task dir>/srun.out and
+// srun.err): it takes the failed task's place (its node, port, task id) and
+// appends to its logs. A batch plan's
 // tasks (`dtf task slurm --batch`) each run their command from plan.json;
 // the job ends on its own (COMPLETED) once all have exited 0, and a task
 // that failed is told before those srun stopped for it.
@@ -69,6 +75,11 @@ class SlurmBackend final : public Backend {
 
   Status Submit();
   Status StartStep();
+  // Whether the step's srun ends it when a task fails (no restarts).
+  bool KillsOnBadExit() const;
+  // Reaps the sruns of tasks started again that have exited; with `kill`,
+  // kills those still running first.
+  void ReapRestartSteps(bool kill);
   void PumpOutput(bool flush);
   void CheckReady();
   void CheckExits();
@@ -93,6 +104,8 @@ class SlurmBackend final : public Backend {
   std::string job_;  // "1234" or "1234.5"
   ProcessId srun_;   // inside an allocation: the step's srun
   std::optional<ExitInfo> srun_exit_;
+  // The sruns of the tasks started again (StartAgain), each a step.
+  std::vector<ProcessId> restart_sruns_;
   std::string job_state_;  // Slurm's last word on it
   bool over_ = false;
   std::chrono::steady_clock::time_point over_at_;

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <string_view>
 
 #include "lib/base/strings.h"
 
@@ -22,6 +24,22 @@ std::string CommandResult::Describe(const std::string& program) const {
   }
   return StrCat(program, " exited with status ", exit_code,
                 text.empty() ? std::string() : StrCat(": ", text));
+}
+
+StatusOr<std::string> FindSlurmCommand(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path == nullptr ? "/usr/bin:/bin" : path;
+  while (true) {
+    const size_t colon = dirs.find(':');
+    const std::string_view dir = dirs.substr(0, colon);
+    const std::string file =
+        StrCat(dir.empty() ? std::string_view(".") : dir, "/", name);
+    if (::access(file.c_str(), X_OK) == 0) return file;
+    if (colon == std::string_view::npos) break;
+    dirs.remove_prefix(colon + 1);
+  }
+  return NotFoundError(StrCat(
+      name, ": not found in PATH (is Slurm installed on this machine?)"));
 }
 
 StatusOr<CommandResult> RunSlurmCommand(const std::vector<std::string>& argv,

@@ -24,6 +24,11 @@ struct CommandResult {
 // `timeout` (then it is killed, exit_code 137). An error only when it
 // cannot be started: NotFound "sbatch: not found in PATH (is Slurm
 // installed on this machine?)".
+// The absolute path of Slurm's command `name` ("srun") in PATH, for a
+// process the launcher spawns and follows itself; NotFound as
+// RunSlurmCommand's.
+StatusOr<std::string> FindSlurmCommand(const std::string& name);
+
 StatusOr<CommandResult> RunSlurmCommand(
     const std::vector<std::string>& argv,
     std::chrono::milliseconds timeout = std::chrono::seconds(30));

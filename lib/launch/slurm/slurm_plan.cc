@@ -25,15 +25,8 @@ Status SlurmProfileTable::Read(const toml_util::Reader& reader,
   return OkStatus();
 }
 
-Status SlurmPlanHooks::CheckProfile(const Profile& profile) const {
-  if (profile.max_restarts > 0) {
-    return FailedPreconditionError(StrCat(
-        KeyWhere(profile, "max_restarts"),
-        ": max_restarts = ", profile.max_restarts,
-        ": Slurm runs restart no task (srun --kill-on-bad-exit ends the job "
-        "step when one fails); set max_restarts = 0 and continue a failed run "
-        "with dtf launch --resume"));
-  }
+Status SlurmPlanHooks::CheckProfile(const Profile&) const {
+  // max_restarts is honoured (PlaceTasks refuses it for allreduce).
   return OkStatus();
 }
 
@@ -44,6 +37,17 @@ std::string SlurmPlanHooks::RunsDir(const Profile& profile) const {
 StatusOr<Plan> SlurmPlanHooks::PlaceTasks(const PlanRequest& r,
                                           Plan plan) const {
   const Profile& profile = r.profile;
+  if (plan.max_restarts > 0 && plan.allreduce()) {
+    // Restarting every rank would end the job step the batch script's
+    // srun holds, and with it the job.
+    return FailedPreconditionError(StrCat(
+        KeyWhere(profile, "max_restarts"),
+        ": max_restarts = ", profile.max_restarts,
+        ": an allreduce run under Slurm restarts no rank (every rank would "
+        "have to start again, and the job ends with its job step); set "
+        "max_restarts = 0 and continue a failed run with dtf launch "
+        "--resume"));
+  }
   plan.host = "";
   plan.base_port = SlurmTableOf(profile).base_port;
   // On unless the profile turns it off: the tasks talk across the
@@ -67,6 +71,7 @@ StatusOr<Plan> SlurmPlanHooks::PlaceTasks(const PlanRequest& r,
   spec.metrics_out = plan.metrics_out;
   spec.tls = plan.tls;
   spec.batch = plan.batch;
+  spec.restarts = plan.max_restarts > 0;
   spec.env.assign(profile.env.begin(), profile.env.end());
   DTF_ASSIGN_OR_RETURN(part.batch_script,
                        RenderBatchScript(SlurmTableOf(profile), spec));

@@ -1,7 +1,8 @@
 // What reading a profile and MakePlan ask of the Slurm backend: the
 // profile's [slurm] table (lib/launch/slurm/slurm_profile.h) and its keys;
-// then (lib/launch/plan_hooks.h) no
-// restarts (srun ends the job step when a task fails), the runs directory
+// then (lib/launch/plan_hooks.h) restarts in parameter-server runs only
+// (a failed task started again alone in a job step of its own), the runs
+// directory
 // from slurm.run_dir, and tasks placed by Slurm, every one running the
 // batch script's `dtf task slurm` command (lib/launch/slurm/batch_script.h)
 // with its host and port known once it is ready. TLS is on unless the
@@ -41,11 +42,12 @@ class SlurmProfileTable : public ProfileTable {
 
 class SlurmPlanHooks : public PlanHooks {
  public:
-  // FailedPrecondition for max_restarts > 0, naming the key.
+  // Nothing to refuse: max_restarts is checked by PlaceTasks.
   Status CheckProfile(const Profile& profile) const override;
   // slurm.run_dir.
   std::string RunsDir(const Profile& profile) const override;
-  // The batch script and every task's srun command.
+  // The batch script and every task's srun command. FailedPrecondition
+  // naming the key for max_restarts > 0 in an allreduce plan.
   StatusOr<Plan> PlaceTasks(const PlanRequest& request,
                             Plan plan) const override;
 

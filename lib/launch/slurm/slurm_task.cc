@@ -87,6 +87,10 @@ std::vector<std::string> SlurmTaskArgv(const SlurmRunSpec& spec) {
   if (spec.resume) argv.push_back("--restore");
   if (spec.tls) argv.push_back("--tls");
   if (spec.batch) argv.push_back("--batch");
+  if (spec.replace >= 0) {
+    argv.push_back("--replace");
+    argv.push_back(std::to_string(spec.replace));
+  }
   if (!spec.metrics_out.empty()) {
     argv.push_back("--metrics-out");
     argv.push_back(spec.metrics_out);

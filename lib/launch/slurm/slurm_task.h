@@ -35,6 +35,17 @@ struct SlurmRunSpec {
   // in <run dir>/plan.json gives it, to its end.
   bool batch = false;
   std::string metrics_out;  // the chief's --metrics-out; "" for none
+  // The profile allows restarts (max_restarts > 0): the batch script's
+  // srun leaves the other tasks running when one fails
+  // (--kill-on-bad-exit=0), and the launcher starts the failed one again
+  // in a job step of its own. Not a flag of the task command.
+  bool restarts = false;
+  // >= 0: this task is started again, in a one-task job step of its own
+  // (srun --overlap), in place of task id `replace` of the run's first
+  // step, whose place it reads from that task's directory
+  // (step_record.h); its output is appended to that task's logs. -1: a
+  // task of the first step.
+  int replace = -1;
   // The profile's [env]: exported by the batch script before srun, which
   // passes the environment on to every task. Names are checked by the
   // profile (letters, digits, '_').

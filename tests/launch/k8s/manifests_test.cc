@@ -258,13 +258,27 @@ TEST(Kubectl, RunRecordRoundTrips) {
   p.ns = "ml";
   p.context = "prod";
   p.flavour = Flavour::kTfJob;
-  const std::string json = RunRecordJson("20261125-120000-abcd", p);
+  const std::string json = RunRecordJson(
+      "20261125-120000-abcd", p, {.training = true, .output_kept = false});
   EXPECT_EQ(json,
             "{\n  \"run_id\": \"20261125-120000-abcd\",\n  \"namespace\": "
-            "\"ml\",\n  \"context\": \"prod\",\n  \"flavour\": \"tfjob\"\n}\n");
+            "\"ml\",\n  \"context\": \"prod\",\n  \"flavour\": \"tfjob\",\n"
+            "  \"training\": true,\n  \"output_kept\": false\n}\n");
   std::string id;
-  StatusOr<KubernetesProfile> back = ParseRunRecord(json, "k.json", &id);
+  RunRecordFacts facts;
+  StatusOr<KubernetesProfile> back =
+      ParseRunRecord(json, "k.json", &id, &facts);
   ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(facts.training, true);
+  EXPECT_EQ(facts.output_kept, false);
+  // A record of a dtf before the facts were kept says nothing of them.
+  std::string old_id;
+  ASSERT_TRUE(ParseRunRecord("{\"run_id\": \"r\", \"namespace\": \"n\", "
+                             "\"context\": \"\", \"flavour\": \"job\"}",
+                             "k.json", &old_id, &facts)
+                  .ok());
+  EXPECT_FALSE(facts.training.has_value());
+  EXPECT_FALSE(facts.output_kept.has_value());
   EXPECT_EQ(id, "20261125-120000-abcd");
   EXPECT_EQ(back->ns, "ml");
   EXPECT_EQ(back->context, "prod");

@@ -167,14 +167,43 @@ TEST(SlurmPlan, BatchPlanRunsEachTasksCommand) {
   EXPECT_FALSE(plan->tls);
 }
 
-TEST(SlurmPlan, RefusesRestarts) {
+// With restarts the step's srun leaves the others running when a task
+// fails (the launcher starts it again in a step of its own); without them
+// it ends the step.
+TEST(SlurmPlan, RestartsLeaveTheOtherTasksRunning) {
   StatusOr<PlanRequest> r = SlurmRequest("max_restarts = 2\n");
   ASSERT_TRUE(r.ok()) << r.status();
   r->job_checkpoint_every_steps = 10;
   StatusOr<Plan> plan = MakePlan(*r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->max_restarts, 2);
+  const std::string& script = slurm::SlurmPartOf(*plan).batch_script;
+  EXPECT_THAT(script, HasSubstr("--kill-on-bad-exit=0"));
+  EXPECT_THAT(script, Not(HasSubstr("--kill-on-bad-exit=1")));
+  // A restart needs a checkpoint to restore, as on the other backends.
+  r->job_checkpoint_every_steps = 0;
+  plan = MakePlan(*r);
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(std::string(Message(plan.status())),
-              HasSubstr("max_restarts = 2: Slurm runs restart no task"));
+              HasSubstr("train.checkpoint_every_steps = 0"));
+
+  r = SlurmRequest();
+  ASSERT_TRUE(r.ok()) << r.status();
+  plan = MakePlan(*r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(slurm::SlurmPartOf(*plan).batch_script,
+              HasSubstr("--kill-on-bad-exit=1"));
+}
+
+TEST(SlurmPlan, RefusesRestartsInAllreduceRuns) {
+  StatusOr<PlanRequest> r = SlurmRequest("max_restarts = 2\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  r->allreduce = true;
+  StatusOr<Plan> plan = MakePlan(*r);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(std::string(Message(plan.status())),
+              HasSubstr("slurm.toml:1:16: max_restarts = 2: an allreduce run "
+                        "under Slurm restarts no rank"));
 }
 
 TEST(SlurmPlan, TooFewSlotsNamesTheKey) {

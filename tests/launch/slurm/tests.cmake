@@ -3,7 +3,7 @@ dtf_test(launch_slurm_test
   SOURCES launch/slurm/hostlist_test.cc launch/slurm/slurm_env_test.cc
           launch/slurm/slurm_profile_test.cc launch/slurm/batch_script_test.cc
           launch/slurm/slurm_task_test.cc launch/slurm/slurm_query_test.cc
-          launch/slurm/slurm_plan_test.cc
+          launch/slurm/slurm_plan_test.cc launch/slurm/step_record_test.cc
   LIBS dtf_launch_slurm dtf_launch)
 
 # lib/launch/slurm against a real single-node Slurm that the test starts
@@ -44,4 +44,14 @@ add_test(NAME e2e_predict_slurm
                  $<TARGET_FILE:dtf> ${PROJECT_SOURCE_DIR} ${DTF_SHARED_DIR}
                  ${PROJECT_BINARY_DIR}/predict-slurm-work)
 set_tests_properties(e2e_predict_slurm PROPERTIES TIMEOUT 900 LABELS e2e
+                     SKIP_RETURN_CODE 77)
+# Restarts and resumes on that Slurm: a worker's and a parameter server's
+# dtf serve killed mid-run, each started again in a job step of its own
+# (max_restarts = 1); a run cancelled with scancel and a run failed by a
+# killed worker, each finished with dtf launch --resume.
+add_test(NAME e2e_slurm_restart
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/launch/slurm/slurm_restart_test.sh
+                 $<TARGET_FILE:dtf> ${PROJECT_SOURCE_DIR} ${DTF_SHARED_DIR}
+                 ${PROJECT_BINARY_DIR}/slurm-restart-work)
+set_tests_properties(e2e_slurm_restart PROPERTIES TIMEOUT 900 LABELS e2e
                      SKIP_RETURN_CODE 77)

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# resume_k8s_test.sh DTF SOURCE_DIR BUILD_DIR SHARED_DIR
+#
+# dtf launch --resume of a Kubernetes training run: the census job
+# (ps = 1, workers = 2, the output volume a hostPath of this test) applied
+# against process_cluster.py as kubectl, whose pods run as local processes:
+#   1. --resume of the run while its Job is active is refused
+#   2. once a checkpoint is on the output volume, `dtf stop` deletes the
+#      run's objects (its pods stop)
+#   3. `dtf launch --resume <run id>` applies the recorded objects again
+#      under the same run id; the new pods restore the run's checkpoint
+#      ("worker:1: resuming at global step N", N > 0) and the Job
+#      completes with the chief's last accuracy >= 0.85
+#   4. --resume of the run that succeeded is refused; dtf stop leaves no
+#      pod process and no object.
+# Exit 77 (skipped) without the venv (PyYAML) or the data.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/process_cluster_env.sh"
+process_cluster_start "$@" data/adult/adult.data dtf_k8s_resume
+
+start="$(date +%s.%N)"
+out="$work/out"
+job="$work/job"
+mkdir -p "$job/profiles" "$out"
+cp "$src/examples/census/dtf.toml" "$job/dtf.toml"
+cat >"$job/profiles/k8s.toml" <<TOML
+backend = "kubernetes"
+ps = 1
+workers = 2
+threads = 1
+[kubernetes]
+image = "dtf:test"
+job_dir = "/srv/k8s/examples/census"
+data = { host_path = "$shared/data", mount_path = "/srv/shared/data" }
+output = { host_path = "$out", mount_path = "/srv/out" }
+gen_records = true
+TOML
+
+# pods: "name index phase" per pod of the run.
+pods() {
+  nice kubectl get pods --selector="dtf.dev/run-id=$id" --output=json |
+    "$python" -c '
+import json, sys
+for p in json.load(sys.stdin)["items"]:
+    m = p["metadata"]
+    print(m["name"], m["annotations"]["batch.kubernetes.io/job-completion-index"],
+          p["status"]["phase"])'
+}
+log_of() { echo "$cluster/pods/$1/dtf.log"; }
+die() {
+  echo "--- pods" >&2
+  pods >&2 || true
+  show_tail "$cluster"/pods/*/*.log "$work"/*.err
+  fail "$@"
+}
+job_condition() {
+  nice kubectl get jobs.batch --selector="dtf.dev/run-id=$id" --output=json |
+    "$python" -c '
+import json, sys
+for j in json.load(sys.stdin)["items"]:
+    for c in j.get("status", {}).get("conditions", []):
+        print(c["type"])'
+}
+resume() { (cd "$job" && "$dtf" launch --resume "$id"); }
+
+# --- the run -------------------------------------------------------------------
+(cd "$job" && nice "$dtf" launch --profile k8s \
+   --set train.epochs=24 --set train.checkpoint_every_steps=20 \
+   --set train.output_dir=../../../out/census \
+   >"$work/launch.out" 2>"$work/launch.err") \
+  || { cat "$work/launch.err" >&2; fail "dtf launch --profile k8s failed"; }
+id="$(cat "$work/launch.out")"
+[[ "$id" =~ ^[0-9a-z-]+$ ]] || fail "launch printed no run id: $id"
+echo "ok: run $id applied ($(elapsed "$start") s)"
+
+# --- 1. a run still going is not resumed -----------------------------------------
+if resume >"$work/early.out" 2>"$work/early.err"; then
+  die "--resume of an active run succeeded"
+fi
+grep -q "run $id is still going" "$work/early.err" ||
+  die "--resume of an active run: $(cat "$work/early.err")"
+echo "ok: --resume of the active run refused"
+
+# --- 2. a checkpoint, then dtf stop -------------------------------------------------
+deadline=$((SECONDS + 300))
+until [[ -s "$out/census/checkpoint.dtf" ]]; do
+  ((SECONDS < deadline)) || die "no checkpoint on the output volume in 300 s"
+  pods >/dev/null
+  sleep 1
+done
+(cd "$job" && "$dtf" stop "$id" >"$work/stop1.out" 2>&1) ||
+  { cat "$work/stop1.out" >&2; fail "dtf stop $id failed"; }
+deadline=$((SECONDS + 15))
+until [[ -z "$(pgrep -f -- "$cluster/" || true)" ]]; do
+  ((SECONDS < deadline)) || die "pod processes left after dtf stop"
+  sleep 0.2
+done
+[[ -z "$(pods)" ]] || die "pods left after dtf stop: $(pods)"
+echo "ok: stopped after a checkpoint ($(elapsed "$start") s)"
+
+# --- 3. dtf launch --resume ----------------------------------------------------------
+resume >"$work/resume.out" 2>"$work/resume.err" || die "dtf launch --resume $id failed"
+[[ "$(cat "$work/resume.out")" == "$id" ]] || die "--resume printed $(cat "$work/resume.out")"
+grep -q "dtf: run $id resumed: its objects applied again" "$work/resume.err" ||
+  die "no resume note: $(cat "$work/resume.err")"
+deadline=$((SECONDS + 480))
+while :; do
+  condition="$(job_condition)"
+  [[ "$condition" == Complete ]] && break
+  [[ -z "$condition" ]] || die "the resumed Job ended $condition"
+  ((SECONDS < deadline)) || die "the resumed Job did not complete in 480 s"
+  sleep 2
+done
+pods >"$work/pods"
+chief="$(awk '$2 == 1 {print $1}' "$work/pods")"
+worker1="$(awk '$2 == 2 {print $1}' "$work/pods")"
+[[ -n "$chief" && -n "$worker1" ]] || die "no pod for index 1 or 2"
+resumed="$(grep -m1 'worker:1: resuming at global step' "$(log_of "$worker1")" || true)"
+[[ -n "$resumed" ]] || die "worker:1 of the resumed run did not restore"
+step="$(sed 's/.*resuming at global step \([0-9]*\),.*/\1/' <<<"$resumed")"
+((step > 0)) || die "resumed at global step $step"
+accuracy="$(sed -n 's/.*global step [0-9]*; .*accuracy \([0-9.]*\).*/\1/p' \
+  "$(log_of "$chief")" | tail -1)"
+[[ -n "$accuracy" ]] || die "no evaluation in the chief's log"
+at_least "$accuracy" 0.85 "the chief's final accuracy"
+echo "ok: resumed at global step $step, completed at accuracy $accuracy ($(elapsed "$start") s)"
+
+# --- 4. nothing to resume; dtf stop -------------------------------------------------
+if resume >"$work/again.out" 2>"$work/again.err"; then
+  die "--resume of a run that succeeded succeeded"
+fi
+grep -q "run $id finished (succeeded); there is nothing to resume" "$work/again.err" ||
+  die "--resume of a finished run: $(cat "$work/again.err")"
+(cd "$job" && "$dtf" stop "$id" >"$work/stop2.out" 2>&1) ||
+  { cat "$work/stop2.out" >&2; fail "dtf stop $id failed"; }
+deadline=$((SECONDS + 15))
+until [[ -z "$(pgrep -f -- "$cluster/" || true)" ]]; do
+  ((SECONDS < deadline)) || fail "pod processes left: $(pgrep -af -- "$cluster/")"
+  sleep 0.2
+done
+[[ -z "$(ls "$cluster/pods")" ]] || fail "pods left: $(ls "$cluster/pods")"
+echo "PASS: resume_k8s ($(elapsed "$start") s)"
