@@ -16,6 +16,7 @@
 #include "cmd/remote_preflight.h"
 #include "cmd/run_checkpoints.h"
 #include "cmd/run_common.h"
+#include "cmd/task_storage.h"
 #include "lib/base/storage.h"
 #include "lib/base/strings.h"
 #include "lib/launch/backend_kind.h"
@@ -115,6 +116,8 @@ StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
 
 Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(launch::PlanRequest request, MakeRequest(f));
+  // The tasks' S3 settings and credentials, which this launcher uses too.
+  DTF_RETURN_IF_ERROR(PrepareTaskStorage(&request));
   const Console& console = ctx->console;
   if (launch::PlanHooksOf(request.profile.backend).HandsOff()) {
     if (f.json || f.detach) {
@@ -129,6 +132,10 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
     how.render_dir = f.render;
     how.on_warning = [&](std::string_view text) { console.Warning(text); };
     how.on_info = [&](std::string_view text) { console.Info(text); };
+    // The engine starts the tasks: the data is checked from here.
+    if (!f.dry_run && f.render.empty()) {
+      DTF_RETURN_IF_ERROR(CheckRemoteData(request.job, request.overrides.sets));
+    }
     DTF_ASSIGN_OR_RETURN(const std::string out,
                          launch::HandOffRun(request, how));
     return PrintStdout(out);

@@ -66,6 +66,7 @@ StatusOr<Plan> SlurmPlanHooks::PlaceTasks(const PlanRequest& r,
   spec.resume = plan.resume;
   spec.metrics_out = plan.metrics_out;
   spec.tls = plan.tls;
+  spec.s3 = !plan.s3_file.empty();
   spec.batch = plan.batch;
   spec.env.assign(profile.env.begin(), profile.env.end());
   DTF_ASSIGN_OR_RETURN(part.batch_script,
