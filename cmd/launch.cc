@@ -65,8 +65,6 @@ StatusOr<launch::PlanRequest> ResumeRequest(const LaunchFlags& f) {
   DTF_ASSIGN_OR_RETURN(
       const launch::RunStatus status,
       launch::CollectRunStatus(dir, std::chrono::milliseconds(2000)));
-  DTF_ASSIGN_OR_RETURN(const JobFile job, LoadRunJob(was));
-  DTF_RETURN_IF_ERROR(CheckResumable(status, was, job));
   RunsFlags runs;
   runs.job = was.job;
   runs.runs_dir = std::filesystem::path(was.run_dir).parent_path().string();
@@ -78,6 +76,10 @@ StatusOr<launch::PlanRequest> ResumeRequest(const LaunchFlags& f) {
   profile.workers = was.workers;
   DTF_ASSIGN_OR_RETURN(launch::PlanRequest r,
                        PlanRequestFor(runs, profile, was.sets));
+  // Checkpoints in a bucket are read with the settings the tasks get.
+  DTF_RETURN_IF_ERROR(PrepareTaskStorage(&r));
+  DTF_ASSIGN_OR_RETURN(const JobFile job, LoadRunJob(was));
+  DTF_RETURN_IF_ERROR(CheckResumable(status, was, job));
   r.binary = was.binary;
   r.overrides.metrics_out = was.metrics_out;
   r.run_id = was.run_id;
