@@ -19,8 +19,10 @@ std::string ThisHost() {
 }
 
 Status CheckShards(const std::string& dir, const std::string& job) {
-  DTF_ASSIGN_OR_RETURN(std::vector<std::string> shards,
-                       runtime::ListShardsAnywhere(dir));
+  StatusOr<std::vector<std::string>> listed = runtime::ListShardsAnywhere(dir);
+  // A refused listing names the bucket alone: say which prefix it was.
+  if (!listed.ok()) return Annotate(listed.status(), StrCat("listing ", dir));
+  const std::vector<std::string>& shards = *listed;
   if (shards.empty()) {
     return NotFoundError(StrCat("no TFRecord shards in ", dir,
                                 "; write them with `dtf gen-records --job ",
@@ -50,7 +52,13 @@ Status CheckRemoteData(const std::string& job_path,
       status = CheckShards(found->eval_dir, job.path);
     }
   }
-  if (status.ok() && output) status = ListTree(job.train.output_dir).status();
+  if (status.ok() && output) {
+    status = ListTree(job.train.output_dir).status();
+    if (!status.ok()) {
+      status =
+          Annotate(status, StrCat("listing output_dir ", job.train.output_dir));
+    }
+  }
   if (status.ok()) return OkStatus();
   return Annotate(status, StrCat("preflight from ", ThisHost()));
 }

@@ -19,7 +19,8 @@
 #      succeeds with accuracy >= 0.84, nothing is left on the hosts
 #   4. the profile's [s3] credentials = "tasks": the hosts have none of
 #      their own, and the launch stops before any task starts, the check on
-#      each host naming it and the bucket that refused it
+#      each host naming it, the prefix it listed and the bucket that
+#      refused it
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -237,13 +238,13 @@ rc=0
 "$dtf" launch --profile tasks "${sets[@]}" > tasks.out 2> tasks.err || rc=$?
 [[ $rc -ne 0 ]] || fail "a run whose hosts have no credentials started"
 for a in "$a1" "$a2"; do
-  grep -Eq "preflight: .*@$a:[0-9]+: .*access denied to bucket \"census\"" tasks.err \
+  grep -Eq "preflight: .*@$a:[0-9]+: .*listing s3://census/records/train: .*access denied to bucket \"census\"" tasks.err \
     || { cat tasks.err >&2; fail "the preflight does not name $a and the bucket"; }
 done
 grep -q "failed the check on 2 hosts" tasks.err || { cat tasks.err >&2; fail "not both hosts failed"; }
 if find "$remote" -path "*/runs/$(newest_run)/*/ready" | grep -q .; then
   fail "a task started although the preflight failed"
 fi
-echo "ok: hosts without credentials fail the preflight: $(grep -m1 -o "preflight: .*@$a1:[0-9]*: [^(]*" tasks.err)"
+echo "ok: hosts without credentials fail the preflight: $(grep -m1 -o "preflight: .*@$a1:[0-9]*: .*access denied to bucket \"census\"" tasks.err)"
 nothing_left 10
 echo "PASS: launch_ssh_s3 ($(elapsed "$t0") s)"
