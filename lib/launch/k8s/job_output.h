@@ -14,8 +14,8 @@ namespace dtf::launch::k8s {
 
 // train.output_dir as the pods see it: the last --set train.output_dir=
 // of `sets`, else the job file's [train] output_dir, else "out"; a relative
-// one under p.job_dir; an s3:// URL as it is. A job text that does not parse gives its default
-// (dtf serve reports the job's errors, naming the file).
+// one under p.job_dir; an s3:// URL as it is. A job text that does not parse
+// gives its default (dtf serve reports the job's errors, naming the file).
 std::string PodOutputDir(std::string_view job_text,
                          const std::vector<std::string>& sets,
                          const KubernetesProfile& p);
