@@ -46,7 +46,9 @@ Status CheckRemoteData(const std::string& job_path,
   Status status = OkStatus();
   if (records) {
     StatusOr<runtime::JobRecords> found = runtime::FindJobRecords(job);
-    status = found.status();
+    status = found.ok() ? OkStatus()
+                        : Annotate(found.status(),
+                                   StrCat("listing ", job.data.records_dir));
     if (status.ok()) status = CheckShards(found->train_dir, job.path);
     if (status.ok() && !found->eval_dir.empty()) {
       status = CheckShards(found->eval_dir, job.path);

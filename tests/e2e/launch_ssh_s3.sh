@@ -238,7 +238,7 @@ rc=0
 "$dtf" launch --profile tasks "${sets[@]}" > tasks.out 2> tasks.err || rc=$?
 [[ $rc -ne 0 ]] || fail "a run whose hosts have no credentials started"
 for a in "$a1" "$a2"; do
-  grep -Eq "preflight: .*@$a:[0-9]+: .*listing s3://census/records/train: .*access denied to bucket \"census\"" tasks.err \
+  grep -Eq "preflight: .*@$a:[0-9]+: .*listing s3://census/records: .*access denied to bucket \"census\"" tasks.err \
     || { cat tasks.err >&2; fail "the preflight does not name $a and the bucket"; }
 done
 grep -q "failed the check on 2 hosts" tasks.err || { cat tasks.err >&2; fail "not both hosts failed"; }
