@@ -46,9 +46,12 @@ Status CheckRemoteData(const std::string& job_path,
   Status status = OkStatus();
   if (records) {
     StatusOr<runtime::JobRecords> found = runtime::FindJobRecords(job);
-    status = found.ok() ? OkStatus()
-                        : Annotate(found.status(),
-                                   StrCat("listing ", job.data.records_dir));
+    status = found.status();
+    // A refused listing names the bucket alone: say which prefix it was (a
+    // prefix without shards is named already).
+    if (!status.ok() && status.code() != StatusCode::kNotFound) {
+      status = Annotate(status, StrCat("listing ", job.data.records_dir));
+    }
     if (status.ok()) status = CheckShards(found->train_dir, job.path);
     if (status.ok() && !found->eval_dir.empty()) {
       status = CheckShards(found->eval_dir, job.path);
