@@ -16,6 +16,7 @@
 #include "cmd/remote_preflight.h"
 #include "cmd/run_checkpoints.h"
 #include "cmd/run_common.h"
+#include "cmd/task_storage.h"
 #include "lib/base/storage.h"
 #include "lib/base/strings.h"
 #include "lib/launch/backend_kind.h"
@@ -64,8 +65,6 @@ StatusOr<launch::PlanRequest> ResumeRequest(const LaunchFlags& f) {
   DTF_ASSIGN_OR_RETURN(
       const launch::RunStatus status,
       launch::CollectRunStatus(dir, std::chrono::milliseconds(2000)));
-  DTF_ASSIGN_OR_RETURN(const JobFile job, LoadRunJob(was));
-  DTF_RETURN_IF_ERROR(CheckResumable(status, was, job));
   RunsFlags runs;
   runs.job = was.job;
   runs.runs_dir = std::filesystem::path(was.run_dir).parent_path().string();
@@ -77,6 +76,10 @@ StatusOr<launch::PlanRequest> ResumeRequest(const LaunchFlags& f) {
   profile.workers = was.workers;
   DTF_ASSIGN_OR_RETURN(launch::PlanRequest r,
                        PlanRequestFor(runs, profile, was.sets));
+  // Checkpoints in a bucket are read with the settings the tasks get.
+  DTF_RETURN_IF_ERROR(PrepareTaskStorage(&r));
+  DTF_ASSIGN_OR_RETURN(const JobFile job, LoadRunJob(was));
+  DTF_RETURN_IF_ERROR(CheckResumable(status, was, job));
   r.binary = was.binary;
   r.overrides.metrics_out = was.metrics_out;
   r.run_id = was.run_id;
@@ -136,6 +139,8 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
     }
   }
   DTF_ASSIGN_OR_RETURN(launch::PlanRequest request, MakeRequest(f));
+  // The tasks' S3 settings and credentials, which this launcher uses too.
+  DTF_RETURN_IF_ERROR(PrepareTaskStorage(&request));
   if (launch::PlanHooksOf(request.profile.backend).HandsOff()) {
     if (f.json || f.detach) {
       return InvalidArgumentError(StrCat(
@@ -149,6 +154,10 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
     how.render_dir = f.render;
     how.on_warning = [&](std::string_view text) { console.Warning(text); };
     how.on_info = [&](std::string_view text) { console.Info(text); };
+    // The engine starts the tasks: the data is checked from here.
+    if (!f.dry_run && f.render.empty()) {
+      DTF_RETURN_IF_ERROR(CheckRemoteData(request.job, request.overrides.sets));
+    }
     DTF_ASSIGN_OR_RETURN(const std::string out,
                          launch::HandOffRun(request, how));
     return PrintStdout(out);

@@ -19,8 +19,10 @@ std::string ThisHost() {
 }
 
 Status CheckShards(const std::string& dir, const std::string& job) {
-  DTF_ASSIGN_OR_RETURN(std::vector<std::string> shards,
-                       runtime::ListShardsAnywhere(dir));
+  StatusOr<std::vector<std::string>> listed = runtime::ListShardsAnywhere(dir);
+  // A refused listing names the bucket alone: say which prefix it was.
+  if (!listed.ok()) return Annotate(listed.status(), StrCat("listing ", dir));
+  const std::vector<std::string>& shards = *listed;
   if (shards.empty()) {
     return NotFoundError(StrCat("no TFRecord shards in ", dir,
                                 "; write them with `dtf gen-records --job ",
@@ -45,12 +47,23 @@ Status CheckRemoteData(const std::string& job_path,
   if (records) {
     StatusOr<runtime::JobRecords> found = runtime::FindJobRecords(job);
     status = found.status();
+    // A refused listing names the bucket alone: say which prefix it was (a
+    // prefix without shards is named already).
+    if (!status.ok() && status.code() != StatusCode::kNotFound) {
+      status = Annotate(status, StrCat("listing ", job.data.records_dir));
+    }
     if (status.ok()) status = CheckShards(found->train_dir, job.path);
     if (status.ok() && !found->eval_dir.empty()) {
       status = CheckShards(found->eval_dir, job.path);
     }
   }
-  if (status.ok() && output) status = ListTree(job.train.output_dir).status();
+  if (status.ok() && output) {
+    status = ListTree(job.train.output_dir).status();
+    if (!status.ok()) {
+      status =
+          Annotate(status, StrCat("listing output_dir ", job.train.output_dir));
+    }
+  }
   if (status.ok()) return OkStatus();
   return Annotate(status, StrCat("preflight from ", ThisHost()));
 }

@@ -90,8 +90,12 @@ Status CheckResumable(const launch::RunStatus& status, const launch::Plan& plan,
                " finished (succeeded); there is nothing to "
                "resume"));
   }
-  // An SSH run's checkpoints are on its chief's host: its tasks check them.
-  if (plan.hooks().FilesOnHosts()) return OkStatus();
+  // An SSH run's local checkpoints are on its chief's host: its tasks
+  // check them. Those in a bucket are checked from here.
+  if (plan.hooks().FilesOnHosts() &&
+      !IsRemotePath(remote_job.train.output_dir)) {
+    return OkStatus();
+  }
   LocalStagingDir copy;
   DTF_ASSIGN_OR_RETURN(const JobFile job,
                        WithLocalCheckpoints(remote_job, &copy));

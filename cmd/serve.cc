@@ -15,6 +15,7 @@
 #include "cmd/flags.h"
 #include "cmd/output_file.h"
 #include "cmd/remote_output.h"
+#include "cmd/task_storage.h"
 #include "cmd/train_report.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
@@ -38,6 +39,7 @@ struct ServeFlags {
   std::string run_id;
   std::string run_dir;
   std::string secret_file;
+  std::string s3_credentials;
   std::string tls_dir;
   bool tls_task_names = false;
   std::string ready_file;
@@ -154,6 +156,11 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
   } else if (f.tls_task_names) {
     return InvalidArgumentError("--tls-task-names needs --tls-dir");
   }
+  // The run's S3 settings, before any s3:// path is opened (the job's
+  // vocabularies, its output_dir's mirror).
+  if (!f.s3_credentials.empty()) {
+    DTF_RETURN_IF_ERROR(ConfigureStorageFromTaskFile(f.s3_credentials));
+  }
   DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job, f.set));
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<StorageMirror> mirror,
                        MirrorOutputDir(&job));
@@ -244,6 +251,10 @@ void SetupServe(CLI::App* app, Context* ctx) {
                   "informational)");
   sub->add_option("--secret-file", f->secret_file,
                   "The run's secret (a 0600 file)");
+  sub->add_option("--s3-credentials", f->s3_credentials,
+                  "The run's S3 settings and credentials (a 0600 file of "
+                  "NAME=value lines that dtf launch writes), read before any "
+                  "s3:// path is opened");
   sub->add_option("--tls-dir", f->tls_dir,
                   "The run's TLS files: ca.pem, and this task's certificate "
                   "and key (ps-0.pem, ps-0.key, ...); every call is then "

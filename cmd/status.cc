@@ -13,6 +13,8 @@
 #include "cmd/cli_output.h"
 #include "cmd/run_checkpoints.h"
 #include "cmd/run_common.h"
+#include "cmd/task_storage.h"
+#include "lib/base/storage.h"
 #include "lib/base/strings.h"
 #include "lib/launch/hand_off.h"
 #include "lib/launch/plan_hooks.h"
@@ -31,13 +33,21 @@ struct StatusFlags {
 
 constexpr auto kRpcDeadline = std::chrono::seconds(2);
 
-// The generations the run can resume from, for a local run whose job
-// still loads (an SSH run's are on its chief's host).
+// The generations the run can resume from, for a run whose job still
+// loads and whose output_dir is here or in a bucket (an SSH run's local
+// one is on its chief's host). A bucket is read with the run's own S3
+// settings and credentials, when it has them.
 void AddCheckpoints(const std::string& dir, launch::RunStatus* status) {
   StatusOr<launch::RunView> view = launch::LoadRun(dir);
-  if (!view.ok() || view->plan.hooks().FilesOnHosts()) return;
+  if (!view.ok()) return;
   StatusOr<JobFile> job = LoadRunJob(view->plan);
   if (!job.ok()) return;
+  const bool remote = IsRemotePath(job->train.output_dir);
+  if (view->plan.hooks().FilesOnHosts() && !remote) return;
+  if (remote && !view->plan.s3_file.empty() &&
+      !ConfigureStorageFromTaskFile(view->plan.s3_file).ok()) {
+    return;
+  }
   status->checkpoint_dir = job->train.output_dir;
   status->checkpoints = RunCheckpoints(*job, status->run_id);
 }

@@ -4,7 +4,8 @@
 // of a batch job becoming its `dtf serve` (or, in a batch run, the command
 // the run's plan gives it); `shard-fetch` and `shard-release` hand a
 // scored shard to the dtf predict that started it, where it can only run a
-// command (`kubectl exec` into a pod).
+// command (`kubectl exec` into a pod); `check-data` is an SSH run's
+// preflight of the job's data in its bucket on each host.
 #include <signal.h>
 
 #include <cerrno>
@@ -16,6 +17,8 @@
 
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
+#include "cmd/remote_preflight.h"
+#include "cmd/task_storage.h"
 #include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
@@ -37,7 +40,20 @@ struct TaskFlags {
   std::string signal = "TERM";
   launch::slurm::SlurmRunSpec slurm;
   std::string shard;  // shard-fetch, shard-release: the shard's output
+  // check-data: the job, its --set values and the run's S3 file.
+  std::string job;
+  std::vector<std::string> sets;
+  std::string s3_credentials;
 };
+
+// The job's data in its bucket as this host reaches it, with the run's S3
+// settings (an SSH run's per-host preflight).
+Status RunCheckData(const TaskFlags& f) {
+  if (!f.s3_credentials.empty()) {
+    DTF_RETURN_IF_ERROR(ConfigureStorageFromTaskFile(f.s3_credentials));
+  }
+  return CheckRemoteData(f.job, f.sets);
+}
 
 Status RunShardFetch(const std::string& shard) {
   if (launch::ShardWasFetched(shard)) {
@@ -217,6 +233,8 @@ void SetupTask(CLI::App* app, Context* ctx) {
   slurm->add_flag("--restore", s.resume,
                   "Every task restores the run's last checkpoint");
   slurm->add_flag("--tls", s.tls, "Mutual TLS from RUN_DIR/tls");
+  slurm->add_flag("--s3", s.s3,
+                  "S3 settings and credentials from RUN_DIR/s3-credentials");
   slurm->add_flag("--batch", s.batch,
                   "A batch run (dtf predict --profile): run the command "
                   "RUN_DIR/plan.json gives this worker instead of dtf serve");
@@ -229,6 +247,18 @@ void SetupTask(CLI::App* app, Context* ctx) {
                    "from RUN_DIR/<task>/slurm-step, its output appended")
       ->check(CLI::Range(0, 1000000));
   slurm->callback([f, ctx] { ctx->status = RunTaskSlurm(f.get(), ctx); });
+
+  CLI::App* check = sub->add_subcommand(
+      "check-data",
+      "Check from this host that the job's s3:// records can be listed and "
+      "their first shard read, and its s3:// output_dir listed (an SSH "
+      "run's preflight on each host)");
+  check->add_option("--job", f->job, "The job file")->required();
+  check->add_option("--set", f->sets,
+                    "section.key=value over the job file (repeatable)");
+  check->add_option("--s3-credentials", f->s3_credentials,
+                    "The run's S3 settings and credentials (0600)");
+  check->callback([f, ctx] { ctx->status = RunCheckData(*f); });
 
   CLI::App* fetch = sub->add_subcommand(
       "shard-fetch",

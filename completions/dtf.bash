@@ -29,7 +29,7 @@ _dtf() {
       COMPREPLY=($(compgen -W "local $names" -- "$cur") $(compgen -f -X '!*.toml' -- "$cur"))
       return ;;
     --runs-dir|--dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    --task-binary|--env-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --task-binary|--env-file|--s3-credentials) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     --signal) COMPREPLY=($(compgen -W "TERM KILL" -- "$cur")); return ;;
   esac
   case "$cmd" in
@@ -37,7 +37,7 @@ _dtf() {
     init) opts="--help --from-csv --eval-csv --label --delimiter --quote --no-trim --max-rows --json --on-error" ;;
     inspect) opts="--help --limit --stats --json --compression" ;;
     train) opts="--help --job --batch-size --steps --epochs --threads --device --no-eval --no-input-cache --restart --quiet --metrics-out --set" ;;
-    serve) opts="--help --job --role --job_name --index --task_index --ps --ps_hosts --workers --worker_hosts --cluster_spec --index-from-env --run-id --run-dir --secret-file --tls-dir --tls-task-names --ready-file --threads --set --metrics-out --restore --quiet" ;;
+    serve) opts="--help --job --role --job_name --index --task_index --ps --ps_hosts --workers --worker_hosts --cluster_spec --index-from-env --run-id --run-dir --secret-file --s3-credentials --tls-dir --tls-task-names --ready-file --threads --set --metrics-out --restore --quiet" ;;
     predict) opts="--help --model --input --format --output --keep --batch-size --threads --profile --workers --runs-dir --shard --of --ready-file --shard-from-env --hold-for-fetch --render" ;;
     export) opts="--help --model --format --output" ;;
     launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --render --json --detach --resume --accept-new-host-keys --task-binary --grace --start-timeout --deadline" ;;
@@ -64,14 +64,15 @@ _dtf() {
         *) opts="--help" ;;
       esac ;;
     task)
-      # dtf task exec|signal|slurm|shard-fetch|shard-release: what dtf
+      # dtf task exec|signal|slurm|check-data|shard-fetch|shard-release: what dtf
       # launch and predict run on a task's host.
       case "${COMP_WORDS[2]}" in
         exec) opts="--help --task --dir --env-file --append" ;;
         signal) opts="--help --dir --signal" ;;
         shard-fetch) opts="--help" ;;
         shard-release) opts="--help" ;;
-        slurm) opts="--help --job --run-dir --run-id --ps --workers --threads --base-port --gpus-per-node --set --restore --tls --batch --metrics-out --replace" ;;
+        slurm) opts="--help --job --run-dir --run-id --ps --workers --threads --base-port --gpus-per-node --set --restore --tls --s3 --batch --metrics-out --replace" ;;
+        check-data) opts="--help --job --set --s3-credentials" ;;
         *) opts="--help" ;;
       esac ;;
     *) opts="" ;;
@@ -81,7 +82,7 @@ _dtf() {
   elif [[ "$cmd" == hosts && ${COMP_CWORD} -eq 2 ]]; then
     COMPREPLY=($(compgen -W "trust --help" -- "$cur"))
   elif [[ "$cmd" == task && ${COMP_CWORD} -eq 2 ]]; then
-    COMPREPLY=($(compgen -W "exec signal slurm shard-fetch shard-release --help" -- "$cur"))
+    COMPREPLY=($(compgen -W "exec signal slurm check-data shard-fetch shard-release --help" -- "$cur"))
   elif [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [[ "$cmd" == status || "$cmd" == logs || "$cmd" == stop ]]; then

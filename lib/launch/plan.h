@@ -103,6 +103,15 @@ struct PlanRequest {
   BatchCommand batch_command;
   // A batch plan on backend "ssh": the files shipped and checked.
   BatchFiles batch_files;
+  // The S3 settings and credentials every task gets (docs/storage.md,
+  // "Credentials of a run's tasks"): the bytes of <run dir>/s3-credentials,
+  // which the launcher writes (mode 0600) and ships as it does the run's
+  // secret, and every task's dtf serve reads (--s3-credentials) before it
+  // opens an s3:// path. `s3_variables` names what the file sets (the plan
+  // shows the names, never the values). Empty (the default): no file. A
+  // batch plan's tasks get none.
+  std::string s3_credentials;
+  std::vector<std::string> s3_variables;
 };
 
 struct TaskPlan {
@@ -137,6 +146,11 @@ struct Plan {
   std::string binary;
   std::string run_dir;
   std::string secret_file;
+  // <run dir>/s3-credentials when the tasks get S3 settings and
+  // credentials (PlanRequest::s3_credentials), with the names of the
+  // variables it sets; "" and none otherwise.
+  std::string s3_file;
+  std::vector<std::string> s3_variables;
   // The profile as applied (overrides included).
   std::string profile_name;
   std::string profile_source;

@@ -53,6 +53,10 @@ std::vector<std::string> ServeArgv(const Plan& plan, const TaskPlan& task,
     argv.push_back("--tls-dir");
     argv.push_back(StrCat(paths.run_dir, "/", kTlsDir));
   }
+  if (!plan.s3_file.empty()) {
+    argv.push_back("--s3-credentials");
+    argv.push_back(StrCat(paths.run_dir, "/", kS3CredentialsFile));
+  }
   return argv;
 }
 
@@ -158,6 +162,10 @@ Plan PlanWithoutTasks(const PlanRequest& r, const PlanHooks& hooks) {
                               : fs::path(runs_dir).lexically_normal().string();
   plan.run_dir = (fs::path(runs_dir) / r.run_id).string();
   plan.secret_file = (fs::path(plan.run_dir) / kSecretFile).string();
+  if (!batch && !r.s3_credentials.empty()) {
+    plan.s3_file = (fs::path(plan.run_dir) / kS3CredentialsFile).string();
+    plan.s3_variables = r.s3_variables;
+  }
   plan.profile_name = profile.name;
   plan.profile_source = profile.source;
   plan.backend = profile.backend;

@@ -29,6 +29,10 @@ Json PlanJson(const Plan& plan) {
   j["binary"] = plan.binary;
   j["run_dir"] = plan.run_dir;
   j["secret_file"] = plan.secret_file;
+  if (!plan.s3_file.empty()) {
+    j["s3_credentials"] =
+        Json{{"file", plan.s3_file}, {"variables", plan.s3_variables}};
+  }
   j["tls"] = plan.tls;
   if (plan.allreduce()) j["collective"] = plan.cuda_workers ? "nccl" : "gloo";
   j["profile"] = Json{{"name", plan.profile_name},
@@ -137,6 +141,10 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
     plan.binary = j.at("binary").get<std::string>();
     plan.run_dir = j.at("run_dir").get<std::string>();
     plan.secret_file = j.at("secret_file").get<std::string>();
+    if (const auto s3 = j.find("s3_credentials"); s3 != j.end()) {
+      plan.s3_file = s3->at("file").get<std::string>();
+      plan.s3_variables = s3->at("variables").get<std::vector<std::string>>();
+    }
     // Plans written before runs had TLS have no "tls": they ran without.
     plan.tls = j.value("tls", false);
     plan.cuda_workers = j.value("collective", std::string()) == "nccl";

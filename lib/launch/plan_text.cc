@@ -57,6 +57,14 @@ std::string PlanToText(const Plan& plan) {
   StrAppend(&out, "run:      ", plan.run_dir, "\n");
   StrAppend(&out, "secret:   ", plan.secret_file, " (mode 0600",
             hooks.SecretNote(plan), ")\n");
+  if (!plan.s3_file.empty()) {
+    std::string names;
+    for (const std::string& v : plan.s3_variables) {
+      StrAppend(&names, names.empty() ? "" : ", ", v);
+    }
+    StrAppend(&out, "s3:       ", plan.s3_file, " (mode 0600",
+              hooks.SecretNote(plan), "): ", names, "\n");
+  }
   if (plan.tls) {
     StrAppend(&out,
               "tls:      mutual TLS with the run's own CA: ", plan.run_dir,

@@ -87,11 +87,11 @@ Status ReadBounded(Reader* reader, Profile* p, const toml::table& table,
 Status CheckKeys(const Reader& reader, const toml::table& table, bool ssh) {
   const std::initializer_list<std::string_view> kLocal = {
       "backend", "ps",           "workers", "host", "base_port", "threads",
-      "env",     "max_restarts", "device",  "gpus", "tls"};
+      "env",     "max_restarts", "device",  "gpus", "tls",       "s3"};
   const std::initializer_list<std::string_view> kSsh = {
       "backend",  "ps",        "workers",      "hosts",   "hostfile",
       "work_dir", "with_data", "base_port",    "threads", "env",
-      "ssh",      "device",    "max_restarts", "tls"};
+      "ssh",      "device",    "max_restarts", "tls",     "s3"};
   const std::initializer_list<std::string_view>& keys = ssh ? kSsh : kLocal;
   const std::initializer_list<std::string_view>& others = ssh ? kLocal : kSsh;
   return reader.CheckKnownKeys(table, "", keys, [&](std::string_view name) {
@@ -362,6 +362,7 @@ StatusOr<Profile> ParseProfileWith(std::string_view text, std::string source,
       DTF_ASSIGN_OR_RETURN(p.env[name], reader.GetString(*value, path));
     }
   }
+  DTF_RETURN_IF_ERROR(ReadS3Table(reader, {table}, &p.s3, &p.where));
   if (tables(p.backend).ReadsHosts()) {
     DTF_RETURN_IF_ERROR(ReadSshProfile(reader, table, options, &p));
   }

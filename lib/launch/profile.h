@@ -14,6 +14,7 @@
 #include "lib/launch/backend_kind.h"
 #include "lib/launch/backend_part.h"
 #include "lib/launch/hostfile.h"
+#include "lib/launch/profile_s3.h"
 
 namespace dtf::toml_util {
 class Reader;
@@ -97,6 +98,9 @@ struct Profile {
   BackendPart table;
   // [env]: environment variables set for every task, by name.
   std::map<std::string, std::string> env;
+  // [s3]: how the run's tasks reach an S3-compatible store
+  // (lib/launch/profile_s3.h).
+  ProfileS3 s3;
   // "<file>:<line>:<col>" of each key read, for errors found later (a port
   // range that runs past 65535 once --ps/--workers are applied).
   std::map<std::string, std::string> where;

@@ -62,12 +62,14 @@ StatusOr<std::string> RandomHex(size_t bytes) {
   return hex;
 }
 
-Status WriteNewSecret(const std::string& path) {
-  DTF_ASSIGN_OR_RETURN(const std::string secret, RandomHex(32));
+namespace {
+
+// Creates `path` (AlreadyExists when it is there) with mode 0600 and
+// writes `text` to it, fsynced.
+Status WriteExclusive(const std::string& path, std::string_view text) {
   const int fd =
       ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return ErrnoToStatus(errno, path);
-  const std::string& text = secret;  // no newline: the bytes are the secret
   size_t done = 0;
   int error = 0;
   while (done < text.size()) {
@@ -83,6 +85,21 @@ Status WriteNewSecret(const std::string& path) {
   if (::close(fd) != 0 && error == 0) error = errno;
   if (error != 0) return ErrnoToStatus(error, path);
   return OkStatus();
+}
+
+}  // namespace
+
+Status WriteNewSecret(const std::string& path) {
+  DTF_ASSIGN_OR_RETURN(const std::string secret, RandomHex(32));
+  // No newline: the bytes are the secret.
+  return WriteExclusive(path, secret);
+}
+
+Status WritePrivateRunFile(const std::string& path, std::string_view contents) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoToStatus(errno, path);
+  }
+  return WriteExclusive(path, contents);
 }
 
 StatusOr<std::string> CreateRunDir(const std::string& runs_dir,

@@ -23,6 +23,9 @@ StatusOr<std::string> RandomHex(size_t bytes);
 // A new secret (32 random bytes, hex) written to `path` with mode 0600;
 // AlreadyExists when `path` exists. The secret never leaves that file.
 Status WriteNewSecret(const std::string& path);
+// Writes `contents` to `path` with mode 0600 (a run's S3 credentials),
+// replacing any file there; the bytes never sit in a file of a wider mode.
+Status WritePrivateRunFile(const std::string& path, std::string_view contents);
 
 // Creates <runs_dir>/<id> (and runs_dir when missing) for a new id, or for
 // `wanted` unless it is kUnchosenRunId (lib/launch/plan.h); returns the id.

@@ -3,6 +3,7 @@
 // read it (status, logs, stop).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "lib/base/task_name.h"
@@ -14,7 +15,11 @@ namespace dtf::launch {
 inline constexpr char kPlanFile[] = "plan.json";    // the plan, as launched
 inline constexpr char kTasksFile[] = "tasks.json";  // pids, states, outcome
 inline constexpr char kSecretFile[] = "secret";     // 64 hex digits, 0600
-inline constexpr char kStopFile[] = "stop.json";    // `dtf stop` was here
+// The tasks' S3 settings and credentials, 0600 (docs/storage.md); beside
+// the secret wherever it goes (an SSH host's run directory too).
+inline constexpr char kS3CredentialsFile[] = "s3-credentials";
+inline constexpr size_t kMaxS3CredentialsBytes = 16384;
+inline constexpr char kStopFile[] = "stop.json";  // `dtf stop` was here
 inline constexpr char kSupervisorLog[] = "supervisor.log";  // --detach only
 // A run handed to backend `kind`'s engine (lib/launch/hand_off.h) has no
 // plan.json but this record: "<backend>.json" ("kubernetes.json").

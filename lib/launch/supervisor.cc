@@ -41,6 +41,9 @@ StatusOr<std::unique_ptr<Run>> Run::Start(std::unique_ptr<Backend> backend,
 }
 
 Status Run::Begin(PlanRequest request) {
+  // The tasks' S3 credentials: written beside the secret, never into the
+  // plan.
+  const std::string s3_credentials = request.s3_credentials;
   StatusOr<Plan> placed = backend_->Place(std::move(request));
   if (!placed.ok()) {
     over_ = true;  // nothing to stop, nothing recorded
@@ -65,6 +68,9 @@ Status Run::Begin(PlanRequest request) {
   // The local run directory: the plan, the secret, the TLS files, a
   // directory per task (a resumed run's are there, with their logs).
   DTF_RETURN_IF_ERROR(WriteNewSecret(p.secret_file));
+  if (!p.s3_file.empty()) {
+    DTF_RETURN_IF_ERROR(WritePrivateRunFile(p.s3_file, s3_credentials));
+  }
   std::optional<RunTls> tls;
   if (p.tls) {
     DTF_ASSIGN_OR_RETURN(tls, MakeRunTls(p));

@@ -383,6 +383,69 @@ TEST(Plan, SshPlacesTasksOnHosts) {
               HasSubstr("gpu-b:/scratch/gpu-b/dtf/runs/<run-id>/worker-1/"));
 }
 
+TEST(Plan, TasksGetTheS3FileNeverItsValues) {
+  PlanRequest r = FixedRequest();
+  r.s3_credentials =
+      "AWS_REGION=us-east-1\nAWS_ACCESS_KEY_ID=AKIDEXAMPLE\n"
+      "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI\n";
+  r.s3_variables = {"AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"};
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const std::string file = "/jobs/census/.dtf/runs/<run-id>/s3-credentials";
+  EXPECT_EQ(plan->s3_file, file);
+  for (const TaskPlan& t : plan->tasks) {
+    const auto it = std::find(t.argv.begin(), t.argv.end(),
+                              std::string("--s3-credentials"));
+    ASSERT_NE(it, t.argv.end()) << t.name();
+    EXPECT_EQ(*(it + 1), file);
+    for (const std::string& arg : t.argv) {
+      EXPECT_THAT(arg, Not(HasSubstr("wJalrXUtnFEMI")));
+      EXPECT_THAT(arg, Not(HasSubstr("AKIDEXAMPLE")));
+    }
+  }
+  const std::string json = PlanToJson(*plan);
+  const std::string text = PlanToText(*plan);
+  EXPECT_THAT(json, HasSubstr("\"variables\": [\n      \"AWS_REGION\",\n"
+                              "      \"AWS_ACCESS_KEY_ID\",\n"
+                              "      \"AWS_SECRET_ACCESS_KEY\"\n    ]"));
+  EXPECT_THAT(text, HasSubstr(StrCat("s3:       ", file,
+                                     " (mode 0600): AWS_REGION, "
+                                     "AWS_ACCESS_KEY_ID, "
+                                     "AWS_SECRET_ACCESS_KEY\n")));
+  for (const std::string& out : {json, text}) {
+    EXPECT_THAT(out, Not(HasSubstr("wJalrXUtnFEMI")));
+    EXPECT_THAT(out, Not(HasSubstr("AKIDEXAMPLE")));
+  }
+  StatusOr<Plan> back = PlanFromJson(json, "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->s3_file, file);
+  EXPECT_EQ(back->s3_variables, r.s3_variables);
+  EXPECT_EQ(PlanToJson(*back), json);
+  // Without S3 settings, no file and no flag.
+  plan = MakePlan(FixedRequest());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->s3_file, "");
+  EXPECT_THAT(plan->tasks[0].argv,
+              Not(::testing::Contains("--s3-credentials")));
+  EXPECT_THAT(PlanToJson(*plan), Not(HasSubstr("s3_credentials")));
+}
+
+TEST(Plan, SshTasksReadTheS3FileOnTheirHost) {
+  PlanRequest r = SshRequest();
+  r.s3_credentials = "AWS_REGION=us-east-1\n";
+  r.s3_variables = {"AWS_REGION"};
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const TaskPlan& w1 = *plan->Find("worker:1");
+  const auto it = std::find(w1.argv.begin(), w1.argv.end(),
+                            std::string("--s3-credentials"));
+  ASSERT_NE(it, w1.argv.end());
+  EXPECT_EQ(*(it + 1), "/scratch/gpu-b/dtf/runs/<run-id>/s3-credentials");
+  EXPECT_THAT(PlanToText(*plan),
+              HasSubstr("s3-credentials (mode 0600; copied to each host's run "
+                        "directory): AWS_REGION"));
+}
+
 TEST(Plan, SshNeedsSlotsForEveryWorker) {
   StatusOr<Plan> plan = MakePlan(SshRequest(/*workers=*/5));
   ASSERT_FALSE(plan.ok());

@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/base/strings.h"
 #include "lib/launch/plan.h"
 #include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
@@ -309,6 +310,59 @@ TEST(Profile, ResolveByNameAndByPath) {
   EXPECT_EQ(Message(bad.status()), dir.Join("profiles/bad.toml") +
                                        ":1:6: ps: must be at least 1, "
                                        "got -2");
+}
+
+TEST(Profile, ReadsTheS3TableOnEveryBackend) {
+  StatusOr<Profile> p = ParseProfile("", "p.toml", "p");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_FALSE(p->s3.present);
+  EXPECT_TRUE(p->s3.pass_credentials);
+  p = ParseProfile(R"(backend = "local"
+[s3]
+endpoint = "http://minio.internal:9000"
+region = "eu-west-1"
+profile = "training"
+path_style = false
+credentials = "tasks"
+)",
+                   "p.toml", "p");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->s3.present);
+  EXPECT_EQ(p->s3.endpoint, "http://minio.internal:9000");
+  EXPECT_EQ(p->s3.region, "eu-west-1");
+  EXPECT_EQ(p->s3.profile, "training");
+  EXPECT_EQ(p->s3.path_style, false);
+  EXPECT_FALSE(p->s3.pass_credentials);
+  EXPECT_EQ(KeyWhere(*p, "s3.profile"), "p.toml:5:11");
+  for (const char* backend :
+       {"backend = \"ssh\"\nhosts = [\"h1\"]\n",
+        "backend = \"slurm\"\n[slurm]\npartition = \"cpu\"\n",
+        "backend = \"kubernetes\"\n[kubernetes]\nimage = \"dtf:1\"\n"}) {
+    p = ParseProfile(StrCat(backend, "[s3]\nregion = \"us-west-2\"\n"),
+                     "p.toml", "p");
+    ASSERT_TRUE(p.ok()) << backend << ": " << p.status();
+    EXPECT_EQ(p->s3.region, "us-west-2") << backend;
+  }
+}
+
+TEST(Profile, S3TableErrorsNameTheKey) {
+  EXPECT_THAT(ErrorOf("[s3]\nendpoint = \"minio:9000\"\n"),
+              HasSubstr("profiles/x.toml:2:12: s3.endpoint: expected an "
+                        "http:// or https:// URL, got \"minio:9000\""));
+  EXPECT_THAT(ErrorOf("[s3]\nregoin = \"eu-west-1\"\n"),
+              HasSubstr("s3.regoin: unknown key (did you mean region?)"));
+  EXPECT_THAT(ErrorOf("[s3]\ncredentials = \"env\"\n"),
+              HasSubstr("s3.credentials"));
+  EXPECT_THAT(ErrorOf("[s3]\nregion = \"\"\n"),
+              HasSubstr("s3.region: must not be empty"));
+  EXPECT_THAT(ErrorOf("[s3]\nprofile = \"a b\"\n"),
+              HasSubstr("s3.profile: must not hold spaces"));
+  EXPECT_THAT(ErrorOf("[s3]\npath_style = \"yes\"\n"),
+              HasSubstr("s3.path_style"));
+  EXPECT_THAT(ErrorOf("s3 = 1\n"), HasSubstr("s3: expected a table"));
+  // A secret has no key of its own: it comes from the environment.
+  EXPECT_THAT(ErrorOf("[s3]\naws_secret_access_key = \"x\"\n"),
+              HasSubstr("s3.aws_secret_access_key: unknown key"));
 }
 
 }  // namespace

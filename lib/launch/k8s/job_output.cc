@@ -39,6 +39,8 @@ std::string PodOutputDir(std::string_view job_text,
     // the text itself.
     dir = TomlString(StrCat("v = ", value), "v").value_or(value);
   }
+  // An object store's URL names the same prefix from every pod.
+  if (dir.starts_with("s3://")) return dir;
   std::filesystem::path path(dir);
   if (path.is_relative()) path = std::filesystem::path(p.job_dir) / path;
   return path.lexically_normal().string();
@@ -46,6 +48,8 @@ std::string PodOutputDir(std::string_view job_text,
 
 std::string LostOutputWarning(const std::string& output_dir,
                               const KubernetesProfile& p) {
+  // A bucket outlives the pods (each task keeps a local mirror of it).
+  if (output_dir.starts_with("s3://")) return "";
   if (p.output.kind != DataVolume::Kind::kNone) {
     const std::string& mount = p.output.mount_path;
     if (output_dir == mount || output_dir.starts_with(StrCat(mount, "/"))) {

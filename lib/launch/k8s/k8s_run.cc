@@ -105,6 +105,10 @@ StatusOr<std::string> HandOffKubernetesRun(const PlanRequest& r,
   if (!how.dry_run) {
     DTF_ASSIGN_OR_RETURN(req.secret, RandomHex(32));
   }
+  // The tasks' S3 settings and credentials go into the run's Secret; a dry
+  // run shows where, not what.
+  req.s3 = !r.s3_credentials.empty();
+  if (req.s3 && !how.dry_run) req.s3_credentials = r.s3_credentials;
   // On unless the profile turns it off: the pods talk across the cluster's
   // network. The hosts are the cluster's to choose, so each certificate
   // names its task (rpc::TlsMaterial::by_task_name).

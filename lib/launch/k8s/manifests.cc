@@ -11,6 +11,7 @@ namespace {
 
 constexpr char kJobFileName[] = "dtf.toml";
 constexpr char kSecretKey[] = "secret";
+constexpr char kS3Key[] = "s3-credentials";
 constexpr char kPlaceholderSecret[] = "(generated when the run is applied)";
 constexpr int kSecretMode = 0400;
 // Kubernetes' limit on a Secret's data.
@@ -31,6 +32,10 @@ std::vector<std::string> ServeArgs(const RenderRequest& r) {
     args.push_back("--tls-dir");
     args.push_back(kSecretMountDir);
     args.push_back("--tls-task-names");
+  }
+  if (r.s3) {
+    args.push_back("--s3-credentials");
+    args.push_back(StrCat(kSecretMountDir, "/", kS3Key));
   }
   if (r.threads > 0) {
     args.push_back("--threads");
@@ -304,7 +309,7 @@ StatusOr<std::vector<RenderedObject>> RenderManifests(const RenderRequest& r) {
   }
   if (r.tls) {
     for (const SecretFile& f : r.tls_files) {
-      if (f.name == kSecretKey || !IsObjectKey(f.name)) {
+      if (f.name == kSecretKey || f.name == kS3Key || !IsObjectKey(f.name)) {
         return InvalidArgumentError(StrCat("kubernetes: \"", f.name,
                                            "\" cannot be a key of the "
                                            "run's Secret"));
@@ -315,6 +320,14 @@ StatusOr<std::vector<RenderedObject>> RenderManifests(const RenderRequest& r) {
       } else {
         data[f.name] = Base64(f.contents);
       }
+    }
+  }
+  if (r.s3) {
+    secret_bytes += r.s3_credentials.size();
+    if (r.s3_credentials.empty()) {
+      string_data[kS3Key] = kPlaceholderSecret;
+    } else {
+      data[kS3Key] = Base64(r.s3_credentials);
     }
   }
   if (secret_bytes > kMaxSecretBytes) {

@@ -6,7 +6,9 @@
 //                   certificate and every task's certificate and key
 //                   (ca.pem, ps-0.pem, ps-0.key, ...) beside it, which
 //                   dtf serve --tls-dir /etc/dtf/secret --tls-task-names
-//                   reads by its task's name
+//                   reads by its task's name; for a job in an object store,
+//                   s3-credentials (the tasks' S3 settings and
+//                   credentials, read with --s3-credentials)
 //   configmap.yaml  the job file, mounted at <job_dir>/dtf.toml
 //   flavour "job":
 //     service.yaml  a headless Service (publishNotReadyAddresses) naming
@@ -63,6 +65,12 @@ struct RenderRequest {
   // key). Off: neither.
   bool tls = false;
   std::vector<SecretFile> tls_files;
+  // The tasks' S3 settings and credentials (PlanRequest::s3_credentials):
+  // with `s3`, the Secret holds them as "s3-credentials" and every task's
+  // dtf serve gets --s3-credentials kSecretMountDir/s3-credentials; an
+  // empty `s3_credentials` renders a placeholder (a dry run prints no key).
+  bool s3 = false;
+  std::string s3_credentials;
 };
 
 // The run's name in the cluster: "dtf-" and the run id, lowercase.

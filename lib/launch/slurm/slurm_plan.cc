@@ -70,6 +70,7 @@ StatusOr<Plan> SlurmPlanHooks::PlaceTasks(const PlanRequest& r,
   spec.resume = plan.resume;
   spec.metrics_out = plan.metrics_out;
   spec.tls = plan.tls;
+  spec.s3 = !plan.s3_file.empty();
   spec.batch = plan.batch;
   spec.restarts = plan.max_restarts > 0;
   spec.env.assign(profile.env.begin(), profile.env.end());

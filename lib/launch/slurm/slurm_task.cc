@@ -86,6 +86,7 @@ std::vector<std::string> SlurmTaskArgv(const SlurmRunSpec& spec) {
   }
   if (spec.resume) argv.push_back("--restore");
   if (spec.tls) argv.push_back("--tls");
+  if (spec.s3) argv.push_back("--s3");
   if (spec.batch) argv.push_back("--batch");
   if (spec.replace >= 0) {
     argv.push_back("--replace");
@@ -135,6 +136,10 @@ StatusOr<SlurmServeCommand> MakeSlurmServeCommand(const SlurmRunSpec& spec,
     // Slurm places the tasks after the certificates are made: each names
     // its task, which the peers check.
     c.argv.push_back("--tls-task-names");
+  }
+  if (spec.s3) {
+    c.argv.push_back("--s3-credentials");
+    c.argv.push_back(StrCat(spec.run_dir, "/", kS3CredentialsFile));
   }
   return c;
 }

@@ -31,6 +31,8 @@ struct SlurmRunSpec {
   std::vector<std::string> sets;  // "section.key=value", to every task
   bool resume = false;            // every task gets --restore
   bool tls = false;               // every task gets --tls-dir <run dir>/tls
+  // Every task gets --s3-credentials <run dir>/s3-credentials.
+  bool s3 = false;
   // A batch run: workers only (ps = 0), each running the command the plan
   // in <run dir>/plan.json gives it, to its end.
   bool batch = false;

@@ -233,11 +233,17 @@ StatusOr<uint64_t> RemoteHost::WriteEntry(const pack::ArchiveReader& reader,
 
 Status RemoteHost::PrepareRun(const Plan& plan, const std::string& secret,
                               const std::vector<const TaskPlan*>& tasks,
-                              const std::vector<TlsFile>& tls_files) {
+                              const std::vector<TlsFile>& tls_files,
+                              std::string_view s3_credentials) {
   const std::string run_dir = StrCat(work_dir_, "/runs/", plan.run_id);
   DTF_RETURN_IF_ERROR(session_->MakeDirs(run_dir));
   DTF_RETURN_IF_ERROR(
       session_->WriteFile(StrCat(run_dir, "/", kSecretFile), secret, 0600));
+  if (!s3_credentials.empty()) {
+    DTF_RETURN_IF_ERROR(
+        session_->WriteFile(StrCat(run_dir, "/", kS3CredentialsFile),
+                            std::string(s3_credentials), 0600));
+  }
   if (!tls_files.empty()) {
     const std::string tls_dir = TlsDirOf(run_dir);
     DTF_RETURN_IF_ERROR(session_->MakeDirs(tls_dir, 0700));
@@ -264,6 +270,23 @@ Status RemoteHost::PrepareRun(const Plan& plan, const std::string& secret,
                                             EnvFileText(t->env), 0600));
   }
   return OkStatus();
+}
+
+Status RemoteHost::CheckRemoteData(const Plan& plan, const TaskPlan& task) {
+  std::vector<std::string> words = {Runtime(plan, task), "task", "check-data"};
+  for (size_t i = 2; i + 1 < task.argv.size(); ++i) {
+    const std::string& flag = task.argv[i];
+    if (flag == "--job" || flag == "--set" || flag == "--s3-credentials") {
+      words.push_back(flag);
+      words.push_back(task.argv[++i]);
+    }
+  }
+  DTF_ASSIGN_OR_RETURN(const ssh::ExecResult r,
+                       session_->Exec(Join(words), kCommandTimeout));
+  if (r.exit_status == 0) return OkStatus();
+  const Status failed =
+      CommandFailed(Label(), "the check of the job's data in its bucket", r);
+  return FailedPreconditionError(StrCat("preflight: ", Message(failed)));
 }
 
 std::string RemoteHost::Runtime(const Plan& plan, const TaskPlan& task) const {

@@ -5,7 +5,9 @@
 //   <work>/envs/<env id>/   the runtime (dtf pack env), files verified
 //   <work>/jobs/<job id>/   the job (dtf pack zip), unpacked and verified
 //   <work>/archives/        job archives as uploaded
-//   <work>/runs/<run id>/   secret (0600), metrics.json, <role>-<index>/,
+//   <work>/runs/<run id>/   secret (0600), s3-credentials (0600, when the
+//                           job is in an object store), metrics.json,
+//                           <role>-<index>/,
 //                           tls/ (0700: ca.pem and the host's tasks'
 //                           certificates and keys, each 0600)
 //
@@ -93,9 +95,19 @@ class RemoteHost {
   // The run's directory and secret on this host, each task's directory,
   // and, when `tls_files` is not empty (HostTlsFiles), the run's tls/
   // directory holding them.
+  // With `s3_credentials` not empty, also the run's s3-credentials file
+  // beside the secret (0600).
   Status PrepareRun(const Plan& plan, const std::string& secret,
                     const std::vector<const TaskPlan*>& tasks,
-                    const std::vector<TlsFile>& tls_files = {});
+                    const std::vector<TlsFile>& tls_files = {},
+                    std::string_view s3_credentials = {});
+  // The preflight of the job's data in an object store, from this host
+  // (after PrepareRun): `dtf task check-data` of the shipped runtime with
+  // `task`'s job, --set values and S3 file lists the job's s3:// records
+  // and reads their first shard, and lists an s3:// output_dir.
+  // FailedPrecondition naming this host and what failed there (the bucket
+  // and key), as the check printed it.
+  Status CheckRemoteData(const Plan& plan, const TaskPlan& task);
   // Starts a task (`dtf task exec` of the shipped runtime); its process on
   // the host. With `restart`, starts a task that failed again: its ready,
   // pid, exit and stop files are removed first, its output is appended to

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "lib/base/bounded_read.h"
 #include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
@@ -15,6 +16,7 @@
 #include "lib/launch/pack/pack_job.h"
 #include "lib/launch/plan_hooks.h"
 #include "lib/launch/run_id.h"
+#include "lib/launch/run_layout.h"
 #include "lib/launch/run_tls.h"
 #include "lib/launch/ssh/data_preflight.h"
 #include "lib/launch/ssh/env_cache.h"
@@ -183,8 +185,14 @@ Status SshBackend::Prepare(const RunTls* tls) {
   const Plan& p = *plan_;
   DTF_ASSIGN_OR_RETURN(const std::string secret,
                        rpc::ReadSecretFile(p.secret_file));
+  std::string s3_credentials;
+  if (!p.s3_file.empty()) {
+    DTF_ASSIGN_OR_RETURN(s3_credentials,
+                         ReadPrivateFile(p.s3_file, kMaxS3CredentialsBytes));
+  }
   // Every host at once: ship what it lacks, then its run directory.
   std::vector<Status> results(hosts_.size());
+  std::vector<Status> checks(hosts_.size());
   ForEachParallel(hosts_.size(), [&](size_t h) {
     RemoteHost& host = *hosts_[h];
     StatusOr<ShipReport> shipped = host.Ship(env_, job_);
@@ -199,7 +207,12 @@ Status SshBackend::Prepare(const RunTls* tls) {
     }
     results[h] = host.PrepareRun(
         p, secret, mine,
-        tls != nullptr ? HostTlsFiles(*tls, mine) : std::vector<TlsFile>{});
+        tls != nullptr ? HostTlsFiles(*tls, mine) : std::vector<TlsFile>{},
+        s3_credentials);
+    // The job's data in a bucket, as this host's tasks will read it.
+    if (results[h].ok() && !p.s3_file.empty() && !mine.empty()) {
+      checks[h] = host.CheckRemoteData(p, *mine.front());
+    }
   });
   std::vector<std::string> errors;
   for (size_t h = 0; h < results.size(); ++h) {
@@ -220,6 +233,17 @@ Status SshBackend::Prepare(const RunTls* tls) {
     return UnavailableError(StrCat("shipping failed on ", errors.size(),
                                    " host", errors.size() == 1 ? "" : "s", ":",
                                    JoinErrorLines(errors)));
+  }
+  for (size_t h = 0; h < checks.size(); ++h) {
+    if (!checks[h].ok()) errors.push_back(std::string(Message(checks[h])));
+  }
+  if (!errors.empty()) {
+    return FailedPreconditionError(StrCat(
+        "the job's data in its bucket failed the check on ", errors.size(),
+        " host", errors.size() == 1 ? "" : "s", ":", JoinErrorLines(errors)));
+  }
+  if (!p.s3_file.empty()) {
+    Note("every host lists and reads the job's data in its bucket");
   }
   return OkStatus();
 }

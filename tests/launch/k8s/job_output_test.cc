@@ -23,8 +23,17 @@ TEST(JobOutput, OutputDirAsThePodsSeeIt) {
                          {"train.output_dir=\"/out/b\"", "train.steps=3"}, p),
             "/out/b");
   EXPECT_EQ(PodOutputDir("", {"train.output_dir=/out/c"}, p), "/out/c");
+  // A bucket is the same from every pod, not a path under the job.
+  EXPECT_EQ(PodOutputDir("[train]\noutput_dir = \"s3://census/out\"\n", {}, p),
+            "s3://census/out");
+  EXPECT_EQ(PodOutputDir("", {"train.output_dir=s3://b/run"}, p), "s3://b/run");
   // A job that does not parse: the default (dtf serve names its error).
   EXPECT_EQ(PodOutputDir("[train\n", {}, p), "/job/out");
+}
+
+TEST(JobOutput, ABucketOutlivesThePods) {
+  KubernetesProfile p;
+  EXPECT_EQ(LostOutputWarning("s3://census/out", p), "");
 }
 
 TEST(JobOutput, OnlyTheOutputVolumeOutlivesThePods) {

@@ -210,6 +210,40 @@ TEST(RenderManifests, TlsFilesBesideTheSecretAndServeReadsThem) {
               HasSubstr("more than the 1048576 a Secret may"));
 }
 
+TEST(RenderManifests, S3CredentialsInTheSecretAndServeReadsThem) {
+  for (Flavour flavour : {Flavour::kJob, Flavour::kTfJob}) {
+    RenderRequest r = FullRequest(flavour);
+    r.s3 = true;
+    r.s3_credentials = "AWS_REGION=us-east-1\n";
+    StatusOr<std::vector<RenderedObject>> objects = RenderManifests(r);
+    ASSERT_TRUE(objects.ok()) << objects.status();
+    EXPECT_THAT(
+        (*objects)[0].yaml,
+        HasSubstr("  s3-credentials: \"QVdTX1JFR0lPTj11cy1lYXN0LTEK\"\n"));
+    const std::string all = JoinDocuments(*objects);
+    const size_t flag = all.find("- \"--s3-credentials\"\n");
+    ASSERT_NE(flag, std::string::npos);
+    // The argument after it, whatever the flavour's indentation.
+    const size_t next = all.find('\n', flag) + 1;
+    std::string line = all.substr(next, all.find('\n', next) - next);
+    line.erase(0, line.find_first_not_of(' '));
+    EXPECT_EQ(line, "- \"/etc/dtf/secret/s3-credentials\"");
+    EXPECT_THAT(all, Not(HasSubstr("AWS_REGION")));
+    // A dry run: a placeholder.
+    r.s3_credentials.clear();
+    EXPECT_THAT((*RenderManifests(r))[0].yaml,
+                HasSubstr("  s3-credentials: \"(generated when the run is "
+                          "applied)\"\n"));
+    // A TLS file cannot take its key.
+    r.tls_files.push_back({"s3-credentials", "x"});
+    EXPECT_EQ(RenderManifests(r).status().code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  RenderRequest r = FullRequest(Flavour::kJob);
+  EXPECT_THAT(JoinDocuments(*RenderManifests(r)),
+              Not(HasSubstr("s3-credentials")));
+}
+
 TEST(RenderManifests, OneWorkerAndRefusals) {
   RenderRequest r = FullRequest(Flavour::kJob);
   r.workers = 1;

@@ -1,5 +1,6 @@
 #include "lib/launch/slurm/slurm_task.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,21 @@ TEST(SlurmTask, ParameterServer) {
                   "--secret-file", "/shared/runs/r1/secret", "--ready-file",
                   "/shared/runs/r1/ps-0/ready", "--threads", "0"));
   EXPECT_TRUE(c->env.empty());
+}
+
+// The tasks read the run's S3 settings and credentials from the shared
+// run directory, where the launcher wrote them.
+TEST(SlurmTask, S3CredentialsFromTheRunDirectory) {
+  SlurmRunSpec spec = Spec();
+  spec.s3 = true;
+  EXPECT_THAT(SlurmTaskArgv(spec), ::testing::Contains("--s3"));
+  StatusOr<SlurmServeCommand> c = MakeSlurmServeCommand(spec, TaskEnv(2));
+  ASSERT_TRUE(c.ok()) << c.status();
+  const auto it = std::find(c->argv.begin(), c->argv.end(), "--s3-credentials");
+  ASSERT_NE(it, c->argv.end());
+  EXPECT_EQ(*(it + 1), "/shared/runs/r1/s3-credentials");
+  spec.s3 = false;
+  EXPECT_THAT(SlurmTaskArgv(spec), ::testing::Not(::testing::Contains("--s3")));
 }
 
 TEST(SlurmTask, ChiefGetsMetricsAndEveryTaskItsFlags) {

@@ -55,3 +55,12 @@ add_test(NAME e2e_slurm_restart
                  ${PROJECT_BINARY_DIR}/slurm-restart-work)
 set_tests_properties(e2e_slurm_restart PROPERTIES TIMEOUT 900 LABELS e2e
                      SKIP_RETURN_CODE 77)
+# dtf launch --profile slurm with records and output_dir in a bucket of a
+# SeaweedFS server the test starts: the tasks reach it with the run's
+# s3-credentials file in the shared run directory alone.
+add_test(NAME e2e_slurm_s3
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/launch/slurm/slurm_s3_test.sh
+                 $<TARGET_FILE:dtf> ${PROJECT_SOURCE_DIR} ${DTF_SHARED_DIR}
+                 ${PROJECT_BINARY_DIR} ${PROJECT_BINARY_DIR}/slurm-s3-work)
+set_tests_properties(e2e_slurm_s3 PROPERTIES TIMEOUT 600 LABELS e2e
+                     SKIP_RETURN_CODE 77)
