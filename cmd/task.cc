@@ -2,7 +2,8 @@
 // detached from the SSH session with a monitor that records its exit;
 // `signal` stops it by its recorded process group; `slurm` is one srun task
 // of a batch job becoming its `dtf serve` (or, in a batch run, the command
-// the run's plan gives it); `shard-fetch` and `shard-release` hand a
+// the run's plan gives it); `spark` is one barrier task of a Spark run's
+// application becoming its `dtf serve`; `shard-fetch` and `shard-release` hand a
 // scored shard to the dtf predict that started it, where it can only run a
 // command (`kubectl exec` into a pod).
 #include <signal.h>
@@ -24,6 +25,7 @@
 #include "lib/launch/run_layout.h"
 #include "lib/launch/slurm/run_task.h"
 #include "lib/launch/slurm/slurm_task.h"
+#include "lib/launch/spark/spark_task.h"
 #include "lib/launch/ssh/task_exec.h"
 
 extern char** environ;
@@ -35,6 +37,8 @@ struct TaskFlags {
   launch::TaskExecOptions exec;
   std::string signal = "TERM";
   launch::slurm::SlurmRunSpec slurm;
+  launch::spark::SparkTaskSpec spark;
+  std::string spark_addresses;
   std::string shard;  // shard-fetch, shard-release: the shard's output
 };
 
@@ -118,6 +122,70 @@ Status RunTaskSlurm(TaskFlags* f, Context* ctx) {
   return OkStatus();
 }
 
+Status RunTaskSpark(TaskFlags* f, Context* ctx) {
+  launch::spark::SparkTaskSpec& spec = f->spark;
+  DTF_ASSIGN_OR_RETURN(spec.binary, SelfExecutable());
+  spec.addresses.clear();
+  std::string_view rest = f->spark_addresses;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    spec.addresses.emplace_back(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
+  }
+  DTF_ASSIGN_OR_RETURN(const launch::spark::SparkServeCommand command,
+                       launch::spark::MakeSparkServeCommand(spec));
+  DTF_ASSIGN_OR_RETURN(const launch::ExitInfo exit,
+                       launch::spark::RunSparkTask(command, ctx->cancel));
+  if (exit.ShellCode() != 0) {
+    ctx->exit_code = exit.ShellCode();
+    ctx->console.Info(StrCat(command.task.ToString(), " ", exit.Describe(),
+                             " (", command.stderr_file, ")"));
+  }
+  return OkStatus();
+}
+
+void SetupTaskSpark(CLI::App* sub, std::shared_ptr<TaskFlags> f,
+                    Context* ctx) {
+  CLI::App* spark = sub->add_subcommand(
+      "spark",
+      "Run this Spark barrier task's dtf serve: its role and index from "
+      "its partition, its peers from the gathered addresses (what a Spark "
+      "run's driver runs)");
+  launch::spark::SparkTaskSpec& s = f->spark;
+  spark->add_option("--job", s.job, "The job file")->required();
+  spark
+      ->add_option("--run-dir", s.run_dir,
+                   "The run directory, shared with the launcher")
+      ->required();
+  spark->add_option("--run-id", s.run_id, "The run's id")->required();
+  spark->add_option("--ps", s.ps, "Parameter servers: the first partitions")
+      ->required()
+      ->check(CLI::Range(0, 1000));
+  spark->add_option("--workers", s.workers, "Workers: the other partitions")
+      ->required()
+      ->check(CLI::Range(1, 10000));
+  spark
+      ->add_option("--threads", s.threads,
+                   "Compute threads per task (default 0: each decides)")
+      ->check(CLI::Range(0, 4096));
+  spark->add_option("--set", s.sets,
+                    "section.key=value for every task (repeatable)");
+  spark->add_flag("--restore", s.resume,
+                  "Every task restores the run's last checkpoint");
+  spark->add_flag("--tls", s.tls, "Mutual TLS from RUN_DIR/tls");
+  spark->add_option("--metrics-out", s.metrics_out,
+                    "The chief's metrics file (absolute)");
+  spark->add_option("--task-id", s.task_id, "This task's partition")
+      ->required()
+      ->check(CLI::Range(0, 11000));
+  spark
+      ->add_option("--addresses", f->spark_addresses,
+                   "Every task's host:port, in partition order, "
+                   "comma-separated")
+      ->required();
+  spark->callback([f, ctx] { ctx->status = RunTaskSpark(f.get(), ctx); });
+}
+
 }  // namespace
 
 void SetupTask(CLI::App* app, Context* ctx) {
@@ -197,6 +265,7 @@ void SetupTask(CLI::App* app, Context* ctx) {
   slurm->add_option("--metrics-out", s.metrics_out,
                     "The chief's metrics file (absolute)");
   slurm->callback([f, ctx] { ctx->status = RunTaskSlurm(f.get(), ctx); });
+  SetupTaskSpark(sub, f, ctx);
 
   CLI::App* fetch = sub->add_subcommand(
       "shard-fetch",
