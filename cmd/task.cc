@@ -3,8 +3,8 @@
 // `signal` stops it by its recorded process group; `slurm` is one srun task
 // of a batch job becoming its `dtf serve` (or, in a batch run, the command
 // the run's plan gives it); `spark` is one barrier task of a Spark run's
-// application becoming its `dtf serve`; `shard-fetch` and `shard-release` hand a
-// scored shard to the dtf predict that started it, where it can only run a
+// application becoming its `dtf serve`; `shard-fetch` and `shard-release` hand
+// a scored shard to the dtf predict that started it, where it can only run a
 // command (`kubectl exec` into a pod).
 #include <signal.h>
 
@@ -144,8 +144,7 @@ Status RunTaskSpark(TaskFlags* f, Context* ctx) {
   return OkStatus();
 }
 
-void SetupTaskSpark(CLI::App* sub, std::shared_ptr<TaskFlags> f,
-                    Context* ctx) {
+void SetupTaskSpark(CLI::App* sub, std::shared_ptr<TaskFlags> f, Context* ctx) {
   CLI::App* spark = sub->add_subcommand(
       "spark",
       "Run this Spark barrier task's dtf serve: its role and index from "

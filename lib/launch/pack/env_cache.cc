@@ -24,9 +24,8 @@ using CacheJson = nlohmann::ordered_json;
 // A key for the runtime's inputs as they are now: the path, size and
 // modification time of the binary and of every library it would pack.
 StatusOr<std::string> EnvInputsKey(const std::string& binary) {
-  DTF_ASSIGN_OR_RETURN(
-      const std::vector<ResolvedLibrary> libs,
-      ResolveDependencies(binary, LibrarySearch{}));
+  DTF_ASSIGN_OR_RETURN(const std::vector<ResolvedLibrary> libs,
+                       ResolveDependencies(binary, LibrarySearch{}));
   std::string key = kVersion;
   std::vector<std::string> paths = {binary};
   for (const ResolvedLibrary& lib : libs) paths.push_back(lib.path);
@@ -43,7 +42,7 @@ StatusOr<std::string> EnvInputsKey(const std::string& binary) {
 }  // namespace
 
 std::optional<PackResult> ReadEnvCache(const std::string& cache_file,
-                                             std::string* note) {
+                                       std::string* note) {
   if (note != nullptr) note->clear();
   StatusOr<std::string> text = ReadFileToString(cache_file);
   if (!text.ok()) return std::nullopt;
@@ -59,8 +58,7 @@ std::optional<PackResult> ReadEnvCache(const std::string& cache_file,
   r.archive.path = j["archive"].get<std::string>();
   r.archive.sha256 = j["sha256"].get<std::string>();
   r.archive.size = j["size"].get<uint64_t>();
-  StatusOr<Manifest> m =
-      ParseManifest(j["manifest"].dump(), cache_file);
+  StatusOr<Manifest> m = ParseManifest(j["manifest"].dump(), cache_file);
   if (!m.ok()) return std::nullopt;
   StatusOr<FileDigest> digest = DigestFile(r.archive.path);
   if (!digest.ok()) {
@@ -82,8 +80,7 @@ std::optional<PackResult> ReadEnvCache(const std::string& cache_file,
   return r;
 }
 
-Status WriteEnvCache(const std::string& cache_file,
-                     const PackResult& packed) {
+Status WriteEnvCache(const std::string& cache_file, const PackResult& packed) {
   std::error_code ec;
   const std::string dir = fs::path(cache_file).parent_path().string();
   fs::create_directories(dir, ec);
@@ -97,8 +94,8 @@ Status WriteEnvCache(const std::string& cache_file,
 }
 
 StatusOr<PackResult> PackEnvCached(const std::string& out,
-                                         const std::string& search_path,
-                                         std::string* note) {
+                                   const std::string& search_path,
+                                   std::string* note) {
   PackEnvOptions env;
   DTF_ASSIGN_OR_RETURN(env.binary, SelfExecutable());
   env.dtf_version = kVersion;

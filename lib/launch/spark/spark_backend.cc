@@ -99,12 +99,11 @@ std::vector<StatusOr<ProcessId>> SparkBackend::StartTasks(Role role) {
     SpawnOptions spawn;
     spawn.argv = part.submit;
     Status s;
-    if (StatusOr<std::string> found = spark::FindSparkSubmit(
-            [&] {
-              Profile p;
-              spark::MutableSparkTable(&p) = part.profile;
-              return p;
-            }());
+    if (StatusOr<std::string> found = spark::FindSparkSubmit([&] {
+          Profile p;
+          spark::MutableSparkTable(&p) = part.profile;
+          return p;
+        }());
         found.ok()) {
       spawn.argv[0] = *found;
     } else {
@@ -120,8 +119,8 @@ std::vector<StatusOr<ProcessId>> SparkBackend::StartTasks(Role role) {
         submit_ = *id;
         events_->Note(StrCat("submitted the Spark application to ",
                              part.profile.master, " (spark-submit pid ",
-                             submit_.pid, ", its output in ",
-                             spawn.stderr_file, ")"));
+                             submit_.pid, ", its output in ", spawn.stderr_file,
+                             ")"));
       } else {
         s = id.status();
       }
@@ -371,8 +370,7 @@ std::string SparkBackend::StderrTail(size_t i) {
   const TaskPlan& t = plan_->tasks[i];
   std::vector<std::string> lines = LastLines(t.stderr_file, failure_lines_);
   if (lines.empty()) {
-    return StrCat(" (its stderr, ", t.stderr_file, ", is empty)",
-                  DriverSays());
+    return StrCat(" (its stderr, ", t.stderr_file, ", is empty)", DriverSays());
   }
   std::string out = StrCat("; the last lines of ", t.stderr_file, ":");
   for (const std::string& line : lines) StrAppend(&out, "\n  ", line);

@@ -153,13 +153,10 @@ std::vector<std::string> SparkSubmitArgv(const SparkProfile& profile,
   }
   // The profile's own settings come last: spark-submit takes the last.
   conf.insert(conf.end(), profile.conf.begin(), profile.conf.end());
-  std::vector<std::string> argv = {profile.spark_submit,
-                                   "--master",
-                                   profile.master,
-                                   "--deploy-mode",
-                                   profile.deploy_mode,
-                                   "--name",
-                                   StrCat("dtf-", app.run_id)};
+  std::vector<std::string> argv = {
+      profile.spark_submit,      "--master",          profile.master,
+      "--deploy-mode",           profile.deploy_mode, "--name",
+      StrCat("dtf-", app.run_id)};
   for (const auto& [name, value] : conf) {
     argv.push_back("--conf");
     argv.push_back(StrCat(name, "=", value));

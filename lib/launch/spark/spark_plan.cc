@@ -44,8 +44,8 @@ Status SparkProfileTable::Read(const toml_util::Reader& reader,
 Status SparkPlanHooks::CheckProfile(const Profile& profile) const {
   if (profile.max_restarts > 0) {
     return FailedPreconditionError(StrCat(
-        KeyWhere(profile, "max_restarts"), ": max_restarts = ",
-        profile.max_restarts,
+        KeyWhere(profile, "max_restarts"),
+        ": max_restarts = ", profile.max_restarts,
         ": Spark runs restart no task (a task that fails fails the barrier "
         "stage, which dtf has Spark not retry); set max_restarts = 0 and "
         "continue a failed run with dtf launch --resume"));

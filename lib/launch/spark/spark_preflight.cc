@@ -21,6 +21,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// "<file>:<line>:<col>" of a [spark] key, else the profile's file.
+std::string SparkKeyWhere(const Profile& profile, const std::string& key) {
+  const SparkProfile& sp = SparkTableOf(profile);
+  const auto it = sp.where.find(key);
+  return it != sp.where.end() ? it->second : profile.source;
+}
+
 // "" when a TCP connection to host:port opens within timeout_ms, else why.
 std::string TryConnect(const std::string& host, int port, int timeout_ms) {
   addrinfo hints{};
@@ -31,9 +38,9 @@ std::string TryConnect(const std::string& host, int port, int timeout_ms) {
   if (rc != 0) return StrCat("cannot resolve ", host, ": ", gai_strerror(rc));
   std::string why = "no address";
   for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK |
-                                              SOCK_CLOEXEC,
-                            a->ai_protocol);
+    const int fd =
+        ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                 a->ai_protocol);
     if (fd < 0) {
       why = std::strerror(errno);
       continue;
@@ -68,16 +75,15 @@ std::string TryConnect(const std::string& host, int port, int timeout_ms) {
 
 StatusOr<std::string> FindSparkSubmit(const Profile& profile) {
   const SparkProfile& sp = SparkTableOf(profile);
-  const std::string where = KeyWhere(profile, "spark.spark_submit");
+  const std::string where = SparkKeyWhere(profile, "spark.spark_submit");
   const auto usable = [](const std::string& path) {
     return ::access(path.c_str(), X_OK) == 0 && !fs::is_directory(path);
   };
   if (sp.spark_submit.find('/') != std::string::npos) {
     if (usable(sp.spark_submit)) return sp.spark_submit;
-    return FailedPreconditionError(
-        StrCat(where, ": spark.spark_submit: ",
-               QuoteForMessage(sp.spark_submit),
-               " is not an executable file"));
+    return FailedPreconditionError(StrCat(
+        where, ": spark.spark_submit: ", QuoteForMessage(sp.spark_submit),
+        " is not an executable file"));
   }
   const char* path = std::getenv("PATH");
   std::string_view dirs = path == nullptr ? "/usr/bin:/bin" : path;
@@ -89,10 +95,10 @@ StatusOr<std::string> FindSparkSubmit(const Profile& profile) {
     const std::string candidate = StrCat(dir, "/", sp.spark_submit);
     if (usable(candidate)) return candidate;
   }
-  return FailedPreconditionError(StrCat(
-      where, ": spark.spark_submit: ", QuoteForMessage(sp.spark_submit),
-      " is not in PATH (install Spark, e.g. pip install pyspark, or set "
-      "spark.spark_submit to its path)"));
+  return FailedPreconditionError(
+      StrCat(where, ": spark.spark_submit: ", QuoteForMessage(sp.spark_submit),
+             " is not in PATH (install Spark, e.g. pip install pyspark, or set "
+             "spark.spark_submit to its path)"));
 }
 
 Status CheckMasterReachable(const Profile& profile, int timeout_ms) {
@@ -102,7 +108,7 @@ Status CheckMasterReachable(const Profile& profile, int timeout_ms) {
   const std::string why = TryConnect(master->first, master->second, timeout_ms);
   if (why.empty()) return OkStatus();
   return UnavailableError(StrCat("the Spark master ", sp.master, " (",
-                                 KeyWhere(profile, "spark.master"),
+                                 SparkKeyWhere(profile, "spark.master"),
                                  ": spark.master) is unreachable: ", why));
 }
 

@@ -39,9 +39,9 @@ Status CheckMaster(const Reader& reader, const toml::node& node,
   }
   if (master.starts_with("spark://")) {
     if (!StandaloneMaster(master)) {
-      return reader.Error(node, key,
-                          StrCat("expected spark://HOST:PORT, got ",
-                                 toml_util::Text(node)));
+      return reader.Error(
+          node, key,
+          StrCat("expected spark://HOST:PORT, got ", toml_util::Text(node)));
     }
     return OkStatus();
   }
@@ -168,8 +168,8 @@ StatusOr<SparkProfile> ReadSparkProfile(const Reader& reader,
     } else if (name == "conf") {
       DTF_ASSIGN_OR_RETURN(p.conf, ReadConf(reader, value, path));
     } else if (name == "deploy_mode") {
-      DTF_ASSIGN_OR_RETURN(const int mode,
-                           reader.GetChoice(value, path, {"client", "cluster"}));
+      DTF_ASSIGN_OR_RETURN(
+          const int mode, reader.GetChoice(value, path, {"client", "cluster"}));
       if (mode == 1) {
         return reader.Error(
             value, path,

@@ -63,8 +63,8 @@ class SparkRunSource final : public RunSource {
       if (run.exits.count(t.task) == 0) report.signalled.push_back(t.task);
     }
     SignalGroup(driver, SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() + grace +
-                          std::chrono::seconds(20);
+    const auto deadline =
+        std::chrono::steady_clock::now() + grace + std::chrono::seconds(20);
     while (GroupAlive(driver) && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

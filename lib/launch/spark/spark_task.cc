@@ -72,8 +72,7 @@ StatusOr<SparkServeCommand> MakeSparkServeCommand(const SparkTaskSpec& spec) {
   }
   if (spec.task_id < 0 || static_cast<size_t>(spec.task_id) >= count) {
     return InvalidArgumentError(StrCat("--task-id ", spec.task_id,
-                                       ": out of range for ", count,
-                                       " tasks"));
+                                       ": out of range for ", count, " tasks"));
   }
   SparkServeCommand c;
   const bool ps = spec.task_id < spec.ps;

@@ -48,7 +48,7 @@ struct SparkServeCommand {
   TaskName task;
   std::string host;  // from its address
   std::vector<std::string> argv;
-  std::string dir;   // <run dir>/<role>-<index>
+  std::string dir;  // <run dir>/<role>-<index>
   std::string stdout_file;
   std::string stderr_file;
   std::string exit_file;

@@ -104,7 +104,7 @@ start=$SECONDS
 if launch --profile nomaster >"$work/nomaster.out" 2>&1; then
   fail "a launch to a closed master succeeded"
 fi
-grep -q "the Spark master spark://127.0.0.1:$closed (.*nomaster.toml:7:10: spark.master) is unreachable" \
+grep -q "the Spark master spark://127.0.0.1:$closed (.*nomaster.toml:6:10: spark.master) is unreachable" \
   "$work/nomaster.out" || fail "no clear error: $(cat "$work/nomaster.out")"
 ((SECONDS - start < 30)) || fail "the unreachable master took $((SECONDS - start)) s to report"
 echo "ok: an unreachable master: $(grep -o 'the Spark master.*' "$work/nomaster.out")"
@@ -114,7 +114,8 @@ b="$(launch --profile spark --dry-run --json)" || fail "dry run"
 [[ "$a" == "$b" ]] || fail "--dry-run --json differs between two calls"
 grep -q '"spark_submit": \[' <<<"$a" || fail "dry run JSON without spark-submit: $a"
 grep -q '"driver": "#!/usr/bin/env python3' <<<"$a" || fail "dry run JSON without the driver"
-launch --profile spark --dry-run | grep -q -- "--archives .*dtf-env-<env-id>.zip#dtf-env" ||
+text="$(launch --profile spark --dry-run)" || fail "dry run (text)"
+grep -q -- "--archives .*dtf-env-<env-id>.zip#dtf-env" <<<"$text" ||
   fail "dry run text without the archives"
 echo "ok: dry run stable, with spark-submit and the driver"
 
@@ -143,8 +144,11 @@ done
 [[ "$(json "$run/plan.json" 'j["tls"]')" == True ]] || fail "plan.json: tls off"
 grep -q -- "--secret-file" "$run/driver.py" && fail "the driver holds a secret flag"
 nothing_left "$id"
-"$dtf" status --job "$job" "$id" | grep -q succeeded || fail "dtf status"
-"$dtf" logs --job "$job" "$id" worker:0 | grep -q . || fail "dtf logs"
+out="$("$dtf" status --job "$job" "$id")" || fail "dtf status: $out"
+grep -q succeeded <<<"$out" || fail "dtf status: $out"
+out="$("$dtf" logs --job "$job" "$id" worker:0)" || fail "dtf logs"
+[[ -n "$out" ]] || fail "dtf logs: nothing"
+
 echo "ok: nothing left running, status and logs read the run"
 
 launch --profile spark --set train.mode=allreduce --set train.device=cpu \
@@ -196,7 +200,8 @@ id="$(launch --profile spark --detach --set train.steps=1000000 2>"$work/d2.err"
   { show "$work/d2.err"; fail "detached launch"; }
 run="$runs/$id"
 wait_ready "$run" ps-0 worker-0 worker-1
-"$dtf" status --job "$job" "$id" | grep -q running || fail "status while running"
+out="$("$dtf" status --job "$job" "$id")"
+grep -q running <<<"$out" || fail "status while running: $out"
 "$dtf" stop --job "$job" "$id" >"$work/stop.out" 2>&1 || { cat "$work/stop.out"; fail "dtf stop"; }
 deadline=$((SECONDS + 120))
 until [[ "$(json "$run/tasks.json" 'j["state"]')" != running ]]; do

@@ -98,8 +98,7 @@ TEST(SparkPlan, JsonReadsBack) {
 }
 
 TEST(SparkPlan, WithoutShippingRunsInPlace) {
-  StatusOr<PlanRequest> r =
-      SparkRequest();
+  StatusOr<PlanRequest> r = SparkRequest();
   ASSERT_TRUE(r.ok()) << r.status();
   spark::MutableSparkTable(&r->profile).ship = false;
   StatusOr<Plan> plan = MakePlan(*r);

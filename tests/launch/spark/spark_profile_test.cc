@@ -40,7 +40,8 @@ TEST(SparkProfile, Defaults) {
 }
 
 TEST(SparkProfile, ReadsEveryKey) {
-  StatusOr<Profile> p = ParseProfile(R"(backend = "spark"
+  StatusOr<Profile> p =
+      ParseProfile(R"(backend = "spark"
 ps = 2
 workers = 4
 [spark]
@@ -55,8 +56,7 @@ ship = false
 run_dir = "../runs"
 conf = { "spark.yarn.queue" = "ml", "spark.executorEnv.A" = "b" }
 )",
-                                     "/home/u/job/profiles/spark.toml",
-                                     "spark");
+                   "/home/u/job/profiles/spark.toml", "spark");
   ASSERT_TRUE(p.ok()) << p.status();
   const SparkProfile& s = SparkTableOf(*p);
   EXPECT_EQ(p->ps, 2);

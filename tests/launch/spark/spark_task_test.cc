@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "gmock/gmock.h"
 #include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
@@ -38,12 +38,12 @@ TEST(SparkTask, Argv) {
   s.resume = true;
   s.tls = true;
   s.metrics_out = "/m.json";
-  EXPECT_THAT(SparkTaskArgv(s),
-              ElementsAre("/x/dtf", "task", "spark", "--job", "/j/dtf.toml",
-                          "--run-dir", "/r/run1", "--run-id", "run1", "--ps",
-                          "1", "--workers", "2", "--threads", "0", "--set",
-                          "train.steps=5", "--restore", "--tls",
-                          "--metrics-out", "/m.json"));
+  EXPECT_THAT(
+      SparkTaskArgv(s),
+      ElementsAre("/x/dtf", "task", "spark", "--job", "/j/dtf.toml",
+                  "--run-dir", "/r/run1", "--run-id", "run1", "--ps", "1",
+                  "--workers", "2", "--threads", "0", "--set", "train.steps=5",
+                  "--restore", "--tls", "--metrics-out", "/m.json"));
 }
 
 TEST(SparkTask, ServeCommandOfEachPartition) {
@@ -73,7 +73,8 @@ TEST(SparkTask, ServeCommandOfEachPartition) {
   s.task_id = 1;
   StatusOr<SparkServeCommand> chief = MakeSparkServeCommand(s);
   ASSERT_TRUE(chief.ok());
-  EXPECT_THAT(absl::StrJoin(chief->argv, " "), HasSubstr("--metrics-out /m.json"));
+  EXPECT_THAT(absl::StrJoin(chief->argv, " "),
+              HasSubstr("--metrics-out /m.json"));
 }
 
 TEST(SparkTask, RefusesAddressesThatDoNotFit) {
