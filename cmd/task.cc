@@ -75,17 +75,17 @@ Status RunTaskSignal(const TaskFlags& f) {
   return PrintStdout(signalled ? "signalled\n" : "gone\n");
 }
 
-// The command of each worker of the batch run in `spec.run_dir`, from its
+// The command of each worker of the batch run in `run_dir`, from its
 // plan.json (written before the job was submitted).
-StatusOr<std::vector<std::vector<std::string>>> SlurmBatchCommands(
-    const launch::slurm::SlurmRunSpec& spec) {
-  const std::string file = StrCat(spec.run_dir, "/", launch::kPlanFile);
+StatusOr<std::vector<std::vector<std::string>>> BatchCommands(
+    const std::string& run_dir, const std::string& run_id) {
+  const std::string file = StrCat(run_dir, "/", launch::kPlanFile);
   DTF_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(file));
   DTF_ASSIGN_OR_RETURN(const launch::Plan plan,
                        launch::PlanFromJson(text, file));
-  if (!plan.batch || plan.run_id != spec.run_id) {
+  if (!plan.batch || plan.run_id != run_id) {
     return FailedPreconditionError(
-        StrCat(file, ": not the plan of batch run ", spec.run_id));
+        StrCat(file, ": not the plan of batch run ", run_id));
   }
   std::vector<std::vector<std::string>> commands;
   for (const launch::TaskPlan& t : plan.tasks) {
@@ -105,7 +105,8 @@ Status RunTaskSlurm(TaskFlags* f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(f->slurm.binary, SelfExecutable());
   launch::slurm::SlurmServeCommand command;
   if (f->slurm.batch) {
-    DTF_ASSIGN_OR_RETURN(const auto commands, SlurmBatchCommands(f->slurm));
+    DTF_ASSIGN_OR_RETURN(const auto commands,
+                         BatchCommands(f->slurm.run_dir, f->slurm.run_id));
     DTF_ASSIGN_OR_RETURN(
         command, launch::slurm::MakeSlurmBatchCommand(f->slurm, env, commands));
   } else {
@@ -132,8 +133,15 @@ Status RunTaskSpark(TaskFlags* f, Context* ctx) {
     spec.addresses.emplace_back(rest.substr(0, comma));
     rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
   }
-  DTF_ASSIGN_OR_RETURN(const launch::spark::SparkServeCommand command,
-                       launch::spark::MakeSparkServeCommand(spec));
+  launch::spark::SparkServeCommand command;
+  if (spec.batch) {
+    DTF_ASSIGN_OR_RETURN(const auto commands,
+                         BatchCommands(spec.run_dir, spec.run_id));
+    DTF_ASSIGN_OR_RETURN(command,
+                         launch::spark::MakeSparkBatchCommand(spec, commands));
+  } else {
+    DTF_ASSIGN_OR_RETURN(command, launch::spark::MakeSparkServeCommand(spec));
+  }
   DTF_ASSIGN_OR_RETURN(const launch::ExitInfo exit,
                        launch::spark::RunSparkTask(command, ctx->cancel));
   if (exit.ShellCode() != 0) {
@@ -172,6 +180,9 @@ void SetupTaskSpark(CLI::App* sub, std::shared_ptr<TaskFlags> f, Context* ctx) {
   spark->add_flag("--restore", s.resume,
                   "Every task restores the run's last checkpoint");
   spark->add_flag("--tls", s.tls, "Mutual TLS from RUN_DIR/tls");
+  spark->add_flag("--batch", s.batch,
+                  "A batch run (dtf predict --profile): run the command "
+                  "RUN_DIR/plan.json gives this worker instead of dtf serve");
   spark->add_option("--metrics-out", s.metrics_out,
                     "The chief's metrics file (absolute)");
   spark->add_option("--task-id", s.task_id, "This task's partition")

@@ -161,20 +161,28 @@ void SparkBackend::CheckReady() {
         ReadReadyAddress(plan_->tasks[i].ready_file);
     if (!address) continue;
     t.ready = true;
-    t.host = HostOfAddress(*address);
+    // A batch task's ready file says which shard it is, not where it runs.
+    if (!plan_->batch) t.host = HostOfAddress(*address);
     events_->Ready(i, *address);
   }
 }
 
 void SparkBackend::CheckExits() {
   const size_t chief = static_cast<size_t>(plan_->ps);
+  std::vector<std::pair<size_t, ExitRecord>> found;
   for (size_t i = 0; i < tasks_.size(); ++i) {
-    Task& t = tasks_[i];
-    if (t.ended) continue;
+    if (tasks_[i].ended) continue;
     StatusOr<std::optional<ExitRecord>> rec =
         ReadExitRecord(plan_->tasks[i].exit_file);
-    if (!rec.ok() || !*rec) continue;
-    ExitRecord e = **rec;
+    if (rec.ok() && *rec) found.emplace_back(i, **rec);
+  }
+  // The task that failed first, not one Spark stopped for it, is what ends
+  // the run: failures are told first.
+  std::stable_partition(found.begin(), found.end(), [](const auto& f) {
+    return f.second.state == TaskState::kFailed;
+  });
+  for (auto& [i, e] : found) {
+    Task& t = tasks_[i];
     const TaskPlan& plan = plan_->tasks[i];
     t.ended = true;
     if (t.host.empty()) {
@@ -200,7 +208,7 @@ void SparkBackend::CheckExits() {
     end.how_brief = end.how;
     end.restart_how = end.how;
     events_->Note(StrCat(plan.name(), " ", end.how));
-    const bool ends_stage = e.state == TaskState::kFailed &&
+    const bool ends_stage = !plan_->batch && e.state == TaskState::kFailed &&
                             plan.role == Role::kWorker && !plan.chief &&
                             !tasks_[chief].ended && stage_failure_.ok();
     if (ends_stage) {

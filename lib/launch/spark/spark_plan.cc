@@ -61,15 +61,10 @@ StatusOr<Plan> SparkPlanHooks::PlaceTasks(const PlanRequest& r,
                                           Plan plan) const {
   const Profile& profile = r.profile;
   const SparkProfile& sp = SparkTableOf(profile);
-  if (plan.batch) {
-    return absl::UnimplementedError(ToAbsl(
-        StrCat(KeyWhere(profile, "backend"),
-               ": backend = \"spark\" runs training runs; batch jobs (dtf "
-               "predict --profile) are not built for it yet")));
-  }
   plan.host = "";
   plan.base_port = 0;
-  plan.tls = profile.tls.value_or(true);
+  // A batch plan's tasks talk to no one.
+  plan.tls = !plan.batch && profile.tls.value_or(true);
   SparkPlanPart& part = plan.part.Mutable<SparkPlanPart>();
   part.profile = sp;
   SparkApp app;
@@ -97,6 +92,7 @@ StatusOr<Plan> SparkPlanHooks::PlaceTasks(const PlanRequest& r,
   spec.resume = plan.resume;
   spec.tls = plan.tls;
   spec.metrics_out = plan.metrics_out;
+  spec.batch = plan.batch;
   app.env.assign(profile.env.begin(), profile.env.end());
   part.archives = app.archives;
   part.submit = SparkSubmitArgv(sp, app);
@@ -118,6 +114,10 @@ StatusOr<Plan> SparkPlanHooks::PlaceTasks(const PlanRequest& r,
     t.stdout_file = t.dir + "/" + kStdoutFile;
     t.stderr_file = t.dir + "/" + kStderrFile;
     t.exit_file = t.dir + "/" + kExitFile;
+    // A batch task's own command, which its `dtf task spark --batch` reads
+    // from plan.json and runs with its own dtf; its files are the
+    // launcher's (shared storage).
+    if (plan.batch) t.argv = r.batch_command(t, plan.binary, plan.job);
     plan.tasks.push_back(std::move(t));
   }
   DTF_RETURN_IF_ERROR(CheckPlanText(plan));

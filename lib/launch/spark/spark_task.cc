@@ -49,6 +49,7 @@ std::vector<std::string> SparkTaskArgv(const SparkTaskSpec& spec) {
   }
   if (spec.resume) argv.push_back("--restore");
   if (spec.tls) argv.push_back("--tls");
+  if (spec.batch) argv.push_back("--batch");
   if (!spec.metrics_out.empty()) {
     argv.push_back("--metrics-out");
     argv.push_back(spec.metrics_out);
@@ -56,7 +57,10 @@ std::vector<std::string> SparkTaskArgv(const SparkTaskSpec& spec) {
   return argv;
 }
 
-StatusOr<SparkServeCommand> MakeSparkServeCommand(const SparkTaskSpec& spec) {
+namespace {
+
+// The checks both commands make, and the task's files.
+StatusOr<SparkServeCommand> SparkTaskFiles(const SparkTaskSpec& spec) {
   const size_t count = static_cast<size_t>(spec.ps + spec.workers);
   if (spec.addresses.size() != count) {
     return InvalidArgumentError(
@@ -84,6 +88,38 @@ StatusOr<SparkServeCommand> MakeSparkServeCommand(const SparkTaskSpec& spec) {
   c.stdout_file = StrCat(c.dir, "/", kStdoutFile);
   c.stderr_file = StrCat(c.dir, "/", kStderrFile);
   c.exit_file = StrCat(c.dir, "/", kExitFile);
+  return c;
+}
+
+}  // namespace
+
+StatusOr<SparkServeCommand> MakeSparkBatchCommand(
+    const SparkTaskSpec& spec,
+    const std::vector<std::vector<std::string>>& commands) {
+  if (!spec.batch || spec.ps != 0) {
+    return InvalidArgumentError(
+        StrCat("run ", spec.run_id, ": a batch run has workers only"));
+  }
+  if (commands.size() != static_cast<size_t>(spec.workers)) {
+    return InvalidArgumentError(StrCat("the plan of run ", spec.run_id, " has ",
+                                       commands.size(), " task commands for ",
+                                       spec.workers, " workers"));
+  }
+  DTF_ASSIGN_OR_RETURN(SparkServeCommand c, SparkTaskFiles(spec));
+  c.argv = commands[static_cast<size_t>(c.task.index)];
+  if (c.argv.empty()) {
+    return InvalidArgumentError(StrCat("the plan of run ", spec.run_id,
+                                       " gives ", c.task.ToString(),
+                                       " no command"));
+  }
+  c.argv[0] = spec.binary;
+  return c;
+}
+
+StatusOr<SparkServeCommand> MakeSparkServeCommand(const SparkTaskSpec& spec) {
+  DTF_ASSIGN_OR_RETURN(SparkServeCommand c, SparkTaskFiles(spec));
+  const size_t count = static_cast<size_t>(spec.ps + spec.workers);
+  const bool ps = c.task.role == Role::kPs;
   const size_t n_ps = static_cast<size_t>(spec.ps);
   c.argv = {spec.binary,     "serve",
             "--job",         spec.job,

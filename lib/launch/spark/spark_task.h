@@ -33,6 +33,9 @@ struct SparkTaskSpec {
   bool resume = false;            // every task gets --restore
   bool tls = false;               // --tls-dir <run dir>/tls
   std::string metrics_out;        // the chief's --metrics-out; "" for none
+  // A batch run (dtf predict --profile): workers only, each running the
+  // command the plan in <run dir>/plan.json gives it, to its end.
+  bool batch = false;
   // Filled in by the barrier task: its partition and every task's
   // "host:port", in partition order.
   int task_id = -1;
@@ -58,6 +61,16 @@ struct SparkServeCommand {
 // addresses are not one "host:port" per task or the task id is out of
 // range.
 StatusOr<SparkServeCommand> MakeSparkServeCommand(const SparkTaskSpec& spec);
+
+// A batch run's task: worker spec.task_id running
+// `commands[spec.task_id]` (the plan's command of each worker, in index
+// order) with its program replaced by spec.binary (the dtf running this,
+// which may be the shipped copy of the plan's binary), in its task
+// directory. InvalidArgument when the spec is not a batch one or
+// `commands` does not hold one command per worker.
+StatusOr<SparkServeCommand> MakeSparkBatchCommand(
+    const SparkTaskSpec& spec,
+    const std::vector<std::vector<std::string>>& commands);
 
 // Runs `command` as a child (its own process group, dying with this
 // process): makes its directory, writes the executor's host to <dir>/node,

@@ -93,6 +93,30 @@ TEST(SparkTask, RefusesAddressesThatDoNotFit) {
               HasSubstr("is not host:port"));
 }
 
+TEST(SparkTask, BatchCommandIsThePlansWithThisDtf) {
+  SparkTaskSpec s = Spec();
+  s.ps = 0;
+  s.workers = 2;
+  s.batch = true;
+  s.binary = "/exec/dtf-env/bin/dtf";
+  s.addresses = {"10.0.0.1:1", "10.0.0.2:2"};
+  s.task_id = 1;
+  const std::vector<std::vector<std::string>> commands = {
+      {"/opt/dtf", "predict", "--shard", "0"},
+      {"/opt/dtf", "predict", "--shard", "1"}};
+  StatusOr<SparkServeCommand> c = MakeSparkBatchCommand(s, commands);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->task.ToString(), "worker:1");
+  EXPECT_THAT(c->argv,
+              ElementsAre("/exec/dtf-env/bin/dtf", "predict", "--shard", "1"));
+  EXPECT_THAT(
+      std::string(Message(MakeSparkBatchCommand(s, {commands[0]}).status())),
+      HasSubstr("1 task commands for 2 workers"));
+  s.batch = false;
+  EXPECT_THAT(std::string(Message(MakeSparkBatchCommand(s, commands).status())),
+              HasSubstr("a batch run has workers only"));
+}
+
 TEST(SparkTask, RunRecordsTheEnd) {
   testing::TempDir dir("dtf_spark_task_test");
   SparkServeCommand c;

@@ -28,4 +28,15 @@ add_test(NAME e2e_spark_launch
                  ${PROJECT_BINARY_DIR}/spark-launch-work
                  ${PROJECT_BINARY_DIR}/spark-cluster)
 set_tests_properties(e2e_spark_launch PROPERTIES TIMEOUT 1200
-                     LABELS "e2e;spark" FIXTURES_REQUIRED spark_cluster)
+                     LABELS "e2e;spark" FIXTURES_REQUIRED spark_cluster
+                     RESOURCE_LOCK spark_cluster)
+# dtf predict --profile spark on that cluster: the Titanic records scored by
+# 2 barrier tasks, byte for byte as one process; a shard that fails.
+add_test(NAME e2e_predict_spark
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/launch/spark/predict_spark_test.sh
+                 $<TARGET_FILE:dtf> ${PROJECT_SOURCE_DIR} ${DTF_SHARED_DIR}
+                 ${PROJECT_BINARY_DIR}/predict-spark-work
+                 ${PROJECT_BINARY_DIR}/spark-cluster)
+set_tests_properties(e2e_predict_spark PROPERTIES TIMEOUT 900
+                     LABELS "e2e;spark" FIXTURES_REQUIRED spark_cluster
+                     RESOURCE_LOCK spark_cluster)
