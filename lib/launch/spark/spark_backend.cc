@@ -256,7 +256,7 @@ std::vector<std::string> SparkBackend::DriverLines() const {
   return out;
 }
 
-std::string SparkBackend::DriverSays() const {
+std::string SparkBackend::DriverSays(bool or_tail) const {
   std::string out;
   for (const std::string& what : DriverLines()) {
     if (what.starts_with("too few") ||
@@ -264,7 +264,7 @@ std::string SparkBackend::DriverSays() const {
       StrAppend(&out, "; the driver: ", what);
     }
   }
-  if (!out.empty()) return out;
+  if (!out.empty() || !or_tail) return out;
   const std::string err =
       (fs::path(plan_->run_dir) / spark::kSubmitStderr).string();
   std::vector<std::string> lines = LastLines(err, failure_lines_);
@@ -280,7 +280,7 @@ void SparkBackend::RecordMissing(bool force) {
   const std::string driver =
       submit_exit_ ? StrCat("spark-submit ", submit_exit_->Describe())
                    : std::string("spark-submit ended");
-  const std::string says = DriverSays();
+  const std::string says = DriverSays(/*or_tail=*/true);
   for (size_t i = 0; i < tasks_.size(); ++i) {
     Task& t = tasks_[i];
     if (t.ended) continue;
@@ -378,7 +378,8 @@ std::string SparkBackend::StderrTail(size_t i) {
   const TaskPlan& t = plan_->tasks[i];
   std::vector<std::string> lines = LastLines(t.stderr_file, failure_lines_);
   if (lines.empty()) {
-    return StrCat(" (its stderr, ", t.stderr_file, ", is empty)", DriverSays());
+    return StrCat(" (its stderr, ", t.stderr_file, ", is empty)",
+                  DriverSays(/*or_tail=*/false));
   }
   std::string out = StrCat("; the last lines of ", t.stderr_file, ":");
   for (const std::string& line : lines) StrAppend(&out, "\n  ", line);
@@ -401,7 +402,7 @@ std::string SparkBackend::NotReady(size_t i) const {
   return StrCat("task ", t.name(), " did not write its ready file (",
                 t.ready_file, "; Spark application ",
                 app_.empty() ? std::string("not seen yet") : app_, ")",
-                DriverSays());
+                DriverSays(/*or_tail=*/true));
 }
 
 std::map<std::string, std::string> SparkBackend::RecordFields() const {

@@ -86,9 +86,9 @@ class SparkBackend final : public Backend {
   // The driver's own lines, without their "dtf-spark: ".
   std::vector<std::string> DriverLines() const;
   // What the driver said of a failure ("too few executors", "the barrier
-  // stage failed"), else the last lines of spark-submit's stderr: "; <what>"
-  // or "".
-  std::string DriverSays() const;
+  // stage failed"), else (`or_tail`) the last lines of spark-submit's
+  // stderr: "; <what>" or "".
+  std::string DriverSays(bool or_tail) const;
 
   std::chrono::milliseconds grace_;
   size_t failure_lines_;

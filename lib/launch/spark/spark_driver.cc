@@ -97,10 +97,11 @@ def main():
     if have < tasks:
         log("too few executors: the cluster gave %d of the %d the barrier "
             "stage needs at once (%d ps + %d workers, one executor of %d "
-            "cores each) in %d s (spark.slot_wait); free cores on %s or "
+            "core%s each) in %d s (spark.slot_wait); free cores on %s or "
             "lower --workers" % (have, tasks, SPEC["ps"], SPEC["workers"],
-                                 SPEC["cores"], SPEC["slot_wait"],
-                                 SPEC["master"]))
+                                 SPEC["cores"],
+                                 "" if SPEC["cores"] == 1 else "s",
+                                 SPEC["slot_wait"], SPEC["master"]))
         sc.stop()
         sys.exit(3)
     log("%d executors in %.2f s; starting the barrier stage of %d tasks" %

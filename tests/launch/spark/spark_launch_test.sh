@@ -214,7 +214,10 @@ nothing_left "$id"
 echo "ok: dtf stop killed the application, nothing left"
 
 before="$(ls "$runs" | wc -l)"
-launch --profile spark --set train.steps=1000000 >"$work/int.out" 2>&1 &
+# dtf itself in the background (a shell function would be a subshell that
+# ignores SIGINT), as a terminal's Ctrl-C reaches it.
+"$dtf" launch --job "$job" --profile spark --set train.steps=1000000 \
+  >"$work/int.out" 2>&1 &
 pid=$!
 deadline=$((SECONDS + 120))
 until [[ "$(ls "$runs" | wc -l)" -gt "$before" ]]; do
