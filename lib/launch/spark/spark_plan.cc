@@ -76,12 +76,16 @@ StatusOr<Plan> SparkPlanHooks::PlaceTasks(const PlanRequest& r,
   if (sp.ship) {
     plan.env_id = r.env_id;
     plan.job_id = r.job_id;
-    app.archives = {{EnvArchivePath(r), kEnvAlias},
-                    {JobArchivePath(r), kJobAlias}};
+    app.archives = {{EnvArchivePath(r), kEnvAlias}};
     spec.binary = StrCat(kEnvAlias, "/bin/dtf");
-    const std::string entry =
-        r.job_entry.empty() ? fs::path(r.job).filename().string() : r.job_entry;
-    spec.job = StrCat(kJobAlias, "/", entry);
+    // A batch plan's tasks run their commands on the launcher's files.
+    if (!plan.batch) {
+      app.archives.emplace_back(JobArchivePath(r), kJobAlias);
+      const std::string entry = r.job_entry.empty()
+                                    ? fs::path(r.job).filename().string()
+                                    : r.job_entry;
+      spec.job = StrCat(kJobAlias, "/", entry);
+    }
   }
   spec.run_dir = plan.run_dir;
   spec.run_id = plan.run_id;

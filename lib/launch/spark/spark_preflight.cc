@@ -119,13 +119,16 @@ Status PackSparkArchives(PlanRequest* r, std::string* note) {
   DTF_ASSIGN_OR_RETURN(
       const pack::PackResult env,
       pack::PackEnvCached(out, path == nullptr ? "/usr/bin:/bin" : path, note));
+  r->env_id = env.archive.sha256.substr(0, 16);
+  // A batch plan's tasks run their commands on the launcher's files
+  // (shared storage): only the runtime is shipped.
+  if (r->batch_command != nullptr) return OkStatus();
   pack::PackJobOptions job;
   job.job = r->job;
   job.with_data = false;
   job.dtf_version = kVersion;
   job.out_dir = out;
   DTF_ASSIGN_OR_RETURN(const pack::PackResult j, pack::PackJob(job));
-  r->env_id = env.archive.sha256.substr(0, 16);
   r->job_id = j.archive.sha256.substr(0, 16);
   r->job_entry = j.manifest.entry;
   return OkStatus();

@@ -3,7 +3,7 @@
 # loopback (one master, two workers of 2 cores: tests/testing/
 # spark_cluster.sh, started by the ctest fixture spark_cluster):
 #   1. a master that does not answer: a clear error naming it, at once;
-#      --dry-run --json twice gives the same bytes, with spark-submit's
+#      dtf doctor checks spark-submit and the master; --dry-run --json twice gives the same bytes, with spark-submit's
 #      command line and the driver
 #   2. the census job, 1 PS + 2 workers (the runtime and the job shipped
 #      with --archives): exits 0, accuracy >= 0.85, every task's exit.json
@@ -108,6 +108,15 @@ grep -q "the Spark master spark://127.0.0.1:$closed (.*nomaster.toml:6:10: spark
   "$work/nomaster.out" || fail "no clear error: $(cat "$work/nomaster.out")"
 ((SECONDS - start < 30)) || fail "the unreachable master took $((SECONDS - start)) s to report"
 echo "ok: an unreachable master: $(grep -o 'the Spark master.*' "$work/nomaster.out")"
+
+out="$("$dtf" doctor --job "$job" --profile spark 2>&1)" || fail "dtf doctor: $out"
+grep -q "Spark profile ready" <<<"$out" || fail "dtf doctor: $out"
+if out="$("$dtf" doctor --job "$job" --profile nomaster 2>&1)"; then
+  fail "dtf doctor passed a closed master"
+fi
+grep -q "master  *NO   the Spark master spark://127.0.0.1:$closed" <<<"$out" ||
+  fail "dtf doctor: $out"
+echo "ok: dtf doctor checks spark-submit and the master"
 
 a="$(launch --profile spark --dry-run --json)" || fail "dry run"
 b="$(launch --profile spark --dry-run --json)" || fail "dry run"
