@@ -24,8 +24,9 @@ Status CheckMasterReachable(const Profile& profile, int timeout_ms);
 // Packs the runtime (dtf pack env of this binary, cached) and the job
 // (dtf pack zip) under the job directory's .dtf/pack and sets the
 // request's env_id, job_id and job_entry; for a batch request, the
-// runtime alone (its tasks run their commands on the launcher's files). `*note`
-// says why a cached runtime was not used ("" when it was or there was none).
+// runtime alone (its tasks run their commands on the launcher's files).
+// `*note` says why a cached runtime was not used ("" when it was or there
+// was none).
 Status PackSparkArchives(PlanRequest* request, std::string* note);
 
 }  // namespace dtf::launch::spark
