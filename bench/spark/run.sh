@@ -6,7 +6,8 @@
 # loopback), dtf against Spark itself, N times each (default 3), one after
 # the other on the same cluster:
 #   spark  spark-submit of empty_stage.py: an empty barrier stage of 3 tasks
-#          (one executor of 1 core each, as dtf asks), each task meeting the
+#          with the settings dtf submits with (one executor of 1 core per
+#          task, Spark's barrier check every second), each task meeting the
 #          others (allGather); the clock stops when the last task got there
 #   dtf    dtf launch --profile spark of the census job (1 PS + 2 workers,
 #          the runtime and the job shipped with --archives, the runtime
@@ -79,6 +80,9 @@ for i in $(seq 1 "$repeat"); do
   out="$("$SPARK_SUBMIT" --master "$SPARK_MASTER_URL" --deploy-mode client \
     --conf spark.executor.cores=1 --conf spark.task.cpus=1 \
     --conf spark.executor.memory=512m --conf spark.cores.max=3 \
+    --conf spark.executor.instances=3 --conf spark.dynamicAllocation.enabled=false \
+    --conf spark.scheduler.barrier.maxConcurrentTasksCheck.interval=1s \
+    --conf spark.scheduler.barrier.maxConcurrentTasksCheck.maxFailures=10 \
     --conf spark.pyspark.python="$SPARK_PYTHON" \
     --conf spark.pyspark.driver.python="$SPARK_PYTHON" \
     --conf spark.driver.host=127.0.0.1 --conf spark.driver.bindAddress=127.0.0.1 \
