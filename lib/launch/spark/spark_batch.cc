@@ -1,5 +1,6 @@
 #include "lib/launch/spark/spark_batch.h"
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
@@ -11,6 +12,8 @@
 namespace dtf::launch {
 namespace {
 
+namespace fs = std::filesystem;
+
 class SparkPlacement : public ShardPlacement {
  public:
   Status Prepare(const BatchJob& job, const std::vector<std::string>& /*files*/,
@@ -19,6 +22,11 @@ class SparkPlacement : public ShardPlacement {
         !spark::SparkTableOf(request->profile).run_dir.empty()) {
       request->runs_dir.clear();
     }
+    // The runtime shipped to the executors is packed where dtf predict
+    // runs, not beside the model.
+    std::error_code ec;
+    request->batch_files.pack_dir =
+        fs::absolute(".dtf/pack", ec).lexically_normal().string();
     return OkStatus();
   }
 

@@ -14,13 +14,10 @@ namespace dtf::launch::spark {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 std::string PackDir(const PlanRequest& r) {
+  if (!r.batch_files.pack_dir.empty()) return r.batch_files.pack_dir;
   return (fs::path(r.job).parent_path() / ".dtf" / "pack").string();
 }
-
-}  // namespace
 
 std::string EnvArchivePath(const PlanRequest& r) {
   return StrCat(PackDir(r), "/dtf-env-", r.env_id, ".zip");

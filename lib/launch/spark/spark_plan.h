@@ -35,8 +35,12 @@ struct SparkPlanPart {
 // The Spark part of `plan`; an empty one for a plan of another backend.
 const SparkPlanPart& SparkPartOf(const Plan& plan);
 
-// The runtime and job archives a plan ships: under the job directory's
-// .dtf/pack, named by their ids (the placeholders in a dry run).
+// Where the archives a plan ships are packed: the request's
+// batch_files.pack_dir when set (a batch job packs into the working
+// directory's .dtf/pack), else the job directory's .dtf/pack.
+std::string PackDir(const PlanRequest& request);
+// The runtime and job archives a plan ships, there, named by their ids
+// (the placeholders in a dry run).
 std::string EnvArchivePath(const PlanRequest& request);
 std::string JobArchivePath(const PlanRequest& request);
 

@@ -15,6 +15,7 @@
 #include "lib/base/strings.h"
 #include "lib/launch/pack/env_cache.h"
 #include "lib/launch/pack/pack_job.h"
+#include "lib/launch/spark/spark_plan.h"
 
 namespace dtf::launch::spark {
 namespace {
@@ -113,8 +114,7 @@ Status CheckMasterReachable(const Profile& profile, int timeout_ms) {
 }
 
 Status PackSparkArchives(PlanRequest* r, std::string* note) {
-  const std::string out =
-      (fs::path(r->job).parent_path() / ".dtf" / "pack").string();
+  const std::string out = PackDir(*r);
   const char* path = std::getenv("PATH");
   DTF_ASSIGN_OR_RETURN(
       const pack::PackResult env,

@@ -94,6 +94,8 @@ for t in worker-0 worker-1; do
   [[ "$(json "$run/$t/exit.json" 'j["state"]')" == exited ]] ||
     fail "$t: $(cat "$run/$t/exit.json")"
 done
+[[ ! -e out/.dtf ]] || fail "the runtime was packed beside the model (out/.dtf)"
+ls .dtf/pack/dtf-env-*.zip >/dev/null 2>&1 || fail "no runtime archive in .dtf/pack"
 echo "ok: $name: $(wc -l <"$name.csv") lines, the same as one process"
 nothing_left
 
