@@ -123,6 +123,8 @@ b="$(launch --profile spark --dry-run --json)" || fail "dry run"
 [[ "$a" == "$b" ]] || fail "--dry-run --json differs between two calls"
 grep -q '"spark_submit": \[' <<<"$a" || fail "dry run JSON without spark-submit: $a"
 grep -q '"driver": "#!/usr/bin/env python3' <<<"$a" || fail "dry run JSON without the driver"
+"$py" -c 'import json, sys; compile(json.loads(sys.stdin.read())["driver"], "driver.py", "exec")' <<<"$a" ||
+  fail "the driver is not valid Python"
 text="$(launch --profile spark --dry-run)" || fail "dry run (text)"
 grep -q -- "--archives .*dtf-env-<env-id>.zip#dtf-env" <<<"$text" ||
   fail "dry run text without the archives"
