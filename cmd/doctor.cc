@@ -17,6 +17,7 @@
 #include "lib/launch/plan.h"
 #include "lib/launch/plan_hooks.h"
 #include "lib/launch/slurm/slurm_doctor.h"
+#include "lib/launch/spark/spark_doctor.h"
 #include "lib/launch/ssh/data_preflight.h"
 #include "lib/launch/ssh/preflight.h"
 #include "lib/launch/ssh/ssh_backend.h"
@@ -133,6 +134,40 @@ Status SlurmDoctor(const launch::Plan& plan, bool json) {
                                         checks.size(), " Slurm checks failed"));
 }
 
+// A Spark profile: spark-submit, the master, the runs directory.
+Status SparkDoctor(const launch::Plan& plan, bool json) {
+  const std::vector<launch::spark::SparkCheck> checks =
+      launch::spark::CheckSparkPlan(plan);
+  size_t failed = 0;
+  for (const launch::spark::SparkCheck& c : checks) failed += c.ok ? 0 : 1;
+  std::string out;
+  if (json) {
+    out = "{";
+    JsonField(&out, "profile", plan.profile_name);
+    JsonField(&out, "profile_source", plan.profile_source);
+    JsonField(&out, "backend", "spark");
+    StrAppend(&out, "\"ok\": ", failed == 0 ? "true" : "false",
+              ", \"checks\": [");
+    for (const launch::spark::SparkCheck& c : checks) {
+      StrAppend(&out, &c == &checks.front() ? "" : ", ", "{");
+      JsonField(&out, "check", c.check);
+      StrAppend(&out, "\"ok\": ", c.ok ? "true" : "false", ", ");
+      JsonField(&out, "detail", c.detail, /*last=*/true);
+      out += "}";
+    }
+    out += "]}\n";
+  } else {
+    out = launch::spark::SparkCheckTable(checks);
+    StrAppend(&out, failed == 0 ? "Spark profile ready\n"
+                                : StrCat(failed, " of ", checks.size(),
+                                         " checks failed\n"));
+  }
+  DTF_RETURN_IF_ERROR(PrintStdout(out));
+  if (failed == 0) return OkStatus();
+  return FailedPreconditionError(StrCat("doctor: ", failed, " of ",
+                                        checks.size(), " Spark checks failed"));
+}
+
 Status RunDoctor(const DoctorFlags& f) {
   DTF_ASSIGN_OR_RETURN(const launch::PlanRequest r,
                        PlanRequestFor(f.runs, f.profile));
@@ -142,6 +177,9 @@ Status RunDoctor(const DoctorFlags& f) {
   // on hosts of their own (SSH), or where a batch system places them.
   const launch::PlanHooks& hooks = plan.hooks();
   if (hooks.TasksHere()) return LocalDoctor(plan, f.json);
+  if (plan.backend == launch::BackendKind::kSpark) {
+    return SparkDoctor(plan, f.json);
+  }
   if (!hooks.FilesOnHosts()) return SlurmDoctor(plan, f.json);
   DTF_ASSIGN_OR_RETURN(launch::PreflightOptions options,
                        launch::RuntimeNeeds());

@@ -2,8 +2,9 @@
 // detached from the SSH session with a monitor that records its exit;
 // `signal` stops it by its recorded process group; `slurm` is one srun task
 // of a batch job becoming its `dtf serve` (or, in a batch run, the command
-// the run's plan gives it); `shard-fetch` and `shard-release` hand a
-// scored shard to the dtf predict that started it, where it can only run a
+// the run's plan gives it); `spark` is one barrier task of a Spark run's
+// application becoming its `dtf serve`; `shard-fetch` and `shard-release` hand
+// a scored shard to the dtf predict that started it, where it can only run a
 // command (`kubectl exec` into a pod); `check-data` is an SSH run's
 // preflight of the job's data in its bucket on each host.
 #include <signal.h>
@@ -28,6 +29,7 @@
 #include "lib/launch/slurm/run_task.h"
 #include "lib/launch/slurm/slurm_task.h"
 #include "lib/launch/slurm/step_record.h"
+#include "lib/launch/spark/spark_task.h"
 #include "lib/launch/ssh/task_exec.h"
 
 extern char** environ;
@@ -39,6 +41,8 @@ struct TaskFlags {
   launch::TaskExecOptions exec;
   std::string signal = "TERM";
   launch::slurm::SlurmRunSpec slurm;
+  launch::spark::SparkTaskSpec spark;
+  std::string spark_addresses;
   std::string shard;  // shard-fetch, shard-release: the shard's output
   // check-data: the job, its --set values and the run's S3 file.
   std::string job;
@@ -88,17 +92,17 @@ Status RunTaskSignal(const TaskFlags& f) {
   return PrintStdout(signalled ? "signalled\n" : "gone\n");
 }
 
-// The command of each worker of the batch run in `spec.run_dir`, from its
+// The command of each worker of the batch run in `run_dir`, from its
 // plan.json (written before the job was submitted).
-StatusOr<std::vector<std::vector<std::string>>> SlurmBatchCommands(
-    const launch::slurm::SlurmRunSpec& spec) {
-  const std::string file = StrCat(spec.run_dir, "/", launch::kPlanFile);
+StatusOr<std::vector<std::vector<std::string>>> BatchCommands(
+    const std::string& run_dir, const std::string& run_id) {
+  const std::string file = StrCat(run_dir, "/", launch::kPlanFile);
   DTF_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(file));
   DTF_ASSIGN_OR_RETURN(const launch::Plan plan,
                        launch::PlanFromJson(text, file));
-  if (!plan.batch || plan.run_id != spec.run_id) {
+  if (!plan.batch || plan.run_id != run_id) {
     return FailedPreconditionError(
-        StrCat(file, ": not the plan of batch run ", spec.run_id));
+        StrCat(file, ": not the plan of batch run ", run_id));
   }
   std::vector<std::vector<std::string>> commands;
   for (const launch::TaskPlan& t : plan.tasks) {
@@ -131,7 +135,8 @@ Status RunTaskSlurm(TaskFlags* f, Context* ctx) {
   }
   launch::slurm::SlurmServeCommand command;
   if (f->slurm.batch) {
-    DTF_ASSIGN_OR_RETURN(const auto commands, SlurmBatchCommands(f->slurm));
+    DTF_ASSIGN_OR_RETURN(const auto commands,
+                         BatchCommands(f->slurm.run_dir, f->slurm.run_id));
     DTF_ASSIGN_OR_RETURN(
         command, launch::slurm::MakeSlurmBatchCommand(f->slurm, env, commands));
   } else {
@@ -158,6 +163,79 @@ Status RunTaskSlurm(TaskFlags* f, Context* ctx) {
                              command.stderr_file, ")"));
   }
   return OkStatus();
+}
+
+Status RunTaskSpark(TaskFlags* f, Context* ctx) {
+  launch::spark::SparkTaskSpec& spec = f->spark;
+  DTF_ASSIGN_OR_RETURN(spec.binary, SelfExecutable());
+  spec.addresses.clear();
+  std::string_view rest = f->spark_addresses;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    spec.addresses.emplace_back(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
+  }
+  launch::spark::SparkServeCommand command;
+  if (spec.batch) {
+    DTF_ASSIGN_OR_RETURN(const auto commands,
+                         BatchCommands(spec.run_dir, spec.run_id));
+    DTF_ASSIGN_OR_RETURN(command,
+                         launch::spark::MakeSparkBatchCommand(spec, commands));
+  } else {
+    DTF_ASSIGN_OR_RETURN(command, launch::spark::MakeSparkServeCommand(spec));
+  }
+  DTF_ASSIGN_OR_RETURN(const launch::ExitInfo exit,
+                       launch::spark::RunSparkTask(command, ctx->cancel));
+  if (exit.ShellCode() != 0) {
+    ctx->exit_code = exit.ShellCode();
+    ctx->console.Info(StrCat(command.task.ToString(), " ", exit.Describe(),
+                             " (", command.stderr_file, ")"));
+  }
+  return OkStatus();
+}
+
+void SetupTaskSpark(CLI::App* sub, std::shared_ptr<TaskFlags> f, Context* ctx) {
+  CLI::App* spark = sub->add_subcommand(
+      "spark",
+      "Run this Spark barrier task's dtf serve: its role and index from "
+      "its partition, its peers from the gathered addresses (what a Spark "
+      "run's driver runs)");
+  launch::spark::SparkTaskSpec& s = f->spark;
+  spark->add_option("--job", s.job, "The job file")->required();
+  spark
+      ->add_option("--run-dir", s.run_dir,
+                   "The run directory, shared with the launcher")
+      ->required();
+  spark->add_option("--run-id", s.run_id, "The run's id")->required();
+  spark->add_option("--ps", s.ps, "Parameter servers: the first partitions")
+      ->required()
+      ->check(CLI::Range(0, 1000));
+  spark->add_option("--workers", s.workers, "Workers: the other partitions")
+      ->required()
+      ->check(CLI::Range(1, 10000));
+  spark
+      ->add_option("--threads", s.threads,
+                   "Compute threads per task (default 0: each decides)")
+      ->check(CLI::Range(0, 4096));
+  spark->add_option("--set", s.sets,
+                    "section.key=value for every task (repeatable)");
+  spark->add_flag("--restore", s.resume,
+                  "Every task restores the run's last checkpoint");
+  spark->add_flag("--tls", s.tls, "Mutual TLS from RUN_DIR/tls");
+  spark->add_flag("--batch", s.batch,
+                  "A batch run (dtf predict --profile): run the command "
+                  "RUN_DIR/plan.json gives this worker instead of dtf serve");
+  spark->add_option("--metrics-out", s.metrics_out,
+                    "The chief's metrics file (absolute)");
+  spark->add_option("--task-id", s.task_id, "This task's partition")
+      ->required()
+      ->check(CLI::Range(0, 11000));
+  spark
+      ->add_option("--addresses", f->spark_addresses,
+                   "Every task's host:port, in partition order, "
+                   "comma-separated")
+      ->required();
+  spark->callback([f, ctx] { ctx->status = RunTaskSpark(f.get(), ctx); });
 }
 
 }  // namespace
@@ -247,6 +325,7 @@ void SetupTask(CLI::App* app, Context* ctx) {
                    "from RUN_DIR/<task>/slurm-step, its output appended")
       ->check(CLI::Range(0, 1000000));
   slurm->callback([f, ctx] { ctx->status = RunTaskSlurm(f.get(), ctx); });
+  SetupTaskSpark(sub, f, ctx);
 
   CLI::App* check = sub->add_subcommand(
       "check-data",

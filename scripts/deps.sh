@@ -16,8 +16,11 @@ if [[ "${1:-}" == "--test" ]]; then
   # (tests/launch/pack/pack_image_test.cc).
   # curl and the venv of tests/testing/s3_env.sh: the S3 server of the
   # storage tests (SeaweedFS from PyPI).
+  # Java 17: the Spark cluster of the Spark tests (tests/testing/
+  # spark_cluster.sh; Spark itself is PyPI's pyspark, in build/venv-spark).
   packages+=(python3 python3-venv python3-pip clang-14 libclang-rt-14-dev curl
-             bsdutils openssh-server openssh-client skopeo umoci podman)
+             bsdutils openssh-server openssh-client skopeo umoci podman
+             openjdk-17-jre-headless)
 fi
 
 missing=()

@@ -15,6 +15,7 @@ enum class BackendKind {
   kSsh,         // tasks on hosts reached over SSH
   kSlurm,       // tasks in a Slurm allocation (sbatch/srun)
   kKubernetes,  // pods of a Job or TFJob rendered as manifests (kubectl)
+  kSpark,       // a barrier stage of a Spark application (spark-submit)
 };
 
 // A profile's backend when it names none.
@@ -23,9 +24,9 @@ inline constexpr BackendKind kDefaultBackend = BackendKind::kLocal;
 // Every backend, in the order the profile's `backend` key lists them.
 inline constexpr BackendKind kAllBackends[] = {
     BackendKind::kLocal, BackendKind::kSsh, BackendKind::kSlurm,
-    BackendKind::kKubernetes};
+    BackendKind::kKubernetes, BackendKind::kSpark};
 
-// "local", "ssh", "slurm", "kubernetes".
+// "local", "ssh", "slurm", "kubernetes", "spark".
 constexpr std::string_view BackendName(BackendKind kind) {
   switch (kind) {
     case BackendKind::kLocal:
@@ -36,6 +37,8 @@ constexpr std::string_view BackendName(BackendKind kind) {
       return "slurm";
     case BackendKind::kKubernetes:
       return "kubernetes";
+    case BackendKind::kSpark:
+      return "spark";
   }
   return "local";
 }

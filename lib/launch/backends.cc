@@ -14,6 +14,8 @@
 #include "lib/launch/run_layout.h"
 #include "lib/launch/slurm/slurm_backend.h"
 #include "lib/launch/slurm/slurm_plan.h"
+#include "lib/launch/spark/spark_backend.h"
+#include "lib/launch/spark/spark_plan.h"
 #include "lib/launch/ssh/ssh_backend.h"
 #include "lib/launch/ssh/ssh_plan.h"
 #include "lib/launch/supervisor.h"
@@ -44,6 +46,8 @@ StatusOr<std::unique_ptr<Run>> StartRun(PlanRequest request,
     }
     case BackendKind::kSlurm:
       return StartSlurmRun(std::move(request), std::move(options));
+    case BackendKind::kSpark:
+      return StartSparkRun(std::move(request), std::move(options));
     case BackendKind::kKubernetes:  // handed off: HandOffRun
       break;
   }
@@ -58,6 +62,8 @@ StatusOr<std::unique_ptr<RunSource>> OpenRunSource(const Plan& plan) {
       return OpenSshRunSource(plan);
     case BackendKind::kSlurm:
       return OpenSlurmRunSource(plan);
+    case BackendKind::kSpark:
+      return OpenSparkRunSource(plan);
     case BackendKind::kKubernetes:  // handed off: QueryHandedOffRun
       break;
   }
@@ -69,6 +75,7 @@ const PlanHooks& PlanHooksOf(BackendKind kind) {
   static const ssh::SshPlanHooks kSsh;
   static const slurm::SlurmPlanHooks kSlurm;
   static const k8s::KubernetesPlanHooks kKubernetes;
+  static const spark::SparkPlanHooks kSpark;
   switch (kind) {
     case BackendKind::kLocal:
       return kLocal;
@@ -78,6 +85,8 @@ const PlanHooks& PlanHooksOf(BackendKind kind) {
       return kSlurm;
     case BackendKind::kKubernetes:
       return kKubernetes;
+    case BackendKind::kSpark:
+      return kSpark;
   }
   return kLocal;
 }
@@ -87,6 +96,7 @@ const ProfileTable& ProfileTableOf(BackendKind kind) {
   static const ssh::SshProfileTable kSsh;
   static const slurm::SlurmProfileTable kSlurm;
   static const k8s::KubernetesProfileTable kKubernetes;
+  static const spark::SparkProfileTable kSpark;
   switch (kind) {
     case BackendKind::kLocal:
       return kLocal;
@@ -96,6 +106,8 @@ const ProfileTable& ProfileTableOf(BackendKind kind) {
       return kSlurm;
     case BackendKind::kKubernetes:
       return kKubernetes;
+    case BackendKind::kSpark:
+      return kSpark;
   }
   return kLocal;
 }
@@ -112,6 +124,7 @@ StatusOr<std::string> HandOffRun(const PlanRequest& request,
     case BackendKind::kLocal:
     case BackendKind::kSsh:
     case BackendKind::kSlurm:
+    case BackendKind::kSpark:
       break;
   }
   return absl::UnimplementedError(

@@ -6,6 +6,7 @@
 #include "lib/launch/k8s/k8s_batch.h"
 #include "lib/launch/local/local_batch.h"
 #include "lib/launch/slurm/slurm_batch.h"
+#include "lib/launch/spark/spark_batch.h"
 #include "lib/launch/ssh/ssh_batch.h"
 #include "lib/launch/supervisor.h"
 
@@ -21,6 +22,8 @@ std::unique_ptr<BatchRunner> MakeBatchRunner(Profile profile) {
       return NewSlurmBatchRunner(std::move(profile), StartRun);
     case BackendKind::kKubernetes:
       return k8s::NewKubernetesBatchRunner(std::move(profile));
+    case BackendKind::kSpark:
+      return NewSparkBatchRunner(std::move(profile), StartRun);
   }
   return NewLocalBatchRunner(std::move(profile), StartRun);
 }

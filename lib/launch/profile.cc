@@ -300,17 +300,18 @@ StatusOr<Profile> ParseProfileWith(std::string_view text, std::string source,
   // not know, and the backend is the better message.
   if (const toml::node* node = table.get("backend")) {
     p.where["backend"] = Where(reader, *node);
-    // The backends this dtf has, and "k8s" for Kubernetes (the last).
-    static_assert(std::size(kAllBackends) == 4);
+    // The backends this dtf has, and "k8s" for Kubernetes.
+    static_assert(std::size(kAllBackends) == 5);
     DTF_ASSIGN_OR_RETURN(
         const int backend,
         reader.GetChoice(
             *node, "backend",
             {BackendName(kAllBackends[0]), BackendName(kAllBackends[1]),
              BackendName(kAllBackends[2]), BackendName(kAllBackends[3]),
-             "k8s"}));
-    p.backend = kAllBackends[std::min<size_t>(static_cast<size_t>(backend),
-                                              std::size(kAllBackends) - 1)];
+             BackendName(kAllBackends[4]), "k8s"}));
+    p.backend = static_cast<size_t>(backend) < std::size(kAllBackends)
+                    ? kAllBackends[static_cast<size_t>(backend)]
+                    : BackendKind::kKubernetes;
   }
   DTF_RETURN_IF_ERROR(tables(p.backend).Read(reader, {table}, &p));
   DTF_RETURN_IF_ERROR(ReadBounded(&reader, &p, table, "ps", 1, 1000, &p.ps));

@@ -155,6 +155,12 @@ bool Run::StopRequested() const {
 }
 
 void Run::WriteRecord() {
+  // What the backend learns of its engine as the run goes (a Spark
+  // application's id) joins the record.
+  if (std::map<std::string, std::string> fields = backend_->RecordFields();
+      !fields.empty()) {
+    record_.backend = std::move(fields);
+  }
   Status s = WriteRunRecord(plan_.run_dir, record_);
   if (!s.ok()) Note(StrCat("warning: ", Message(s)));
 }

@@ -11,6 +11,7 @@
 #include "lib/base/strings.h"
 #include "lib/launch/pack/elf_deps.h"
 #include "lib/launch/pack/elf_file.h"
+#include "lib/launch/pack/env_cache.h"
 #include "lib/launch/pack/manifest.h"
 #include "lib/launch/pack/pack_env.h"
 #include "lib/launch/pack/pack_job.h"
@@ -19,7 +20,6 @@
 #include "lib/launch/run_layout.h"
 #include "lib/launch/run_tls.h"
 #include "lib/launch/ssh/data_preflight.h"
-#include "lib/launch/ssh/env_cache.h"
 #include "lib/launch/ssh/ssh_backend.h"
 #include "lib/launch/ssh/ssh_plan.h"
 #include "lib/rpc/credentials.h"
@@ -57,7 +57,7 @@ StatusOr<Packed> PackArchives(const PlanRequest& r,
           : (fs::path(r.job).parent_path() / ".dtf" / "pack").string();
   std::string note;
   DTF_ASSIGN_OR_RETURN(const pack::PackResult e,
-                       PackEnvCached(out, search_path, &note));
+                       pack::PackEnvCached(out, search_path, &note));
   // The job is small: packed every time.
   DTF_ASSIGN_OR_RETURN(const pack::PackResult j, PackJobArchive(r));
   Packed p;

@@ -1,4 +1,4 @@
-#include "lib/launch/ssh/env_cache.h"
+#include "lib/launch/pack/env_cache.h"
 
 #include <sys/stat.h>
 
@@ -11,12 +11,11 @@
 #include "lib/base/file.h"
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
-#include "lib/launch/json_text.h"
 #include "lib/launch/pack/elf_deps.h"
 #include "lib/launch/pack/manifest.h"
 #include "lib/launch/pack/sha256.h"
 
-namespace dtf::launch {
+namespace dtf::pack {
 namespace {
 
 namespace fs = std::filesystem;
@@ -25,26 +24,25 @@ using CacheJson = nlohmann::ordered_json;
 // A key for the runtime's inputs as they are now: the path, size and
 // modification time of the binary and of every library it would pack.
 StatusOr<std::string> EnvInputsKey(const std::string& binary) {
-  DTF_ASSIGN_OR_RETURN(
-      const std::vector<pack::ResolvedLibrary> libs,
-      pack::ResolveDependencies(binary, pack::LibrarySearch{}));
+  DTF_ASSIGN_OR_RETURN(const std::vector<ResolvedLibrary> libs,
+                       ResolveDependencies(binary, LibrarySearch{}));
   std::string key = kVersion;
   std::vector<std::string> paths = {binary};
-  for (const pack::ResolvedLibrary& lib : libs) paths.push_back(lib.path);
+  for (const ResolvedLibrary& lib : libs) paths.push_back(lib.path);
   for (const std::string& path : paths) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return ErrnoToStatus(errno, path);
     StrAppend(&key, "\n", path, " ", st.st_size, " ", st.st_mtim.tv_sec, ".",
               st.st_mtim.tv_nsec);
   }
-  DTF_ASSIGN_OR_RETURN(const std::string digest, pack::Sha256Hex(key));
+  DTF_ASSIGN_OR_RETURN(const std::string digest, Sha256Hex(key));
   return digest.substr(0, 16);
 }
 
 }  // namespace
 
-std::optional<pack::PackResult> ReadEnvCache(const std::string& cache_file,
-                                             std::string* note) {
+std::optional<PackResult> ReadEnvCache(const std::string& cache_file,
+                                       std::string* note) {
   if (note != nullptr) note->clear();
   StatusOr<std::string> text = ReadFileToString(cache_file);
   if (!text.ok()) return std::nullopt;
@@ -56,14 +54,13 @@ std::optional<pack::PackResult> ReadEnvCache(const std::string& cache_file,
       !j["size"].is_number_unsigned()) {
     return std::nullopt;
   }
-  pack::PackResult r;
+  PackResult r;
   r.archive.path = j["archive"].get<std::string>();
   r.archive.sha256 = j["sha256"].get<std::string>();
   r.archive.size = j["size"].get<uint64_t>();
-  StatusOr<pack::Manifest> m =
-      pack::ParseManifest(j["manifest"].dump(), cache_file);
+  StatusOr<Manifest> m = ParseManifest(j["manifest"].dump(), cache_file);
   if (!m.ok()) return std::nullopt;
-  StatusOr<pack::FileDigest> digest = pack::DigestFile(r.archive.path);
+  StatusOr<FileDigest> digest = DigestFile(r.archive.path);
   if (!digest.ok()) {
     if (note != nullptr && digest.status().code() != StatusCode::kNotFound) {
       *note = StrCat("packing the runtime again: ", Message(digest.status()));
@@ -83,8 +80,7 @@ std::optional<pack::PackResult> ReadEnvCache(const std::string& cache_file,
   return r;
 }
 
-Status WriteEnvCache(const std::string& cache_file,
-                     const pack::PackResult& packed) {
+Status WriteEnvCache(const std::string& cache_file, const PackResult& packed) {
   std::error_code ec;
   const std::string dir = fs::path(cache_file).parent_path().string();
   fs::create_directories(dir, ec);
@@ -93,29 +89,29 @@ Status WriteEnvCache(const std::string& cache_file,
       {"archive", packed.archive.path},
       {"sha256", packed.archive.sha256},
       {"size", packed.archive.size},
-      {"manifest", CacheJson::parse(pack::ManifestToJson(packed.manifest))}};
-  return WriteFileAtomically(cache_file, JsonText(j));
+      {"manifest", CacheJson::parse(ManifestToJson(packed.manifest))}};
+  return WriteFileAtomically(cache_file, j.dump(2) + "\n");
 }
 
-StatusOr<pack::PackResult> PackEnvCached(const std::string& out,
-                                         const std::string& search_path,
-                                         std::string* note) {
-  pack::PackEnvOptions env;
+StatusOr<PackResult> PackEnvCached(const std::string& out,
+                                   const std::string& search_path,
+                                   std::string* note) {
+  PackEnvOptions env;
   DTF_ASSIGN_OR_RETURN(env.binary, SelfExecutable());
   env.dtf_version = kVersion;
   env.out_dir = out;
   // What a host needs is the code; a debug build's binary is mostly debug
   // sections, which would cost every first launch their shipping.
-  env.strip_debug = pack::CanStripDebug(search_path);
+  env.strip_debug = CanStripDebug(search_path);
   DTF_ASSIGN_OR_RETURN(std::string key, EnvInputsKey(env.binary));
   if (env.strip_debug) key += "-stripped";
   const std::string cache = StrCat(out, "/env-cache/", key, ".json");
-  if (std::optional<pack::PackResult> cached = ReadEnvCache(cache, note)) {
+  if (std::optional<PackResult> cached = ReadEnvCache(cache, note)) {
     return *std::move(cached);
   }
-  DTF_ASSIGN_OR_RETURN(pack::PackResult r, pack::PackEnv(env));
+  DTF_ASSIGN_OR_RETURN(PackResult r, PackEnv(env));
   (void)WriteEnvCache(cache, r);
   return r;
 }
 
-}  // namespace dtf::launch
+}  // namespace dtf::pack

@@ -1,4 +1,4 @@
-#include "lib/launch/ssh/env_cache.h"
+#include "lib/launch/pack/env_cache.h"
 
 #include <filesystem>
 #include <string>
@@ -9,7 +9,7 @@
 #include "lib/launch/pack/sha256.h"
 #include "tests/testing/temp_dir.h"
 
-namespace dtf::launch {
+namespace dtf::pack {
 namespace {
 
 namespace fs = std::filesystem;
@@ -21,14 +21,14 @@ class EnvCacheTest : public ::testing::Test {
   std::string Cached(const std::string& bytes) {
     const std::string archive = dir_.Join("env-0123456789abcdef.zip");
     dtf::testing::WriteFile(archive, bytes);
-    pack::PackResult r;
+    PackResult r;
     r.archive.path = archive;
     r.archive.size = bytes.size();
-    r.archive.sha256 = *pack::Sha256Hex(bytes);
-    r.manifest.kind = pack::kKindEnv;
+    r.archive.sha256 = *Sha256Hex(bytes);
+    r.manifest.kind = kKindEnv;
     r.manifest.dtf_version = "0.1.0";
     r.manifest.entry = "bin/dtf";
-    r.manifest.files.push_back({"bin/dtf", 3, *pack::Sha256Hex("abc"), 0755});
+    r.manifest.files.push_back({"bin/dtf", 3, *Sha256Hex("abc"), 0755});
     const std::string cache = dir_.Join("env-cache/key.json");
     const Status written = WriteEnvCache(cache, r);
     EXPECT_TRUE(written.ok()) << written;
@@ -40,7 +40,7 @@ class EnvCacheTest : public ::testing::Test {
 TEST_F(EnvCacheTest, TrustsAnUntouchedArchive) {
   const std::string cache = Cached("the packed runtime");
   std::string note = "stale";
-  std::optional<pack::PackResult> r = ReadEnvCache(cache, &note);
+  std::optional<PackResult> r = ReadEnvCache(cache, &note);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->archive.size, 18u);
   EXPECT_EQ(r->manifest.entry, "bin/dtf");
@@ -56,7 +56,7 @@ TEST_F(EnvCacheTest, ATamperedArchiveOfTheSameSizeIsPackedAgain) {
   EXPECT_FALSE(ReadEnvCache(cache, &note).has_value());
   EXPECT_THAT(note, HasSubstr("packing the runtime again"));
   EXPECT_THAT(note, HasSubstr(archive));
-  EXPECT_THAT(note, HasSubstr(*pack::Sha256Hex("the PACKED runtime")));
+  EXPECT_THAT(note, HasSubstr(*Sha256Hex("the PACKED runtime")));
 }
 
 TEST_F(EnvCacheTest, AMissingArchiveOrABrokenEntryIsPackedAgain) {
@@ -71,4 +71,4 @@ TEST_F(EnvCacheTest, AMissingArchiveOrABrokenEntryIsPackedAgain) {
 }
 
 }  // namespace
-}  // namespace dtf::launch
+}  // namespace dtf::pack
