@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace dtf::runtime {
@@ -82,6 +83,21 @@ class PieceSink {
   // store fills before its next call; nullptr abandons the gather
   // (Cancelled).
   virtual std::byte* Piece(const PieceInfo& piece) = 0;
+};
+
+// A sharded checkpoint's shard of this PS (param_store_save.cc).
+struct SaveShardRequest {
+  std::string prefix;  // the checkpoint's path prefix
+  int shard = 0;       // this PS's data file
+  int num_shards = 1;
+  // Saved once the global step reached it (as GatherRequest::min_step).
+  int64_t min_step = 0;
+};
+
+struct SaveShardResult {
+  int64_t global_step = 0;
+  // Index entries: key and serialized BundleEntryProto.
+  std::vector<std::pair<std::string, std::string>> entries;
 };
 
 struct GatherResult {

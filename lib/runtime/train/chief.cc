@@ -112,6 +112,11 @@ Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
   const WatchPause pause(options_.coordinator);
   std::error_code ec;
   fs::create_directories(options_.output_dir, ec);
+  if (path.empty() && options_.sharded_checkpoints && update.sharded()) {
+    TrainState cut = state;
+    cut.worker_positions = workers;
+    return WriteShardedCheckpoint(update, std::move(cut));
+  }
   return update.WithHostModel(
       /*slots=*/true,
       [&](Model* model, const std::vector<kernels::OptimizerState>& states) {

@@ -15,12 +15,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "lib/base/status.h"
 #include "lib/data/job_file.h"
 #include "lib/kernels/context.h"
 #include "lib/kernels/optimizer.h"
+#include "lib/runtime/checkpoint/shard_writer.h"
 #include "lib/runtime/model/model.h"
 #include "lib/runtime/model/optimizers.h"
 #include "lib/runtime/train/batch_queue.h"
@@ -62,6 +64,20 @@ class Update {
   // last WithHostModel pulled them (with slots: every shard at one step
   // where the mode allows it); empty otherwise.
   virtual std::vector<int64_t> shard_steps() const { return {}; }
+  // Variables kept on parameter servers: each PS can write its own shard
+  // of a sharded checkpoint (SaveShards).
+  virtual bool sharded() const { return false; }
+  // REQUIRES: sharded(). Has PS p write shard p of the sharded checkpoint
+  // at `prefix` (num_shards(): every PS's and the chief's, last), every
+  // shard at one global step where the mode allows it (as WithHostModel
+  // with slots), and returns each one's index entries; shard_steps() is
+  // then the step of each.
+  virtual int num_shards() const { return 0; }
+  virtual StatusOr<std::vector<ShardedIndexEntries>> SaveShards(
+      const std::string& prefix) {
+    (void)prefix;
+    return FailedPreconditionError("no variables on parameter servers");
+  }
   // The update's own preparation of a transformed batch, where the batch
   // was read (with prefetching, on the queue's thread).
   virtual void PrepareInputs(PreparedBatch* batch) { (void)batch; }

@@ -48,6 +48,35 @@ class PsUpdate : public Update {
   bool independent_workers() const override { return true; }
   int64_t global_step() const override { return global_step_; }
   std::vector<int64_t> shard_steps() const override { return ps_.steps(); }
+  bool sharded() const override { return true; }
+  int num_shards() const override { return ps_.num_ps() + 1; }
+
+  StatusOr<std::vector<ShardedIndexEntries>> SaveShards(
+      const std::string& prefix) override {
+    // Sync mode: every shard at the highest step a PS reached (as
+    // PullConsistentCut); async mode has no common step.
+    int64_t target = 0;
+    if (train_.mode == TrainMode::kSync) {
+      DTF_RETURN_IF_ERROR(Retrying([&] { return ps_.Pull({}, {}, 0); }));
+      for (const int64_t step : ps_.steps()) target = std::max(target, step);
+    }
+    std::vector<rpc::SaveShardResponse> saved;
+    DTF_RETURN_IF_ERROR(Retrying([&]() -> Status {
+      DTF_ASSIGN_OR_RETURN(
+          saved, ps_.SaveShards(prefix, num_shards(), target,
+                                std::chrono::seconds(std::max<int64_t>(
+                                    train_.coordinator_timeout, 60))));
+      return OkStatus();
+    }));
+    std::vector<ShardedIndexEntries> shards(saved.size());
+    for (size_t p = 0; p < saved.size(); ++p) {
+      for (auto& e : *saved[p].mutable_entries()) {
+        shards[p].emplace_back(std::move(*e.mutable_key()),
+                               std::move(*e.mutable_entry()));
+      }
+    }
+    return shards;
+  }
 
   void PrepareInputs(PreparedBatch* batch) override {
     Compact(&batch->inputs, &batch->unique);

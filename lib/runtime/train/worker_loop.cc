@@ -149,6 +149,7 @@ StatusOr<TrainResult> RunWorkerLoop(
     c.heartbeat_timeout = std::chrono::seconds(train.heartbeat_timeout);
     c.origin = {options.credentials.run_id, CheckpointFingerprint(job)};
     c.keep_checkpoints = train.keep_checkpoints;
+    c.sharded_checkpoints = train.sharded_checkpoints;
     c.resumed = options.resume;
     // TensorBoard events: training loss and throughput at each report,
     // evaluation metrics at each evaluation.
