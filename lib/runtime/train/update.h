@@ -26,6 +26,7 @@
 #include "lib/runtime/model/model.h"
 #include "lib/runtime/model/optimizers.h"
 #include "lib/runtime/train/batch_queue.h"
+#include "lib/runtime/train/evaluator.h"
 #include "lib/runtime/train/train_hooks.h"
 #include "lib/runtime/train/worker_options.h"
 
@@ -113,6 +114,15 @@ class Update {
 
   // Runs `use` with every variable whole, on the compute device.
   virtual Status WithDeviceModel(const std::function<Status(Model&)>& use) = 0;
+  // Runs `use` with the model an evaluation computes on and, where the
+  // model holds only what each batch reads (variables on parameter
+  // servers), the EvalPrepare that pulls a batch's rows before it is
+  // evaluated; else with every variable whole (WithDeviceModel) and no
+  // prepare.
+  virtual Status WithEvalModel(
+      const std::function<Status(Model&, const EvalPrepare&)>& use) {
+    return WithDeviceModel([&](Model& model) { return use(model, nullptr); });
+  }
   // Runs `use` with every variable whole on the host and, with `slots`,
   // every optimizer state (else `states` may be empty).
   virtual Status WithHostModel(bool slots, const HostUse& use) = 0;
