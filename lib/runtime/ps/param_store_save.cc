@@ -34,6 +34,7 @@ int64_t SliceStart(const StoreShard& s, const Partition& partition, int p) {
 StatusOr<SaveShardResult> ParamStore::SaveShard(
     const SaveShardRequest& request) {
   std::unique_lock<std::mutex> lock(mu_);
+  SeenLocked(request.worker);
   const int64_t min_step =
       request.min_step > global_step_ + 1 ? 0 : request.min_step;
   while (global_step_ < min_step && !shutdown_) {
@@ -67,6 +68,7 @@ StatusOr<SaveShardResult> ParamStore::SaveShard(
   SaveShardResult result;
   result.global_step = global_step_;
   DTF_ASSIGN_OR_RETURN(result.entries, writer->Finish());
+  SeenLocked(request.worker);
   return result;
 }
 

@@ -92,6 +92,9 @@ struct SaveShardRequest {
   int num_shards = 1;
   // Saved once the global step reached it (as GatherRequest::min_step).
   int64_t min_step = 0;
+  // Counted as a sign of life, before and after the write, when it is a
+  // worker (the chief): a long write is no silence of the chief's.
+  int worker = -1;
 };
 
 struct SaveShardResult {

@@ -309,6 +309,7 @@ StatusOr<std::vector<rpc::SaveShardResponse>> PsClient::SaveShards(
     request.set_shard(p);
     request.set_num_shards(num_shards);
     request.set_min_step(min_step);
+    request.set_worker(worker_);
     rpc::SaveShardResponse& response = responses[size_t(p)];
     statuses[size_t(p)] = FromGrpc(
         stubs_[size_t(p)]->SaveShard(context.get(), request, &response),
