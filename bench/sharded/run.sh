@@ -12,11 +12,11 @@
 # --limit-mb (3072) MB (cgroup v1 memory.limit_in_bytes, or v2 memory.max;
 # swap counted where the kernel lets it be).
 # 1. train, sync, train.sharded_checkpoints = true, a checkpoint every
-#    --checkpoint-every (20) steps;
+#    --checkpoint-every (30) steps, one generation kept;
 # 2. once a checkpoint is committed and training went on past it, every task
 #    is killed (SIGKILL);
 # 3. every task started again with --restore: each PS restores its shard
-#    of the checkpoint, and the run goes on to --steps (60), evaluates and
+#    of the checkpoint, and the run goes on to --steps (40), evaluates and
 #    exports.
 # For each phase and task: its exit (code or signal; "oom" when the
 # cgroup's OOM killer ended it), its peak resident memory (GNU time's
@@ -35,8 +35,8 @@ buckets=50000000
 ps=4
 workers=2
 limit_mb=3072
-steps=60
-every=20
+steps=40
+every=30
 
 usage() {
   sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -167,7 +167,7 @@ for ((i = 0; i < workers; i++)); do
 done
 run_id="bench-sharded-$$"
 sets=(--set train.sharded_checkpoints=true --set "train.steps=$steps"
-      --set "train.checkpoint_every_steps=$every" --set train.keep_checkpoints=2
+      --set "train.checkpoint_every_steps=$every" --set train.keep_checkpoints=1
       --set train.mode=sync --set train.log_every_steps=10
       --set "train.output_dir=$work/out")
 
