@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # bench/sharded/run.sh [--dtf PATH] [--build DIR] [--work DIR]
-#   [--buckets N] [--ps N] [--workers N] [--limit-mb MB] [--steps N]
-#   [--checkpoint-every N]
+#   [--buckets N] [--tables N] [--ps N] [--workers N] [--limit-mb MB]
+#   [--steps N] [--checkpoint-every N]
 #
-# A table larger than any one task, with sharded checkpoints: the census job
-# (examples/census) with its hashed `occupation` column at --buckets
-# (50,000,000) buckets, embedding 16 and wide (FTRL's two slots on the wide
-# table, Adagrad's one on the embedding: about 3.4 GB of parameters and
-# 7 GB with slots at 50 M), on --ps (4) parameter servers and --workers (2)
+# Tables larger than any one task, with sharded checkpoints: the census job
+# (examples/census) with its hashed `occupation` column, and --tables − 1
+# more hashed columns (of native_country, race, gender, relationship), at
+# --buckets (16,777,216: dtf's limit for one feature) buckets each,
+# embedding 16 and wide (FTRL's two slots on the wide tables, Adagrad's one
+# on the embeddings). The default 3 tables hold 50,331,648 rows: about
+# 3.4 GB of parameters and 7 GB with slots. On --ps (4) parameter servers
+# and --workers (2)
 # workers, every `dtf serve` in a memory cgroup of its own limited to
 # --limit-mb (3072) MB (cgroup v1 memory.limit_in_bytes, or v2 memory.max;
 # swap counted where the kernel lets it be).
@@ -31,7 +34,8 @@ repo="$(cd "$here/../.." && pwd)"
 dtf=""
 build="$repo/build"
 work=""
-buckets=50000000
+buckets=16777216
+tables=3
 ps=4
 workers=2
 limit_mb=3072
@@ -48,6 +52,7 @@ while [[ $# -gt 0 ]]; do
     --build) build="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     --buckets) buckets="$2"; shift 2 ;;
+    --tables) tables="$2"; shift 2 ;;
     --ps) ps="$2"; shift 2 ;;
     --workers) workers="$2"; shift 2 ;;
     --limit-mb) limit_mb="$2"; shift 2 ;;
@@ -57,11 +62,12 @@ while [[ $# -gt 0 ]]; do
     *) echo "unknown argument: $1" >&2; usage ;;
   esac
 done
-for n in buckets ps workers limit_mb steps every; do
+for n in buckets tables ps workers limit_mb steps every; do
   [[ "${!n}" =~ ^[1-9][0-9]*$ ]] ||
     { echo "--${n//_/-}: expected a positive integer, got '${!n}'" >&2; exit 2; }
 done
 log() { echo "bench: $*" >&2; }
+(( tables <= 5 )) || { log "--tables: at most 5"; exit 2; }
 (( EUID == 0 )) || { log "needs root: every task gets a memory cgroup"; exit 1; }
 [[ -x /usr/bin/time ]] || { log "needs /usr/bin/time (GNU time)"; exit 1; }
 [[ -n "$dtf" ]] || dtf="$build/cmd/dtf"
@@ -133,13 +139,17 @@ oom_kills() {
 sed -e "s#\.\./\.\./\.\./shared#$shared#g" \
     -e "s#^buckets = 1000\$#buckets = $buckets#" \
     "$repo/examples/census/dtf.toml" > "$work/dtf.toml.new"
-python3 - "$work/dtf.toml.new" <<'PY'
+python3 - "$work/dtf.toml.new" "$buckets" "$tables" <<'PY'
 import re, sys
-path = sys.argv[1]
+path, buckets, tables = sys.argv[1], sys.argv[2], int(sys.argv[3])
 text = open(path).read()
 # The hashed occupation column: embedding 16 (it is wide already).
 text = re.sub(r'(name = "occupation"\nbuckets = \d+\nembedding = )\d+',
               r'\g<1>16', text)
+for source in ["native_country", "race", "gender", "relationship"][:tables - 1]:
+    text += (f'\n[[features.hashed]]\nname = "{source}_ids"\n'
+             f'source = "{source}"\nbuckets = {buckets}\nembedding = 16\n'
+             f'wide = true\n')
 open(path, "w").write(text)
 PY
 grep -q "buckets = $buckets" "$work/dtf.toml.new" ||
@@ -207,7 +217,7 @@ wait_all() {
 }
 
 # 1. Train until a checkpoint is committed and training went past it.
-log "phase 1: $ps PS + $workers workers, $buckets buckets, ${limit_mb} MB each"
+log "phase 1: $ps PS + $workers workers, $tables tables of $buckets buckets, ${limit_mb} MB each"
 t0=$(date +%s)
 start_all train
 ckpt=""
@@ -249,4 +259,4 @@ if [[ -n "$newest" ]]; then
   cp_s=$(python3 -c 'import sys, time; print(round(time.time() - float(sys.argv[1]), 2))' "$start_cp")
   rm -rf "$work/cp"
 fi
-python3 "$here/report.py" "$work" "$buckets" "$ps" "$workers" "$limit_mb" "${cp_s:-}"
+python3 "$here/report.py" "$work" "$((buckets * tables))" "$ps" "$workers" "$limit_mb" "${cp_s:-}"
