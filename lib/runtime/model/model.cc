@@ -139,7 +139,7 @@ int Model::Add(std::string name, Part part, bool sparse, bool trainable,
     std::vector<int64_t> shape = v.shape;
     if (sparse && !sparse_rows_) shape[0] = 0;
     value = Tensor::Empty(shape);
-    std::vector<int64_t> rows(size_t(shape[0]));
+    std::vector<int64_t> rows(static_cast<size_t>(shape[0]));
     for (size_t r = 0; r < rows.size(); ++r) rows[r] = int64_t(r);
     InitializeRows(v, seed_, rows, value.data());
   }
