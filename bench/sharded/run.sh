@@ -113,10 +113,9 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# new_cgroup NAME: a cgroup limited to --limit-mb (emptied first).
+# new_cgroup NAME: a cgroup limited to --limit-mb.
 new_cgroup() {
   local cg="$cg_root/$1" bytes=$(( limit_mb * 1024 * 1024 ))
-  [[ -d "$cg" ]] && rmdir "$cg"
   mkdir "$cg"
   if ((cg_version == 2)); then
     echo "$bytes" > "$cg/memory.max"
@@ -178,7 +177,7 @@ done
 run_id="bench-sharded-$$"
 sets=(--set train.sharded_checkpoints=true --set "train.steps=$steps"
       --set "train.checkpoint_every_steps=$every" --set train.keep_checkpoints=1
-      --set train.mode=sync --set train.log_every_steps=10
+      --set train.mode=sync --set train.log_every_steps=10 --set train.ps_timeout=120
       --set "train.output_dir=$work/out")
 
 # start PHASE NAME ROLE INDEX [FLAGS...]: the task in its cgroup, under GNU
@@ -187,9 +186,9 @@ pids=() names=()
 start() {
   local phase="$1" name="$2" role="$3" index="$4"
   shift 4
-  new_cgroup "$name"
+  new_cgroup "$phase-$name"
   bash -c 'echo $$ > "$1" || exit 125; shift; exec "$@"' start \
-    "$cg_root/$name/cgroup.procs" \
+    "$cg_root/$phase-$name/cgroup.procs" \
     /usr/bin/time -v -o "$work/logs/$phase-$name.time" \
     "$dtf" serve --job "$work/dtf.toml" --role "$role" --index "$index" \
     --ps "$ps_list" --workers "$worker_list" --run-id "$run_id" \
@@ -212,7 +211,7 @@ wait_all() {
   for i in "${!pids[@]}"; do
     rc=0
     wait "${pids[i]}" || rc=$?
-    echo "${names[i]} $rc $(oom_kills "${names[i]}")" >> "$work/logs/$1.exits"
+    echo "${names[i]} $rc $(oom_kills "$1-${names[i]}")" >> "$work/logs/$1.exits"
   done
 }
 
@@ -234,6 +233,7 @@ if [[ -n "$ckpt" ]]; then
   log "$(basename "$ckpt") after $(( $(date +%s) - t0 )) s; killing every task"
   # shellcheck disable=SC2046  # a list of pids
   kill -9 $(cg_procs) 2> /dev/null || true
+  for ((s = 0; s < 100; s++)); do [[ -z "$(cg_procs)" ]] && break; sleep 0.1; done
 else
   log "no checkpoint was committed; see $work/logs"
 fi
