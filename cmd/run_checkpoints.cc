@@ -10,6 +10,7 @@
 #include "lib/launch/plan_hooks.h"
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/checkpoint_files.h"
+#include "lib/runtime/checkpoint/sharded_checkpoint.h"
 
 namespace dtf::cli {
 namespace {
@@ -30,6 +31,13 @@ StatusOr<JobFile> WithLocalCheckpoints(const JobFile& job,
   JobFile local = job;
   local.train.output_dir = copy->path();
   return local;
+}
+
+StatusOr<runtime::CheckpointInfo> ShardedInfo(const std::string& prefix) {
+  DTF_ASSIGN_OR_RETURN(auto reader,
+                       runtime::ShardedCheckpointReader::Open(prefix));
+  DTF_ASSIGN_OR_RETURN(const runtime::Bundle state, reader->ReadUnsliced());
+  return runtime::ReadCheckpointInfo(state);
 }
 
 }  // namespace
@@ -62,6 +70,24 @@ std::vector<launch::CheckpointRow> RunCheckpoints(const JobFile& remote_job,
     StatusOr<runtime::CheckpointInfo> info =
         bundle.ok() ? runtime::ReadCheckpointInfo(*bundle)
                     : StatusOr<runtime::CheckpointInfo>(bundle.status());
+    if (!info.ok()) {
+      row.problem = std::string(Message(info.status()));
+    } else if (info->run_id != run_id) {
+      continue;
+    } else if (info->job_fingerprint != fingerprint) {
+      row.problem = StrCat("job fingerprint ", info->job_fingerprint,
+                           ", the job's is now ", fingerprint);
+    }
+    rows.push_back(std::move(row));
+  }
+  // Sharded checkpoints (train.sharded_checkpoints): their index names the
+  // generation; the chief's shard says whose it is.
+  for (const runtime::ShardedGeneration& g :
+       runtime::ListShardedCheckpoints(job.train.output_dir)) {
+    launch::CheckpointRow row;
+    row.path = g.prefix;
+    row.step = g.step;
+    StatusOr<runtime::CheckpointInfo> info = ShardedInfo(g.prefix);
     if (!info.ok()) {
       row.problem = std::string(Message(info.status()));
     } else if (info->run_id != run_id) {

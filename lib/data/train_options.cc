@@ -259,6 +259,8 @@ Status ReadSchedule(Reader& r, const toml::table& t, const std::string& dir,
                                 &train->checkpoint_every_steps));
   DTF_RETURN_IF_ERROR(
       r.ReadInt(t, "train", "keep_checkpoints", 1, &train->keep_checkpoints));
+  DTF_RETURN_IF_ERROR(r.ReadBool(t, "train", "sharded_checkpoints",
+                                 &train->sharded_checkpoints));
   if (const toml::node* n = t.get("output_dir")) {
     DTF_ASSIGN_OR_RETURN(const std::string out,
                          r.GetString(*n, "train.output_dir"));
@@ -362,6 +364,7 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
                                    "log_every_steps",
                                    "checkpoint_every_steps",
                                    "keep_checkpoints",
+                                   "sharded_checkpoints",
                                    "output_dir",
                                    "threads",
                                    "device",

@@ -111,6 +111,13 @@ struct TrainSpec {
   // (checkpoint-<step>.dtf, the newest also as checkpoint.dtf); older ones
   // are removed once a newer one is written. Default: 3.
   int64_t keep_checkpoints = 3;
+  // sharded_checkpoints: in a parameter-server run, every PS writes its own
+  // shard of each checkpoint in TensorFlow's sharded tensor-bundle layout
+  // (model.ckpt-<step>.data-0000k-of-0000n and one merged .index) and the
+  // chief writes only its training state, instead of the chief gathering
+  // the whole model into checkpoint.dtf. Other modes ignore it. Default:
+  // false.
+  bool sharded_checkpoints = false;
   // output_dir: checkpoints, events and the exported model; resolved against
   // the job file's directory. Default: "out".
   std::string output_dir;

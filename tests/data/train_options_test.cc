@@ -55,6 +55,7 @@ TEST_F(TrainSpecTest, Defaults) {
   EXPECT_EQ(wide_deep.log_every_steps, 100);
   EXPECT_EQ(wide_deep.checkpoint_every_steps, 0);
   EXPECT_EQ(wide_deep.keep_checkpoints, 3);
+  EXPECT_FALSE(wide_deep.sharded_checkpoints);
   EXPECT_EQ(wide_deep.output_dir, dir_ + "/out");
   EXPECT_EQ(wide_deep.threads, 0);
   EXPECT_EQ(wide_deep.mode, TrainMode::kSync);
@@ -93,6 +94,7 @@ eval_every_steps = 50
 log_every_steps = 0
 checkpoint_every_steps = 100
 keep_checkpoints = 5
+sharded_checkpoints = true
 output_dir = "/abs/run"
 threads = 4
 device = "cuda:1"
@@ -112,6 +114,7 @@ nesterov = true
   EXPECT_EQ(train.log_every_steps, 0);
   EXPECT_EQ(train.checkpoint_every_steps, 100);
   EXPECT_EQ(train.keep_checkpoints, 5);
+  EXPECT_TRUE(train.sharded_checkpoints);
   EXPECT_EQ(train.output_dir, "/abs/run");
   EXPECT_EQ(train.threads, 4);
   EXPECT_EQ(train.mode, TrainMode::kAllreduce);

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lib/base/status.h"
@@ -42,6 +43,8 @@ class Bundle {
   const std::vector<BundleEntry>& entries() const { return entries_; }
   // The file it was read from, for messages; empty for a new bundle.
   const std::string& path() const { return path_; }
+  // For a bundle read from elsewhere (a sharded checkpoint's prefix).
+  void set_path(std::string path) { path_ = std::move(path); }
 
   std::string Serialize() const;
   // Writes the bundle to `path` atomically (temporary file, fsync, rename).

@@ -57,10 +57,22 @@ Status RestoreVariables(const Bundle& bundle, Model* model) {
 
 }  // namespace
 
-Bundle MakeCheckpoint(const FeatureLayer& layer, const Model& model,
-                      const std::vector<kernels::OptimizerState>& states,
-                      const TrainState& state, std::string_view model_toml,
-                      const CheckpointOrigin& origin) {
+std::string CheckpointVariableKey(std::string_view variable) {
+  return StrCat(kVarPrefix, variable);
+}
+
+std::string CheckpointSlotKey(std::string_view variable,
+                              std::string_view slot) {
+  return StrCat(kSlotPrefix, variable, "/", slot);
+}
+
+std::string CheckpointStepKey(std::string_view variable) {
+  return StrCat(kSlotPrefix, variable, "/step");
+}
+
+Bundle MakeCheckpointState(const FeatureLayer& layer, const TrainState& state,
+                           std::string_view model_toml,
+                           const CheckpointOrigin& origin) {
   Bundle bundle;
   bundle.AddString("meta/model_toml", model_toml);
   bundle.AddString(std::string(kCheckpointRunIdEntry), origin.run_id);
@@ -86,6 +98,14 @@ Bundle MakeCheckpoint(const FeatureLayer& layer, const Model& model,
     bundle.AddInt64s(std::string(kCheckpointWorkerPositionsEntry), positions);
   }
   AddNormalizer(layer, &bundle);
+  return bundle;
+}
+
+Bundle MakeCheckpoint(const FeatureLayer& layer, const Model& model,
+                      const std::vector<kernels::OptimizerState>& states,
+                      const TrainState& state, std::string_view model_toml,
+                      const CheckpointOrigin& origin) {
+  Bundle bundle = MakeCheckpointState(layer, state, model_toml, origin);
   const auto& vars = model.variables();
   for (size_t i = 0; i < vars.size(); ++i) {
     bundle.AddTensor(StrCat(kVarPrefix, vars[i].name), vars[i].value);

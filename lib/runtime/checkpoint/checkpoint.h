@@ -58,6 +58,22 @@ struct CheckpointOrigin {
   std::string job_fingerprint;
 };
 
+// The names a checkpoint gives a variable's values ("var/<name>"), one of
+// its optimizer slots ("slot/<name>/<slot>") and its optimizer's update
+// count ("slot/<name>/step").
+std::string CheckpointVariableKey(std::string_view variable);
+std::string CheckpointSlotKey(std::string_view variable, std::string_view slot);
+std::string CheckpointStepKey(std::string_view variable);
+inline constexpr std::string_view kCheckpointGlobalStepEntry =
+    "train/global_step";
+
+// The entries of a checkpoint that are not variables or optimizer slots:
+// the model definition, `origin`, the training state and the normalizer
+// statistics (what the chief writes of a sharded checkpoint).
+Bundle MakeCheckpointState(const FeatureLayer& layer, const TrainState& state,
+                           std::string_view model_toml,
+                           const CheckpointOrigin& origin = {});
+
 // `states` is parallel to model.variables() (entries of untrainable
 // variables are ignored). `model_toml` is recorded for reference.
 Bundle MakeCheckpoint(const FeatureLayer& layer, const Model& model,

@@ -7,11 +7,13 @@
 #include <cerrno>
 #include <charconv>
 #include <filesystem>
+#include <memory>
 #include <utility>
 
 #include "lib/base/strings.h"
 #include "lib/data/job_toml.h"
 #include "lib/runtime/checkpoint/checkpoint.h"
+#include "lib/runtime/checkpoint/sharded_checkpoint.h"
 
 namespace dtf::runtime {
 namespace fs = std::filesystem;
@@ -60,6 +62,26 @@ uint64_t Fnv1a64(std::string_view text) {
 
 std::string OptionalOptimizer(const std::optional<OptimizerSpec>& spec) {
   return spec ? std::string(OptimizerTypeName(spec->type)) : std::string("-");
+}
+
+// The prefix of the newest sharded checkpoint of `dir` when there is one
+// and `dtf_file` is absent or older.
+std::optional<std::string> NewerShardedCheckpoint(const std::string& dir,
+                                                  const std::string& dtf_file) {
+  const std::vector<ShardedGeneration> sharded = ListShardedCheckpoints(dir);
+  if (sharded.empty()) return std::nullopt;
+  std::error_code ec, dtf_ec;
+  const auto index_time =
+      fs::last_write_time(ShardedIndexPath(sharded[0].prefix), ec);
+  const auto dtf_time = fs::last_write_time(dtf_file, dtf_ec);
+  if (!dtf_ec && (ec || dtf_time > index_time)) return std::nullopt;
+  return sharded[0].prefix;
+}
+
+StatusOr<Bundle> ReadShardedState(const std::string& prefix) {
+  DTF_ASSIGN_OR_RETURN(std::unique_ptr<ShardedCheckpointReader> reader,
+                       ShardedCheckpointReader::Open(prefix));
+  return reader->ReadUnsliced();
 }
 
 }  // namespace
@@ -189,13 +211,16 @@ StatusOr<std::optional<Bundle>> FindRunCheckpoint(const std::string& dir,
                                                   std::string_view run_id,
                                                   std::string_view fingerprint,
                                                   std::string* why) {
-  const std::string path = (fs::path(dir) / kCheckpointFile).string();
+  std::string path = (fs::path(dir) / kCheckpointFile).string();
   std::error_code ec;
-  if (!fs::exists(path, ec)) {
+  const std::optional<std::string> sharded = NewerShardedCheckpoint(dir, path);
+  if (!sharded && !fs::exists(path, ec)) {
     *why = StrCat("no checkpoint at ", path);
     return std::optional<Bundle>();
   }
-  StatusOr<Bundle> bundle = Bundle::ReadFile(path);
+  if (sharded) path = *sharded;
+  StatusOr<Bundle> bundle =
+      sharded ? ReadShardedState(*sharded) : Bundle::ReadFile(path);
   if (!bundle.ok()) {
     return DataLossError(StrCat(Message(bundle.status()),
                                 "; refusing to restore from it (nothing "

@@ -70,7 +70,9 @@ Status WriteCheckpointGeneration(const Bundle& bundle, const std::string& dir,
                                  int64_t step, int64_t keep);
 
 // The checkpoint that a task of run `run_id`, job fingerprint `fingerprint`
-// may restore: <dir>/checkpoint.dtf when that run wrote it. nullopt when
+// may restore: <dir>/checkpoint.dtf, or the newest sharded checkpoint of
+// <dir> (sharded_checkpoint.h) when it is newer — its training state, as a
+// Bundle whose path() is its prefix — when that run wrote it. nullopt when
 // there is none, or when another run (or `dtf train`) wrote it — then
 // `*why` says so, naming the file and its run. A file that is not a whole,
 // valid checkpoint is DataLoss naming it; the run's own checkpoint of

@@ -13,6 +13,7 @@
 
 #include "lib/base/status.h"
 #include "lib/kernels/tensor.h"
+#include "lib/runtime/checkpoint/tf_table.h"
 
 namespace dtf::runtime {
 
@@ -40,15 +41,5 @@ Status WriteTfBundle(const std::string& prefix,
 // The file names of a single-shard bundle at `prefix`.
 std::string TfBundleIndexPath(std::string_view prefix);
 std::string TfBundleDataPath(std::string_view prefix);
-
-// The table format of the index, for its tests: a LevelDB table without
-// compression or filters; blocks of at most about `block_size` bytes with a
-// restart point every 16 entries; each block followed by a type byte (0) and
-// the masked CRC-32C of block and type; a footer of the meta-index and
-// index block handles (varints) padded to 40 bytes, then the magic
-// 0xdb4775248b80fb57. `entries` must be sorted by key, keys distinct.
-std::string MakeTfTable(
-    const std::vector<std::pair<std::string, std::string>>& entries,
-    size_t block_size = 256 * 1024);
 
 }  // namespace dtf::runtime

@@ -42,7 +42,7 @@ std::string TfNodeName(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     out.push_back(TfNameChar(text[i], i == 0) ? text[i] : '_');
   }
-  if (out.empty()) out = "_";
+  if (out.empty()) out.push_back('_');
   if (!TfNameChar(out[0], true)) out[0] = 'x';
   return out;
 }

@@ -136,8 +136,10 @@ int Model::Add(std::string name, Part part, bool sparse, bool trainable,
                  sparse,          trainable,        init};
   Tensor value;
   if (materialize_) {
-    value = Tensor::Empty(v.shape);
-    std::vector<int64_t> rows(size_t(v.shape[0]));
+    std::vector<int64_t> shape = v.shape;
+    if (sparse && !sparse_rows_) shape[0] = 0;
+    value = Tensor::Empty(shape);
+    std::vector<int64_t> rows(static_cast<size_t>(shape[0]));
     for (size_t r = 0; r < rows.size(); ++r) rows[r] = int64_t(r);
     InitializeRows(v, seed_, rows, value.data());
   }
@@ -197,16 +199,19 @@ StatusOr<std::vector<VariableSpec>> Model::Layout(const FeatureLayer& layer,
 
 StatusOr<std::unique_ptr<Model>> Model::Create(const FeatureLayer& layer,
                                                const ModelSpec& spec,
-                                               uint64_t seed) {
+                                               uint64_t seed,
+                                               bool sparse_rows) {
   DTF_RETURN_IF_ERROR(Layout(layer, spec).status());
-  return Build(layer, spec, seed, /*materialize=*/true);
+  return Build(layer, spec, seed, /*materialize=*/true, sparse_rows);
 }
 
 StatusOr<std::unique_ptr<Model>> Model::Build(const FeatureLayer& layer,
                                               const ModelSpec& spec,
-                                              uint64_t seed, bool materialize) {
+                                              uint64_t seed, bool materialize,
+                                              bool sparse_rows) {
   std::unique_ptr<Model> m(new Model(layer, spec, seed));
   m->materialize_ = materialize;
+  m->sparse_rows_ = sparse_rows;
   const int64_t outputs = spec.outputs();
   m->wide_tables_.assign(m->sparse_.size(), -1);
   m->embeddings_.assign(m->sparse_.size(), -1);

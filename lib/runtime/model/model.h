@@ -74,14 +74,22 @@ class Model {
   // Creates the variables for `layer`'s inputs and initializes them as Keras
   // does (glorot-uniform dense kernels, zero biases, truncated-normal
   // embeddings with stddev 1/sqrt(dim), zero wide weights), from `seed`.
+  // With `sparse_rows` false the sparse variables (embedding and wide
+  // weight tables) start with no rows: the compact copy of a
+  // parameter-server worker, whose pulls bring the rows each batch reads
+  // (a table larger than the worker is never made whole).
   static StatusOr<std::unique_ptr<Model>> Create(const FeatureLayer& layer,
                                                  const ModelSpec& spec,
-                                                 uint64_t seed);
+                                                 uint64_t seed,
+                                                 bool sparse_rows = true);
   ~Model();
   // The variables Create makes, in the same order, without values.
   static StatusOr<std::vector<VariableSpec>> Layout(const FeatureLayer& layer,
                                                     const ModelSpec& spec);
 
+  // The variables' names and whole shapes (also of a sparse variable that
+  // holds only some rows), parallel to variables().
+  const std::vector<VariableSpec>& specs() const { return specs_; }
   std::vector<Variable>& variables() { return variables_; }
   const std::vector<Variable>& variables() const { return variables_; }
   // Which sparse input (FeatureLayer::sparse_inputs() index) a sparse
@@ -114,8 +122,8 @@ class Model {
   Model(const FeatureLayer& layer, const ModelSpec& spec, uint64_t seed);
   static StatusOr<std::unique_ptr<Model>> Build(const FeatureLayer& layer,
                                                 const ModelSpec& spec,
-                                                uint64_t seed,
-                                                bool materialize);
+                                                uint64_t seed, bool materialize,
+                                                bool sparse_rows = true);
   int Add(std::string name, Part part, bool sparse, bool trainable,
           std::vector<int64_t> shape, Init init);
   kernels::Tensor& var(int i) { return variables_[size_t(i)].value; }
@@ -123,6 +131,7 @@ class Model {
   std::vector<Variable> variables_;
   std::vector<VariableSpec> specs_;
   bool materialize_ = true;
+  bool sparse_rows_ = true;
   std::vector<SparseInput> sparse_;
   ModelSpec spec_;
   uint64_t seed_ = 0;

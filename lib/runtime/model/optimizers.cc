@@ -73,9 +73,7 @@ std::vector<kernels::OptimizerState> NewOptimizerStates(
 
 std::vector<std::vector<int64_t>> VariableShapes(const Model& model) {
   std::vector<std::vector<int64_t>> shapes;
-  for (const Variable& v : model.variables()) {
-    shapes.push_back(v.value.shape());
-  }
+  for (const VariableSpec& v : model.specs()) shapes.push_back(v.shape);
   return shapes;
 }
 

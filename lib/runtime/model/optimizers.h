@@ -36,7 +36,8 @@ std::vector<kernels::OptimizerState> NewOptimizerStates(
     const Optimizers& optimizers, const Model& model,
     const std::vector<std::vector<int64_t>>& shapes);
 
-// The shape of each of model.variables(), in order.
+// The whole shape of each of model.variables(), in order (Model::specs:
+// also of a table that holds only some rows).
 std::vector<std::vector<int64_t>> VariableShapes(const Model& model);
 
 }  // namespace dtf::runtime

@@ -96,49 +96,6 @@ StatusOr<std::unique_ptr<ParamStore>> ParamStore::Create(
   return ps;
 }
 
-Status ParamStore::Restore(const std::string& path) {
-  DTF_ASSIGN_OR_RETURN(Bundle bundle, Bundle::ReadFile(path));
-  const int p = options_.index;
-  // Copies this PS's rows of `all` (the whole variable) into `local`.
-  auto take = [&](const Shard& s, const kernels::Tensor& all,
-                  kernels::Tensor* local) {
-    for (int64_t r = 0; r < s.value.rows(); ++r) {
-      const int64_t global =
-          s.sparse ? partition_.GlobalRow(r, p) : s.begin + r;
-      std::memcpy(local->data() + r * s.cols, all.data() + global * s.cols,
-                  size_t(s.cols) * 4);
-    }
-  };
-  for (auto& shard : shards_) {
-    Shard& s = *shard;
-    DTF_ASSIGN_OR_RETURN(kernels::Tensor all,
-                         ReadCheckpointTensor(bundle, s.name, "", s.shape));
-    take(s, all, &s.value);
-    if (!s.trainable) continue;
-    for (int k = 0; k < s.state.num_slots(); ++k) {
-      DTF_ASSIGN_OR_RETURN(
-          kernels::Tensor slot,
-          ReadCheckpointTensor(bundle, s.name, s.state.slot_name(k), s.shape));
-      take(s, slot, &s.state.slot(k));
-    }
-    DTF_ASSIGN_OR_RETURN(int64_t step, ReadCheckpointStep(bundle, s.name));
-    s.state.set_step(step);
-  }
-  DTF_ASSIGN_OR_RETURN(global_step_, ReadCheckpointStep(bundle, ""));
-  // A distributed checkpoint records each PS's own step.
-  if (bundle.Find(kCheckpointPsStepsEntry) != nullptr) {
-    DTF_ASSIGN_OR_RETURN(std::vector<int64_t> steps,
-                         bundle.GetInt64s(kCheckpointPsStepsEntry));
-    if (steps.size() != size_t(options_.num_ps)) {
-      return FailedPreconditionError(
-          StrCat(path, ": a checkpoint of ", steps.size(),
-                 " parameter servers; this run has ", options_.num_ps));
-    }
-    global_step_ = steps[size_t(p)];
-  }
-  return OkStatus();
-}
-
 ParamStore::Shard* ParamStore::FindLocked(std::string_view name) {
   for (auto& s : shards_) {
     if (s->name == name) return s.get();

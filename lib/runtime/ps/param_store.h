@@ -77,6 +77,15 @@ class ParamStore {
   StatusOr<GatherResult> Gather(const GatherRequest& request, PieceSink& sink,
                                 const std::function<bool()>& cancelled = {});
 
+  // Writes this PS's shard of a sharded checkpoint (sharded_format.h)
+  // once the global step reached request.min_step: its rows of every
+  // variable, optimizer slot and update count, as slices of the whole
+  // variables in the partition's order, to the data file's temporary name
+  // (shard_writer.h), synced. Pushes and pulls wait meanwhile: the shard
+  // is of one global step. Errors name the file; Aborted after Shutdown
+  // when the step never came.
+  StatusOr<SaveShardResult> SaveShard(const SaveShardRequest& request);
+
   // Worker `worker` finished: no sync step waits for it any more.
   void WorkerDone(int worker);
   // Ends every wait; WaitForShutdown returns true from now on.
@@ -100,7 +109,12 @@ class ParamStore {
   Status ShutDownLocked() const;
   using Shard = StoreShard;
   ParamStore(const JobFile& job, const StoreOptions& options);
+  // From a checkpoint.dtf (Restore) or a sharded checkpoint's prefix
+  // (RestoreSharded: this PS's rows, read from the shards of any number of
+  // PS, streaming); param_store_restore.cc.
   Status Restore(const std::string& path);
+  Status RestoreBundle(const std::string& path);
+  Status RestoreSharded(const std::string& prefix);
   Shard* FindLocked(std::string_view name);
   // OK when every piece names a variable of this PS and holds rows it
   // owns, in sizes that add up; nothing is changed. REQUIRES: mu_ held.

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace dtf::runtime {
@@ -82,6 +83,24 @@ class PieceSink {
   // store fills before its next call; nullptr abandons the gather
   // (Cancelled).
   virtual std::byte* Piece(const PieceInfo& piece) = 0;
+};
+
+// A sharded checkpoint's shard of this PS (param_store_save.cc).
+struct SaveShardRequest {
+  std::string prefix;  // the checkpoint's path prefix
+  int shard = 0;       // this PS's data file
+  int num_shards = 1;
+  // Saved once the global step reached it (as GatherRequest::min_step).
+  int64_t min_step = 0;
+  // Counted as a sign of life, before and after the write, when it is a
+  // worker (the chief): a long write is no silence of the chief's.
+  int worker = -1;
+};
+
+struct SaveShardResult {
+  int64_t global_step = 0;
+  // Index entries: key and serialized BundleEntryProto.
+  std::vector<std::pair<std::string, std::string>> entries;
 };
 
 struct GatherResult {

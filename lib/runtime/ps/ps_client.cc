@@ -297,6 +297,29 @@ StatusOr<PsClient::PushResult> PsClient::Step(
   return result;
 }
 
+StatusOr<std::vector<rpc::SaveShardResponse>> PsClient::SaveShards(
+    const std::string& prefix, int num_shards, int64_t min_step,
+    std::chrono::milliseconds timeout) {
+  std::vector<Status> statuses(static_cast<size_t>(num_ps()));
+  std::vector<rpc::SaveShardResponse> responses(static_cast<size_t>(num_ps()));
+  fanout_.Run([&](int p) {
+    auto context = MakeClientContext(creds_, timeout);
+    rpc::SaveShardRequest request;
+    request.set_prefix(prefix);
+    request.set_shard(p);
+    request.set_num_shards(num_shards);
+    request.set_min_step(min_step);
+    request.set_worker(worker_);
+    rpc::SaveShardResponse& response = responses[size_t(p)];
+    statuses[size_t(p)] = FromGrpc(
+        stubs_[size_t(p)]->SaveShard(context.get(), request, &response),
+        StrCat(PsWhere(size_t(p), addresses_), ": SaveShard of ", prefix));
+    if (statuses[size_t(p)].ok()) steps_[size_t(p)] = response.global_step();
+  });
+  DTF_RETURN_IF_ERROR(FirstError(statuses));
+  return responses;
+}
+
 Status PsClient::WorkerDone() {
   const bool stopping = cancel_ != nullptr && cancel_->load();
   Status first;

@@ -79,6 +79,14 @@ class PsClient {
                             int64_t examples, double loss,
                             const std::vector<DenseVar>* dense,
                             const std::vector<SparseVar>* sparse, bool sync);
+  // Has every PS p write shard p of the sharded checkpoint at `prefix`
+  // (ParamStore::SaveShard) once its global step reached `min_step`, all
+  // at once; `num_shards` counts the chief's shard too. Returns what each
+  // wrote (its step and index entries); steps() is then each PS's step.
+  // Each call may take `timeout` (a shard of a large table takes a while).
+  StatusOr<std::vector<rpc::SaveShardResponse>> SaveShards(
+      const std::string& prefix, int num_shards, int64_t min_step,
+      std::chrono::milliseconds timeout);
   // Tells every PS that this worker is done. Once the cancel flag is set,
   // best effort: a PS that is gone fails it at once, one that does not
   // answer within a second too.

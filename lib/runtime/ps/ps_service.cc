@@ -40,4 +40,32 @@ grpc::Status PsService::Shutdown(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+grpc::Status PsService::SaveShard(grpc::ServerContext* context,
+                                  const rpc::SaveShardRequest* request,
+                                  rpc::SaveShardResponse* response) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
+    return st;
+  }
+  SaveShardRequest save;
+  save.prefix = request->prefix();
+  save.shard = request->shard();
+  save.num_shards = request->num_shards();
+  save.min_step = request->min_step();
+  save.worker = request->worker();
+  if (save.prefix.empty() || save.num_shards < 1 || save.shard < 0 ||
+      save.shard >= save.num_shards) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "SaveShard: no prefix, or no shard of the checkpoint");
+  }
+  StatusOr<SaveShardResult> saved = store_->SaveShard(save);
+  if (!saved.ok()) return rpc::ToGrpc(saved.status());
+  response->set_global_step(saved->global_step);
+  for (auto& [key, entry] : saved->entries) {
+    rpc::SaveShardResponse::Entry* e = response->add_entries();
+    e->set_key(std::move(key));
+    e->set_entry(std::move(entry));
+  }
+  return grpc::Status::OK;
+}
+
 }  // namespace dtf::runtime

@@ -40,6 +40,11 @@ class PsService final : public rpc::ParameterServer::Service {
                         const rpc::ShutdownRequest* request,
                         rpc::ShutdownResponse* response) override;
 
+  // The PS's shard of a sharded checkpoint (ParamStore::SaveShard).
+  grpc::Status SaveShard(grpc::ServerContext* context,
+                         const rpc::SaveShardRequest* request,
+                         rpc::SaveShardResponse* response) override;
+
   ParamStore& store() { return *store_; }
   // The store's (param_store.h), for the serving loop.
   void Tick() { store_->Tick(); }

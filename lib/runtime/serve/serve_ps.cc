@@ -62,7 +62,13 @@ Status AddPsService(ServeTask* t, grpc::ServerBuilder* builder) {
     }
     t->Note(StrCat(t->task, ": ", why));
   }
+  const auto start = Clock::now();
   DTF_ASSIGN_OR_RETURN(t->ps_service, PsService::Create(t->job, po));
+  if (!po.restore_from.empty()) {
+    t->Note(fmt::format(
+        "{}: restored {} in {:.2f} s", t->task, po.restore_from,
+        std::chrono::duration<double>(Clock::now() - start).count()));
+  }
   builder->RegisterService(t->ps_service.get());
   return OkStatus();
 }

@@ -70,12 +70,13 @@ StatusOr<bool> Chief::Evaluate(Update& update, Progress& progress,
   // The other workers may wait for the chief meanwhile.
   const WatchPause pause(options_.coordinator);
   StatusOr<EvalMetrics> metrics = EvalMetrics{};
-  DTF_RETURN_IF_ERROR(update.WithDeviceModel([&](Model& model) {
-    metrics = runtime::Evaluate(ctx_, *layer_, model, options_.eval_files,
-                                options_.eval_batch_size, hooks_.cancel,
-                                &eval_cache_);
-    return OkStatus();
-  }));
+  DTF_RETURN_IF_ERROR(
+      update.WithEvalModel([&](Model& model, const EvalPrepare& prepare) {
+        metrics = runtime::Evaluate(ctx_, *layer_, model, options_.eval_files,
+                                    options_.eval_batch_size, hooks_.cancel,
+                                    &eval_cache_, prepare);
+        return OkStatus();
+      }));
   DTF_RETURN_IF_ERROR(metrics.status());
   DTF_ASSIGN_OR_RETURN(
       result->eval, progress.Evaluated(*std::move(metrics), state.global_step,
@@ -112,8 +113,17 @@ Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
   const WatchPause pause(options_.coordinator);
   std::error_code ec;
   fs::create_directories(options_.output_dir, ec);
+  if (path.empty() && options_.sharded_checkpoints && update.sharded()) {
+    TrainState cut = state;
+    cut.worker_positions = workers;
+    return WriteShardedCheckpoint(update, std::move(cut));
+  }
+  // The best checkpoint of a sharded run keeps no optimizer slots: only
+  // the export and the best evaluation are read from it.
+  const bool slots =
+      !(path == best_path_ && options_.sharded_checkpoints && update.sharded());
   return update.WithHostModel(
-      /*slots=*/true,
+      slots,
       [&](Model* model, const std::vector<kernels::OptimizerState>& states) {
         TrainState cut = state;
         cut.ps_steps = update.shard_steps();

@@ -50,6 +50,10 @@ struct ChiefOptions {
   CheckpointOrigin origin;
   // Checkpoint generations kept (train.keep_checkpoints).
   int64_t keep_checkpoints = 3;
+  // train.sharded_checkpoints: with variables on parameter servers, each
+  // generation is a sharded checkpoint (sharded_checkpoint.h) that every
+  // PS writes its shard of; the chief writes only its training state.
+  bool sharded_checkpoints = false;
   // How long a worker may stay silent before the chief stops waiting for
   // it (WaitForWorkers).
   std::chrono::seconds heartbeat_timeout{0};
@@ -65,6 +69,8 @@ class Chief {
   CoordinatorService* coordinator() const { return options_.coordinator; }
   EventWriter* events() const { return options_.events.get(); }
   const EvalTracker& tracker() const { return tracker_; }
+  // checkpoint.dtf, or with sharded checkpoints the prefix of the last one
+  // written.
   const std::string& checkpoint_path() const { return checkpoint_path_; }
   // The step of the last evaluation; -1 before one.
   int64_t last_eval_step() const { return last_eval_step_; }
@@ -94,6 +100,10 @@ class Chief {
   // To `path`, or ("") as a new generation.
   Status WriteCheckpointTo(Update& update, const TrainState& state,
                            const std::string& path);
+  // A new generation as a sharded checkpoint (chief_sharded.cc): the
+  // shards of every PS, then the chief's (`cut` less the PS steps, which
+  // the shards' are), committed.
+  Status WriteShardedCheckpoint(Update& update, TrainState cut);
   // For a resumed run: the best evaluation checkpoint-best.dtf keeps, when
   // it is of this job, becomes the tracker's best (a note says so, or why
   // it is not kept).
@@ -107,7 +117,7 @@ class Chief {
   // The evaluation split's inputs, kept from one evaluation to the next
   // within train.input_cache_memory_mb (with train.input_cache).
   EvalInputCache eval_cache_;
-  const std::string checkpoint_path_;
+  std::string checkpoint_path_;
   const std::string best_path_;
   int64_t last_eval_step_ = -1;
 };

@@ -82,12 +82,18 @@ int64_t InputBytes(const ModelInputs& in) {
   return n;
 }
 
-// Inference and metrics over one batch of host inputs.
+// Inference and metrics over one batch of host inputs, the model first
+// made ready for it by `prepare` when given.
 Status EvaluateBatch(const kernels::Context& ctx, Model& model,
-                     const ModelInputs& host, ModelInputs* device_inputs,
-                     kernels::Tensor* logits, MetricSet* metrics) {
+                     const ModelInputs& batch, ModelInputs* device_inputs,
+                     kernels::Tensor* logits, MetricSet* metrics,
+                     const EvalPrepare& prepare) {
+  const ModelInputs* host = &batch;
+  if (prepare) {
+    DTF_ASSIGN_OR_RETURN(host, prepare(batch));
+  }
   DTF_ASSIGN_OR_RETURN(const ModelInputs* staged,
-                       StageInputs(ctx, host, device_inputs));
+                       StageInputs(ctx, *host, device_inputs));
   DTF_RETURN_IF_ERROR(model.Forward(ctx, *staged, false, logits));
   return metrics->Update(ctx, *logits, *staged);
 }
@@ -99,7 +105,8 @@ StatusOr<EvalMetrics> Evaluate(const kernels::Context& ctx,
                                const std::vector<std::string>& files,
                                int64_t batch_size,
                                const std::atomic<bool>* cancel,
-                               EvalInputCache* cache) {
+                               EvalInputCache* cache,
+                               const EvalPrepare& prepare) {
   MetricSet metrics(model.spec().loss);
   ModelInputs host_inputs, device_inputs;
   kernels::Tensor logits;
@@ -108,8 +115,8 @@ StatusOr<EvalMetrics> Evaluate(const kernels::Context& ctx,
       if (cancel != nullptr && cancel->load()) {
         return CancelledError("evaluation cancelled");
       }
-      DTF_RETURN_IF_ERROR(
-          EvaluateBatch(ctx, model, cached, &device_inputs, &logits, &metrics));
+      DTF_RETURN_IF_ERROR(EvaluateBatch(ctx, model, cached, &device_inputs,
+                                        &logits, &metrics, prepare));
     }
     return metrics.Result();
   }
@@ -136,7 +143,7 @@ StatusOr<EvalMetrics> Evaluate(const kernels::Context& ctx,
     DTF_RETURN_IF_ERROR(
         layer.Transform(HostContext(ctx), batch, true, &host_inputs));
     DTF_RETURN_IF_ERROR(EvaluateBatch(ctx, model, host_inputs, &device_inputs,
-                                      &logits, &metrics));
+                                      &logits, &metrics, prepare));
     if (!keep) continue;
     cache->bytes += InputBytes(host_inputs);
     if (cache->bytes > cache->budget_bytes) {

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,6 +69,12 @@ struct EvalInputCache {
   int64_t bytes = 0;
 };
 
+// Makes `model` ready for one batch of host inputs: the inputs the model
+// reads for it (the update's own copy, which it may have rewritten) and the
+// variables they read, in place. Null: the model holds every variable.
+using EvalPrepare =
+    std::function<StatusOr<const ModelInputs*>(const ModelInputs& host)>;
+
 // Runs `model` (inference mode) over every record of `files` in order.
 // Cancelled when *cancel becomes true. With `cache`, the batches come from
 // it when it holds them, else it is filled as the files are read; the
@@ -78,6 +85,7 @@ StatusOr<EvalMetrics> Evaluate(const kernels::Context& ctx,
                                const std::vector<std::string>& files,
                                int64_t batch_size,
                                const std::atomic<bool>* cancel = nullptr,
-                               EvalInputCache* cache = nullptr);
+                               EvalInputCache* cache = nullptr,
+                               const EvalPrepare& prepare = nullptr);
 
 }  // namespace dtf::runtime

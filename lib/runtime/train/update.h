@@ -15,15 +15,18 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "lib/base/status.h"
 #include "lib/data/job_file.h"
 #include "lib/kernels/context.h"
 #include "lib/kernels/optimizer.h"
+#include "lib/runtime/checkpoint/shard_writer.h"
 #include "lib/runtime/model/model.h"
 #include "lib/runtime/model/optimizers.h"
 #include "lib/runtime/train/batch_queue.h"
+#include "lib/runtime/train/evaluator.h"
 #include "lib/runtime/train/train_hooks.h"
 #include "lib/runtime/train/worker_options.h"
 
@@ -62,6 +65,20 @@ class Update {
   // last WithHostModel pulled them (with slots: every shard at one step
   // where the mode allows it); empty otherwise.
   virtual std::vector<int64_t> shard_steps() const { return {}; }
+  // Variables kept on parameter servers: each PS can write its own shard
+  // of a sharded checkpoint (SaveShards).
+  virtual bool sharded() const { return false; }
+  // REQUIRES: sharded(). Has PS p write shard p of the sharded checkpoint
+  // at `prefix` (num_shards(): every PS's and the chief's, last), every
+  // shard at one global step where the mode allows it (as WithHostModel
+  // with slots), and returns each one's index entries; shard_steps() is
+  // then the step of each.
+  virtual int num_shards() const { return 0; }
+  virtual StatusOr<std::vector<ShardedIndexEntries>> SaveShards(
+      const std::string& prefix) {
+    (void)prefix;
+    return FailedPreconditionError("no variables on parameter servers");
+  }
   // The update's own preparation of a transformed batch, where the batch
   // was read (with prefetching, on the queue's thread).
   virtual void PrepareInputs(PreparedBatch* batch) { (void)batch; }
@@ -97,6 +114,15 @@ class Update {
 
   // Runs `use` with every variable whole, on the compute device.
   virtual Status WithDeviceModel(const std::function<Status(Model&)>& use) = 0;
+  // Runs `use` with the model an evaluation computes on and, where the
+  // model holds only what each batch reads (variables on parameter
+  // servers), the EvalPrepare that pulls a batch's rows before it is
+  // evaluated; else with every variable whole (WithDeviceModel) and no
+  // prepare.
+  virtual Status WithEvalModel(
+      const std::function<Status(Model&, const EvalPrepare&)>& use) {
+    return WithDeviceModel([&](Model& model) { return use(model, nullptr); });
+  }
   // Runs `use` with every variable whole on the host and, with `slots`,
   // every optimizer state (else `states` may be empty).
   virtual Status WithHostModel(bool slots, const HostUse& use) = 0;

@@ -29,6 +29,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A copy of `in` that Compact may rewrite (an evaluation's batches may be
+// cached for the next evaluation).
+ModelInputs CopyInputs(const ModelInputs& in) {
+  ModelInputs out;
+  out.rows = in.rows;
+  out.deep_dense = in.deep_dense.Clone();
+  out.wide_dense = in.wide_dense.Clone();
+  out.labels = in.labels.Clone();
+  out.class_labels = in.class_labels.Clone();
+  for (const kernels::SparseIds& s : in.ids) {
+    kernels::SparseIds c;
+    c.ids = s.ids.Clone();
+    c.row_splits = s.row_splits.Clone();
+    c.weights = s.weights.Clone();
+    out.ids.push_back(std::move(c));
+  }
+  return out;
+}
+
 class PsUpdate : public Update {
  public:
   PsUpdate(const kernels::Context& ctx, const TrainSpec& train,
@@ -48,6 +67,35 @@ class PsUpdate : public Update {
   bool independent_workers() const override { return true; }
   int64_t global_step() const override { return global_step_; }
   std::vector<int64_t> shard_steps() const override { return ps_.steps(); }
+  bool sharded() const override { return true; }
+  int num_shards() const override { return ps_.num_ps() + 1; }
+
+  StatusOr<std::vector<ShardedIndexEntries>> SaveShards(
+      const std::string& prefix) override {
+    // Sync mode: every shard at the highest step a PS reached (as
+    // PullConsistentCut); async mode has no common step.
+    int64_t target = 0;
+    if (train_.mode == TrainMode::kSync) {
+      DTF_RETURN_IF_ERROR(Retrying([&] { return ps_.Pull({}, {}, 0); }));
+      for (const int64_t step : ps_.steps()) target = std::max(target, step);
+    }
+    std::vector<rpc::SaveShardResponse> saved;
+    DTF_RETURN_IF_ERROR(Retrying([&]() -> Status {
+      DTF_ASSIGN_OR_RETURN(
+          saved, ps_.SaveShards(prefix, num_shards(), target,
+                                std::chrono::seconds(std::max<int64_t>(
+                                    train_.coordinator_timeout, 60))));
+      return OkStatus();
+    }));
+    std::vector<ShardedIndexEntries> shards(saved.size());
+    for (size_t p = 0; p < saved.size(); ++p) {
+      for (auto& e : *saved[p].mutable_entries()) {
+        shards[p].emplace_back(std::move(*e.mutable_key()),
+                               std::move(*e.mutable_entry()));
+      }
+    }
+    return shards;
+  }
 
   void PrepareInputs(PreparedBatch* batch) override {
     Compact(&batch->inputs, &batch->unique);
@@ -101,6 +149,28 @@ class PsUpdate : public Update {
     DTF_RETURN_IF_ERROR(PullWaiting(/*slots=*/false));
     DTF_RETURN_IF_ERROR(mirror_.ToDevice(ctx_, model_));
     Status used = use(*model_);
+    DTF_RETURN_IF_ERROR(
+        mirror_.ToHost(ctx_, model_, nullptr, nullptr).status());
+    return used;
+  }
+
+  // Each evaluation batch as a step's: compacted, its rows pulled (the
+  // next step pulls its batch's rows again). Never the whole tables.
+  Status WithEvalModel(
+      const std::function<Status(Model&, const EvalPrepare&)>& use) override {
+    need_pull_ = true;
+    ModelInputs compact;
+    std::vector<std::vector<int64_t>> unique;
+    const EvalPrepare prepare =
+        [&](const ModelInputs& host) -> StatusOr<const ModelInputs*> {
+      compact = CopyInputs(host);
+      Compact(&compact, &unique);
+      PullRequests(*model_, &unique, &dense_, &sparse_, full_shapes_);
+      DTF_RETURN_IF_ERROR(PullWaiting(/*slots=*/false));
+      DTF_RETURN_IF_ERROR(mirror_.ToDevice(ctx_, model_));
+      return &compact;
+    };
+    Status used = use(*model_, prepare);
     DTF_RETURN_IF_ERROR(
         mirror_.ToHost(ctx_, model_, nullptr, nullptr).status());
     return used;

@@ -15,7 +15,10 @@ StatusOr<TrainResult> RunWorker(const JobFile& job,
   const TrainHooks hooks = WorkerHooks(options);
   DTF_ASSIGN_OR_RETURN(const kernels::Context ctx,
                        MakeWorkerContext(job, options));
-  DTF_ASSIGN_OR_RETURN(WorkerModel built, BuildWorkerModel(job, ctx));
+  // The tables stay on the parameter servers: each step pulls the rows
+  // its batch reads.
+  DTF_ASSIGN_OR_RETURN(WorkerModel built,
+                       BuildWorkerModel(job, ctx, /*sparse_rows=*/false));
   DTF_ASSIGN_OR_RETURN(
       std::unique_ptr<Update> update,
       MakePsUpdate(ctx, train, options, hooks, built.model.get()));

@@ -91,7 +91,8 @@ StatusOr<InputPosition> SkipBatches(InputPipeline& input, int64_t n) {
 }
 
 StatusOr<WorkerModel> BuildWorkerModel(const JobFile& job,
-                                       const kernels::Context& ctx) {
+                                       const kernels::Context& ctx,
+                                       bool sparse_rows) {
   const TrainSpec& train = job.train;
   WorkerModel built;
   DTF_ASSIGN_OR_RETURN(built.records, FindJobRecords(job));
@@ -104,8 +105,9 @@ StatusOr<WorkerModel> BuildWorkerModel(const JobFile& job,
         FitNormalizer(HostContext(ctx), built.records.train, built.layer.get())
             .status());
   }
-  DTF_ASSIGN_OR_RETURN(built.model, Model::Create(*built.layer, *job.model,
-                                                  uint64_t(train.seed)));
+  DTF_ASSIGN_OR_RETURN(
+      built.model, Model::Create(*built.layer, *job.model, uint64_t(train.seed),
+                                 sparse_rows));
   return built;
 }
 
@@ -149,6 +151,7 @@ StatusOr<TrainResult> RunWorkerLoop(
     c.heartbeat_timeout = std::chrono::seconds(train.heartbeat_timeout);
     c.origin = {options.credentials.run_id, CheckpointFingerprint(job)};
     c.keep_checkpoints = train.keep_checkpoints;
+    c.sharded_checkpoints = train.sharded_checkpoints;
     c.resumed = options.resume;
     // TensorBoard events: training loss and throughput at each report,
     // evaluation metrics at each evaluation.

@@ -40,14 +40,17 @@ StatusOr<kernels::Context> MakeWorkerContext(const JobFile& job,
                                              const WorkerOptions& options);
 
 // A worker's model: its records, the feature layer (normalizer statistics
-// fit over every training shard) and the model built from it.
+// fit over every training shard) and the model built from it — without
+// the rows of its tables when `sparse_rows` is false (a parameter-server
+// worker: its pulls bring the rows each batch reads; Model::Create).
 struct WorkerModel {
   JobRecords records;
   std::unique_ptr<FeatureLayer> layer;
   std::unique_ptr<Model> model;
 };
 StatusOr<WorkerModel> BuildWorkerModel(const JobFile& job,
-                                       const kernels::Context& ctx);
+                                       const kernels::Context& ctx,
+                                       bool sparse_rows = true);
 
 // Where a worker's input starts in place of ResumePosition's (an
 // allreduce rank, which does not read the checkpoint): `at`, then

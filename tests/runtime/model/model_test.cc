@@ -236,6 +236,34 @@ TEST_F(ModelTest, InitializationIsSeeded) {
   for (float v : (*a)->Find("wide/c")->value.span()) EXPECT_EQ(v, 0.0f);
 }
 
+// A parameter-server worker's model: no rows of its tables, every dense
+// variable as the whole model has it, and the whole shapes in specs().
+TEST_F(ModelTest, WithoutSparseRowsTheTablesAreEmpty) {
+  Build("[model]\ntype = \"wide_deep\"\nhidden = [4]\n");
+  StatusOr<std::unique_ptr<Model>> whole =
+      Model::Create(*layer_, *job_.model, 3);
+  StatusOr<std::unique_ptr<Model>> compact =
+      Model::Create(*layer_, *job_.model, 3, /*sparse_rows=*/false);
+  ASSERT_TRUE(whole.ok() && compact.ok());
+  const auto& vars = (*compact)->variables();
+  ASSERT_EQ(vars.size(), (*whole)->variables().size());
+  int tables = 0;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    const Tensor& full = (*whole)->variables()[i].value;
+    EXPECT_EQ((*compact)->specs()[i].shape, full.shape()) << vars[i].name;
+    if (vars[i].sparse) {
+      ++tables;
+      EXPECT_EQ(vars[i].value.rows(), 0) << vars[i].name;
+      continue;
+    }
+    ASSERT_EQ(vars[i].value.shape(), full.shape()) << vars[i].name;
+    EXPECT_TRUE(std::equal(full.span().begin(), full.span().end(),
+                           vars[i].value.span().begin()))
+        << vars[i].name;
+  }
+  EXPECT_GE(tables, 2);
+}
+
 TEST_F(ModelTest, DropoutOnlyWhenTraining) {
   Build("[model]\ntype = \"wide_deep\"\nhidden = [64]\ndropout = 0.5\n");
   Tensor train1, train2, infer1, infer2;
