@@ -222,6 +222,8 @@ void SetupTaskSpark(CLI::App* sub, std::shared_ptr<TaskFlags> f, Context* ctx) {
   spark->add_flag("--restore", s.resume,
                   "Every task restores the run's last checkpoint");
   spark->add_flag("--tls", s.tls, "Mutual TLS from RUN_DIR/tls");
+  spark->add_flag("--s3", s.s3,
+                  "S3 settings and credentials from RUN_DIR/s3-credentials");
   spark->add_flag("--batch", s.batch,
                   "A batch run (dtf predict --profile): run the command "
                   "RUN_DIR/plan.json gives this worker instead of dtf serve");

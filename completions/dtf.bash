@@ -73,7 +73,7 @@ _dtf() {
         shard-release) opts="--help" ;;
         slurm) opts="--help --job --run-dir --run-id --ps --workers --threads --base-port --gpus-per-node --set --restore --tls --s3 --batch --metrics-out --replace" ;;
         check-data) opts="--help --job --set --s3-credentials" ;;
-        spark) opts="--help --job --run-dir --run-id --ps --workers --threads --set --restore --tls --batch --metrics-out --task-id --addresses" ;;
+        spark) opts="--help --job --run-dir --run-id --ps --workers --threads --set --restore --tls --s3 --batch --metrics-out --task-id --addresses" ;;
         *) opts="--help" ;;
       esac ;;
     *) opts="" ;;

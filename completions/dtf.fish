@@ -247,6 +247,7 @@ complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from spark' -l set -r -d 'section.key=value for every task'
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from spark' -l restore -d 'Every task restores the last checkpoint'
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from spark' -l tls -d 'Mutual TLS from RUN_DIR/tls'
+complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from spark' -l s3 -d 'S3 settings and credentials from RUN_DIR/s3-credentials'
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from spark' -l batch -d 'Run the command RUN_DIR/plan.json gives this worker'
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from spark' -l metrics-out -rF -d 'The chief\'s metrics file'
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from spark' -l task-id -r -d 'This task\'s partition'

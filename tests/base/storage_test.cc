@@ -4,7 +4,6 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -15,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "lib/base/s3_client.h"
 #include "lib/base/s3_files.h"
+#include "tests/testing/s3_bucket_test.h"
 #include "tests/testing/s3_server.h"
 #include "tests/testing/temp_dir.h"
 
@@ -33,10 +33,7 @@ std::string Pattern(size_t n, int seed = 7) {
   return s;
 }
 
-std::string NewBucketName() {
-  static std::atomic<int> counter{0};
-  return absl::StrCat("dtf-test-", ::getpid(), "-", counter++);
-}
+std::string NewBucketName() { return testing::UniqueBucketName("dtf-test"); }
 
 class S3StorageTest : public ::testing::Test {
  protected:

@@ -1,11 +1,13 @@
 // A test suite on the shared S3 server (s3_server.h): each test has dtf's
 // storage pointed at the server (ConfigureStorage) and a fresh bucket of
-// its own, named `<prefix>-<pid>-<n>`; Url("key") is "s3://<bucket>/key".
+// its own (UniqueBucketName); Url("key") is "s3://<bucket>/key".
 #pragma once
 
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
+#include <random>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -15,6 +17,16 @@
 #include "tests/testing/s3_server.h"
 
 namespace dtf::testing {
+
+// `<prefix>-<pid>-<random>-<n>`: unique on a server that outlives many test
+// processes (a process id is reused; the buckets of the process that had
+// it before are still there).
+inline std::string UniqueBucketName(const std::string& prefix) {
+  static std::atomic<int> counter{0};
+  static const uint32_t random = std::random_device{}();
+  return absl::StrCat(prefix, "-", ::getpid(), "-", absl::Hex(random), "-",
+                      counter++);
+}
 
 class S3BucketTest : public ::testing::Test {
  protected:
@@ -28,8 +40,7 @@ class S3BucketTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_EQ(server_->error(), "");
     ConfigureStorage(server_->options());
-    static std::atomic<int> counter{0};
-    bucket_ = absl::StrCat(prefix_, "-", ::getpid(), "-", counter++);
+    bucket_ = UniqueBucketName(prefix_);
     ASSERT_TRUE(S3Client(server_->options()).CreateBucket(bucket_).ok());
   }
   void TearDown() override { ConfigureStorage(S3Options{}); }

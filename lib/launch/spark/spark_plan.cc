@@ -92,6 +92,7 @@ StatusOr<Plan> SparkPlanHooks::PlaceTasks(const PlanRequest& r,
   spec.sets = plan.sets;
   spec.resume = plan.resume;
   spec.tls = plan.tls;
+  spec.s3 = !plan.s3_file.empty();
   spec.metrics_out = plan.metrics_out;
   spec.batch = plan.batch;
   app.env.assign(profile.env.begin(), profile.env.end());

@@ -49,6 +49,7 @@ std::vector<std::string> SparkTaskArgv(const SparkTaskSpec& spec) {
   }
   if (spec.resume) argv.push_back("--restore");
   if (spec.tls) argv.push_back("--tls");
+  if (spec.s3) argv.push_back("--s3");
   if (spec.batch) argv.push_back("--batch");
   if (!spec.metrics_out.empty()) {
     argv.push_back("--metrics-out");
@@ -147,6 +148,10 @@ StatusOr<SparkServeCommand> MakeSparkServeCommand(const SparkTaskSpec& spec) {
     // The certificates were made before Spark placed the tasks: each names
     // its task, which the peers check.
     c.argv.push_back("--tls-task-names");
+  }
+  if (spec.s3) {
+    c.argv.push_back("--s3-credentials");
+    c.argv.push_back(StrCat(spec.run_dir, "/", kS3CredentialsFile));
   }
   return c;
 }

@@ -32,7 +32,9 @@ struct SparkTaskSpec {
   std::vector<std::string> sets;  // "section.key=value", to every task
   bool resume = false;            // every task gets --restore
   bool tls = false;               // --tls-dir <run dir>/tls
-  std::string metrics_out;        // the chief's --metrics-out; "" for none
+  // --s3-credentials <run dir>/s3-credentials (the tasks' S3 settings)
+  bool s3 = false;
+  std::string metrics_out;  // the chief's --metrics-out; "" for none
   // A batch run (dtf predict --profile): workers only, each running the
   // command the plan in <run dir>/plan.json gives it, to its end.
   bool batch = false;

@@ -77,6 +77,25 @@ TEST(SparkTask, ServeCommandOfEachPartition) {
               HasSubstr("--metrics-out /m.json"));
 }
 
+// The tasks' S3 credentials travel as a file of the shared run directory,
+// named on the command lines, never as values.
+TEST(SparkTask, S3CredentialsAreAFileOfTheRunDirectory) {
+  SparkTaskSpec s = Spec();
+  s.s3 = true;
+  const std::vector<std::string> argv = SparkTaskArgv(s);
+  EXPECT_THAT(absl::StrJoin(argv, " "), HasSubstr("--threads 0 --s3"));
+  s.task_id = 1;
+  StatusOr<SparkServeCommand> chief = MakeSparkServeCommand(s);
+  ASSERT_TRUE(chief.ok()) << chief.status();
+  EXPECT_THAT(absl::StrJoin(chief->argv, " "),
+              HasSubstr("--s3-credentials /r/run1/s3-credentials"));
+  s.s3 = false;
+  StatusOr<SparkServeCommand> without = MakeSparkServeCommand(s);
+  ASSERT_TRUE(without.ok());
+  EXPECT_THAT(absl::StrJoin(without->argv, " "),
+              Not(HasSubstr("--s3-credentials")));
+}
+
 TEST(SparkTask, RefusesAddressesThatDoNotFit) {
   SparkTaskSpec s = Spec();
   s.task_id = 3;
