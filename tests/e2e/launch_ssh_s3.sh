@@ -67,19 +67,9 @@ set -a
 source <(bash "$source_dir/tests/testing/s3_server.sh" start "$s3dir" "$build_dir")
 set +a
 echo "ok: S3 server at $AWS_ENDPOINT_URL ($(elapsed "$t0") s)"
-# s3curl ARGS...: curl signing as the server's admin (AWS Signature V4).
-s3curl() {
-  curl -sS --fail-with-body --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
-    --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
-    -H "x-amz-content-sha256:UNSIGNED-PAYLOAD" "$@"
-}
+source "$source_dir/tests/testing/s3_curl.sh"
 # keys PREFIX: the keys under PREFIX of bucket census, one per line.
-keys() {
-  local prefix
-  prefix="$("$py" -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1")"
-  s3curl "$AWS_ENDPOINT_URL/census?list-type=2&prefix=$prefix" \
-    | grep -o '<Key>[^<]*</Key>' | sed 's/<[^>]*>//g'
-}
+keys() { s3_keys census "$1"; }
 s3curl -X PUT "$AWS_ENDPOINT_URL/census" > /dev/null
 
 bash "$sshd_sh" keys "$ssh_dir"

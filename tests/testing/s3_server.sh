@@ -130,18 +130,19 @@ if [[ -n "$owner" ]]; then
                   kill "$2" 2>/dev/null; sleep 3; kill -9 "$2" 2>/dev/null' \
     watch "$owner" "$weed_pid" > /dev/null 2>&1 < /dev/null &
 fi
-for _ in $(seq 1 240); do
+deadline=$((SECONDS + 90))
+while ((SECONDS < deadline)); do
   if ! alive; then
     echo "s3_server: weed exited; its log ($dir/weed.log):" >&2
     tail -20 "$dir/weed.log" >&2
     exit 1
   fi
-  code="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$s3/" || true)"
+  code="$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$s3/" || true)"
   if [[ "$code" == "403" || "$code" == "200" ]]; then
     # A bucket can be made once the master has its volume server.
     # An object can be written and read back once the master has its
     # volume server (also after a restart, when the data is there already).
-    probe=(curl -s -o /dev/null -w '%{http_code}' --aws-sigv4 aws:amz:us-east-1:s3
+    probe=(curl -s --max-time 10 -o /dev/null -w '%{http_code}' --aws-sigv4 aws:amz:us-east-1:s3
            --user "$key:$secret" -H "x-amz-content-sha256:UNSIGNED-PAYLOAD")
     # A probe cut short by the volume server's first heartbeat leaves its
     # bucket: the next one finds it there (409 BucketAlreadyOwnedByYou).
@@ -163,6 +164,6 @@ ENV
   fi
   sleep 0.25
 done
-echo "s3_server: no answer on 127.0.0.1:$s3 after 60 s; log $dir/weed.log" >&2
+echo "s3_server: no answer on 127.0.0.1:$s3 after 90 s; log $dir/weed.log" >&2
 "$0" stop "$dir"
 exit 1

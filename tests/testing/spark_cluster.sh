@@ -137,7 +137,7 @@ for _ in $(seq 1 240); do
       exit 1
     fi
   done
-  n="$(curl -s "http://127.0.0.1:$ui/json/" 2>/dev/null |
+  n="$(curl -s --max-time 5 "http://127.0.0.1:$ui/json/" 2>/dev/null |
        python3 -c 'import json,sys
 try: print(sum(1 for w in json.load(sys.stdin)["workers"] if w["state"] == "ALIVE"))
 except Exception: print(0)' || echo 0)"

@@ -49,16 +49,10 @@ mkdir -p "$work/aws"
 printf '[dtf-test]\naws_access_key_id = %s\naws_secret_access_key = %s\n' \
   "$key_id" "$secret_key" > "$work/aws/credentials"
 export AWS_SHARED_CREDENTIALS_FILE="$work/aws/credentials"
-s3curl() {
-  curl -sS --fail-with-body --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
-    --user "$key_id:$secret_key" -H "x-amz-content-sha256:UNSIGNED-PAYLOAD" "$@"
-}
-keys() {
-  local prefix
-  prefix="$("$py" -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1")"
-  s3curl "$AWS_ENDPOINT_URL/census?list-type=2&prefix=$prefix" \
-    | grep -o '<Key>[^<]*</Key>' | sed 's/<[^>]*>//g'
-}
+source "$src/tests/testing/s3_curl.sh"
+S3CURL_USER="$key_id:$secret_key"
+# keys PREFIX: the keys under PREFIX of bucket census, one per line.
+keys() { s3_keys census "$1"; }
 s3curl -X PUT "$AWS_ENDPOINT_URL/census" > /dev/null
 echo "ok: Slurm and an S3 server at $AWS_ENDPOINT_URL ($(elapsed "$start") s)"
 
