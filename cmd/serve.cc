@@ -210,6 +210,16 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
   if (const std::string best = BestLine(r); !best.empty()) {
     StrAppend(&summary, "\n", best);
   }
+  if (r.steps_run > 0) {
+    // Where a step's time went (milliseconds a step).
+    const double per = 1e3 / double(r.steps_run);
+    const runtime::StepTimes& t = r.step_times;
+    StrAppend(&summary, "\n",
+              fmt::format("{}: a step: pull {:.3f} ms, compute {:.3f} ms, "
+                          "input {:.3f} ms, update {:.3f} ms ({} steps)",
+                          task, t.pull * per, t.compute * per, t.input * per,
+                          t.update * per, r.steps_run));
+  }
   console.Info(summary);
   return OkStatus();
 }

@@ -4,6 +4,7 @@
 #   [--cores W] [--ps-cores P] [--ps N] [--rate 10gbit] [--period-us N]
 #   [--epochs E] [--heavy-epochs E] [--tf-steps S] [--heavy-tf-steps S]
 #   [--only dtf,tf] [--timeout SECONDS] [--wait-idle SECONDS]
+#   [--train-set 'KEY = VALUE']...
 #
 # Weak scaling of dtf on emulated hosts: every task runs as its own host, a
 # network namespace joined by a veth pair to a bridge, its link shaped by tc
@@ -63,9 +64,10 @@ only="dtf,tf"
 run_timeout_s=300
 wait_idle_s=0
 plot="$here/scaling.png"
+train_sets=()
 
 usage() {
-  sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -92,6 +94,7 @@ while [[ $# -gt 0 ]]; do
     --timeout) run_timeout_s="$2"; shift 2 ;;
     --wait-idle) wait_idle_s="$2"; shift 2 ;;
     --plot) plot="$2"; shift 2 ;;
+    --train-set) train_sets+=("$2"); shift 2 ;;
     -h|--help) usage ;;
     *) echo "unknown argument: $1" >&2; usage ;;
   esac
@@ -185,6 +188,13 @@ write_job
 shards=$(( max_workers > 4 ? max_workers : 4 ))
 sed -i "s/^shards = .*/shards = $shards/" "$work/dtf.toml"
 make_records
+# --train-set: lines added to the job's [train] table (both models), e.g.
+# 'overlap_communication = false' to measure without a feature.
+for line in "${train_sets[@]}"; do
+  [[ "$line" =~ ^[a-z_]+\ *=\ *[^=]+$ ]] ||
+    fail_usage "--train-set: expected 'key = value', got '$line'"
+  sed -i "s/^\[train\]\$/[train]\n$line/" "$work/dtf.toml"
+done
 # The compute-heavy model: the census job with hidden = [1024, 1024].
 sed 's/^hidden = .*/hidden = [1024, 1024]/' "$work/dtf.toml" > "$work/heavy.toml"
 cp "$work/dtf.toml" "$work/census.toml"

@@ -309,6 +309,8 @@ Status ReadTimeouts(Reader& r, const toml::table& t, TrainSpec* train) {
                                 &train->coordinator_timeout));
   DTF_RETURN_IF_ERROR(r.ReadInt(t, "train", "collective_timeout", 1,
                                 &train->collective_timeout));
+  DTF_RETURN_IF_ERROR(r.ReadBool(t, "train", "overlap_communication",
+                                 &train->overlap_communication));
   train->ps_timeout = train->heartbeat_timeout + 30;
   DTF_RETURN_IF_ERROR(
       r.ReadInt(t, "train", "ps_timeout", 1, &train->ps_timeout));
@@ -374,6 +376,7 @@ Status ParseTrainSpec(toml_util::Reader& r, const toml_util::Table* table,
                                    "heartbeat_timeout",
                                    "coordinator_timeout",
                                    "collective_timeout",
+                                   "overlap_communication",
                                    "ps_timeout",
                                    "stall_timeout",
                                    "optimizer",

@@ -151,6 +151,11 @@ struct TrainSpec {
   // hung. Every rank waits in the agreement while the chief evaluates or
   // checkpoints, so it must exceed the longest of those. Default: 300.
   int64_t collective_timeout = 300;
+  // overlap_communication (allreduce mode, CPU): each gradient bucket's
+  // average starts, on a communication thread, as soon as the backward pass
+  // has finished its variables, instead of after the whole backward pass.
+  // The averages and the model are the same either way. Default: true.
+  bool overlap_communication = true;
   // ps_timeout (> heartbeat_timeout, seconds; parameter-server modes): a
   // worker's call to a PS (a step's push and pull, a pull for an
   // evaluation or checkpoint) not answered within this is given up and

@@ -223,6 +223,53 @@ TEST_F(AllreduceCpuTest, TwoRanksOfBatchBEqualOneProcessOfBatch2B) {
               1e-4);
 }
 
+// Each gradient bucket averaged on the communication thread as soon as the
+// backward pass has finished it (train.overlap_communication, the default)
+// leaves the same model, to the bit, as every bucket averaged after the
+// whole backward pass: hidden layers of 512 make two buckets (the first at
+// most 1 MiB), dropout and shuffling on.
+TEST_F(AllreduceCpuTest, OverlappedBucketsLeaveTheSameModel) {
+  std::vector<std::pair<std::string, std::string>> edits = {
+      {"hidden = [100, 50]", "hidden = [512, 512]"},
+      {"epochs = 10", "steps = 30"},
+      {"batch_size = 256", "batch_size = 64"}};
+  auto run = [&](bool overlap, std::vector<std::string>* notes) {
+    const std::string train =
+        StrCat(kAllreduceCpu,
+               "overlap_communication = ", overlap ? "true" : "false", "\n");
+    JobFile job = Job("census", {{edits[0].first, edits[0].second},
+                                 {edits[1].first, edits[1].second},
+                                 {edits[2].first, edits[2].second},
+                                 {"[train]\n", train}});
+    EXPECT_EQ(job.train.overlap_communication, overlap);
+    std::vector<StatusOr<TrainResult>> results =
+        RunWorkers(job, 2, 300s, 1, notes);
+    for (size_t i = 0; i < results.size(); ++i) {
+      EXPECT_TRUE(results[i].ok())
+          << "worker " << i << ": " << results[i].status();
+    }
+    return results;
+  };
+  std::vector<std::string> notes;
+  std::vector<StatusOr<TrainResult>> overlapped = run(true, &notes);
+  std::vector<StatusOr<TrainResult>> after = run(false, nullptr);
+  ASSERT_TRUE(overlapped[0].ok() && after[0].ok());
+  EXPECT_THAT(notes, ::testing::Contains(::testing::HasSubstr(
+                         "2 gradient buckets averaged during the backward "
+                         "pass")));
+  ASSERT_TRUE(overlapped[0]->eval.has_value());
+  ASSERT_TRUE(after[0]->eval.has_value());
+  EXPECT_EQ(overlapped[0]->steps, 30);
+  EXPECT_EQ(after[0]->steps, 30);
+  for (const char* metric : {"loss", "auc", "accuracy"}) {
+    EXPECT_EQ(*overlapped[0]->eval->metrics.Get(metric),
+              *after[0]->eval->metrics.Get(metric))
+        << metric;
+  }
+  EXPECT_EQ(overlapped[0]->loss, after[0]->loss);
+  EXPECT_EQ(overlapped[1]->loss, after[1]->loss);
+}
+
 // The census wide & deep model on 2 and 4 CPU workers reaches the
 // accuracy of TensorFlow's official model.
 class AllreduceCensusTest : public AllreduceCpuTest,

@@ -377,28 +377,42 @@ Status Model::Forward(const Context& ctx, const ModelInputs& inputs,
 }
 
 Status Model::Backward(const Context& ctx, const ModelInputs& inputs,
-                       const Tensor& dlogits, std::vector<Gradient>* grads) {
-  Activations& a = *act_;
+                       const Tensor& dlogits, std::vector<Gradient>* grads,
+                       const GradientReady& ready) {
   grads->resize(variables_.size());
+  auto done = [&](int i) -> Status {
+    return ready && i >= 0 ? ready(size_t(i)) : OkStatus();
+  };
+  if (spec_.has_deep()) {
+    DTF_RETURN_IF_ERROR(DeepBackward(ctx, inputs, dlogits, grads, done));
+  }
+  if (!spec_.has_wide()) return OkStatus();
+  auto grad = [&](int i) -> Gradient& { return (*grads)[size_t(i)]; };
+  constexpr kernels::MatMulOptions kTransA{.transpose_a = true};
+  if (wide_dense_ >= 0) {
+    DTF_RETURN_IF_ERROR(kernels::MatMul(ctx, inputs.wide_dense, dlogits,
+                                        &grad(wide_dense_).dense, kTransA));
+    DTF_RETURN_IF_ERROR(done(wide_dense_));
+  }
+  for (size_t i = 0; i < sparse_.size(); ++i) {
+    if (wide_tables_[i] < 0) continue;
+    DTF_RETURN_IF_ERROR(kernels::EmbeddingLookupGrad(
+        ctx, inputs.ids[i], Combiner::kSum, dlogits,
+        var(wide_tables_[i]).rows(), &grad(wide_tables_[i]).sparse));
+    DTF_RETURN_IF_ERROR(done(wide_tables_[i]));
+  }
+  DTF_RETURN_IF_ERROR(
+      kernels::BiasAddGrad(ctx, dlogits, &grad(wide_bias_).dense));
+  return done(wide_bias_);
+}
+
+Status Model::DeepBackward(const Context& ctx, const ModelInputs& inputs,
+                           const Tensor& dlogits, std::vector<Gradient>* grads,
+                           const std::function<Status(int)>& done) {
+  Activations& a = *act_;
   auto grad = [&](int i) -> Gradient& { return (*grads)[size_t(i)]; };
   constexpr kernels::MatMulOptions kTransA{.transpose_a = true};
   constexpr kernels::MatMulOptions kTransB{.transpose_b = true};
-
-  if (spec_.has_wide()) {
-    if (wide_dense_ >= 0) {
-      DTF_RETURN_IF_ERROR(kernels::MatMul(ctx, inputs.wide_dense, dlogits,
-                                          &grad(wide_dense_).dense, kTransA));
-    }
-    for (size_t i = 0; i < sparse_.size(); ++i) {
-      if (wide_tables_[i] < 0) continue;
-      DTF_RETURN_IF_ERROR(kernels::EmbeddingLookupGrad(
-          ctx, inputs.ids[i], Combiner::kSum, dlogits,
-          var(wide_tables_[i]).rows(), &grad(wide_tables_[i]).sparse));
-    }
-    DTF_RETURN_IF_ERROR(
-        kernels::BiasAddGrad(ctx, dlogits, &grad(wide_bias_).dense));
-  }
-  if (!spec_.has_deep()) return OkStatus();
 
   // Logits layer, then the hidden layers from the top.
   const Tensor* top = a.hidden.empty() ? (bn_gamma_ >= 0 ? &a.x_bn : &a.x0)
@@ -406,8 +420,10 @@ Status Model::Backward(const Context& ctx, const ModelInputs& inputs,
                                                             : &a.hidden.back());
   DTF_RETURN_IF_ERROR(kernels::MatMul(ctx, *top, dlogits,
                                       &grad(logits_.kernel).dense, kTransA));
+  DTF_RETURN_IF_ERROR(done(logits_.kernel));
   DTF_RETURN_IF_ERROR(
       kernels::BiasAddGrad(ctx, dlogits, &grad(logits_.bias).dense));
+  DTF_RETURN_IF_ERROR(done(logits_.bias));
   DTF_RETURN_IF_ERROR(
       kernels::MatMul(ctx, dlogits, var(logits_.kernel), &a.d_out, kTransB));
   for (size_t k = hidden_.size(); k-- > 0;) {
@@ -423,8 +439,10 @@ Status Model::Backward(const Context& ctx, const ModelInputs& inputs,
                : (spec_.dropout > 0 ? &a.dropped[k - 1] : &a.hidden[k - 1]);
     DTF_RETURN_IF_ERROR(kernels::MatMul(
         ctx, *in, a.d_out, &grad(hidden_[k].kernel).dense, kTransA));
+    DTF_RETURN_IF_ERROR(done(hidden_[k].kernel));
     DTF_RETURN_IF_ERROR(
         kernels::BiasAddGrad(ctx, a.d_out, &grad(hidden_[k].bias).dense));
+    DTF_RETURN_IF_ERROR(done(hidden_[k].bias));
     DTF_RETURN_IF_ERROR(kernels::MatMul(ctx, a.d_out, var(hidden_[k].kernel),
                                         &a.d_in, kTransB));
     std::swap(a.d_out, a.d_in);
@@ -434,6 +452,8 @@ Status Model::Backward(const Context& ctx, const ModelInputs& inputs,
     DTF_RETURN_IF_ERROR(kernels::BatchNormGrad(
         ctx, a.d_out, var(bn_gamma_), a.bn_cache, &a.d_x0,
         &grad(bn_gamma_).dense, &grad(bn_beta_).dense));
+    DTF_RETURN_IF_ERROR(done(bn_gamma_));
+    DTF_RETURN_IF_ERROR(done(bn_beta_));
     d_x0 = &a.d_x0;
   }
   // Split the input gradient back into its parts; the dense columns' part
@@ -459,6 +479,7 @@ Status Model::Backward(const Context& ctx, const ModelInputs& inputs,
     DTF_RETURN_IF_ERROR(kernels::EmbeddingLookupGrad(
         ctx, inputs.ids[i], sparse_[i].combiner, a.d_parts[p],
         var(embeddings_[i]).rows(), &grad(embeddings_[i]).sparse));
+    DTF_RETURN_IF_ERROR(done(embeddings_[i]));
   }
   return OkStatus();
 }

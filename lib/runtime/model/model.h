@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -106,8 +107,15 @@ class Model {
   // The gradients of the loss with respect to every trainable variable, given
   // dloss/dlogits of the last Forward(training = true) call; `grads` is
   // parallel to variables() (entries of untrainable variables stay empty).
+  // `ready(v)`, when given, is called as soon as variable v's gradient is
+  // final (it is not written again in this call), deep layers from the top
+  // first, then the embeddings, the wide part last: what the call computes
+  // after it may overlap with sending it. An error from `ready` ends the
+  // call with that error.
+  using GradientReady = std::function<Status(size_t variable)>;
   Status Backward(const kernels::Context& ctx, const ModelInputs& inputs,
-                  const kernels::Tensor& dlogits, std::vector<Gradient>* grads);
+                  const kernels::Tensor& dlogits, std::vector<Gradient>* grads,
+                  const GradientReady& ready = nullptr);
 
   const ModelSpec& spec() const { return spec_; }
   int64_t num_parameters() const;
@@ -127,6 +135,11 @@ class Model {
   int Add(std::string name, Part part, bool sparse, bool trainable,
           std::vector<int64_t> shape, Init init);
   kernels::Tensor& var(int i) { return variables_[size_t(i)].value; }
+  // Backward's deep part; `done(v)` as Backward's `ready`.
+  Status DeepBackward(const kernels::Context& ctx, const ModelInputs& inputs,
+                      const kernels::Tensor& dlogits,
+                      std::vector<Gradient>* grads,
+                      const std::function<Status(int)>& done);
 
   std::vector<Variable> variables_;
   std::vector<VariableSpec> specs_;

@@ -250,17 +250,30 @@ StatusOr<bool> TrainLoop::Steps() {
 Status TrainLoop::Step(PreparedBatch*& cur, BatchQueue& batches) {
   const auto t0 = Clock::now();
   if (Status st = update_.Pull(*cur); !st.ok()) return UpdateFailed(st);
+  const auto pulled = Clock::now();
   DTF_ASSIGN_OR_RETURN(const ModelInputs* staged,
                        StageInputs(ctx_, cur->inputs, &device_inputs_));
   const ModelInputs& inputs = *staged;
   DTF_RETURN_IF_ERROR(model_.Forward(ctx_, inputs, true, &logits_));
   DTF_ASSIGN_OR_RETURN(const float loss,
                        ComputeLoss(ctx_, o_.loss, logits_, inputs, &dlogits_));
-  DTF_RETURN_IF_ERROR(model_.Backward(ctx_, inputs, dlogits_, &grads_));
+  Model::GradientReady ready;
+  if (update_.overlaps()) {
+    ready = [&](size_t v) { return update_.GradientReady(v, &grads_); };
+  }
+  DTF_RETURN_IF_ERROR(model_.Backward(ctx_, inputs, dlogits_, &grads_, ready));
+  const auto computed = Clock::now();
   DTF_ASSIGN_OR_RETURN(const PreparedBatch* next, batches.Next());
+  const auto read = Clock::now();
   if (Status st = update_.Apply(*cur, loss, &grads_, *next); !st.ok()) {
     return UpdateFailed(st);
   }
+  StepTimes& times = result_.step_times;
+  times.pull += Seconds(pulled - t0);
+  times.compute += Seconds(computed - pulled);
+  times.input += Seconds(read - computed);
+  times.update += Seconds(Clock::now() - read);
+  ++result_.steps_run;
   if (update_.Agreed() != Agreement::kStep) return OkStatus();
   const int64_t rows = cur->batch.rows;
   position_ = cur->position;

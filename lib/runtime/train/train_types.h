@@ -30,11 +30,26 @@ struct EvalReport {
   std::string split;
 };
 
+// Where a loop's training steps spent their time, in seconds summed over
+// the steps: waiting for the pull of the variables a batch reads
+// (Update::Pull), the forward and backward pass (with the gradients an
+// overlapping update sends meanwhile), waiting for the next batch, and the
+// update (Update::Apply: sending what is left of the gradients, waiting
+// for the other workers or the parameter servers, applying).
+struct StepTimes {
+  double pull = 0;
+  double compute = 0;
+  double input = 0;
+  double update = 0;
+};
+
 struct TrainResult {
   int64_t steps = 0;         // global step at the end
   int64_t examples = 0;      // examples trained on by this call
   double train_seconds = 0;  // time in training steps, eval excluded
   double examples_per_sec = 0;
+  StepTimes step_times;  // of the `steps_run` steps this call ran
+  int64_t steps_run = 0;
   double loss = 0;  // mean training loss of the last epoch or window
   std::optional<EvalReport> eval;  // the last evaluation
   std::string checkpoint;          // path written (the last step)

@@ -98,6 +98,17 @@ class Update {
   virtual bool votes_in_apply() const { return false; }
   virtual StatusOr<Agreement> Vote(Agreement mine) { return mine; }
   virtual Agreement Agreed() const { return Agreement::kStep; }
+  // Whether the update starts sending a step's gradients during the
+  // backward pass: the loop then calls GradientReady(v, grads) as soon as
+  // variable v's gradient in *grads is final (Model::Backward's `ready`),
+  // and Apply with the same `grads` afterwards. The gradients the update
+  // took already are not changed until Apply returns.
+  virtual bool overlaps() const { return false; }
+  virtual Status GradientReady(size_t variable, std::vector<Gradient>* grads) {
+    (void)variable;
+    (void)grads;
+    return OkStatus();
+  }
   // Applies the step's gradients `grads` (of `batch`, at mean loss `loss`);
   // `next` is the batch after it (next.more: there is one).
   virtual Status Apply(const PreparedBatch& batch, float loss,

@@ -4,6 +4,10 @@
 // GPUs, Gloo between CPU processes) and the same optimizer
 // update is applied everywhere, so the replicas stay equal. Sparse
 // gradients are densified for the average (Horovod's sparse_as_dense).
+// The gradients travel in buckets (gradient_buckets.h); on the CPU, with
+// train.overlap_communication, each bucket's average starts on a
+// communication thread as soon as the backward pass has finished its
+// variables, and the step waits for the last one before it applies them.
 // A peer lost or hung fails the collective under way within
 // train.collective_timeout (collective.h) and so the step, on every rank.
 #include <algorithm>
@@ -23,44 +27,12 @@
 #include "lib/runtime/cluster/coordinator_service.h"
 #include "lib/runtime/cluster/coordinator_store.h"
 #include "lib/runtime/train/allreduce_restore.h"
+#include "lib/runtime/train/gradient_buckets.h"
 #include "lib/runtime/train/update.h"
 #include "lib/runtime/train/update_replica.h"
 
 namespace dtf::runtime {
 namespace {
-
-// The most one gradient bucket holds (PyTorch DDP's default): large enough
-// that the collective runs at full bandwidth, small enough to bound the extra
-// memory.
-constexpr int64_t kBucketBytes = int64_t{25} << 20;
-
-// Gradients averaged in one collective: variable vars[k] at offsets[k].
-struct Bucket {
-  std::vector<size_t> vars;
-  std::vector<int64_t> offsets;
-  int64_t size = 0;
-};
-
-// The trainable variables in reverse order (the order in which backprop
-// finishes them) in buckets of at most kBucketBytes; a larger variable gets
-// a bucket to itself.
-std::vector<Bucket> PlanBuckets(const std::vector<Variable>& vars) {
-  const int64_t limit = kBucketBytes / int64_t(sizeof(float));
-  std::vector<Bucket> buckets;
-  for (size_t v = vars.size(); v-- > 0;) {
-    if (!vars[v].trainable) continue;
-    const int64_t n = vars[v].value.size();
-    if (buckets.empty() ||
-        (buckets.back().size > 0 && buckets.back().size + n > limit)) {
-      buckets.emplace_back();
-    }
-    Bucket& b = buckets.back();
-    b.vars.push_back(v);
-    b.offsets.push_back(b.size);
-    b.size += n;
-  }
-  return buckets;
-}
 
 // Writes variable v's gradient, dense or densified, to its place in bucket.
 Status PackGradient(const kernels::Context& ctx, const Variable& v,
@@ -160,15 +132,23 @@ class AllreduceUpdate : public ReplicaUpdate {
   AllreduceUpdate(const kernels::Context& ctx, Model* model,
                   Optimizers optimizers,
                   std::vector<kernels::OptimizerState> states,
-                  int64_t global_step)
+                  int64_t global_step, bool overlap)
       : ReplicaUpdate(ctx, model, std::move(optimizers), std::move(states),
                       global_step),
-        buckets_(PlanBuckets(model->variables())),
+        buckets_(PlanGradientBuckets(model->variables())),
         averaged_(model->variables().size()),
-        vote_(ctx.device() == kernels::Device::kCpu && !buckets_.empty()) {
-    int64_t capacity = 0;
-    for (const Bucket& b : buckets_) capacity = std::max(capacity, b.size);
-    bucket_ = kernels::Tensor::Empty({capacity + kVoteSlots}, ctx.memory());
+        vote_(ctx.device() == kernels::Device::kCpu && !buckets_.empty()),
+        overlap_(overlap && ctx.device() == kernels::Device::kCpu),
+        bucket_of_(model->variables().size(), buckets_.size()) {
+    // One buffer a bucket: several are in flight at once. The first
+    // bucket's vote goes ahead of its gradients.
+    for (size_t i = 0; i < buckets_.size(); ++i) {
+      const int64_t at = vote_ && i == 0 ? kVoteSlots : 0;
+      packed_.push_back(
+          kernels::Tensor::Empty({at + buckets_[i].size}, ctx.memory()));
+      for (size_t v : buckets_[i].vars) bucket_of_[v] = i;
+    }
+    waiting_.assign(buckets_.size(), 0);
   }
 
   // Joins the run and starts from worker 0's values.
@@ -183,7 +163,21 @@ class AllreduceUpdate : public ReplicaUpdate {
             : std::string();
     hooks.Note(StrCat(TaskName{Role::kWorker, options.index}.ToString(),
                       ": joined the ", comm_->backend(), " collective as rank ",
-                      comm_->rank(), " of ", comm_->size(), threads));
+                      comm_->rank(), " of ", comm_->size(), threads,
+                      overlap_
+                          ? StrCat("; ", buckets_.size(), " gradient bucket",
+                                   buckets_.size() == 1 ? "" : "s",
+                                   " averaged during the backward pass")
+                          : std::string()));
+    if (overlap_) {
+      reducer_ = std::make_unique<BucketReducer>(
+          comm_.get(), [this](size_t index, const kernels::Tensor& bucket) {
+            // The vote the first bucket carries: another rank ended the
+            // loop, and every rank skips the step's later buckets.
+            if (!vote_ || index != 0) return true;
+            return ReadVote(bucket.data()) == Agreement::kStep;
+          });
+    }
     for (Variable& v : model_->variables()) {
       DTF_RETURN_IF_ERROR(comm_->Broadcast(&v.value, 0));
     }
@@ -226,13 +220,31 @@ class AllreduceUpdate : public ReplicaUpdate {
   // This rank has no step to run: the first bucket's collective with no
   // gradients (zeros), for the vote alone.
   StatusOr<Agreement> Vote(Agreement mine) override {
-    const Bucket& first = buckets_.front();
-    bucket_.Resize({first.size + kVoteSlots});
-    std::fill_n(bucket_.data(), first.size + kVoteSlots, 0.0f);
-    WriteVote(mine, bucket_.data());
-    DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&bucket_));
-    agreed_ = ReadVote(bucket_.data());
+    kernels::Tensor& first = packed_.front();
+    std::fill_n(first.data(), first.size(), 0.0f);
+    WriteVote(mine, first.data());
+    DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&first));
+    agreed_ = ReadVote(first.data());
     return agreed_;
+  }
+
+  bool overlaps() const override { return overlap_; }
+
+  // Variable v's gradient is final: once every variable of the next
+  // bucket to start is, that bucket is packed and its average started.
+  Status GradientReady(size_t v, std::vector<Gradient>* grads) override {
+    if (bucket_of_[v] >= buckets_.size()) return OkStatus();
+    if (!step_open_) {
+      for (size_t i = 0; i < buckets_.size(); ++i) {
+        waiting_[i] = buckets_[i].vars.size();
+      }
+      step_open_ = true;
+    }
+    --waiting_[bucket_of_[v]];
+    while (started_ < buckets_.size() && waiting_[started_] == 0) {
+      DTF_RETURN_IF_ERROR(StartBucket(started_++, *grads));
+    }
+    return OkStatus();
   }
 
   StatusOr<Agreement> Agree(Agreement mine) override {
@@ -254,28 +266,66 @@ class AllreduceUpdate : public ReplicaUpdate {
   }
 
  private:
-  Status ApplyBuckets(std::vector<Gradient>* grads, bool* changed) {
-    std::vector<Variable>& vars = model_->variables();
-    for (size_t i = 0; i < buckets_.size(); ++i) {
-      const Bucket& b = buckets_[i];
-      // The first bucket's vote goes ahead of its gradients.
-      const int64_t at = vote_ && i == 0 ? kVoteSlots : 0;
-      bucket_.Resize({at + b.size});
-      if (at > 0) WriteVote(Agreement::kStep, bucket_.data());
-      for (size_t k = 0; k < b.vars.size(); ++k) {
-        const size_t v = b.vars[k];
-        DTF_RETURN_IF_ERROR(PackGradient(ctx_, vars[v], (*grads)[v],
-                                         at + b.offsets[k], &bucket_));
+  // Packs bucket i of `grads` (the first after the vote for a step).
+  Status Pack(size_t i, const std::vector<Gradient>& grads) {
+    const std::vector<Variable>& vars = model_->variables();
+    const GradientBucket& b = buckets_[i];
+    const int64_t at = vote_ && i == 0 ? kVoteSlots : 0;
+    kernels::Tensor& bucket = packed_[i];
+    if (at > 0) WriteVote(Agreement::kStep, bucket.data());
+    for (size_t k = 0; k < b.vars.size(); ++k) {
+      const size_t v = b.vars[k];
+      DTF_RETURN_IF_ERROR(
+          PackGradient(ctx_, vars[v], grads[v], at + b.offsets[k], &bucket));
+    }
+    return OkStatus();
+  }
+
+  Status StartBucket(size_t i, const std::vector<Gradient>& grads) {
+    DTF_RETURN_IF_ERROR(Pack(i, grads));
+    reducer_->Start(i, &packed_[i]);
+    return OkStatus();
+  }
+
+  // Every bucket averaged: on the communication thread, those the backward
+  // pass did not start yet started now, in order; else one after the other
+  // here.
+  Status AverageBuckets(const std::vector<Gradient>& grads) {
+    if (reducer_ != nullptr) {
+      Status st;
+      while (st.ok() && started_ < buckets_.size()) {
+        st = StartBucket(started_++, grads);
       }
-      DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&bucket_));
-      if (at > 0) {
-        agreed_ = ReadVote(bucket_.data());
-        // Another rank ended the loop: every rank leaves the step here.
+      Status reduced = reducer_->Finish();
+      started_ = 0;
+      step_open_ = false;
+      DTF_RETURN_IF_ERROR(st);
+      DTF_RETURN_IF_ERROR(reduced);
+      if (vote_) agreed_ = ReadVote(packed_.front().data());
+      return OkStatus();
+    }
+    for (size_t i = 0; i < buckets_.size(); ++i) {
+      DTF_RETURN_IF_ERROR(Pack(i, grads));
+      DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&packed_[i]));
+      if (vote_ && i == 0) {
+        agreed_ = ReadVote(packed_.front().data());
         if (agreed_ != Agreement::kStep) return OkStatus();
       }
+    }
+    return OkStatus();
+  }
+
+  Status ApplyBuckets(std::vector<Gradient>* grads, bool* changed) {
+    DTF_RETURN_IF_ERROR(AverageBuckets(*grads));
+    // Another rank ended the loop: every rank leaves the step here.
+    if (agreed_ != Agreement::kStep) return OkStatus();
+    std::vector<Variable>& vars = model_->variables();
+    for (size_t i = 0; i < buckets_.size(); ++i) {
+      const GradientBucket& b = buckets_[i];
+      const int64_t at = vote_ && i == 0 ? kVoteSlots : 0;
       for (size_t k = 0; k < b.vars.size(); ++k) {
         const size_t v = b.vars[k];
-        DTF_RETURN_IF_ERROR(kernels::Unpack(ctx_, bucket_, at + b.offsets[k],
+        DTF_RETURN_IF_ERROR(kernels::Unpack(ctx_, packed_[i], at + b.offsets[k],
                                             vars[v].value.shape(),
                                             &averaged_[v]));
         *changed = true;
@@ -292,12 +342,24 @@ class AllreduceUpdate : public ReplicaUpdate {
     return OkStatus();
   }
 
-  const std::vector<Bucket> buckets_;
-  kernels::Tensor bucket_;
+  const std::vector<GradientBucket> buckets_;
+  // Each bucket's packed gradients (the first's after the vote).
+  std::vector<kernels::Tensor> packed_;
   std::vector<kernels::Tensor> averaged_;
   std::unique_ptr<kernels::Collective> comm_;
   // Whether the vote rides on the first bucket (votes_in_apply).
   const bool vote_;
+  // Buckets start during the backward pass, on reducer_'s thread.
+  const bool overlap_;
+  // The bucket of each variable (buckets_.size(): none, untrainable).
+  std::vector<size_t> bucket_of_;
+  // The step's variables each bucket still waits for; the buckets started
+  // (0 .. started_-1); whether this step's first gradient arrived.
+  std::vector<size_t> waiting_;
+  size_t started_ = 0;
+  bool step_open_ = false;
+  // Declared last: destroyed (its thread joined) before what it uses.
+  std::unique_ptr<BucketReducer> reducer_;
   // What the last vote agreed on.
   Agreement agreed_ = Agreement::kStep;
   bool consistent_ = true;
@@ -319,7 +381,8 @@ StatusOr<std::unique_ptr<Update>> MakeAllreduceUpdate(
                                                      model, &states));
   }
   auto update = std::make_unique<AllreduceUpdate>(
-      ctx, model, std::move(optimizers), std::move(states), mine.global_step);
+      ctx, model, std::move(optimizers), std::move(states), mine.global_step,
+      job.train.overlap_communication);
   DTF_RETURN_IF_ERROR(update->Join(job, options, hooks));
   if (options.resume) {
     DTF_ASSIGN_OR_RETURN(*resumed, update->ShareRestored(mine));

@@ -197,6 +197,57 @@ activation = "tanh"
   CheckGradients();
 }
 
+// Backward's `ready` hears of every trainable variable once, the logits
+// layer first and the wide part last, and only once its gradient is final:
+// the gradients it has heard of hold the values they end with.
+TEST_F(ModelTest, BackwardSaysWhenEachGradientIsFinal) {
+  Build(R"(
+[model]
+type = "wide_deep"
+hidden = [5, 4]
+batch_norm = true
+)");
+  Tensor logits, dlogits;
+  ASSERT_TRUE(model_->Forward(ctx_, in_, true, &logits).ok());
+  ASSERT_TRUE(
+      kernels::SigmoidCrossEntropy(ctx_, logits, in_.labels, &dlogits).ok());
+  std::vector<Gradient> plain;
+  ASSERT_TRUE(model_->Backward(ctx_, in_, dlogits, &plain).ok());
+
+  const auto& vars = model_->variables();
+  std::vector<Gradient> grads;
+  std::vector<std::string> order;
+  // A copy of each gradient as `ready` saw it.
+  std::vector<std::vector<float>> seen(vars.size());
+  auto values = [&](size_t v, const std::vector<Gradient>& g) {
+    const Tensor& t = vars[v].sparse ? g[v].sparse.rows : g[v].dense;
+    return std::vector<float>(t.span().begin(), t.span().end());
+  };
+  Status st = model_->Backward(ctx_, in_, dlogits, &grads, [&](size_t v) {
+    order.push_back(vars[v].name);
+    seen[v] = values(v, grads);
+    return OkStatus();
+  });
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_EQ(order,
+            (std::vector<std::string>{
+                "deep/logits/kernel", "deep/logits/bias", "deep/dense_1/kernel",
+                "deep/dense_1/bias", "deep/dense_0/kernel", "deep/dense_0/bias",
+                "deep/batch_norm/gamma", "deep/batch_norm/beta",
+                "deep/c/embedding", "deep/d/embedding", "wide/dense", "wide/c",
+                "wide/c_x_d", "wide/bias"}));
+  for (size_t v = 0; v < vars.size(); ++v) {
+    if (!vars[v].trainable) continue;
+    EXPECT_EQ(seen[v], values(v, grads)) << vars[v].name;
+    EXPECT_EQ(values(v, plain), values(v, grads)) << vars[v].name;
+  }
+
+  // An error from `ready` ends the pass with it.
+  st = model_->Backward(ctx_, in_, dlogits, &grads,
+                        [](size_t) { return InternalError("stop here"); });
+  EXPECT_EQ(st.code(), absl::StatusCode::kInternal);
+}
+
 TEST_F(ModelTest, BatchNormGradientsMatchFiniteDifferences) {
   Build(R"(
 [model]
