@@ -14,6 +14,7 @@
 #include "lib/base/strings.h"
 #include "lib/data/json.h"
 #include "lib/kernels/context.h"
+#include "lib/launch/backend_checks.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/plan_hooks.h"
 #include "lib/launch/slurm/slurm_doctor.h"
@@ -101,20 +102,24 @@ Status LocalDoctor(const launch::Plan& plan, bool json) {
              "\"cpu\""));
 }
 
-// A Slurm profile: Slurm's partitions and limits, the runs directory.
-Status SlurmDoctor(const launch::Plan& plan, bool json) {
-  const std::vector<launch::SlurmCheck> checks = launch::CheckSlurmPlan(plan);
+// A profile whose tasks a batch system places (Slurm: its partitions and
+// limits; Spark: spark-submit and the master), and the runs directory:
+// `checks` made from here, printed as rows. `engine` names the system in
+// what is printed ("Slurm").
+Status ChecksDoctor(const launch::Plan& plan,
+                    const std::vector<launch::BackendCheck>& checks,
+                    std::string_view engine, bool json) {
   size_t failed = 0;
-  for (const launch::SlurmCheck& c : checks) failed += c.ok ? 0 : 1;
+  for (const launch::BackendCheck& c : checks) failed += c.ok ? 0 : 1;
   std::string out;
   if (json) {
     out = "{";
     JsonField(&out, "profile", plan.profile_name);
     JsonField(&out, "profile_source", plan.profile_source);
-    JsonField(&out, "backend", "slurm");
+    JsonField(&out, "backend", launch::BackendName(plan.backend));
     StrAppend(&out, "\"ok\": ", failed == 0 ? "true" : "false",
               ", \"checks\": [");
-    for (const launch::SlurmCheck& c : checks) {
+    for (const launch::BackendCheck& c : checks) {
       StrAppend(&out, &c == &checks.front() ? "" : ", ", "{");
       JsonField(&out, "check", c.check);
       StrAppend(&out, "\"ok\": ", c.ok ? "true" : "false", ", ");
@@ -123,49 +128,16 @@ Status SlurmDoctor(const launch::Plan& plan, bool json) {
     }
     out += "]}\n";
   } else {
-    out = launch::SlurmCheckTable(checks);
-    StrAppend(&out, failed == 0 ? "Slurm profile ready\n"
+    out = launch::BackendCheckTable(checks);
+    StrAppend(&out, failed == 0 ? StrCat(engine, " profile ready\n")
                                 : StrCat(failed, " of ", checks.size(),
                                          " checks failed\n"));
   }
   DTF_RETURN_IF_ERROR(PrintStdout(out));
   if (failed == 0) return OkStatus();
   return FailedPreconditionError(StrCat("doctor: ", failed, " of ",
-                                        checks.size(), " Slurm checks failed"));
-}
-
-// A Spark profile: spark-submit, the master, the runs directory.
-Status SparkDoctor(const launch::Plan& plan, bool json) {
-  const std::vector<launch::spark::SparkCheck> checks =
-      launch::spark::CheckSparkPlan(plan);
-  size_t failed = 0;
-  for (const launch::spark::SparkCheck& c : checks) failed += c.ok ? 0 : 1;
-  std::string out;
-  if (json) {
-    out = "{";
-    JsonField(&out, "profile", plan.profile_name);
-    JsonField(&out, "profile_source", plan.profile_source);
-    JsonField(&out, "backend", "spark");
-    StrAppend(&out, "\"ok\": ", failed == 0 ? "true" : "false",
-              ", \"checks\": [");
-    for (const launch::spark::SparkCheck& c : checks) {
-      StrAppend(&out, &c == &checks.front() ? "" : ", ", "{");
-      JsonField(&out, "check", c.check);
-      StrAppend(&out, "\"ok\": ", c.ok ? "true" : "false", ", ");
-      JsonField(&out, "detail", c.detail, /*last=*/true);
-      out += "}";
-    }
-    out += "]}\n";
-  } else {
-    out = launch::spark::SparkCheckTable(checks);
-    StrAppend(&out, failed == 0 ? "Spark profile ready\n"
-                                : StrCat(failed, " of ", checks.size(),
-                                         " checks failed\n"));
-  }
-  DTF_RETURN_IF_ERROR(PrintStdout(out));
-  if (failed == 0) return OkStatus();
-  return FailedPreconditionError(StrCat("doctor: ", failed, " of ",
-                                        checks.size(), " Spark checks failed"));
+                                        checks.size(), " ", engine,
+                                        " checks failed"));
 }
 
 Status RunDoctor(const DoctorFlags& f) {
@@ -178,9 +150,12 @@ Status RunDoctor(const DoctorFlags& f) {
   const launch::PlanHooks& hooks = plan.hooks();
   if (hooks.TasksHere()) return LocalDoctor(plan, f.json);
   if (plan.backend == launch::BackendKind::kSpark) {
-    return SparkDoctor(plan, f.json);
+    return ChecksDoctor(plan, launch::spark::CheckSparkPlan(plan), "Spark",
+                        f.json);
   }
-  if (!hooks.FilesOnHosts()) return SlurmDoctor(plan, f.json);
+  if (!hooks.FilesOnHosts()) {
+    return ChecksDoctor(plan, launch::CheckSlurmPlan(plan), "Slurm", f.json);
+  }
   DTF_ASSIGN_OR_RETURN(launch::PreflightOptions options,
                        launch::RuntimeNeeds());
   options.accept_new_host_keys = f.accept_new_host_keys;
