@@ -10,6 +10,7 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/process.h"
+#include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/run_registry.h"
 #include "lib/launch/task_files.h"
@@ -23,6 +24,21 @@ std::string HostOfAddress(const std::string& address) {
 }
 
 }  // namespace
+
+StatusOr<Plan> PlanInClaimedRunDir(
+    PlanRequest request, const PlanHooks& hooks,
+    const std::function<Status(PlanRequest*)>& before_claim) {
+  const std::string wanted_id = request.run_id;
+  request.run_id = kUnchosenRunId;
+  request.ports.clear();
+  DTF_ASSIGN_OR_RETURN(const Plan draft, MakePlanWith(request, hooks));
+  if (before_claim) DTF_RETURN_IF_ERROR(before_claim(&request));
+  const std::string runs_dir =
+      std::filesystem::path(draft.run_dir).parent_path().string();
+  DTF_ASSIGN_OR_RETURN(request.run_id,
+                       ClaimRunDir(runs_dir, wanted_id, request.resume));
+  return MakePlanWith(request, hooks);
+}
 
 std::string QuoteLastLines(const std::string& file, size_t n) {
   const std::vector<std::string> lines = LastLines(file, n);

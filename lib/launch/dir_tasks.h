@@ -15,10 +15,21 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/base/status.h"
 #include "lib/launch/backend.h"
 #include "lib/launch/log_tail.h"
+#include "lib/launch/plan_hooks.h"
 
 namespace dtf::launch {
+
+// Backend::Place for the backends whose engine places the tasks (each
+// picks its own port): plans `request` with `hooks` without ports or a run
+// id, lets `before_claim` (may be empty) check what can be checked and
+// amend the request (archives to ship), claims the run directory (a new
+// run id, or request.run_id's again for a resume) and plans again in it.
+StatusOr<Plan> PlanInClaimedRunDir(
+    PlanRequest request, const PlanHooks& hooks,
+    const std::function<Status(PlanRequest*)>& before_claim);
 
 // "; the last lines of <file>:\n  <line>..." for the last `n` lines of
 // `file`; "" when it has none.

@@ -14,7 +14,6 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/log_tail.h"
-#include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/slurm/batch_script.h"
 #include "lib/launch/slurm/slurm_cli.h"
@@ -48,15 +47,8 @@ SlurmBackend::SlurmBackend(const RunOptions& options, std::string allocation)
 SlurmBackend::~SlurmBackend() = default;
 
 StatusOr<Plan> SlurmBackend::Place(PlanRequest request) {
-  const std::string wanted_id = request.run_id;
-  request.run_id = kUnchosenRunId;
-  request.ports.clear();
-  DTF_ASSIGN_OR_RETURN(Plan draft,
-                       MakePlanWith(request, slurm::SlurmPlanHooks()));
-  const std::string runs_dir = fs::path(draft.run_dir).parent_path().string();
-  DTF_ASSIGN_OR_RETURN(request.run_id,
-                       ClaimRunDir(runs_dir, wanted_id, request.resume));
-  return MakePlanWith(request, slurm::SlurmPlanHooks());
+  return PlanInClaimedRunDir(std::move(request), slurm::SlurmPlanHooks(),
+                             nullptr);
 }
 
 void SlurmBackend::Attach(const Plan* plan, BackendEvents* events) {

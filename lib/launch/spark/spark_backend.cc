@@ -12,7 +12,6 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/log_tail.h"
-#include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/spark/spark_driver.h"
 #include "lib/launch/spark/spark_plan.h"
@@ -41,23 +40,19 @@ SparkBackend::SparkBackend(const RunOptions& options)
 SparkBackend::~SparkBackend() = default;
 
 StatusOr<Plan> SparkBackend::Place(PlanRequest request) {
-  const std::string wanted_id = request.run_id;
-  request.run_id = kUnchosenRunId;
-  request.ports.clear();
-  DTF_ASSIGN_OR_RETURN(Plan draft,
-                       MakePlanWith(request, spark::SparkPlanHooks()));
-  DTF_RETURN_IF_ERROR(spark::FindSparkSubmit(request.profile).status());
-  DTF_RETURN_IF_ERROR(
-      spark::CheckMasterReachable(request.profile, kMasterTimeoutMs));
-  if (spark::SparkTableOf(request.profile).ship) {
-    std::string note;
-    DTF_RETURN_IF_ERROR(spark::PackSparkArchives(&request, &note));
-    if (!note.empty() && on_note_) on_note_(note);
-  }
-  const std::string runs_dir = fs::path(draft.run_dir).parent_path().string();
-  DTF_ASSIGN_OR_RETURN(request.run_id,
-                       ClaimRunDir(runs_dir, wanted_id, request.resume));
-  return MakePlanWith(request, spark::SparkPlanHooks());
+  return PlanInClaimedRunDir(
+      std::move(request), spark::SparkPlanHooks(),
+      [&](PlanRequest* r) -> Status {
+        DTF_RETURN_IF_ERROR(spark::FindSparkSubmit(r->profile).status());
+        DTF_RETURN_IF_ERROR(
+            spark::CheckMasterReachable(r->profile, kMasterTimeoutMs));
+        if (spark::SparkTableOf(r->profile).ship) {
+          std::string note;
+          DTF_RETURN_IF_ERROR(spark::PackSparkArchives(r, &note));
+          if (!note.empty() && on_note_) on_note_(note);
+        }
+        return OkStatus();
+      });
 }
 
 void SparkBackend::Attach(const Plan* plan, BackendEvents* events) {
