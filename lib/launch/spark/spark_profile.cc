@@ -87,7 +87,7 @@ Status CheckSparkProfileKeys(const Reader& reader,
   return reader.CheckKnownKeys(
       profile.table, "",
       {"backend", "ps", "workers", "threads", "env", "max_restarts", "tls",
-       "spark"},
+       "spark", "s3"},
       [](std::string_view name) -> std::string {
         if (name == "base_port") {
           return "not for backend = \"spark\" (each task picks a free port "
