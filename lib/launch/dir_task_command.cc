@@ -2,8 +2,10 @@
 
 #include <signal.h>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <system_error>
 #include <thread>
@@ -171,6 +173,26 @@ StatusOr<ExitInfo> RunDirTask(const DirTaskCommand& command,
                                                       : TaskState::kFailed;
   DTF_RETURN_IF_ERROR(WriteExitRecord(command.exit_file, record));
   return *exit;
+}
+
+Status RecordDirTaskFailure(const DirTaskCommand& command,
+                            std::string_view why) {
+  std::error_code ec;
+  std::filesystem::create_directories(command.dir, ec);
+  if (ec) return ErrnoToStatus(ec.value(), command.dir);
+  (void)WriteFileAtomically(StrCat(command.dir, "/", kNodeFile),
+                            StrCat(command.host, "\n"));
+  {
+    std::ofstream err(command.stderr_file, std::ios::app);
+    err << "error: " << why << "\n";
+    if (!err.flush()) return ErrnoToStatus(errno, command.stderr_file);
+  }
+  ExitRecord record;
+  record.task = command.task.ToString();
+  record.state = TaskState::kFailed;
+  record.exit_code = 1;
+  record.finished_ms = NowMs();
+  return WriteExitRecord(command.exit_file, record);
 }
 
 }  // namespace dtf::launch

@@ -103,4 +103,11 @@ StatusOr<ExitInfo> RunDirTask(const DirTaskCommand& command,
                               const std::atomic<bool>* cancel, bool append,
                               std::string_view shared_hint);
 
+// Records that `command` failed before it started (its host could not
+// reach the job's data): writes the host to <dir>/node, appends `why` to
+// its stderr file and writes its exit file ("failed", status 1), as
+// RunDirTask would for a command that failed so.
+Status RecordDirTaskFailure(const DirTaskCommand& command,
+                            std::string_view why);
+
 }  // namespace dtf::launch
