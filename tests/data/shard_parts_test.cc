@@ -19,8 +19,10 @@ using ::testing::HasSubstr;
 
 // The Titanic CSV (a header line, quoted names with commas) split 80/20.
 GenRecordsOptions Titanic(const std::string& out) {
+  static const std::string kCsv =
+      std::string(DTF_SHARED_DIR) + "/data/titanic/train.csv";
   GenRecordsOptions o;
-  o.inputs = {std::string(DTF_SHARED_DIR) + "/data/titanic/train.csv"};
+  o.inputs.push_back(kCsv);
   o.out_dir = out;
   o.shards = 3;
   o.splits = {{"train", 0.8}, {"eval", 0.2}};
