@@ -24,8 +24,8 @@ using ::testing::HasSubstr;
 TEST(TaskSpark, HostThatCannotReachTheBucketFailsFirst) {
   dtf::testing::TempDir dir("dtf_task_test");
   const std::string job = dir.Join("dtf.toml");
-  const std::string census = dtf::testing::ReadFile(
-      std::string(DTF_SOURCE_DIR) + "/examples/census/dtf.toml");
+  const std::string census =
+      dtf::testing::ReadFile(DTF_SOURCE_DIR "/examples/census/dtf.toml");
   std::string text;
   for (size_t pos = 0; pos < census.size();) {
     size_t end = census.find('\n', pos);
@@ -34,7 +34,7 @@ TEST(TaskSpark, HostThatCannotReachTheBucketFailsFirst) {
     if (line.starts_with("records = ")) {
       line = "records = \"s3://unreachable-bucket/records\"";
     }
-    text += line + "\n";
+    text.append(line).append("\n");
     pos = end + 1;
   }
   dtf::testing::WriteFile(job, text);
@@ -49,12 +49,13 @@ TEST(TaskSpark, HostThatCannotReachTheBucketFailsFirst) {
                   .ok());
   fs::permissions(run + "/s3-credentials",
                   fs::perms::owner_read | fs::perms::owner_write);
-  const std::string cmd =
-      "'" + std::string(DTF_BINARY) + "' task spark --job '" + job +
-      "' --run-dir '" + run +
+  std::string cmd = "'" DTF_BINARY "' task spark --job '";
+  cmd.append(job).append("' --run-dir '").append(run);
+  cmd.append(
       "' --run-id r1 --ps 0 --workers 1 --task-id 0 --addresses "
-      "127.0.0.1:45000 --s3 >'" +
-      dir.Join("out.txt") + "' 2>'" + dir.Join("err.txt") + "'";
+      "127.0.0.1:45000 --s3 >'");
+  cmd.append(dir.Join("out.txt")).append("' 2>'");
+  cmd.append(dir.Join("err.txt")).append("'");
   const int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_NE(WEXITSTATUS(status), 0)
