@@ -3,6 +3,7 @@
 // local profile, the GPUs this machine shows against the plan's.
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,10 +11,15 @@
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
+#include "cmd/remote_preflight.h"
 #include "cmd/run_common.h"
+#include "cmd/task_storage.h"
+#include "lib/base/storage.h"
 #include "lib/base/strings.h"
+#include "lib/data/job_file.h"
 #include "lib/data/json.h"
 #include "lib/kernels/context.h"
+#include "lib/launch/backend_checks.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/plan_hooks.h"
 #include "lib/launch/slurm/slurm_doctor.h"
@@ -101,20 +107,24 @@ Status LocalDoctor(const launch::Plan& plan, bool json) {
              "\"cpu\""));
 }
 
-// A Slurm profile: Slurm's partitions and limits, the runs directory.
-Status SlurmDoctor(const launch::Plan& plan, bool json) {
-  const std::vector<launch::SlurmCheck> checks = launch::CheckSlurmPlan(plan);
+// A profile whose tasks a batch system places (Slurm: its partitions and
+// limits; Spark: spark-submit and the master), and the runs directory:
+// `checks` made from here, printed as rows. `engine` names the system in
+// what is printed ("Slurm").
+Status ChecksDoctor(const launch::Plan& plan,
+                    const std::vector<launch::BackendCheck>& checks,
+                    std::string_view engine, bool json) {
   size_t failed = 0;
-  for (const launch::SlurmCheck& c : checks) failed += c.ok ? 0 : 1;
+  for (const launch::BackendCheck& c : checks) failed += c.ok ? 0 : 1;
   std::string out;
   if (json) {
     out = "{";
     JsonField(&out, "profile", plan.profile_name);
     JsonField(&out, "profile_source", plan.profile_source);
-    JsonField(&out, "backend", "slurm");
+    JsonField(&out, "backend", launch::BackendName(plan.backend));
     StrAppend(&out, "\"ok\": ", failed == 0 ? "true" : "false",
               ", \"checks\": [");
-    for (const launch::SlurmCheck& c : checks) {
+    for (const launch::BackendCheck& c : checks) {
       StrAppend(&out, &c == &checks.front() ? "" : ", ", "{");
       JsonField(&out, "check", c.check);
       StrAppend(&out, "\"ok\": ", c.ok ? "true" : "false", ", ");
@@ -123,49 +133,78 @@ Status SlurmDoctor(const launch::Plan& plan, bool json) {
     }
     out += "]}\n";
   } else {
-    out = launch::SlurmCheckTable(checks);
-    StrAppend(&out, failed == 0 ? "Slurm profile ready\n"
+    out = launch::BackendCheckTable(checks);
+    StrAppend(&out, failed == 0 ? StrCat(engine, " profile ready\n")
                                 : StrCat(failed, " of ", checks.size(),
                                          " checks failed\n"));
   }
   DTF_RETURN_IF_ERROR(PrintStdout(out));
   if (failed == 0) return OkStatus();
   return FailedPreconditionError(StrCat("doctor: ", failed, " of ",
-                                        checks.size(), " Slurm checks failed"));
+                                        checks.size(), " ", engine,
+                                        " checks failed"));
 }
 
-// A Spark profile: spark-submit, the master, the runs directory.
-Status SparkDoctor(const launch::Plan& plan, bool json) {
-  const std::vector<launch::spark::SparkCheck> checks =
-      launch::spark::CheckSparkPlan(plan);
-  size_t failed = 0;
-  for (const launch::spark::SparkCheck& c : checks) failed += c.ok ? 0 : 1;
-  std::string out;
-  if (json) {
-    out = "{";
-    JsonField(&out, "profile", plan.profile_name);
-    JsonField(&out, "profile_source", plan.profile_source);
-    JsonField(&out, "backend", "spark");
-    StrAppend(&out, "\"ok\": ", failed == 0 ? "true" : "false",
-              ", \"checks\": [");
-    for (const launch::spark::SparkCheck& c : checks) {
-      StrAppend(&out, &c == &checks.front() ? "" : ", ", "{");
-      JsonField(&out, "check", c.check);
-      StrAppend(&out, "\"ok\": ", c.ok ? "true" : "false", ", ");
-      JsonField(&out, "detail", c.detail, /*last=*/true);
-      out += "}";
-    }
-    out += "]}\n";
-  } else {
-    out = launch::spark::SparkCheckTable(checks);
-    StrAppend(&out, failed == 0 ? "Spark profile ready\n"
-                                : StrCat(failed, " of ", checks.size(),
-                                         " checks failed\n"));
+// A profile with an [s3] table: the launcher's S3 credentials, and the
+// job's data and output in their bucket as this machine reaches them (the
+// endpoint answers, the bucket can be listed, the first shard read).
+std::vector<launch::BackendCheck> S3Checks(const launch::PlanRequest& r) {
+  const launch::Profile& profile = r.profile;
+  if (!profile.s3.present) return {};
+  launch::BackendCheck creds{"s3_credentials", false, ""};
+  launch::BackendCheck data{"s3_data", false, ""};
+  StatusOr<S3Options> options = LauncherS3Options(
+      profile, [](const char* name) { return std::getenv(name); });
+  if (!options.ok()) {
+    creds.detail = std::string(Message(options.status()));
+    data.detail = "not checked (no S3 settings)";
+    return {creds, data};
   }
-  DTF_RETURN_IF_ERROR(PrintStdout(out));
-  if (failed == 0) return OkStatus();
-  return FailedPreconditionError(StrCat("doctor: ", failed, " of ",
-                                        checks.size(), " Spark checks failed"));
+  const std::string endpoint =
+      options->endpoint.empty() ? std::string("AWS") : options->endpoint;
+  if (!profile.s3.pass_credentials) {
+    creds.ok = true;
+    creds.detail = "s3.credentials = \"tasks\": each task uses its own";
+  } else if (options->access_key_id.empty()) {
+    creds.detail =
+        StrCat("none found for ", endpoint,
+               " (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE or "
+               "s3.profile with ~/.aws/credentials)");
+  } else {
+    creds.ok = true;
+    creds.detail =
+        StrCat("access key ", options->access_key_id.substr(0, 4), "... for ",
+               endpoint, " (region ", options->region, ")");
+  }
+  ConfigureStorage(*options);
+  StatusOr<JobFile> job = LoadJobFile(r.job, r.overrides.sets);
+  if (!job.ok()) {
+    data.detail = std::string(Message(job.status()));
+  } else if (!IsRemotePath(job->data.records_dir) &&
+             !IsRemotePath(job->train.output_dir)) {
+    data.ok = true;
+    data.detail = "the job's records and output_dir are not in a bucket";
+  } else if (Status s = CheckRemoteData(r.job, r.overrides.sets); !s.ok()) {
+    data.detail = std::string(Message(s));
+  } else {
+    data.ok = true;
+    data.detail = StrCat(
+        "readable from here: ",
+        IsRemotePath(job->data.records_dir) ? job->data.records_dir : "",
+        IsRemotePath(job->data.records_dir) &&
+                IsRemotePath(job->train.output_dir)
+            ? ", "
+            : "",
+        IsRemotePath(job->train.output_dir) ? job->train.output_dir : "");
+  }
+  return {creds, data};
+}
+
+// `checks` with the S3 rows of `r` after them.
+std::vector<launch::BackendCheck> WithS3(
+    std::vector<launch::BackendCheck> checks, const launch::PlanRequest& r) {
+  for (launch::BackendCheck& c : S3Checks(r)) checks.push_back(std::move(c));
+  return checks;
 }
 
 Status RunDoctor(const DoctorFlags& f) {
@@ -178,9 +217,13 @@ Status RunDoctor(const DoctorFlags& f) {
   const launch::PlanHooks& hooks = plan.hooks();
   if (hooks.TasksHere()) return LocalDoctor(plan, f.json);
   if (plan.backend == launch::BackendKind::kSpark) {
-    return SparkDoctor(plan, f.json);
+    return ChecksDoctor(plan, WithS3(launch::spark::CheckSparkPlan(plan), r),
+                        "Spark", f.json);
   }
-  if (!hooks.FilesOnHosts()) return SlurmDoctor(plan, f.json);
+  if (!hooks.FilesOnHosts()) {
+    return ChecksDoctor(plan, WithS3(launch::CheckSlurmPlan(plan), r), "Slurm",
+                        f.json);
+  }
   DTF_ASSIGN_OR_RETURN(launch::PreflightOptions options,
                        launch::RuntimeNeeds());
   options.accept_new_host_keys = f.accept_new_host_keys;

@@ -12,7 +12,9 @@
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
 #include "cmd/flags.h"
+#include "cmd/gen_records.h"
 #include "cmd/progress.h"
+#include "cmd/task_storage.h"
 #include "lib/base/file.h"
 #include "lib/base/storage.h"
 #include "lib/base/strings.h"
@@ -46,7 +48,32 @@ struct GenRecordsFlags {
   bool overwrite = false;
   std::string schema_out;
   bool json = false;
+  // Spread over a profile's workers (cmd/gen_records.h).
+  std::string profile;
+  int workers = 0;
+  std::string runs_dir;
+  // One task of such a run: part `part` of `of`, into `stage_dir`.
+  int part = -1;
+  int of = 0;
+  std::string stage_dir;
+  std::string ready_file;      // written once it has started: "part K of W"
+  std::string s3_credentials;  // the run's S3 settings (task_storage.h)
 };
+
+// What each task of a run spread over a profile gets from these flags.
+std::vector<std::string> TaskFlags(const GenRecordsFlags& f) {
+  std::vector<std::string> out = {"--on-error", f.on_error};
+  if (f.shards > 0)
+    out.insert(out.end(), {"--shards", std::to_string(f.shards)});
+  if (!f.compression.empty()) {
+    out.insert(out.end(), {"--compression", f.compression});
+  }
+  if (f.threads > 0) {
+    out.insert(out.end(), {"--threads", std::to_string(f.threads)});
+  }
+  if (f.index) out.push_back("--index");
+  return out;
+}
 
 StatusOr<char> OneChar(std::string_view flag, const std::string& value) {
   if (value == "\\t" || value == "tab") return '\t';
@@ -179,6 +206,35 @@ void PrintSummary(const Console& console, const GenRecordsOptions& o,
 }
 
 Status RunGenRecords(const GenRecordsFlags& f, Context* ctx) {
+  if (!f.profile.empty()) {
+    if (f.job.empty()) {
+      return InvalidArgumentError(
+          "--profile: give --job FILE (the tasks convert the job's sources)");
+    }
+    GenRecordsOnProfile g;
+    g.job = f.job;
+    g.profile = f.profile;
+    g.workers = f.workers;
+    g.runs_dir = f.runs_dir;
+    g.overwrite = f.overwrite;
+    g.task_flags = TaskFlags(f);
+    return RunGenRecordsOnProfile(g, ctx);
+  }
+  const bool part = f.of > 0;
+  if (part &&
+      (f.job.empty() || f.stage_dir.empty() || f.part < 0 || f.part >= f.of)) {
+    return InvalidArgumentError(StrCat(
+        "--part ", f.part, " --of ", f.of,
+        ": a part of a spread run needs --job, --stage-dir and 0 <= --part < "
+        "--of"));
+  }
+  if (!f.s3_credentials.empty()) {
+    DTF_RETURN_IF_ERROR(ConfigureStorageFromTaskFile(f.s3_credentials));
+  }
+  if (part && !f.ready_file.empty()) {
+    DTF_RETURN_IF_ERROR(WriteFileAtomically(
+        f.ready_file, StrCat("part ", f.part, " of ", f.of, "\n")));
+  }
   std::vector<GenRecordsOptions> runs;
   if (!f.job.empty()) {
     DTF_ASSIGN_OR_RETURN(JobFile job, LoadJobFile(f.job));
@@ -221,6 +277,12 @@ Status RunGenRecords(const GenRecordsFlags& f, Context* ctx) {
     o.overwrite = f.overwrite;
     o.write_index = f.index;
     o.cancel = ctx->cancel;
+    if (part) {
+      o.out_dir = StrCat(f.stage_dir, "/", &o - runs.data());
+      o.part = f.part;
+      o.parts = f.of;
+      o.overwrite = true;
+    }
     if (!f.job.empty()) {
       if (f.shards > 0) o.shards = f.shards;
       if (!f.compression.empty()) {
@@ -311,6 +373,39 @@ void SetupGenRecords(CLI::App* app, Context* ctx) {
   sub->add_option("--schema-out", f->schema_out,
                   "Write the schema used (inferred or given) as TOML");
   sub->add_flag("--json", f->json, "Print the summary as JSON on stdout");
+  auto* profile = sub->add_option(
+      "--profile", f->profile,
+      "With --job: spread the conversion over this profile's workers (its "
+      "backend's tasks must share this machine's files: local, slurm, "
+      "spark); the same files as without it");
+  sub->add_option("--workers", f->workers,
+                  "With --profile: tasks to spread over (default: the "
+                  "profile's workers)")
+      ->check(IntAtLeast<int>(1))
+      ->needs(profile);
+  sub->add_option("--runs-dir", f->runs_dir,
+                  "With --profile: where the run's directory goes (default: "
+                  "the profile's run_dir, else the job's .dtf/runs)")
+      ->needs(profile);
+  auto* part = sub->add_option("--part", f->part,
+                               "A task of a --profile run: the part it "
+                               "writes (its shards: number % --of == part)");
+  auto* of = sub->add_option("--of", f->of, "A task of a --profile run: parts")
+                 ->check(IntAtLeast<int>(1));
+  auto* stage_dir =
+      sub->add_option("--stage-dir", f->stage_dir,
+                      "A task of a --profile run: where it writes its shards");
+  auto* ready = sub->add_option(
+      "--ready-file", f->ready_file,
+      "A task of a --profile run: the file it writes once it has started");
+  ready->needs(of);
+  sub->add_option("--s3-credentials", f->s3_credentials,
+                  "A task of a --profile run: the run's S3 settings and "
+                  "credentials (a 0600 file)");
+  part->needs(of);
+  of->needs(part);
+  stage_dir->needs(of);
+  profile->excludes(part);
   auto* inputs = sub->add_option("files", f->inputs,
                                  "CSV files or globs ('-' or none: stdin)");
   schema->excludes(infer);

@@ -20,6 +20,7 @@
 #include "cmd/flags.h"
 #include "cmd/output_file.h"
 #include "cmd/remote_output.h"
+#include "cmd/task_storage.h"
 #include "lib/base/file.h"
 #include "lib/base/storage.h"
 #include "lib/base/storage_tree.h"
@@ -358,6 +359,9 @@ Status RunPredictShard(const PredictFlags& f, Context* ctx) {
 
 Status RunPredictCommand(PredictFlags f, Context* ctx) {
   if (!f.profile.empty()) return RunPredictOnProfile(f, ctx);
+  if (!f.s3_credentials.empty()) {
+    DTF_RETURN_IF_ERROR(ConfigureStorageFromTaskFile(f.s3_credentials));
+  }
   if (!f.shard_from_env.empty()) {
     const char* value = std::getenv(f.shard_from_env.c_str());
     int shard = -1;
@@ -460,6 +464,9 @@ void SetupPredict(CLI::App* app, Context* ctx) {
                  ->check(IntAtLeast<int>(1));
   auto* ready = sub->add_option("--ready-file", f->ready_file,
                                 "With --shard: written once scoring starts");
+  sub->add_option("--s3-credentials", f->s3_credentials,
+                  "A task of a --profile run: the run's S3 settings and "
+                  "credentials (a 0600 file)");
   auto* from_env =
       sub->add_option("--shard-from-env", f->shard_from_env,
                       "Take --shard from this environment variable (a "

@@ -40,6 +40,9 @@ struct PredictFlags {
   std::string render_dir;
   // --ready-file: written once the task has started scoring.
   std::string ready_file;
+  // --s3-credentials FILE: a task of a --profile run reads its S3 settings
+  // and credentials from the run's file (cmd/task_storage.h).
+  std::string s3_credentials;
 };
 
 // Loads f.model and checks --keep against its schema, as scoring does

@@ -14,6 +14,8 @@
 #include "cmd/output_file.h"
 #include "cmd/predict.h"
 #include "cmd/run_common.h"
+#include "cmd/task_storage.h"
+#include "lib/base/storage.h"
 #include "lib/base/strings.h"
 #include "lib/base/task_name.h"
 #include "lib/launch/batch/batch_job.h"
@@ -90,7 +92,16 @@ Status RunPredictOnProfile(const PredictFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(launch::Profile profile,
                        launch::ResolveProfile(AbsolutePath("."), f.profile,
                                               ProfileOptionsFromEnv()));
-  const launch::BatchJob job = PredictJob(f, profile, AbsolutePath(target));
+  launch::BatchJob job = PredictJob(f, profile, AbsolutePath(target));
+  // The tasks get the run's S3 settings and credentials, as a training
+  // run's do, when the model, an input or the output is in a bucket (or
+  // the profile names an [s3] table).
+  bool s3 = profile.s3.present || IsRemotePath(f.model) || IsRemotePath(target);
+  for (const std::string& input : f.input) s3 = s3 || IsRemotePath(input);
+  if (s3) {
+    DTF_RETURN_IF_ERROR(
+        PrepareTaskS3(profile, &job.s3_credentials, &job.s3_variables));
+  }
 
   std::vector<std::string> names;
   for (int k = 0; k < job.shards; ++k)

@@ -24,6 +24,7 @@
 #include "lib/base/os.h"
 #include "lib/base/strings.h"
 #include "lib/launch/batch/shards.h"
+#include "lib/launch/dir_task_command.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/slurm/run_task.h"
@@ -111,6 +112,28 @@ StatusOr<std::vector<std::vector<std::string>>> BatchCommands(
   return commands;
 }
 
+// A training task of a run whose job has data or output in a bucket checks,
+// before its dtf serve starts, that this host reaches them with the run's
+// S3 settings: a node that cannot fails its task at once, its stderr and
+// the run's error naming the host, the bucket and the key. False when it
+// failed (recorded as the task's end).
+StatusOr<bool> TaskDataPreflight(const launch::DirRunSpec& spec,
+                                 const launch::DirTaskCommand& command,
+                                 Context* ctx) {
+  if (!spec.s3 || spec.batch) return true;
+  Status status = ConfigureStorageFromTaskFile(
+      StrCat(spec.run_dir, "/", launch::kS3CredentialsFile));
+  if (status.ok()) status = CheckRemoteData(spec.job, spec.sets);
+  if (status.ok()) return true;
+  DTF_RETURN_IF_ERROR(launch::RecordDirTaskFailure(
+      command, StrCat(command.task.ToString(), " on ", command.host,
+                      ": the job's data: ", Message(status))));
+  ctx->exit_code = 1;
+  ctx->console.Info(StrCat(command.task.ToString(), " on ", command.host, ": ",
+                           Message(status)));
+  return false;
+}
+
 Status RunTaskSlurm(TaskFlags* f, Context* ctx) {
   launch::slurm::Environment env;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -153,6 +176,9 @@ Status RunTaskSlurm(TaskFlags* f, Context* ctx) {
         StrCat(command.dir, "/", launch::slurm::kStepRecordFile),
         launch::slurm::StepRecordText(step)));
   }
+  DTF_ASSIGN_OR_RETURN(const bool reached,
+                       TaskDataPreflight(spec, command, ctx));
+  if (!reached) return OkStatus();
   DTF_ASSIGN_OR_RETURN(
       const launch::ExitInfo exit,
       launch::slurm::RunSlurmTask(command, ctx->cancel,
@@ -184,6 +210,9 @@ Status RunTaskSpark(TaskFlags* f, Context* ctx) {
   } else {
     DTF_ASSIGN_OR_RETURN(command, launch::spark::MakeSparkServeCommand(spec));
   }
+  DTF_ASSIGN_OR_RETURN(const bool reached,
+                       TaskDataPreflight(spec, command, ctx));
+  if (!reached) return OkStatus();
   DTF_ASSIGN_OR_RETURN(const launch::ExitInfo exit,
                        launch::spark::RunSparkTask(command, ctx->cancel));
   if (exit.ShellCode() != 0) {

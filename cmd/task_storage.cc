@@ -155,10 +155,16 @@ Status ConfigureStorageFromTaskFile(const std::string& path) {
 Status PrepareTaskStorage(launch::PlanRequest* request) {
   DTF_ASSIGN_OR_RETURN(const JobFile job,
                        LoadJobFile(request->job, request->overrides.sets));
-  const launch::Profile& profile = request->profile;
-  if (!profile.s3.present && !JobUsesS3(job, request->overrides.metrics_out)) {
+  if (!request->profile.s3.present &&
+      !JobUsesS3(job, request->overrides.metrics_out)) {
     return OkStatus();
   }
+  return PrepareTaskS3(request->profile, &request->s3_credentials,
+                       &request->s3_variables);
+}
+
+Status PrepareTaskS3(const launch::Profile& profile, std::string* file_text,
+                     std::vector<std::string>* variables) {
   DTF_ASSIGN_OR_RETURN(const S3Options options,
                        LauncherS3Options(profile, [](const char* name) {
                          return std::getenv(name);
@@ -173,8 +179,7 @@ Status PrepareTaskStorage(launch::PlanRequest* request) {
     }
   }
   ConfigureStorage(options);
-  request->s3_credentials =
-      TaskS3FileText(options, profile.s3, &request->s3_variables);
+  *file_text = TaskS3FileText(options, profile.s3, variables);
   return OkStatus();
 }
 

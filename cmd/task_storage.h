@@ -66,4 +66,9 @@ Status ConfigureStorageFromTaskFile(const std::string& path);
 // s3_variables. Nothing for any other launch.
 Status PrepareTaskStorage(launch::PlanRequest* request);
 
+// The same for a run of `profile` known to use S3 (a batch job with an
+// s3:// model, input or output): the file's text and its variables.
+Status PrepareTaskS3(const launch::Profile& profile, std::string* file_text,
+                     std::vector<std::string>* variables);
+
 }  // namespace dtf::cli

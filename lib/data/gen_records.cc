@@ -188,8 +188,10 @@ Status Pipeline::Process(Task& task, WorkerState* state) {
       continue;
     }
     int64_t data_row = task.input_row_base + record - 1 - header_rows;
-    ShardBatch& batch =
-        batches[task.router->Sink(row, data_row, &state->route_scratch)];
+    const int sink = task.router->Sink(row, data_row, &state->route_scratch);
+    // Another process writes that shard (GenRecordsOptions::part).
+    if (!shards_->Owns(sink)) continue;
+    ShardBatch& batch = batches[sink];
     // The Example is encoded in place, between its header and footer.
     std::string& out = batch.framed;
     const size_t start = out.size();
@@ -544,6 +546,8 @@ StatusOr<GenRecordsResult> StagedRecords::Stage(
   so.compression = options.compression;
   so.write_index = options.write_index;
   so.overwrite = options.overwrite;
+  so.part = options.part;
+  so.parts = options.parts;
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<ShardSet> shards, ShardSet::Create(so));
   GenRecordsResult result;
   Pipeline pipeline(options, shards.get());

@@ -65,6 +65,14 @@ struct GenRecordsOptions {
   // Write "<shard>.index" beside each shard. Requires no compression.
   bool write_index = false;
   OnError on_error = OnError::kFail;
+  // One part of a conversion spread over `parts` processes: every process
+  // reads every input, and this one writes only the shard files whose
+  // number (split index * shards + shard) % parts == part, each whole and
+  // byte for byte as a run of one process writes it; rows bound for
+  // another part are not encoded, and the counts of the result are this
+  // part's. Default: 0 of 1 (every shard). A local output only.
+  int part = 0;
+  int parts = 1;
   // Replace shard files already in the output directories. Default: false,
   // and existing shards make the run fail before it reads anything.
   bool overwrite = false;

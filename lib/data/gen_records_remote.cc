@@ -66,6 +66,11 @@ Status StagedRecords::CommitRemote(RemoteRun* run) {
 
 StatusOr<GenRecordsResult> StagedRecords::StageRemote(
     const GenRecordsOptions& options) {
+  if (options.parts != 1) {
+    return InvalidArgumentError(
+        StrCat(options.out_dir,
+               ": a part of a spread conversion writes to a local directory"));
+  }
   auto run = std::make_unique<RemoteRun>();
   run->remote_dir = options.out_dir;
   while (run->remote_dir.ends_with('/')) run->remote_dir.pop_back();

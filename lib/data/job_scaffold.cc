@@ -78,6 +78,27 @@ time_limit = "01:00:00"      # sbatch --time
 # srun_args = []
 )";
 
+constexpr char kSparkProfile[] =
+    R"(# A Spark application: `dtf launch --profile spark` submits it with
+# spark-submit as one barrier stage of ps + workers tasks, one task per
+# executor (standalone or YARN). Name the master; the job directory (or
+# run_dir below) must be on storage every executor shares.
+backend = "spark"
+ps = 1
+workers = 2
+
+[spark]
+master = "spark://localhost:7077"  # or "yarn"
+# spark_submit = "spark-submit"    # a path, or a name looked up in PATH
+# executor_cores = 1               # each task takes a whole executor
+# executor_memory = "1g"
+# python = "python3"               # the driver's and the executors' Python
+# slot_wait = 60                   # seconds to wait for every executor
+# ship = true                      # ship dtf and the job with --archives
+# run_dir = "/shared/dtf-runs"     # default: the job directory's .dtf/runs
+# conf = { "spark.yarn.queue" = "default" }
+)";
+
 constexpr char kKubernetesProfile[] =
     R"(# Pods on a Kubernetes cluster. Copy to kubernetes.toml, fill in the image
 # (`dtf pack image`, pushed where the cluster pulls from) and the data, and
@@ -290,6 +311,8 @@ StatusOr<ScaffoldResult> ScaffoldJob(const ScaffoldOptions& options) {
       stage + "/profiles/cluster.example.toml", kClusterProfile));
   DTF_RETURN_IF_ERROR(
       WriteFileAtomically(stage + "/profiles/slurm.toml", kSlurmProfile));
+  DTF_RETURN_IF_ERROR(
+      WriteFileAtomically(stage + "/profiles/spark.toml", kSparkProfile));
   DTF_RETURN_IF_ERROR(WriteFileAtomically(
       stage + "/profiles/kubernetes.example.toml", kKubernetesProfile));
   DTF_RETURN_IF_ERROR(WriteFileAtomically(
@@ -303,9 +326,10 @@ StatusOr<ScaffoldResult> ScaffoldJob(const ScaffoldOptions& options) {
              "the training settings; `profiles/` the environments to launch "
              "in.\n")));
   DTF_RETURN_IF_ERROR(staging.Commit());
-  for (const char* f : {"dtf.toml", "profiles/local.toml",
-                        "profiles/cluster.example.toml", "profiles/slurm.toml",
-                        "profiles/kubernetes.example.toml", "README.md"}) {
+  for (const char* f :
+       {"dtf.toml", "profiles/local.toml", "profiles/cluster.example.toml",
+        "profiles/slurm.toml", "profiles/spark.toml",
+        "profiles/kubernetes.example.toml", "README.md"}) {
     result.files.push_back(f);
   }
   return result;

@@ -63,6 +63,10 @@ StatusOr<std::unique_ptr<ShardSet>> ShardSet::Create(const Options& options) {
         "an index holds byte offsets into uncompressed files; use it with "
         "compression none");
   }
+  if (options.parts < 1 || options.part < 0 || options.part >= options.parts) {
+    return InvalidArgumentError(
+        StrCat("part ", options.part, " of ", options.parts, ": out of range"));
+  }
   std::unique_ptr<ShardSet> set(new ShardSet(options));
   set->shards_ = options.shards;
   DTF_RETURN_IF_ERROR(set->Open());
@@ -121,6 +125,10 @@ Status ShardSet::Open() {
       sink->staged_path = StrCat(stage, "/", name);
       sink->final_path = split.empty() ? StrCat(out, "/", name)
                                        : StrCat(out, "/", split, "/", name);
+      if (!Owns(static_cast<int>(sinks_.size()))) {
+        sinks_.push_back(std::move(sink));
+        continue;
+      }
       RecordWriterOptions wo;
       wo.compression = options_.compression;
       DTF_ASSIGN_OR_RETURN(sink->writer,
@@ -153,6 +161,7 @@ ShardSet::~ShardSet() {
 StatusOr<bool> ShardSet::Append(int index, int64_t seq,
                                 const ShardBatch& batch) {
   Sink& sink = *sinks_[index];
+  if (!sink.writer) return !aborted_.load();
   std::unique_lock<std::mutex> lock(sink.mu);
   sink.cv.wait(lock, [&] { return sink.next_seq == seq || aborted_; });
   if (aborted_) return false;
@@ -192,6 +201,7 @@ Status ShardSet::Commit() {
 Status ShardSet::Finish() {
   files_.clear();
   for (auto& sink : sinks_) {
+    if (!sink->writer) continue;
     FileInfo info{sink->split, sink->final_path,
                   static_cast<int64_t>(sink->writer->records()), 0};
     DTF_RETURN_IF_ERROR(sink->writer->Close());
@@ -235,6 +245,7 @@ Status ShardSet::Publish() {
       }
     }
     for (auto& sink : sinks_) {
+      if (!sink->writer) continue;
       DTF_RETURN_IF_ERROR(MoveFile(sink->staged_path, sink->final_path));
       if (sink->index) {
         DTF_RETURN_IF_ERROR(MoveFile(StrCat(sink->staged_path, kIndexSuffix),

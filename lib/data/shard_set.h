@@ -40,6 +40,11 @@ class ShardSet {
     Compression compression = Compression::kNone;
     bool write_index = false;
     bool overwrite = false;
+    // Write only the sinks (split * shards + shard) whose index % parts ==
+    // part: one part of a conversion spread over several processes, each
+    // writing its own shards whole (gen_records.h). Default: all of them.
+    int part = 0;
+    int parts = 1;
   };
 
   // Checks the output directories (existing shards need `overwrite`),
@@ -51,6 +56,9 @@ class ShardSet {
   ~ShardSet();
 
   int size() const { return static_cast<int>(sinks_.size()); }
+  // Whether sink `sink` is written (Options::part); Append to another is a
+  // no-op.
+  bool Owns(int sink) const { return sink % options_.parts == options_.part; }
   int Index(int split, int shard) const { return split * shards_ + shard; }
 
   // Appends the batch of chunk `seq` to sink `sink`. Chunks are written in
@@ -81,7 +89,7 @@ class ShardSet {
     int64_t records = 0;
     uint64_t bytes = 0;
   };
-  // After Commit(): one entry per shard file.
+  // After Commit(): one entry per shard file written.
   const std::vector<FileInfo>& files() const { return files_; }
 
  private:

@@ -162,7 +162,7 @@ Plan PlanWithoutTasks(const PlanRequest& r, const PlanHooks& hooks) {
                               : fs::path(runs_dir).lexically_normal().string();
   plan.run_dir = (fs::path(runs_dir) / r.run_id).string();
   plan.secret_file = (fs::path(plan.run_dir) / kSecretFile).string();
-  if (!batch && !r.s3_credentials.empty()) {
+  if (!r.s3_credentials.empty()) {
     plan.s3_file = (fs::path(plan.run_dir) / kS3CredentialsFile).string();
     plan.s3_variables = r.s3_variables;
   }
@@ -274,9 +274,17 @@ StatusOr<Plan> PlanHooks::PlaceTasks(const PlanRequest& r, Plan plan) const {
         plan.batch
             ? r.batch_command(plan.tasks[k], paths[k].binary, paths[k].job)
             : ServeArgv(plan, plan.tasks[k], paths[k]);
+    if (plan.batch) AppendBatchS3(plan, paths[k].run_dir, &plan.tasks[k]);
   }
   DTF_RETURN_IF_ERROR(CheckPlanText(plan));
   return plan;
+}
+
+void AppendBatchS3(const Plan& plan, const std::string& run_dir,
+                   TaskPlan* task) {
+  if (plan.s3_file.empty()) return;
+  task->argv.push_back("--s3-credentials");
+  task->argv.push_back(StrCat(run_dir, "/", kS3CredentialsFile));
 }
 
 StatusOr<Plan> MakePlanWith(const PlanRequest& r, const PlanHooks& hooks) {

@@ -144,4 +144,12 @@ const PlanHooks& PlanHooksOf(BackendKind kind);
 // backend's own hooks (a backend's Place plans with its own).
 StatusOr<Plan> MakePlanWith(const PlanRequest& request, const PlanHooks& hooks);
 
+// A batch plan's task gets the run's S3 settings and credentials as a
+// training task does: `--s3-credentials <run_dir>/s3-credentials` after
+// its command, where `run_dir` is the run directory as its host has it
+// (nothing when the plan has no s3_file). The command must take the flag
+// (dtf predict and dtf gen-records do).
+void AppendBatchS3(const Plan& plan, const std::string& run_dir,
+                   TaskPlan* task);
+
 }  // namespace dtf::launch

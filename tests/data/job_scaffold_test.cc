@@ -53,7 +53,7 @@ TEST(JobScaffold, TitanicJobLoadsAndUsesTheColumns) {
   EXPECT_THAT(toml, HasSubstr("name = \"Age_buckets\""));
   EXPECT_THAT(toml, HasSubstr("\"Age:float\""));
   for (const char* f : {"profiles/local.toml", "profiles/cluster.example.toml",
-                        "profiles/slurm.toml",
+                        "profiles/slurm.toml", "profiles/spark.toml",
                         "profiles/kubernetes.example.toml", "README.md"}) {
     EXPECT_FALSE(testing::ReadFile(o.dir + "/" + f).empty()) << f;
   }

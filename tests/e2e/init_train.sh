@@ -18,6 +18,16 @@ cd "$work"
 "$dtf" init titanic --from-csv "$shared/data/titanic/train.csv" --label Survived
 cd titanic
 "$dtf" gen-records --job dtf.toml
+# Spread over 3 local tasks, each writing its own shards: the same files,
+# byte for byte, and shards in place are kept without --overwrite.
+cp -r records records.one
+"$dtf" gen-records --job dtf.toml --profile local --workers 3 2>spread.err &&
+  fail "gen-records --profile over existing shards succeeded"
+grep -q "already holds shards" spread.err || { cat spread.err >&2; fail "no 'already holds shards'"; }
+"$dtf" gen-records --job dtf.toml --profile local --workers 3 --overwrite
+diff -r records.one records || fail "gen-records --profile local: records differ"
+rm -rf records.one
+echo "ok: gen-records spread over 3 local tasks writes the same records"
 "$dtf" train --job dtf.toml --metrics-out metrics.json
 at_least "$(metric metrics.json accuracy)" 0.78 "titanic accuracy"
 [[ "$(metric metrics.json eval_split)" == eval ]] || fail "titanic: not evaluated on the eval split"

@@ -90,6 +90,29 @@ TEST_F(BatchPlanTest, WorkersOnlyEachRunningTheCommand) {
 
 // The first task ends at once; the run waits for the other, far past the
 // grace a training run gives the tasks after its chief.
+// A batch run's tasks get the run's S3 settings and credentials as a
+// training run's do: the file in the run directory, named after each
+// command (they were left without them, reaching a bucket with whatever
+// their host had).
+TEST_F(BatchPlanTest, TasksGetTheRunsS3File) {
+  PlanRequest r = Request({"exit 0", "exit 0"});
+  r.s3_credentials = "AWS_REGION=us-east-1\n";
+  r.s3_variables = {"AWS_REGION"};
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->s3_file, plan->run_dir + "/s3-credentials");
+  for (const TaskPlan& t : plan->tasks) {
+    ASSERT_GE(t.argv.size(), 2u);
+    EXPECT_EQ(t.argv[t.argv.size() - 2], "--s3-credentials") << t.name();
+    EXPECT_EQ(t.argv.back(), plan->run_dir + "/s3-credentials");
+  }
+  r.s3_credentials.clear();
+  plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->s3_file.empty());
+  EXPECT_EQ(plan->tasks[0].argv.back(), plan->tasks[0].ready_file);
+}
+
 TEST_F(BatchPlanTest, TheRunEndsWhenEveryTaskHasExited) {
   const std::string done = dir_.Join("done-1");
   StatusOr<std::unique_ptr<LocalRun>> run = LocalRun::Start(

@@ -10,9 +10,12 @@
 # (SPARK_MASTER_URL, SPARK_HOME, SPARK_SUBMIT, SPARK_PYTHON, JAVA_HOME,
 # SPARK_MASTER_UI, one per line, ready to source) and prints it; a cluster
 # already running in DIR is re-used. Each worker offers
-# DTF_SPARK_WORKER_CORES cores (default 2) and 2 GiB. `stop` kills the
-# JVMs by their own pids (DIR/*.pid) and waits for them; `alive` exits 0
-# while the master runs.
+# DTF_SPARK_WORKER_CORES cores (default 2) and 2 GiB, and removes the
+# directories of applications that have ended (each holds a copy of what
+# the application shipped, ~90 MB for dtf's runtime) every 30 s
+# (spark.worker.cleanup.*). `stop` kills the JVMs by their own pids
+# (DIR/*.pid), waits for them and removes the workers' work directories;
+# `alive` exits 0 while the master runs.
 set -euo pipefail
 
 cmd="${1:-}"
@@ -48,6 +51,8 @@ stop_all() {
   done
   for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
   for name in "${daemons[@]}"; do rm -f "$dir/$name.pid"; done
+  # What the applications left: their shipped archives and executor logs.
+  rm -rf "$dir/work1" "$dir/work2"
 }
 
 case "$cmd" in
@@ -104,6 +109,10 @@ cores="${DTF_SPARK_WORKER_CORES:-2}"
 export SPARK_HOME="$spark_home" JAVA_HOME="$java_home"
 export SPARK_LOCAL_IP=127.0.0.1 SPARK_LOCAL_HOSTNAME=127.0.0.1
 export SPARK_DAEMON_MEMORY=256m
+# An ended application's directory goes within a minute, not after the
+# default 7 days; running applications' directories are left alone.
+export SPARK_WORKER_OPTS="-Dspark.worker.cleanup.enabled=true \
+-Dspark.worker.cleanup.interval=30 -Dspark.worker.cleanup.appDataTtl=30"
 export SPARK_LOG_DIR="$dir/logs" SPARK_CONF_DIR="$dir/conf"
 mkdir -p "$dir/logs" "$dir/conf"
 cat > "$dir/conf/log4j2.properties" <<'LOG'

@@ -69,6 +69,11 @@ struct BatchJob {
   // Set: write what would be applied there and start nothing (backends
   // that render manifests only).
   std::string render_dir;
+  // The S3 settings and credentials every task gets, as a training run's
+  // tasks do (PlanRequest::s3_credentials, s3_variables); "" for none. The
+  // command then takes --s3-credentials FILE after its shard flags.
+  std::string s3_credentials;
+  std::vector<std::string> s3_variables;
 };
 
 // What a batch run says and where it stops.

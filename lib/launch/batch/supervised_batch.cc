@@ -128,6 +128,8 @@ StatusOr<PlanRequest> SupervisedBatchRunner::Request(
   DTF_ASSIGN_OR_RETURN(request.binary, SelfExecutable());
   request.runs_dir = job.runs_dir;
   request.overrides.workers = job.shards;
+  request.s3_credentials = job.s3_credentials;
+  request.s3_variables = job.s3_variables;
   DTF_RETURN_IF_ERROR(placement_->Prepare(job, files, &request));
   const ShardPlacement* placement = placement_.get();
   request.batch_command = [&job, files, placement](const TaskPlan& task,

@@ -11,14 +11,9 @@
 
 namespace dtf::launch::slurm {
 
-// Runs `command` as a child of this process: creates its directory, writes
-// the node's name to <dir>/node (kNodeFile), starts
-// it (Spawn: its own process group, dying with this process; output to its
-// stdout and stderr files, appended to with `append`), sends it SIGTERM once
-// `*cancel` turns true (this task signalled by srun or scancel), waits for it
-// and writes <dir>/exit.json: "exited" for status 0, else "stopped" once
-// `*cancel` turned true, else "failed". Returns how it ended; an error when it
-// could not be started or its directory made.
+// Runs `command` as RunDirTask does (dir_task_command.h): `*cancel` turns
+// true when srun or scancel signals this task; `append` for a task started
+// again, whose output goes on in the logs of the one it replaces.
 StatusOr<ExitInfo> RunSlurmTask(const SlurmServeCommand& command,
                                 const std::atomic<bool>* cancel,
                                 bool append = false);

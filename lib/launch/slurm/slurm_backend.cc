@@ -14,7 +14,6 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/log_tail.h"
-#include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/slurm/batch_script.h"
 #include "lib/launch/slurm/slurm_cli.h"
@@ -38,11 +37,6 @@ constexpr int kMaxQueryErrors = 60;
 constexpr char kStepStdout[] = "srun.out";
 constexpr char kStepStderr[] = "srun.err";
 
-std::string HostOfAddress(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  return colon == std::string::npos ? address : address.substr(0, colon);
-}
-
 }  // namespace
 
 SlurmBackend::SlurmBackend(const RunOptions& options, std::string allocation)
@@ -53,31 +47,18 @@ SlurmBackend::SlurmBackend(const RunOptions& options, std::string allocation)
 SlurmBackend::~SlurmBackend() = default;
 
 StatusOr<Plan> SlurmBackend::Place(PlanRequest request) {
-  const std::string wanted_id = request.run_id;
-  request.run_id = kUnchosenRunId;
-  request.ports.clear();
-  DTF_ASSIGN_OR_RETURN(Plan draft,
-                       MakePlanWith(request, slurm::SlurmPlanHooks()));
-  const std::string runs_dir = fs::path(draft.run_dir).parent_path().string();
-  DTF_ASSIGN_OR_RETURN(request.run_id,
-                       ClaimRunDir(runs_dir, wanted_id, request.resume));
-  return MakePlanWith(request, slurm::SlurmPlanHooks());
+  return PlanInClaimedRunDir(std::move(request), slurm::SlurmPlanHooks(),
+                             nullptr);
 }
 
 void SlurmBackend::Attach(const Plan* plan, BackendEvents* events) {
   plan_ = plan;
   events_ = events;
-  tasks_.resize(plan->tasks.size());
-  tails_ = OpenTaskTails(*plan);
+  tasks_.Attach(plan, events);
 }
 
 Status SlurmBackend::Prepare(const RunTls*) {
-  // A resumed run's earlier ends are not this attempt's.
-  for (const TaskPlan& t : plan_->tasks) {
-    std::error_code ec;
-    fs::remove(t.ready_file, ec);
-    fs::remove(t.exit_file, ec);
-  }
+  tasks_.ClearEarlierEnds();
   const std::string script =
       (fs::path(plan_->run_dir) / slurm::kBatchScriptFile).string();
   DTF_RETURN_IF_ERROR(
@@ -183,8 +164,7 @@ StatusOr<ProcessId> SlurmBackend::StartAgain(size_t i, bool all) {
     return FailedPreconditionError(
         StrCat("task ", plan.name(), ": no Slurm job to start it again in"));
   }
-  Task& t = tasks_[i];
-  std::string node = t.host;
+  std::string node = tasks_.host(i);
   if (node.empty()) {
     StatusOr<std::string> text =
         ReadFileToString(StrCat(plan.dir, "/", kNodeFile));
@@ -223,8 +203,7 @@ StatusOr<ProcessId> SlurmBackend::StartAgain(size_t i, bool all) {
   fs::remove(plan.exit_file, ec);
   DTF_ASSIGN_OR_RETURN(const ProcessId id, Spawn(spawn));
   restart_sruns_.push_back(id);
-  t.ready = false;
-  t.ended = false;
+  tasks_.StartedAgain(i);
   events_->Note(StrCat("started ", plan.name(), " again on ", node,
                        " in a job step of its own (srun --overlap, pid ",
                        id.pid, ")"));
@@ -242,88 +221,25 @@ void SlurmBackend::ReapRestartSteps(bool kill) {
   restart_sruns_ = std::move(running);
 }
 
-void SlurmBackend::PumpOutput(bool flush) {
-  if (!events_->WantsOutput()) return;
-  PollTaskTails(tails_, *events_, flush);
-}
-
-void SlurmBackend::CheckReady() {
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    Task& t = tasks_[i];
-    if (t.ready || t.ended) continue;
-    std::optional<std::string> address =
-        ReadReadyAddress(plan_->tasks[i].ready_file);
-    if (!address) continue;
-    t.ready = true;
-    // A batch task's ready file says which shard it is, not where it runs.
-    if (!plan_->batch) t.host = HostOfAddress(*address);
-    events_->Ready(i, *address);
-  }
-}
-
 void SlurmBackend::CheckExits() {
-  const size_t chief = static_cast<size_t>(plan_->ps);
-  std::vector<std::pair<size_t, ExitRecord>> found;
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    if (tasks_[i].ended) continue;
-    StatusOr<std::optional<ExitRecord>> rec =
-        ReadExitRecord(plan_->tasks[i].exit_file);
-    if (rec.ok() && *rec) found.emplace_back(i, **rec);
-  }
-  if (plan_->batch) {
-    // The task that failed first, not one srun stopped for it, is what
-    // ends a batch run: failures are told first.
-    std::stable_partition(found.begin(), found.end(), [](const auto& f) {
-      return f.second.state == TaskState::kFailed;
-    });
-  }
-  for (auto& [i, e] : found) {
-    Task& t = tasks_[i];
-    const TaskPlan& plan = plan_->tasks[i];
-    t.ended = true;
-    if (t.host.empty()) {
-      // A batch task's node, from its `dtf task slurm`.
-      StatusOr<std::string> node =
-          ReadFileToString(StrCat(plan.dir, "/", kNodeFile));
-      if (node.ok()) t.host = std::string(absl::StripAsciiWhitespace(*node));
-    }
-    ExitInfo info;
-    info.code = e.exit_code.value_or(-1);
-    info.signal = e.signal;
-    if (e.state == TaskState::kFailed && events_->EndsAreStops()) {
-      e.state = TaskState::kStopped;
-      (void)WriteExitRecord(plan.exit_file, e);
-    }
-    if (e.state == TaskState::kFailed && !first_failed_ && KillsOnBadExit()) {
-      first_failed_ = i;
-    }
-    const std::string on =
-        t.host.empty() ? std::string() : StrCat(" on ", t.host);
-    TaskEnd end;
-    end.state = e.state;
-    end.exit_code = info.ShellCode();
-    end.signal = e.signal;
-    end.how = StrCat(info.Describe(), on);
-    end.how_brief = end.how;
-    end.restart_how = end.how;
-    events_->Note(StrCat(plan.name(), " ", end.how));
-    // (A batch run ends at any failure anyway: restart_policy.h.)
-    const bool ends_step = KillsOnBadExit() && !plan_->batch &&
-                           e.state == TaskState::kFailed &&
-                           plan.role == Role::kWorker && !plan.chief &&
-                           !tasks_[chief].ended && step_failure_.ok();
-    if (ends_step) {
+  // The task that failed first, not one srun stopped for it, is what ends
+  // a batch run. (A batch run ends at any failure anyway:
+  // restart_policy.h.)
+  tasks_.CheckExits(/*failures_first=*/plan_->batch, [&](size_t i,
+                                                         const TaskEnd& end) {
+    if (!KillsOnBadExit()) return;
+    if (end.state == TaskState::kFailed && !first_failed_) first_failed_ = i;
+    if (tasks_.FailsGang(i, end) && step_failure_.ok()) {
       // Elsewhere a worker other than the chief may fail and the run go
       // on; here srun --kill-on-bad-exit ends every task with it.
       step_failure_ = absl::AbortedError(ToAbsl(StrCat(
-          "task ", plan.name(), " ", end.how,
+          "task ", plan_->tasks[i].name(), " ", end.how,
           "; Slurm ends the job step when a task fails (srun "
           "--kill-on-bad-exit), so the run cannot go on without it; stopped "
           "the other tasks",
           StderrTail(i))));
     }
-    events_->Ended(i, std::move(end));
-  }
+  });
 }
 
 Status SlurmBackend::CheckJob(bool now) {
@@ -365,47 +281,39 @@ Status SlurmBackend::CheckJob(bool now) {
 void SlurmBackend::RecordMissing(bool force) {
   if (!over_) return;
   if (!force && Clock::now() - over_at_ < kExitFileLag) return;
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    Task& t = tasks_[i];
-    if (t.ended) continue;
-    const TaskPlan& plan = plan_->tasks[i];
-    t.ended = true;
-    ExitRecord e;
-    e.task = plan.name();
-    e.state = events_->EndsAreStops() ? TaskState::kStopped : TaskState::kLost;
-    e.finished_ms = NowMs();
-    Status s = WriteExitRecord(plan.exit_file, e);
-    if (!s.ok()) events_->Note(StrCat("warning: ", Message(s)));
+  for (const DirTasks::Missing& m : tasks_.EndMissing()) {
+    const TaskPlan& plan = plan_->tasks[m.i];
     TaskEnd end;
-    end.state = e.state;
+    end.state = m.state;
     const bool made = !job_.empty() || srun_.pid > 0;
     if (!made) {
       // The submission failed: its error is the run's.
       end.how = "was not started (no Slurm job was made)";
       end.how_brief = end.how;
       end.restart_how = end.how;
-      events_->Ended(i, std::move(end));
+      events_->Ended(m.i, std::move(end));
       continue;
     }
     const std::string job =
         allocation_.empty() ? StrCat("job ", job_) : StrCat("step ", job_);
     end.how =
-        t.ready ? StrCat("left no exit record (", plan.exit_file,
-                         ") when its Slurm ", job, " ended (", job_state_, ")")
-                : StrCat("did not start: no exit record (", plan.exit_file,
-                         "), and its Slurm ", job, " ended (", job_state_, ")");
+        tasks_.ready(m.i)
+            ? StrCat("left no exit record (", plan.exit_file,
+                     ") when its Slurm ", job, " ended (", job_state_, ")")
+            : StrCat("did not start: no exit record (", plan.exit_file,
+                     "), and its Slurm ", job, " ended (", job_state_, ")");
     end.how_brief = end.how;
     end.restart_how = end.how;
     end.quote_signalled = true;
     events_->Note(StrCat(plan.name(), " ", end.how));
-    events_->Ended(i, std::move(end));
+    events_->Ended(m.i, std::move(end));
   }
 }
 
 Status SlurmBackend::Look() {
   ReapRestartSteps(/*kill=*/false);
-  CheckReady();
-  PumpOutput(false);
+  tasks_.CheckReady();
+  tasks_.PumpOutput(false);
   CheckExits();
   if (!step_failure_.ok()) return step_failure_;
   DTF_RETURN_IF_ERROR(CheckJob(false));
@@ -420,9 +328,7 @@ Status SlurmBackend::StopTasks(bool final) {
     over_ = true;
     job_state_ = "not submitted";
   }
-  bool all_ended = true;
-  for (const Task& t : tasks_) all_ended = all_ended && t.ended;
-  if (submitted_ && !over_ && all_ended) {
+  if (submitted_ && !over_ && tasks_.AllEnded()) {
     // Every task has exited: the job ends on its own (COMPLETED, not
     // CANCELLED) unless it lingers.
     const auto until = Clock::now() + std::chrono::seconds(10);
@@ -442,8 +348,8 @@ Status SlurmBackend::StopTasks(bool final) {
     const auto deadline = Clock::now() + grace_ + std::chrono::seconds(30);
     bool killed = false;
     while (result.ok()) {
-      CheckReady();
-      PumpOutput(false);
+      tasks_.CheckReady();
+      tasks_.PumpOutput(false);
       CheckExits();
       if (Status s = CheckJob(true); !s.ok()) {
         result = s;
@@ -469,13 +375,10 @@ Status SlurmBackend::StopTasks(bool final) {
     }
   }
   // The exit records of tasks Slurm ended may lag behind.
-  const auto lag = Clock::now() + kExitFileLag;
-  while (Clock::now() < lag) {
+  if (submitted_) {
+    tasks_.AwaitEnds(kExitFileLag, [&] { CheckExits(); });
+  } else {
     CheckExits();
-    bool all = true;
-    for (const Task& t : tasks_) all = all && t.ended;
-    if (all || !submitted_) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (over_ || !submitted_ || final) {
     over_ = true;
@@ -493,7 +396,7 @@ Status SlurmBackend::StopTasks(bool final) {
     }
     ReapRestartSteps(/*kill=*/true);
   }
-  if (final) PumpOutput(true);
+  if (final) tasks_.PumpOutput(true);
   return result;
 }
 
@@ -508,24 +411,11 @@ std::string SlurmBackend::SlurmStderr() const {
 }
 
 std::string SlurmBackend::SlurmStderrTail() const {
-  const std::string file = SlurmStderr();
-  std::vector<std::string> lines = LastLines(file, failure_lines_);
-  if (lines.empty()) return "";
-  std::string out = StrCat("; the last lines of ", file, ":");
-  for (const std::string& line : lines) StrAppend(&out, "\n  ", line);
-  return out;
+  return QuoteLastLines(SlurmStderr(), failure_lines_);
 }
 
 std::string SlurmBackend::StderrTail(size_t i) {
-  const TaskPlan& t = plan_->tasks[i];
-  std::vector<std::string> lines = LastLines(t.stderr_file, failure_lines_);
-  if (lines.empty()) {
-    const std::string slurm = SlurmStderrTail();
-    return StrCat(" (its stderr, ", t.stderr_file, ", is empty)", slurm);
-  }
-  std::string out = StrCat("; the last lines of ", t.stderr_file, ":");
-  for (const std::string& line : lines) StrAppend(&out, "\n  ", line);
-  return out;
+  return tasks_.StderrTail(i, failure_lines_, SlurmStderrTail());
 }
 
 std::string SlurmBackend::ChiefFailed(size_t i, const TaskEnd& end) {
@@ -548,11 +438,7 @@ std::string SlurmBackend::NotReady(size_t i) const {
   // A task started again: what its own step's srun said (it may not
   // have started it).
   const std::string srun_err = StrCat(t.dir, "/", kStepStderr);
-  const std::vector<std::string> lines = LastLines(srun_err, failure_lines_);
-  if (!lines.empty()) {
-    StrAppend(&text, "; the last lines of ", srun_err, ":");
-    for (const std::string& line : lines) StrAppend(&text, "\n  ", line);
-  }
+  StrAppend(&text, QuoteLastLines(srun_err, failure_lines_));
   return text;
 }
 

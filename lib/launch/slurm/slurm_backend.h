@@ -35,6 +35,7 @@
 
 #include "lib/base/status.h"
 #include "lib/launch/backend.h"
+#include "lib/launch/dir_tasks.h"
 #include "lib/launch/process.h"
 #include "lib/launch/supervisor.h"
 
@@ -67,12 +68,6 @@ class SlurmBackend final : public Backend {
   std::map<std::string, std::string> RecordFields() const override;
 
  private:
-  struct Task {
-    bool ready = false;
-    bool ended = false;
-    std::string host;  // from its ready file
-  };
-
   Status Submit();
   Status StartStep();
   // Whether the step's srun ends it when a task fails (no restarts).
@@ -80,8 +75,6 @@ class SlurmBackend final : public Backend {
   // Reaps the sruns of tasks started again that have exited; with `kill`,
   // kills those still running first.
   void ReapRestartSteps(bool kill);
-  void PumpOutput(bool flush);
-  void CheckReady();
   void CheckExits();
   // Asks Slurm (or reaps the step's srun) at most every second; sets
   // over_ once the job or step has ended.
@@ -98,8 +91,7 @@ class SlurmBackend final : public Backend {
   std::string allocation_;
   const Plan* plan_ = nullptr;
   BackendEvents* events_ = nullptr;
-  std::vector<Task> tasks_;
-  std::vector<std::unique_ptr<class LineTail>> tails_;  // 2 per task
+  DirTasks tasks_;
   bool submitted_ = false;
   std::string job_;  // "1234" or "1234.5"
   ProcessId srun_;   // inside an allocation: the step's srun

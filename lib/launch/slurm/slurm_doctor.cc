@@ -1,11 +1,5 @@
 #include "lib/launch/slurm/slurm_doctor.h"
 
-#include <unistd.h>
-
-#include <algorithm>
-#include <filesystem>
-
-#include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/slurm/slurm_cli.h"
 #include "lib/launch/slurm/slurm_plan.h"
@@ -14,37 +8,10 @@
 namespace dtf::launch {
 namespace {
 
-namespace fs = std::filesystem;
-
 std::string Where(const Plan& plan, const std::string& key) {
   const auto& where = slurm::SlurmPartOf(plan).profile.where;
   const auto it = where.find(key);
   return it == where.end() ? plan.profile_source : it->second;
-}
-
-SlurmCheck RunsDirCheck(const Plan& plan) {
-  SlurmCheck c{"run_dir", false, ""};
-  const std::string runs = fs::path(plan.run_dir).parent_path().string();
-  std::error_code ec;
-  fs::create_directories(runs, ec);
-  if (ec) {
-    c.detail = StrCat(runs, ": cannot create it: ", ec.message());
-    return c;
-  }
-  const std::string probe =
-      (fs::path(runs) / StrCat(".doctor-", ::getpid())).string();
-  Status s = WriteFileAtomically(probe, "dtf doctor\n");
-  fs::remove(probe, ec);
-  if (!s.ok()) {
-    c.detail = StrCat(runs, ": not writable: ", Message(s));
-    return c;
-  }
-  c.ok = true;
-  c.detail = StrCat(runs,
-                    " is writable here; whether every node sees it at the "
-                    "same path (shared storage) cannot be checked from one "
-                    "node");
-  return c;
 }
 
 }  // namespace
@@ -143,18 +110,10 @@ std::vector<SlurmCheck> CheckSlurmPlan(const Plan& plan) {
             : StrCat(" of partition ", chosen->name, "'s ", chosen->nodes));
   }
   out.push_back(nodes);
-  out.push_back(RunsDirCheck(plan));
-  return out;
-}
-
-std::string SlurmCheckTable(const std::vector<SlurmCheck>& checks) {
-  size_t width = 5;
-  for (const SlurmCheck& c : checks) width = std::max(width, c.check.size());
-  std::string out = StrCat(PadRight("CHECK", width), "  OK   DETAIL\n");
-  for (const SlurmCheck& c : checks) {
-    StrAppend(&out, PadRight(c.check, width), "  ", c.ok ? "yes" : "NO ", "  ",
-              c.detail, "\n");
-  }
+  out.push_back(RunsDirCheck(
+      plan,
+      "whether every node sees it at the same path (shared storage) cannot "
+      "be checked from one node"));
   return out;
 }
 

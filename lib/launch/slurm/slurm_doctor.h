@@ -6,21 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "lib/launch/backend_checks.h"
 #include "lib/launch/plan.h"
 
 namespace dtf::launch {
 
-struct SlurmCheck {
-  std::string check;  // "sinfo", "partition", "time_limit", "nodes", ...
-  bool ok = false;
-  std::string detail;
-};
+// "sinfo", "partition", "time_limit", "nodes", "run_dir".
+using SlurmCheck = BackendCheck;
 
 // One row per check, in a fixed order. Whether the runs directory is on
 // storage every node shares cannot be told from one node: its row says so.
 std::vector<SlurmCheck> CheckSlurmPlan(const Plan& plan);
-
-// The rows as a table ("CHECK  OK  DETAIL").
-std::string SlurmCheckTable(const std::vector<SlurmCheck>& checks);
 
 }  // namespace dtf::launch

@@ -93,7 +93,10 @@ StatusOr<Plan> SlurmPlanHooks::PlaceTasks(const PlanRequest& r,
     // A batch task's own command, which its `dtf task slurm --batch` reads
     // from plan.json and runs; its paths are the launcher's (shared
     // storage).
-    if (plan.batch) t.argv = r.batch_command(t, plan.binary, plan.job);
+    if (plan.batch) {
+      t.argv = r.batch_command(t, plan.binary, plan.job);
+      AppendBatchS3(plan, plan.run_dir, &t);
+    }
     plan.tasks.push_back(std::move(t));
   }
   DTF_RETURN_IF_ERROR(CheckPlanText(plan));

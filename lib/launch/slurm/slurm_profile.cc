@@ -9,17 +9,12 @@
 #include "lib/base/strings.h"
 #include "lib/base/toml_text.h"
 #include "lib/base/toml_util.h"
+#include "lib/launch/backend_table.h"
 
 namespace dtf::launch::slurm {
 namespace {
 
 using toml_util::Reader;
-
-std::string SlurmWhere(const Reader& reader, const toml::node& node) {
-  const toml::source_position& p = node.source().begin;
-  return StrCat(reader.file(), ":", std::max<uint32_t>(p.line, 1), ":",
-                std::max<uint32_t>(p.column, 1));
-}
 
 // Digits only, at most 9 of them, into *out.
 bool TimeField(std::string_view text, int64_t* out) {
@@ -29,17 +24,6 @@ bool TimeField(std::string_view text, int64_t* out) {
   }
   std::from_chars(text.data(), text.data() + text.size(), *out);
   return true;
-}
-
-// A string of one shell word's worth of text: no newline, not empty.
-StatusOr<std::string> ReadWord(const Reader& reader, const toml::node& node,
-                               std::string_view key) {
-  DTF_ASSIGN_OR_RETURN(std::string s, reader.GetString(node, key));
-  if (s.empty()) return reader.Error(node, key, "must not be empty");
-  if (s.find('\n') != std::string::npos || s.find('\0') != std::string::npos) {
-    return reader.Error(node, key, "must not hold a line break");
-  }
-  return s;
 }
 
 StatusOr<std::vector<std::string>> ReadArgs(const Reader& reader,
@@ -55,7 +39,7 @@ StatusOr<std::vector<std::string>> ReadArgs(const Reader& reader,
   for (size_t i = 0; i < array->size(); ++i) {
     const std::string element = StrCat(key, "[", i, "]");
     DTF_ASSIGN_OR_RETURN(std::string arg,
-                         ReadWord(reader, *array->get(i), element));
+                         ReadOneLine(reader, *array->get(i), element));
     if (!arg.starts_with("-")) {
       return reader.Error(*array->get(i), element,
                           StrCat("expected an option such as "
@@ -163,28 +147,14 @@ StatusOr<SlurmProfile> ReadSlurmProfile(const Reader& reader,
       "tasks_per_node", "gpus_per_node", "constraint", "sbatch_args",
       "srun_args",      "base_port",     "run_dir"};
   SlurmProfile p;
-  const toml::node* node = profile.table.get("slurm");
-  if (node == nullptr) return p;
-  const toml::table* table = node->as_table();
-  if (table == nullptr) {
-    return reader.Error(
-        *node, "slurm",
-        StrCat("expected a table, got ", toml_util::Describe(*node)));
-  }
+  DTF_ASSIGN_OR_RETURN(const toml::table* table,
+                       BackendTable(reader, profile, "slurm", kSlurmKeys));
+  if (table == nullptr) return p;
   for (const auto& [key, value_ptr] : toml_util::InFileOrder(*table)) {
     const std::string_view name = key->str();
     const std::string path = StrCat("slurm.", toml_util::KeyPart(name));
-    if (std::find(kSlurmKeys.begin(), kSlurmKeys.end(), name) ==
-        kSlurmKeys.end()) {
-      const std::string_view best = toml_util::Closest(name, kSlurmKeys);
-      return reader.Error(
-          key->source(), path,
-          best.empty() ? StrCat("unknown key (expected one of ",
-                                toml_util::Join(kSlurmKeys), ")")
-                       : StrCat("unknown key (did you mean ", best, "?)"));
-    }
     const toml::node& value = *value_ptr;
-    p.where[path] = SlurmWhere(reader, value);
+    p.where[path] = WhereOf(reader, value);
     if (name == "nodes") {
       DTF_ASSIGN_OR_RETURN(const int64_t v,
                            reader.GetIntInRange(value, path, 1, 100000));
@@ -206,7 +176,7 @@ StatusOr<SlurmProfile> ReadSlurmProfile(const Reader& reader,
     } else if (name == "srun_args") {
       DTF_ASSIGN_OR_RETURN(p.srun_args, ReadArgs(reader, value, path));
     } else {
-      DTF_ASSIGN_OR_RETURN(std::string s, ReadWord(reader, value, path));
+      DTF_ASSIGN_OR_RETURN(std::string s, ReadOneLine(reader, value, path));
       if (name == "time_limit") {
         Status valid = ValidateSlurmTimeLimit(s);
         if (!valid.ok()) return reader.Error(value, path, Message(valid));

@@ -12,31 +12,16 @@
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/launch/dir_task_command.h"
 #include "lib/launch/slurm/slurm_env.h"
 
 namespace dtf::launch::slurm {
 
-// The run, as every task of it sees it. Paths are absolute and the same on
-// every node (shared storage).
-struct SlurmRunSpec {
-  std::string binary;   // the dtf binary on the nodes
-  std::string job;      // the job file
-  std::string run_dir;  // <runs dir>/<run id>: secret, tls/, task dirs
-  std::string run_id;
-  int ps = 1;
-  int workers = 2;
-  int threads = 0;  // compute threads per task; 0: each task decides
+// The run, as every task of it sees it (dir_task_command.h), and what
+// Slurm's tasks need besides.
+struct SlurmRunSpec : DirRunSpec {
   int base_port = 29500;
-  int gpus_per_node = 0;          // 0: workers compute as the job says
-  std::vector<std::string> sets;  // "section.key=value", to every task
-  bool resume = false;            // every task gets --restore
-  bool tls = false;               // every task gets --tls-dir <run dir>/tls
-  // Every task gets --s3-credentials <run dir>/s3-credentials.
-  bool s3 = false;
-  // A batch run: workers only (ps = 0), each running the command the plan
-  // in <run dir>/plan.json gives it, to its end.
-  bool batch = false;
-  std::string metrics_out;  // the chief's --metrics-out; "" for none
+  int gpus_per_node = 0;  // 0: workers compute as the job says
   // The profile allows restarts (max_restarts > 0): the batch script's
   // srun leaves the other tasks running when one fails
   // (--kill-on-bad-exit=0), and the launcher starts the failed one again
@@ -58,17 +43,10 @@ struct SlurmRunSpec {
 // each field of `spec` as a flag (docs/launch.md, "Slurm").
 std::vector<std::string> SlurmTaskArgv(const SlurmRunSpec& spec);
 
-// One task's `dtf serve`.
-struct SlurmServeCommand {
+// One task's `dtf serve`: its command and files (a worker with a GPU gets
+// CUDA_VISIBLE_DEVICES in `env`), and its slot.
+struct SlurmServeCommand : DirTaskCommand {
   SlurmTaskSlot slot;  // role, index, host, port, GPU
-  std::vector<std::string> argv;
-  // Set on top of the task's environment: CUDA_VISIBLE_DEVICES for a
-  // worker with a GPU.
-  std::vector<std::pair<std::string, std::string>> env;
-  // <run dir>/<role>-<index> and the files in it.
-  std::string dir;
-  std::string stdout_file;
-  std::string stderr_file;
 };
 
 // The `dtf serve` of the task whose Slurm environment is `env`. A worker

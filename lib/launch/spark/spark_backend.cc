@@ -12,7 +12,6 @@
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/log_tail.h"
-#include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/spark/spark_driver.h"
 #include "lib/launch/spark/spark_plan.h"
@@ -31,11 +30,6 @@ constexpr std::chrono::seconds kExitFileLag(5);
 // How long the master may take to accept a connection.
 constexpr int kMasterTimeoutMs = 5000;
 
-std::string HostOfAddress(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  return colon == std::string::npos ? address : address.substr(0, colon);
-}
-
 }  // namespace
 
 SparkBackend::SparkBackend(const RunOptions& options)
@@ -46,39 +40,29 @@ SparkBackend::SparkBackend(const RunOptions& options)
 SparkBackend::~SparkBackend() = default;
 
 StatusOr<Plan> SparkBackend::Place(PlanRequest request) {
-  const std::string wanted_id = request.run_id;
-  request.run_id = kUnchosenRunId;
-  request.ports.clear();
-  DTF_ASSIGN_OR_RETURN(Plan draft,
-                       MakePlanWith(request, spark::SparkPlanHooks()));
-  DTF_RETURN_IF_ERROR(spark::FindSparkSubmit(request.profile).status());
-  DTF_RETURN_IF_ERROR(
-      spark::CheckMasterReachable(request.profile, kMasterTimeoutMs));
-  if (spark::SparkTableOf(request.profile).ship) {
-    std::string note;
-    DTF_RETURN_IF_ERROR(spark::PackSparkArchives(&request, &note));
-    if (!note.empty() && on_note_) on_note_(note);
-  }
-  const std::string runs_dir = fs::path(draft.run_dir).parent_path().string();
-  DTF_ASSIGN_OR_RETURN(request.run_id,
-                       ClaimRunDir(runs_dir, wanted_id, request.resume));
-  return MakePlanWith(request, spark::SparkPlanHooks());
+  return PlanInClaimedRunDir(
+      std::move(request), spark::SparkPlanHooks(),
+      [&](PlanRequest* r) -> Status {
+        DTF_RETURN_IF_ERROR(spark::FindSparkSubmit(r->profile).status());
+        DTF_RETURN_IF_ERROR(
+            spark::CheckMasterReachable(r->profile, kMasterTimeoutMs));
+        if (spark::SparkTableOf(r->profile).ship) {
+          std::string note;
+          DTF_RETURN_IF_ERROR(spark::PackSparkArchives(r, &note));
+          if (!note.empty() && on_note_) on_note_(note);
+        }
+        return OkStatus();
+      });
 }
 
 void SparkBackend::Attach(const Plan* plan, BackendEvents* events) {
   plan_ = plan;
   events_ = events;
-  tasks_.resize(plan->tasks.size());
-  tails_ = OpenTaskTails(*plan);
+  tasks_.Attach(plan, events);
 }
 
 Status SparkBackend::Prepare(const RunTls*) {
-  // A resumed run's earlier ends are not this attempt's.
-  for (const TaskPlan& t : plan_->tasks) {
-    std::error_code ec;
-    fs::remove(t.ready_file, ec);
-    fs::remove(t.exit_file, ec);
-  }
+  tasks_.ClearEarlierEnds();
   const std::string driver =
       (fs::path(plan_->run_dir) / spark::kDriverFile).string();
   DTF_RETURN_IF_ERROR(
@@ -148,78 +132,19 @@ StatusOr<ProcessId> SparkBackend::StartAgain(size_t i, bool) {
              "the barrier stage)"));
 }
 
-void SparkBackend::PumpOutput(bool flush) {
-  if (!events_->WantsOutput()) return;
-  PollTaskTails(tails_, *events_, flush);
-}
-
-void SparkBackend::CheckReady() {
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    Task& t = tasks_[i];
-    if (t.ready || t.ended) continue;
-    std::optional<std::string> address =
-        ReadReadyAddress(plan_->tasks[i].ready_file);
-    if (!address) continue;
-    t.ready = true;
-    // A batch task's ready file says which shard it is, not where it runs.
-    if (!plan_->batch) t.host = HostOfAddress(*address);
-    events_->Ready(i, *address);
-  }
-}
-
 void SparkBackend::CheckExits() {
-  const size_t chief = static_cast<size_t>(plan_->ps);
-  std::vector<std::pair<size_t, ExitRecord>> found;
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    if (tasks_[i].ended) continue;
-    StatusOr<std::optional<ExitRecord>> rec =
-        ReadExitRecord(plan_->tasks[i].exit_file);
-    if (rec.ok() && *rec) found.emplace_back(i, **rec);
-  }
   // The task that failed first, not one Spark stopped for it, is what ends
-  // the run: failures are told first.
-  std::stable_partition(found.begin(), found.end(), [](const auto& f) {
-    return f.second.state == TaskState::kFailed;
-  });
-  for (auto& [i, e] : found) {
-    Task& t = tasks_[i];
-    const TaskPlan& plan = plan_->tasks[i];
-    t.ended = true;
-    if (t.host.empty()) {
-      StatusOr<std::string> node =
-          ReadFileToString(StrCat(plan.dir, "/", kNodeFile));
-      if (node.ok()) t.host = std::string(absl::StripAsciiWhitespace(*node));
-    }
-    ExitInfo info;
-    info.code = e.exit_code.value_or(-1);
-    info.signal = e.signal;
-    if (e.state == TaskState::kFailed && events_->EndsAreStops()) {
-      e.state = TaskState::kStopped;
-      (void)WriteExitRecord(plan.exit_file, e);
-    }
-    if (e.state == TaskState::kFailed && !first_failed_) first_failed_ = i;
-    const std::string on =
-        t.host.empty() ? std::string() : StrCat(" on ", t.host);
-    TaskEnd end;
-    end.state = e.state;
-    end.exit_code = info.ShellCode();
-    end.signal = e.signal;
-    end.how = StrCat(info.Describe(), on);
-    end.how_brief = end.how;
-    end.restart_how = end.how;
-    events_->Note(StrCat(plan.name(), " ", end.how));
-    const bool ends_stage = !plan_->batch && e.state == TaskState::kFailed &&
-                            plan.role == Role::kWorker && !plan.chief &&
-                            !tasks_[chief].ended && stage_failure_.ok();
-    if (ends_stage) {
+  // the run.
+  tasks_.CheckExits(/*failures_first=*/true, [&](size_t i, const TaskEnd& end) {
+    if (end.state == TaskState::kFailed && !first_failed_) first_failed_ = i;
+    if (tasks_.FailsGang(i, end) && stage_failure_.ok()) {
       stage_failure_ = absl::AbortedError(ToAbsl(StrCat(
-          "task ", plan.name(), " ", end.how,
+          "task ", plan_->tasks[i].name(), " ", end.how,
           "; a failed task fails Spark's barrier stage, so the run cannot go "
           "on without it; stopped the other tasks",
           StderrTail(i))));
     }
-    events_->Ended(i, std::move(end));
-  }
+  });
 }
 
 void SparkBackend::CheckDriver() {
@@ -267,11 +192,7 @@ std::string SparkBackend::DriverSays(bool or_tail) const {
   if (!out.empty() || !or_tail) return out;
   const std::string err =
       (fs::path(plan_->run_dir) / spark::kSubmitStderr).string();
-  std::vector<std::string> lines = LastLines(err, failure_lines_);
-  if (lines.empty()) return "";
-  out = StrCat("; the last lines of ", err, ":");
-  for (const std::string& line : lines) StrAppend(&out, "\n  ", line);
-  return out;
+  return QuoteLastLines(err, failure_lines_);
 }
 
 void SparkBackend::RecordMissing(bool force) {
@@ -281,22 +202,13 @@ void SparkBackend::RecordMissing(bool force) {
       submit_exit_ ? StrCat("spark-submit ", submit_exit_->Describe())
                    : std::string("spark-submit ended");
   const std::string says = DriverSays(/*or_tail=*/true);
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    Task& t = tasks_[i];
-    if (t.ended) continue;
-    const TaskPlan& plan = plan_->tasks[i];
-    t.ended = true;
-    ExitRecord e;
-    e.task = plan.name();
-    e.state = events_->EndsAreStops() ? TaskState::kStopped : TaskState::kLost;
-    e.finished_ms = NowMs();
-    Status s = WriteExitRecord(plan.exit_file, e);
-    if (!s.ok()) events_->Note(StrCat("warning: ", Message(s)));
+  for (const DirTasks::Missing& m : tasks_.EndMissing()) {
+    const TaskPlan& plan = plan_->tasks[m.i];
     TaskEnd end;
-    end.state = e.state;
+    end.state = m.state;
     if (submit_.pid <= 0) {
       end.how = "was not started (spark-submit did not start)";
-    } else if (t.ready) {
+    } else if (tasks_.ready(m.i)) {
       end.how = StrCat("left no exit record (", plan.exit_file, ") when ",
                        driver, says);
     } else {
@@ -307,13 +219,13 @@ void SparkBackend::RecordMissing(bool force) {
     end.restart_how = end.how;
     end.quote_signalled = true;
     events_->Note(StrCat(plan.name(), " ", end.how));
-    events_->Ended(i, std::move(end));
+    events_->Ended(m.i, std::move(end));
   }
 }
 
 Status SparkBackend::Look() {
-  CheckReady();
-  PumpOutput(false);
+  tasks_.CheckReady();
+  tasks_.PumpOutput(false);
   CheckExits();
   if (!stage_failure_.ok()) return stage_failure_;
   CheckDriver();
@@ -324,9 +236,7 @@ Status SparkBackend::Look() {
 Status SparkBackend::StopTasks(bool final) {
   Status result;
   if (submit_.pid <= 0) over_ = true;
-  bool all_ended = true;
-  for (const Task& t : tasks_) all_ended = all_ended && t.ended;
-  if (submitted_ && !over_ && all_ended) {
+  if (submitted_ && !over_ && tasks_.AllEnded()) {
     // Every task has exited: the driver ends on its own.
     const auto until = Clock::now() + std::chrono::seconds(20);
     while (!over_ && Clock::now() < until) {
@@ -341,8 +251,8 @@ Status SparkBackend::StopTasks(bool final) {
     const auto deadline = Clock::now() + grace_ + std::chrono::seconds(20);
     bool killed = false;
     while (true) {
-      CheckReady();
-      PumpOutput(false);
+      tasks_.CheckReady();
+      tasks_.PumpOutput(false);
       CheckExits();
       CheckDriver();
       if (over_) break;
@@ -358,32 +268,21 @@ Status SparkBackend::StopTasks(bool final) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   }
-  const auto lag = Clock::now() + kExitFileLag;
-  while (Clock::now() < lag) {
+  if (submitted_) {
+    tasks_.AwaitEnds(kExitFileLag, [&] { CheckExits(); });
+  } else {
     CheckExits();
-    bool all = true;
-    for (const Task& t : tasks_) all = all && t.ended;
-    if (all || !submitted_) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (over_ || !submitted_ || final) {
     over_ = true;
     RecordMissing(/*force=*/true);
   }
-  if (final) PumpOutput(true);
+  if (final) tasks_.PumpOutput(true);
   return result;
 }
 
 std::string SparkBackend::StderrTail(size_t i) {
-  const TaskPlan& t = plan_->tasks[i];
-  std::vector<std::string> lines = LastLines(t.stderr_file, failure_lines_);
-  if (lines.empty()) {
-    return StrCat(" (its stderr, ", t.stderr_file, ", is empty)",
-                  DriverSays(/*or_tail=*/false));
-  }
-  std::string out = StrCat("; the last lines of ", t.stderr_file, ":");
-  for (const std::string& line : lines) StrAppend(&out, "\n  ", line);
-  return out;
+  return tasks_.StderrTail(i, failure_lines_, DriverSays(/*or_tail=*/false));
 }
 
 std::string SparkBackend::ChiefFailed(size_t i, const TaskEnd& end) {

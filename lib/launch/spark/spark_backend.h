@@ -33,6 +33,7 @@
 
 #include "lib/base/status.h"
 #include "lib/launch/backend.h"
+#include "lib/launch/dir_tasks.h"
 #include "lib/launch/process.h"
 #include "lib/launch/supervisor.h"
 
@@ -70,14 +71,6 @@ class SparkBackend final : public Backend {
   std::map<std::string, std::string> RecordFields() const override;
 
  private:
-  struct Task {
-    bool ready = false;
-    bool ended = false;
-    std::string host;
-  };
-
-  void PumpOutput(bool flush);
-  void CheckReady();
   void CheckExits();
   // Reaps spark-submit; sets over_ once it has exited.
   void CheckDriver();
@@ -95,8 +88,7 @@ class SparkBackend final : public Backend {
   std::function<void(std::string_view)> on_note_;
   const Plan* plan_ = nullptr;
   BackendEvents* events_ = nullptr;
-  std::vector<Task> tasks_;
-  std::vector<std::unique_ptr<class LineTail>> tails_;
+  DirTasks tasks_;
   bool submitted_ = false;
   ProcessId submit_;
   std::optional<ExitInfo> submit_exit_;

@@ -1,11 +1,5 @@
 #include "lib/launch/spark/spark_doctor.h"
 
-#include <unistd.h>
-
-#include <algorithm>
-#include <filesystem>
-
-#include "lib/base/file.h"
 #include "lib/base/strings.h"
 #include "lib/launch/spark/spark_plan.h"
 #include "lib/launch/spark/spark_preflight.h"
@@ -13,39 +7,12 @@
 namespace dtf::launch::spark {
 namespace {
 
-namespace fs = std::filesystem;
-
 // The profile as the plan recorded it, for the preflight's checks.
 Profile ProfileOf(const Plan& plan) {
   Profile p;
   p.source = plan.profile_source;
   MutableSparkTable(&p) = SparkPartOf(plan).profile;
   return p;
-}
-
-SparkCheck RunsDirCheck(const Plan& plan) {
-  SparkCheck c{"run_dir", false, ""};
-  const std::string runs = fs::path(plan.run_dir).parent_path().string();
-  std::error_code ec;
-  fs::create_directories(runs, ec);
-  if (ec) {
-    c.detail = StrCat(runs, ": cannot create it: ", ec.message());
-    return c;
-  }
-  const std::string probe =
-      (fs::path(runs) / StrCat(".doctor-", ::getpid())).string();
-  Status s = WriteFileAtomically(probe, "dtf doctor\n");
-  fs::remove(probe, ec);
-  if (!s.ok()) {
-    c.detail = StrCat(runs, ": not writable: ", Message(s));
-    return c;
-  }
-  c.ok = true;
-  c.detail = StrCat(runs,
-                    " is writable here; whether every executor sees it at "
-                    "the same path (shared storage) cannot be checked from "
-                    "here");
-  return c;
 }
 
 }  // namespace
@@ -75,18 +42,10 @@ std::vector<SparkCheck> CheckSparkPlan(const Plan& plan) {
     master.detail = std::string(Message(s));
   }
   out.push_back(master);
-  out.push_back(RunsDirCheck(plan));
-  return out;
-}
-
-std::string SparkCheckTable(const std::vector<SparkCheck>& checks) {
-  size_t width = 5;
-  for (const SparkCheck& c : checks) width = std::max(width, c.check.size());
-  std::string out = StrCat(PadRight("CHECK", width), "  OK   DETAIL\n");
-  for (const SparkCheck& c : checks) {
-    StrAppend(&out, PadRight(c.check, width), "  ", c.ok ? "yes" : "NO ", "  ",
-              c.detail, "\n");
-  }
+  out.push_back(RunsDirCheck(
+      plan,
+      "whether every executor sees it at the same path (shared storage) "
+      "cannot be checked from here"));
   return out;
 }
 

@@ -8,28 +8,12 @@
 #include "lib/base/strings.h"
 #include "lib/base/toml_text.h"
 #include "lib/base/toml_util.h"
+#include "lib/launch/backend_table.h"
 
 namespace dtf::launch::spark {
 namespace {
 
 using toml_util::Reader;
-
-std::string SparkWhere(const Reader& reader, const toml::node& node) {
-  const toml::source_position& p = node.source().begin;
-  return StrCat(reader.file(), ":", std::max<uint32_t>(p.line, 1), ":",
-                std::max<uint32_t>(p.column, 1));
-}
-
-// A non-empty string without line breaks or NUL bytes.
-StatusOr<std::string> ReadText(const Reader& reader, const toml::node& node,
-                               std::string_view key) {
-  DTF_ASSIGN_OR_RETURN(std::string s, reader.GetString(node, key));
-  if (s.empty()) return reader.Error(node, key, "must not be empty");
-  if (s.find_first_of(std::string_view("\n\r\0", 3)) != std::string::npos) {
-    return reader.Error(node, key, "must not hold a line break");
-  }
-  return s;
-}
 
 Status CheckMaster(const Reader& reader, const toml::node& node,
                    std::string_view key, std::string_view master) {
@@ -72,7 +56,7 @@ StatusOr<std::vector<std::pair<std::string, std::string>>> ReadConf(
       return reader.Error(name->source(), path,
                           "a Spark setting's name holds no spaces or '='");
     }
-    DTF_ASSIGN_OR_RETURN(std::string v, ReadText(reader, *value, path));
+    DTF_ASSIGN_OR_RETURN(std::string v, ReadOneLine(reader, *value, path));
     out.emplace_back(std::string(name->str()), std::move(v));
   }
   return out;
@@ -103,7 +87,7 @@ Status CheckSparkProfileKeys(const Reader& reader,
   return reader.CheckKnownKeys(
       profile.table, "",
       {"backend", "ps", "workers", "threads", "env", "max_restarts", "tls",
-       "spark"},
+       "spark", "s3"},
       [](std::string_view name) -> std::string {
         if (name == "base_port") {
           return "not for backend = \"spark\" (each task picks a free port "
@@ -129,32 +113,18 @@ StatusOr<SparkProfile> ReadSparkProfile(const Reader& reader,
       "executor_memory", "python",       "slot_wait",   "ship",
       "run_dir",         "conf"};
   SparkProfile p;
-  const toml::node* node = profile.table.get("spark");
-  if (node == nullptr) {
+  DTF_ASSIGN_OR_RETURN(const toml::table* table,
+                       BackendTable(reader, profile, "spark", kSparkKeys));
+  if (table == nullptr) {
     return reader.Error(profile.table.source(), "spark",
                         "backend = \"spark\" needs a [spark] table with "
                         "master = \"spark://HOST:PORT\" (or \"yarn\")");
   }
-  const toml::table* table = node->as_table();
-  if (table == nullptr) {
-    return reader.Error(
-        *node, "spark",
-        StrCat("expected a table, got ", toml_util::Describe(*node)));
-  }
   for (const auto& [key, value_ptr] : toml_util::InFileOrder(*table)) {
     const std::string_view name = key->str();
     const std::string path = StrCat("spark.", toml_util::KeyPart(name));
-    if (std::find(kSparkKeys.begin(), kSparkKeys.end(), name) ==
-        kSparkKeys.end()) {
-      const std::string_view best = toml_util::Closest(name, kSparkKeys);
-      return reader.Error(
-          key->source(), path,
-          best.empty() ? StrCat("unknown key (expected one of ",
-                                toml_util::Join(kSparkKeys), ")")
-                       : StrCat("unknown key (did you mean ", best, "?)"));
-    }
     const toml::node& value = *value_ptr;
-    p.where[path] = SparkWhere(reader, value);
+    p.where[path] = WhereOf(reader, value);
     if (name == "executor_cores") {
       DTF_ASSIGN_OR_RETURN(const int64_t v,
                            reader.GetIntInRange(value, path, 1, 1024));
@@ -179,7 +149,7 @@ StatusOr<SparkProfile> ReadSparkProfile(const Reader& reader,
       }
       p.deploy_mode = "client";
     } else {
-      DTF_ASSIGN_OR_RETURN(std::string s, ReadText(reader, value, path));
+      DTF_ASSIGN_OR_RETURN(std::string s, ReadOneLine(reader, value, path));
       if (name == "master") {
         DTF_RETURN_IF_ERROR(CheckMaster(reader, value, path, s));
         p.master = std::move(s);
@@ -200,7 +170,7 @@ StatusOr<SparkProfile> ReadSparkProfile(const Reader& reader,
     }
   }
   if (p.master.empty()) {
-    return reader.Error(*node, "spark.master",
+    return reader.Error(*table, "spark.master",
                         "missing: name the cluster (\"spark://HOST:7077\" "
                         "or \"yarn\")");
   }

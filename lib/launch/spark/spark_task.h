@@ -15,31 +15,15 @@
 #include <vector>
 
 #include "lib/base/status.h"
-#include "lib/base/task_name.h"
+#include "lib/launch/dir_task_command.h"
 #include "lib/launch/process.h"
 
 namespace dtf::launch::spark {
 
-// The run, as every task of it sees it.
-struct SparkTaskSpec {
-  std::string binary;   // the dtf binary on the executor
-  std::string job;      // the job file there
-  std::string run_dir;  // <runs dir>/<run id>, shared: secret, tls/, tasks
-  std::string run_id;
-  int ps = 1;
-  int workers = 2;
-  int threads = 0;
-  std::vector<std::string> sets;  // "section.key=value", to every task
-  bool resume = false;            // every task gets --restore
-  bool tls = false;               // --tls-dir <run dir>/tls
-  // --s3-credentials <run dir>/s3-credentials (the tasks' S3 settings)
-  bool s3 = false;
-  std::string metrics_out;  // the chief's --metrics-out; "" for none
-  // A batch run (dtf predict --profile): workers only, each running the
-  // command the plan in <run dir>/plan.json gives it, to its end.
-  bool batch = false;
-  // Filled in by the barrier task: its partition and every task's
-  // "host:port", in partition order.
+// The run, as every task of it sees it (dir_task_command.h), and what the
+// barrier task fills in: its partition and every task's "host:port", in
+// partition order.
+struct SparkTaskSpec : DirRunSpec {
   int task_id = -1;
   std::vector<std::string> addresses;
 };
@@ -49,15 +33,8 @@ struct SparkTaskSpec {
 // first element is `spec.binary`.
 std::vector<std::string> SparkTaskArgv(const SparkTaskSpec& spec);
 
-struct SparkServeCommand {
-  TaskName task;
-  std::string host;  // from its address
-  std::vector<std::string> argv;
-  std::string dir;  // <run dir>/<role>-<index>
-  std::string stdout_file;
-  std::string stderr_file;
-  std::string exit_file;
-};
+// A task's command and files; `host` is from its address.
+using SparkServeCommand = DirTaskCommand;
 
 // The `dtf serve` of partition spec.task_id. InvalidArgument when the
 // addresses are not one "host:port" per task or the task id is out of
@@ -74,11 +51,8 @@ StatusOr<SparkServeCommand> MakeSparkBatchCommand(
     const SparkTaskSpec& spec,
     const std::vector<std::vector<std::string>>& commands);
 
-// Runs `command` as a child (its own process group, dying with this
-// process): makes its directory, writes the executor's host to <dir>/node,
-// sends SIGTERM once `*cancel` turns true (this task killed by Spark), waits
-// and writes <dir>/exit.json: "exited" for status 0, "stopped" after a
-// cancel, else "failed". Returns how it ended.
+// Runs `command` as RunDirTask does (dir_task_command.h): `*cancel` turns
+// true when Spark kills this task.
 StatusOr<ExitInfo> RunSparkTask(const SparkServeCommand& command,
                                 const std::atomic<bool>* cancel);
 

@@ -210,7 +210,7 @@ Status SshBackend::Prepare(const RunTls* tls) {
         tls != nullptr ? HostTlsFiles(*tls, mine) : std::vector<TlsFile>{},
         s3_credentials);
     // The job's data in a bucket, as this host's tasks will read it.
-    if (results[h].ok() && !p.s3_file.empty() && !mine.empty()) {
+    if (results[h].ok() && !p.s3_file.empty() && !mine.empty() && !p.batch) {
       checks[h] = host.CheckRemoteData(p, *mine.front());
     }
   });

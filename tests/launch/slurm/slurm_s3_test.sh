@@ -7,6 +7,8 @@
 # the tasks inherit the submitting environment (sbatch's default), which
 # has the endpoint but no credentials they read, so they reach the bucket
 # with the run's s3-credentials file in the shared run directory:
+#   0. dtf doctor: the s3_credentials and s3_data rows pass, and s3_data
+#      fails naming the bucket with a wrong secret
 #   1. the dry run names the file and its variables, never their values
 #   2. the run succeeds (accuracy >= 0.84), its model and checkpoint in the
 #      bucket; the run directory's s3-credentials is mode 0600, the batch
@@ -75,6 +77,19 @@ base_port = $((20000 + RANDOM % 20000))
 profile = "dtf-test"
 TOML
 launch() { "$dtf" launch --job "$job" --profile slurm "$@"; }
+
+# --- 0. dtf doctor checks the bucket ---------------------------------------------
+"$dtf" doctor --job "$job" --profile slurm > "$work/doctor.txt" 2>&1 \
+  || { cat "$work/doctor.txt" >&2; fail "doctor failed with the right credentials"; }
+grep -Eq '^s3_credentials +yes' "$work/doctor.txt" && grep -Eq '^s3_data +yes +readable from here: s3://census/records' "$work/doctor.txt" \
+  || { cat "$work/doctor.txt" >&2; fail "doctor: no s3 rows"; }
+printf '[dtf-test]\naws_access_key_id = %s\naws_secret_access_key = wrong\n' "$key_id" > "$work/aws/bad"
+if AWS_SHARED_CREDENTIALS_FILE="$work/aws/bad" "$dtf" doctor --job "$job" --profile slurm > "$work/doctor-bad.txt" 2>&1; then
+  fail "doctor passed with a wrong secret"
+fi
+grep -Eq '^s3_data +NO +.*census' "$work/doctor-bad.txt" \
+  || { cat "$work/doctor-bad.txt" >&2; fail "doctor: a wrong secret does not fail s3_data naming the bucket"; }
+echo "ok: dtf doctor checks the credentials and the bucket"
 
 # --- 1. the dry run -------------------------------------------------------------
 launch --dry-run > "$work/dry.txt"

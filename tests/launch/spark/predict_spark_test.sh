@@ -7,6 +7,10 @@
 #      one-process output; every task's exit.json says exited
 #   2. a shard that fails (an input that is no TFRecord): exit non-zero, the
 #      error names the task and the file, the output is left as it was
+#   3. dtf gen-records --profile spark: the job's conversion over 2 barrier
+#      tasks, each writing its own shards; the records directory is byte
+#      for byte what the one-process gen-records wrote (same files, same
+#      records in each), and no task directory keeps a shard
 #   each time: no process of the run, no executor of the application and no
 #   shard left
 # Usage: predict_spark_test.sh DTF SOURCE_DIR SHARED_DIR WORK_DIR CLUSTER_DIR
@@ -113,5 +117,26 @@ grep -q "zzz/zzz.tfrecord: corrupt record" bad.err ||
   { cat bad.err >&2; fail "bad: the error does not name the file"; }
 [[ "$(cat kept.csv)" == old ]] || fail "bad: kept.csv changed"
 echo "ok: bad fails (exit $rc): $(grep -m1 "error: task worker:0" bad.err)"
+nothing_left
+
+# --- 3. gen-records over Spark ------------------------------------------------------
+cp -r records records.one
+rc=0
+"$dtf" gen-records --job dtf.toml --profile spark --workers 2 --overwrite \
+  >gen.out 2>gen.err || rc=$?
+run="$(last_run)"
+if ((rc != 0)); then
+  cat gen.err >&2
+  tail -n 20 "$run"/spark-submit.out "$run"/*/stderr >&2 2>/dev/null
+  fail "gen-records --profile spark exited $rc"
+fi
+grep -q "submitted the Spark application" gen.err || { cat gen.err >&2; fail "gen: no spark-submit"; }
+diff -r records.one records >/dev/null || { diff -r records.one records >&2; fail "gen: records differ from one process's"; }
+for t in worker-0 worker-1; do
+  [[ "$(json "$run/$t/exit.json" 'j["state"]')" == exited ]] ||
+    fail "gen: $t: $(cat "$run/$t/exit.json")"
+  [[ -z "$(find "$run/$t" -name 'part-*' 2>/dev/null)" ]] || fail "gen: $t kept shards"
+done
+echo "ok: gen-records over Spark: $(find records -name 'part-*.tfrecord' | wc -l) shards, the same bytes as one process"
 nothing_left
 echo "PASS"

@@ -39,6 +39,19 @@ TEST(SparkProfile, Defaults) {
   EXPECT_TRUE(s.conf.empty());
 }
 
+// A Spark profile names its tasks' S3 settings as every backend's may
+// (its [s3] table was refused as an unknown key).
+TEST(SparkProfile, TakesAnS3Table) {
+  StatusOr<Profile> p = ParseProfile(
+      "backend = \"spark\"\n[spark]\nmaster = \"spark://m1:7077\"\n"
+      "[s3]\nendpoint = \"http://127.0.0.1:8333\"\nprofile = \"dtf\"\n",
+      "profiles/spark.toml", "spark");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->s3.present);
+  EXPECT_EQ(p->s3.endpoint, "http://127.0.0.1:8333");
+  EXPECT_EQ(p->s3.profile, "dtf");
+}
+
 TEST(SparkProfile, ReadsEveryKey) {
   StatusOr<Profile> p =
       ParseProfile(R"(backend = "spark"
