@@ -15,10 +15,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/data/input_position.h"
 #include "lib/data/job_file.h"
 #include "lib/kernels/context.h"
 #include "lib/kernels/optimizer.h"
@@ -78,6 +80,20 @@ class Update {
       const std::string& prefix) {
     (void)prefix;
     return FailedPreconditionError("no variables on parameter servers");
+  }
+  // Whether the update knows each worker's committed input position
+  // (committed_positions): the position after the last of its batches
+  // whose gradients the variables hold, or that were dropped as stale.
+  virtual bool commits_positions() const { return false; }
+  // REQUIRES: commits_positions(). Worker i's committed input position at
+  // index i (nullopt: none known yet) for the variables the last
+  // WithHostModel with slots or SaveShards handed out (parameter servers:
+  // each push carries its batch's position, which every PS commits with
+  // the gradients), or after the last step (allreduce: every rank's
+  // position rides on the step's collective).
+  virtual std::vector<std::optional<InputPosition>> committed_positions()
+      const {
+    return {};
   }
   // The update's own preparation of a transformed batch, where the batch
   // was read (with prefetching, on the queue's thread).

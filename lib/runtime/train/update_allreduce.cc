@@ -8,6 +8,7 @@
 // train.collective_timeout (collective.h) and so the step, on every rank.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
@@ -95,6 +96,37 @@ Agreement ReadVote(const float* slots) {
     if (slots[a] > 0.0f) return Agreement(a);
   }
   return Agreement::kCancel;  // no vote arrived: nothing to agree on
+}
+
+// Each rank's input position after its step's batch rides behind the vote
+// (Update::committed_positions): kPositionSlots floats a rank, its four
+// numbers in 16-bit pieces (kPieces a number: up to 2^48), zeros in every
+// other rank's slots; the average times the number of ranks gives each
+// piece back exactly (a float holds 24 bits).
+constexpr int64_t kPieces = 3;
+constexpr int64_t kPositionSlots = 4 * kPieces;
+
+void WritePosition(const InputPosition& p, int rank, float* slots) {
+  float* mine = slots + int64_t(rank) * kPositionSlots;
+  const int64_t values[4] = {p.epoch, p.file, p.record, p.epoch_record};
+  for (int64_t f = 0; f < 4; ++f) {
+    for (int64_t k = 0; k < kPieces; ++k) {
+      mine[f * kPieces + k] = float((values[f] >> (16 * k)) & 0xffff);
+    }
+  }
+}
+
+InputPosition ReadPosition(const float* slots, int rank, int ranks) {
+  const float* theirs = slots + int64_t(rank) * kPositionSlots;
+  int64_t values[4] = {0, 0, 0, 0};
+  for (int64_t f = 0; f < 4; ++f) {
+    for (int64_t k = 0; k < kPieces; ++k) {
+      const int64_t piece =
+          std::llround(double(theirs[f * kPieces + k]) * double(ranks));
+      values[f] |= piece << (16 * k);
+    }
+  }
+  return InputPosition{values[0], values[1], values[2], values[3]};
 }
 
 // This rank's collective. On a GPU, NCCL: the chief makes the unique id and
@@ -187,6 +219,14 @@ class AllreduceUpdate : public ReplicaUpdate {
     for (Variable& v : model_->variables()) {
       DTF_RETURN_IF_ERROR(comm_->Broadcast(&v.value, 0));
     }
+    // The vote's header: the vote, then every rank's position.
+    if (vote_) {
+      header_ = kVoteSlots + int64_t(comm_->size()) * kPositionSlots;
+      step_positions_.resize(size_t(comm_->size()));
+      int64_t capacity = 0;
+      for (const Bucket& b : buckets_) capacity = std::max(capacity, b.size);
+      bucket_ = kernels::Tensor::Empty({capacity + header_}, ctx_.memory());
+    }
     return OkStatus();
   }
 
@@ -222,13 +262,19 @@ class AllreduceUpdate : public ReplicaUpdate {
   // memory takes it as it is); on a GPU it stays a collective of its own.
   bool votes_in_apply() const override { return vote_; }
   Agreement Agreed() const override { return agreed_; }
+  // On the CPU, where the positions ride on the vote.
+  bool commits_positions() const override { return vote_; }
+  std::vector<std::optional<InputPosition>> committed_positions()
+      const override {
+    return positions_;
+  }
 
   // This rank has no step to run: the first bucket's collective with no
   // gradients (zeros), for the vote alone.
   StatusOr<Agreement> Vote(Agreement mine) override {
     const Bucket& first = buckets_.front();
-    bucket_.Resize({first.size + kVoteSlots});
-    std::fill_n(bucket_.data(), first.size + kVoteSlots, 0.0f);
+    bucket_.Resize({first.size + header_});
+    std::fill_n(bucket_.data(), first.size + header_, 0.0f);
     WriteVote(mine, bucket_.data());
     DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&bucket_));
     agreed_ = ReadVote(bucket_.data());
@@ -244,24 +290,29 @@ class AllreduceUpdate : public ReplicaUpdate {
   // The step's gradients averaged over every rank and applied: the same
   // update on every replica. Moving statistics (untrainable), which each
   // rank's forward pass moved by its own batch, are averaged too.
-  Status Apply(const PreparedBatch&, float, std::vector<Gradient>* grads,
+  Status Apply(const PreparedBatch& batch, float, std::vector<Gradient>* grads,
                const PreparedBatch&) override {
     // Until the step is whole, a failure leaves some variables changed.
     bool changed = false;
-    Status st = ApplyBuckets(grads, &changed);
+    Status st = ApplyBuckets(batch.position, grads, &changed);
     if (!st.ok() && changed) consistent_ = false;
     return st;
   }
 
  private:
-  Status ApplyBuckets(std::vector<Gradient>* grads, bool* changed) {
+  Status ApplyBuckets(const InputPosition& position,
+                      std::vector<Gradient>* grads, bool* changed) {
     std::vector<Variable>& vars = model_->variables();
     for (size_t i = 0; i < buckets_.size(); ++i) {
       const Bucket& b = buckets_[i];
-      // The first bucket's vote goes ahead of its gradients.
-      const int64_t at = vote_ && i == 0 ? kVoteSlots : 0;
+      // The first bucket's vote and positions go ahead of its gradients.
+      const int64_t at = vote_ && i == 0 ? header_ : 0;
       bucket_.Resize({at + b.size});
-      if (at > 0) WriteVote(Agreement::kStep, bucket_.data());
+      if (at > 0) {
+        std::fill_n(bucket_.data(), at, 0.0f);
+        WriteVote(Agreement::kStep, bucket_.data());
+        WritePosition(position, comm_->rank(), bucket_.data() + kVoteSlots);
+      }
       for (size_t k = 0; k < b.vars.size(); ++k) {
         const size_t v = b.vars[k];
         DTF_RETURN_IF_ERROR(PackGradient(ctx_, vars[v], (*grads)[v],
@@ -272,6 +323,10 @@ class AllreduceUpdate : public ReplicaUpdate {
         agreed_ = ReadVote(bucket_.data());
         // Another rank ended the loop: every rank leaves the step here.
         if (agreed_ != Agreement::kStep) return OkStatus();
+        for (int r = 0; r < comm_->size(); ++r) {
+          step_positions_[size_t(r)] =
+              ReadPosition(bucket_.data() + kVoteSlots, r, comm_->size());
+        }
       }
       for (size_t k = 0; k < b.vars.size(); ++k) {
         const size_t v = b.vars[k];
@@ -289,6 +344,7 @@ class AllreduceUpdate : public ReplicaUpdate {
       DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&v.value));
     }
     ++step_;
+    if (vote_) positions_ = step_positions_;
     return OkStatus();
   }
 
@@ -298,8 +354,15 @@ class AllreduceUpdate : public ReplicaUpdate {
   std::unique_ptr<kernels::Collective> comm_;
   // Whether the vote rides on the first bucket (votes_in_apply).
   const bool vote_;
+  // The vote's header in the first bucket: kVoteSlots, then on the CPU
+  // kPositionSlots a rank.
+  int64_t header_ = kVoteSlots;
   // What the last vote agreed on.
   Agreement agreed_ = Agreement::kStep;
+  // Every rank's position after the batch of the step under way (read
+  // with its vote), and after the last step applied whole.
+  std::vector<std::optional<InputPosition>> step_positions_;
+  std::vector<std::optional<InputPosition>> positions_;
   bool consistent_ = true;
 };
 
