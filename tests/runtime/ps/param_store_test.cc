@@ -299,6 +299,53 @@ TEST_F(ParamStoreTest, SyncDropsASecondPushOfAWorkerAndPushesOfAnAppliedStep) {
   EXPECT_EQ(late->global_step, 1);
 }
 
+// Each push's input position is committed with the gradients: in sync
+// mode once the step it was summed into is applied (not while it waits for
+// the step's other pushes), at once when dropped as stale; in async mode
+// at once. A pull with the slots (a checkpoint's) answers with them, read
+// with the variables; a step's pull does not.
+TEST_F(ParamStoreTest, CommitsEachPushsInputPositionWithItsStep) {
+  const auto at = [](int64_t record) {
+    return InputPosition{0, 0, record, record};
+  };
+  for (const std::string_view mode : {"sync", "async"}) {
+    SCOPED_TRACE(mode);
+    Start(mode, 2);
+    const auto push = [&](int worker, int64_t step, int64_t record) {
+      const std::vector<Grad> grads = {DenseGrad(*kernel_, 1.0f)};
+      const std::vector<PieceView> views = Views(grads);
+      PushHeader header{worker, step, at(record)};
+      StatusOr<PushResult> r = stores_[0]->Push(header, views);
+      EXPECT_TRUE(r.ok()) << r.status();
+    };
+    const auto committed = [&](bool slots) {
+      GatherRequest request;
+      request.dense.push_back(kernel_->name);
+      request.slots = slots;
+      CollectingSink sink;
+      StatusOr<GatherResult> r = stores_[0]->Gather(request, sink);
+      EXPECT_TRUE(r.ok()) << r.status();
+      return r.ok() ? r->positions : WorkerPositions{};
+    };
+    EXPECT_EQ(committed(true), WorkerPositions(2));
+    push(0, 0, 32);
+    const bool sync = mode == "sync";
+    EXPECT_EQ(committed(true),
+              sync ? WorkerPositions(2) : WorkerPositions{at(32), {}});
+    push(1, 0, 32);
+    EXPECT_EQ(committed(true), (WorkerPositions{at(32), at(32)}));
+    push(0, sync ? 1 : 2, 64);
+    EXPECT_EQ(committed(true),
+              (WorkerPositions{sync ? at(32) : at(64), at(32)}));
+    if (sync) {
+      // Worker 1's late push for step 0, dropped: its batch is done with.
+      push(1, 0, 64);
+      EXPECT_EQ(committed(true), (WorkerPositions{at(32), at(64)}));
+    }
+    EXPECT_TRUE(committed(false).empty());
+  }
+}
+
 TEST_F(ParamStoreTest, AsyncDropsGradientsStalerThanMaxStaleness) {
   Start("async", 1, 1, "sgd", "train.max_staleness=1");
   for (int k = 0; k < 3; ++k) {

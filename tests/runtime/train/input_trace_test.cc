@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -138,11 +139,12 @@ class InputTraceTest : public ::testing::Test {
   // Runs `ps` parameter servers and kWorkers workers as threads, each
   // restoring when `restore`. `stop`, when given, is polled: once true the
   // parameter servers stop at once and the workers a moment later (a
-  // restart of every task, the workers' last pushes lost). A run still
-  // going after 120 s fails the test.
-  std::vector<StatusOr<TrainResult>> Run(const JobFile& job, int ps,
-                                         bool restore,
-                                         std::atomic<bool>* stop) {
+  // restart of every task, the workers' last pushes lost; without
+  // parameter servers the workers at once). A run still going after 120 s
+  // fails the test.
+  std::vector<StatusOr<TrainResult>> RunTasks(const JobFile& job, int ps,
+                                              bool restore,
+                                              std::atomic<bool>* stop) {
     std::vector<HeldPort> held(size_t(ps + kWorkers));
     std::vector<std::string> ps_addr, workers;
     for (int i = 0; i < ps + kWorkers; ++i) {
@@ -157,7 +159,11 @@ class InputTraceTest : public ::testing::Test {
       while (running > 0) {
         if (stop != nullptr && *stop && !cancel_ps) {
           cancel_ps = true;
-          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          // Without parameter servers (allreduce) nothing holds the
+          // workers back meanwhile.
+          if (ps > 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          }
           cancel_workers = true;
         }
         if (Clock::now() >= deadline) {
@@ -199,8 +205,10 @@ class InputTraceTest : public ::testing::Test {
   // checkpoint and counts what each worker read.
   void StopRestoreAndCount(const JobFile& job, int ps) {
     std::atomic<bool> stop{false};
-    Run(job, ps, /*restore=*/false, &stop);
+    const auto stopped = RunTasks(job, ps, /*restore=*/false, &stop);
     ASSERT_TRUE(stop) << "the first run ended before step " << kStopAt;
+    // Stopped mid-run: the chief did not finish.
+    ASSERT_FALSE(stopped[size_t(ps)].ok());
     std::vector<CheckpointGeneration> generations =
         ListCheckpointGenerations(job.train.output_dir);
     ASSERT_FALSE(generations.empty());
@@ -215,7 +223,7 @@ class InputTraceTest : public ::testing::Test {
     ASSERT_GE(at, 20);
     ASSERT_EQ(info->worker_positions.size(), size_t(kWorkers));
 
-    auto results = Run(job, ps, /*restore=*/true, nullptr);
+    auto results = RunTasks(job, ps, /*restore=*/true, nullptr);
     for (size_t i = 0; i < results.size(); ++i) {
       ASSERT_TRUE(results[i].ok())
           << "task " << i << ": " << results[i].status();
