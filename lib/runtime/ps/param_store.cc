@@ -208,6 +208,10 @@ void ParamStore::ApplyPendingLocked() {
 }
 
 void ParamStore::MaybeApplyLocked() {
+  // After Shutdown the variables, and the positions committed with them,
+  // stay as they were: a worker that leaves then (WorkerDone) does not
+  // complete a step of the others' pushes alone.
+  if (shutdown_) return;
   if (!pending_workers_.empty() &&
       int(pending_workers_.size()) >= RequiredLocked()) {
     ApplyPendingLocked();

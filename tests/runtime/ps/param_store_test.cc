@@ -346,6 +346,20 @@ TEST_F(ParamStoreTest, CommitsEachPushsInputPositionWithItsStep) {
   }
 }
 
+// After Shutdown the store changes no more: a worker that leaves then
+// does not complete the step the others' pushes wait in, so that the
+// chief's last checkpoint holds the variables and positions as they were.
+TEST_F(ParamStoreTest, NoStepIsAppliedAfterShutdown) {
+  Start("sync", 2);
+  const std::vector<float> kernel = Dense(*kernel_);
+  ASSERT_TRUE(Push(0, 0, {DenseGrad(*kernel_, 1.0f)}).ok());
+  stores_[0]->Shutdown("the run is over");
+  stores_[0]->WorkerDone(1);
+  stores_[0]->Tick();
+  EXPECT_EQ(stores_[0]->global_step(), 0);
+  EXPECT_EQ(Dense(*kernel_), kernel);
+}
+
 TEST_F(ParamStoreTest, AsyncDropsGradientsStalerThanMaxStaleness) {
   Start("async", 1, 1, "sgd", "train.max_staleness=1");
   for (int k = 0; k < 3; ++k) {

@@ -25,6 +25,7 @@
 #include "lib/data/input_pipeline.h"
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/checkpoint_files.h"
+#include "lib/runtime/ps/ps_client.h"
 #include "lib/runtime/serve/serve.h"
 #include "lib/runtime/train/job_records.h"
 #include "tests/runtime/runtime_testing.h"
@@ -138,10 +139,10 @@ class InputTraceTest : public ::testing::Test {
 
   // Runs `ps` parameter servers and kWorkers workers as threads, each
   // restoring when `restore`. `stop`, when given, is polled: once true the
-  // parameter servers stop at once and the workers a moment later (a
-  // restart of every task, the workers' last pushes lost; without
-  // parameter servers the workers at once). A run still going after 120 s
-  // fails the test.
+  // parameter servers are sent home and every task is cancelled (a loss
+  // of every task: with parameter servers the workers' calls in flight
+  // fail, and the run is restored from its last periodic checkpoint). A
+  // run still going after 120 s fails the test.
   std::vector<StatusOr<TrainResult>> RunTasks(const JobFile& job, int ps,
                                               bool restore,
                                               std::atomic<bool>* stop) {
@@ -158,12 +159,15 @@ class InputTraceTest : public ::testing::Test {
       const auto deadline = Clock::now() + std::chrono::seconds(120);
       while (running > 0) {
         if (stop != nullptr && *stop && !cancel_ps) {
-          cancel_ps = true;
-          // Without parameter servers (allreduce) nothing holds the
-          // workers back meanwhile.
+          // The parameter servers go at once: every later push and pull
+          // fails, the workers end with it, no checkpoint is written
+          // after (a cancelled PS would serve on for the chief's).
           if (ps > 0) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            PsClient client(ps_addr, {"test-run", kSecret, ""}, -1,
+                            std::chrono::seconds(5));
+            EXPECT_TRUE(client.Shutdown("every task stops").ok());
           }
+          cancel_ps = true;
           cancel_workers = true;
         }
         if (Clock::now() >= deadline) {
