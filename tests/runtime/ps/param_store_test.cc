@@ -218,7 +218,10 @@ class ParamStoreTest : public ::testing::Test {
   StatusOr<PushResult> Push(int worker, int64_t step,
                             const std::vector<Grad>& grads, int store = 0) {
     const std::vector<PieceView> views = Views(grads);
-    return stores_[size_t(store)]->Push({worker, step}, views);
+    PushHeader header;
+    header.worker = worker;
+    header.step = step;
+    return stores_[size_t(store)]->Push(header, views);
   }
 
   dtf::testing::TempDir dir_;
@@ -314,7 +317,10 @@ TEST_F(ParamStoreTest, CommitsEachPushsInputPositionWithItsStep) {
     const auto push = [&](int worker, int64_t step, int64_t record) {
       const std::vector<Grad> grads = {DenseGrad(*kernel_, 1.0f)};
       const std::vector<PieceView> views = Views(grads);
-      PushHeader header{worker, step, at(record)};
+      PushHeader header;
+      header.worker = worker;
+      header.step = step;
+      header.position = at(record);
       StatusOr<PushResult> r = stores_[0]->Push(header, views);
       EXPECT_TRUE(r.ok()) << r.status();
     };
@@ -331,7 +337,7 @@ TEST_F(ParamStoreTest, CommitsEachPushsInputPositionWithItsStep) {
     push(0, 0, 32);
     const bool sync = mode == "sync";
     EXPECT_EQ(committed(true),
-              sync ? WorkerPositions(2) : WorkerPositions{at(32), {}});
+              (sync ? WorkerPositions(2) : WorkerPositions{at(32), {}}));
     push(1, 0, 32);
     EXPECT_EQ(committed(true), (WorkerPositions{at(32), at(32)}));
     push(0, sync ? 1 : 2, 64);
