@@ -266,8 +266,13 @@ def error_line(path):
 
 class Cell:
     def __init__(self, name, backend, fault, target="", restarts=2,
-                 resume=False, env=None, expect="complete", note=""):
+                 resume=False, env=None, expect="complete", note="",
+                 sets=None, profile=None):
         self.name = name
+        # --set values of the launch (e.g. the training mode) and more
+        # profile lines (e.g. min_workers).
+        self.sets = sets or []
+        self.profile_lines = profile or []
         self.backend = backend
         self.fault = fault
         self.target = target
@@ -292,6 +297,15 @@ def cells(freeze_steps):
         ]
         if b == "ssh":
             c.append(Cell(f"{b}/drop-ssh", b, "drop-ssh", "127.0.0.3"))
+        # Allreduce: a lost rank restarts every rank from the last
+        # checkpoint. Elastic workers: a lost worker is left out above
+        # min_workers, restarts or not.
+        c += [
+            Cell(f"{b}/allreduce-kill-worker", b, "kill", "worker:1",
+                 sets=["train.mode=allreduce"]),
+            Cell(f"{b}/elastic-kill-worker", b, "kill", "worker:1",
+                 profile=["min_workers = 1"]),
+        ]
         c += [
             Cell(f"{b}/kill-launcher", b, "kill-launcher", resume=True),
             Cell(f"{b}/disk-full", b, "disk-full", expect="either"),
@@ -315,6 +329,7 @@ class Runner:
                  "threads = 1"]
         if restarts:
             lines.append(f"max_restarts = {restarts}")
+        lines += cell.profile_lines
         if cell.backend == "ssh":
             with open(os.path.join(self.h.job_dir, "profiles",
                                    "ssh-base.toml")) as f:
@@ -370,7 +385,8 @@ class Runner:
         t0 = time.monotonic()
         p = h.launch(["--profile", profile, "--metrics-out", metrics,
                       "--grace", str(a.grace),
-                      "--set", f"train.output_dir={out_dir}"],
+                      "--set", f"train.output_dir={out_dir}"]
+                     + [x for v in cell.sets for x in ("--set", v)],
                      os.path.join(cdir, "launch"))
         launchers = [p]
         run_id = h.wait_new_run(before, p)

@@ -161,6 +161,8 @@ struct Plan {
   int base_port = 0;
   int threads = 0;
   int max_restarts = 0;
+  // The profile's min_workers (0: off): lib/launch/restart_policy.h.
+  int min_workers = 0;
   // Every task restores the run's last checkpoint (dtf launch --resume).
   bool resume = false;
   // A batch plan (PlanRequest::batch_command): workers only, each running

@@ -129,6 +129,26 @@ Status CheckRequest(const PlanRequest& r) {
   // Allreduce runs restart no task (a worker alone cannot rejoin the
   // others' collectives), so the rule is for parameter-server runs only.
   const bool batch = r.batch_command != nullptr;
+  if (!batch && profile.min_workers > 0) {
+    const int workers =
+        r.overrides.workers > 0 ? r.overrides.workers : profile.workers;
+    if (r.allreduce) {
+      return FailedPreconditionError(StrCat(
+          KeyWhere(profile, "min_workers"),
+          ": min_workers = ", profile.min_workers,
+          ": elastic workers are for parameter-server "
+          "runs; ",
+          r.job,
+          " trains in allreduce mode, where a lost worker "
+          "restarts every worker from the last checkpoint (max_restarts)"));
+    }
+    if (profile.min_workers > workers) {
+      return InvalidArgumentError(
+          StrCat(KeyWhere(profile, "min_workers"),
+                 ": min_workers = ", profile.min_workers,
+                 " is more than the run's ", workers, " workers"));
+    }
+  }
   if (!batch && !r.allreduce && profile.max_restarts > 0 &&
       r.job_checkpoint_every_steps <= 0) {
     return FailedPreconditionError(StrCat(
@@ -177,6 +197,7 @@ Plan PlanWithoutTasks(const PlanRequest& r, const PlanHooks& hooks) {
   plan.base_port = profile.base_port;
   plan.threads = profile.threads;
   plan.max_restarts = batch ? 0 : profile.max_restarts;
+  plan.min_workers = batch ? 0 : profile.min_workers;
   plan.sets = o.sets;
   plan.metrics_out = o.metrics_out;
   return plan;

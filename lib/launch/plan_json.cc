@@ -44,6 +44,7 @@ Json PlanJson(const Plan& plan) {
                       {"base_port", plan.base_port},
                       {"threads", plan.threads},
                       {"max_restarts", plan.max_restarts}};
+  if (plan.min_workers > 0) j["profile"]["min_workers"] = plan.min_workers;
   plan.hooks().WriteJson(plan, &j);
   j["set"] = plan.sets;
   j["metrics_out"] = plan.metrics_out;
@@ -164,6 +165,7 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
     plan.base_port = p.at("base_port").get<int>();
     plan.threads = p.at("threads").get<int>();
     plan.max_restarts = p.at("max_restarts").get<int>();
+    plan.min_workers = p.value("min_workers", 0);
     plan.hooks().ReadJson(j, &plan);
     plan.sets = j.at("set").get<std::vector<std::string>>();
     plan.metrics_out = j.at("metrics_out").get<std::string>();

@@ -81,6 +81,11 @@ std::string PlanToText(const Plan& plan) {
     StrAppend(&out, "restarts: up to ", plan.max_restarts,
               " per failed parameter server or worker (not the chief)\n");
   }
+  if (plan.min_workers > 0) {
+    StrAppend(&out, "elastic:  a lost worker is left out while ",
+              plan.min_workers, " of ", plan.workers,
+              " workers are left; below that it is restarted\n");
+  }
   out += "\n";
   size_t name_width = 4, address_width = 7;
   for (const TaskPlan& t : plan.tasks) {

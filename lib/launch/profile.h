@@ -54,6 +54,14 @@ struct Profile {
   // the chief that fails is started again (a PS restoring the last
   // checkpoint). Default 0.
   int max_restarts = 0;
+  // min_workers (parameter-server runs): elastic workers. A worker other
+  // than the chief that fails is not started again while at least this
+  // many workers (the chief among them) are left: the run goes on with
+  // fewer (the sync step and replicas_to_aggregate follow the live
+  // workers); below it the worker is restarted as max_restarts allows,
+  // else the run ends. 0 (default): off, every failed worker is restarted
+  // as max_restarts allows.
+  int min_workers = 0;
   // device: where workers compute, "cpu", "cuda" or "cuda:N" (docs/
   // launch.md, "GPUs"); unset: the job's train.device. Parameter servers
   // always compute on the CPU.

@@ -5,13 +5,18 @@
 namespace dtf::launch {
 
 TaskEndAction OnTaskEnded(const Plan& plan, const TaskPlan& task, bool clean,
-                          bool chief_exited, int restarts) {
+                          bool chief_exited, int restarts, int live_workers) {
   if (plan.batch) return clean ? TaskEndAction::kNone : TaskEndAction::kFail;
   if (task.chief) return TaskEndAction::kChiefExited;
   if (clean || chief_exited) return TaskEndAction::kNone;
   if (plan.allreduce()) {
     return restarts < plan.max_restarts ? TaskEndAction::kRestartAll
                                         : TaskEndAction::kFailAllreduce;
+  }
+  if (task.role == Role::kWorker && plan.min_workers > 0 && live_workers >= 0) {
+    if (live_workers >= plan.min_workers) return TaskEndAction::kGoOn;
+    return restarts < plan.max_restarts ? TaskEndAction::kRestart
+                                        : TaskEndAction::kFailBelowMin;
   }
   if (restarts < plan.max_restarts) return TaskEndAction::kRestart;
   if (task.role == Role::kWorker) return TaskEndAction::kGoOn;
@@ -30,6 +35,18 @@ std::string RestartAllNote(const Plan& plan, const TaskPlan& task,
                 "; an allreduce run restarts every worker from the last "
                 "checkpoint (",
                 restarts + 1, " of ", plan.max_restarts, " restarts)");
+}
+
+std::string BelowMinWorkers(const Plan& plan, const TaskPlan& task,
+                            std::string_view how, int live_workers) {
+  const std::string why = plan.max_restarts > 0
+                              ? StrCat("its ", plan.max_restarts,
+                                       " restarts (max_restarts) are used up")
+                              : std::string("max_restarts is 0");
+  return StrCat("task ", task.name(), " ", how, " before the run ended; ",
+                live_workers, " worker", live_workers == 1 ? " is" : "s are",
+                " left, fewer than min_workers = ", plan.min_workers, ", and ",
+                why, "; stopped the other tasks");
 }
 
 std::string AllreduceWorkerLost(const Plan& plan, const TaskPlan& task,

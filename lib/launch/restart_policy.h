@@ -13,7 +13,10 @@
 // rank from that checkpoint, as long as the run has restarts left; past
 // them it ends the run. In a batch plan (PlanRequest::batch_command) no
 // task is special and none is restarted: one that exited 0 is done, any
-// other ends the run.
+// other ends the run. Elastic workers (the profile's min_workers, parameter-
+// server runs): a failed worker other than the chief is left out while at
+// least min_workers workers are left running; below that it is restarted
+// as max_restarts allows, and past them the run ends.
 #pragma once
 
 #include <string>
@@ -32,12 +35,21 @@ enum class TaskEndAction {
   kRestartAll,     // an allreduce worker: every worker starts again
   kFailAllreduce,  // an allreduce worker, no restarts left: the run ends
   kFail,           // a parameter server out of restarts: the run ends
+  kFailBelowMin,   // a worker out of restarts below min_workers: it ends
 };
 
 // `clean`: the task exited 0. `chief_exited`: the chief has exited before.
 // `restarts`: the times the task was started again so far.
+// `live_workers`: the workers still running but this task (the chief
+// among them); -1: not known (min_workers is then not applied).
 TaskEndAction OnTaskEnded(const Plan& plan, const TaskPlan& task, bool clean,
-                          bool chief_exited, int restarts);
+                          bool chief_exited, int restarts,
+                          int live_workers = -1);
+
+// Why a run ends when its worker `task` ended `how` with `live_workers`
+// left, below min_workers, and no restarts left (kFailBelowMin).
+std::string BelowMinWorkers(const Plan& plan, const TaskPlan& task,
+                            std::string_view how, int live_workers);
 
 // "ps:1 killed by SIGKILL; starting it again (1 of 2 restarts)".
 std::string RestartNote(const Plan& plan, const TaskPlan& task,

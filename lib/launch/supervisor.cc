@@ -241,8 +241,9 @@ bool Run::Respawn(size_t i, bool all) {
 bool Run::OnEnded(size_t i) {
   const TaskPlan& task = plan_.tasks[i];
   const TaskEnd& end = *tasks_[i].end;
+  const int live = LiveWorkers(i);
   switch (OnTaskEnded(plan_, task, end.clean(), linger_until_.has_value(),
-                      tasks_[i].restarts)) {
+                      tasks_[i].restarts, live)) {
     case TaskEndAction::kNone:
       return true;
     case TaskEndAction::kChiefExited:
@@ -256,15 +257,24 @@ bool Run::OnEnded(size_t i) {
       // A worker other than the chief is not needed to finish: the chief
       // and the parameter servers stop waiting for it after
       // heartbeat_timeout, and the run goes on with the rest.
-      Note(StrCat("task ", task.name(), " ", end.how_brief,
-                  "; the run goes on without it",
-                  end.signal == 0 || end.quote_signalled
-                      ? backend_->StderrTail(i)
-                      : std::string()));
+      Note(StrCat(
+          "task ", task.name(), " ", end.how_brief,
+          "; the run goes on without it",
+          plan_.min_workers > 0
+              ? StrCat(" (", live, " of ", plan_.workers,
+                       " workers left; min_workers = ", plan_.min_workers, ")")
+              : std::string(),
+          end.signal == 0 || end.quote_signalled ? backend_->StderrTail(i)
+                                                 : std::string()));
       return true;
     case TaskEndAction::kFailAllreduce:
       Fail(absl::AbortedError(
           ToAbsl(StrCat(AllreduceWorkerLost(plan_, task, end.how),
+                        backend_->StderrTail(i)))));
+      return false;
+    case TaskEndAction::kFailBelowMin:
+      Fail(absl::AbortedError(
+          ToAbsl(StrCat(BelowMinWorkers(plan_, task, end.how, live),
                         backend_->StderrTail(i)))));
       return false;
     case TaskEndAction::kFail:
@@ -275,6 +285,16 @@ bool Run::OnEnded(size_t i) {
       return false;
   }
   return true;
+}
+
+int Run::LiveWorkers(size_t i) const {
+  int live = 0;
+  for (size_t j = 0; j < tasks_.size(); ++j) {
+    if (j != i && plan_.tasks[j].role == Role::kWorker && !tasks_[j].end) {
+      ++live;
+    }
+  }
+  return live;
 }
 
 bool Run::ChiefDone() {
@@ -346,8 +366,8 @@ bool Run::Poll() {
       return true;
     }
     if (OnTaskEnded(plan_, plan_.tasks[i], end.clean(),
-                    linger_until_.has_value(),
-                    tasks_[i].restarts) == TaskEndAction::kRestartAll) {
+                    linger_until_.has_value(), tasks_[i].restarts,
+                    LiveWorkers(i)) == TaskEndAction::kRestartAll) {
       // Every task has started again: the other ends of this look are
       // those of tasks now restarted.
       return !RestartAll(i);

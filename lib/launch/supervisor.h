@@ -114,6 +114,8 @@ class Run : private BackendEvents {
   // Whether the chief has exited and the others are done or out of time;
   // then the run is finished.
   bool ChiefDone();
+  // The workers still running but task i (the chief among them).
+  int LiveWorkers(size_t i) const;
   // A task past start_timeout without its ready file fails the run.
   bool ReadyTimedOut();
   // Stops whatever still runs, records the outcome and sets over_.

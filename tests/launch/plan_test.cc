@@ -269,6 +269,36 @@ TEST(Plan, RestartsNeedPeriodicCheckpoints) {
   EXPECT_NE(PlanToText(*plan).find("restarts: up to 2"), std::string::npos);
 }
 
+// Elastic workers: min_workers above the run's workers, or in an
+// allreduce run, is refused naming the key; otherwise the plan says it and
+// keeps it in plan.json.
+TEST(Plan, MinWorkersIsCheckedAndKept) {
+  PlanRequest r = FixedRequest();
+  r.profile.min_workers = r.profile.workers + 1;
+  r.profile.where["min_workers"] = "/jobs/census/profiles/local.toml:5:1";
+  StatusOr<Plan> plan = MakePlan(r);
+  ASSERT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument)
+      << plan.status();
+  EXPECT_NE(Message(plan.status())
+                .find("/jobs/census/profiles/local.toml:5:1: min_workers = "),
+            std::string::npos)
+      << plan.status();
+  r.profile.min_workers = 1;
+  r.allreduce = true;
+  plan = MakePlan(r);
+  ASSERT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition)
+      << plan.status();
+  EXPECT_NE(Message(plan.status()).find("allreduce"), std::string::npos);
+  r.allreduce = false;
+  plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->min_workers, 1);
+  EXPECT_NE(PlanToText(*plan).find("elastic:"), std::string::npos);
+  StatusOr<Plan> back = PlanFromJson(PlanToJson(*plan), "plan.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->min_workers, 1);
+}
+
 // dtf launch --resume: every task restores; the plan says so, in JSON too.
 TEST(Plan, AResumedPlanRestoresEveryTask) {
   PlanRequest r = FixedRequest();

@@ -70,6 +70,31 @@ TEST(RestartPolicy, WithoutRestartsAWorkerIsLeftOutAndAPsEndsTheRun) {
             TaskEndAction::kGoOn);
 }
 
+// Elastic workers: a failed worker is left out while min_workers are
+// left, restarted below, and past its restarts ends the run; parameter
+// servers and the chief are not affected, nor a call that does not say
+// how many workers are left.
+TEST(RestartPolicy, MinWorkersLeavesOutAWorkerWhileEnoughAreLeft) {
+  Plan plan = MakeTestPlan(2, 1);
+  plan.min_workers = 1;
+  const TaskPlan& ps1 = plan.tasks[1];
+  const TaskPlan& worker1 = plan.tasks[3];
+  EXPECT_EQ(OnTaskEnded(plan, worker1, false, false, 0, 1),
+            TaskEndAction::kGoOn);
+  EXPECT_EQ(OnTaskEnded(plan, worker1, false, false, 0, 0),
+            TaskEndAction::kRestart);
+  EXPECT_EQ(OnTaskEnded(plan, worker1, false, false, 1, 0),
+            TaskEndAction::kFailBelowMin);
+  EXPECT_EQ(OnTaskEnded(plan, worker1, false, false, 0),
+            TaskEndAction::kRestart);
+  EXPECT_EQ(OnTaskEnded(plan, ps1, false, false, 0, 2),
+            TaskEndAction::kRestart);
+  EXPECT_EQ(OnTaskEnded(plan, plan.tasks[2], false, false, 0, 1),
+            TaskEndAction::kChiefExited);
+  EXPECT_EQ(OnTaskEnded(plan, worker1, true, false, 0, 0),
+            TaskEndAction::kNone);
+}
+
 // An allreduce worker cannot rejoin alone: its failure restarts every
 // worker while restarts are left, then ends the run.
 TEST(RestartPolicy, AllreduceRestartsEveryWorkerUpToMaxRestarts) {

@@ -188,9 +188,11 @@ class SupervisorTest : public ::testing::Test {
  protected:
   // A run of a fake backend with `ps` parameter servers and `workers`
   // workers, every task started.
-  std::unique_ptr<LaunchRun> Start(int ps, int workers, int max_restarts = 0) {
-    auto backend = std::make_unique<FakeBackend>(
-        MakeTestPlan(dir_.path(), ps, workers, max_restarts));
+  std::unique_ptr<LaunchRun> Start(int ps, int workers, int max_restarts = 0,
+                                   int min_workers = 0) {
+    Plan plan = MakeTestPlan(dir_.path(), ps, workers, max_restarts);
+    plan.min_workers = min_workers;
+    auto backend = std::make_unique<FakeBackend>(std::move(plan));
     fake_ = backend.get();
     options_.on_note = [this](std::string_view note) {
       notes_.emplace_back(note);
@@ -344,6 +346,35 @@ TEST_F(SupervisorTest, PastMaxRestartsAParameterServerFailsTheRun) {
   EXPECT_EQ(State(*run, "ps:0"), "failed");
   EXPECT_EQ(State(*run, "worker:0"), "stopped");
   EXPECT_EQ(Record(*run).state, RunState::kFailed);
+}
+
+// Elastic workers (min_workers = 2 of 3): a lost worker is left out while
+// two are left, though restarts are left; the next one, which would leave
+// one, is restarted; once out of restarts below min_workers the run ends.
+TEST_F(SupervisorTest, ElasticWorkersAreLeftOutAboveMinWorkers) {
+  std::unique_ptr<LaunchRun> run =
+      Start(1, 3, /*max_restarts=*/1, /*min_workers=*/2);
+  ASSERT_NE(run, nullptr);
+  AllReady(*run);
+  EXPECT_FALSE(run->Poll());
+  const size_t calls = fake_->calls.size();
+  fake_->Exit("worker:2", 1);
+  EXPECT_FALSE(run->Poll());
+  EXPECT_EQ(fake_->calls.size(), calls) << fake_->calls.back();
+  EXPECT_TRUE(
+      Noted("task worker:2 exited with status 1; the run goes on without it "
+            "(2 of 3 workers left; min_workers = 2)"));
+  fake_->Exit("worker:1", 1);
+  EXPECT_FALSE(run->Poll());
+  EXPECT_EQ(fake_->calls.back(), "start again worker:1");
+  fake_->Exit("worker:1", 1);
+  EXPECT_TRUE(run->Poll());
+  const RunOutcome o = run->outcome();
+  EXPECT_EQ(o.status.code(), StatusCode::kAborted);
+  EXPECT_THAT(std::string(Message(o.status)),
+              HasSubstr("task worker:1 exited with status 1 before the run "
+                        "ended; 1 worker is left, fewer than min_workers = 2, "
+                        "and its 1 restarts (max_restarts) are used up"));
 }
 
 TEST_F(SupervisorTest, AnAllreduceWorkerFailingRestartsEveryWorker) {

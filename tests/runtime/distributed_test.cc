@@ -189,8 +189,17 @@ TEST_F(DistributedTest, TitanicAsyncTrains) {
   for (auto& r : results) ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_TRUE(results[1]->eval.has_value());
   EXPECT_GE(*results[1]->eval->metrics.Get("accuracy"), 0.75);
-  // Async: one update per push, from both workers.
-  EXPECT_GE(results[1]->steps, 400);
+  // Async: one update per push, every push of both workers applied (no
+  // max_staleness), however fast each went: the worker that finished last
+  // got back the global step of every batch of both.
+  const int64_t batch = job.train.batch_size;
+  int64_t pushes = 0, last = 0;
+  for (const size_t w : {size_t(1), size_t(2)}) {
+    EXPECT_GT(results[w]->examples, 0) << "worker:" << w - 1;
+    pushes += (results[w]->examples + batch - 1) / batch;
+    last = std::max(last, results[w]->steps);
+  }
+  EXPECT_EQ(last, pushes);
   // The chief's export holds the TensorFlow SavedModel too.
   const std::string sm = results[1]->export_dir + "/saved_model";
   EXPECT_TRUE(std::filesystem::exists(sm + "/saved_model.pb"));
@@ -248,35 +257,31 @@ TEST_F(DistributedTest, SyncCheckpointsAreAConsistentCutAcrossShards) {
 }
 
 // Every checkpoint of a distributed run records every worker's input
-// position: the chief's own, and the other worker's as of the checkpoint's
-// step — in sync mode exactly that step's (it waits for the chief's push
-// meanwhile), never a position past the variables the checkpoint holds.
+// position, committed with the variables it holds (each push carries its
+// batch's position; the PS commits it with the step it is summed into): in
+// sync mode exactly the checkpoint's step — worker:1 has as many steps in
+// every checkpoint as its global step, never a heartbeat's worth more or
+// less, however late its heartbeats come.
 TEST_F(DistributedTest, CheckpointsRecordEveryWorkersInputPosition) {
   JobFile job =
       Job("titanic", {{"shuffle_buffer = 1000", "shuffle_buffer = 0"}});
   job.train.epochs = 6;
-  // Every step waits for both workers, from the first on (else the chief
-  // may take the first steps alone, before worker:1 has built its model).
+  // Every step waits for both workers.
   job.train.replicas_to_aggregate = 2;
   job.train.checkpoint_every_steps = 5;
   job.train.keep_checkpoints = 1000;
   const Cluster c = MakeCluster(1, 2);
   auto results = RunCluster(job, c);
   for (auto& r : results) ASSERT_TRUE(r.ok()) << r.status();
-  // Each worker reads one of the 2 training files: the steps of an epoch.
+  // Each worker reads one of the 2 training files.
   const int64_t batch = job.train.batch_size;
   const int64_t share = results[2]->examples / job.train.epochs;
   ASSERT_EQ(share * job.train.epochs, results[2]->examples);
-  const int64_t epoch_steps = (share + batch - 1) / batch;
   std::vector<CheckpointGeneration> generations =
       ListCheckpointGenerations(job.train.output_dir);
   std::sort(generations.begin(), generations.end(),
             [](const auto& a, const auto& b) { return a.step < b.step; });
   ASSERT_GE(generations.size(), 8u);
-  // worker:1's steps less the checkpoint's global step at each mid-run
-  // checkpoint.
-  std::map<int64_t, int> ahead;
-  int mid_run = 0;
   int64_t last_read = -1;
   for (const CheckpointGeneration& g : generations) {
     SCOPED_TRACE(g.path);
@@ -287,35 +292,19 @@ TEST_F(DistributedTest, CheckpointsRecordEveryWorkersInputPosition) {
     ASSERT_EQ(info->worker_positions.size(), 2u);
     ASSERT_TRUE(info->worker_positions[0].has_value());
     EXPECT_EQ(*info->worker_positions[0], info->position);
-    if (!info->worker_positions[1].has_value()) {
-      // Only before worker:1 was first heard from with one.
-      EXPECT_EQ(last_read, -1);
-      continue;
-    }
+    // Every step of a checkpoint holds a push of worker:1: its position
+    // is committed in each.
+    ASSERT_TRUE(info->worker_positions[1].has_value());
     const InputPosition& p = *info->worker_positions[1];
-    const int64_t steps =
-        p.epoch * epoch_steps + (p.epoch_record + batch - 1) / batch;
+    // Batches run across epoch boundaries: every batch but the last is
+    // whole.
     const int64_t read = p.epoch * share + p.epoch_record;
-    // Never ahead of the checkpoint's variables — but for worker:1's first
-    // step, which the PS may drop as stale when it applied the chief's
-    // first step alone (before it knew worker:1) — and never going back.
-    EXPECT_LE(steps, info->global_step + 1);
+    const int64_t steps = (read + batch - 1) / batch;
     EXPECT_GE(read, last_read);
     last_read = read;
     if (g.step == generations.back().step) continue;  // the final one
-    ++mid_run;
-    ++ahead[steps - info->global_step];
+    EXPECT_EQ(steps, info->global_step);
   }
-  // Every position recorded was checked above. worker:1 steps only once
-  // the chief has heard from it (Heartbeat::Steps), so every mid-run
-  // checkpoint holds its position, however late its first heartbeat came.
-  EXPECT_GE(mid_run, static_cast<int>(generations.size()) - 2);
-  // The positions of the checkpoint's own step, not a heartbeat older: one
-  // offset from the global step (sync steps go in lockstep).
-  ASSERT_FALSE(ahead.empty());
-  EXPECT_GE(ahead.rbegin()->second, mid_run * 4 / 5)
-      << "offset " << ahead.rbegin()->first << " at " << ahead.rbegin()->second
-      << " of " << mid_run << " checkpoints";
   // The final checkpoint: worker:1 at its share's end but for its last
   // batch, whose sync step may still have waited for the chief's push.
   EXPECT_GE(last_read, share * job.train.epochs - batch);

@@ -145,7 +145,9 @@ std::vector<StatusOr<ProcessId>> SlurmBackend::StartTasks(Role role) {
 }
 
 bool SlurmBackend::KillsOnBadExit() const {
-  return plan_->batch || plan_->max_restarts == 0;
+  // Elastic workers (min_workers) leave a failed worker out: the step
+  // must go on without it, as with restarts.
+  return plan_->batch || (plan_->max_restarts == 0 && plan_->min_workers == 0);
 }
 
 StatusOr<ProcessId> SlurmBackend::StartAgain(size_t i, bool all) {

@@ -13,7 +13,8 @@
 // Stopping is scancel of the job or step (every task gets SIGTERM at once,
 // SIGKILL after Slurm's KillWait); `dtf stop` is acted on by the run, or
 // by the run source (scancel) once the launcher is gone. Without restarts
-// (max_restarts = 0) srun --kill-on-bad-exit ends the step when a task
+// (max_restarts = 0) and without elastic workers (min_workers = 0) srun
+// --kill-on-bad-exit ends the step when a task
 // fails, so a worker other than the chief that fails fails the run (Look's
 // error names it), where the other backends go on without it. With them,
 // the step's srun leaves the others running, and StartAgain starts the

@@ -27,6 +27,7 @@ ParamStore::ParamStore(const JobFile& job, const StoreOptions& options)
       heartbeat_timeout_(job.train.heartbeat_timeout),
       partition_{options.num_ps},
       ctx_(kernels::Context::Cpu(options.threads)),
+      positions_(size_t(options.num_workers)),
       last_seen_(size_t(options.num_workers), StoreClock::now()),
       done_(size_t(options.num_workers), false) {}
 
@@ -195,12 +196,22 @@ void ParamStore::ApplyPendingLocked() {
   // Every push was checked on arrival, so the step is applied whole; what
   // is left to fail is the optimizer's own work on valid input.
   if (Status st = ApplySumsLocked(scale); !st.ok()) apply_error_ = st;
+  for (size_t i = 0; i < pending_workers_.size(); ++i) {
+    if (pending_positions_[i]) {
+      positions_[size_t(pending_workers_[i])] = pending_positions_[i];
+    }
+  }
   pending_workers_.clear();
+  pending_positions_.clear();
   ++global_step_;
   step_cv_.notify_all();
 }
 
 void ParamStore::MaybeApplyLocked() {
+  // After Shutdown the variables, and the positions committed with them,
+  // stay as they were: a worker that leaves then (WorkerDone) does not
+  // complete a step of the others' pushes alone.
+  if (shutdown_) return;
   if (!pending_workers_.empty() &&
       int(pending_workers_.size()) >= RequiredLocked()) {
     ApplyPendingLocked();
@@ -234,6 +245,8 @@ StatusOr<PushResult> ParamStore::Push(const PushHeader& header,
       step_cv_.notify_all();
       result.applied = true;
     }
+    // Applied or dropped, the batch is done with.
+    if (header.position) positions_[size_t(worker)] = header.position;
     result.global_step = global_step_;
     return result;
   }
@@ -245,8 +258,12 @@ StatusOr<PushResult> ParamStore::Push(const PushHeader& header,
   if (fresh) {
     AccumulateLocked(pieces);
     pending_workers_.push_back(worker);
+    pending_positions_.push_back(header.position);
     result.applied = true;
     MaybeApplyLocked();
+  } else if (header.position) {
+    // Dropped as stale: the batch is done with.
+    positions_[size_t(worker)] = header.position;
   }
   result.global_step = global_step_;
   return result;

@@ -63,8 +63,12 @@ class ParamStore {
   // sizes, ids, offsets, in checked arithmetic) before anything changes: a
   // push with one bad piece is refused whole (InvalidArgument naming the
   // variable and this PS) and changes nothing. Then applied (async), added
-  // to the step's sums (sync) or dropped as stale. After an aggregated sync
-  // step failed to apply, every push is refused with that error; after
+  // to the step's sums (sync) or dropped as stale. header.position is then
+  // committed as the worker's input position: at once when applied (async)
+  // or dropped, with its step's update when summed (sync); so every
+  // position a gather or saved shard reports is of batches whose gradients
+  // are in the variables it hands out, or were dropped. After an aggregated
+  // sync step failed to apply, every push is refused with that error; after
   // Shutdown, Aborted saying why (the worker's run is over).
   StatusOr<PushResult> Push(const PushHeader& header,
                             std::span<const PieceView> pieces);
@@ -157,8 +161,12 @@ class ParamStore {
   // is refused with it.
   Status apply_error_;
   // Sync mode: the workers whose gradients the sums of the current step
-  // hold.
+  // hold, and the input position each pushed with them (committed with the
+  // step).
   std::vector<int> pending_workers_;
+  std::vector<std::optional<InputPosition>> pending_positions_;
+  // Each worker's committed input position (Push).
+  WorkerPositions positions_;
   std::vector<std::chrono::steady_clock::time_point> last_seen_;
   std::vector<bool> done_;
   bool shutdown_ = false;

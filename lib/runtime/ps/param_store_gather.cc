@@ -141,6 +141,7 @@ StatusOr<GatherResult> ParamStore::Gather(
   DTF_RETURN_IF_ERROR(CheckGatherLocked(request));
   GatherResult result;
   result.global_step = global_step_;
+  if (request.slots) result.positions = positions_;
   for (const std::string_view name : request.dense) {
     if (!EmitLocked(*FindLocked(name), nullptr, request.slots, sink, &result)) {
       return CancelledError("the pull's receiver gave up");

@@ -67,6 +67,7 @@ StatusOr<SaveShardResult> ParamStore::SaveShard(
   }
   SaveShardResult result;
   result.global_step = global_step_;
+  result.positions = positions_;
   DTF_ASSIGN_OR_RETURN(result.entries, writer->Finish());
   SeenLocked(request.worker);
   return result;

@@ -7,13 +7,20 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "lib/data/input_position.h"
+
 namespace dtf::runtime {
+
+// Each worker's committed input position (ParamStore::Push), at index i
+// for worker i; nullopt: none committed yet.
+using WorkerPositions = std::vector<std::optional<InputPosition>>;
 
 // One pushed gradient piece, as it came off the wire. Dense pieces hold
 // `rows` consecutive rows from `row_offset`; sparse ones the rows `ids`
@@ -32,6 +39,9 @@ struct PushHeader {
   int worker = 0;
   // The global step the gradients were computed at.
   int64_t step = 0;
+  // The worker's input position after the batch of these gradients;
+  // nullopt: not told (nothing is committed for it).
+  std::optional<InputPosition> position;
 };
 
 struct PushResult {
@@ -101,6 +111,8 @@ struct SaveShardResult {
   int64_t global_step = 0;
   // Index entries: key and serialized BundleEntryProto.
   std::vector<std::pair<std::string, std::string>> entries;
+  // Every worker's committed input position at global_step.
+  WorkerPositions positions;
 };
 
 struct GatherResult {
@@ -108,6 +120,9 @@ struct GatherResult {
   // With GatherRequest::slots: the optimizer's update count of each
   // trainable variable asked for (Adam's bias correction).
   std::map<std::string, int64_t, std::less<>> slot_steps;
+  // With GatherRequest::slots: every worker's committed input position at
+  // global_step, read with the variables.
+  WorkerPositions positions;
 };
 
 }  // namespace dtf::runtime

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <tuple>
 
 #include "lib/base/strings.h"
 #include "lib/base/task_name.h"
+#include "lib/runtime/ps/ps_messages.h"
 #include "lib/runtime/ps/tensor_pieces.h"
 #include "lib/runtime/ps/tensor_wire.h"
 
@@ -205,6 +208,27 @@ Status FirstError(const std::vector<Status>& statuses) {
   return OkStatus();
 }
 
+// For each worker the earliest of the positions the parameter servers
+// reported (in `reports`, one a PS); nullopt where none did.
+template <typename Report>
+WorkerPositions EarliestPositions(const std::vector<Report>& reports) {
+  WorkerPositions earliest;
+  for (const Report& r : reports) {
+    const WorkerPositions positions = WorkerPositionsOf(r.worker_positions());
+    if (earliest.size() < positions.size()) earliest.resize(positions.size());
+    for (size_t w = 0; w < positions.size(); ++w) {
+      if (!positions[w]) continue;
+      const InputPosition& p = *positions[w];
+      std::optional<InputPosition>& e = earliest[w];
+      if (!e || std::tie(p.epoch, p.file, p.record, p.epoch_record) <
+                    std::tie(e->epoch, e->file, e->record, e->epoch_record)) {
+        e = p;
+      }
+    }
+  }
+  return earliest;
+}
+
 }  // namespace
 
 Status PsClient::Pull(const std::vector<DenseVar>& dense,
@@ -241,6 +265,7 @@ Status PsClient::Pull(const std::vector<DenseVar>& dense,
   if (slots) {
     for (const DenseVar& v : dense) set_step(v.name, v.state);
     for (const SparseVar& v : sparse) set_step(v.name, v.state);
+    positions_ = EarliestPositions(headers);
   }
   return OkStatus();
 }
@@ -259,7 +284,8 @@ StatusOr<PsClient::PushResult> PsClient::Push(
 StatusOr<PsClient::PushResult> PsClient::Step(
     std::vector<std::vector<rpc::TensorPiece>> pieces, int64_t examples,
     double loss, const std::vector<DenseVar>* dense,
-    const std::vector<SparseVar>* sparse, bool sync) {
+    const std::vector<SparseVar>* sparse, bool sync,
+    const std::optional<InputPosition>& position) {
   const bool pull = dense != nullptr || sparse != nullptr;
   const std::vector<DenseVar> no_dense;
   const std::vector<SparseVar> no_sparse;
@@ -276,6 +302,12 @@ StatusOr<PsClient::PushResult> PsClient::Step(
     push->set_step(steps_[size_t(p)]);
     push->set_examples(examples);
     push->set_loss(loss);
+    if (position) {
+      push->add_input_position(position->epoch);
+      push->add_input_position(position->file);
+      push->add_input_position(position->record);
+      push->add_input_position(position->epoch_record);
+    }
     if (pull) {
       rpc::PullRequest* request = head.mutable_pull();
       request->set_worker(worker_);
@@ -317,6 +349,7 @@ StatusOr<std::vector<rpc::SaveShardResponse>> PsClient::SaveShards(
     if (statuses[size_t(p)].ok()) steps_[size_t(p)] = response.global_step();
   });
   DTF_RETURN_IF_ERROR(FirstError(statuses));
+  positions_ = EarliestPositions(responses);
   return responses;
 }
 

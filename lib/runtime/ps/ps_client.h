@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "lib/kernels/optimizer.h"
 #include "lib/kernels/tensor.h"
 #include "lib/runtime/ps/fanout.h"
+#include "lib/runtime/ps/param_store_types.h"
 #include "lib/runtime/ps/partition.h"
 #include "lib/runtime/ps/ps_stream.h"
 #include "lib/runtime/ps/rpc_auth.h"
@@ -61,6 +63,11 @@ class PsClient {
               const std::vector<SparseVar>& sparse, int64_t min_step,
               bool slots = false);
   const std::vector<int64_t>& steps() const { return steps_; }
+  // Each worker's committed input position (ParamStore::Push) as the last
+  // Pull with `slots` or SaveShards found it: for each worker the earliest
+  // any PS reported, since a push one PS applied and another not yet is
+  // not whole in the variables; nullopt where no PS reported one.
+  const WorkerPositions& positions() const { return positions_; }
 
   // Pushes pieces[p] to PS p, each tagged with steps()[p]. Returns whether
   // every PS applied (or queued) them, and the largest global step seen.
@@ -75,10 +82,13 @@ class PsClient {
   // (tagged with steps()[p]), then fills `dense` and `sparse` as Pull does,
   // unless both are null. `sync`: each PS answers once it applied the step
   // the push was tagged with. steps() is then each PS's global step.
-  StatusOr<PushResult> Step(std::vector<std::vector<rpc::TensorPiece>> pieces,
-                            int64_t examples, double loss,
-                            const std::vector<DenseVar>* dense,
-                            const std::vector<SparseVar>* sparse, bool sync);
+  // `position`: this worker's input position after the batch pushed, which
+  // each PS commits with the gradients.
+  StatusOr<PushResult> Step(
+      std::vector<std::vector<rpc::TensorPiece>> pieces, int64_t examples,
+      double loss, const std::vector<DenseVar>* dense,
+      const std::vector<SparseVar>* sparse, bool sync,
+      const std::optional<InputPosition>& position = std::nullopt);
   // Has every PS p write shard p of the sharded checkpoint at `prefix`
   // (ParamStore::SaveShard) once its global step reached `min_step`, all
   // at once; `num_shards` counts the chief's shard too. Returns what each
@@ -110,6 +120,7 @@ class PsClient {
   std::chrono::milliseconds timeout_;
   Partition partition_;
   std::vector<int64_t> steps_;
+  WorkerPositions positions_;
   Fanout fanout_;
 };
 

@@ -1,8 +1,36 @@
 #include "lib/runtime/ps/ps_messages.h"
 
+#include <optional>
 #include <string>
 
+#include "lib/base/strings.h"
+
 namespace dtf::runtime {
+
+void AppendWorkerPositions(const WorkerPositions& positions,
+                           google::protobuf::RepeatedField<int64_t>* out) {
+  for (const std::optional<InputPosition>& p : positions) {
+    const InputPosition q = p.value_or(InputPosition{-1, -1, -1, -1});
+    out->Add(q.epoch);
+    out->Add(q.file);
+    out->Add(q.record);
+    out->Add(q.epoch_record);
+  }
+}
+
+WorkerPositions WorkerPositionsOf(
+    const google::protobuf::RepeatedField<int64_t>& in) {
+  WorkerPositions positions;
+  for (int i = 0; i + 3 < in.size(); i += 4) {
+    const InputPosition q{in[i], in[i + 1], in[i + 2], in[i + 3]};
+    if (q.epoch < 0) {
+      positions.push_back(std::nullopt);
+    } else {
+      positions.push_back(q);
+    }
+  }
+  return positions;
+}
 
 void AppendPieceViews(
     const google::protobuf::RepeatedPtrField<rpc::TensorPiece>& pieces,
@@ -53,6 +81,14 @@ StatusOr<PushResult> PushGradients(ParamStore& store,
   PushHeader h;
   h.worker = header.worker();
   h.step = header.step();
+  const auto& p = header.input_position();
+  if (p.size() == 4) {
+    h.position = InputPosition{p[0], p[1], p[2], p[3]};
+  } else if (!p.empty()) {
+    return InvalidArgumentError(
+        StrCat("worker ", h.worker, ": an input position of ", p.size(),
+               " numbers (epoch, file, record, epoch_record: 4)"));
+  }
   return store.Push(h, grads);
 }
 
@@ -65,6 +101,7 @@ Status PullPieces(ParamStore& store, const rpc::PullRequest& request,
   for (const auto& [name, step] : result.slot_steps) {
     (*header->mutable_slot_steps())[name] = step;
   }
+  AppendWorkerPositions(result.positions, header->mutable_worker_positions());
   return OkStatus();
 }
 

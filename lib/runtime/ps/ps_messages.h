@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "google/protobuf/repeated_field.h"
 #include "google/protobuf/repeated_ptr_field.h"
 #include "lib/base/status.h"
 #include "lib/runtime/ps/param_store.h"
@@ -18,6 +19,14 @@ namespace dtf::runtime {
 void AppendPieceViews(
     const google::protobuf::RepeatedPtrField<rpc::TensorPiece>& pieces,
     std::vector<PieceView>* out);
+
+// Worker positions on the wire (PullHeader.worker_positions): 4 numbers a
+// worker, -1 each for none; WorkerPositionsOf is the inverse (a trailing
+// partial group is ignored).
+void AppendWorkerPositions(const WorkerPositions& positions,
+                           google::protobuf::RepeatedField<int64_t>* out);
+WorkerPositions WorkerPositionsOf(
+    const google::protobuf::RepeatedField<int64_t>& in);
 
 // `request` as the store takes it; points into `request`.
 GatherRequest GatherRequestOf(const rpc::PullRequest& request);

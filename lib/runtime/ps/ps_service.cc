@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "lib/rpc/call.h"
+#include "lib/runtime/ps/ps_messages.h"
 
 namespace dtf::runtime {
 
@@ -60,6 +61,7 @@ grpc::Status PsService::SaveShard(grpc::ServerContext* context,
   StatusOr<SaveShardResult> saved = store_->SaveShard(save);
   if (!saved.ok()) return rpc::ToGrpc(saved.status());
   response->set_global_step(saved->global_step);
+  AppendWorkerPositions(saved->positions, response->mutable_worker_positions());
   for (auto& [key, entry] : saved->entries) {
     rpc::SaveShardResponse::Entry* e = response->add_entries();
     e->set_key(std::move(key));

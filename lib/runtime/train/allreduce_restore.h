@@ -10,13 +10,13 @@
 // normalizer statistics are not sent: every rank fits them over every
 // training shard (BuildWorkerModel), as the run did when it started.
 //
-// Input positions: every rank reads one batch a step, in lockstep. Rank 0
-// resumes at the position its checkpoint recorded for it; every other rank
-// at the position the checkpoint recorded for it (its last report to the
-// chief before the checkpoint, as in a parameter-server run), or, where
-// none is recorded, at its input's start fast-forwarded by the restored
-// global step's batches: exactly where it was (the input order is a
-// function of the seed).
+// Input positions: every rank reads one batch a step, in lockstep. Each
+// rank resumes at the position the checkpoint recorded for it (on the CPU
+// every rank's after the checkpoint's step, exchanged with the step's
+// vote: Update::committed_positions; on a GPU its last report to the
+// chief, as in a parameter-server run), or, where none is recorded, at its
+// input's start fast-forwarded by the restored global step's batches:
+// exactly where it was (the input order is a function of the seed).
 #pragma once
 
 #include <cstdint>

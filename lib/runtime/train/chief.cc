@@ -90,23 +90,42 @@ StatusOr<bool> Chief::Evaluate(Update& update, Progress& progress,
   return verdict.stop;
 }
 
+void Chief::TakeCommittedPositions(const Update& update, TrainState* cut) {
+  if (!update.commits_positions()) return;
+  const std::vector<std::optional<InputPosition>> committed =
+      update.committed_positions();
+  if (cut->worker_positions.size() < committed.size()) {
+    cut->worker_positions.resize(committed.size());
+  }
+  for (size_t i = 0; i < committed.size(); ++i) {
+    if (committed[i]) cut->worker_positions[i] = committed[i];
+  }
+  if (!cut->worker_positions.empty() && cut->worker_positions[0]) {
+    cut->position = *cut->worker_positions[0];
+  }
+}
+
 Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
                                 const std::string& path) {
-  // The other workers' positions as they last reported them, taken before
-  // the variables are pulled: every step a position counts was in the
-  // variables when it was reported (Update::AppliedOnReturn), so it is in
-  // the checkpoint too. Steps in flight, and those since the report, are
-  // read again after a resume: at least once. For a generation (what a
-  // restarted or resumed worker reads) those of this step are waited for a
-  // little (PositionWait), the watchdog not paused meanwhile: a training
-  // worker reports within PositionHeartbeatDelay (a sync step's other
-  // workers wait for the chief).
+  // Every worker's input position. Where the update commits them
+  // (Update::commits_positions), those of the batches in the variables
+  // the checkpoint holds, read with them (TakeCommittedPositions): a
+  // restored run neither skips nor reads again a batch. Else, and for a
+  // worker none is committed for yet, as the workers last reported them,
+  // taken before the variables are pulled: every step a position counts
+  // was in the variables when it was reported (Update::AppliedOnReturn),
+  // so it is in the checkpoint too; steps in flight, and those since the
+  // report, are read again after a resume: at least once. For a
+  // generation (what a restarted or resumed worker reads) those of this
+  // step are waited for a little (PositionWait), the watchdog not paused
+  // meanwhile: a training worker reports within PositionHeartbeatDelay (a
+  // sync step's other workers wait for the chief).
   std::vector<std::optional<InputPosition>> workers;
   if (options_.coordinator != nullptr) {
+    const bool wait = path.empty() && !update.commits_positions();
     workers = options_.coordinator->WorkerPositions(
-        state.global_step, path.empty()
-                               ? PositionWait(options_.coordinator->workers())
-                               : std::chrono::milliseconds(0));
+        state.global_step, wait ? PositionWait(options_.coordinator->workers())
+                                : std::chrono::milliseconds(0));
     if (workers.empty()) workers.resize(1);
     workers[0] = state.position;
   }
@@ -128,6 +147,7 @@ Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
         TrainState cut = state;
         cut.ps_steps = update.shard_steps();
         cut.worker_positions = workers;
+        if (slots) TakeCommittedPositions(update, &cut);
         Bundle bundle = MakeCheckpoint(*layer_, *model, states, cut,
                                        options_.model_toml, options_.origin);
         if (path == best_path_ && tracker_.best()) {

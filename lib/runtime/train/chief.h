@@ -104,6 +104,10 @@ class Chief {
   // shards of every PS, then the chief's (`cut` less the PS steps, which
   // the shards' are), committed.
   Status WriteShardedCheckpoint(Update& update, TrainState cut);
+  // Where `update` commits input positions, the positions it committed
+  // for the variables just pulled (or saved) replace the workers' reports
+  // in `cut`, the chief's own too.
+  static void TakeCommittedPositions(const Update& update, TrainState* cut);
   // For a resumed run: the best evaluation checkpoint-best.dtf keeps, when
   // it is of this job, becomes the tracker's best (a note says so, or why
   // it is not kept).

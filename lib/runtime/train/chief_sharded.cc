@@ -18,6 +18,7 @@ Status Chief::WriteShardedCheckpoint(Update& update, TrainState cut) {
   DTF_ASSIGN_OR_RETURN(std::vector<ShardedIndexEntries> shards,
                        update.SaveShards(prefix));
   cut.ps_steps = update.shard_steps();
+  TakeCommittedPositions(update, &cut);
   const int num_ps = update.num_shards() - 1;
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<ShardWriter> own,
                        ShardWriter::Open(prefix, num_ps, num_ps + 1));

@@ -13,6 +13,7 @@
 #include "lib/runtime/cluster/coordinator_service.h"
 #include "lib/runtime/model/device.h"
 #include "lib/runtime/train/batch_queue.h"
+#include "lib/runtime/train/input_trace.h"
 #include "lib/runtime/train/progress.h"
 #include "lib/runtime/train/train_step.h"
 
@@ -57,7 +58,8 @@ class TrainLoop {
         position_(o_.start),
         reported_(o_.start),
         last_epoch_(o_.start.epoch),
-        freeze_at_(TestFreezeAt(o_.name)) {}
+        freeze_at_(TestFreezeAt(o_.name)),
+        trace_(InputTrace::FromEnvironment(o_.name)) {}
 
   StatusOr<TrainResult> Run();
 
@@ -105,6 +107,7 @@ class TrainLoop {
   int64_t last_epoch_;
   int64_t steps_ = 0;
   const int64_t freeze_at_;
+  InputTrace trace_;
   ModelInputs device_inputs_;
   kernels::Tensor logits_, dlogits_;
   std::vector<Gradient> grads_;
@@ -199,6 +202,7 @@ StatusOr<bool> TrainLoop::Steps() {
   // The chief's early stopping, which a collective update carries to every
   // rank in the next agreement.
   bool stop_early = false;
+  trace_.Start(update_.global_step(), position_);
   if (hooks_.on_step) {
     hooks_.on_step(steps_, update_.global_step(), reported_);
   }
@@ -259,12 +263,13 @@ Status TrainLoop::Step(PreparedBatch*& cur, BatchQueue& batches) {
                        ComputeLoss(ctx_, o_.loss, logits_, inputs, &dlogits_));
   Model::GradientReady ready;
   if (update_.overlaps()) {
-    ready = [&](size_t v) { return update_.GradientReady(v, &grads_); };
+    ready = [&](size_t v) { return update_.GradientReady(v, *cur, &grads_); };
   }
   DTF_RETURN_IF_ERROR(model_.Backward(ctx_, inputs, dlogits_, &grads_, ready));
   const auto computed = Clock::now();
   DTF_ASSIGN_OR_RETURN(const PreparedBatch* next, batches.Next());
   const auto read = Clock::now();
+  trace_.Step(update_.global_step(), cur->position, cur->batch);
   if (Status st = update_.Apply(*cur, loss, &grads_, *next); !st.ok()) {
     return UpdateFailed(st);
   }

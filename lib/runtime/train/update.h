@@ -15,10 +15,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "lib/base/status.h"
+#include "lib/data/input_position.h"
 #include "lib/data/job_file.h"
 #include "lib/kernels/context.h"
 #include "lib/kernels/optimizer.h"
@@ -79,6 +81,20 @@ class Update {
     (void)prefix;
     return FailedPreconditionError("no variables on parameter servers");
   }
+  // Whether the update knows each worker's committed input position
+  // (committed_positions): the position after the last of its batches
+  // whose gradients the variables hold, or that were dropped as stale.
+  virtual bool commits_positions() const { return false; }
+  // REQUIRES: commits_positions(). Worker i's committed input position at
+  // index i (nullopt: none known yet) for the variables the last
+  // WithHostModel with slots or SaveShards handed out (parameter servers:
+  // each push carries its batch's position, which every PS commits with
+  // the gradients), or after the last step (allreduce: every rank's
+  // position rides on the step's collective).
+  virtual std::vector<std::optional<InputPosition>> committed_positions()
+      const {
+    return {};
+  }
   // The update's own preparation of a transformed batch, where the batch
   // was read (with prefetching, on the queue's thread).
   virtual void PrepareInputs(PreparedBatch* batch) { (void)batch; }
@@ -99,13 +115,16 @@ class Update {
   virtual StatusOr<Agreement> Vote(Agreement mine) { return mine; }
   virtual Agreement Agreed() const { return Agreement::kStep; }
   // Whether the update starts sending a step's gradients during the
-  // backward pass: the loop then calls GradientReady(v, grads) as soon as
-  // variable v's gradient in *grads is final (Model::Backward's `ready`),
-  // and Apply with the same `grads` afterwards. The gradients the update
-  // took already are not changed until Apply returns.
+  // backward pass: the loop then calls GradientReady(v, batch, grads) as
+  // soon as variable v's gradient in *grads is final (Model::Backward's
+  // `ready`), `batch` being the step's, and Apply with the same `grads`
+  // afterwards. The gradients the update took already are not changed
+  // until Apply returns.
   virtual bool overlaps() const { return false; }
-  virtual Status GradientReady(size_t variable, std::vector<Gradient>* grads) {
+  virtual Status GradientReady(size_t variable, const PreparedBatch& batch,
+                               std::vector<Gradient>* grads) {
     (void)variable;
+    (void)batch;
     (void)grads;
     return OkStatus();
   }

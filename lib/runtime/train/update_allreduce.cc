@@ -12,6 +12,7 @@
 // train.collective_timeout (collective.h) and so the step, on every rank.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
@@ -67,6 +68,37 @@ Agreement ReadVote(const float* slots) {
     if (slots[a] > 0.0f) return Agreement(a);
   }
   return Agreement::kCancel;  // no vote arrived: nothing to agree on
+}
+
+// Each rank's input position after its step's batch rides behind the vote
+// (Update::committed_positions): kPositionSlots floats a rank, its four
+// numbers in 16-bit pieces (kPieces a number: up to 2^48), zeros in every
+// other rank's slots; the average times the number of ranks gives each
+// piece back exactly (a float holds 24 bits).
+constexpr int64_t kPieces = 3;
+constexpr int64_t kPositionSlots = 4 * kPieces;
+
+void WritePosition(const InputPosition& p, int rank, float* slots) {
+  float* mine = slots + int64_t(rank) * kPositionSlots;
+  const int64_t values[4] = {p.epoch, p.file, p.record, p.epoch_record};
+  for (int64_t f = 0; f < 4; ++f) {
+    for (int64_t k = 0; k < kPieces; ++k) {
+      mine[f * kPieces + k] = float((values[f] >> (16 * k)) & 0xffff);
+    }
+  }
+}
+
+InputPosition ReadPosition(const float* slots, int rank, int ranks) {
+  const float* theirs = slots + int64_t(rank) * kPositionSlots;
+  int64_t values[4] = {0, 0, 0, 0};
+  for (int64_t f = 0; f < 4; ++f) {
+    for (int64_t k = 0; k < kPieces; ++k) {
+      const int64_t piece =
+          std::llround(double(theirs[f * kPieces + k]) * double(ranks));
+      values[f] |= piece << (16 * k);
+    }
+  }
+  return InputPosition{values[0], values[1], values[2], values[3]};
 }
 
 // This rank's collective. On a GPU, NCCL: the chief makes the unique id and
@@ -169,6 +201,13 @@ class AllreduceUpdate : public ReplicaUpdate {
                                    buckets_.size() == 1 ? "" : "s",
                                    " averaged during the backward pass")
                           : std::string()));
+    // The vote's header: the vote, then every rank's position.
+    if (vote_) {
+      header_ = kVoteSlots + int64_t(comm_->size()) * kPositionSlots;
+      step_positions_.resize(size_t(comm_->size()));
+      packed_.front() = kernels::Tensor::Empty(
+          {header_ + buckets_.front().size}, ctx_.memory());
+    }
     if (overlap_) {
       reducer_ = std::make_unique<BucketReducer>(
           comm_.get(), [this](size_t index, const kernels::Tensor& bucket) {
@@ -216,6 +255,12 @@ class AllreduceUpdate : public ReplicaUpdate {
   // memory takes it as it is); on a GPU it stays a collective of its own.
   bool votes_in_apply() const override { return vote_; }
   Agreement Agreed() const override { return agreed_; }
+  // On the CPU, where the positions ride on the vote.
+  bool commits_positions() const override { return vote_; }
+  std::vector<std::optional<InputPosition>> committed_positions()
+      const override {
+    return positions_;
+  }
 
   // This rank has no step to run: the first bucket's collective with no
   // gradients (zeros), for the vote alone.
@@ -232,7 +277,8 @@ class AllreduceUpdate : public ReplicaUpdate {
 
   // Variable v's gradient is final: once every variable of the next
   // bucket to start is, that bucket is packed and its average started.
-  Status GradientReady(size_t v, std::vector<Gradient>* grads) override {
+  Status GradientReady(size_t v, const PreparedBatch& batch,
+                       std::vector<Gradient>* grads) override {
     if (bucket_of_[v] >= buckets_.size()) return OkStatus();
     if (!step_open_) {
       for (size_t i = 0; i < buckets_.size(); ++i) {
@@ -242,7 +288,7 @@ class AllreduceUpdate : public ReplicaUpdate {
     }
     --waiting_[bucket_of_[v]];
     while (started_ < buckets_.size() && waiting_[started_] == 0) {
-      DTF_RETURN_IF_ERROR(StartBucket(started_++, *grads));
+      DTF_RETURN_IF_ERROR(StartBucket(started_++, batch.position, *grads));
     }
     return OkStatus();
   }
@@ -256,23 +302,29 @@ class AllreduceUpdate : public ReplicaUpdate {
   // The step's gradients averaged over every rank and applied: the same
   // update on every replica. Moving statistics (untrainable), which each
   // rank's forward pass moved by its own batch, are averaged too.
-  Status Apply(const PreparedBatch&, float, std::vector<Gradient>* grads,
+  Status Apply(const PreparedBatch& batch, float, std::vector<Gradient>* grads,
                const PreparedBatch&) override {
     // Until the step is whole, a failure leaves some variables changed.
     bool changed = false;
-    Status st = ApplyBuckets(grads, &changed);
+    Status st = ApplyBuckets(batch.position, grads, &changed);
     if (!st.ok() && changed) consistent_ = false;
     return st;
   }
 
  private:
-  // Packs bucket i of `grads` (the first after the vote for a step).
-  Status Pack(size_t i, const std::vector<Gradient>& grads) {
+  // Packs bucket i of `grads` (the first after the vote for a step and
+  // this rank's input position after the step's batch).
+  Status Pack(size_t i, const InputPosition& position,
+              const std::vector<Gradient>& grads) {
     const std::vector<Variable>& vars = model_->variables();
     const GradientBucket& b = buckets_[i];
-    const int64_t at = vote_ && i == 0 ? kVoteSlots : 0;
+    const int64_t at = vote_ && i == 0 ? header_ : 0;
     kernels::Tensor& bucket = packed_[i];
-    if (at > 0) WriteVote(Agreement::kStep, bucket.data());
+    if (at > 0) {
+      std::fill_n(bucket.data(), at, 0.0f);
+      WriteVote(Agreement::kStep, bucket.data());
+      WritePosition(position, comm_->rank(), bucket.data() + kVoteSlots);
+    }
     for (size_t k = 0; k < b.vars.size(); ++k) {
       const size_t v = b.vars[k];
       DTF_RETURN_IF_ERROR(
@@ -281,8 +333,9 @@ class AllreduceUpdate : public ReplicaUpdate {
     return OkStatus();
   }
 
-  Status StartBucket(size_t i, const std::vector<Gradient>& grads) {
-    DTF_RETURN_IF_ERROR(Pack(i, grads));
+  Status StartBucket(size_t i, const InputPosition& position,
+                     const std::vector<Gradient>& grads) {
+    DTF_RETURN_IF_ERROR(Pack(i, position, grads));
     reducer_->Start(i, &packed_[i]);
     return OkStatus();
   }
@@ -290,39 +343,53 @@ class AllreduceUpdate : public ReplicaUpdate {
   // Every bucket averaged: on the communication thread, those the backward
   // pass did not start yet started now, in order; else one after the other
   // here.
-  Status AverageBuckets(const std::vector<Gradient>& grads) {
+  Status AverageBuckets(const InputPosition& position,
+                        const std::vector<Gradient>& grads) {
     if (reducer_ != nullptr) {
       Status st;
       while (st.ok() && started_ < buckets_.size()) {
-        st = StartBucket(started_++, grads);
+        st = StartBucket(started_++, position, grads);
       }
       Status reduced = reducer_->Finish();
       started_ = 0;
       step_open_ = false;
       DTF_RETURN_IF_ERROR(st);
       DTF_RETURN_IF_ERROR(reduced);
-      if (vote_) agreed_ = ReadVote(packed_.front().data());
+      if (vote_) ReadHeader();
       return OkStatus();
     }
     for (size_t i = 0; i < buckets_.size(); ++i) {
-      DTF_RETURN_IF_ERROR(Pack(i, grads));
+      DTF_RETURN_IF_ERROR(Pack(i, position, grads));
       DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&packed_[i]));
       if (vote_ && i == 0) {
-        agreed_ = ReadVote(packed_.front().data());
+        ReadHeader();
         if (agreed_ != Agreement::kStep) return OkStatus();
       }
     }
     return OkStatus();
   }
 
-  Status ApplyBuckets(std::vector<Gradient>* grads, bool* changed) {
-    DTF_RETURN_IF_ERROR(AverageBuckets(*grads));
+  // The averaged first bucket's vote and, for a step, every rank's
+  // position after it.
+  void ReadHeader() {
+    const float* header = packed_.front().data();
+    agreed_ = ReadVote(header);
+    if (agreed_ != Agreement::kStep) return;
+    for (int r = 0; r < comm_->size(); ++r) {
+      step_positions_[size_t(r)] =
+          ReadPosition(header + kVoteSlots, r, comm_->size());
+    }
+  }
+
+  Status ApplyBuckets(const InputPosition& position,
+                      std::vector<Gradient>* grads, bool* changed) {
+    DTF_RETURN_IF_ERROR(AverageBuckets(position, *grads));
     // Another rank ended the loop: every rank leaves the step here.
     if (agreed_ != Agreement::kStep) return OkStatus();
     std::vector<Variable>& vars = model_->variables();
     for (size_t i = 0; i < buckets_.size(); ++i) {
       const GradientBucket& b = buckets_[i];
-      const int64_t at = vote_ && i == 0 ? kVoteSlots : 0;
+      const int64_t at = vote_ && i == 0 ? header_ : 0;
       for (size_t k = 0; k < b.vars.size(); ++k) {
         const size_t v = b.vars[k];
         DTF_RETURN_IF_ERROR(kernels::Unpack(ctx_, packed_[i], at + b.offsets[k],
@@ -339,6 +406,7 @@ class AllreduceUpdate : public ReplicaUpdate {
       DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&v.value));
     }
     ++step_;
+    if (vote_) positions_ = step_positions_;
     return OkStatus();
   }
 
@@ -349,6 +417,9 @@ class AllreduceUpdate : public ReplicaUpdate {
   std::unique_ptr<kernels::Collective> comm_;
   // Whether the vote rides on the first bucket (votes_in_apply).
   const bool vote_;
+  // The vote's header in the first bucket: kVoteSlots, then on the CPU
+  // kPositionSlots a rank.
+  int64_t header_ = kVoteSlots;
   // Buckets start during the backward pass, on reducer_'s thread.
   const bool overlap_;
   // The bucket of each variable (buckets_.size(): none, untrainable).
@@ -362,6 +433,10 @@ class AllreduceUpdate : public ReplicaUpdate {
   std::unique_ptr<BucketReducer> reducer_;
   // What the last vote agreed on.
   Agreement agreed_ = Agreement::kStep;
+  // Every rank's position after the batch of the step under way (read
+  // with its vote), and after the last step applied whole.
+  std::vector<std::optional<InputPosition>> step_positions_;
+  std::vector<std::optional<InputPosition>> positions_;
   bool consistent_ = true;
 };
 

@@ -69,6 +69,11 @@ class PsUpdate : public Update {
   std::vector<int64_t> shard_steps() const override { return ps_.steps(); }
   bool sharded() const override { return true; }
   int num_shards() const override { return ps_.num_ps() + 1; }
+  bool commits_positions() const override { return true; }
+  std::vector<std::optional<InputPosition>> committed_positions()
+      const override {
+    return ps_.positions();
+  }
 
   StatusOr<std::vector<ShardedIndexEntries>> SaveShards(
       const std::string& prefix) override {
@@ -128,7 +133,7 @@ class PsUpdate : public Update {
     StatusOr<PsClient::PushResult> pushed =
         ps_.Step(std::move(pieces), batch.batch.rows, loss,
                  next.more ? &dense_ : nullptr, next.more ? &sparse_ : nullptr,
-                 train_.mode == TrainMode::kSync);
+                 train_.mode == TrainMode::kSync, batch.position);
     if (pushed.ok()) {
       global_step_ = pushed->global_step;
       return OkStatus();

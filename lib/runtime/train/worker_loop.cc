@@ -59,10 +59,11 @@ StatusOr<InputPosition> ResumePosition(const JobFile& job,
     return InputPosition{};
   }
   DTF_ASSIGN_OR_RETURN(const CheckpointInfo info, ReadCheckpointInfo(*own));
-  // The chief's position is its own; every other worker's as it last
-  // reported it before the checkpoint. A worker whose position the
-  // checkpoint lacks (not heard from yet, or a checkpoint of an older dtf)
-  // reads its share of the chief's epoch again from its start.
+  // Each worker's position as the checkpoint recorded it: committed with
+  // its variables (Chief::TakeCommittedPositions), or as the worker last
+  // reported it. A worker whose position the checkpoint lacks (not heard
+  // from yet, or a checkpoint of an older dtf) reads its share of the
+  // chief's epoch again from its start.
   const size_t i = size_t(options.index);
   std::optional<InputPosition> at;
   if (i == 0) {

@@ -161,7 +161,7 @@ class ParamStoreShardedTest : public ::testing::Test {
         piece.values = std::as_bytes(std::span<const float>(values.back()));
         pieces.push_back(piece);
       }
-      StatusOr<PushResult> pushed = stores[p]->Push({0, 0}, pieces);
+      StatusOr<PushResult> pushed = stores[p]->Push(PushHeader{}, pieces);
       ASSERT_TRUE(pushed.ok()) << pushed.status();
     }
   }

@@ -218,7 +218,10 @@ class ParamStoreTest : public ::testing::Test {
   StatusOr<PushResult> Push(int worker, int64_t step,
                             const std::vector<Grad>& grads, int store = 0) {
     const std::vector<PieceView> views = Views(grads);
-    return stores_[size_t(store)]->Push({worker, step}, views);
+    PushHeader header;
+    header.worker = worker;
+    header.step = step;
+    return stores_[size_t(store)]->Push(header, views);
   }
 
   dtf::testing::TempDir dir_;
@@ -297,6 +300,70 @@ TEST_F(ParamStoreTest, SyncDropsASecondPushOfAWorkerAndPushesOfAnAppliedStep) {
   ASSERT_TRUE(late.ok()) << late.status();
   EXPECT_FALSE(late->applied);
   EXPECT_EQ(late->global_step, 1);
+}
+
+// Each push's input position is committed with the gradients: in sync
+// mode once the step it was summed into is applied (not while it waits for
+// the step's other pushes), at once when dropped as stale; in async mode
+// at once. A pull with the slots (a checkpoint's) answers with them, read
+// with the variables; a step's pull does not.
+TEST_F(ParamStoreTest, CommitsEachPushsInputPositionWithItsStep) {
+  const auto at = [](int64_t record) {
+    return InputPosition{0, 0, record, record};
+  };
+  for (const std::string_view mode : {"sync", "async"}) {
+    SCOPED_TRACE(mode);
+    Start(mode, 2);
+    const auto push = [&](int worker, int64_t step, int64_t record) {
+      const std::vector<Grad> grads = {DenseGrad(*kernel_, 1.0f)};
+      const std::vector<PieceView> views = Views(grads);
+      PushHeader header;
+      header.worker = worker;
+      header.step = step;
+      header.position = at(record);
+      StatusOr<PushResult> r = stores_[0]->Push(header, views);
+      EXPECT_TRUE(r.ok()) << r.status();
+    };
+    const auto committed = [&](bool slots) {
+      GatherRequest request;
+      request.dense.push_back(kernel_->name);
+      request.slots = slots;
+      CollectingSink sink;
+      StatusOr<GatherResult> r = stores_[0]->Gather(request, sink);
+      EXPECT_TRUE(r.ok()) << r.status();
+      return r.ok() ? r->positions : WorkerPositions{};
+    };
+    EXPECT_EQ(committed(true), WorkerPositions(2));
+    push(0, 0, 32);
+    const bool sync = mode == "sync";
+    EXPECT_EQ(committed(true),
+              (sync ? WorkerPositions(2) : WorkerPositions{at(32), {}}));
+    push(1, 0, 32);
+    EXPECT_EQ(committed(true), (WorkerPositions{at(32), at(32)}));
+    push(0, sync ? 1 : 2, 64);
+    EXPECT_EQ(committed(true),
+              (WorkerPositions{sync ? at(32) : at(64), at(32)}));
+    if (sync) {
+      // Worker 1's late push for step 0, dropped: its batch is done with.
+      push(1, 0, 64);
+      EXPECT_EQ(committed(true), (WorkerPositions{at(32), at(64)}));
+    }
+    EXPECT_TRUE(committed(false).empty());
+  }
+}
+
+// After Shutdown the store changes no more: a worker that leaves then
+// does not complete the step the others' pushes wait in, so that the
+// chief's last checkpoint holds the variables and positions as they were.
+TEST_F(ParamStoreTest, NoStepIsAppliedAfterShutdown) {
+  Start("sync", 2);
+  const std::vector<float> kernel = Dense(*kernel_);
+  ASSERT_TRUE(Push(0, 0, {DenseGrad(*kernel_, 1.0f)}).ok());
+  stores_[0]->Shutdown("the run is over");
+  stores_[0]->WorkerDone(1);
+  stores_[0]->Tick();
+  EXPECT_EQ(stores_[0]->global_step(), 0);
+  EXPECT_EQ(Dense(*kernel_), kernel);
 }
 
 TEST_F(ParamStoreTest, AsyncDropsGradientsStalerThanMaxStaleness) {

@@ -1,0 +1,289 @@
+// Exactly once per batch across a restart of every task: each worker's
+// input position is committed with the checkpoint it belongs to, so that a
+// run stopped and restored from its checkpoint reads on from there. Every
+// task is a thread of this process on loopback gRPC; the input trace
+// (lib/runtime/train/input_trace.h) lists the passenger ids each worker's
+// steps read, and the test counts them: the steps of the checkpoint's
+// variables in the stopped run, then every step of the restored one, make
+// up each worker's share of every epoch exactly once.
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "lib/base/strings.h"
+#include "lib/data/input_pipeline.h"
+#include "lib/runtime/checkpoint/bundle.h"
+#include "lib/runtime/checkpoint/checkpoint_files.h"
+#include "lib/runtime/ps/ps_client.h"
+#include "lib/runtime/serve/serve.h"
+#include "lib/runtime/train/job_records.h"
+#include "tests/runtime/runtime_testing.h"
+
+namespace dtf::runtime {
+namespace {
+
+using testing::HeldPort;
+using testing::LoadJobWithRecords;
+using testing::WriteExampleJob;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kSecret[] = "00112233445566778899aabbccddeeff";
+constexpr int kWorkers = 2;
+constexpr int64_t kEpochs = 3;
+// The run is stopped once the chief reports this global step, past the
+// checkpoint of step 20 (checkpoint_every_steps = 5).
+constexpr int64_t kStopAt = 23;
+
+// One step's line of a trace: the global step its gradients were computed
+// at, the input position after its batch, the ids it read.
+struct TraceStep {
+  int64_t step = 0;
+  InputPosition after;
+  std::vector<int64_t> ids;
+};
+// A worker's trace: the steps of each run (one a "start" line).
+using Trace = std::vector<std::vector<TraceStep>>;
+
+Trace ReadTrace(const std::string& path) {
+  Trace runs;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string kind;
+    TraceStep s;
+    words >> kind >> s.step >> s.after.epoch >> s.after.file >>
+        s.after.record >> s.after.epoch_record;
+    if (kind == "start") {
+      runs.emplace_back();
+      continue;
+    }
+    if (runs.empty()) break;
+    for (int64_t id; words >> id;) s.ids.push_back(id);
+    runs.back().push_back(std::move(s));
+  }
+  return runs;
+}
+
+// The ids worker `w` reads over the job's epochs, in order: its share of
+// the training records (shuffle_buffer = 0: file order).
+std::vector<int64_t> ShareIds(const JobFile& job, int w) {
+  std::vector<int64_t> ids;
+  StatusOr<JobRecords> records = FindJobRecords(job);
+  EXPECT_TRUE(records.ok()) << records.status();
+  if (!records.ok()) return ids;
+  InputPipelineOptions o;
+  o.files = records->train;
+  o.features = {FixedLenFeature("PassengerId", FeatureType::kInt64)};
+  o.reader_index = w;
+  o.reader_count = kWorkers;
+  o.epochs = kEpochs;
+  StatusOr<std::unique_ptr<InputPipeline>> input = InputPipeline::Create(o);
+  EXPECT_TRUE(input.ok()) << input.status();
+  if (!input.ok()) return ids;
+  Batch batch;
+  while (true) {
+    StatusOr<bool> more = (*input)->Next(&batch);
+    EXPECT_TRUE(more.ok()) << more.status();
+    if (!more.ok() || !*more) break;
+    const Column* c = batch.Find("PassengerId");
+    for (int64_t r = 0; r < batch.rows; ++r) ids.push_back(c->int64s[r]);
+  }
+  return ids;
+}
+
+class InputTraceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    trace_dir_ = (std::filesystem::path(dir_.path()) / "trace").string();
+    std::filesystem::create_directories(trace_dir_);
+    setenv("DTF_TEST_INPUT_TRACE", StrCat("PassengerId@", trace_dir_).c_str(),
+           1);
+  }
+  void TearDown() override { unsetenv("DTF_TEST_INPUT_TRACE"); }
+
+  // Titanic in file order, the passenger id a feature (so that the trace
+  // sees it), a checkpoint every 5 steps.
+  JobFile Job(std::string_view train) {
+    StatusOr<std::string> path = WriteExampleJob(
+        "titanic", dir_,
+        {{"shuffle_buffer = 1000", "shuffle_buffer = 0"},
+         {"[[schema.columns]]\nname = \"Ticket\"",
+          "[[schema.columns]]\nname = \"PassengerId\"\ntype = \"int\"\n"
+          "default = -1\n\n[[schema.columns]]\nname = \"Ticket\""},
+         {"[[features.numeric]]\nname = \"Age\"",
+          "[[features.numeric]]\nname = \"PassengerId\"\n\n"
+          "[[features.numeric]]\nname = \"Age\""},
+         {"[train]\n", StrCat("[train]\n", train)}});
+    EXPECT_TRUE(path.ok()) << path.status();
+    StatusOr<JobFile> job = LoadJobWithRecords(*path);
+    EXPECT_TRUE(job.ok()) << job.status();
+    job->train.epochs = kEpochs;
+    job->train.log_every_steps = 1;
+    job->train.checkpoint_every_steps = 5;
+    job->train.coordinator_timeout = 3;
+    job->train.ps_timeout = 3;
+    return *std::move(job);
+  }
+
+  // Runs `ps` parameter servers and kWorkers workers as threads, each
+  // restoring when `restore`. `stop`, when given, is polled: once true the
+  // parameter servers are sent home and every task is cancelled (a loss
+  // of every task: with parameter servers the workers' calls in flight
+  // fail, and the run is restored from its last periodic checkpoint). A
+  // run still going after 120 s fails the test.
+  std::vector<StatusOr<TrainResult>> RunTasks(const JobFile& job, int ps,
+                                              bool restore,
+                                              std::atomic<bool>* stop) {
+    std::vector<HeldPort> held(size_t(ps + kWorkers));
+    std::vector<std::string> ps_addr, workers;
+    for (int i = 0; i < ps + kWorkers; ++i) {
+      (i < ps ? ps_addr : workers).push_back(held[size_t(i)].address());
+    }
+    std::vector<StatusOr<TrainResult>> results(held.size(),
+                                               InternalError("not run"));
+    std::atomic<bool> cancel_ps{false}, cancel_workers{false};
+    std::atomic<int> running{ps + kWorkers};
+    std::thread watchdog([&] {
+      const auto deadline = Clock::now() + std::chrono::seconds(120);
+      while (running > 0) {
+        if (stop != nullptr && *stop && !cancel_ps) {
+          // The parameter servers go at once: every later push and pull
+          // fails, the workers end with it, no checkpoint is written
+          // after (a cancelled PS would serve on for the chief's).
+          if (ps > 0) {
+            PsClient client(ps_addr, {"test-run", kSecret, ""}, -1,
+                            std::chrono::seconds(5));
+            EXPECT_TRUE(client.Shutdown("every task stops").ok());
+          }
+          cancel_ps = true;
+          cancel_workers = true;
+        }
+        if (Clock::now() >= deadline) {
+          ADD_FAILURE() << "the run still goes 120 s after it started";
+          cancel_ps = cancel_workers = true;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    });
+    std::vector<std::thread> threads;
+    for (int i = 0; i < ps + kWorkers; ++i) {
+      threads.emplace_back([&, i] {
+        ServeOptions o;
+        o.role = i < ps ? Role::kPs : Role::kWorker;
+        o.index = i < ps ? i : i - ps;
+        o.ps = ps_addr;
+        o.workers = workers;
+        o.credentials.run_id = "test-run";
+        o.credentials.secret = kSecret;
+        o.threads = 1;
+        o.restore = restore;
+        o.cancel = i < ps ? &cancel_ps : &cancel_workers;
+        if (i == ps && stop != nullptr) {
+          o.on_progress = [stop](const TrainProgress& p) {
+            if (p.step >= kStopAt) *stop = true;
+          };
+        }
+        results[size_t(i)] = Serve(job, o);
+        --running;
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    watchdog.join();
+    return results;
+  }
+
+  // Stops a run of `job` past step kStopAt, restores every task from its
+  // checkpoint and counts what each worker read.
+  void StopRestoreAndCount(const JobFile& job, int ps) {
+    std::atomic<bool> stop{false};
+    const auto stopped = RunTasks(job, ps, /*restore=*/false, &stop);
+    ASSERT_TRUE(stop) << "the first run ended before step " << kStopAt;
+    // Stopped mid-run: the chief did not finish.
+    ASSERT_FALSE(stopped[size_t(ps)].ok());
+    std::vector<CheckpointGeneration> generations =
+        ListCheckpointGenerations(job.train.output_dir);
+    ASSERT_FALSE(generations.empty());
+    const CheckpointGeneration last = *std::max_element(
+        generations.begin(), generations.end(),
+        [](const auto& a, const auto& b) { return a.step < b.step; });
+    StatusOr<Bundle> bundle = Bundle::ReadFile(last.path);
+    ASSERT_TRUE(bundle.ok()) << bundle.status();
+    StatusOr<CheckpointInfo> info = ReadCheckpointInfo(*bundle);
+    ASSERT_TRUE(info.ok()) << info.status();
+    const int64_t at = info->global_step;
+    ASSERT_GE(at, 20);
+    ASSERT_EQ(info->worker_positions.size(), size_t(kWorkers));
+
+    auto results = RunTasks(job, ps, /*restore=*/true, nullptr);
+    for (size_t i = 0; i < results.size(); ++i) {
+      ASSERT_TRUE(results[i].ok())
+          << "task " << i << ": " << results[i].status();
+    }
+    for (int w = 0; w < kWorkers; ++w) {
+      SCOPED_TRACE(StrCat("worker:", w, ", checkpoint of step ", at));
+      const Trace runs = ReadTrace(
+          (std::filesystem::path(trace_dir_) / StrCat("worker-", w, ".trace"))
+              .string());
+      ASSERT_EQ(runs.size(), 2u);
+      // The stopped run's steps in the checkpoint: those computed before
+      // its step. Its position for the worker is the one after the last.
+      std::vector<int64_t> seen;
+      InputPosition kept;
+      for (const TraceStep& s : runs[0]) {
+        if (s.step >= at) continue;
+        seen.insert(seen.end(), s.ids.begin(), s.ids.end());
+        kept = s.after;
+      }
+      ASSERT_TRUE(info->worker_positions[size_t(w)].has_value());
+      EXPECT_EQ(*info->worker_positions[size_t(w)], kept)
+          << "recorded: epoch " << info->worker_positions[size_t(w)]->epoch
+          << " record " << info->worker_positions[size_t(w)]->epoch_record
+          << "; the steps before " << at << " end at epoch " << kept.epoch
+          << " record " << kept.epoch_record;
+      for (const TraceStep& s : runs[1]) {
+        seen.insert(seen.end(), s.ids.begin(), s.ids.end());
+      }
+      // Every id of the worker's share, each epoch, exactly once, in order.
+      const std::vector<int64_t> share = ShareIds(job, w);
+      ASSERT_FALSE(share.empty());
+      std::map<int64_t, int> counts;
+      for (const int64_t id : seen) ++counts[id];
+      int off = 0;
+      for (const auto& [id, n] : counts) off += n != kEpochs;
+      EXPECT_EQ(off, 0) << "ids not seen exactly " << kEpochs << " times";
+      EXPECT_EQ(seen.size(), share.size());
+      EXPECT_TRUE(seen == share) << "the ids read are not the share in order";
+    }
+  }
+
+  dtf::testing::TempDir dir_;
+  std::string trace_dir_;
+};
+
+TEST_F(InputTraceTest, SyncParameterServersReadEachExampleOnceAcrossARestart) {
+  JobFile job = Job("");
+  job.train.mode = TrainMode::kSync;
+  job.train.replicas_to_aggregate = kWorkers;
+  StopRestoreAndCount(job, /*ps=*/1);
+}
+
+TEST_F(InputTraceTest, AllreduceReadsEachExampleOnceAcrossARestart) {
+  JobFile job = Job("mode = \"allreduce\"\ndevice = \"cpu\"\n");
+  StopRestoreAndCount(job, /*ps=*/0);
+}
+
+}  // namespace
+}  // namespace dtf::runtime
