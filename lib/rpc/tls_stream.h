@@ -26,8 +26,8 @@ namespace dtf::rpc {
 
 class TlsContext;
 
-// One connection. Thread-safe only as stated: one reader and one writer
-// at a time, and Shutdown from any thread.
+// One connection. Not thread-safe: one call at a time (the ring writes to
+// one stream and reads from another), but Shutdown from any thread.
 class TlsStream {
  public:
   ~TlsStream();
@@ -51,10 +51,13 @@ class TlsStream {
   TlsStream(std::shared_ptr<TlsContext> ctx, int fd, void* ssl,
             std::string peer);
   Status Failed(std::string_view what, int ret);
+  // Sends what the TLS layer wrote to memory.
+  Status FlushWrites();
 
   std::shared_ptr<TlsContext> ctx_;
   int fd_;
-  void* ssl_;  // SSL*
+  void* ssl_;   // SSL*
+  void* wbio_;  // BIO*, owned by ssl_
   std::string peer_;
   std::atomic<bool> shut_{false};
 };
