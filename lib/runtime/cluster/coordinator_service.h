@@ -83,10 +83,6 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   static constexpr size_t kMaxKeyBytes = 256;
   static constexpr size_t kMaxValueBytes = 32 << 10;
   static constexpr size_t kMaxKeys = 4096;
-  // The largest KvSet request (a key, a value, the task's name and the
-  // fields' framing); every other call takes rpc::kControlMaxRequestBytes.
-  static constexpr size_t kKvMaxRequestBytes =
-      kMaxKeyBytes + kMaxValueBytes + 512;
   ::dtf::Status SetKey(const std::string& key, std::string_view value);
   std::optional<std::string> GetKey(const std::string& key) const;
   // From now on heartbeats answer stop_training = true: training stopped
