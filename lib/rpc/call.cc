@@ -63,6 +63,14 @@ grpc::Status CheckCall(const grpc::ServerContext& context,
   return grpc::Status::OK;
 }
 
+grpc::Status CheckRequestSize(size_t bytes, std::string_view method,
+                              size_t limit) {
+  if (bytes <= limit) return grpc::Status::OK;
+  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                      StrCat(method, ": a request of ", bytes,
+                             " bytes; this call takes at most ", limit));
+}
+
 grpc::Status ToGrpc(const Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),

@@ -36,6 +36,16 @@ std::unique_ptr<grpc::ClientContext> MakeClientContext(
 grpc::Status CheckCall(const grpc::ServerContext& context,
                        const RunCredentials& expected);
 
+// The largest request a control call takes (WorkerDone, Shutdown,
+// SaveShard, Heartbeat, Status, CommId): a task name, a reason, counters.
+inline constexpr size_t kControlMaxRequestBytes = 4 << 10;
+
+// OK, or RESOURCE_EXHAUSTED naming `method` when a request of `bytes`
+// (its serialized size) is larger than `limit`. Handlers check it right
+// after CheckCall, before acting on the request.
+grpc::Status CheckRequestSize(size_t bytes, std::string_view method,
+                              size_t limit = kControlMaxRequestBytes);
+
 grpc::Status ToGrpc(const Status& status);
 // Keeps the code; prefixes the message with `what` (e.g. "ps:1
 // (127.0.0.1:4001): Pull").

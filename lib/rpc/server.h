@@ -14,21 +14,29 @@
 namespace dtf::rpc {
 
 // The largest message a caller of a parameter server may send: one of a
-// step's StepMessages (a worker splits bigger steps), WorkerDone, Shutdown.
+// step's StepMessages (a worker splits bigger steps). Its control calls
+// (WorkerDone, Shutdown, SaveShard) take far less: each handler refuses a
+// request over rpc::kControlMaxRequestBytes (call.h) before acting on it.
 inline constexpr int kPsMaxRequestBytes = 8 << 20;
-// The largest message a caller of the chief's Coordinator may send
-// (Heartbeat, Status, CommId: a task name, counters, an input position).
+// The largest message a caller of the chief's Coordinator may send (a
+// KvSet of the Gloo rendezvous; Heartbeat, Status and CommId take
+// kControlMaxRequestBytes), and the memory its server's buffers may take.
 inline constexpr int kCoordinatorMaxRequestBytes = 64 << 10;
+inline constexpr size_t kCoordinatorMaxMemoryBytes = size_t(64) << 20;
 
 struct ServerLimits {
-  // The largest message a call may send to the server: gRPC refuses a
-  // bigger one (RESOURCE_EXHAUSTED) as its length arrives, before reading
-  // its body.
+  // The largest message a call may send to the server: RESOURCE_EXHAUSTED
+  // beyond, before any handler runs. gRPC (1.51) compares a message's size
+  // only once it holds the whole message: what bounds the memory a large
+  // one takes is max_memory_bytes below.
   int max_receive_bytes = kPsMaxRequestBytes;
   // The largest answer the server sends.
   int max_send_bytes = 8 << 20;
   // Memory gRPC may take for its buffers, and threads for calls in
-  // progress (a long-lived stream holds one).
+  // progress (a long-lived stream holds one). Once its buffers reach
+  // max_memory_bytes, gRPC stops reading and resets the calls it holds
+  // the most for (ENHANCE_YOUR_CALM): a message larger than this is never
+  // read whole, and the server's other calls go on.
   size_t max_memory_bytes = size_t(1) << 30;
   int max_threads = 64;
   // Streams (calls) open at once on one connection.

@@ -7,6 +7,9 @@
 #   2. --dry-run: no parameter servers, 2 workers
 #   3. in the foreground: exits 0, accuracy >= 0.85 on the 16,281 rows of
 #      adult.test, both workers joined the Gloo collective, nothing is left
+#   3b. the workers on a network address of this machine (TLS on): both
+#      join the TLS ring instead of Gloo, and the run succeeds with the
+#      foreground run's accuracy (the same data and steps)
 #   4. max_restarts = 0: worker:1 killed with SIGKILL mid-run; the run fails
 #      within train.collective_timeout, the launcher's message names
 #      worker:1, and no process of the run is left
@@ -118,6 +121,32 @@ for w in 0 1; do
     || { show_tail ".dtf/runs/$fg_run/worker-$w/stderr"; fail "worker:$w did not join the Gloo collective"; }
 done
 check_nothing_left ".dtf/runs/$fg_run" "$fg_run" 10
+
+# --- 3b. Off loopback: the TLS ring ------------------------------------------
+addr="$(ip -4 -o addr show scope global | awk '{print $4}' | cut -d/ -f1 | head -n 1)"
+[[ -n "$addr" ]] || fail "3b: this machine has no IPv4 address other than loopback"
+cat > net.toml <<EOF2
+backend = "local"
+ps = 1
+workers = 2
+host = "$addr"
+EOF2
+start="$(date +%s.%N)"
+rc=0
+"$dtf" launch --job "$job" --profile "$work/census/net.toml" \
+  --metrics-out "$work/census/net.json" --set train.epochs=2 \
+  --set train.collective_timeout=60 --set train.output_dir=out-net \
+  > net.out 2> net.err || rc=$?
+[[ $rc -eq 0 ]] || { show_tail net.out net.err; fail "3b: dtf launch on $addr exited $rc"; }
+net_run="$(ls .dtf/runs | tail -n 1)"
+for w in 0 1; do
+  grep -q "joined the TLS ring collective as rank $w of 2" \
+    ".dtf/runs/$net_run/worker-$w/stderr" \
+    || { show_tail ".dtf/runs/$net_run/worker-$w/stderr"; fail "3b: worker:$w did not join the TLS ring"; }
+done
+at_least "$(metric net.json accuracy)" 0.84 "allreduce accuracy over the TLS ring"
+check_nothing_left ".dtf/runs/$net_run" "$net_run" 10
+echo "ok: 2 workers on $addr averaged over the TLS ring in $(elapsed "$start") s"
 
 # --- 4. worker:1 killed, max_restarts = 0 -------------------------------------
 launch_detached kill --workers 2 --set train.epochs=200 \

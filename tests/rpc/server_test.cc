@@ -4,12 +4,16 @@
 // when it floods the server with large messages.
 #include "lib/rpc/server.h"
 
+#include <sys/mman.h>
+
 #include <atomic>
+#include <cstdint>
 #include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
 #include "lib/rpc/call.h"
@@ -202,6 +206,92 @@ TEST_F(ServerTest, TheCoordinatorsLimitRefusesALargeRequestOfARunsTask) {
   EXPECT_TRUE(st.ok()) << st.error_message();
   EXPECT_EQ(service.calls, 1);
   server->Shutdown();
+}
+
+// This process's peak resident memory, in bytes.
+int64_t PeakResidentBytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) << 10;
+  }
+  return 0;
+}
+
+// A task of the run that sends the chief a Heartbeat of 400 MiB: gRPC
+// reads a message whole before it compares its size, but the chief's
+// server stops reading once its buffers hold kCoordinatorMaxMemoryBytes,
+// so the message is never read whole, no handler runs, and the other
+// tasks' calls go on meanwhile. The request's body is a mapping of
+// untouched pages, so that only the server's buffers could grow.
+TEST_F(ServerTest, TheChiefNeverReadsALargeRequestWhole) {
+  CountingCoordinator service;
+  grpc::ServerBuilder builder;
+  ServerLimits limits;
+  limits.max_receive_bytes = kCoordinatorMaxRequestBytes;
+  limits.max_memory_bytes = kCoordinatorMaxMemoryBytes;
+  int port = 0;
+  ConfigureServer(&builder, "127.0.0.1:0", expected_, limits, &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  const std::string address = StrCat("127.0.0.1:", port);
+  auto heartbeat = [&] {
+    auto stub = Coordinator::NewStub(MakeChannel(address, client_));
+    auto context = MakeClientContext(client_, std::chrono::seconds(5));
+    HeartbeatRequest request;
+    request.set_task("worker:1");
+    HeartbeatResponse response;
+    return stub->Heartbeat(context.get(), request, &response);
+  };
+  ASSERT_TRUE(heartbeat().ok());
+
+  // HeartbeatRequest{task: 400 MiB}: field 1's tag, a 5-byte varint length.
+  constexpr size_t kBody = size_t(400) << 20;
+  const size_t total = 6 + kBody;
+  void* mapped = mmap(nullptr, total, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  auto* bytes = static_cast<uint8_t*>(mapped);
+  bytes[0] = 0x0a;
+  for (int i = 0; i < 5; ++i) {
+    bytes[1 + i] = uint8_t(((kBody >> (7 * i)) & 0x7f) | (i < 4 ? 0x80 : 0));
+  }
+  const int64_t before = PeakResidentBytes();
+  grpc::ChannelArguments args;
+  args.SetMaxSendMessageSize(-1);
+  auto channel =
+      grpc::CreateCustomChannel(address, MakeChannelCredentials(client_), args);
+  grpc::GenericStub stub(channel);
+  auto context = MakeClientContext(client_, std::chrono::seconds(5));
+  grpc::Slice slice(mapped, total, grpc::Slice::STATIC_SLICE);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::CompletionQueue cq;
+  auto call = stub.PrepareUnaryCall(
+      context.get(), "/dtf.rpc.Coordinator/Heartbeat", request, &cq);
+  call->StartCall();
+  grpc::ByteBuffer response;
+  grpc::Status big;
+  call->Finish(&response, &big, nullptr);
+
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  grpc::Status small = heartbeat();
+  EXPECT_TRUE(small.ok()) << small.error_message();
+  void* tag = nullptr;
+  bool ok = false;
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  const int64_t grown = PeakResidentBytes() - before;
+  EXPECT_FALSE(big.ok());
+  EXPECT_EQ(service.calls, 2);
+  // gRPC may overshoot its quota by a few buffers; read whole, the
+  // request alone would take 400 MiB.
+  EXPECT_LT(grown, 2 * int64_t(kCoordinatorMaxMemoryBytes) + (32 << 20))
+      << "grew by " << (grown >> 20) << " MiB";
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  server->Shutdown();
+  munmap(mapped, total);
 }
 
 // Plaintext on loopback (a local run): the secret is checked on the

@@ -335,6 +335,13 @@ TEST(CoordinatorStoreTest, SizesAreBounded) {
   EXPECT_EQ(long_key.code(), StatusCode::kInvalidArgument) << long_key;
   const Status long_value = store.Set("k", std::string(40 << 10, 'v'));
   EXPECT_EQ(long_value.code(), StatusCode::kInvalidArgument) << long_value;
+  // Besides its key and value, a KvSet takes what any control call does.
+  CoordinatorStore stranger(chief.address(), creds,
+                            std::string(rpc::kControlMaxRequestBytes, 'w'),
+                            nullptr);
+  const Status long_task = stranger.Set("k", "v");
+  EXPECT_EQ(long_task.code(), StatusCode::kResourceExhausted) << long_task;
+  EXPECT_FALSE(chief.service().GetKey("k").has_value());
   for (size_t i = 0; i < CoordinatorService::kMaxKeys; ++i) {
     ASSERT_TRUE(chief.service().SetKey(StrCat("k", i), "v").ok());
   }

@@ -64,6 +64,10 @@ grpc::Status CoordinatorService::HandleHeartbeat(
     rpc::HeartbeatResponse* response) {
   if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
     return st;
+  if (grpc::Status st =
+          rpc::CheckRequestSize(request->ByteSizeLong(), "Heartbeat");
+      !st.ok())
+    return st;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = tasks_.find(request->task());
   if (it == tasks_.end()) {
@@ -222,9 +226,13 @@ std::vector<std::optional<InputPosition>> CoordinatorService::WorkerPositions(
 }
 
 grpc::Status CoordinatorService::Status(grpc::ServerContext* context,
-                                        const rpc::StatusRequest*,
+                                        const rpc::StatusRequest* request,
                                         rpc::StatusResponse* response) {
   if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
+    return st;
+  if (grpc::Status st =
+          rpc::CheckRequestSize(request->ByteSizeLong(), "Status");
+      !st.ok())
     return st;
   std::lock_guard<std::mutex> lock(mu_);
   response->set_run_id(credentials_.run_id);
@@ -251,9 +259,13 @@ grpc::Status CoordinatorService::Status(grpc::ServerContext* context,
 }
 
 grpc::Status CoordinatorService::CommId(grpc::ServerContext* context,
-                                        const rpc::CommIdRequest*,
+                                        const rpc::CommIdRequest* request,
                                         rpc::CommIdResponse* response) {
   if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
+    return st;
+  if (grpc::Status st =
+          rpc::CheckRequestSize(request->ByteSizeLong(), "CommId");
+      !st.ok())
     return st;
   std::lock_guard<std::mutex> lock(mu_);
   if (comm_id_.empty()) {
@@ -269,6 +281,14 @@ grpc::Status CoordinatorService::KvSet(grpc::ServerContext* context,
                                        rpc::KvSetResponse*) {
   if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
     return st;
+  // The key and value are bounded by SetKey (InvalidArgument naming
+  // which); the rest of the request as any control call's.
+  if (grpc::Status st = rpc::CheckRequestSize(request->ByteSizeLong() -
+                                                  request->key().size() -
+                                                  request->value().size(),
+                                              "KvSet");
+      !st.ok())
+    return st;
   const ::dtf::Status set = SetKey(request->key(), request->value());
   if (!set.ok()) {
     return rpc::ToGrpc(::dtf::Status(
@@ -281,6 +301,9 @@ grpc::Status CoordinatorService::KvGet(grpc::ServerContext* context,
                                        const rpc::KvGetRequest* request,
                                        rpc::KvGetResponse* response) {
   if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok())
+    return st;
+  if (grpc::Status st = rpc::CheckRequestSize(request->ByteSizeLong(), "KvGet");
+      !st.ok())
     return st;
   std::optional<std::string> value = GetKey(request->key());
   if (!value) {

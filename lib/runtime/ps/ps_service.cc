@@ -27,6 +27,11 @@ grpc::Status PsService::WorkerDone(grpc::ServerContext* context,
   if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
     return st;
   }
+  if (grpc::Status st =
+          rpc::CheckRequestSize(request->ByteSizeLong(), "WorkerDone");
+      !st.ok()) {
+    return st;
+  }
   store_->WorkerDone(request->worker());
   return grpc::Status::OK;
 }
@@ -37,6 +42,11 @@ grpc::Status PsService::Shutdown(grpc::ServerContext* context,
   if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
     return st;
   }
+  if (grpc::Status st =
+          rpc::CheckRequestSize(request->ByteSizeLong(), "Shutdown");
+      !st.ok()) {
+    return st;
+  }
   store_->Shutdown(request->reason());
   return grpc::Status::OK;
 }
@@ -45,6 +55,11 @@ grpc::Status PsService::SaveShard(grpc::ServerContext* context,
                                   const rpc::SaveShardRequest* request,
                                   rpc::SaveShardResponse* response) {
   if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
+    return st;
+  }
+  if (grpc::Status st =
+          rpc::CheckRequestSize(request->ByteSizeLong(), "SaveShard");
+      !st.ok()) {
     return st;
   }
   SaveShardRequest save;

@@ -133,6 +133,7 @@ Status ConfigureTaskServer(ServeTask* t, grpc::ServerBuilder* builder) {
   // may send: tensors to a PS, small reports to the chief.
   limits.max_receive_bytes =
       t->ps_role ? rpc::kPsMaxRequestBytes : rpc::kCoordinatorMaxRequestBytes;
+  if (!t->ps_role) limits.max_memory_bytes = rpc::kCoordinatorMaxMemoryBytes;
   t->listen_address = listen.address;
   rpc::ConfigureServer(builder, listen.address, t->creds, limits,
                        &t->bound_port);

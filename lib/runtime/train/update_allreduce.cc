@@ -25,10 +25,12 @@
 #include "lib/kernels/fuse.h"
 #include "lib/kernels/gloo.h"
 #include "lib/kernels/nccl.h"
+#include "lib/rpc/tls_certs.h"
 #include "lib/runtime/cluster/coordinator_service.h"
 #include "lib/runtime/cluster/coordinator_store.h"
 #include "lib/runtime/train/allreduce_restore.h"
 #include "lib/runtime/train/gradient_buckets.h"
+#include "lib/runtime/train/tls_ring.h"
 #include "lib/runtime/train/update.h"
 #include "lib/runtime/train/update_replica.h"
 
@@ -101,10 +103,19 @@ InputPosition ReadPosition(const float* slots, int rank, int ranks) {
   return InputPosition{values[0], values[1], values[2], values[3]};
 }
 
+// Whether every address ("host:port") is on a loopback host.
+bool AllOnLoopback(const std::vector<std::string>& addresses) {
+  for (const std::string& a : addresses) {
+    if (!rpc::IsLoopbackHost(HostOfAddress(a))) return false;
+  }
+  return true;
+}
+
 // This rank's collective. On a GPU, NCCL: the chief makes the unique id and
 // publishes it through its Coordinator; every other worker fetches it from
-// there. On the CPU, Gloo: the ranks meet in the chief's Coordinator's
-// store, each listening on its task's own host.
+// there. On the CPU, the ranks meet in the chief's Coordinator's store,
+// each listening on its task's own host: over Gloo when all are on
+// loopback or the run has no TLS, else over the TLS ring (tls_ring.h).
 StatusOr<std::unique_ptr<kernels::Collective>> JoinRun(
     const kernels::Context& ctx, const JobFile& job,
     const WorkerOptions& options, int num_workers) {
@@ -121,23 +132,31 @@ StatusOr<std::unique_ptr<kernels::Collective>> JoinRun(
     // The set-up waits for the slowest rank to start, as FetchCommId does.
     const std::chrono::milliseconds join = std::max<std::chrono::milliseconds>(
         limits.timeout, std::chrono::seconds(job.train.coordinator_timeout));
-    if (options.coordinator != nullptr) {
-      LocalCoordinatorStore store(options.coordinator, options.cancel);
-      return kernels::JoinGloo(store, "gloo/", host, options.index, num_workers,
-                               limits, join);
-    }
     if (num_workers == 1) {
       kernels::MemoryStore store;
       return kernels::JoinGloo(store, "gloo/", host, 0, 1, limits, join);
     }
-    if (options.index == 0) {
+    if (options.index == 0 && options.coordinator == nullptr) {
       return FailedPreconditionError(
           "the chief of an allreduce run of several workers needs its "
           "Coordinator service for the ranks to meet");
     }
-    CoordinatorStore store(options.workers[0], options.credentials, self,
-                           options.cancel);
-    return kernels::JoinGloo(store, "gloo/", host, options.index, num_workers,
+    std::unique_ptr<kernels::KeyValueStore> store;
+    if (options.coordinator != nullptr) {
+      store = std::make_unique<LocalCoordinatorStore>(options.coordinator,
+                                                      options.cancel);
+    } else {
+      store = std::make_unique<CoordinatorStore>(
+          options.workers[0], options.credentials, self, options.cancel);
+    }
+    // Gloo's transport is cleartext: it carries the gradients only where
+    // every rank is on loopback, or where the run has no TLS (tls = false,
+    // which the launcher warns of).
+    if (options.credentials.tls.on() && !AllOnLoopback(options.workers)) {
+      return JoinTlsRing(*store, "ring/", host, options.index, num_workers,
+                         options.credentials.tls, limits, join);
+    }
+    return kernels::JoinGloo(*store, "gloo/", host, options.index, num_workers,
                              limits, join);
   }
   std::string id;

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
 #include "lib/data/job_file.h"
+#include "lib/rpc/call.h"
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/checkpoint.h"
 #include "lib/runtime/model/feature_layer.h"
@@ -318,6 +319,21 @@ TEST_F(PsServiceTest, ShutdownCountsAGonePsAsSentHome) {
   EXPECT_TRUE(st.ok()) << st;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_TRUE(services_[1]->WaitForShutdown(std::chrono::milliseconds(0)));
+}
+
+// A control call takes a few KB at most, while a step's messages may take
+// megabytes: a Shutdown with a longer reason is refused before it acts,
+// and the PS serves on.
+TEST_F(PsServiceTest, AControlCallLargerThanItsLimitIsRefused) {
+  Start("sync", 1);
+  PsClient client(addresses_, creds_, 0, std::chrono::seconds(10));
+  Status st = client.Shutdown(std::string(rpc::kControlMaxRequestBytes, 'x'));
+  EXPECT_EQ(st.code(), absl::StatusCode::kResourceExhausted) << st;
+  EXPECT_NE(Message(st).find("Shutdown"), std::string_view::npos) << st;
+  EXPECT_FALSE(services_[0]->WaitForShutdown(std::chrono::milliseconds(0)));
+  st = client.Shutdown("the run finished");
+  EXPECT_TRUE(st.ok()) << st;
+  EXPECT_TRUE(services_[0]->WaitForShutdown(std::chrono::milliseconds(0)));
 }
 
 // A parameter server started from a checkpoint holds its rows of every

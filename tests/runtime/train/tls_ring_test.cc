@@ -1,0 +1,212 @@
+// The TLS ring (lib/runtime/train/tls_ring.h) between ranks that are
+// threads over loopback TCP with real certificates of a run's CA: every
+// collective's values, the same bits on every rank, and strangers (no
+// certificate, another run's CA, a certificate of the run naming another
+// task, cleartext bytes) dropped at the handshake while the ring is made.
+#include "lib/runtime/train/tls_ring.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "lib/base/strings.h"
+#include "lib/kernels/tensor.h"
+#include "lib/rpc/tls_certs.h"
+#include "lib/rpc/tls_stream.h"
+
+namespace dtf::runtime {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// A run's CA and a certificate per task ("worker-0", ...).
+struct RunCerts {
+  rpc::Pem ca;
+  std::map<std::string, rpc::TlsMaterial> tasks;
+};
+
+RunCerts MakeCerts(std::string_view run, int workers) {
+  RunCerts out;
+  StatusOr<rpc::Pem> ca = rpc::MakeRunCa(run);
+  EXPECT_TRUE(ca.ok()) << ca.status();
+  out.ca = *ca;
+  for (int w = 0; w < workers; ++w) {
+    const std::string name = StrCat("worker-", w);
+    StatusOr<rpc::Pem> cert = rpc::IssueCert(out.ca, name, {"127.0.0.1"});
+    EXPECT_TRUE(cert.ok()) << cert.status();
+    out.tasks[name] = {out.ca.cert, cert->cert, cert->key};
+  }
+  return out;
+}
+
+// Joins `size` ranks as threads; each runs `body` on its collective.
+void RunRing(const RunCerts& certs, int size,
+             const std::function<void(kernels::Collective&)>& body,
+             kernels::MemoryStore* store = nullptr) {
+  kernels::MemoryStore own;
+  if (store == nullptr) store = &own;
+  kernels::CollectiveLimits limits;
+  limits.timeout = seconds(10);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < size; ++r) {
+    ranks.emplace_back([&, r] {
+      StatusOr<std::unique_ptr<kernels::Collective>> c = JoinTlsRing(
+          *store, "ring/", "127.0.0.1", r, size,
+          certs.tasks.at(StrCat("worker-", r)), limits, seconds(20));
+      ASSERT_TRUE(c.ok()) << c.status();
+      body(**c);
+    });
+  }
+  for (std::thread& t : ranks) t.join();
+}
+
+TEST(TlsRing, EveryCollectiveHasItsValueAndTheSameBitsOnEveryRank) {
+  constexpr int kRanks = 3;
+  constexpr int kElements = 100003;  // not a multiple of the ranks
+  const RunCerts certs = MakeCerts("run-1", kRanks);
+  std::vector<std::vector<float>> inputs(kRanks);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (auto& in : inputs) {
+    for (int i = 0; i < kElements; ++i) in.push_back(dist(rng));
+  }
+  std::vector<std::vector<float>> means(kRanks);
+  std::vector<float> mins(kRanks);
+  std::vector<std::vector<std::string>> gathered(kRanks);
+  std::vector<std::vector<float>> broadcast(kRanks);
+  RunRing(certs, kRanks, [&](kernels::Collective& c) {
+    const int r = c.rank();
+    kernels::Tensor t = kernels::Tensor::FromValues(
+        {kElements}, std::span<const float>(inputs[size_t(r)]));
+    ASSERT_TRUE(c.AllReduceMean(&t).ok());
+    means[size_t(r)].assign(t.data(), t.data() + kElements);
+    float m = float(10 - r);
+    ASSERT_TRUE(c.AllReduceMin(&m).ok());
+    mins[size_t(r)] = m;
+    StatusOr<std::vector<std::string>> all =
+        c.AllGather(std::string(size_t(r) * 5, char('a' + r)));
+    ASSERT_TRUE(all.ok()) << all.status();
+    gathered[size_t(r)] = *all;
+    kernels::Tensor b = kernels::Tensor::Filled({4}, float(r));
+    ASSERT_TRUE(c.Broadcast(&b, 1).ok());
+    broadcast[size_t(r)].assign(b.data(), b.data() + 4);
+    ASSERT_TRUE(c.Barrier().ok());
+  });
+  for (int r = 0; r < kRanks; ++r) {
+    ASSERT_EQ(means[size_t(r)].size(), size_t(kElements));
+    EXPECT_EQ(std::memcmp(means[size_t(r)].data(), means[0].data(),
+                          kElements * sizeof(float)),
+              0)
+        << "rank " << r;
+    EXPECT_EQ(mins[size_t(r)], 8.0f);
+    EXPECT_EQ(gathered[size_t(r)],
+              (std::vector<std::string>{"", "bbbbb", "cccccccccc"}));
+    EXPECT_EQ(broadcast[size_t(r)], std::vector<float>(4, 1.0f));
+  }
+  for (int i = 0; i < kElements; i += 997) {
+    const float want =
+        (inputs[0][size_t(i)] + inputs[1][size_t(i)] + inputs[2][size_t(i)]) /
+        3;
+    EXPECT_NEAR(means[0][size_t(i)], want, 1e-6f) << i;
+  }
+}
+
+// Connects to `address` and sends cleartext bytes; whether the peer ever
+// answered a byte.
+bool CleartextAnswered(const std::string& address) {
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(uint16_t(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return false;
+  }
+  timeval tv{2, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  const char junk[] = "GET / HTTP/1.1\r\n\r\n";
+  (void)!write(fd, junk, sizeof(junk));
+  char buf[64];
+  const ssize_t n = read(fd, buf, sizeof(buf));
+  close(fd);
+  // A TLS server answers cleartext with at most an alert record (type 21).
+  return n > 0 && buf[0] != 21;
+}
+
+TEST(TlsRing, StrangersAreDroppedAtTheHandshakeAndTheRingIsMade) {
+  const RunCerts certs = MakeCerts("run-1", 2);
+  const RunCerts other = MakeCerts("run-2", 2);
+  kernels::MemoryStore store;
+  std::thread strangers([&] {
+    StatusOr<std::string> address = store.Get("ring/0", seconds(20));
+    ASSERT_TRUE(address.ok()) << address.status();
+    // Rank 0 waits for worker-1: another run's worker-1, the run's own
+    // worker-0, and cleartext are refused.
+    EXPECT_FALSE(CleartextAnswered(*address));
+    for (const rpc::TlsMaterial& who :
+         {other.tasks.at("worker-1"), certs.tasks.at("worker-0")}) {
+      StatusOr<std::unique_ptr<rpc::TlsStream>> s =
+          rpc::TlsConnect(*address, who, "worker-0", seconds(5), seconds(2));
+      if (!s.ok()) continue;  // refused at the handshake
+      char byte = 0;
+      // TLS 1.3: a client learns of its refusal on its first read.
+      EXPECT_FALSE((*s)->WriteAll("x", 1).ok() && (*s)->ReadAll(&byte, 1).ok());
+    }
+    // Now the real worker-1 may join.
+    ASSERT_TRUE(store.Set("go", "1").ok());
+  });
+  kernels::CollectiveLimits limits;
+  limits.timeout = seconds(10);
+  std::vector<float> got(2);
+  std::thread rank0([&] {
+    StatusOr<std::unique_ptr<kernels::Collective>> c =
+        JoinTlsRing(store, "ring/", "127.0.0.1", 0, 2,
+                    certs.tasks.at("worker-0"), limits, seconds(20));
+    ASSERT_TRUE(c.ok()) << c.status();
+    kernels::Tensor t = kernels::Tensor::Filled({1}, 1.0f);
+    ASSERT_TRUE((*c)->AllReduceMean(&t).ok());
+    got[0] = t.data()[0];
+  });
+  ASSERT_TRUE(store.Get("go", seconds(20)).ok());
+  StatusOr<std::unique_ptr<kernels::Collective>> c =
+      JoinTlsRing(store, "ring/", "127.0.0.1", 1, 2, certs.tasks.at("worker-1"),
+                  limits, seconds(20));
+  ASSERT_TRUE(c.ok()) << c.status();
+  kernels::Tensor t = kernels::Tensor::Filled({1}, 3.0f);
+  ASSERT_TRUE((*c)->AllReduceMean(&t).ok());
+  got[1] = t.data()[0];
+  rank0.join();
+  strangers.join();
+  EXPECT_EQ(got, (std::vector<float>{2.0f, 2.0f}));
+}
+
+// A rank that dies mid-run fails its neighbour's call (Unavailable) well
+// before the timeout, and every later call at once.
+TEST(TlsRing, ALostPeerFailsTheCallAndEveryLaterOne) {
+  const RunCerts certs = MakeCerts("run-1", 2);
+  RunRing(certs, 2, [&](kernels::Collective& c) {
+    if (c.rank() == 1) {
+      c.Abort();
+      return;
+    }
+    kernels::Tensor t = kernels::Tensor::Filled({1000}, 1.0f);
+    Status st = c.AllReduceMean(&t);
+    EXPECT_EQ(st.code(), absl::StatusCode::kUnavailable) << st;
+    EXPECT_NE(Message(st).find("rank 0 of 2"), std::string_view::npos) << st;
+    EXPECT_EQ(c.Barrier().code(), absl::StatusCode::kFailedPrecondition);
+  });
+}
+
+}  // namespace
+}  // namespace dtf::runtime
