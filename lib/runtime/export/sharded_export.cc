@@ -116,6 +116,11 @@ Status TableRows::Read(const std::string& name, int64_t table_rows,
   }
   std::vector<int64_t> rows(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= table_rows) {
+      return OutOfRangeError(StrCat(reader->prefix(), ": \"", name,
+                                    "\" has no row ", ids[i], " (it has ",
+                                    table_rows, ")"));
+    }
     rows[i] = offsets[size_t(ids[i] % num_ps)] + ids[i] / num_ps;
   }
   return reader->ReadRows(name, rows, out->data());
