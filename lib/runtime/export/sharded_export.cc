@@ -79,6 +79,14 @@ Status ExportShardedCopy(const std::string& dir, std::string_view model_toml,
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<ShardedCheckpointReader> best,
                        ShardedCheckpointReader::Open(best_prefix));
   const int n = best->num_shards();
+  // The tables are laid out as the PS that wrote the best model held them,
+  // which a run resumed on another number of PS no longer has.
+  DTF_ASSIGN_OR_RETURN(const Bundle own, best->ReadUnsliced());
+  DTF_ASSIGN_OR_RETURN(const std::vector<int64_t> written_by,
+                       own.GetInt64s(std::string(kShardedNumPsEntry)));
+  if (written_by.size() == 1 && written_by[0] >= 1) {
+    num_ps = int(written_by[0]);
+  }
   return ReplaceDirectory(dir, [&](const std::string& staging) -> Status {
     DTF_RETURN_IF_ERROR(
         WriteDefinition(staging, model_toml, layer, model, num_ps));

@@ -14,12 +14,15 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "lib/base/status.h"
 #include "lib/data/job_file.h"
+#include "lib/kernels/tensor.h"
+#include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/sharded_checkpoint.h"
 #include "lib/runtime/model/feature_layer.h"
 #include "lib/runtime/model/model.h"
@@ -44,7 +47,8 @@ Status ExportShardedModel(const std::string& dir, std::string_view model_toml,
 
 // The same export made from a best model kept as such a bundle at
 // `best_prefix` (its files copied, or hard-linked where the file system
-// allows).
+// allows); its tables laid out for the PS count it records (meta/num_ps),
+// `num_ps` when it records none.
 Status ExportShardedCopy(const std::string& dir, std::string_view model_toml,
                          const FeatureLayer& layer, const Model& model,
                          int num_ps, const std::string& best_prefix);
