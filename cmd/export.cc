@@ -1,11 +1,13 @@
 // dtf export: write an exported model in another format (a TensorFlow
 // SavedModel).
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "cmd/app.h"
 #include "cmd/flags.h"
 #include "cmd/remote_output.h"
+#include "lib/base/file.h"
 #include "lib/base/storage.h"
 #include "lib/base/storage_tree.h"
 #include "lib/base/strings.h"
@@ -34,8 +36,25 @@ Status RunExport(const ExportFlags& f, Context* ctx) {
     DTF_ASSIGN_OR_RETURN(staging, LocalStagingDir::Create("export"));
     output = JoinPath(staging.path(), "saved_model");
   }
-  DTF_RETURN_IF_ERROR(runtime::ExportSavedModel(output, loaded.definition,
-                                                loaded.layer, *loaded.model));
+  if (loaded.rows != nullptr) {
+    // A sharded run's export already holds its SavedModel, whose tables
+    // are never loaded whole: copied as it is.
+    const std::string from = JoinPath(model, runtime::kSavedModelDir);
+    DTF_RETURN_IF_ERROR(
+        ReplaceDirectory(output, [&](const std::string& to) -> Status {
+          std::error_code ec;
+          std::filesystem::copy(from, to,
+                                std::filesystem::copy_options::recursive, ec);
+          if (ec) {
+            return ErrnoToStatus(ec.value(),
+                                 StrCat("cannot copy ", from, " to ", to));
+          }
+          return OkStatus();
+        }));
+  } else {
+    DTF_RETURN_IF_ERROR(runtime::ExportSavedModel(output, loaded.definition,
+                                                  loaded.layer, *loaded.model));
+  }
   if (!staging.path().empty()) {
     // saved_model.pb last: a loader finds it only once what it names is there.
     DTF_RETURN_IF_ERROR(

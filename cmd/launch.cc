@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cmd/app.h"
@@ -19,6 +20,7 @@
 #include "cmd/task_storage.h"
 #include "lib/base/storage.h"
 #include "lib/base/strings.h"
+#include "lib/base/task_name.h"
 #include "lib/launch/backend_kind.h"
 #include "lib/launch/hand_off.h"
 #include "lib/launch/plan.h"
@@ -72,7 +74,16 @@ StatusOr<launch::PlanRequest> ResumeRequest(const LaunchFlags& f) {
   profile.profile = was.profile_source == launch::kBuiltInProfileSource
                         ? std::string("local")
                         : was.profile_source;
-  profile.ps = was.ps;
+  // --ps with --resume: another number of parameter servers, each
+  // restoring its part of the run's checkpoint (a sharded checkpoint or
+  // checkpoint.dtf restores into any number of them).
+  const bool reshard = f.profile.ps > 0 && f.profile.ps != was.ps;
+  if (reshard && was.ps == 0) {
+    return FailedPreconditionError(
+        StrCat("run ", was.run_id,
+               " has no parameter servers; --ps cannot be given to resume it"));
+  }
+  profile.ps = reshard ? f.profile.ps : was.ps;
   profile.workers = was.workers;
   DTF_ASSIGN_OR_RETURN(launch::PlanRequest r,
                        PlanRequestFor(runs, profile, was.sets));
@@ -88,12 +99,16 @@ StatusOr<launch::PlanRequest> ResumeRequest(const LaunchFlags& f) {
   launch::PlanRequest draft_request = r;
   draft_request.ports.clear();
   DTF_ASSIGN_OR_RETURN(const launch::Plan now, launch::MakePlan(draft_request));
-  bool same =
-      now.backend == was.backend && now.tasks.size() == was.tasks.size();
-  for (size_t i = 0; same && i < now.tasks.size(); ++i) {
-    same = now.tasks[i].name() == was.tasks[i].name() &&
-           now.tasks[i].host == was.tasks[i].host;
-  }
+  // With another PS count, the same workers on the same hosts.
+  const auto kept = [&](const launch::Plan& plan) {
+    std::vector<std::pair<std::string, std::string>> tasks;
+    for (const auto& t : plan.tasks) {
+      if (reshard && t.role == Role::kPs) continue;
+      tasks.emplace_back(t.name(), t.host);
+    }
+    return tasks;
+  };
+  const bool same = now.backend == was.backend && kept(now) == kept(was);
   if (!same) {
     return FailedPreconditionError(StrCat(
         "run ", was.run_id, ": its profile (", was.profile_source,
@@ -116,11 +131,25 @@ StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
   return r;
 }
 
+// The directory of the run --resume names; --ps with it is refused for a
+// run handed to an engine.
+StatusOr<std::string> ResumeDir(const LaunchFlags& f) {
+  DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.resume_run));
+  if (f.profile.ps <= 0) return dir;
+  StatusOr<launch::RunView> view = launch::LoadRun(dir);
+  if (view.ok() && launch::PlanHooksOf(view->plan.backend).HandsOff()) {
+    return InvalidArgumentError(
+        "--ps with --resume: not for a run handed to an engine (its "
+        "recorded objects are applied again as they were)");
+  }
+  return dir;
+}
+
 Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   const Console& console = ctx->console;
   if (f.resume) {
     // A run handed to an engine (Kubernetes) is handed to it again.
-    DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.resume_run));
+    DTF_ASSIGN_OR_RETURN(const std::string dir, ResumeDir(f));
     launch::HandOffOptions how;
     how.dry_run = f.dry_run;
     how.on_warning = [&](std::string_view text) { console.Warning(text); };
@@ -276,13 +305,13 @@ void SetupLaunch(CLI::App* app, Context* ctx) {
       sub->add_option("--resume", f->resume_run,
                       "Continue a failed or stopped run (the latest, or RUN) "
                       "from its last checkpoint, with the plan it was launched "
-                      "with")
+                      "with (with --ps, on another number of parameter "
+                      "servers)")
           ->expected(0, 1)
           ->type_name("RUN")
           ->excludes("--set")
           ->excludes("--metrics-out")
           ->excludes("--profile")
-          ->excludes("--ps")
           ->excludes("--workers");
   sub->add_option("--task-binary", f->task_binary,
                   "Run this program for every task instead of this dtf "

@@ -17,7 +17,9 @@
 #include "cmd/remote_output.h"
 #include "cmd/task_storage.h"
 #include "cmd/train_report.h"
+#include "lib/base/decimal.h"
 #include "lib/base/file.h"
+#include "lib/base/memory_limit.h"
 #include "lib/base/strings.h"
 #include "lib/base/task_name.h"
 #include "lib/data/job_file.h"
@@ -173,6 +175,17 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
   o.ready_file = f.ready_file;
   o.threads = f.threads;
   o.restore = f.restore;
+  o.memory_limit = ReadMemoryLimit();
+  // Tests only: a PS waits this long in each shard it saves
+  // (StoreOptions::save_delay_ms).
+  if (const char* delay = std::getenv("DTF_TEST_SAVE_SHARD_DELAY_MS")) {
+    const std::string_view text(delay);
+    if (!ParseDecimal(text, int64_t{3600} * 1000, &o.save_delay_ms)) {
+      return InvalidArgumentError(
+          StrCat("DTF_TEST_SAVE_SHARD_DELAY_MS=", text,
+                 ": expected a number of milliseconds"));
+    }
+  }
   o.cancel = ctx->cancel;
   const Console& console = ctx->console;
   const std::string task = o.name().ToString();

@@ -49,7 +49,7 @@ def main():
     cp_s = float(sys.argv[6]) if len(sys.argv) > 6 and sys.argv[6] else None
     logs = os.path.join(work, "logs")
     rows = []
-    for phase in ("train", "resume"):
+    for phase in ("train", "resume", "predict"):
         ex = exits(os.path.join(logs, f"{phase}.exits"))
         for name in sorted(ex, key=lambda n: (n.startswith("w"), n)):
             rows.append({"phase": phase, "task": name, "exit": ex[name],

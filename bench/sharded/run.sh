@@ -20,7 +20,10 @@
 #    is killed (SIGKILL);
 # 3. every task started again with --restore: each PS restores its shard
 #    of the checkpoint, and the run goes on to --steps (40), evaluates and
-#    exports.
+#    exports (the SavedModel's variables written by the PS);
+# 4. `dtf predict` scores the eval records with the export, in a cgroup of
+#    the same limit, and (with build/venv-tf) TensorFlow scores them with
+#    the SavedModel: both must agree within 1e-5 (tf_score.py).
 # For each phase and task: its exit (code or signal; "oom" when the
 # cgroup's OOM killer ended it), its peak resident memory (GNU time's
 # maximum RSS). And the time of each checkpoint write (the chief's note)
@@ -246,7 +249,30 @@ if [[ -n "$ckpt" ]]; then
   wait_all resume
 fi
 
-# 3. cp of the newest checkpoint's bytes, the peer of its write time.
+# 3. dtf predict on the export in a cgroup of --limit-mb too (it reads the
+# tables' rows on demand); then, with the TensorFlow venv of the interop
+# tests (build/venv-tf), TensorFlow's scores of the same records through
+# the SavedModel beside dtf predict's (tf_score.py; TensorFlow loads the
+# variables whole, so it runs outside the cgroups).
+if [[ -f "$work/out/model/model.toml" ]]; then
+  log "dtf predict on the export, then TensorFlow on its SavedModel"
+  new_cgroup predict-dtf
+  rc=0
+  bash -c 'echo $$ > "$1" || exit 125; shift; exec "$@"' start \
+    "$cg_root/predict-dtf/cgroup.procs" \
+    /usr/bin/time -v -o "$work/logs/predict-dtf.time" \
+    "$dtf" predict --model "$work/out/model" --input "$work/records/eval/*" \
+    --output "$work/predict.jsonl" > "$work/logs/predict-dtf.out" 2>&1 || rc=$?
+  echo "dtf $rc $(oom_kills predict-dtf)" > "$work/logs/predict.exits"
+  if [[ -x "$build/venv-tf/bin/python" && "$rc" == 0 ]]; then
+    "$build/venv-tf/bin/python" "$here/tf_score.py" "$work" \
+      > "$work/logs/tf-score.out" 2>&1 ||
+      log "TensorFlow's scores are not dtf predict's: $work/logs/tf-score.out"
+    grep "^tensorflow:" "$work/logs/tf-score.out" >&2 || true
+  fi
+fi
+
+# 4. cp of the newest checkpoint's bytes, the peer of its write time.
 newest="$(ls -t "$work/out"/model.ckpt-*.index 2> /dev/null | head -1 || true)"
 cp_s=""
 if [[ -n "$newest" ]]; then

@@ -15,13 +15,19 @@ workers with train.sharded_checkpoints. Then:
     what 2 parameter servers restore from the checkpoint (sharded_values,
     dtf's restore): tables partitioned by row id in TensorFlow's "mod"
     order, PS 0's rows first;
-  * TensorFlow's CheckpointReader finds the data files -of-00004.
+  * TensorFlow's CheckpointReader finds the data files -of-00004;
+  * the export (out/model) holds no whole copy of the model: its
+    SavedModel's variables/ bundle is sharded as the PS held the tables
+    (one data file a PS and the chief's), and tf.saved_model.load scores
+    the eval records (classify) as `dtf predict`, which reads the tables'
+    rows from that bundle, does (within 1e-5).
 
 Prints one line per check and ends with "N passed, M failed"; exits non-zero
 when any check failed.
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -78,6 +84,40 @@ def mod_order(array, num_ps):
     rows = array.shape[0]
     order = [i for p in range(num_ps) for i in range(p, rows, num_ps)]
     return array[order]
+
+
+def check_export(checks, dtf, work, out):
+    """The export of the sharded run, in TensorFlow and in dtf predict."""
+    model = os.path.join(out, "model")
+    sm = os.path.join(model, "saved_model")
+    variables = os.path.join(sm, "variables")
+    checks.check("the export has no variables.dtf: nothing was gathered",
+                 not os.path.exists(os.path.join(model, "variables.dtf")))
+    data = sorted(f for f in os.listdir(variables) if ".data-" in f) \
+        if os.path.isdir(variables) else []
+    checks.check(f"saved_model/variables: {NUM_PS + 1} data files",
+                 data == [f"variables.data-0000{k}-of-0000{NUM_PS + 1}"
+                          for k in range(NUM_PS + 1)], str(data))
+    evals = sorted(os.path.join(work, "records/eval", f)
+                   for f in os.listdir(os.path.join(work, "records/eval"))
+                   if not f.endswith(".index"))
+    pred = run([dtf, "predict", "--model", model, "--input"] + evals,
+               cwd=work)
+    want = np.array([json.loads(line)["probability"]
+                     for line in pred.splitlines()])
+    records = []
+    for f in evals:
+        compression = "GZIP" if f.endswith(".gz") else ""
+        records += [r.numpy() for r in
+                    tf.data.TFRecordDataset(f, compression_type=compression)]
+    m = tf.saved_model.load(sm)
+    got = np.asarray(m.signatures["classify"](
+        inputs=tf.constant(records))["scores"])[:, 1]
+    diff = float(np.max(np.abs(got - want))) \
+        if got.shape == want.shape and got.size else float("inf")
+    checks.check(f"tf.saved_model.load scores the {len(records)} eval "
+                 "records as dtf predict does", diff <= 1e-5,
+                 f"max diff {diff}, {got.shape} vs {want.shape}")
 
 
 def main():
@@ -153,6 +193,7 @@ def main():
                          f"max diff {np.max(np.abs(got - want)) if got.shape == want.shape else 'n/a'}")
         checks.check(f"tables partitioned by id among them ({num_ps} PS)",
                      tables >= 4, str(tables))
+    check_export(checks, args.dtf, work, out)
     print(f"{checks.passed} passed, {checks.failed} failed")
     return 1 if checks.failed else 0
 

@@ -1,7 +1,8 @@
 // Sharded checkpoints in a parameter-server run, every task a thread of
 // this process over loopback gRPC: each PS writes its shard, the chief
 // commits, and the run's parameter servers restored from it — as many or
-// fewer — hold the values the checkpoint holds.
+// fewer — hold the values the checkpoint holds; the best model and the
+// export's SavedModel variables are the PS's shards too.
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -18,6 +19,8 @@
 #include "lib/runtime/checkpoint/checkpoint.h"
 #include "lib/runtime/checkpoint/checkpoint_files.h"
 #include "lib/runtime/checkpoint/sharded_checkpoint.h"
+#include "lib/runtime/export/exported_model.h"
+#include "lib/runtime/export/sharded_export.h"
 #include "lib/runtime/model/feature_layer.h"
 #include "lib/runtime/model/model.h"
 #include "lib/runtime/ps/param_store.h"
@@ -193,6 +196,44 @@ TEST(ShardedResume, EachPsSavesItsShardAndAnyNumberOfPsRestoresIt) {
     SCOPED_TRACE(StrCat(n, " parameter servers"));
     EXPECT_EQ(Restored(job, MakeCluster(n, 1), &notes), three);
   }
+
+  // The best model and the export, written by the PS too: the export's
+  // SavedModel variables are the best model's, or the last values when
+  // the last evaluation was the best; the chief wrote no whole copy.
+  const std::string model = out + "/" + std::string(kExportDir);
+  EXPECT_FALSE(
+      std::filesystem::exists(model + "/" + std::string(kVariablesFile)));
+  EXPECT_FALSE(
+      std::filesystem::exists(out + "/" + std::string(kBestCheckpointFile)));
+  const auto values = [&](const std::string& bundle_prefix) {
+    Values v;
+    auto r = ShardedCheckpointReader::Open(bundle_prefix);
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return v;
+    EXPECT_EQ((*r)->num_shards(), 4);
+    for (const auto& [name, unused] : three) {
+      StatusOr<kernels::Tensor> t = (*r)->ReadFloats(name);
+      EXPECT_TRUE(t.ok()) << t.status();
+      if (t.ok()) v[name].assign(t->data(), t->data() + t->size());
+    }
+    return v;
+  };
+  const Values best = values(ShardedBestPrefix(out));
+  const Values exported = values(model + "/saved_model/variables/variables");
+  ASSERT_EQ(exported.size(), three.size());
+  // Tables in the parameter servers' order: compare dense variables.
+  StatusOr<std::vector<VariableSpec>> layout = Layout(job);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  bool as_best = true, as_last = true;
+  for (const VariableSpec& v : *layout) {
+    if (v.sparse) continue;
+    as_best = as_best && exported.at(v.name) == best.at(v.name);
+    as_last = as_last && exported.at(v.name) == three.at(v.name);
+  }
+  EXPECT_TRUE(as_best || as_last);
+  StatusOr<LoadedModel> loaded_export = LoadExportedModel(model);
+  ASSERT_TRUE(loaded_export.ok()) << loaded_export.status();
+  EXPECT_NE(loaded_export->rows, nullptr);
 }
 
 }  // namespace

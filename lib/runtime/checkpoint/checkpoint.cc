@@ -192,6 +192,10 @@ Bundle MakeModelBundle(const FeatureLayer& layer, const Model& model) {
   return bundle;
 }
 
+Status RestoreNormalizerStats(const Bundle& bundle, FeatureLayer* layer) {
+  return RestoreNormalizer(bundle, layer);
+}
+
 Status RestoreModelBundle(const Bundle& bundle, FeatureLayer* layer,
                           Model* model) {
   DTF_RETURN_IF_ERROR(RestoreNormalizer(bundle, layer));

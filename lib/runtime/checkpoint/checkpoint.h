@@ -113,5 +113,7 @@ Bundle MakeModelBundle(const FeatureLayer& layer, const Model& model);
 // RestoreCheckpoint.
 Status RestoreModelBundle(const Bundle& bundle, FeatureLayer* layer,
                           Model* model);
+// The normalizer statistics alone (none needed: OK).
+Status RestoreNormalizerStats(const Bundle& bundle, FeatureLayer* layer);
 
 }  // namespace dtf::runtime

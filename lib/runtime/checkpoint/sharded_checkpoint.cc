@@ -129,10 +129,9 @@ void Prune(const std::string& dir, int64_t keep, int64_t committed) {
 
 }  // namespace
 
-Status CommitShardedCheckpoint(const std::string& dir, int64_t step,
-                               const std::vector<ShardedIndexEntries>& shards,
-                               int64_t keep) {
-  const std::string prefix = ShardedCheckpointPrefix(dir, step);
+Status CommitShardedBundle(const std::string& prefix,
+                           const std::vector<ShardedIndexEntries>& shards) {
+  const std::string dir = fs::path(prefix).parent_path().string();
   const std::string index_path = ShardedIndexPath(prefix);
   const int n = int(shards.size());
   std::error_code ec;
@@ -146,8 +145,8 @@ Status CommitShardedCheckpoint(const std::string& dir, int64_t step,
     }
   }
   DTF_ASSIGN_OR_RETURN(const auto entries, MergeIndex(index_path, shards));
-  // An earlier checkpoint of this step is taken away before its data
-  // files are replaced: absent, never half old and half new.
+  // An earlier bundle at this prefix is taken away before its data files
+  // are replaced: absent, never half old and half new.
   if (fs::exists(index_path, ec)) {
     fs::remove(index_path, ec);
     if (ec) return ErrnoToStatus(ec.value(), index_path);
@@ -164,7 +163,14 @@ Status CommitShardedCheckpoint(const std::string& dir, int64_t step,
   }
   DTF_RETURN_IF_ERROR(SyncDirectory(dir));
   DTF_RETURN_IF_ERROR(WriteFileAtomically(index_path, MakeTfTable(entries)));
-  DTF_RETURN_IF_ERROR(SyncDirectory(dir));
+  return SyncDirectory(dir);
+}
+
+Status CommitShardedCheckpoint(const std::string& dir, int64_t step,
+                               const std::vector<ShardedIndexEntries>& shards,
+                               int64_t keep) {
+  DTF_RETURN_IF_ERROR(
+      CommitShardedBundle(ShardedCheckpointPrefix(dir, step), shards));
   Prune(dir, keep, step);
   return WriteFileAtomically((fs::path(dir) / kShardedStateFile).string(),
                              StateFileText(ListShardedCheckpoints(dir)));
@@ -315,6 +321,93 @@ Status ShardedCheckpointReader::StreamSlice(
   const size_t rows_per_chunk = std::max<size_t>(
       1, chunk_bytes / size_t(std::max<int64_t>(row_bytes, 1)));
   return ReadRange(*e, key, rows_per_chunk * size_t(row_bytes), chunk);
+}
+
+StatusOr<std::vector<ShardedCheckpointReader::SliceAt>>
+ShardedCheckpointReader::FloatSlices(std::string_view key,
+                                     int64_t* row_floats) const {
+  const ShardedEntry* full = Find(key);
+  if (full == nullptr || full->dtype != TfDtype::kFloat ||
+      full->shape.empty()) {
+    return NotFoundError(
+        StrCat(ShardedIndexPath(prefix_), ": no float tensor \"", key, "\""));
+  }
+  *row_floats = 1;
+  for (size_t d = 1; d < full->shape.size(); ++d) {
+    *row_floats *= full->shape[d];
+  }
+  std::vector<SliceAt> out;
+  if (full->slices.empty()) {
+    out.push_back({{0, full->shape[0]}, full});
+  }
+  for (const ShardedEntry::Slice& slice : full->slices) {
+    const ShardedEntry* e = Find(EncodeTensorNameSlice(
+        key, int(full->shape.size()), slice.start, slice.length));
+    if (e == nullptr || e->size != slice.length * *row_floats * 4) {
+      return DataLossError(StrCat(ShardedIndexPath(prefix_), ": entry \"", key,
+                                  "\" lists rows [", slice.start, ", ",
+                                  slice.start + slice.length,
+                                  ") that it does not hold"));
+    }
+    out.push_back({slice, e});
+  }
+  if (full->slices.empty() && full->size != full->shape[0] * *row_floats * 4) {
+    return DataLossError(StrCat(ShardedIndexPath(prefix_), ": entry \"", key,
+                                "\" has a size not its shape's"));
+  }
+  return out;
+}
+
+StatusOr<kernels::Tensor> ShardedCheckpointReader::ReadFloats(
+    std::string_view key) const {
+  int64_t row_floats = 1;
+  DTF_ASSIGN_OR_RETURN(const std::vector<SliceAt> slices,
+                       FloatSlices(key, &row_floats));
+  kernels::Tensor t = kernels::Tensor::Zeros(Find(key)->shape);
+  for (const SliceAt& s : slices) {
+    char* base = reinterpret_cast<char*>(t.data() + s.slice.start * row_floats);
+    DTF_RETURN_IF_ERROR(ReadRange(*s.entry, key, size_t(s.entry->size),
+                                  [&](int64_t offset, std::string_view bytes) {
+                                    std::memcpy(base + offset, bytes.data(),
+                                                bytes.size());
+                                    return OkStatus();
+                                  }));
+  }
+  return t;
+}
+
+Status ShardedCheckpointReader::ReadRows(std::string_view key,
+                                         std::span<const int64_t> rows,
+                                         float* out) const {
+  int64_t row_floats = 1;
+  DTF_ASSIGN_OR_RETURN(const std::vector<SliceAt> slices,
+                       FloatSlices(key, &row_floats));
+  const size_t row_bytes = size_t(row_floats) * 4;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int64_t row = rows[i];
+    // The slice holding `row`: the last one starting at or before it.
+    auto it = std::upper_bound(
+        slices.begin(), slices.end(), row,
+        [](int64_t r, const SliceAt& s) { return r < s.slice.start; });
+    if (it == slices.begin() ||
+        row >= (it - 1)->slice.start + (it - 1)->slice.length) {
+      return OutOfRangeError(StrCat(ShardedIndexPath(prefix_), ": \"", key,
+                                    "\" has no row ", row));
+    }
+    const SliceAt& s = *(it - 1);
+    DTF_ASSIGN_OR_RETURN(const RandomAccessFile* file, Data(s.entry->shard));
+    const uint64_t at =
+        uint64_t(s.entry->offset) + uint64_t(row - s.slice.start) * row_bytes;
+    size_t got = 0;
+    char* dst = reinterpret_cast<char*>(out + int64_t(i) * row_floats);
+    DTF_RETURN_IF_ERROR(file->Read(at, row_bytes, dst, &got));
+    if (got != row_bytes) {
+      return DataLossError(StrCat(file->name(), ": truncated: row ", row,
+                                  " of \"", key, "\" ends at byte ",
+                                  at + row_bytes));
+    }
+  }
+  return OkStatus();
 }
 
 StatusOr<Bundle> ShardedCheckpointReader::ReadUnsliced() const {

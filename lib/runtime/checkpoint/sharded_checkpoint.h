@@ -16,12 +16,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "lib/base/file.h"
 #include "lib/base/status.h"
+#include "lib/kernels/tensor.h"
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/shard_writer.h"
 #include "lib/runtime/checkpoint/sharded_format.h"
@@ -35,6 +37,13 @@ namespace dtf::runtime {
 Status CommitShardedCheckpoint(const std::string& dir, int64_t step,
                                const std::vector<ShardedIndexEntries>& shards,
                                int64_t keep);
+
+// Commits the bundle at `prefix` whose shard k wrote `shards[k]` (every
+// data file under its temporary name): the data files renamed into place,
+// then the merged PREFIX.index (temporary file, fsync, rename), an earlier
+// index at `prefix` taken away first. Errors as CommitShardedCheckpoint.
+Status CommitShardedBundle(const std::string& prefix,
+                           const std::vector<ShardedIndexEntries>& shards);
 
 struct ShardedGeneration {
   std::string prefix;
@@ -70,6 +79,17 @@ class ShardedCheckpointReader {
       size_t chunk_bytes,
       const std::function<Status(int64_t offset, std::string_view bytes)>&
           chunk) const;
+  // The whole float32 tensor `key`, sliced or not, checksums verified.
+  // NotFound when there is none.
+  StatusOr<kernels::Tensor> ReadFloats(std::string_view key) const;
+  // Rows `rows` (of dimension 0, the others whole) of the float32 tensor
+  // `key`, sliced or not, into `out` ([rows.size(), row size]), each read
+  // with one positioned read from its data file: what is read of a table
+  // larger than memory. A row's bytes are not checked against the entry's
+  // checksum (it covers the whole slice). OutOfRange for a row the tensor
+  // does not have; DataLoss for a short read.
+  Status ReadRows(std::string_view key, std::span<const int64_t> rows,
+                  float* out) const;
   // Every entry that is neither sliced nor a slice (what the chief wrote:
   // training state, normalizer statistics, meta entries) as a Bundle whose
   // path() is the prefix: float32 as tensors, int64 as lists, uint8 as
@@ -79,6 +99,14 @@ class ShardedCheckpointReader {
  private:
   explicit ShardedCheckpointReader(std::string prefix)
       : prefix_(std::move(prefix)) {}
+  struct SliceAt {
+    ShardedEntry::Slice slice;
+    const ShardedEntry* entry;  // where its bytes are
+  };
+  // The slices of the float tensor `key` by start (one, the whole, when
+  // it is not sliced) and the floats of one of its rows.
+  StatusOr<std::vector<SliceAt>> FloatSlices(std::string_view key,
+                                             int64_t* row_floats) const;
   StatusOr<const RandomAccessFile*> Data(int shard) const;
   Status ReadRange(
       const ShardedEntry& e, std::string_view key, size_t chunk,

@@ -61,6 +61,10 @@ void WriteSignedNumIncreasing(std::string* out, int64_t val) {
 
 }  // namespace
 
+std::string ShardedBestPrefix(const std::string& dir) {
+  return StrCat(dir, "/", kShardedBestDir, "/model");
+}
+
 std::string ShardedCheckpointPrefix(const std::string& dir, int64_t step) {
   return StrCat(dir, "/", kShardedCheckpointName, "-", step);
 }

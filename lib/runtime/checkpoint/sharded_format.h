@@ -32,6 +32,12 @@ inline constexpr std::string_view kShardedTempSuffix = ".tmp";
 // written as uint8 vectors.
 enum class TfDtype : int { kFloat = 1, kUint8 = 4, kInt64 = 9 };
 
+// A sharded run's best model: a bundle of its variables alone (no
+// optimizer slots) at "<dir>/checkpoint-best/model", the directory
+// replaced whole at each new best.
+inline constexpr std::string_view kShardedBestDir = "checkpoint-best";
+std::string ShardedBestPrefix(const std::string& dir);
+
 // "<dir>/model.ckpt-<step>".
 std::string ShardedCheckpointPrefix(const std::string& dir, int64_t step);
 // PREFIX.data-<shard>-of-<num_shards>, 5 digits each.

@@ -10,6 +10,7 @@
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/checkpoint.h"
 #include "lib/runtime/export/saved_model.h"
+#include "lib/runtime/export/sharded_export.h"
 
 namespace dtf::runtime {
 namespace fs = std::filesystem;
@@ -60,13 +61,31 @@ StatusOr<LoadedModel> LoadExportedModel(const std::string& dir) {
       FeatureLayer layer,
       FeatureLayer::Create(definition.schema, definition.features,
                            *definition.model));
+  const std::string variables = (fs::path(dir) / kVariablesFile).string();
+  std::error_code ec;
+  if (!fs::exists(variables, ec)) {
+    // A sharded run's export: the tables' rows are read as batches need
+    // them.
+    DTF_ASSIGN_OR_RETURN(
+        std::unique_ptr<Model> model,
+        Model::Create(layer, *definition.model, 0, /*sparse_rows=*/false));
+    StatusOr<std::unique_ptr<TableRows>> rows =
+        LoadShardedVariables(dir, &layer, model.get());
+    if (rows.status().code() == StatusCode::kNotFound) {
+      return NotFoundError(StrCat(dir, " holds neither ", kVariablesFile,
+                                  " nor a sharded ", kSavedModelDir,
+                                  "/variables bundle"));
+    }
+    DTF_RETURN_IF_ERROR(rows.status());
+    return LoadedModel{std::move(definition), std::move(layer),
+                       std::move(model), std::move(*rows)};
+  }
   DTF_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
                        Model::Create(layer, *definition.model, 0));
-  DTF_ASSIGN_OR_RETURN(
-      Bundle bundle,
-      Bundle::ReadFile((fs::path(dir) / kVariablesFile).string()));
+  DTF_ASSIGN_OR_RETURN(Bundle bundle, Bundle::ReadFile(variables));
   DTF_RETURN_IF_ERROR(RestoreModelBundle(bundle, &layer, model.get()));
-  return LoadedModel{std::move(definition), std::move(layer), std::move(model)};
+  return LoadedModel{std::move(definition), std::move(layer), std::move(model),
+                     nullptr};
 }
 
 }  // namespace dtf::runtime

@@ -14,14 +14,11 @@
 
 #include "lib/base/status.h"
 #include "lib/data/job_file.h"
+#include "lib/runtime/export/export_names.h"
 #include "lib/runtime/model/feature_layer.h"
 #include "lib/runtime/model/model.h"
 
 namespace dtf::runtime {
-
-inline constexpr std::string_view kExportDir = "model";
-inline constexpr std::string_view kModelToml = "model.toml";
-inline constexpr std::string_view kVariablesFile = "variables.dtf";
 
 // Writes `dir` (replacing a previous export only once the new one is
 // complete).
@@ -36,12 +33,20 @@ Status ExportCheckpoint(const std::string& checkpoint, const std::string& dir,
                         std::string_view model_toml, FeatureLayer* layer,
                         Model* model);
 
+struct TableRows;  // sharded_export.h
+
 struct LoadedModel {
   JobFile definition;  // model.toml, loaded
   FeatureLayer layer;
   std::unique_ptr<Model> model;
+  // An export of a sharded run (sharded_export.h): where the rows of the
+  // tables are read, batch by batch; `model`'s tables hold none. Null when
+  // variables.dtf held every variable.
+  std::shared_ptr<const TableRows> rows;
 };
-// Loads an exported model directory. Errors name the file.
+// Loads an exported model directory: variables.dtf, or without it the
+// sharded bundle of saved_model/variables (LoadShardedVariables). Errors
+// name the file.
 StatusOr<LoadedModel> LoadExportedModel(const std::string& dir);
 
 }  // namespace dtf::runtime

@@ -1,8 +1,11 @@
 #include "lib/runtime/export/predictor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <utility>
+
+#include "lib/runtime/export/sharded_export.h"
 
 namespace dtf::runtime {
 
@@ -80,6 +83,35 @@ void PadBatchRows(Batch* batch, int64_t multiple) {
   batch->rows = target;
 }
 
+Status Predictor::ReadTableRows() {
+  // Each sparse input's ids become places in its sorted unique ids, whose
+  // rows the tables then hold.
+  std::vector<std::vector<int64_t>> unique(inputs_.ids.size());
+  for (size_t s = 0; s < inputs_.ids.size(); ++s) {
+    kernels::IdTensor& ids = inputs_.ids[s].ids;
+    std::vector<int64_t>& u = unique[s];
+    u.assign(ids.data(), ids.data() + ids.size());
+    std::sort(u.begin(), u.end());
+    u.erase(std::unique(u.begin(), u.end()), u.end());
+    for (int64_t k = 0; k < ids.size(); ++k) {
+      ids[k] = std::lower_bound(u.begin(), u.end(), ids[k]) - u.begin();
+    }
+  }
+  Model& model = *model_.model;
+  for (size_t v = 0; v < model.variables().size(); ++v) {
+    Variable& var = model.variables()[v];
+    const int s = model.SparseInputOf(v);
+    if (!var.sparse || s < 0) continue;
+    const std::vector<int64_t>& shape = model.specs()[v].shape;
+    std::vector<int64_t> rows_shape = shape;
+    rows_shape[0] = int64_t(unique[size_t(s)].size());
+    var.value = kernels::Tensor::Empty(rows_shape);
+    DTF_RETURN_IF_ERROR(
+        model_.rows->Read(var.name, shape[0], unique[size_t(s)], &var.value));
+  }
+  return OkStatus();
+}
+
 StatusOr<Predictor> Predictor::Load(const std::string& dir, int threads) {
   DTF_ASSIGN_OR_RETURN(LoadedModel model, LoadExportedModel(dir));
   return Predictor(std::move(model), threads);
@@ -100,6 +132,7 @@ Status Predictor::Run(const InputPipelineOptions& options,
     const int64_t rows = batch.rows;
     PadBatchRows(&batch, kPredictRowPadding);
     DTF_RETURN_IF_ERROR(model_.layer.Transform(ctx_, batch, false, &inputs_));
+    if (model_.rows != nullptr) DTF_RETURN_IF_ERROR(ReadTableRows());
     DTF_RETURN_IF_ERROR(model_.model->Forward(ctx_, inputs_, false, &logits_));
     DTF_RETURN_IF_ERROR(each(batch, rows, logits_));
   }

@@ -89,6 +89,10 @@ class Predictor {
              const std::atomic<bool>* cancel, const BatchScores& each);
 
  private:
+  // An export of a sharded run: the batch's ids made compact, and the
+  // rows they read brought into the model's tables (sharded_export.h).
+  Status ReadTableRows();
+
   Predictor(LoadedModel model, int threads)
       : model_(std::move(model)), ctx_(kernels::Context::Cpu(threads)) {}
 

@@ -51,10 +51,12 @@ std::vector<TfBundleTensor> SmBuilder::BundleTensors() const {
 }
 
 void SmBuilder::AddVariables() {
-  for (const Variable& v : model_.variables()) {
+  // The whole shapes (a parameter-server worker's model holds only some
+  // rows of its tables).
+  for (const VariableSpec& v : model_.specs()) {
     NodeDef* handle = g_.Add(v.name, "VarHandleOp");
     TfGraph::SetType(handle, "dtype", DT_FLOAT);
-    TfGraph::SetShape(handle, "shape", v.value.shape());
+    TfGraph::SetShape(handle, "shape", v.shape);
     TfGraph::SetString(handle, "shared_name", handle->name());
     TfGraph::SetString(handle, "container", "");
     handles_[v.name] = handle->name();
@@ -134,12 +136,37 @@ std::string SmBuilder::AssertAll(const std::string& sc, const std::string& ok,
 }
 
 std::string SmBuilder::Combine(const std::string& scope,
-                               const std::string& table, const SmIds& ids,
+                               const std::string& variable, const SmIds& ids,
                                const std::string& n, bool mean) {
+  std::string rows = ids.ids;
+  const int64_t num_ps = table_num_ps_;
+  if (num_ps > 1) {
+    // Row offset(i mod N) + i div N (saved_model_builder.h).
+    int64_t table_rows = 0;
+    for (const VariableSpec& v : model_.specs()) {
+      if (v.name == variable) table_rows = v.shape[0];
+    }
+    std::vector<int64_t> offsets;
+    int64_t offset = 0;
+    for (int64_t p = 0; p < num_ps; ++p) {
+      offsets.push_back(offset);
+      offset += table_rows > p ? (table_rows - p + num_ps - 1) / num_ps : 0;
+    }
+    const std::string ps = g_.Int64(StrCat(scope, "/num_ps"), num_ps);
+    const std::string owner =
+        g_.Op(StrCat(scope, "/owner"), "FloorMod", {rows, ps}, DT_INT64);
+    const std::string local =
+        g_.Op(StrCat(scope, "/local_row"), "FloorDiv", {rows, ps}, DT_INT64);
+    const std::string first =
+        g_.Gather(StrCat(scope, "/first_row"),
+                  g_.Int64s(StrCat(scope, "/offsets"), offsets, {num_ps}),
+                  owner, DT_INT64);
+    rows = g_.Op(StrCat(scope, "/row"), "AddV2", {first, local}, DT_INT64);
+  }
   NodeDef* node = g_.Add(scope,
                          mean ? "SparseSegmentMeanWithNumSegments"
                               : "SparseSegmentSumWithNumSegments",
-                         {table, ids.ids, ids.rows, n});
+                         {Read(variable), rows, ids.rows, n});
   TfGraph::SetType(node, "T", DT_FLOAT);
   TfGraph::SetType(node, "Tidx", DT_INT64);
   TfGraph::SetType(node, "Tsegmentids", DT_INT64);
@@ -248,7 +275,7 @@ std::string SmBuilder::WideLogits(const std::string& scope,
     if (!sparse[s].wide) continue;
     const std::string part =
         Combine(StrCat(sc, "/", sparse[s].name),
-                Read(StrCat("wide/", sparse[s].name)), ids[s], n, false);
+                StrCat("wide/", sparse[s].name), ids[s], n, false);
     logits = logits.empty() ? part
                             : g_.Op(StrCat(sc, "/add_", sparse[s].name),
                                     "AddV2", {logits, part}, DT_FLOAT);
@@ -304,10 +331,10 @@ std::string SmBuilder::DeepLogits(const std::string& scope,
   const std::string sc = StrCat(scope, "/deep");
   for (size_t s = 0; s < sparse.size(); ++s) {
     if (sparse[s].embedding <= 0) continue;
-    deep_parts.push_back(
-        Combine(StrCat(sc, "/", sparse[s].name, "/embedding"),
-                Read(StrCat("deep/", sparse[s].name, "/embedding")), ids[s], n,
-                sparse[s].combiner != Combiner::kSum));
+    deep_parts.push_back(Combine(StrCat(sc, "/", sparse[s].name, "/embedding"),
+                                 StrCat("deep/", sparse[s].name, "/embedding"),
+                                 ids[s], n,
+                                 sparse[s].combiner != Combiner::kSum));
   }
   std::string x = deep_parts.size() == 1 ? deep_parts[0]
                                          : g_.Concat(StrCat(sc, "/inputs"),
@@ -487,10 +514,12 @@ Status CheckSavedModelExport(const JobFile& definition) {
   return OkStatus();
 }
 
-Status WriteSavedModel(const std::string& dir, const JobFile& definition,
-                       const FeatureLayer& layer, const Model& model) {
+Status WriteSavedModelGraph(const std::string& dir, const JobFile& definition,
+                            const FeatureLayer& layer, const Model& model,
+                            int table_num_ps) {
   DTF_RETURN_IF_ERROR(CheckSavedModelExport(definition));
-  saved_model_internal::SmBuilder builder(definition, layer, model);
+  saved_model_internal::SmBuilder builder(definition, layer, model,
+                                          table_num_ps);
   DTF_RETURN_IF_ERROR(builder.Build());
   std::error_code ec;
   fs::create_directories(fs::path(dir) / "variables", ec);
@@ -509,14 +538,32 @@ Status WriteSavedModel(const std::string& dir, const JobFile& definition,
     DTF_RETURN_IF_ERROR(WriteFileAtomically(
         (fs::path(dir) / "assets" / asset.filename).string(), asset.contents));
   }
-  DTF_RETURN_IF_ERROR(WriteTfBundle(
-      (fs::path(dir) / kSmVariablesPrefix).string(), builder.BundleTensors()));
   std::string bytes;
   if (!builder.saved_model().SerializeToString(&bytes)) {
     return InternalError("cannot serialize the SavedModel");
   }
   return WriteFileAtomically((fs::path(dir) / "saved_model.pb").string(),
                              bytes);
+}
+
+std::string SavedModelVariablesPrefix(const std::string& dir) {
+  return (fs::path(dir) / kSmVariablesPrefix).string();
+}
+
+Status WriteSavedModel(const std::string& dir, const JobFile& definition,
+                       const FeatureLayer& layer, const Model& model) {
+  DTF_RETURN_IF_ERROR(CheckSavedModelExport(definition));
+  // The variables first, saved_model.pb last.
+  const saved_model_internal::SmBuilder builder(definition, layer, model);
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "variables", ec);
+  if (ec) {
+    return ErrnoToStatus(ec.value(),
+                         StrCat("cannot create ", dir, "/variables"));
+  }
+  DTF_RETURN_IF_ERROR(
+      WriteTfBundle(SavedModelVariablesPrefix(dir), builder.BundleTensors()));
+  return WriteSavedModelGraph(dir, definition, layer, model, 1);
 }
 
 Status ExportSavedModel(const std::string& dir, const JobFile& definition,

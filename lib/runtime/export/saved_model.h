@@ -35,6 +35,17 @@ Status CheckSavedModelExport(const JobFile& definition);
 Status WriteSavedModel(const std::string& dir, const JobFile& definition,
                        const FeatureLayer& layer, const Model& model);
 
+// The SavedModel of a model whose variables stay on parameter servers:
+// saved_model.pb (and assets/) alone; the caller has the variables/ bundle
+// written at SavedModelVariablesPrefix(dir), each table as `table_num_ps`
+// parameter servers hold it (saved_model_builder.h). `model` gives the
+// variables' names and whole shapes (specs()), never their values.
+Status WriteSavedModelGraph(const std::string& dir, const JobFile& definition,
+                            const FeatureLayer& layer, const Model& model,
+                            int table_num_ps);
+// "<dir>/variables/variables".
+std::string SavedModelVariablesPrefix(const std::string& dir);
+
 // WriteSavedModel into a staging directory beside `dir`, then renamed onto
 // `dir` (replacing a previous export only once the new one is complete).
 Status ExportSavedModel(const std::string& dir, const JobFile& definition,

@@ -76,11 +76,17 @@ inline constexpr std::string_view kSmInitOp = "init_all_tables";
 // Builds the SavedModel of one model; Build() once.
 class SmBuilder {
  public:
-  SmBuilder(const JobFile& job, const FeatureLayer& layer, const Model& model)
+  // `table_num_ps` > 1: the embedding and wide weight tables are saved as
+  // the parameter servers hold them (sharded_format.h): the rows of PS 0
+  // (ids 0, N, 2N, ...), then PS 1's, ...; the graph looks id i up at row
+  // offset(i mod N) + i div N.
+  SmBuilder(const JobFile& job, const FeatureLayer& layer, const Model& model,
+            int table_num_ps = 1)
       : job_(job),
         spec_(*job.model),
         layer_(layer),
         model_(model),
+        table_num_ps_(table_num_ps),
         sources_(layer.ParseSpecs(/*with_label=*/false)) {}
 
   Status Build();
@@ -215,7 +221,9 @@ class SmBuilder {
   SmIds TextIds(const std::string& scope, const TextFeature& f,
                 const SmColumn& column);
   std::string Range(const std::string& scope, const std::string& n);
-  std::string Combine(const std::string& scope, const std::string& table,
+  // The rows of `variable`'s table (its value read in the graph) that
+  // `ids` select, combined per row.
+  std::string Combine(const std::string& scope, const std::string& variable,
                       const SmIds& ids, const std::string& n, bool mean);
   // "logits", "probabilities", ... of one signature.
   void Outputs(const std::string& scope, const std::string& logits,
@@ -234,6 +242,7 @@ class SmBuilder {
   const ModelSpec& spec_;
   const FeatureLayer& layer_;
   const Model& model_;
+  int table_num_ps_ = 1;
   std::vector<FeatureParseSpec> sources_;
   TfGraph g_;
   tensorflow::SavedModel saved_model_;

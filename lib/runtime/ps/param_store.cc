@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "fmt/format.h"
+#include "lib/base/os.h"
 #include "lib/base/strings.h"
 #include "lib/base/task_name.h"
 #include "lib/runtime/checkpoint/bundle.h"
@@ -32,6 +34,36 @@ ParamStore::ParamStore(const JobFile& job, const StoreOptions& options)
       done_(size_t(options.num_workers), false) {}
 
 ParamStore::~ParamStore() = default;
+
+int64_t MemoryHeadroom(int64_t limit_bytes) {
+  return std::max<int64_t>(limit_bytes / 10, int64_t{64} << 20);
+}
+
+namespace {
+
+// Refuses a partition that would take the PS near its memory limit:
+// `planned` bytes of its tables made so far, `need` more for `v`, `rows`
+// of them here.
+Status CheckMemory(const StoreOptions& options, const VariableSpec& v,
+                   int64_t rows, int slots, int64_t need, int64_t in_use,
+                   int64_t planned) {
+  if (!options.memory_limit) return OkStatus();
+  const MemoryLimit& limit = *options.memory_limit;
+  const int64_t room = limit.bytes - MemoryHeadroom(limit.bytes);
+  if (in_use + planned + need <= room) return OkStatus();
+  return ResourceExhaustedError(fmt::format(
+      "{}: table {} would pass the memory limit: its {} rows (of {}, on {} "
+      "parameter servers) of {} floats with {} optimizer slot(s) need {}, "
+      "and {} are in use with the {} of the tables before it; the limit is "
+      "{} ({}) less {} kept free. Run more parameter servers or raise the "
+      "limit",
+      TaskName{Role::kPs, options.index}.ToString(), v.name, rows, v.shape[0],
+      options.num_ps, PieceCols(v.shape), slots, HumanBytes(need),
+      HumanBytes(in_use), HumanBytes(planned), HumanBytes(limit.bytes),
+      limit.source, HumanBytes(MemoryHeadroom(limit.bytes))));
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<ParamStore>> ParamStore::Create(
     const JobFile& job, const StoreOptions& options) {
@@ -63,6 +95,9 @@ StatusOr<std::unique_ptr<ParamStore>> ParamStore::Create(
                        Model::Layout(layer, *job.model));
   const int p = options.index;
   const uint64_t seed = uint64_t(train.seed);
+  const int64_t in_use =
+      options.memory_limit ? MemoryInUse(*options.memory_limit) : 0;
+  int64_t planned = 0;
   for (const VariableSpec& v : layout) {
     auto shard = std::make_unique<Shard>();
     shard->name = v.name;
@@ -72,6 +107,21 @@ StatusOr<std::unique_ptr<ParamStore>> ParamStore::Create(
     shard->trainable = v.trainable;
     shard->part = v.part;
     const int64_t rows = shard->shape[0];
+    {
+      const auto [first, end] = ps->partition_.DenseRange(rows, p);
+      const int64_t local =
+          v.sparse ? ps->partition_.SparseRows(rows, p) : end - first;
+      int slots = 0;
+      if (v.trainable) {
+        const kernels::Optimizer& o =
+            v.part == Part::kWide ? *ps->wide_optimizer_ : *ps->deep_optimizer_;
+        slots = o.CreateState(std::vector<int64_t>{0, shard->cols}).num_slots();
+      }
+      const int64_t need = local * shard->cols * 4 * (1 + slots);
+      DTF_RETURN_IF_ERROR(
+          CheckMemory(options, v, local, slots, need, in_use, planned));
+      planned += need;
+    }
     std::vector<int64_t> ids;
     if (v.sparse) {
       const int64_t local = ps->partition_.SparseRows(rows, p);

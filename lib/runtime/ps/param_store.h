@@ -24,11 +24,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "lib/base/memory_limit.h"
 #include "lib/base/status.h"
 #include "lib/data/job_file.h"
 #include "lib/kernels/context.h"
@@ -49,7 +51,20 @@ struct StoreOptions {
   // values: this PS's rows of every variable and optimizer slot, and the
   // global step. Empty: none (default).
   std::string restore_from;
+  // Tests only: SaveShard waits this long once its data file is open under
+  // its temporary name, before it writes, so that a test can kill the PS
+  // mid-write with a small model. 0: no wait (default).
+  int64_t save_delay_ms = 0;
+  // The memory limit the PS runs under (ReadMemoryLimit), or none: a
+  // partition whose tables and optimizer slots would take the PS within
+  // kMemoryHeadroom of it is refused (ResourceExhausted naming the table
+  // and the rows it holds) before it is made, instead of an OOM kill.
+  std::optional<MemoryLimit> memory_limit;
 };
+
+// What a PS keeps free below its memory limit: a tenth of it, at least
+// 64 MiB (requests, replies and the checkpoint's buffers).
+int64_t MemoryHeadroom(int64_t limit_bytes);
 
 class ParamStore {
  public:

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 #include <string_view>
+#include <thread>
 
 #include "lib/base/strings.h"
 #include "lib/runtime/checkpoint/checkpoint.h"
@@ -45,16 +46,20 @@ StatusOr<SaveShardResult> ParamStore::SaveShard(
   DTF_ASSIGN_OR_RETURN(
       std::unique_ptr<ShardWriter> writer,
       ShardWriter::Open(request.prefix, request.shard, request.num_shards));
+  if (options_.save_delay_ms > 0) {
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(options_.save_delay_ms));
+  }
   const int p = options_.index;
   const std::vector<int64_t> steps_shape = {options_.num_ps};
   for (const auto& shard : shards_) {
     const StoreShard& s = *shard;
     const int64_t start = SliceStart(s, partition_, p);
     const int64_t rows = s.value.rows();
-    DTF_RETURN_IF_ERROR(writer->AddSlice(CheckpointVariableKey(s.name),
-                                         TfDtype::kFloat, s.shape, start, rows,
-                                         Bytes(s.value)));
-    if (!s.trainable) continue;
+    DTF_RETURN_IF_ERROR(writer->AddSlice(
+        request.variables_only ? s.name : CheckpointVariableKey(s.name),
+        TfDtype::kFloat, s.shape, start, rows, Bytes(s.value)));
+    if (!s.trainable || request.variables_only) continue;
     for (int k = 0; k < s.state.num_slots(); ++k) {
       DTF_RETURN_IF_ERROR(writer->AddSlice(
           CheckpointSlotKey(s.name, s.state.slot_name(k)), TfDtype::kFloat,

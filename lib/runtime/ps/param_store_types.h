@@ -105,6 +105,9 @@ struct SaveShardRequest {
   // Counted as a sign of life, before and after the write, when it is a
   // worker (the chief): a long write is no silence of the chief's.
   int worker = -1;
+  // The variables alone under their own names, without optimizer slots
+  // or update counts (a SavedModel's variables, a best model).
+  bool variables_only = false;
 };
 
 struct SaveShardResult {

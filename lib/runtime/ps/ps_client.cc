@@ -331,7 +331,7 @@ StatusOr<PsClient::PushResult> PsClient::Step(
 
 StatusOr<std::vector<rpc::SaveShardResponse>> PsClient::SaveShards(
     const std::string& prefix, int num_shards, int64_t min_step,
-    std::chrono::milliseconds timeout) {
+    std::chrono::milliseconds timeout, bool variables_only) {
   std::vector<Status> statuses(static_cast<size_t>(num_ps()));
   std::vector<rpc::SaveShardResponse> responses(static_cast<size_t>(num_ps()));
   fanout_.Run([&](int p) {
@@ -342,6 +342,7 @@ StatusOr<std::vector<rpc::SaveShardResponse>> PsClient::SaveShards(
     request.set_num_shards(num_shards);
     request.set_min_step(min_step);
     request.set_worker(worker_);
+    request.set_variables_only(variables_only);
     rpc::SaveShardResponse& response = responses[size_t(p)];
     statuses[size_t(p)] = FromGrpc(
         stubs_[size_t(p)]->SaveShard(context.get(), request, &response),

@@ -94,9 +94,10 @@ class PsClient {
   // at once; `num_shards` counts the chief's shard too. Returns what each
   // wrote (its step and index entries); steps() is then each PS's step.
   // Each call may take `timeout` (a shard of a large table takes a while).
+  // `variables_only`: SaveShardRequest's.
   StatusOr<std::vector<rpc::SaveShardResponse>> SaveShards(
       const std::string& prefix, int num_shards, int64_t min_step,
-      std::chrono::milliseconds timeout);
+      std::chrono::milliseconds timeout, bool variables_only = false);
   // Tells every PS that this worker is done. Once the cancel flag is set,
   // best effort: a PS that is gone fails it at once, one that does not
   // answer within a second too.

@@ -68,6 +68,7 @@ grpc::Status PsService::SaveShard(grpc::ServerContext* context,
   save.num_shards = request->num_shards();
   save.min_step = request->min_step();
   save.worker = request->worker();
+  save.variables_only = request->variables_only();
   if (save.prefix.empty() || save.num_shards < 1 || save.shard < 0 ||
       save.shard >= save.num_shards) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,

@@ -5,10 +5,12 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "lib/base/memory_limit.h"
 #include "lib/base/status.h"
 #include "lib/base/task_name.h"
 #include "lib/rpc/credentials.h"
@@ -34,6 +36,10 @@ struct ServeOptions {
   // run is not used; a corrupt one, or this run's of another job
   // fingerprint, is an error naming the file.
   bool restore = false;
+  // A PS: StoreOptions::save_delay_ms (tests only).
+  int64_t save_delay_ms = 0;
+  // A PS: the memory limit it runs under (StoreOptions::memory_limit).
+  std::optional<MemoryLimit> memory_limit;
   std::function<void(const TrainProgress&)> on_progress;
   std::function<void(const EvalReport&)> on_eval;
   std::function<void(std::string_view)> on_note;

@@ -47,6 +47,8 @@ Status AddPsService(ServeTask* t, grpc::ServerBuilder* builder) {
   po.num_workers = int(options.workers.size());
   po.credentials = t->creds;
   po.threads = options.threads > 0 ? options.threads : 1;
+  po.save_delay_ms = options.save_delay_ms;
+  po.memory_limit = options.memory_limit;
   if (options.restore) {
     // Only this run's own checkpoint: never one an earlier run left in
     // the output directory.

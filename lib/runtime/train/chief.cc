@@ -6,6 +6,7 @@
 
 #include "lib/base/strings.h"
 #include "lib/runtime/checkpoint/checkpoint_files.h"
+#include "lib/runtime/checkpoint/sharded_checkpoint.h"
 #include "lib/runtime/cluster/coordinator_service.h"
 #include "lib/runtime/export/exported_model.h"
 #include "lib/runtime/train/best_eval.h"
@@ -26,7 +27,8 @@ Chief::Chief(const TrainSpec& train, ChiefOptions options,
       checkpoint_path_(
           (fs::path(options_.output_dir) / kCheckpointFile).string()),
       best_path_(
-          (fs::path(options_.output_dir) / kBestCheckpointFile).string()) {
+          (fs::path(options_.output_dir) / kBestCheckpointFile).string()),
+      sharded_best_(ShardedBestPrefix(options_.output_dir)) {
   if (train.input_cache) {
     eval_cache_.budget_bytes = train.input_cache_memory_mb << 20;
   }
@@ -35,8 +37,19 @@ Chief::Chief(const TrainSpec& train, ChiefOptions options,
 
 void Chief::RestoreBest() {
   std::error_code ec;
-  if (!fs::exists(best_path_, ec)) return;
-  StatusOr<Bundle> bundle = Bundle::ReadFile(best_path_);
+  StatusOr<Bundle> bundle = NotFoundError("");
+  std::string path = best_path_;
+  if (options_.sharded_checkpoints &&
+      fs::exists(ShardedIndexPath(sharded_best_), ec)) {
+    path = sharded_best_;
+    StatusOr<std::unique_ptr<ShardedCheckpointReader>> reader =
+        ShardedCheckpointReader::Open(sharded_best_);
+    bundle = reader.ok() ? (*reader)->ReadUnsliced() : reader.status();
+  } else if (fs::exists(best_path_, ec)) {
+    bundle = Bundle::ReadFile(best_path_);
+  } else {
+    return;
+  }
   StatusOr<std::optional<EvalReport>> best =
       bundle.ok() ? ReadBestEval(*bundle) : bundle.status();
   if (best.ok() && best->has_value()) {
@@ -46,7 +59,7 @@ void Chief::RestoreBest() {
     } else if (!info->job_fingerprint.empty() &&
                info->job_fingerprint != options_.origin.job_fingerprint) {
       best = FailedPreconditionError(
-          StrCat(best_path_, " was written for another job (fingerprint ",
+          StrCat(path, " was written for another job (fingerprint ",
                  info->job_fingerprint, ")"));
     }
   }
@@ -62,7 +75,7 @@ void Chief::RestoreBest() {
       "the best evaluation so far is step {}'s ({} {:.4f}, {}); a later one "
       "must beat it",
       tracker_.best()->step, tracker_.metric(),
-      *tracker_.best()->metrics.Get(tracker_.metric()), best_path_));
+      *tracker_.best()->metrics.Get(tracker_.metric()), path));
 }
 
 StatusOr<bool> Chief::Evaluate(Update& update, Progress& progress,
@@ -85,7 +98,9 @@ StatusOr<bool> Chief::Evaluate(Update& update, Progress& progress,
   const EvalVerdict verdict = tracker_.Observe(*result->eval);
   if (!verdict.warning.empty()) hooks_.Note(verdict.warning);
   if (verdict.improved) {
-    DTF_RETURN_IF_ERROR(WriteCheckpointTo(update, state, best_path_));
+    DTF_RETURN_IF_ERROR(ShardedRun(update)
+                            ? WriteShardedBest(update, state)
+                            : WriteCheckpointTo(update, state, best_path_));
   }
   return verdict.stop;
 }
@@ -132,17 +147,13 @@ Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
   const WatchPause pause(options_.coordinator);
   std::error_code ec;
   fs::create_directories(options_.output_dir, ec);
-  if (path.empty() && options_.sharded_checkpoints && update.sharded()) {
+  if (path.empty() && ShardedRun(update)) {
     TrainState cut = state;
     cut.worker_positions = workers;
     return WriteShardedCheckpoint(update, std::move(cut));
   }
-  // The best checkpoint of a sharded run keeps no optimizer slots: only
-  // the export and the best evaluation are read from it.
-  const bool slots =
-      !(path == best_path_ && options_.sharded_checkpoints && update.sharded());
   return update.WithHostModel(
-      slots,
+      /*slots=*/true,
       [&](Model* model, const std::vector<kernels::OptimizerState>& states) {
         TrainState cut = state;
         cut.ps_steps = update.shard_steps();
@@ -195,14 +206,21 @@ Status Chief::Finish(Update& update, const TrainState& state,
   const WatchPause pause(options_.coordinator);
   DTF_RETURN_IF_ERROR(WriteCheckpoint(update, state));
   result->checkpoint = checkpoint_path_;
-  RecordBest(tracker_, best_path_, result);
+  RecordBest(tracker_,
+             ShardedRun(update) ? fs::path(sharded_best_).parent_path().string()
+                                : best_path_,
+             result);
   result->export_dir = (fs::path(options_.output_dir) / kExportDir).string();
-  DTF_RETURN_IF_ERROR(update.WithHostModel(
-      /*slots=*/false,
-      [&](Model* model, const std::vector<kernels::OptimizerState>&) {
-        return ExportBest(tracker_, best_path_, result->export_dir,
-                          options_.model_toml, layer_, model);
-      }));
+  if (ShardedRun(update)) {
+    DTF_RETURN_IF_ERROR(ExportSharded(update, result->export_dir));
+  } else {
+    DTF_RETURN_IF_ERROR(update.WithHostModel(
+        /*slots=*/false,
+        [&](Model* model, const std::vector<kernels::OptimizerState>&) {
+          return ExportBest(tracker_, best_path_, result->export_dir,
+                            options_.model_toml, layer_, model);
+        }));
+  }
   if (options_.events != nullptr) {
     DTF_RETURN_IF_ERROR(options_.events->Close());
   }

@@ -108,6 +108,20 @@ class Chief {
   // for the variables just pulled (or saved) replace the workers' reports
   // in `cut`, the chief's own too.
   static void TakeCommittedPositions(const Update& update, TrainState* cut);
+  // Whether the variables stay on parameter servers that write their own
+  // shards (train.sharded_checkpoints with a sharded() update).
+  bool ShardedRun(const Update& update) const {
+    return options_.sharded_checkpoints && update.sharded();
+  }
+  // The best model of a sharded run (chief_sharded.cc): the directory
+  // checkpoint-best/ replaced by one whose bundle `model` every PS writes
+  // its variables' shard of (no optimizer slots), the chief's shard
+  // holding `state`, the best evaluation and the normalizer.
+  Status WriteShardedBest(Update& update, const TrainState& state);
+  // The export of a sharded run: from checkpoint-best/ when the best
+  // evaluation was not the last, else written by the PS now
+  // (sharded_export.h); no task gathers the model.
+  Status ExportSharded(Update& update, const std::string& dir);
   // For a resumed run: the best evaluation checkpoint-best.dtf keeps, when
   // it is of this job, becomes the tracker's best (a note says so, or why
   // it is not kept).
@@ -123,6 +137,8 @@ class Chief {
   EvalInputCache eval_cache_;
   std::string checkpoint_path_;
   const std::string best_path_;
+  // The prefix of a sharded run's best model (checkpoint-best/model).
+  const std::string sharded_best_;
   int64_t last_eval_step_ = -1;
 };
 

@@ -74,11 +74,18 @@ class Update {
   // at `prefix` (num_shards(): every PS's and the chief's, last), every
   // shard at one global step where the mode allows it (as WithHostModel
   // with slots), and returns each one's index entries; shard_steps() is
-  // then the step of each.
+  // then the step of each. With `variables_only`, each PS writes its
+  // variables alone under their own names (SaveShardRequest): a
+  // SavedModel's variables/ bundle or a best model.
   virtual int num_shards() const { return 0; }
+  // REQUIRES: sharded(). The model whose specs() name every variable with
+  // its whole shape, whatever rows its values hold (what the SavedModel's
+  // graph is built from); owned by the update.
+  virtual const Model* layout() const { return nullptr; }
   virtual StatusOr<std::vector<ShardedIndexEntries>> SaveShards(
-      const std::string& prefix) {
+      const std::string& prefix, bool variables_only) {
     (void)prefix;
+    (void)variables_only;
     return FailedPreconditionError("no variables on parameter servers");
   }
   // Whether the update knows each worker's committed input position

@@ -74,9 +74,10 @@ class PsUpdate : public Update {
       const override {
     return ps_.positions();
   }
+  const Model* layout() const override { return model_; }
 
   StatusOr<std::vector<ShardedIndexEntries>> SaveShards(
-      const std::string& prefix) override {
+      const std::string& prefix, bool variables_only) override {
     // Sync mode: every shard at the highest step a PS reached (as
     // PullConsistentCut); async mode has no common step.
     int64_t target = 0;
@@ -89,7 +90,8 @@ class PsUpdate : public Update {
       DTF_ASSIGN_OR_RETURN(
           saved, ps_.SaveShards(prefix, num_shards(), target,
                                 std::chrono::seconds(std::max<int64_t>(
-                                    train_.coordinator_timeout, 60))));
+                                    train_.coordinator_timeout, 60)),
+                                variables_only));
       return OkStatus();
     }));
     std::vector<ShardedIndexEntries> shards(saved.size());

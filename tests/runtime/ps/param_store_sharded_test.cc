@@ -1,6 +1,11 @@
 // Each parameter server writes its own shard of a sharded checkpoint; the
 // checkpoint restores, row for row and slot for slot, into as many, fewer
-// or more parameter servers.
+// or more parameter servers. A SavedModel's variables written the same way
+// read back row by row; a partition past the memory limit is refused.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <map>
 #include <memory>
@@ -9,10 +14,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "lib/base/memory_limit.h"
 #include "lib/base/strings.h"
 #include "lib/data/job_file.h"
 #include "lib/runtime/checkpoint/checkpoint.h"
 #include "lib/runtime/checkpoint/sharded_checkpoint.h"
+#include "lib/runtime/export/sharded_export.h"
 #include "lib/runtime/model/feature_layer.h"
 #include "lib/runtime/model/model.h"
 #include "lib/runtime/ps/param_store.h"
@@ -255,6 +262,132 @@ TEST_F(ParamStoreShardedTest, ACheckpointOfAnotherJobIsRefusedNamingIt) {
   EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(Message(s.status()).find(prefix + ".index"), std::string::npos)
       << s.status();
+}
+
+// A SavedModel's variables (variables_only): every variable under its
+// own name, no slots; dense variables read whole and table rows read one
+// by one (as `dtf predict` reads an export) equal what the stores hold.
+TEST_F(ParamStoreShardedTest, VariablesOnlyShardsReadBackRowByRow) {
+  auto three = Stores(3);
+  ASSERT_EQ(three.size(), 3u);
+  Train(three, 0.25f);
+  const Values want = All(three);
+  const std::string prefix = dir_.Join("variables");
+  std::vector<ShardedIndexEntries> shards;
+  for (int p = 0; p < 3; ++p) {
+    SaveShardRequest request{prefix, p, 4, 0};
+    request.variables_only = true;
+    StatusOr<SaveShardResult> saved = three[size_t(p)]->SaveShard(request);
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    shards.push_back(saved->entries);
+  }
+  auto chief = ShardWriter::Open(prefix, 3, 4);
+  ASSERT_TRUE(chief.ok()) << chief.status();
+  shards.push_back(*(*chief)->Finish());
+  ASSERT_TRUE(CommitShardedBundle(prefix, shards).ok());
+  auto reader = ShardedCheckpointReader::Open(prefix);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_EQ((*reader)->Find("slot/deep/key/embedding/accumulator"), nullptr);
+  TableRows rows;
+  rows.reader = *std::move(reader);
+  rows.num_ps = 3;
+  for (const VariableSpec& v : layout_) {
+    SCOPED_TRACE(v.name);
+    EXPECT_EQ(rows.reader->Find(CheckpointVariableKey(v.name)), nullptr);
+    const std::vector<float>& all = want.at(v.name);
+    if (!v.sparse) {
+      StatusOr<kernels::Tensor> t = rows.reader->ReadFloats(v.name);
+      ASSERT_TRUE(t.ok()) << t.status();
+      EXPECT_EQ(std::vector<float>(t->data(), t->data() + t->size()), all);
+      continue;
+    }
+    const int64_t cols = PieceCols(v.shape);
+    const std::vector<int64_t> ids = {0, 1, 2, 7, 1500, v.shape[0] - 1};
+    kernels::Tensor out = kernels::Tensor::Empty({int64_t(ids.size()), cols});
+    Status read = rows.Read(v.name, v.shape[0], ids, &out);
+    ASSERT_TRUE(read.ok()) << read;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      for (int64_t c = 0; c < cols; ++c) {
+        EXPECT_EQ(out.data()[int64_t(i) * cols + c],
+                  all[size_t(ids[i] * cols + c)])
+            << "id " << ids[i];
+      }
+    }
+    const std::vector<int64_t> past = {v.shape[0]};
+    EXPECT_EQ(rows.Read(v.name, v.shape[0], past, &out).code(),
+              StatusCode::kOutOfRange);
+  }
+}
+
+// A job whose table alone needs 512 MiB on one PS (8,388,608 rows of 8
+// floats and Adagrad's accumulator).
+std::string BigTableJob() {
+  std::string job = kJob;
+  job.replace(job.find("buckets = 3001"), 14, "buckets = 8388608");
+  job.replace(job.find("embedding = 4"), 13, "embedding = 8");
+  return job;
+}
+
+TEST_F(ParamStoreShardedTest, APartitionPastTheMemoryLimitIsRefusedNamingIt) {
+  const std::string path = dir_.Join("big.toml");
+  dtf::testing::WriteFile(path, BigTableJob());
+  StatusOr<JobFile> job = LoadJobFile(path, {});
+  ASSERT_TRUE(job.ok()) << job.status();
+  StoreOptions o;
+  o.index = 1;
+  o.num_ps = 2;
+  MemoryLimit limit;
+  limit.source = "a test's limit";
+  // Room for 100 MiB more than is in use: the 256 MiB of PS 1's rows and
+  // their slot do not fit.
+  limit.bytes = MemoryInUse(limit) + (int64_t{164} << 20);
+  o.memory_limit = limit;
+  StatusOr<std::unique_ptr<ParamStore>> s = ParamStore::Create(*job, o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kResourceExhausted);
+  const std::string m(Message(s.status()));
+  EXPECT_NE(m.find("ps:1: table deep/key/embedding"), std::string::npos) << m;
+  EXPECT_NE(m.find("its 4194304 rows (of 8388608"), std::string::npos) << m;
+  EXPECT_NE(m.find("a test's limit"), std::string::npos) << m;
+  // Spread over 64 PS, each one's 8 MiB fit.
+  o.num_ps = 64;
+  StatusOr<std::unique_ptr<ParamStore>> fits = ParamStore::Create(*job, o);
+  EXPECT_TRUE(fits.ok()) << fits.status();
+}
+
+// Under a real `ulimit -v` (in a child process) the PS refuses its
+// partition with that error instead of dying in an allocation.
+TEST_F(ParamStoreShardedTest, UnderUlimitVThePsFailsWithAnErrorNotACrash) {
+  const std::string path = dir_.Join("big.toml");
+  dtf::testing::WriteFile(path, BigTableJob());
+  StatusOr<JobFile> job = LoadJobFile(path, {});
+  ASSERT_TRUE(job.ok()) << job.status();
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    MemoryLimit here{0, "", true};
+    rlimit as{};
+    as.rlim_cur = as.rlim_max =
+        rlim_t(MemoryInUse(here) + (int64_t{300} << 20));
+    if (::setrlimit(RLIMIT_AS, &as) != 0) ::_exit(3);
+    StoreOptions o;
+    o.memory_limit = ReadMemoryLimit();
+    if (!o.memory_limit || o.memory_limit->source != "ulimit -v") ::_exit(4);
+    StatusOr<std::unique_ptr<ParamStore>> s = ParamStore::Create(*job, o);
+    const bool named =
+        !s.ok() && s.status().code() == StatusCode::kResourceExhausted &&
+        Message(s.status()).find("table deep/key/embedding") !=
+            std::string::npos &&
+        Message(s.status()).find("ulimit -v") != std::string::npos;
+    ::_exit(named ? 0 : 5);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status))
+      << "the child died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "3: setrlimit failed, 4: the limit was not read, 5: no error "
+         "naming the table";
 }
 
 }  // namespace
