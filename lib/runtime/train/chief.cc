@@ -158,7 +158,7 @@ Status Chief::WriteCheckpointTo(Update& update, const TrainState& state,
         TrainState cut = state;
         cut.ps_steps = update.shard_steps();
         cut.worker_positions = workers;
-        if (slots) TakeCommittedPositions(update, &cut);
+        TakeCommittedPositions(update, &cut);
         Bundle bundle = MakeCheckpoint(*layer_, *model, states, cut,
                                        options_.model_toml, options_.origin);
         if (path == best_path_ && tracker_.best()) {
