@@ -144,7 +144,8 @@ echo "ok: squeue empty, no process left, status and logs read the run"
 
 # --- 2b. allreduce on CPUs ----------------------------------------------------------
 # No parameter server: the two workers, job steps of one Slurm job, meet
-# through the chief and average over Gloo.
+# through the chief and average over the TLS ring (a Slurm run is always
+# mutual TLS, and Gloo's TCP ring has no TLS).
 launch --set train.mode=allreduce --set train.device=cpu --set train.epochs=6 \
   --metrics-out "$work/allreduce.json" >"$work/ar.out" 2>"$work/ar.err" || {
   show "$work/ar.err" "$runs"/*/slurm-*.err
@@ -152,8 +153,8 @@ launch --set train.mode=allreduce --set train.device=cpu --set train.epochs=6 \
 }
 ar_id="$(ls "$runs" | sort | tail -n 1)"
 [[ ! -e "$runs/$ar_id/ps-0" ]] || fail "allreduce: the plan has a parameter server"
-grep -q "worker:1: joined the Gloo collective as rank 1 of 2" "$work/ar.out" "$work/ar.err" ||
-  { show "$work/ar.out" "$work/ar.err"; fail "allreduce: worker:1 did not join Gloo"; }
+grep -q "worker:1: joined the TLS ring collective as rank 1 of 2" "$work/ar.out" "$work/ar.err" ||
+  { show "$work/ar.out" "$work/ar.err"; fail "allreduce: worker:1 did not join the TLS ring"; }
 acc="$(json "$work/allreduce.json" 'j["accuracy"]')"
 "$py" -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= 0.85 else 1)' "$acc" ||
   fail "allreduce accuracy $acc < 0.85"

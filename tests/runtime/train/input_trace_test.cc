@@ -192,8 +192,15 @@ class InputTraceTest : public ::testing::Test {
         o.restore = restore;
         o.cancel = i < ps ? &cancel_ps : &cancel_workers;
         if (i == ps && stop != nullptr) {
-          o.on_progress = [stop](const TrainProgress& p) {
-            if (p.step >= kStopAt) *stop = true;
+          o.on_progress = [stop, ps, &cancel_workers](const TrainProgress& p) {
+            if (p.step < kStopAt || stop->exchange(true)) return;
+            // The rest of the run (steps of under a millisecond) could end
+            // before the stop is seen: the chief's step waits here until
+            // the watchdog above (every 10 ms) and the task's own watcher
+            // (every 50 ms) have acted. Without parameter servers the
+            // workers' cancel is the stop.
+            if (ps == 0) cancel_workers = true;
+            std::this_thread::sleep_for(std::chrono::seconds(1));
           };
         }
         results[size_t(i)] = Serve(job, o);
@@ -212,7 +219,8 @@ class InputTraceTest : public ::testing::Test {
     const auto stopped = RunTasks(job, ps, /*restore=*/false, &stop);
     ASSERT_TRUE(stop) << "the first run ended before step " << kStopAt;
     // Stopped mid-run: the chief did not finish.
-    ASSERT_FALSE(stopped[size_t(ps)].ok());
+    ASSERT_FALSE(stopped[size_t(ps)].ok())
+        << "the chief ran on to step " << stopped[size_t(ps)]->steps;
     std::vector<CheckpointGeneration> generations =
         ListCheckpointGenerations(job.train.output_dir);
     ASSERT_FALSE(generations.empty());
