@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,7 @@
 #include "lib/launch/backend_checks.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/plan_hooks.h"
-#include "lib/launch/slurm/slurm_doctor.h"
-#include "lib/launch/spark/spark_doctor.h"
+#include "lib/launch/scheduler_checks.h"
 #include "lib/launch/ssh/data_preflight.h"
 #include "lib/launch/ssh/preflight.h"
 #include "lib/launch/ssh/ssh_backend.h"
@@ -216,12 +216,8 @@ Status RunDoctor(const DoctorFlags& f) {
   // on hosts of their own (SSH), or where a batch system places them.
   const launch::PlanHooks& hooks = plan.hooks();
   if (hooks.TasksHere()) return LocalDoctor(plan, f.json);
-  if (plan.backend == launch::BackendKind::kSpark) {
-    return ChecksDoctor(plan, WithS3(launch::spark::CheckSparkPlan(plan), r),
-                        "Spark", f.json);
-  }
-  if (!hooks.FilesOnHosts()) {
-    return ChecksDoctor(plan, WithS3(launch::CheckSlurmPlan(plan), r), "Slurm",
+  if (std::optional<launch::SchedulerChecks> c = launch::CheckScheduler(plan)) {
+    return ChecksDoctor(plan, WithS3(std::move(c->checks), r), c->scheduler,
                         f.json);
   }
   DTF_ASSIGN_OR_RETURN(launch::PreflightOptions options,
