@@ -34,12 +34,15 @@ s3dir="$work/s3-server"
 pids_to_kill=()
 
 cleanup() {
+  local rc=$?
   local name pid
   for name in h1 h2; do bash "$sshd_sh" stop "$ssh_dir" "$name" || true; done
   for pid in "${pids_to_kill[@]}"; do kill "$pid" 2>/dev/null || true; done
   # Whatever a failed check left: no task of these runs outlives the test.
   pkill -f -- "$remote/" 2>/dev/null || true
   bash "$source_dir/tests/testing/s3_server.sh" stop "$s3dir" || true
+  # A test that passed leaves no copy of dtf on its hosts (12 MB each).
+  if [[ $rc -eq 0 ]]; then rm -rf "$remote"; fi
 }
 trap cleanup EXIT
 
