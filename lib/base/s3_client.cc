@@ -189,6 +189,7 @@ StatusOr<S3Client::Response> S3Client::CallOnce(const Request& request,
   if (h == nullptr) return InternalError("libcurl: cannot create a handle");
   const std::string url = Url(request);
   Response response;
+  response.body.reserve(request.expected_bytes);
   Upload upload{request.body, 0};
   curl_slist* headers = nullptr;
   headers =

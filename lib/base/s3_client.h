@@ -92,6 +92,9 @@ struct S3Client::Request {
   std::vector<std::pair<std::string, std::string>> query;
   std::vector<std::string> headers;  // "Name: value"
   std::string_view body;
+  // The reply's body size when known (a range), reserved at once so that
+  // it is not copied as it grows.
+  size_t expected_bytes = 0;
 };
 
 struct S3Client::Response {

@@ -16,6 +16,7 @@ StatusOr<std::string> S3Client::GetRange(const S3Path& path, uint64_t offset,
   request.path = path;
   request.headers.push_back(
       absl::StrCat("Range: bytes=", offset, "-", offset + n - 1));
+  request.expected_bytes = n;
   StatusOr<Response> response = Call(request);
   if (!response.ok()) {
     // Past the end (416): no bytes.
