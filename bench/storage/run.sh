@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/storage/run.sh [--dtf PATH] [--rows N] [--steps N] [--repeat N]
-#                      [--work DIR] [--build DIR]
+#                      [--work DIR] [--build DIR] [--server-cpu N]
 #
 # dtf on an S3 server on loopback (SeaweedFS, tests/testing/s3_server.sh)
 # against the same work on local disk, on the census job (UCI Adult rows):
@@ -12,6 +12,10 @@
 #                the input differs; examples/s of the training clock)
 # Each figure is the best of REPEAT runs; the server is started in WORK and
 # stopped at the end. Prints a table and writes WORK/results.json.
+# --server-cpu N pins the S3 server to CPU N and every dtf run, local or
+# s3, to the other CPUs (taskset), as if the store were a host of its own;
+# by default they share every CPU, so the server's own work (about a
+# quarter of dtf's CPU time for gen-records) counts against the s3 runs.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,6 +27,7 @@ steps=2000
 repeat=3
 work="$repo/build/bench-storage"
 build="$repo/build"
+server_cpu=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dtf) dtf="$2"; shift 2 ;;
@@ -31,6 +36,7 @@ while [[ $# -gt 0 ]]; do
     --repeat) repeat="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
+    --server-cpu) server_cpu="$2"; shift 2 ;;
     *) sed -n '2,3p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
@@ -43,6 +49,17 @@ set -a
 # shellcheck disable=SC1090
 source <(bash "$repo/tests/testing/s3_server.sh" start "$server" "$build")
 set +a
+# pin: the prefix that runs dtf (on the CPUs the server does not have).
+pin=()
+if [[ -n "$server_cpu" ]]; then
+  others="$(python3 -c 'import os, sys; c = int(sys.argv[1]); print(",".join(str(i) for i in sorted(os.sched_getaffinity(0)) if i != c))' "$server_cpu")"
+  [[ -n "$others" ]] || { echo "bench: no CPU left for dtf beside $server_cpu" >&2; exit 2; }
+  for p in $(pgrep -f "weed server -dir=$server"); do
+    taskset -a -cp "$server_cpu" "$p" > /dev/null
+  done
+  pin=(taskset -c "$others")
+  echo "S3 server on CPU $server_cpu, dtf on CPUs $others" >&2
+fi
 s3curl() {
   curl -sS --fail-with-body --aws-sigv4 "aws:amz:$AWS_REGION:s3" \
     --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
@@ -93,15 +110,15 @@ seconds() {
 
 gen_local=() gen_s3=()
 for ((i = 0; i < repeat; i++)); do
-  gen_local+=("$(seconds "$dtf" gen-records --job "$local_job" --overwrite)")
-  gen_s3+=("$(seconds "$dtf" gen-records --job "$s3_job" --overwrite)")
+  gen_local+=("$(seconds "${pin[@]}" "$dtf" gen-records --job "$local_job" --overwrite)")
+  gen_s3+=("$(seconds "${pin[@]}" "$dtf" gen-records --job "$s3_job" --overwrite)")
 done
 gl="$(best "${gen_local[@]}")" gs="$(best "${gen_s3[@]}")"
 
 # Training: the eval split's shards are the same 16,281 rows in both.
 train_eps() {
   rm -rf "$(dirname "$1")/out"
-  "$dtf" train --job "$1" --steps "$steps" --no-eval --quiet \
+  "${pin[@]}" "$dtf" train --job "$1" --steps "$steps" --no-eval --quiet \
     --metrics-out "$(dirname "$1")/metrics.json" > /dev/null
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["examples_per_sec"])' \
     "$(dirname "$1")/metrics.json"
