@@ -221,7 +221,9 @@ wait_all() {
 # 1. Train until a checkpoint is committed and training went past it.
 log "phase 1: $ps PS + $workers workers, $tables tables of $buckets buckets, ${limit_mb} MB each"
 t0=$(date +%s)
-start_all train
+# Phase 1 is told to train far past --steps, so that on a fast machine it
+# cannot reach the end before it is killed.
+start_all train --set "train.steps=$((steps * 100))"
 ckpt=""
 for ((s = 0; s < 3600; s++)); do
   ckpt="$(ls "$work/out"/model.ckpt-*.index 2> /dev/null | head -1 || true)"
@@ -232,7 +234,7 @@ for ((s = 0; s < 3600; s++)); do
   sleep 1
 done
 if [[ -n "$ckpt" ]]; then
-  sleep 5
+  sleep 2
   log "$(basename "$ckpt") after $(( $(date +%s) - t0 )) s; killing every task"
   # shellcheck disable=SC2046  # a list of pids
   kill -9 $(cg_procs) 2> /dev/null || true

@@ -133,7 +133,12 @@ StatusOr<std::unique_ptr<ParamStore>> ParamStore::Create(
       for (int64_t r = shard->begin; r < shard->end; ++r) ids.push_back(r);
     }
     shard->value = kernels::Tensor::Empty({int64_t(ids.size()), shard->cols});
-    InitializeRows(v, seed, ids, shard->value.data());
+    // A restore writes every row (or fails the PS): initial values drawn
+    // for them first would be thrown away, and drawing them (a normal
+    // sample a value) takes longer than reading the checkpoint.
+    if (options.restore_from.empty()) {
+      InitializeRows(v, seed, ids, shard->value.data());
+    }
     if (v.trainable) {
       shard->optimizer = v.part == Part::kWide ? ps->wide_optimizer_.get()
                                                : ps->deep_optimizer_.get();
