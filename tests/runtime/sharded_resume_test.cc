@@ -236,5 +236,47 @@ TEST(ShardedResume, EachPsSavesItsShardAndAnyNumberOfPsRestoresIt) {
   EXPECT_NE(loaded_export->rows, nullptr);
 }
 
+// A run whose tasks all stopped after the checkpoint of its last step, and
+// were started again with the restore flag, takes no step more: each
+// worker learns the global step its parameter servers restored before it
+// steps.
+TEST(ShardedResume, ARunResumedAtItsLastStepTakesNoStepMore) {
+  dtf::testing::TempDir dir;
+  StatusOr<std::string> path = testing::WriteExampleJob("titanic", dir, {});
+  ASSERT_TRUE(path.ok()) << path.status();
+  StatusOr<JobFile> loaded = testing::LoadJobWithRecords(*path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  JobFile job = *std::move(loaded);
+  job.train.steps = 14;
+  job.train.checkpoint_every_steps = 7;
+  job.train.sharded_checkpoints = true;
+  const auto run = [&](bool restore) {
+    const Cluster c = MakeCluster(2, 2);
+    std::vector<std::future<StatusOr<TrainResult>>> tasks;
+    for (int i = 0; i < 4; ++i) {
+      tasks.push_back(std::async(std::launch::async, [&, i] {
+        ServeOptions o =
+            Options(c, i < 2 ? Role::kPs : Role::kWorker, i < 2 ? i : i - 2);
+        o.restore = restore;
+        return Serve(job, o);
+      }));
+    }
+    std::vector<StatusOr<TrainResult>> results;
+    for (auto& t : tasks) results.push_back(t.get());
+    return results;
+  };
+  for (const StatusOr<TrainResult>& r : run(false)) {
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+  const std::vector<StatusOr<TrainResult>> resumed = run(true);
+  for (size_t i = 0; i < resumed.size(); ++i) {
+    ASSERT_TRUE(resumed[i].ok()) << "task " << i << ": " << resumed[i].status();
+  }
+  for (size_t w = 0; w < 2; ++w) {
+    EXPECT_EQ(resumed[2 + w]->steps_run, 0) << "worker:" << w;
+    EXPECT_EQ(resumed[2 + w]->steps, 14) << "worker:" << w;
+  }
+}
+
 }  // namespace
 }  // namespace dtf::runtime

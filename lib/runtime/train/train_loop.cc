@@ -198,6 +198,7 @@ StatusOr<bool> TrainLoop::Steps() {
         if (p->status.ok()) update_.PrepareInputs(p);
       },
       update_.prefetch());
+  if (Status st = update_.Start(); !st.ok()) return UpdateFailed(st);
   DTF_ASSIGN_OR_RETURN(PreparedBatch * cur, batches.First());
   // The chief's early stopping, which a collective update carries to every
   // rank in the next agreement.

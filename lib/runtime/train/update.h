@@ -57,6 +57,11 @@ class Update {
   // waits for them to finish and always evaluates the model they left.
   virtual bool independent_workers() const { return false; }
 
+  // Called once before the first step: learns the global step the run is
+  // at where the variables are elsewhere (parameter servers restored from
+  // a checkpoint, or a run this worker joins late), so that a run already
+  // at train.steps takes no step more.
+  virtual Status Start() { return OkStatus(); }
   // The global step the variables are at.
   virtual int64_t global_step() const = 0;
   // Whether every variable is at global_step(): false once an Apply failed

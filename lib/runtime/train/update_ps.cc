@@ -65,6 +65,13 @@ class PsUpdate : public Update {
 
   bool prefetch() const override { return true; }
   bool independent_workers() const override { return true; }
+  Status Start() override {
+    DTF_RETURN_IF_ERROR(Retrying([&] { return ps_.Pull({}, {}, 0); }));
+    for (const int64_t step : ps_.steps()) {
+      global_step_ = std::max(global_step_, step);
+    }
+    return OkStatus();
+  }
   int64_t global_step() const override { return global_step_; }
   std::vector<int64_t> shard_steps() const override { return ps_.steps(); }
   bool sharded() const override { return true; }
