@@ -109,7 +109,53 @@ TEST_P(GlooCollectiveTest, EveryCallGivesTheRightValues) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, GlooCollectiveTest, ::testing::Values(2, 4));
+// Means of small tensors, shorter than the ranks too, on odd and even
+// numbers of ranks: every rank must end with the same bits, or the
+// replicas drift apart.
+TEST_P(GlooCollectiveTest, SmallTensorsAverageToTheSameBitsOnEveryRank) {
+  const int n = GetParam();
+  const std::vector<Status> done =
+      RunRanks(n, Limits(30s), [n](int r, Collective& c) -> Status {
+        for (const int64_t len :
+             {int64_t{1}, int64_t{n - 1}, int64_t{1000}, int64_t{262144}}) {
+          if (len == 0) continue;
+          Tensor t = Tensor::Empty({len});
+          // Values whose sum depends on the order it is taken in.
+          for (int64_t i = 0; i < len; ++i) {
+            t[i] = 1.0f / float(3 + r * 7 + i % 11) + float(r) * 1e7f;
+          }
+          DTF_RETURN_IF_ERROR(c.AllReduceMean(&t));
+          for (int64_t i = 0; i < len; ++i) {
+            double want = 0;
+            for (int q = 0; q < n; ++q) {
+              want += double(1.0f / float(3 + q * 7 + i % 11)) +
+                      double(float(q) * 1e7f);
+            }
+            want /= n;
+            if (std::abs(double(t[i]) - want) > 1e-6 * std::abs(want) + 1.0) {
+              return InternalError(StrCat("mean[", i, "] of ", len, " = ", t[i],
+                                          ", not ", want, " on rank ", r));
+            }
+          }
+          StatusOr<std::vector<std::string>> all = c.AllGather(std::string(
+              reinterpret_cast<const char*>(t.data()), size_t(len) * 4));
+          DTF_RETURN_IF_ERROR(all.status());
+          for (int q = 1; q < n; ++q) {
+            if ((*all)[size_t(q)] != (*all)[0]) {
+              return InternalError(StrCat("ranks 0 and ", q, " differ in ",
+                                          "the mean of ", len, " floats"));
+            }
+          }
+        }
+        return c.Barrier();
+      });
+  for (int r = 0; r < n; ++r) {
+    EXPECT_TRUE(done[size_t(r)].ok()) << "rank " << r << ": " << done[r];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, GlooCollectiveTest,
+                         ::testing::Values(2, 3, 4, 5, 6));
 
 TEST(GlooCollectiveOneRankTest, EveryCallIsACopy) {
   MemoryStore store;
