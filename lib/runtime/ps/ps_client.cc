@@ -294,12 +294,21 @@ StatusOr<PsClient::PushResult> PsClient::Step(
   ResizeSparse(*sparse);
   std::vector<Status> statuses(static_cast<size_t>(num_ps()));
   std::vector<rpc::PullHeader> headers(static_cast<size_t>(num_ps()));
+  // Sync mode: one step for every PS, the smallest this worker saw. Each
+  // PS's own step as last seen could differ by one where another worker
+  // left (WorkerDone) between the replies; the push would then be fresh
+  // on one PS and stale on another, and the shards would end at different
+  // steps. With the smallest, a PS that is ahead drops it and one that is
+  // behind applies it: they meet again.
+  const int64_t common =
+      steps_.empty() ? 0 : *std::min_element(steps_.begin(), steps_.end());
   fanout_.Run([&](int p) {
     const std::string what = PsWhere(size_t(p), addresses_);
+    const int64_t step = sync ? common : steps_[size_t(p)];
     rpc::StepMessage head;
     auto* push = head.mutable_push();
     push->set_worker(worker_);
-    push->set_step(steps_[size_t(p)]);
+    push->set_step(step);
     push->set_examples(examples);
     push->set_loss(loss);
     if (position) {
@@ -311,7 +320,7 @@ StatusOr<PsClient::PushResult> PsClient::Step(
     if (pull) {
       rpc::PullRequest* request = head.mutable_pull();
       request->set_worker(worker_);
-      request->set_min_step(sync ? steps_[size_t(p)] + 1 : 0);
+      request->set_min_step(sync ? step + 1 : 0);
       FillPullRequest(*dense, *sparse, p, partition_, request);
     }
     rpc::PullHeader& header = headers[size_t(p)];
