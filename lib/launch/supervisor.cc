@@ -356,7 +356,16 @@ bool Run::Poll() {
     Fail(s);
     return true;
   }
-  const std::vector<size_t> ended = ended_now_;
+  std::vector<size_t> ended = ended_now_;
+  if (plan_.allreduce()) {
+    // A rank killed makes the chief fail at its next collective, and both
+    // ends can show in one look: the lost rank's end goes first, so that
+    // it restarts every worker (as restarts allow) rather than the
+    // chief's ending the run.
+    std::stable_partition(ended.begin(), ended.end(), [&](size_t i) {
+      return !plan_.tasks[i].chief;
+    });
+  }
   for (size_t i : ended) {
     if (over_) return true;
     const TaskEnd& end = *tasks_[i].end;

@@ -409,6 +409,32 @@ TEST_F(SupervisorTest, AnAllreduceWorkerFailingRestartsEveryWorker) {
   EXPECT_THAT(Message(run->outcome().status), HasSubstr("worker:2"));
 }
 
+// A rank killed makes the chief fail at its next collective; both ends can
+// show in one look, the chief's first. The lost rank restarts every worker
+// all the same: the chief's end does not end the run.
+TEST_F(SupervisorTest, AnAllreduceChiefFailingWithALostRankInOneLookRestartsAll) {
+  std::unique_ptr<LaunchRun> run = Start(0, 2, /*max_restarts=*/1);
+  ASSERT_NE(run, nullptr);
+  AllReady(*run);
+  EXPECT_FALSE(run->Poll());
+  fake_->Exit("worker:0", 4);
+  fake_->Exit("worker:1", 137);
+  EXPECT_FALSE(run->Poll());
+  EXPECT_THAT(CallsFrom(4), ElementsAre("stopped", "start again worker:0 (all)",
+                                        "start again worker:1 (all)"));
+  EXPECT_TRUE(
+      Noted("task worker:1 exited with status 137; an allreduce run "
+            "restarts every worker from the last checkpoint"));
+  EXPECT_EQ(Record(*run).state, RunState::kRunning);
+
+  // Once restarted, the chief's exit ends the run as it always does.
+  AllReady(*run);
+  fake_->Exit("worker:1", 0);
+  fake_->Exit("worker:0", 0);
+  EXPECT_TRUE(run->Poll());
+  EXPECT_TRUE(run->outcome().status.ok()) << run->outcome().status;
+}
+
 TEST_F(SupervisorTest, ATaskThatNeverBecomesReadyEndsTheRun) {
   options_.start_timeout = std::chrono::milliseconds(500);
   std::unique_ptr<LaunchRun> run = Start(1, 2);
