@@ -18,9 +18,11 @@ if [[ "${1:-}" == "--test" ]]; then
   # storage tests (SeaweedFS from PyPI).
   # Java 17: the Spark cluster of the Spark tests (tests/testing/
   # spark_cluster.sh; Spark itself is PyPI's pyspark, in build/venv-spark).
+  # iproute2, tcpdump and openssl: the hosts in network namespaces of
+  # tests/e2e/attacker.sh, its capture of their traffic and another CA.
   packages+=(python3 python3-venv python3-pip clang-14 libclang-rt-14-dev curl
              bsdutils openssh-server openssh-client skopeo umoci podman
-             openjdk-17-jre-headless)
+             openjdk-17-jre-headless iproute2 tcpdump openssl)
 fi
 
 missing=()

@@ -10,7 +10,7 @@
 # network namespace joined by a veth pair to a bridge, its link shaped by tc
 # tbf (--rate, both directions) and its CPU held to a cgroup quota (--cores
 # for a worker or the one process, --ps-cores for a parameter server or
-# TensorFlow's coordinator). See hosts.sh.
+# TensorFlow's coordinator). See tests/testing/netns_hosts.sh.
 #
 # For each model (census: examples/census/dtf.toml; heavy: the same with
 # hidden = [1024, 1024]) it runs, one after the other:
@@ -103,7 +103,7 @@ done
 log() { echo "bench: $*" >&2; }
 source "$here/../census_job.sh"  # find_dtf, write_job, make_records
 source "$here/../idle.sh"        # wait_idle
-source "$here/hosts.sh"
+source "$here/../../tests/testing/netns_hosts.sh"
 
 fail_usage() { echo "$*" >&2; exit 2; }
 for n in ps_count epochs heavy_epochs tf_steps heavy_tf_steps run_timeout_s \
