@@ -2,7 +2,7 @@
 # bench/cluster_train/run.sh [--dtf PATH] [--build DIR] [--work DIR]
 #   [--epochs N] [--batch-size N] [--threads N] [--layouts 1:1,2:2]
 #   [--allreduce 2] [--tf-epoch-steps N] [--tf-epochs N] [--repeats N] [--wait-idle SECONDS]
-#   [--only dtf,tf] [--tls]
+#   [--only dtf,tf] [--tls] [--tls-host ADDRESS]
 #
 # Examples/s of the census wide & deep job (examples/census/dtf.toml) trained
 # by dtf in one process (`dtf train`) and as a cluster of local processes
@@ -25,7 +25,11 @@
 # rest of the machine keeps under 0.15 cores busy. --only leaves tools out.
 # --tls: each dtf launch layout is run again with mutual TLS between its
 # tasks (a profile with tls = true), right after the plaintext run, and a
-# table of the chief's examples/s with TLS beside plaintext follows.
+# table of the chief's examples/s with TLS beside plaintext follows; each
+# --allreduce layout is run twice more with every worker on --tls-host (a
+# network address of this machine; default: the first of `hostname -I`),
+# with tls = false (Gloo, cleartext) and with TLS (the TLS ring), and its
+# pairs join the table.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -48,6 +52,7 @@ repeats=1
 wait_idle_s=0
 only="dtf,tf"
 tls=0
+tls_host=""
 tf_timeout_s=1800
 
 usage() {
@@ -71,6 +76,7 @@ while [[ $# -gt 0 ]]; do
     --wait-idle) wait_idle_s="$2"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
     --tls) tls=1; shift ;;
+    --tls-host) tls_host="$2"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "unknown argument: $1" >&2; usage ;;
   esac
@@ -233,6 +239,13 @@ rm -rf "$work"/tf-*.tasks
 log "threads: $threads; batch: $batch; dtf: $dtf_source (built $dtf_built," \
   "copied to $dtf); work: $work"
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+if ((tls)); then
+  [[ -n "$tls_host" ]] || tls_host="$(hostname -I | awk '{ print $1 }')"
+  [[ -n "$tls_host" && ! "$tls_host" =~ ^127\. ]] ||
+    { echo "--tls: no network address for the allreduce pairs (--tls-host)" >&2; exit 2; }
+  printf 'host = "%s"\ntls = false\n' "$tls_host" > "$work/arplain.toml"
+  printf 'host = "%s"\n' "$tls_host" > "$work/artls.toml"
+fi
 
 for ((r = 1; r <= repeats; r++)); do
   if wants dtf; then
@@ -254,6 +267,18 @@ for ((r = 1; r <= repeats; r++)); do
       log "[$r/$repeats] dtf launch --workers $w, allreduce on CPUs: $epochs epochs"
       measured "dtf-allreduce-$w-r$r" dtf_launch "dtf-allreduce-$w-r$r" 0 "$w" \
         --set train.mode=allreduce --set train.device=cpu
+      ((tls)) || continue
+      for kind in arplain artls; do
+        log "[$r/$repeats] dtf launch --workers $w, allreduce on $tls_host:" \
+          "$([[ $kind == artls ]] && echo "the TLS ring" || echo "Gloo, tls = false")"
+        measured "dtf-$kind-$w-r$r" dtf_launch "dtf-$kind-$w-r$r" 0 "$w" \
+          --profile "$work/$kind.toml" --set train.mode=allreduce \
+          --set train.device=cpu
+      done
+      grep -q 'joined the TLS ring collective' "$work/dtf-artls-$w-r$r.log" ||
+        { echo "dtf-artls-$w-r$r: not over the TLS ring" >&2; exit 1; }
+      grep -q 'joined the Gloo collective' "$work/dtf-arplain-$w-r$r.log" ||
+        { echo "dtf-arplain-$w-r$r: not over Gloo" >&2; exit 1; }
     done
   fi
   if wants tf; then
@@ -280,31 +305,41 @@ export load_before load_after dtf_source dtf_built dtf_sha256
 ((tls)) || exit 0
 # The chief's examples/s with mutual TLS beside plaintext, each pair run
 # back to back.
-export work repeats layouts
+export work repeats layouts allreduce tls_host
 "$python" - <<'PY'
 import json
 import os
 from statistics import median
 
 work, repeats = os.environ["work"], int(os.environ["repeats"])
-print()
-print(f"{'chief examples/s':<28} {'plain':>9} {'TLS':>9} {'TLS / plain':>12}")
-for layout in os.environ["layouts"].split(","):
-    ps, workers = layout.split(":")
+
+
+def pairs(label, plain_name, tls_name):
     ratios = []
     for r in range(1, repeats + 1):
         try:
-            with open(f"{work}/dtf-launch-{ps}-{workers}-r{r}.json") as f:
+            with open(f"{work}/{plain_name}-r{r}.json") as f:
                 plain = json.load(f)["examples_per_sec"]
-            with open(f"{work}/dtf-tls-{ps}-{workers}-r{r}.json") as f:
+            with open(f"{work}/{tls_name}-r{r}.json") as f:
                 tls = json.load(f)["examples_per_sec"]
         except (OSError, KeyError, ValueError):
-            print(f"{ps} PS x {workers} workers, repeat {r}: a run failed")
+            print(f"{label}, repeat {r}: a run failed")
             continue
         ratios.append(tls / plain)
-        print(f"{f'{ps} PS x {workers} workers, r{r}':<28} {plain:>9.0f} "
-              f"{tls:>9.0f} {tls / plain:>12.2f}")
+        print(f"{f'{label}, r{r}':<36} {plain:>9.0f} {tls:>9.0f} "
+              f"{tls / plain:>12.2f}")
     if ratios:
-        print(f"{f'{ps} PS x {workers} workers':<28} median TLS / plain "
-              f"{median(ratios):.2f}")
+        print(f"{label:<36} median TLS / plain {median(ratios):.2f}")
+
+
+print()
+print(f"{'chief examples/s':<36} {'plain':>9} {'TLS':>9} {'TLS / plain':>12}")
+for layout in os.environ["layouts"].split(","):
+    ps, workers = layout.split(":")
+    pairs(f"{ps} PS x {workers} workers", f"dtf-launch-{ps}-{workers}",
+          f"dtf-tls-{ps}-{workers}")
+if os.environ["allreduce"]:
+    for w in os.environ["allreduce"].split(","):
+        pairs(f"allreduce {w} workers on {os.environ['tls_host']}",
+              f"dtf-arplain-{w}", f"dtf-artls-{w}")
 PY
