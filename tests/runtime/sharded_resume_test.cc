@@ -131,11 +131,16 @@ Values Restored(const JobFile& job, const Cluster& c,
   return values;
 }
 
+// The titanic job, written into `dir` with its records.
+StatusOr<JobFile> TitanicJob(const dtf::testing::TempDir& dir) {
+  DTF_ASSIGN_OR_RETURN(std::string path,
+                       testing::WriteExampleJob("titanic", dir, {}));
+  return testing::LoadJobWithRecords(path);
+}
+
 TEST(ShardedResume, EachPsSavesItsShardAndAnyNumberOfPsRestoresIt) {
   dtf::testing::TempDir dir;
-  StatusOr<std::string> path = testing::WriteExampleJob("titanic", dir, {});
-  ASSERT_TRUE(path.ok()) << path.status();
-  StatusOr<JobFile> loaded = testing::LoadJobWithRecords(*path);
+  StatusOr<JobFile> loaded = TitanicJob(dir);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   JobFile job = *std::move(loaded);
   job.train.epochs = 2;
@@ -242,9 +247,7 @@ TEST(ShardedResume, EachPsSavesItsShardAndAnyNumberOfPsRestoresIt) {
 // steps.
 TEST(ShardedResume, ARunResumedAtItsLastStepTakesNoStepMore) {
   dtf::testing::TempDir dir;
-  StatusOr<std::string> path = testing::WriteExampleJob("titanic", dir, {});
-  ASSERT_TRUE(path.ok()) << path.status();
-  StatusOr<JobFile> loaded = testing::LoadJobWithRecords(*path);
+  StatusOr<JobFile> loaded = TitanicJob(dir);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   JobFile job = *std::move(loaded);
   job.train.steps = 14;
