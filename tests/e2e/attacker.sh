@@ -14,9 +14,10 @@
 #      another CA, and the client bytes of a real worker's session with the
 #      PS (taken from the capture) replayed to the PS. Each gets nothing
 #      (tests/e2e/attack.py); the run is still going when they end, then
-#      succeeds with accuracy >= 0.85. Every connection to the run's ports
-#      is TLS from first to last byte and the run's secret is nowhere in
-#      the capture (tests/e2e/wire_check.py).
+#      succeeds with accuracy >= 0.85. In the capture, from the launch to
+#      the end of the tries, every connection is TLS from its first byte to
+#      its last (of the attacker's connections, the servers' side), and the
+#      run's secret is nowhere (tests/e2e/wire_check.py).
 #   2. the same for an allreduce run (2 CPU workers, one a host: the TLS
 #      ring), its other-CA certificate a task certificate of run 1. The
 #      ring's listeners accept during its rendezvous only, so the tries go
@@ -211,7 +212,9 @@ attack() {
 }
 
 # --- 1. a PS run --------------------------------------------------------------
-start ps ps --set train.epochs=60
+# Runs long enough (15 s and 10 s of training on an idle 2-core machine)
+# that the tries end while they train.
+start ps ps --set train.epochs=150
 grep -q '"tls": true' "$run_dir/plan.json" || fail "ps: the plan has no TLS"
 targets="$(wait_training ps)"
 ps_target="$("$py" -c '
@@ -228,7 +231,7 @@ ps_run_dir="$run_dir"
 
 # --- 2. an allreduce run ------------------------------------------------------
 start allreduce allreduce --set train.mode=allreduce --set train.device=cpu \
-  --set train.epochs=20
+  --set train.epochs=100
 # The chief's task port and each worker's TLS ring port.
 targets="$(wait_training allreduce)"
 attack allreduce "$targets" "$ps_run_dir/tls/worker-0.pem" \
