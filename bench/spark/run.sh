@@ -13,6 +13,10 @@
 #          the runtime and the job shipped with --archives, the runtime
 #          archive already packed); the clock stops when the last task's
 #          dtf serve wrote its ready file (it serves)
+#   dtf, installed
+#          the same with ship = false: the executors run the launcher's dtf
+#          and job file where they are (dtf installed on every node, or on
+#          storage they share), nothing shipped or unpacked
 # Both clocks start just before the command. Prints each run and the
 # medians, and dtf's overhead (median dtf - median spark); the same go to
 # WORK/results.json.
@@ -69,12 +73,27 @@ python = "$SPARK_PYTHON"
 executor_memory = "512m"
 conf = { "spark.driver.host" = "127.0.0.1", "spark.driver.bindAddress" = "127.0.0.1" }
 TOML
+sed 's/^\[spark\]$/[spark]\nship = false/' "$job_dir/profiles/spark.toml" \
+  >"$job_dir/profiles/spark-installed.toml"
 # Packs the runtime once, outside the clock (later launches find it cached).
 "$dtf" launch --job "$job_dir/dtf.toml" --profile spark --set train.steps=1 \
   >/dev/null 2>&1 || { echo "bench: the warm-up launch failed" >&2; exit 1; }
 
 spark_runs=()
 dtf_runs=()
+installed_runs=()
+# dtf_clock PROFILE I: dtf launch --profile PROFILE, from its start to the
+# last task's ready file, in seconds.
+dtf_clock() {
+  local runs="$job_dir/.dtf/runs" t0 t1 id
+  t0="$(now)"
+  "$dtf" launch --job "$job_dir/dtf.toml" --profile "$1" --set train.steps=1 \
+    >/dev/null 2>"$work/$1-$2.err" ||
+    { echo "bench: dtf launch --profile $1 failed" >&2; tail -5 "$work/$1-$2.err" >&2; exit 1; }
+  id="$(ls -t "$runs" | head -1)"
+  t1="$(stat -c %.9Y "$runs/$id"/*/ready | sort -n | tail -1)"
+  python3 -c "print(f'{$t1 - $t0:.2f}')"
+}
 for i in $(seq 1 "$repeat"); do
   t0="$(now)"
   out="$("$SPARK_SUBMIT" --master "$SPARK_MASTER_URL" --deploy-mode client \
@@ -90,27 +109,30 @@ for i in $(seq 1 "$repeat"); do
   t1="$(awk '/^all_running/ {print $2}' <<<"$out")"
   spark_runs+=("$(python3 -c "print(f'{$t1 - $t0:.2f}')")")
 
-  runs="$job_dir/.dtf/runs"
-  t0="$(now)"
-  "$dtf" launch --job "$job_dir/dtf.toml" --profile spark --set train.steps=1 \
-    >/dev/null 2>"$work/dtf-$i.err"
-  id="$(ls -t "$runs" | head -1)"
-  t1="$(stat -c %.9Y "$runs/$id"/*/ready | sort -n | tail -1)"
-  dtf_runs+=("$(python3 -c "print(f'{$t1 - $t0:.2f}')")")
-  echo "run $i: spark ${spark_runs[-1]} s, dtf ${dtf_runs[-1]} s"
+  dtf_runs+=("$(dtf_clock spark "$i")")
+  installed_runs+=("$(dtf_clock spark-installed "$i")")
+  echo "run $i: spark ${spark_runs[-1]} s, dtf ${dtf_runs[-1]} s," \
+    "dtf installed ${installed_runs[-1]} s"
 done
-python3 - "$work/results.json" "${spark_runs[*]}" "${dtf_runs[*]}" <<'PY'
+python3 - "$work/results.json" "${spark_runs[*]}" "${dtf_runs[*]}" \
+  "${installed_runs[*]}" <<'PY'
 import json, os, platform, statistics, sys, time
 spark = [float(x) for x in sys.argv[2].split()]
 dtf = [float(x) for x in sys.argv[3].split()]
+installed = [float(x) for x in sys.argv[4].split()]
 ms, md = statistics.median(spark), statistics.median(dtf)
+mi = statistics.median(installed)
 print(f"submission to every task running (median of {len(spark)}):")
 print(f"  spark, an empty barrier stage of 3 tasks  {ms:7.2f} s")
 print(f"  dtf launch, 1 PS + 2 workers serving      {md:7.2f} s")
 print(f"  dtf adds                                  {md - ms:7.2f} s")
+print(f"  dtf launch, ship = false (installed)      {mi:7.2f} s")
+print(f"  dtf installed adds                        {mi - ms:7.2f} s")
 json.dump({"date": time.strftime("%Y-%m-%d %H:%M:%S"),
            "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
            "spark_s": spark, "dtf_s": dtf, "spark_median_s": ms,
-           "dtf_median_s": md, "dtf_adds_s": md - ms},
+           "dtf_median_s": md, "dtf_adds_s": md - ms,
+           "installed_s": installed, "installed_median_s": mi,
+           "installed_adds_s": mi - ms},
           open(sys.argv[1], "w"), indent=2)
 PY
