@@ -131,12 +131,7 @@ backend = "ssh"
 hostfile = "ssh.hosts"
 with_data = true
 work_dir = "$work/remote/{host}"
-[ssh]
-user = "$(id -un)"
-identity_file = "$ssh_dir/id_ed25519"
-known_hosts = "$ssh_dir/known_hosts"
-config = "none"
-connect_timeout = 3
+$(bash "$sshd_sh" ssh-table "$ssh_dir")
 keepalive = 2
 TOML
   # Ship the runtime and the job once, so that no cell's time includes it.

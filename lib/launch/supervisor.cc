@@ -362,9 +362,8 @@ bool Run::Poll() {
     // ends can show in one look: the lost rank's end goes first, so that
     // it restarts every worker (as restarts allow) rather than the
     // chief's ending the run.
-    std::stable_partition(ended.begin(), ended.end(), [&](size_t i) {
-      return !plan_.tasks[i].chief;
-    });
+    std::stable_partition(ended.begin(), ended.end(),
+                          [&](size_t i) { return !plan_.tasks[i].chief; });
   }
   for (size_t i : ended) {
     if (over_) return true;

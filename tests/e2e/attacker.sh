@@ -111,12 +111,7 @@ hostfile = "hosts"
 with_data = true
 work_dir = "$remote/{host}"
 ${2:-}
-[ssh]
-user = "$(id -un)"
-identity_file = "$ssh_dir/id_ed25519"
-known_hosts = "$ssh_dir/known_hosts"
-config = "none"
-connect_timeout = 3
+$(bash "$sshd_sh" ssh-table "$ssh_dir")
 TOML
 }
 profile ps 'ps = 1

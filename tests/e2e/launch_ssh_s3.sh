@@ -110,12 +110,7 @@ max_restarts = 1
 work_dir = "$remote/{host}"
 tls = true
 ${2:-}
-[ssh]
-user = "$(id -un)"
-identity_file = "$ssh_dir/id_ed25519"
-known_hosts = "$ssh_dir/known_hosts"
-config = "none"
-connect_timeout = 3
+$(bash "$sshd_sh" ssh-table "$ssh_dir")
 TOML
 }
 profile s3 "[s3]

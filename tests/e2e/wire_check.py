@@ -95,6 +95,7 @@ class Stream:
     def __init__(self):
         self.isn = None  # the SYN's sequence number, when captured
         self.parts = {}  # seq -> payload
+        self._data = None  # data()'s answer, once the capture is read
 
     def add(self, seq, flags, payload):
         if flags & 0x02:  # SYN
@@ -104,11 +105,16 @@ class Stream:
 
     def data(self):
         """The bytes in order up to the first gap, and whether one was hit."""
+        if self._data is None:
+            self._data = self._assemble()
+        return self._data
+
+    def _assemble(self):
         if not self.parts:
             return b"", False
-        start = (self.isn + 1) & 0xFFFFFFFF if self.isn is not None else None
-        if start is None:
-            start = min(self.parts)  # no wrap in the short runs checked
+        # Without the SYN, the lowest number (no wrap in the runs checked).
+        start = ((self.isn + 1) & 0xFFFFFFFF if self.isn is not None
+                 else min(self.parts))
         out = bytearray()
         rel = {(seq - start) & 0xFFFFFFFF: p for seq, p in self.parts.items()}
         offsets = sorted(rel)

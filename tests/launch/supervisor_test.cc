@@ -412,7 +412,8 @@ TEST_F(SupervisorTest, AnAllreduceWorkerFailingRestartsEveryWorker) {
 // A rank killed makes the chief fail at its next collective; both ends can
 // show in one look, the chief's first. The lost rank restarts every worker
 // all the same: the chief's end does not end the run.
-TEST_F(SupervisorTest, AnAllreduceChiefFailingWithALostRankInOneLookRestartsAll) {
+TEST_F(SupervisorTest,
+       AnAllreduceChiefFailingWithALostRankInOneLookRestartsAll) {
   std::unique_ptr<LaunchRun> run = Start(0, 2, /*max_restarts=*/1);
   ASSERT_NE(run, nullptr);
   AllReady(*run);

@@ -19,6 +19,11 @@
 #   sshd.sh new-host-key DIR NAME          replaces the server's host key (takes
 #                                          effect on the next start)
 #   sshd.sh stop DIR NAME                  stops that server and its sessions
+#   sshd.sh ssh-table DIR                  prints the [ssh] table of a dtf
+#                                          profile for these servers: this
+#                                          user, DIR's client key and
+#                                          known_hosts, no ssh_config, a 3 s
+#                                          connect timeout
 #
 # Needs /usr/sbin/sshd (or $SSHD) and ssh-keygen; run as root or as the user
 # that logs in (sessions run as the user sshd runs as when not root).
@@ -33,7 +38,8 @@ die() {
 
 usage() {
   die "usage: sshd.sh keys DIR | start DIR NAME ADDR PORT [no-sftp] |" \
-    "known-host DIR NAME ADDR PORT | new-host-key DIR NAME | stop DIR NAME"
+    "known-host DIR NAME ADDR PORT | new-host-key DIR NAME | stop DIR NAME |" \
+    "ssh-table DIR"
 }
 
 abspath() {
@@ -215,11 +221,25 @@ cmd_stop() {
 [[ $# -ge 2 ]] || usage
 command="$1"
 shift
+cmd_ssh_table() {
+  local dir
+  dir="$(abspath "$1")"
+  cat <<TOML
+[ssh]
+user = "$(id -un)"
+identity_file = "$dir/id_ed25519"
+known_hosts = "$dir/known_hosts"
+config = "none"
+connect_timeout = 3
+TOML
+}
+
 case "$command" in
   keys) [[ $# -eq 1 ]] || usage && cmd_keys "$@" ;;
   start) [[ $# -eq 4 || $# -eq 5 ]] || usage && cmd_start "$@" ;;
   known-host) [[ $# -eq 4 ]] || usage && cmd_known_host "$@" ;;
   new-host-key) [[ $# -eq 2 ]] || usage && cmd_new_host_key "$@" ;;
   stop) [[ $# -eq 2 ]] || usage && cmd_stop "$@" ;;
+  ssh-table) [[ $# -eq 1 ]] || usage && cmd_ssh_table "$@" ;;
   *) usage ;;
 esac
