@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <latch>
 #include <map>
 #include <random>
 #include <string>
@@ -56,12 +57,16 @@ void RunRing(const RunCerts& certs, int size,
   if (store == nullptr) store = &own;
   kernels::CollectiveLimits limits;
   limits.timeout = seconds(10);
+  // No body starts before every rank has joined: a rank that aborts at
+  // once must not fail a peer's join.
+  std::latch joined(size);
   std::vector<std::thread> ranks;
   for (int r = 0; r < size; ++r) {
     ranks.emplace_back([&, r] {
       StatusOr<std::unique_ptr<kernels::Collective>> c = JoinTlsRing(
           *store, "ring/", "127.0.0.1", r, size,
           certs.tasks.at(StrCat("worker-", r)), limits, seconds(20));
+      joined.arrive_and_wait();
       ASSERT_TRUE(c.ok()) << c.status();
       body(**c);
     });
