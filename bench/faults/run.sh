@@ -1,25 +1,30 @@
 #!/usr/bin/env bash
 # bench/faults/run.sh [--dtf PATH] [--work DIR] [--runs N] [--ssh-runs N]
-#                     [--cells REGEX,...] [--no-ssh] [--fault-step N]
-#                     [--freeze-steps N] [--cell-timeout S]
+#                     [--slurm-runs N] [--cells REGEX,...] [--no-ssh]
+#                     [--no-slurm] [--fault-step N] [--freeze-steps N]
+#                     [--cell-timeout S]
 #
 # The fault matrix: a real job (the census job of examples/census, 8 epochs
 # at batch 32, a checkpoint every 200 steps, 2 PS x 2 workers) launched with
-# dtf launch on the local backend and on the SSH backend (two hosts, each a
+# dtf launch on the local backend, on the SSH backend (two hosts, each a
 # real sshd on its own loopback address, 127.0.0.2 and 127.0.0.3:
-# tests/launch/ssh/sshd.sh), and in each run one fault: SIGKILL of a
-# worker, a parameter server, the chief or the launcher; SIGSTOP of a
-# worker; a worker's training thread frozen alone (DTF_TEST_FREEZE_AT);
-# the SSH sessions to a host dropped; the output directory's file system
-# filled (a 16 MiB tmpfs mounted here). N runs per cell (--runs for the
-# local cells, default 2; --ssh-runs for the SSH cells, default 1).
+# tests/launch/ssh/sshd.sh) and on the Slurm backend (a real single-node
+# Slurm: tests/testing/slurm_cluster.sh), in PS sync, PS async and
+# allreduce mode, and in each run one fault: SIGKILL of a worker, a
+# parameter server, the chief or the launcher; SIGSTOP of a worker; a
+# worker's training thread frozen alone (DTF_TEST_FREEZE_AT); the SSH
+# sessions to a host dropped; the output directory's file system filled (a
+# 16 MiB tmpfs mounted here). N runs per cell (--runs for the local cells,
+# default 2; --ssh-runs and --slurm-runs for the others, default 1).
 # Prints the table (bench/README.md, "faults") and writes WORK/results.json;
 # each run's launcher output and record are in WORK/cells/<cell>/<n>/.
 #
 # Builds dtf (scripts/build.sh dtf) unless --dtf is given. Needs root (the
-# tmpfs mount) and /usr/sbin/sshd for the SSH cells (--no-ssh without).
-# On exit, whatever way: the servers are stopped, the tmpfs unmounted and
-# every process of a run of this matrix killed.
+# tmpfs mount, the Slurm daemons), /usr/sbin/sshd for the SSH cells
+# (--no-ssh without) and installs slurm-wlm and munge when missing
+# (--no-slurm without). On exit, whatever way: the servers and the cluster
+# are stopped, the tmpfs unmounted and every process of a run of this
+# matrix killed.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,20 +33,22 @@ dtf=""
 work=""
 drive_args=()
 no_ssh=0
+no_slurm=0
 usage() {
   echo "usage: $0 [--dtf PATH] [--work DIR] [--runs N] [--ssh-runs N]" \
-    "[--cells REGEX,...] [--no-ssh] [--fault-step N] [--freeze-steps N]" \
-    "[--cell-timeout S]" >&2
+    "[--slurm-runs N] [--cells REGEX,...] [--no-ssh] [--no-slurm]" \
+    "[--fault-step N] [--freeze-steps N] [--cell-timeout S]" >&2
   exit 2
 }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dtf) dtf="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
-    --runs | --ssh-runs | --cells | --fault-step | --freeze-steps | --cell-timeout)
+    --runs | --ssh-runs | --slurm-runs | --cells | --fault-step | --freeze-steps | --cell-timeout)
       [[ $# -ge 2 ]] || usage
       drive_args+=("$1" "$2"); shift 2 ;;
     --no-ssh) no_ssh=1; drive_args+=(--no-ssh); shift ;;
+    --no-slurm) no_slurm=1; drive_args+=(--no-slurm); shift ;;
     *) usage ;;
   esac
 done
@@ -54,6 +61,8 @@ work="${work:-$repo/build/bench-faults}"
 shared="$(realpath "$repo/../shared")"
 [[ -d "$shared/data/adult" ]] || shared=/work/shared
 sshd_sh="$repo/tests/launch/ssh/sshd.sh"
+cluster_sh="$repo/tests/testing/slurm_cluster.sh"
+slurm_dir=""
 py=/usr/bin/python3
 mkdir -p "$work"
 work="$(realpath "$work")"
@@ -84,6 +93,12 @@ cleanup() {
   if [[ -n "$drive_pid" ]]; then kill "$drive_pid" 2>/dev/null || true; fi
   kill_runs
   for name in h1 h2; do bash "$sshd_sh" stop "$ssh_dir" "$name" 2>/dev/null || true; done
+  if [[ -n "$slurm_dir" ]]; then
+    for job in $(squeue -h -o '%i %j' 2>/dev/null | awk '$2 ~ /^dtf-/ {print $1}'); do
+      scancel "$job" 2>/dev/null || true
+    done
+    bash "$cluster_sh" stop "$slurm_dir" || true
+  fi
   kill_runs
   if [[ -n "$mounted" ]]; then umount "$mounted" 2>/dev/null || umount -l "$mounted" || true; fi
   exit "$rc"
@@ -143,6 +158,23 @@ TOML
     echo "run.sh: the SSH warm-up launch failed" >&2
     exit 1
   }
+fi
+
+# The Slurm cluster: one node, its daemons under a directory of their own.
+if [[ $no_slurm == 0 ]]; then
+  slurm_dir="$(mktemp -d /tmp/dtf-faults-slurm.XXXXXX)"
+  env_line="$(bash "$cluster_sh" start "$slurm_dir")" || {
+    echo "run.sh: the Slurm cluster did not start (--no-slurm without)" >&2
+    exit 1
+  }
+  eval "$env_line"
+  cat > "$work/census/profiles/slurm-base.toml" <<TOML
+backend = "slurm"
+[slurm]
+nodes = 1
+time_limit = "00:20:00"
+base_port = $((20000 + RANDOM % 20000))
+TOML
 fi
 
 "$py" "$here/drive.py" --dtf "$dtf" --job "$job" --work "$work" \
