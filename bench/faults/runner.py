@@ -272,18 +272,21 @@ class Runner:
 
     def record_unattended(self, at, rec):
         """A run whose launcher was killed and not resumed: whether its
-        tasks finished on their own."""
+        tasks finished on their own (the tasks of an SSH or Slurm run go on
+        without the launcher)."""
         s = self.h.status(at.run_id)
         rec["state_after"] = (s or {}).get("state")
-        # The tasks of an SSH run go on without the launcher: their
-        # chief's metrics are on its host.
-        remote = glob.glob(os.path.join(self.a.work, "remote", "*", "runs",
+        if rec["state_after"] != "succeeded":
+            return
+        # The chief's metrics: where --metrics-out names them on this
+        # machine, else on its SSH host.
+        found = [os.path.join(at.cdir, "metrics.json")]
+        found += glob.glob(os.path.join(self.a.work, "remote", "*", "runs",
                                         at.run_id, "metrics.json"))
-        if remote and rec["state_after"] == "succeeded":
-            m = read_json(remote[0]) or {}
-            rec["accuracy"] = m.get("accuracy")
-            rec["outcome"] = "completed"
-            rec["error"] = "(the tasks finished without the launcher)"
+        m = next((read_json(p) for p in found if read_json(p)), None) or {}
+        rec["accuracy"] = m.get("accuracy")
+        rec["outcome"] = "completed"
+        rec["error"] = "(the tasks finished without the launcher)"
 
     def record_recovery(self, at, rec):
         rec["recover_s"] = None
