@@ -21,6 +21,13 @@ struct InputPosition {
   // Records read this epoch over all files: the global index the sharding
   // rule gives the next record.
   int64_t epoch_record = 0;
+  // With shuffling: records this reader has yielded this epoch. The
+  // shuffle is a function of the seed, the epoch and the reader, so a
+  // stream that reads the epoch again from its start and drops this many
+  // stands where this one stood, its shuffle buffer included. Without
+  // shuffling it stays 0 (the read position is exact by itself); -1: not
+  // known (a position from a checkpoint that did not record it).
+  int64_t emitted = 0;
 
   bool operator==(const InputPosition&) const = default;
 };

@@ -52,11 +52,11 @@ StatusOr<std::unique_ptr<RecordStream>> RecordStream::Create(
   std::unique_ptr<RecordStream> s(new RecordStream(std::move(options)));
   const int64_t epochs = s->options_.epochs;
   if (start.epoch < 0 || start.file < 0 || start.record < 0 ||
-      start.epoch_record < start.record) {
+      start.epoch_record < start.record || start.emitted < -1) {
     return InvalidArgumentError(
         StrCat("start position (epoch ", start.epoch, ", file ", start.file,
                ", record ", start.record, ", epoch record ", start.epoch_record,
-               ") is not a position"));
+               ", ", start.emitted, " records yielded) is not a position"));
   }
   if (start.file > static_cast<int64_t>(s->options_.shard.files.size())) {
     return InvalidArgumentError(
@@ -68,8 +68,20 @@ StatusOr<std::unique_ptr<RecordStream>> RecordStream::Create(
     s->done_ = true;
     return s;
   }
+  const bool mid_epoch = start.file != 0 || start.record != 0;
+  if (s->options_.shuffle_buffer_size > 0 && mid_epoch && start.emitted > 0) {
+    // The epoch is read again from its start (Replay).
+    s->replay_to_ = start;
+    s->pos_ = InputPosition{start.epoch, 0, 0, 0};
+    s->BeginEpoch();
+    return s;
+  }
+  // Without shuffling, or at an epoch's start, the count is not needed; a
+  // shuffled position mid-epoch without it stays unknown to the epoch's end.
+  const bool unknown = s->options_.shuffle_buffer_size > 0 && mid_epoch;
+  s->pos_.emitted = unknown ? -1 : 0;
   s->BeginEpoch();
-  s->whole_epoch_ = start.file == 0 && start.record == 0;
+  s->whole_epoch_ = !mid_epoch;
   return s;
 }
 
@@ -239,6 +251,29 @@ StatusOr<bool> RecordStream::ReadKept(Record* r) {
 }
 
 StatusOr<const Record*> RecordStream::Next() {
+  if (replay_to_) DTF_RETURN_IF_ERROR(Replay());
+  return Emit();
+}
+
+Status RecordStream::Replay() {
+  const InputPosition to = *replay_to_;
+  while (pos_.epoch == to.epoch && pos_.emitted < to.emitted) {
+    DTF_ASSIGN_OR_RETURN(const Record* r, Emit());
+    if (r == nullptr) break;
+  }
+  if (pos_ != to) {
+    return FailedPreconditionError(StrCat(
+        "start position (epoch ", to.epoch, ", file ", to.file, ", record ",
+        to.record, ", epoch record ", to.epoch_record, ", ", to.emitted,
+        " records yielded): reading the epoch again from its start yielded ",
+        pos_.emitted, " records at file ", pos_.file, ", record ", pos_.record,
+        "; the input files changed since"));
+  }
+  replay_to_.reset();
+  return OkStatus();
+}
+
+StatusOr<const Record*> RecordStream::Emit() {
   const size_t capacity = static_cast<size_t>(options_.shuffle_buffer_size);
   for (;;) {
     if (done_) return nullptr;
@@ -264,6 +299,7 @@ StatusOr<const Record*> RecordStream::Next() {
     const size_t i = Uniform(rng_, buffered_);
     std::swap(out_, buffer_[i]);
     std::swap(buffer_[i], buffer_[--buffered_]);
+    if (pos_.emitted >= 0) ++pos_.emitted;
     return &out_;
   }
 }

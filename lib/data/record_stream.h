@@ -74,11 +74,14 @@ class RecordStream {
   // epoch, or after an epoch that started at its beginning and yielded no
   // record (so that repeating an empty shard forever ends). Errors: the
   // reader's (NotFound, DataLoss naming file and offset), FailedPrecondition
-  // when the start position lies past the end of its file, Cancelled.
+  // when the start position lies past the end of its file or, with
+  // shuffling, when reading the epoch again does not lead back to it (the
+  // files changed), Cancelled.
   StatusOr<const Record*> Next();
 
   // Where reading from the files has got to (records read into the shuffle
-  // buffer count as read).
+  // buffer count as read), and with shuffling how many records this epoch
+  // has yielded.
   const InputPosition& position() const { return pos_; }
   // The reader's files for `epoch`, as positions in the sorted list, in the
   // order they are read.
@@ -106,6 +109,12 @@ class RecordStream {
   StatusOr<bool> FillNext(Record* r);
   // Cancelled once options_.stop is set.
   Status CheckStop() const;
+  // The next record of the stream (Next() without the replay).
+  StatusOr<const Record*> Emit();
+  // With shuffling, from a position mid-epoch: reads the epoch again from
+  // its start and drops the records the position had yielded, so that the
+  // shuffle buffer holds what it held there.
+  Status Replay();
 
   RecordStreamOptions options_;
   RecordReaderOptions reader_options_;
@@ -133,6 +142,8 @@ class RecordStream {
   bool epoch_read_ = false;
   std::mt19937_64 rng_;
   Record out_;
+  // The position Replay() must reach; set until it has.
+  std::optional<InputPosition> replay_to_;
 };
 
 }  // namespace dtf

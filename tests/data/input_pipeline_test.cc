@@ -357,7 +357,44 @@ TEST_F(InputPipelineTest, ResumesWhereThePositionSays) {
   }
 }
 
-TEST_F(InputPipelineTest, ResumingShuffledSkipsOnlyTheBuffer) {
+// With shuffling too, a pipeline created at any position() goes on with
+// exactly the batches that followed: it reads the epoch again from its
+// start and drops what the position had yielded, shuffle buffer included.
+TEST_F(InputPipelineTest, ResumingShuffledIsExactAnywhere) {
+  InputPipelineOptions o = Options(WriteParts(2, 15));
+  o.epochs = 2;
+  o.batch_size = 4;
+  o.shuffle_buffer_size = 6;
+  o.seed = 3;
+  for (int readers : {1, 3}) {
+    o.reader_count = readers;
+    o.reader_index = readers - 1;
+    const std::vector<int64_t> all = RunAll(o).ids;
+    for (int taken = 0; taken * 4 <= static_cast<int>(all.size()); ++taken) {
+      auto p = InputPipeline::Create(o);
+      ASSERT_TRUE(p.ok());
+      std::vector<int64_t> ids = Drain(**p, taken).ids;
+      InputPipelineOptions r = o;
+      r.start = (*p)->position();
+      for (int variant = 0; variant < 3; ++variant) {
+        r.prefetch = variant == 0 ? 0 : 2;
+        r.cache.enabled = variant == 2;  // whole files: one reader
+        Drained rest = RunAll(r);
+        ASSERT_TRUE(rest.status.ok()) << rest.status;
+        std::vector<int64_t> joined = ids;
+        joined.insert(joined.end(), rest.ids.begin(), rest.ids.end());
+        EXPECT_EQ(joined, all)
+            << readers << " readers, " << taken << " batches, emitted "
+            << r.start.emitted << ", variant " << variant;
+      }
+    }
+  }
+}
+
+// A shuffled position without the count of records it had yielded (a
+// checkpoint of an earlier dtf) goes on in the same file order: the
+// records that sat in the shuffle buffer are skipped, none repeated.
+TEST_F(InputPipelineTest, ResumingShuffledWithoutTheCountSkipsOnlyTheBuffer) {
   InputPipelineOptions o = Options(WriteParts(2, 30));
   o.epochs = 2;
   o.batch_size = 6;
@@ -370,16 +407,42 @@ TEST_F(InputPipelineTest, ResumingShuffledSkipsOnlyTheBuffer) {
   InputPipelineOptions r = o;
   r.start = (*p)->position();
   EXPECT_EQ(r.start.epoch, 0);
-  const std::vector<int64_t> rest = RunAll(r).ids;
+  EXPECT_EQ(r.start.emitted, 18);
+  r.start.emitted = -1;
+  auto resumed = InputPipeline::Create(r);
+  ASSERT_TRUE(resumed.ok());
+  const std::vector<int64_t> rest = Drain(**resumed, 2).ids;
+  EXPECT_EQ((*resumed)->position().emitted, -1) << "unknown to the epoch's end";
+  const std::vector<int64_t> tail = Drain(**resumed).ids;
   std::vector<int64_t> first_epoch(head);
-  first_epoch.insert(first_epoch.end(), rest.begin(), rest.end() - 60);
+  first_epoch.insert(first_epoch.end(), rest.begin(), rest.end());
+  first_epoch.insert(first_epoch.end(), tail.begin(), tail.end() - 60);
   std::set<int64_t> unique(first_epoch.begin(), first_epoch.end());
   EXPECT_EQ(unique.size(), first_epoch.size());
   EXPECT_GE(first_epoch.size(), 60u - 5);
-  EXPECT_TRUE(std::equal(rest.end() - 60, rest.end(), all.end() - 60));
+  EXPECT_LT(first_epoch.size(), 60u);
+  EXPECT_TRUE(std::equal(tail.end() - 60, tail.end(), all.end() - 60));
   // At an epoch boundary the resumed run is exact.
   r.start = InputPosition{1, 0, 0, 0};
   EXPECT_EQ(RunAll(r).ids, std::vector<int64_t>(all.begin() + 60, all.end()));
+}
+
+// A shuffled position the files no longer lead to (they changed since):
+// FailedPrecondition saying so, no batch.
+TEST_F(InputPipelineTest, ResumingShuffledOverChangedFilesFails) {
+  InputPipelineOptions o = Options(WriteParts(2, 10));
+  o.shuffle_buffer_size = 4;
+  o.batch_size = 3;
+  // 7 records yielded leave 11 read (7 + the buffer's 4), not 12.
+  o.start = InputPosition{0, 1, 2, 12, 7};
+  Drained d = RunAll(o);
+  EXPECT_EQ(d.status.code(), StatusCode::kFailedPrecondition) << d.status;
+  EXPECT_THAT(std::string(Message(d.status)),
+              HasSubstr("the input files changed since"));
+  EXPECT_TRUE(d.ids.empty());
+  o.start = InputPosition{0, 1, 0, 10, 40};  // more than the epoch holds
+  d = RunAll(o);
+  EXPECT_EQ(d.status.code(), StatusCode::kFailedPrecondition) << d.status;
 }
 
 TEST_F(InputPipelineTest, StartPastTheEndOfAFileFails) {
