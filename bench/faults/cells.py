@@ -6,7 +6,7 @@ BACKENDS = ("local", "ssh", "slurm")
 class Cell:
     def __init__(self, name, backend, fault, target="", restarts=2,
                  resume=False, env=None, expect="complete", sets=None,
-                 profile=None):
+                 profile=None, resume_args=None):
         self.name = name
         self.backend = backend
         self.fault = fault
@@ -15,6 +15,8 @@ class Cell:
         self.restarts = restarts
         # Whether a failed run is continued with `dtf launch --resume`.
         self.resume = resume
+        # More arguments of that `--resume` (another PS count).
+        self.resume_args = resume_args or []
         # The profile's [env] (the freeze hook).
         self.env = env or {}
         # "complete", or "either" where failing with an error is right.
@@ -40,6 +42,12 @@ def cells(freeze_steps):
         ]
         if b == "ssh":
             c.append(Cell(f"{b}/drop-ssh", b, "drop-ssh", "127.0.0.3"))
+        else:
+            # The chief lost, the run resumed with 3 parameter servers
+            # instead of 2: each restores its part of the new partition.
+            # (An SSH run keeps its tasks on their hosts.)
+            c.append(Cell(f"{b}/resume-3-ps", b, "kill", "worker:0",
+                          resume=True, resume_args=["--ps", "3"]))
         # Asynchronous PS training: each push applied alone, a lost task
         # restarted as in sync mode.
         c += [

@@ -186,7 +186,8 @@ class Runner:
                 return
             at.resumed = True
             current = self.h.launch(["--resume", at.run_id, "--grace",
-                                     str(self.a.grace)],
+                                     str(self.a.grace)]
+                                    + at.cell.resume_args,
                                     os.path.join(at.cdir, "resume"))
             at.launchers.append(current)
 

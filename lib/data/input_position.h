@@ -4,7 +4,10 @@
 // (lib/data/record_stream.h) keeps it; docs/input-pipeline.md specifies it.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
+#include <span>
 
 namespace dtf {
 
@@ -31,5 +34,20 @@ struct InputPosition {
 
   bool operator==(const InputPosition&) const = default;
 };
+
+// The numbers of a position on the wire (heartbeats, pushes, pulls): epoch,
+// file, record, epoch_record, emitted.
+inline constexpr size_t kInputPositionNumbers = 5;
+inline std::array<int64_t, kInputPositionNumbers> PositionNumbers(
+    const InputPosition& p) {
+  return {p.epoch, p.file, p.record, p.epoch_record, p.emitted};
+}
+// From those five numbers, or the first four (emitted then unknown: -1);
+// nullopt for another count.
+inline std::optional<InputPosition> PositionFromNumbers(
+    std::span<const int64_t> n) {
+  if (n.size() != kInputPositionNumbers && n.size() != 4) return std::nullopt;
+  return InputPosition{n[0], n[1], n[2], n[3], n.size() == 5 ? n[4] : -1};
+}
 
 }  // namespace dtf

@@ -87,15 +87,19 @@ Bundle MakeCheckpointState(const FeatureLayer& layer, const TrainState& state,
   bundle.AddInt64s(
       "train/input_position",
       std::vector<int64_t>{p.epoch, p.file, p.record, p.epoch_record});
+  bundle.AddInt64s(std::string(kCheckpointInputEmittedEntry),
+                   std::vector<int64_t>{p.emitted});
   if (!state.worker_positions.empty()) {
     // -1 four times for a worker whose position is not known.
-    std::vector<int64_t> positions;
+    std::vector<int64_t> positions, emitted;
     for (const std::optional<InputPosition>& w : state.worker_positions) {
-      const InputPosition q = w.value_or(InputPosition{-1, -1, -1, -1});
+      const InputPosition q = w.value_or(InputPosition{-1, -1, -1, -1, -1});
       positions.insert(positions.end(),
                        {q.epoch, q.file, q.record, q.epoch_record});
+      emitted.push_back(q.emitted);
     }
     bundle.AddInt64s(std::string(kCheckpointWorkerPositionsEntry), positions);
+    bundle.AddInt64s(std::string(kCheckpointWorkerEmittedEntry), emitted);
   }
   AddNormalizer(layer, &bundle);
   return bundle;
@@ -150,7 +154,16 @@ Status RestoreCheckpoint(const Bundle& bundle, FeatureLayer* layer,
   }
   state->global_step = step[0];
   state->position =
-      InputPosition{position[0], position[1], position[2], position[3]};
+      InputPosition{position[0], position[1], position[2], position[3], -1};
+  if (bundle.Find(kCheckpointInputEmittedEntry) != nullptr) {
+    DTF_ASSIGN_OR_RETURN(std::vector<int64_t> emitted,
+                         bundle.GetInt64s(kCheckpointInputEmittedEntry));
+    if (emitted.size() != 1 || emitted[0] < -1) {
+      return DataLossError(StrCat(bundle.path(), ": malformed \"",
+                                  kCheckpointInputEmittedEntry, "\""));
+    }
+    state->position.emitted = emitted[0];
+  }
   return OkStatus();
 }
 

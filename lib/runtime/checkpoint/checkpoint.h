@@ -37,6 +37,12 @@ inline constexpr std::string_view kCheckpointPsStepsEntry =
 // Distributed runs: every worker's input position, 4 numbers a worker.
 inline constexpr std::string_view kCheckpointWorkerPositionsEntry =
     "train/worker_input_positions";
+// The records each position had yielded of its epoch (InputPosition's
+// emitted): the chief's, and one a worker. Absent: not known (-1).
+inline constexpr std::string_view kCheckpointInputEmittedEntry =
+    "train/input_emitted";
+inline constexpr std::string_view kCheckpointWorkerEmittedEntry =
+    "train/worker_input_emitted";
 
 struct TrainState {
   int64_t global_step = 0;

@@ -75,11 +75,13 @@ grpc::Status CoordinatorService::HandleHeartbeat(
                         "unknown task " + request->task());
   }
   const auto& p = request->input_position();
-  if (p.size() != 0 && p.size() != 4) {
+  const std::optional<InputPosition> position =
+      PositionFromNumbers(std::span<const int64_t>(p.data(), size_t(p.size())));
+  if (p.size() != 0 && !position) {
     return grpc::Status(
         grpc::StatusCode::INVALID_ARGUMENT,
         StrCat(request->task(), ": an input position of ", p.size(),
-               " numbers (epoch, file, record, epoch_record: 4)"));
+               " numbers (epoch, file, record, epoch_record, emitted: 5)"));
   }
   const std::optional<TaskState> state = ParseTaskState(request->state());
   if (!state) {
@@ -92,7 +94,7 @@ grpc::Status CoordinatorService::HandleHeartbeat(
   t.last_heartbeat = now;
   // Kept even from a process the watchdog took for dead: the steps it
   // reported are in the variables all the same.
-  if (p.size() == 4) t.position = InputPosition{p[0], p[1], p[2], p[3]};
+  if (position) t.position = *position;
   t.heard = true;
   if (request->incarnation() != t.incarnation) {
     // Another process of the task (a restart): watched anew.

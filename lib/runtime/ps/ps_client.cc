@@ -220,8 +220,7 @@ WorkerPositions EarliestPositions(const std::vector<Report>& reports) {
       if (!positions[w]) continue;
       const InputPosition& p = *positions[w];
       std::optional<InputPosition>& e = earliest[w];
-      if (!e || std::tie(p.epoch, p.file, p.record, p.epoch_record) <
-                    std::tie(e->epoch, e->file, e->record, e->epoch_record)) {
+      if (!e || PositionNumbers(p) < PositionNumbers(*e)) {
         e = p;
       }
     }
@@ -312,10 +311,9 @@ StatusOr<PsClient::PushResult> PsClient::Step(
     push->set_examples(examples);
     push->set_loss(loss);
     if (position) {
-      push->add_input_position(position->epoch);
-      push->add_input_position(position->file);
-      push->add_input_position(position->record);
-      push->add_input_position(position->epoch_record);
+      for (const int64_t n : PositionNumbers(*position)) {
+        push->add_input_position(n);
+      }
     }
     if (pull) {
       rpc::PullRequest* request = head.mutable_pull();

@@ -10,19 +10,18 @@ namespace dtf::runtime {
 void AppendWorkerPositions(const WorkerPositions& positions,
                            google::protobuf::RepeatedField<int64_t>* out) {
   for (const std::optional<InputPosition>& p : positions) {
-    const InputPosition q = p.value_or(InputPosition{-1, -1, -1, -1});
-    out->Add(q.epoch);
-    out->Add(q.file);
-    out->Add(q.record);
-    out->Add(q.epoch_record);
+    const InputPosition q = p.value_or(InputPosition{-1, -1, -1, -1, -1});
+    for (const int64_t n : PositionNumbers(q)) out->Add(n);
   }
 }
 
 WorkerPositions WorkerPositionsOf(
     const google::protobuf::RepeatedField<int64_t>& in) {
   WorkerPositions positions;
-  for (int i = 0; i + 3 < in.size(); i += 4) {
-    const InputPosition q{in[i], in[i + 1], in[i + 2], in[i + 3]};
+  constexpr int kStride = int(kInputPositionNumbers);
+  for (int i = 0; i + kStride <= in.size(); i += kStride) {
+    const InputPosition q = *PositionFromNumbers(
+        std::span<const int64_t>(in.data() + i, kInputPositionNumbers));
     if (q.epoch < 0) {
       positions.push_back(std::nullopt);
     } else {
@@ -82,12 +81,14 @@ StatusOr<PushResult> PushGradients(ParamStore& store,
   h.worker = header.worker();
   h.step = header.step();
   const auto& p = header.input_position();
-  if (p.size() == 4) {
-    h.position = InputPosition{p[0], p[1], p[2], p[3]};
-  } else if (!p.empty()) {
-    return InvalidArgumentError(
-        StrCat("worker ", h.worker, ": an input position of ", p.size(),
-               " numbers (epoch, file, record, epoch_record: 4)"));
+  if (!p.empty()) {
+    h.position = PositionFromNumbers(
+        std::span<const int64_t>(p.data(), size_t(p.size())));
+    if (!h.position) {
+      return InvalidArgumentError(StrCat(
+          "worker ", h.worker, ": an input position of ", p.size(),
+          " numbers (epoch, file, record, epoch_record, emitted: 5)"));
+    }
   }
   return store.Push(h, grads);
 }

@@ -57,8 +57,8 @@ void Heartbeat::Set(TaskState state, int64_t step, double loss, double eps) {
 
 void Heartbeat::Steps(int64_t steps_done, int64_t global_step,
                       const InputPosition& position) {
-  std::vector<int64_t> at = {position.epoch, position.file, position.record,
-                             position.epoch_record};
+  const auto numbers = PositionNumbers(position);
+  std::vector<int64_t> at(numbers.begin(), numbers.end());
   std::unique_lock<std::mutex> lock(mu_);
   state_ = TaskState::kRunning;
   step_ = global_step;

@@ -14,7 +14,7 @@ namespace {
 // Each int64 travels as four 16-bit pieces, floats that hold them exactly.
 constexpr size_t kPiecesPerInt = 4;
 // A rank's entry: whether its position is recorded, then the position.
-constexpr size_t kIntsPerRank = 5;
+constexpr size_t kIntsPerRank = 1 + kInputPositionNumbers;
 
 size_t ResumeInts(size_t num_variables, int num_workers) {
   return 2 + num_variables + kIntsPerRank * size_t(std::max(num_workers, 1));
@@ -39,9 +39,9 @@ std::vector<float> PackAllreduceResume(const AllreduceResume& resume,
   for (size_t r = 0; r < size_t(std::max(num_workers, 1)); ++r) {
     const std::optional<InputPosition> at =
         r < resume.positions.size() ? resume.positions[r] : std::nullopt;
-    const InputPosition p = at.value_or(InputPosition{});
-    ints.insert(ints.end(),
-                {at ? 1 : 0, p.epoch, p.file, p.record, p.epoch_record});
+    const auto numbers = PositionNumbers(at.value_or(InputPosition{}));
+    ints.push_back(at ? 1 : 0);
+    ints.insert(ints.end(), numbers.begin(), numbers.end());
   }
   std::vector<float> packed;
   packed.reserve(ints.size() * kPiecesPerInt);
@@ -88,8 +88,8 @@ StatusOr<AllreduceResume> UnpackAllreduceResume(std::span<const float> packed,
     if (ints[at] == 0) {
       r.positions.emplace_back();
     } else {
-      r.positions.push_back(InputPosition{ints[at + 1], ints[at + 2],
-                                          ints[at + 3], ints[at + 4]});
+      r.positions.push_back(*PositionFromNumbers(std::span<const int64_t>(
+          ints.data() + at + 1, kInputPositionNumbers)));
     }
   }
   return r;

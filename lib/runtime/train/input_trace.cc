@@ -9,7 +9,7 @@ namespace {
 
 void WritePosition(std::ofstream& out, int64_t step, const InputPosition& p) {
   out << step << ' ' << p.epoch << ' ' << p.file << ' ' << p.record << ' '
-      << p.epoch_record;
+      << p.epoch_record << ' ' << p.emitted;
 }
 
 }  // namespace

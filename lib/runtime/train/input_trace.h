@@ -5,8 +5,8 @@
 // step): each worker appends to <dir>/<task>.trace ("worker-1.trace"),
 // one line at the start of its loop and one a step, each flushed as it is
 // written (a killed process keeps what it wrote):
-//   start <global step> <epoch> <file> <record> <epoch_record>
-//   step <global step> <epoch> <file> <record> <epoch_record> <id>...
+//   start <global step> <epoch> <file> <record> <epoch_record> <emitted>
+//   step <global step> <epoch> <file> <record> <epoch_record> <emitted> <id>...
 // A step's line is written before its gradients leave: the global step
 // they were computed at, the input position after its batch and the value
 // of `column` (a feature of the job's model) in each of its rows.

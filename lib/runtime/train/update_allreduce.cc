@@ -73,34 +73,37 @@ Agreement ReadVote(const float* slots) {
 }
 
 // Each rank's input position after its step's batch rides behind the vote
-// (Update::committed_positions): kPositionSlots floats a rank, its four
-// numbers in 16-bit pieces (kPieces a number: up to 2^48), zeros in every
-// other rank's slots; the average times the number of ranks gives each
-// piece back exactly (a float holds 24 bits).
+// (Update::committed_positions): kPositionSlots floats a rank, its five
+// numbers in 16-bit pieces (kPieces a number: up to 2^48; each number plus
+// one, so that an unknown count, -1, travels as 0), zeros in every other
+// rank's slots; the average times the number of ranks gives each piece
+// back exactly (a float holds 24 bits).
 constexpr int64_t kPieces = 3;
-constexpr int64_t kPositionSlots = 4 * kPieces;
+constexpr int64_t kNumbers = int64_t(kInputPositionNumbers);
+constexpr int64_t kPositionSlots = kNumbers * kPieces;
 
 void WritePosition(const InputPosition& p, int rank, float* slots) {
   float* mine = slots + int64_t(rank) * kPositionSlots;
-  const int64_t values[4] = {p.epoch, p.file, p.record, p.epoch_record};
-  for (int64_t f = 0; f < 4; ++f) {
+  const auto values = PositionNumbers(p);
+  for (int64_t f = 0; f < kNumbers; ++f) {
     for (int64_t k = 0; k < kPieces; ++k) {
-      mine[f * kPieces + k] = float((values[f] >> (16 * k)) & 0xffff);
+      mine[f * kPieces + k] = float(((values[f] + 1) >> (16 * k)) & 0xffff);
     }
   }
 }
 
 InputPosition ReadPosition(const float* slots, int rank, int ranks) {
   const float* theirs = slots + int64_t(rank) * kPositionSlots;
-  int64_t values[4] = {0, 0, 0, 0};
-  for (int64_t f = 0; f < 4; ++f) {
+  std::array<int64_t, kInputPositionNumbers> values{};
+  for (int64_t f = 0; f < kNumbers; ++f) {
     for (int64_t k = 0; k < kPieces; ++k) {
       const int64_t piece =
           std::llround(double(theirs[f * kPieces + k]) * double(ranks));
       values[f] |= piece << (16 * k);
     }
+    values[f] -= 1;
   }
-  return InputPosition{values[0], values[1], values[2], values[3]};
+  return *PositionFromNumbers(values);
 }
 
 // Whether every address ("host:port") is on a loopback host.

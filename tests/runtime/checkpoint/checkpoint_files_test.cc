@@ -50,7 +50,9 @@ class CheckpointFilesTest : public ::testing::Test {
 };
 
 // Every worker's input position: the chief's, another's, one not known;
-// a malformed entry is DataLoss naming the file.
+// the records each had yielded of its epoch, where the checkpoint holds
+// them (-1 in one of an earlier dtf); a malformed entry is DataLoss naming
+// the file.
 TEST_F(CheckpointFilesTest, WorkerPositionsAreReadBack) {
   Bundle b = Checkpoint("run-a", "f", 10);
   b.AddInt64s(std::string(kCheckpointWorkerPositionsEntry),
@@ -62,14 +64,37 @@ TEST_F(CheckpointFilesTest, WorkerPositionsAreReadBack) {
   StatusOr<CheckpointInfo> info = ReadCheckpointInfo(*read);
   ASSERT_TRUE(info.ok()) << info.status();
   ASSERT_EQ(info->worker_positions.size(), 3u);
-  EXPECT_EQ(info->worker_positions[0], (InputPosition{1, 0, 7, 70}));
-  EXPECT_EQ(info->worker_positions[1], (InputPosition{2, 1, 3, 90}));
+  EXPECT_EQ(info->worker_positions[0], (InputPosition{1, 0, 7, 70, -1}));
+  EXPECT_EQ(info->worker_positions[1], (InputPosition{2, 1, 3, 90, -1}));
   EXPECT_FALSE(info->worker_positions[2].has_value());
+  EXPECT_EQ(info->position, (InputPosition{1, 0, 7, 70, -1}));
 
-  for (const std::vector<int64_t>& bad :
-       {std::vector<int64_t>{1, 0, 7}, std::vector<int64_t>{1, -1, 7, 70}}) {
+  b.AddInt64s(std::string(kCheckpointWorkerEmittedEntry),
+              std::vector<int64_t>{33, 17, -1});
+  b.AddInt64s(std::string(kCheckpointInputEmittedEntry),
+              std::vector<int64_t>{33});
+  ASSERT_TRUE(b.WriteFile(path).ok());
+  read = Bundle::ReadFile(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  info = ReadCheckpointInfo(*read);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->worker_positions[0], (InputPosition{1, 0, 7, 70, 33}));
+  EXPECT_EQ(info->worker_positions[1], (InputPosition{2, 1, 3, 90, 17}));
+  EXPECT_FALSE(info->worker_positions[2].has_value());
+  EXPECT_EQ(info->position, (InputPosition{1, 0, 7, 70, 33}));
+
+  const std::vector<int64_t> four = {1, 0, 7, 70, 2, 1, 3, 90};
+  for (const auto& [positions, emitted] :
+       std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+           {{1, 0, 7}, {}},
+           {{1, -1, 7, 70}, {}},
+           {four, {5}},
+           {four, {5, -2}}}) {
     Bundle m = Checkpoint("run-a", "f", 10);
-    m.AddInt64s(std::string(kCheckpointWorkerPositionsEntry), bad);
+    m.AddInt64s(std::string(kCheckpointWorkerPositionsEntry), positions);
+    if (!emitted.empty()) {
+      m.AddInt64s(std::string(kCheckpointWorkerEmittedEntry), emitted);
+    }
     ASSERT_TRUE(m.WriteFile(path).ok());
     read = Bundle::ReadFile(path);
     ASSERT_TRUE(read.ok()) << read.status();
@@ -128,7 +153,7 @@ TEST_F(CheckpointFilesTest,
   EXPECT_EQ(info->global_step, 500);
   EXPECT_EQ(info->run_id, "r1");
   EXPECT_EQ(info->ps_steps, (std::vector<int64_t>{500, 500}));
-  EXPECT_EQ(info->position, (InputPosition{1, 0, 7, 70}));
+  EXPECT_EQ(info->position, (InputPosition{1, 0, 7, 70, -1}));
   // Nothing else is left behind (no temporary files, no link).
   int files = 0;
   for (const auto& e : fs::directory_iterator(Out())) {

@@ -28,8 +28,9 @@ AllreduceResume Example() {
   r.restored = true;
   r.global_step = (int64_t{1} << 40) + 12345;  // beyond a float's precision
   r.update_counts = {7, 0, int64_t{1} << 33};
-  r.positions = {InputPosition{2, 1, 70000, 123456}, std::nullopt,
-                 InputPosition{0, 3, 5, 6}};
+  // The records yielded: counted, and not known (-1).
+  r.positions = {InputPosition{2, 1, 70000, 123456, 99999}, std::nullopt,
+                 InputPosition{0, 3, 5, 6, -1}};
   return r;
 }
 
@@ -65,10 +66,10 @@ TEST(AllreduceResume, PacksAndUnpacksExactly) {
 TEST(AllreduceResume, EachRankStartsAtItsRecordedPositionOrSkipsTheSteps) {
   const AllreduceResume r = Example();
   RankInputStart s = InputStartFor(r, 0);
-  EXPECT_EQ(s.at, (InputPosition{2, 1, 70000, 123456}));
+  EXPECT_EQ(s.at, (InputPosition{2, 1, 70000, 123456, 99999}));
   EXPECT_EQ(s.skip_batches, 0);
   s = InputStartFor(r, 2);
-  EXPECT_EQ(s.at, (InputPosition{0, 3, 5, 6}));
+  EXPECT_EQ(s.at, (InputPosition{0, 3, 5, 6, -1}));
   EXPECT_EQ(s.skip_batches, 0);
   // Not recorded: the start, past one batch per restored step.
   for (int rank : {1, 3}) {

@@ -64,7 +64,7 @@ Trace ReadTrace(const std::string& path) {
     std::string kind;
     TraceStep s;
     words >> kind >> s.step >> s.after.epoch >> s.after.file >>
-        s.after.record >> s.after.epoch_record;
+        s.after.record >> s.after.epoch_record >> s.after.emitted;
     if (kind == "start") {
       runs.emplace_back();
       continue;
@@ -77,7 +77,7 @@ Trace ReadTrace(const std::string& path) {
 }
 
 // The ids worker `w` reads over the job's epochs, in order: its share of
-// the training records (shuffle_buffer = 0: file order).
+// the training records (in file order, or in the job's shuffled order).
 std::vector<int64_t> ShareIds(const JobFile& job, int w) {
   std::vector<int64_t> ids;
   StatusOr<JobRecords> records = FindJobRecords(job);
@@ -89,6 +89,8 @@ std::vector<int64_t> ShareIds(const JobFile& job, int w) {
   o.reader_index = w;
   o.reader_count = kWorkers;
   o.epochs = kEpochs;
+  o.shuffle_buffer_size = job.train.shuffle_buffer;
+  o.seed = uint64_t(job.train.seed);
   StatusOr<std::unique_ptr<InputPipeline>> input = InputPipeline::Create(o);
   EXPECT_TRUE(input.ok()) << input.status();
   if (!input.ok()) return ids;
@@ -113,12 +115,13 @@ class InputTraceTest : public ::testing::Test {
   }
   void TearDown() override { unsetenv("DTF_TEST_INPUT_TRACE"); }
 
-  // Titanic in file order, the passenger id a feature (so that the trace
-  // sees it), a checkpoint every 5 steps.
-  JobFile Job(std::string_view train) {
+  // Titanic through a shuffle buffer of `shuffle` records (0: in file
+  // order), the passenger id a feature (so that the trace sees it), a
+  // checkpoint every 5 steps.
+  JobFile Job(std::string_view train, int shuffle = 0) {
     StatusOr<std::string> path = WriteExampleJob(
         "titanic", dir_,
-        {{"shuffle_buffer = 1000", "shuffle_buffer = 0"},
+        {{"shuffle_buffer = 1000", StrCat("shuffle_buffer = ", shuffle)},
          {"[[schema.columns]]\nname = \"Ticket\"",
           "[[schema.columns]]\nname = \"PassengerId\"\ntype = \"int\"\n"
           "default = -1\n\n[[schema.columns]]\nname = \"Ticket\""},
@@ -290,6 +293,21 @@ TEST_F(InputTraceTest, SyncParameterServersReadEachExampleOnceAcrossARestart) {
 
 TEST_F(InputTraceTest, AllreduceReadsEachExampleOnceAcrossARestart) {
   JobFile job = Job("mode = \"allreduce\"\ndevice = \"cpu\"\n");
+  StopRestoreAndCount(job, /*ps=*/0);
+}
+
+// Through a shuffle buffer larger than a batch: the records that sat in
+// it at the checkpoint are read after the restart as they would have been.
+TEST_F(InputTraceTest, ShuffledSyncReadsEachExampleOnceAcrossARestart) {
+  JobFile job = Job("", /*shuffle=*/200);
+  job.train.mode = TrainMode::kSync;
+  job.train.replicas_to_aggregate = kWorkers;
+  StopRestoreAndCount(job, /*ps=*/1);
+}
+
+TEST_F(InputTraceTest, ShuffledAllreduceReadsEachExampleOnceAcrossARestart) {
+  JobFile job = Job("mode = \"allreduce\"\ndevice = \"cpu\"\n",
+                    /*shuffle=*/200);
   StopRestoreAndCount(job, /*ps=*/0);
 }
 
