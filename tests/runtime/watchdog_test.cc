@@ -220,6 +220,25 @@ TEST_F(WatchdogTest, StartingWorkersAndTheChiefAreNotWatched) {
   EXPECT_THAT(Stalled(), ElementsAre("worker:1"));
 }
 
+// A worker cut off from the chief (the network between the hosts down):
+// its heartbeats stop as its steps do. It is not taken for stuck while
+// silent, and when it is heard again its window starts anew, so that a
+// partition longer than the stall timeout costs no healthy worker; a
+// worker that then still finishes no step is taken for dead as before.
+TEST_F(WatchdogTest, AWorkerCutOffIsNotTakenForStuckAndIsWatchedAnewWhenHeard) {
+  Beat("worker:1", 11, 3);
+  std::this_thread::sleep_for(CoordinatorService::kHeardWithin + 200ms);
+  EXPECT_TRUE(Stalled().empty()) << "silent, not stuck while it beats";
+  EXPECT_FALSE(Beat("worker:1", 11, 3).stalled());
+  EXPECT_TRUE(Stalled().empty()) << "its window starts again";
+  std::this_thread::sleep_for(250ms);
+  EXPECT_FALSE(Beat("worker:1", 11, 3).stalled());
+  EXPECT_TRUE(Stalled().empty());
+  std::this_thread::sleep_for(250ms);
+  Beat("worker:1", 11, 3);
+  EXPECT_THAT(Stalled(), ElementsAre("worker:1"));
+}
+
 // While the chief evaluates or writes a checkpoint the workers may wait for
 // it: no stall then, and each window starts again when it is done.
 TEST_F(WatchdogTest, NoStallWhileTheChiefEvaluates) {

@@ -91,6 +91,9 @@ grpc::Status CoordinatorService::HandleHeartbeat(
   }
   Task& t = it->second;
   const auto now = Clock::now();
+  // Heard again after a silence (the network between the hosts was cut):
+  // whatever held its steps up meanwhile is not its own stall.
+  const bool after_silence = t.heard && now - t.last_heartbeat >= kHeardWithin;
   t.last_heartbeat = now;
   // Kept even from a process the watchdog took for dead: the steps it
   // reported are in the variables all the same.
@@ -119,6 +122,8 @@ grpc::Status CoordinatorService::HandleHeartbeat(
   } else if (!t.watched || request->steps_done() != t.steps_done) {
     t.watched = true;
     t.progress_at = now;
+    t.window_from = now;
+  } else if (after_silence) {
     t.window_from = now;
   }
   t.steps_done = request->steps_done();
@@ -158,6 +163,9 @@ std::vector<CoordinatorService::Stall> CoordinatorService::CheckStalls() {
     Task& t = tasks_.at(name);
     if (name == watch_self_ || !IsTaskOf(name, Role::kWorker)) continue;
     if (t.stalled || !t.watched || t.state != TaskState::kRunning) continue;
+    // A silent worker is not one whose steps stall while it beats: it is
+    // cut off or gone (train.heartbeat_timeout's business).
+    if (now - t.last_heartbeat >= kHeardWithin) continue;
     if (now - t.window_from < stall_timeout_) continue;
     t.stalled = true;
     t.told = false;
@@ -199,7 +207,7 @@ std::vector<std::optional<InputPosition>> CoordinatorService::WorkerPositions(
   // steps have not advanced for a second (its last report has its last
   // position: waiting for the chief, frozen, or waiting for a PS).
   const auto now = Clock::now();
-  const auto heard_since = now - std::chrono::seconds(3);
+  const auto heard_since = now - kHeardWithin;
   const auto stepped_since = now - std::chrono::seconds(1);
   const std::string chief = TaskName{Role::kWorker, 0}.ToString();
   heard_.wait_for(lock, wait, [&] {

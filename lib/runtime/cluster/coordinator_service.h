@@ -112,11 +112,16 @@ class CoordinatorService final : public rpc::Coordinator::Service {
     int64_t steps_done = 0;  // the steps its process had finished
     double seconds = 0;      // since it last finished one
   };
+  // A worker not heard from for this long is silent: the step watchdog
+  // leaves it alone (it is cut off or gone, not stuck while it beats), and
+  // when it is heard again its window starts anew.
+  static constexpr std::chrono::seconds kHeardWithin{3};
   // The workers found stalled since the last call: in state "running" (its
-  // window starts with its first heartbeat in that state), and no step
-  // finished for the stall timeout. Each is marked "stalled" from now on:
-  // RunningWorkers leaves it out, and its process's heartbeats are answered
-  // stalled = true (a new process of the task is watched anew).
+  // window starts with its first heartbeat in that state, and again with
+  // one after a silence of kHeardWithin), heard from within kHeardWithin,
+  // and no step finished for the stall timeout. Each is marked "stalled" from
+  // now on: RunningWorkers leaves it out, and its process's heartbeats are
+  // answered stalled = true (a new process of the task is watched anew).
   std::vector<Stall> CheckStalls();
   // Workers found stalled whose process has not been answered stalled yet.
   int UntoldStalled() const;
