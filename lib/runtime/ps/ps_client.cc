@@ -402,4 +402,16 @@ Status PsClient::Shutdown(const std::string& reason) {
   return first;
 }
 
+void PsClient::NotAfter(std::chrono::steady_clock::time_point t) {
+  using std::chrono::system_clock;
+  const auto now = std::chrono::steady_clock::now();
+  const system_clock::time_point at =
+      t == std::chrono::steady_clock::time_point::max()
+          ? system_clock::time_point::max()
+          : system_clock::now() +
+                std::chrono::duration_cast<system_clock::duration>(
+                    std::max(t, now) - now);
+  for (auto& stream : streams_) stream->set_not_after(at);
+}
+
 }  // namespace dtf::runtime

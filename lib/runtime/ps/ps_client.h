@@ -108,6 +108,11 @@ class PsClient {
   // answer within 10 s is an error naming it.
   Status Shutdown(const std::string& reason);
 
+  // Every call begun from now on ends by `t` at the latest, whatever the
+  // timeout (a caller that waits for a PS within a deadline of its own);
+  // time_point::max() lifts it.
+  void NotAfter(std::chrono::steady_clock::time_point t);
+
   int num_ps() const { return int(stubs_.size()); }
   const Partition& partition() const { return partition_; }
 

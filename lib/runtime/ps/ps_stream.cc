@@ -177,11 +177,12 @@ Status PsStream::Exchange(std::vector<grpc::ByteBuffer> messages,
                           const std::function<Status(const grpc::ByteBuffer&,
                                                      bool* more)>& on_answer) {
   interruptible_ = cancel_ != nullptr && !cancel_->load();
-  const auto deadline =
+  const auto deadline = std::min(
+      not_after_,
       SystemClock::now() +
-      (cancel_ != nullptr && !interruptible_
-           ? std::min<std::chrono::milliseconds>(timeout_, kStoppingTimeout)
-           : timeout_);
+          (cancel_ != nullptr && !interruptible_
+               ? std::min<std::chrono::milliseconds>(timeout_, kStoppingTimeout)
+               : timeout_));
   if (call_ == nullptr) DTF_RETURN_IF_ERROR(Open(deadline));
   return Run(messages, deadline, on_answer);
 }

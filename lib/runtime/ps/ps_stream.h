@@ -52,6 +52,12 @@ class PsStream {
   // returns); a later exchange opens a new one.
   void End();
 
+  // Exchanges begun from now on end by `t` at the latest (DeadlineExceeded),
+  // however long the timeout; time_point::max() lifts it.
+  void set_not_after(std::chrono::system_clock::time_point t) {
+    not_after_ = t;
+  }
+
  private:
   enum class Result { kOk, kFailed, kTimeout, kCancelled };
   struct Event {
@@ -81,6 +87,8 @@ class PsStream {
   const std::chrono::milliseconds timeout_;
   const std::string what_;
   const std::atomic<bool>* const cancel_;
+  std::chrono::system_clock::time_point not_after_ =
+      std::chrono::system_clock::time_point::max();
   // The exchange in progress began before the cancel flag was set.
   bool interruptible_ = false;
   grpc::CompletionQueue cq_;

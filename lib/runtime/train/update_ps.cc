@@ -250,9 +250,17 @@ class PsUpdate : public Update {
         return CancelledError(
             StrCat(self_, ": stopped at step ", global_step_));
       }
+      // Each try ends by the deadline, however long a call may take.
+      ps_.NotAfter(deadline);
       Status st = pull ? ps_.Pull(dense_, sparse_, 0) : ps_.Pull({}, {}, 0);
+      ps_.NotAfter(Clock::time_point::max());
       if (st.ok()) break;
-      if (!Transient(st) || Clock::now() >= deadline) return st;
+      if (!Transient(st)) return st;
+      if (Clock::now() >= deadline) {
+        return Annotate(st,
+                        StrCat("no answer within train.coordinator_timeout (",
+                               train_.coordinator_timeout, " s)"));
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
     global_step_ = *std::max_element(ps_.steps().begin(), ps_.steps().end());

@@ -306,6 +306,24 @@ TEST_F(PsServiceTest, AStoppingWorkerDoesNotWaitForAGonePs) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
 }
 
+// A caller with a deadline of its own (a worker waiting for a lost PS
+// within train.coordinator_timeout): a call to a PS that does not answer
+// (its port closed: the call waits for it to be ready) ends by that
+// deadline, not after the call's timeout of 120 s.
+TEST_F(PsServiceTest, NotAfterEndsACallByItsDeadlineWhateverTheTimeout) {
+  Start("sync", 1);
+  const std::vector<std::string> gone = addresses_;
+  Stop();
+  PsClient client(gone, creds_, 0, std::chrono::seconds(120));
+  const auto start = std::chrono::steady_clock::now();
+  client.NotAfter(start + std::chrono::seconds(1));
+  Status pulled = client.Pull({}, {}, 0);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_FALSE(pulled.ok());
+  EXPECT_GE(took, std::chrono::milliseconds(900)) << pulled;
+  EXPECT_LT(took, std::chrono::seconds(10)) << pulled;
+}
+
 // The chief's Shutdown at the end of a run: a PS that already went (it
 // heard the run end from its heartbeats first) counts as sent home, and the
 // others are.
