@@ -1,12 +1,15 @@
 """The cells of the matrix: a backend, a training mode and one fault."""
 
 BACKENDS = ("local", "ssh", "slurm")
+# "net": the SSH backend over two hosts that are network namespaces, whose
+# link between them can be cut (ip link set down), for the cut cells.
+CUTS_S = (1.5, 8, 25, 45)
 
 
 class Cell:
     def __init__(self, name, backend, fault, target="", restarts=2,
                  resume=False, env=None, expect="complete", sets=None,
-                 profile=None, resume_args=None):
+                 profile=None, resume_args=None, cut_s=0):
         self.name = name
         self.backend = backend
         self.fault = fault
@@ -17,6 +20,8 @@ class Cell:
         self.resume = resume
         # More arguments of that `--resume` (another PS count).
         self.resume_args = resume_args or []
+        # The "cut" fault: seconds the second host's link stays down.
+        self.cut_s = cut_s
         # The profile's [env] (the freeze hook).
         self.env = env or {}
         # "complete", or "either" where failing with an error is right.
@@ -74,4 +79,11 @@ def cells(freeze_steps):
             Cell(f"{b}/kill-launcher", b, "kill-launcher", resume=True),
             Cell(f"{b}/disk-full", b, "disk-full", expect="either"),
         ]
+    # The network between the hosts cut for less than the heartbeat
+    # timeout, more than the step watchdog's, more than the coordinator
+    # timeout, and more than the SSH reconnect timeout (30 s): the last may
+    # end the run with an error naming the host.
+    for s in CUTS_S:
+        c.append(Cell(f"net/cut-{s:g}s", "net", "cut", "b", cut_s=s,
+                      expect="either" if s > 30 else "complete"))
     return c

@@ -1,6 +1,7 @@
 """The fault matrix: runs of a real job under one fault each, on the local,
-SSH and Slurm backends (bench/faults/run.sh sets up the job, the hosts, the
-cluster and the small file system; see bench/README.md).
+SSH and Slurm backends and on the SSH backend across two network
+namespaces whose link is cut (bench/faults/run.sh sets up the job, the
+hosts, the cluster and the small file system; see bench/README.md).
 
 Each run: `dtf launch` in the foreground with a profile written for the
 cell, the fault injected once the chief's global step (`dtf status --json`)
@@ -36,6 +37,8 @@ def arguments():
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--ssh-runs", type=int, default=1)
     ap.add_argument("--slurm-runs", type=int, default=1)
+    ap.add_argument("--net-runs", type=int, default=1)
+    ap.add_argument("--net-link", default="")
     ap.add_argument("--cells", default="")
     ap.add_argument("--ps", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2)
@@ -46,6 +49,7 @@ def arguments():
     ap.add_argument("--drain-timeout", type=int, default=60)
     ap.add_argument("--no-ssh", action="store_true")
     ap.add_argument("--no-slurm", action="store_true")
+    ap.add_argument("--no-net", action="store_true")
     return ap.parse_args()
 
 
@@ -63,14 +67,15 @@ def line(cell, i, r):
 def main():
     a = arguments()
     runner = Runner(a)
-    off = {"ssh": a.no_ssh, "slurm": a.no_slurm}
+    off = {"ssh": a.no_ssh, "slurm": a.no_slurm, "net": a.no_net}
     chosen = [c for c in cells(a.freeze_steps)
               if (not a.cells or any(re.search(p, c.name)
                                      for p in a.cells.split(",")))
               and not off.get(c.backend)]
     if any(c.backend == "ssh" for c in chosen):
         runner.probe_ssh_restarts()
-    runs = {"local": a.runs, "ssh": a.ssh_runs, "slurm": a.slurm_runs}
+    runs = {"local": a.runs, "ssh": a.ssh_runs, "slurm": a.slurm_runs,
+            "net": a.net_runs}
     records = []
     for cell in chosen:
         for i in range(runs[cell.backend]):

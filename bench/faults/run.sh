@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/faults/run.sh [--dtf PATH] [--work DIR] [--runs N] [--ssh-runs N]
-#                     [--slurm-runs N] [--cells REGEX,...] [--no-ssh]
-#                     [--no-slurm] [--fault-step N] [--freeze-steps N]
-#                     [--cell-timeout S]
+#                     [--slurm-runs N] [--net-runs N] [--cells REGEX,...]
+#                     [--no-ssh] [--no-slurm] [--no-net] [--fault-step N]
+#                     [--freeze-steps N] [--cell-timeout S]
 #
 # The fault matrix: a real job (the census job of examples/census, 8 epochs
 # at batch 32, a checkpoint every 200 steps, 2 PS x 2 workers) launched with
@@ -14,17 +14,21 @@
 # parameter server, the chief or the launcher; SIGSTOP of a worker; a
 # worker's training thread frozen alone (DTF_TEST_FREEZE_AT); the SSH
 # sessions to a host dropped; the output directory's file system filled (a
-# 16 MiB tmpfs mounted here). N runs per cell (--runs for the local cells,
-# default 2; --ssh-runs and --slurm-runs for the others, default 1).
+# 16 MiB tmpfs mounted here); and on the SSH backend across two network
+# namespaces (tests/testing/netns_hosts.sh, an sshd in each), the link of
+# the second cut (ip link set down) for 1.5, 8, 25 and 45 s. N runs per
+# cell (--runs for the local cells, default 2; --ssh-runs, --slurm-runs
+# and --net-runs for the others, default 1).
 # Prints the table (bench/README.md, "faults") and writes WORK/results.json;
 # each run's launcher output and record are in WORK/cells/<cell>/<n>/.
 #
 # Builds dtf (scripts/build.sh dtf) unless --dtf is given. Needs root (the
 # tmpfs mount, the Slurm daemons), /usr/sbin/sshd for the SSH cells
 # (--no-ssh without) and installs slurm-wlm and munge when missing
-# (--no-slurm without). On exit, whatever way: the servers and the cluster
-# are stopped, the tmpfs unmounted and every process of a run of this
-# matrix killed.
+# (--no-slurm without); the cut cells need ip netns (--no-net without). On
+# exit, whatever way: the servers, the cluster and the namespaces are
+# stopped, the tmpfs unmounted and every process of a run of this matrix
+# killed.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -34,21 +38,24 @@ work=""
 drive_args=()
 no_ssh=0
 no_slurm=0
+no_net=0
 usage() {
   echo "usage: $0 [--dtf PATH] [--work DIR] [--runs N] [--ssh-runs N]" \
-    "[--slurm-runs N] [--cells REGEX,...] [--no-ssh] [--no-slurm]" \
-    "[--fault-step N] [--freeze-steps N] [--cell-timeout S]" >&2
+    "[--slurm-runs N] [--net-runs N] [--cells REGEX,...] [--no-ssh]" \
+    "[--no-slurm] [--no-net] [--fault-step N] [--freeze-steps N]" \
+    "[--cell-timeout S]" >&2
   exit 2
 }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dtf) dtf="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
-    --runs | --ssh-runs | --slurm-runs | --cells | --fault-step | --freeze-steps | --cell-timeout)
+    --runs | --ssh-runs | --slurm-runs | --net-runs | --cells | --fault-step | --freeze-steps | --cell-timeout)
       [[ $# -ge 2 ]] || usage
       drive_args+=("$1" "$2"); shift 2 ;;
     --no-ssh) no_ssh=1; drive_args+=(--no-ssh); shift ;;
     --no-slurm) no_slurm=1; drive_args+=(--no-slurm); shift ;;
+    --no-net) no_net=1; drive_args+=(--no-net); shift ;;
     *) usage ;;
   esac
 done
@@ -63,6 +70,12 @@ shared="$(realpath "$repo/../shared")"
 sshd_sh="$repo/tests/launch/ssh/sshd.sh"
 cluster_sh="$repo/tests/testing/slurm_cluster.sh"
 slurm_dir=""
+net_dir="$work/netssh"
+net_up=0
+# shellcheck disable=SC2317  # called by netns_hosts.sh
+log() { echo "run.sh: $*" >&2; }
+# shellcheck source=tests/testing/netns_hosts.sh
+source "$repo/tests/testing/netns_hosts.sh"
 py=/usr/bin/python3
 mkdir -p "$work"
 work="$(realpath "$work")"
@@ -71,6 +84,10 @@ ssh_dir="$work/ssh"
 # What an interrupted earlier run left.
 umount "$tiny" 2>/dev/null || true
 for name in h1 h2; do bash "$sshd_sh" stop "$ssh_dir" "$name" 2>/dev/null || true; done
+for name in na nb; do bash "$sshd_sh" stop "$net_dir" "$name" 2>/dev/null || true; done
+ip netns del fm-a 2>/dev/null || true
+ip netns del fm-b 2>/dev/null || true
+ip link del brfm 2>/dev/null || true
 rm -rf "$work"
 mkdir -p "$work" "$tiny"
 mounted=""
@@ -93,6 +110,10 @@ cleanup() {
   if [[ -n "$drive_pid" ]]; then kill "$drive_pid" 2>/dev/null || true; fi
   kill_runs
   for name in h1 h2; do bash "$sshd_sh" stop "$ssh_dir" "$name" 2>/dev/null || true; done
+  if [[ $net_up == 1 ]]; then
+    for name in na nb; do bash "$sshd_sh" stop "$net_dir" "$name" 2>/dev/null || true; done
+    hosts_teardown
+  fi
   if [[ -n "$slurm_dir" ]]; then
     for job in $(squeue -h -o '%i %j' 2>/dev/null | awk '$2 ~ /^dtf-/ {print $1}'); do
       scancel "$job" 2>/dev/null || true
@@ -160,6 +181,43 @@ TOML
   }
 fi
 
+# The cut cells' hosts: two network namespaces on one bridge, an sshd in
+# each; the second's link (outside end) is what a cut takes down.
+net_args=()
+if [[ $no_net == 0 ]]; then
+  HOSTS_NET=10.236
+  hosts_init fm
+  net_up=1
+  hosts_add a 1 10gbit
+  hosts_add b 2 10gbit
+  ip_a="$(host_ip a)"
+  ip_b="$(host_ip b)"
+  bash "$sshd_sh" keys "$net_dir"
+  nport_a="$(ip netns exec fm-a bash "$sshd_sh" start "$net_dir" na "$ip_a" 0)"
+  nport_b="$(ip netns exec fm-b bash "$sshd_sh" start "$net_dir" nb "$ip_b" 0)"
+  bash "$sshd_sh" known-host "$net_dir" na "$ip_a" "$nport_a"
+  bash "$sshd_sh" known-host "$net_dir" nb "$ip_b" "$nport_b"
+  printf '%s slots=1 port=%s\n%s slots=1 port=%s\n' "$ip_a" "$nport_a" "$ip_b" "$nport_b" \
+    > "$work/census/profiles/net.hosts"
+  cat > "$work/census/profiles/net-base.toml" <<TOML
+backend = "ssh"
+hostfile = "net.hosts"
+with_data = true
+work_dir = "$work/remote/{host}"
+$(bash "$sshd_sh" ssh-table "$net_dir")
+keepalive = 2
+TOML
+  sed 's/^\[ssh\]/ps = 2\nworkers = 2\n[ssh]/' "$work/census/profiles/net-base.toml" \
+    > "$work/census/profiles/net-warm.toml"
+  (cd "$work/census" && "$dtf" launch --profile net-warm --set train.steps=10 \
+    --set "train.output_dir=$work/net-warm-out" > "$work/net-warm.out" 2> "$work/net-warm.err") || {
+    tail -n 20 "$work/net-warm.err" >&2
+    echo "run.sh: the warm-up launch across the namespaces failed" >&2
+    exit 1
+  }
+  net_args=(--net-link "v${HOSTS_TAG}2o")
+fi
+
 # The Slurm cluster: one node, its daemons under a directory of their own.
 if [[ $no_slurm == 0 ]]; then
   slurm_dir="$(mktemp -d /tmp/dtf-faults-slurm.XXXXXX)"
@@ -178,7 +236,7 @@ TOML
 fi
 
 "$py" "$here/drive.py" --dtf "$dtf" --job "$job" --work "$work" \
-  --ssh-dir "$ssh_dir" --tiny "$tiny" "${drive_args[@]}" &
+  --ssh-dir "$ssh_dir" --tiny "$tiny" "${net_args[@]}" "${drive_args[@]}" &
 drive_pid=$!
 rc=0
 wait "$drive_pid" || rc=$?

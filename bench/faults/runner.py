@@ -9,6 +9,7 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
 
 from cells import Cell
@@ -17,6 +18,9 @@ from harness import Harness, error_line
 from processes import describe, kill_pids, owned, run_processes, task_pid
 
 ACCURACY_GOAL = 0.85
+# The profile table of each backend but local ("net" is SSH over network
+# namespaces).
+TABLES = {"ssh": "ssh", "net": "ssh", "slurm": "slurm"}
 
 
 class Attempt:
@@ -37,6 +41,8 @@ class Attempt:
         self.resumed = False
         self.drain_s = None
         self.left_at_kill = None
+        # The timer that brings a cut link up again.
+        self.rejoin = None
 
 
 class Runner:
@@ -69,7 +75,7 @@ class Runner:
             with open(os.path.join(self.h.job_dir, "profiles",
                                    f"{cell.backend}-base.toml")) as f:
                 base = f.read()
-            table = f"[{cell.backend}]"
+            table = f"[{TABLES[cell.backend]}]"
             head, rest = base.split(table, 1)
             text = head + "\n".join(lines) + "\n" + env + table + rest
         with open(path, "w") as f:
@@ -153,6 +159,10 @@ class Runner:
             if step is not None and step >= self.a.fault_step:
                 at.fault_t, at.filler, at.left_at_kill = self.inject(
                     at.cell, at.run_id, s, p)
+                if at.cell.fault == "cut":
+                    at.rejoin = threading.Timer(at.cell.cut_s, self.link,
+                                                ("up",))
+                    at.rejoin.start()
                 rec["fault_injected"] = True
                 rec["fault_step"] = step
                 return
@@ -192,7 +202,11 @@ class Runner:
             at.launchers.append(current)
 
     def end_launchers(self, at):
-        """A launcher still there at the end has hung: stopped."""
+        """A launcher still there at the end has hung: stopped. A cut link
+        is up again in any case."""
+        if at.rejoin is not None:
+            at.rejoin.cancel()
+            self.link("up")
         for q in at.launchers:
             if q.poll() is None:
                 at.hang = True
@@ -318,12 +332,19 @@ class Runner:
         elif cell.fault == "kill-launcher":
             proc.kill()
             left = len(run_processes(run_id))
+        elif cell.fault == "cut":
+            self.link("down")
         elif cell.fault == "drop-ssh":
             self.drop_ssh(cell.target)
         elif cell.fault == "disk-full":
             filler = fill(os.path.join(self.a.tiny, "filler"))
         # "freeze": the hook froze the task at its step already.
         return time.monotonic(), filler, left
+
+    def link(self, state):
+        """The second emulated host's link to the others, down or up."""
+        subprocess.run(["ip", "link", "set", self.a.net_link, state],
+                       check=True)
 
     def drop_ssh(self, host):
         name = {"127.0.0.2": "h1", "127.0.0.3": "h2"}[host]
