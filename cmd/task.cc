@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "cmd/app.h"
 #include "cmd/cli_output.h"
 #include "cmd/remote_preflight.h"
@@ -25,6 +26,7 @@
 #include "lib/base/strings.h"
 #include "lib/launch/batch/shards.h"
 #include "lib/launch/dir_task_command.h"
+#include "lib/launch/k8s/task_keys.h"
 #include "lib/launch/plan.h"
 #include "lib/launch/run_layout.h"
 #include "lib/launch/slurm/run_task.h"
@@ -269,6 +271,63 @@ void SetupTaskSpark(CLI::App* sub, std::shared_ptr<TaskFlags> f, Context* ctx) {
   spark->callback([f, ctx] { ctx->status = RunTaskSpark(f.get(), ctx); });
 }
 
+// dtf task keys: a Kubernetes pod's init container.
+struct KeysFlags {
+  std::string from, to, task, index_env, role = "worker";
+  int ps = -1, workers = 0, offset = 0;
+};
+
+Status RunTaskKeys(const KeysFlags& k) {
+  TaskName task;
+  if (!k.task.empty()) {
+    DTF_ASSIGN_OR_RETURN(task, ParseTaskName(k.task));
+  } else {
+    if (k.index_env.empty()) {
+      return InvalidArgumentError("give --task or --index-from-env");
+    }
+    const char* value = std::getenv(k.index_env.c_str());
+    if (value == nullptr) {
+      return InvalidArgumentError(StrCat("--index-from-env ", k.index_env,
+                                         ": the variable is not set"));
+    }
+    DTF_ASSIGN_OR_RETURN(const Role role, ParseRole(k.role));
+    DTF_ASSIGN_OR_RETURN(
+        task, launch::k8s::TaskFromIndex(k.index_env, value, k.ps, k.workers,
+                                         role, k.offset));
+  }
+  DTF_ASSIGN_OR_RETURN(const std::vector<std::string> copied,
+                       launch::k8s::CopyTaskKeys(k.from, k.to, task));
+  std::fprintf(stderr, "dtf: %s: %s from %s to %s\n", task.ToString().c_str(),
+               absl::StrJoin(copied, ", ").c_str(), k.from.c_str(),
+               k.to.c_str());
+  return OkStatus();
+}
+
+void SetupTaskKeys(CLI::App* sub, Context* ctx) {
+  auto k = std::make_shared<KeysFlags>();
+  CLI::App* keys = sub->add_subcommand(
+      "keys",
+      "Copy the run's secret, the CA's certificate and this task's own "
+      "certificate and key (never another task's) from the run's Secret "
+      "into the pod's memory volume (a Kubernetes pod's init container)");
+  keys->add_option("--from", k->from, "The run's Secret, mounted")->required();
+  keys->add_option("--to", k->to, "Where the task's container finds them")
+      ->required();
+  keys->add_option("--task", k->task, "The task (worker:0)");
+  keys->add_option("--index-from-env", k->index_env,
+                   "The variable holding the pod's index");
+  keys->add_option("--ps", k->ps,
+                   "With --index-from-env: the run's parameter servers, "
+                   "numbered first (an Indexed Job)");
+  keys->add_option("--workers", k->workers, "With --ps: the run's workers");
+  keys->add_option("--role", k->role,
+                   "Without --ps: the role of every pod of the template");
+  keys->add_option("--index-offset", k->offset,
+                   "Without --ps: added to the index (a TFJob's workers "
+                   "after the chief: 1)");
+  keys->callback([k, ctx] { ctx->status = RunTaskKeys(*k); });
+}
+
 }  // namespace
 
 void SetupTask(CLI::App* app, Context* ctx) {
@@ -357,6 +416,7 @@ void SetupTask(CLI::App* app, Context* ctx) {
       ->check(CLI::Range(0, 1000000));
   slurm->callback([f, ctx] { ctx->status = RunTaskSlurm(f.get(), ctx); });
   SetupTaskSpark(sub, f, ctx);
+  SetupTaskKeys(sub, ctx);
 
   CLI::App* check = sub->add_subcommand(
       "check-data",

@@ -14,6 +14,13 @@ constexpr char kSecretKey[] = "secret";
 constexpr char kS3Key[] = "s3-credentials";
 constexpr char kPlaceholderSecret[] = "(generated when the run is applied)";
 constexpr int kSecretMode = 0400;
+// The run's Secret, as the keys init container mounts it.
+constexpr char kRunSecretVolume[] = "dtf-run-secret";
+constexpr char kRunSecretDir[] = "/etc/dtf/run";
+// A TFJob pod's replica index (set by the operator), and the variable
+// the keys init container reads it from.
+constexpr char kReplicaIndexLabel[] = "training.kubeflow.org/replica-index";
+constexpr char kReplicaIndexEnv[] = "DTF_REPLICA_INDEX";
 // Kubernetes' limit on a Secret's data.
 constexpr size_t kMaxSecretBytes = 1024 * 1024;
 
@@ -60,10 +67,17 @@ Manifest Metadata(const RenderRequest& r, const std::string& name) {
 
 Manifest Volumes(const RenderRequest& r, const std::string& name) {
   Manifest volumes = Manifest::array();
+  // The run's Secret, every task's key in it, is mounted into the keys
+  // init container alone; the task's container gets its own keys in a
+  // memory volume (PodSpec).
+  Manifest run_secret;
+  run_secret["name"] = kRunSecretVolume;
+  run_secret["secret"]["secretName"] = StrCat(name, "-secret");
+  run_secret["secret"]["defaultMode"] = kSecretMode;
+  volumes.push_back(run_secret);
   Manifest secret;
   secret["name"] = "dtf-secret";
-  secret["secret"]["secretName"] = StrCat(name, "-secret");
-  secret["secret"]["defaultMode"] = kSecretMode;
+  secret["emptyDir"]["medium"] = "Memory";
   volumes.push_back(secret);
   Manifest job;
   job["name"] = "dtf-job";
@@ -131,11 +145,42 @@ Manifest Container(const RenderRequest& r, const std::string& container_name,
 
 Manifest EnvList(const RenderRequest& r) { return EnvEntries(r.env); }
 
+// The init container that copies the pod's own keys (dtf task keys) from
+// the run's Secret into the memory volume the task's container mounts;
+// `which` tells it its task.
+Manifest KeysContainer(const RenderRequest& r,
+                       const std::vector<std::string>& which,
+                       const Manifest& env) {
+  Manifest keys;
+  keys["name"] = "dtf-keys";
+  keys["image"] = r.profile.image;
+  keys["command"] = Manifest::array({"/usr/bin/dtf"});
+  std::vector<std::string> args = {"task",        "keys", "--from",
+                                   kRunSecretDir, "--to", kSecretMountDir};
+  args.insert(args.end(), which.begin(), which.end());
+  keys["args"] = args;
+  if (!env.empty()) keys["env"] = env;
+  Manifest from;
+  from["name"] = kRunSecretVolume;
+  from["mountPath"] = kRunSecretDir;
+  from["readOnly"] = true;
+  Manifest to;
+  to["name"] = "dtf-secret";
+  to["mountPath"] = kSecretMountDir;
+  keys["volumeMounts"] = Manifest::array({from, to});
+  return keys;
+}
+
 Manifest PodSpec(const RenderRequest& r, const std::string& name,
-                 Manifest containers, const std::string& restart_policy) {
+                 Manifest containers, const std::string& restart_policy,
+                 const Manifest& keys) {
   Manifest spec;
   spec["restartPolicy"] = restart_policy;
+  // The pods call no Kubernetes API: no token of the service account's is
+  // mounted, so a pod cannot read the run's Secret through the API either.
+  spec["automountServiceAccountToken"] = false;
   AddPodScheduling(r.profile, &spec);
+  spec["initContainers"] = Manifest::array({keys});
   if (r.profile.gen_records) {
     // The records the job reads, written into the pod's job directory
     // before the task starts (the same shards in every pod).
@@ -147,7 +192,7 @@ Manifest PodSpec(const RenderRequest& r, const std::string& name,
         "gen-records", "--job", StrCat(r.profile.job_dir, "/", kJobFileName)};
     init["args"] = args;
     init["volumeMounts"] = VolumeMounts(r);
-    spec["initContainers"] = Manifest::array({init});
+    spec["initContainers"].push_back(init);
   }
   spec["containers"] = std::move(containers);
   spec["volumes"] = Volumes(r, name);
@@ -210,7 +255,12 @@ void RenderJobFlavour(const RenderRequest& r, const std::string& name,
   spec["template"]["metadata"]["labels"] = Labels(r);
   Manifest pod = PodSpec(
       r, name, Manifest::array({Container(r, "dtf", args, EnvList(r), res)}),
-      "Never");
+      "Never",
+      KeysContainer(
+          r,
+          {"--index-from-env", kIndexEnv, "--ps", std::to_string(r.ps),
+           "--workers", std::to_string(r.workers)},
+          Manifest::array()));
   // Each pod is <name>-<index>.<service>: what PodAddresses names.
   Manifest with_subdomain;
   with_subdomain["subdomain"] = name;
@@ -231,7 +281,14 @@ void RenderTfJobFlavour(const RenderRequest& r, const std::string& name,
   spec["runPolicy"]["cleanPodPolicy"] = "Running";
   spec["runPolicy"]["backoffLimit"] = r.max_restarts;
   Manifest& replicas = spec["tfReplicaSpecs"];
-  auto replica = [&](const char* type, int count, const RoleResources& res) {
+  // The keys init container learns its replica's index from the label
+  // the operator puts on each pod (TF_CONFIG is the task container's).
+  Manifest index_env;
+  index_env["name"] = kReplicaIndexEnv;
+  index_env["valueFrom"]["fieldRef"]["fieldPath"] =
+      StrCat("metadata.labels['", kReplicaIndexLabel, "']");
+  auto replica = [&](const char* type, int count, const RoleResources& res,
+                     const std::vector<std::string>& which) {
     Manifest rs;
     rs["replicas"] = count;
     rs["restartPolicy"] = "ExitCode";
@@ -240,16 +297,25 @@ void RenderTfJobFlavour(const RenderRequest& r, const std::string& name,
         r, name,
         Manifest::array(
             {Container(r, "tensorflow", ServeArgs(r), EnvList(r), res)}),
-        "Never");
+        "Never",
+        KeysContainer(r, which,
+                      which.front() == "--index-from-env"
+                          ? Manifest::array({index_env})
+                          : Manifest::array()));
     // TFJob sets the pods' restartPolicy from the replica's; the template
     // leaves it out.
     rs["template"]["spec"].erase("restartPolicy");
     replicas[type] = rs;
   };
   // dtf's worker 0 is TensorFlow's chief; the other workers follow it.
-  replica("Chief", 1, r.profile.worker);
-  replica("PS", r.ps, r.profile.ps);
-  if (r.workers > 1) replica("Worker", r.workers - 1, r.profile.worker);
+  replica("Chief", 1, r.profile.worker, {"--task", "worker:0"});
+  replica("PS", r.ps, r.profile.ps,
+          {"--index-from-env", kReplicaIndexEnv, "--role", "ps"});
+  if (r.workers > 1) {
+    replica("Worker", r.workers - 1, r.profile.worker,
+            {"--index-from-env", kReplicaIndexEnv, "--role", "worker",
+             "--index-offset", "1"});
+  }
   out->push_back(ObjectOf("tfjob.yaml", tfjob));
 }
 

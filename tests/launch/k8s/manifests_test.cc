@@ -96,6 +96,15 @@ RenderRequest FullRequest(Flavour flavour) {
   return r;
 }
 
+int CountOf(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + what.size())) {
+    ++n;
+  }
+  return n;
+}
+
 std::string Golden(const std::string& name) {
   return StrCat(DTF_SOURCE_DIR, "/tests/launch/testdata/k8s/", name);
 }
@@ -128,6 +137,16 @@ TEST(RenderManifests, JobFlavourMatchesItsGolden) {
   EXPECT_THAT(yaml, HasSubstr("podReplacementPolicy: \"Failed\""));
   EXPECT_THAT(yaml, HasSubstr("publishNotReadyAddresses: true"));
   EXPECT_THAT(yaml, HasSubstr("defaultMode: 256\n"));  // 0400
+  // The run's Secret is mounted into the keys init container alone; the
+  // task's container reads its own keys from a memory volume, and no pod
+  // gets a service account token.
+  EXPECT_THAT(yaml, HasSubstr("automountServiceAccountToken: false\n"));
+  EXPECT_THAT(yaml, HasSubstr("- name: \"dtf-secret\"\n        emptyDir:\n"
+                              "          medium: \"Memory\"\n"));
+  EXPECT_EQ(CountOf(yaml, "name: \"dtf-run-secret\""), 2);  // volume, mount
+  EXPECT_THAT(yaml, HasSubstr("- \"--index-from-env\"\n        - "
+                              "\"JOB_COMPLETION_INDEX\"\n        - \"--ps\"\n"
+                              "        - \"2\"\n"));
   EXPECT_THAT(yaml,
               HasSubstr("cluster.local:2222,dtf-20261125-120000-abcd-1.dtf-"
                         "20261125-120000-abcd.ml.svc.cluster.local:2222\"\n"));
@@ -149,9 +168,17 @@ TEST(RenderManifests, TfJobFlavourMatchesItsGolden) {
   EXPECT_THAT(yaml, HasSubstr("Chief:\n      replicas: 1\n"));
   EXPECT_THAT(yaml, HasSubstr("PS:\n      replicas: 2\n"));
   EXPECT_THAT(yaml, HasSubstr("Worker:\n      replicas: 2\n"));
-  EXPECT_THAT(yaml, Not(HasSubstr("--index-from-env")));
+  EXPECT_THAT(yaml, Not(HasSubstr("JOB_COMPLETION_INDEX")));
+  // Each replica's keys init container first, its task from the template
+  // and the operator's replica-index label; then gen-records.
   EXPECT_THAT(yaml,
-              HasSubstr("initContainers:\n          - name: \"gen-records\""));
+              HasSubstr("initContainers:\n          - name: \"dtf-keys\""));
+  EXPECT_THAT(yaml, HasSubstr("- name: \"gen-records\""));
+  EXPECT_THAT(yaml, HasSubstr("- \"--task\"\n            - \"worker:0\""));
+  EXPECT_THAT(yaml, HasSubstr("- \"--role\"\n            - \"ps\"\n"));
+  EXPECT_THAT(yaml, HasSubstr("- \"--index-offset\"\n            - \"1\""));
+  EXPECT_THAT(yaml, HasSubstr("metadata.labels['training.kubeflow.org/"
+                              "replica-index']"));
 }
 
 TEST(RenderManifests, SecretIsBase64OrAPlaceholder) {

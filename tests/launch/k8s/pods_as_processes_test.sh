@@ -9,9 +9,11 @@
 # (TF_CONFIG as the operator sets it), and the Indexed Job of an allreduce
 # run on CPUs (Gloo between the workers' pods), must each train the model
 # to an accuracy of at least 0.85, over mutual TLS (the default): every pod's
-# dtf serve reads the run's CA and its task's certificate and key from the
-# Secret's files (mode 0400) by its task's name. Exit 77 (skipped) without
-# the venv or the data.
+# keys init container (dtf task keys) copies the run's secret, the CA's
+# certificate and its own task's certificate and key from the Secret's
+# mount (which only it mounts) into the memory volume its dtf serve reads
+# them from (mode 0400): no pod's container holds another task's key.
+# Exit 77 (skipped) without the venv or the data.
 set -euo pipefail
 dtf="$1" src="$2" build="$3" shared="$4"
 shift 4
@@ -75,22 +77,40 @@ TOML
   out="$("$python" "$src/tests/launch/k8s/run_pods.py" "$render" \
     "$dtf" "$work/pods-$case" 600)"
   echo "$out"
-  # Each pod read its secret and TLS files from the Secret's mount, mode
-  # 0400, each key a link to ..data/<key> as the kubelet writes it.
-  files=(secret ca.pem ps-0.key worker-0.pem worker-1.key)
   if [[ "$case" == allreduce ]]; then
-    files=(secret ca.pem worker-0.pem worker-1.key)
     if grep -q 'ps-0' "$render/secret.yaml"; then
       echo "FAIL: an allreduce render has a parameter server" >&2
       exit 1
     fi
     grep -q 'worker:0: joined the Gloo collective as rank 0 of 2' <<<"$out"
   fi
+  # Each pod's container read the run's secret, the CA's certificate and
+  # its own task's certificate and key (mode 0400) from the memory volume,
+  # and nothing else is there; only the init container mounts the Secret.
+  # A pod's task: pod-<i> of the Indexed Job (ps first), pod-<type>-<i> of
+  # the TFJob (its Worker i is worker:i+1).
+  ps=1
+  [[ "$case" == allreduce ]] && ps=0
   for pod in "$work/pods-$case"/pod-*; do
-    for f in "${files[@]}"; do
-      [[ "$(readlink "$pod/etc/dtf/secret/$f")" == "..data/$f" ]]
-      [[ "$(stat -L -c %a "$pod/etc/dtf/secret/$f")" == 400 ]]
+    base="${pod##*/pod-}"
+    case "$base" in
+      chief-0) task=worker-0 ;;
+      ps-*) task="$base" ;;
+      worker-*) task="worker-$((${base#worker-} + 1))" ;;
+      *) if ((base < ps)); then task="ps-$base"; else task="worker-$((base - ps))"; fi ;;
+    esac
+    want="ca.pem secret $task.key $task.pem"
+    have="$(cd "$pod/etc/dtf/secret" && ls | sort | tr '\n' ' ')"
+    if [[ "$have" != "$(tr ' ' '\n' <<<"$want" | sort | tr '\n' ' ')" ]]; then
+      echo "FAIL: $pod/etc/dtf/secret holds $have; want $want only" >&2
+      exit 1
+    fi
+    for f in $want; do
+      [[ -f "$pod/etc/dtf/secret/$f" && ! -L "$pod/etc/dtf/secret/$f" ]]
+      [[ "$(stat -c %a "$pod/etc/dtf/secret/$f")" == 400 ]]
     done
+    grep -q "dtf: ${task/-/:}: secret, ca.pem, $task.pem, $task.key from" \
+      "$pod/log.txt"
   done
   accuracy="$(sed -n 's/.*global step [0-9]*; .*accuracy \([0-9.]*\).*/\1/p' \
     <<<"$out" | tail -1)"

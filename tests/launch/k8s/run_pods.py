@@ -10,7 +10,8 @@ at its subPath, emptyDirs as directories, hostPaths as symbolic links),
 every absolute path in its command line is taken under that root, the
 pods' DNS names become 127.0.0.1 with a port each, and /usr/bin/dtf is
 DTF. Indexed Job pods get JOB_COMPLETION_INDEX; TFJob pods the TF_CONFIG
-Kubeflow's operator sets. Init containers run first, then every pod's
+Kubeflow's operator sets, and its replica labels (which the downward API
+hands to a container's env). Init containers run first, then every pod's
 container at once. When every worker has exited, the parameter servers
 that still run are stopped (the Job's successPolicy, the TFJob's
 cleanPodPolicy: Running). Prints the chief's output; exits with the first
@@ -48,6 +49,8 @@ def load(render_dir):
 class Pod:
     def __init__(self, name, spec, env, root):
         self.name, self.spec, self.env, self.root = name, spec, env, root
+        # The labels the pod's controller set (a TFJob's replica index).
+        self.labels = {}
         self.proc = None
         self.log = os.path.join(root, "log.txt")
 
@@ -151,7 +154,15 @@ def container_env(pod, container, addresses, port):
     """This process's environment with the container's and the pod's."""
     env = dict(os.environ)
     for e in container.get("env", []):
-        env[e["name"]] = e["value"]
+        if "value" in e:
+            env[e["name"]] = e["value"]
+            continue
+        # The downward API: metadata.labels['<key>'] of the pod.
+        path = e["valueFrom"]["fieldRef"]["fieldPath"]
+        m = re.fullmatch(r"metadata\.labels\['([^']+)'\]", path)
+        if not m:
+            sys.exit(f"{pod.name}: env {e['name']}: {path} not given here")
+        env[e["name"]] = pod.labels.get(m.group(1), "")
     for k, v in pod.env.items():
         env[k] = to_loopback(v, addresses, port) if port is not None else v
     return env
@@ -204,6 +215,9 @@ def tfjob_pods(objects, work):
             pod = Pod(f"{name}-{rtype.lower()}-{i}", rs["template"]["spec"],
                       {"TF_CONFIG": tf_config},
                       os.path.join(work, f"pod-{rtype.lower()}-{i}"))
+            # As the operator labels its pods.
+            pod.labels = {"training.kubeflow.org/replica-type": rtype.lower(),
+                          "training.kubeflow.org/replica-index": str(i)}
             pods.append(pod)
             if rtype != "PS":
                 workers.append(pod)
