@@ -137,7 +137,8 @@ StatusOr<std::string> ResumeDir(const LaunchFlags& f) {
   DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.resume_run));
   if (f.profile.ps <= 0) return dir;
   StatusOr<launch::RunView> view = launch::LoadRun(dir);
-  if (view.ok() && launch::PlanHooksOf(view->plan.backend).HandsOff()) {
+  if (launch::IsHandedOffRun(dir) ||
+      (view.ok() && launch::PlanHooksOf(view->plan.backend).HandsOff())) {
     return InvalidArgumentError(
         "--ps with --resume: not for a run handed to an engine (its "
         "recorded objects are applied again as they were)");
@@ -171,12 +172,16 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   // The tasks' S3 settings and credentials, which this launcher uses too.
   DTF_RETURN_IF_ERROR(PrepareTaskStorage(&request));
   if (launch::PlanHooksOf(request.profile.backend).HandsOff()) {
-    if (f.json || f.detach) {
+    if (f.json || f.detach || !f.metrics_out.empty()) {
       return InvalidArgumentError(StrCat(
-          f.json ? "--json" : "--detach", ": not for backend = \"",
+          f.json     ? "--json"
+          : f.detach ? "--detach"
+                     : "--metrics-out",
+          ": not for backend = \"",
           launch::BackendName(request.profile.backend),
           "\" (a dry run prints the manifests as YAML; an applied run is the "
-          "cluster's, followed with dtf status, logs and stop)"));
+          "cluster's, followed with dtf status, logs and stop; the chief "
+          "writes its metrics beside its output)"));
     }
     launch::HandOffOptions how;
     how.dry_run = f.dry_run;

@@ -54,6 +54,13 @@ void AddCheckpoints(const std::string& dir, launch::RunStatus* status) {
 
 Status RunStatus(const StatusFlags& f, Context* ctx) {
   DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.run));
+  if ((f.json || f.watch) && launch::IsHandedOffRun(dir)) {
+    return InvalidArgumentError(
+        StrCat(f.json ? "--json" : "--watch", ": not for run ",
+               f.run.empty() ? dir : f.run,
+               ", which a cluster's engine runs (Kubernetes): dtf status shows "
+               "kubectl's view of its objects and pods"));
+  }
   if (auto engine =
           launch::QueryHandedOffRun(dir, launch::EngineQuery::kStatus)) {
     return *engine;

@@ -1,5 +1,7 @@
 """The cells of the matrix: a backend, a training mode and one fault."""
 
+# The backends whose launcher supervises the tasks; Kubernetes (handed
+# off to the cluster's Job controller) has cells of its own: k8s_cells.
 BACKENDS = ("local", "ssh", "slurm")
 # "net": the SSH backend over two hosts that are network namespaces, whose
 # link between them can be cut (ip link set down), for the cut cells.
@@ -86,4 +88,52 @@ def cells(freeze_steps):
     for s in CUTS_S:
         c.append(Cell(f"net/cut-{s:g}s", "net", "cut", "b", cut_s=s,
                       expect="either" if s > 30 else "complete"))
-    return c
+    return c + k8s_cells(freeze_steps)
+
+
+def k8s_cells(freeze_steps):
+    """Kubernetes: `dtf launch` applies an Indexed Job and returns; the
+    Job's controller replaces a failed pod max_restarts times per index
+    (every pod runs `dtf serve --restore`, so a replacement goes on from
+    the run's last checkpoint on the output volume), and `--resume` applies
+    the recorded objects again once the Job has failed. Left out:
+    elastic-kill-worker (a Kubernetes profile refuses min_workers, "unknown
+    key": CheckKubernetesProfileKeys, lib/launch/k8s/k8s_profile.cc),
+    kill-launcher (nothing to kill: the launcher has handed the run off and
+    exited before the fault), drop-ssh (no SSH) and resume-3-ps (a
+    Kubernetes run is resumed by applying its recorded objects again, with
+    their PS count; docs/launch.md says `--resume --ps N` is refused for
+    it, but cmd/launch.cc's ResumeDir looks for a plan.json such a run
+    lacks, and `--ps` is dropped without a word)."""
+    b = "k8s"
+    return [
+        Cell(f"{b}/none", b, "none"),
+        Cell(f"{b}/kill-worker", b, "kill", "worker:1"),
+        Cell(f"{b}/kill-ps", b, "kill", "ps:1"),
+        # The chief's pod is replaced like any other (local, SSH and Slurm
+        # never restart the chief); without restarts its index fails, the
+        # Job fails once the other pods have given up on the chief
+        # (coordinator_timeout), and `--resume` finishes the run.
+        Cell(f"{b}/kill-chief", b, "kill", "worker:0", resume=True),
+        Cell(f"{b}/kill-chief-resume", b, "kill", "worker:0", restarts=0,
+             resume=True),
+        # A stopped pod stays Running (no liveness probe); the chief leaves
+        # it out, and the Job's successPolicy (the chief's index) ends the
+        # Job, its controller stopping the pod.
+        Cell(f"{b}/stop-worker", b, "stop", "worker:1"),
+        Cell(f"{b}/freeze-worker", b, "freeze", "worker:1",
+             env={"DTF_TEST_FREEZE_AT": f"worker:1@{freeze_steps}"}),
+        Cell(f"{b}/async-kill-worker", b, "kill", "worker:1",
+             sets=["train.mode=async"]),
+        Cell(f"{b}/async-kill-ps", b, "kill", "ps:1",
+             sets=["train.mode=async"]),
+        # Allreduce (no PS pods, the chief index 0): the Job replaces the
+        # lost rank alone, not every rank as a launcher does; where that
+        # fails the Job, `--resume` restarts every rank from the
+        # checkpoint.
+        Cell(f"{b}/allreduce-kill-worker", b, "kill", "worker:1",
+             resume=True, sets=["train.mode=allreduce"]),
+        # The output volume's file system full: the chief fails writing a
+        # checkpoint, its replacements too, and the Job fails.
+        Cell(f"{b}/disk-full", b, "disk-full", expect="either"),
+    ]

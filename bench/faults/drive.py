@@ -1,7 +1,9 @@
 """The fault matrix: runs of a real job under one fault each, on the local,
-SSH and Slurm backends and on the SSH backend across two network
-namespaces whose link is cut (bench/faults/run.sh sets up the job, the
-hosts, the cluster and the small file system; see bench/README.md).
+SSH, Slurm and Kubernetes backends and on the SSH backend across two
+network namespaces whose link is cut (bench/faults/run.sh sets up the job,
+the hosts, the Slurm cluster, the Kubernetes stand-in and the small file
+system; see bench/README.md). A Kubernetes run is the cluster's once
+applied: k8s.py drives it by its Job and pods.
 
 Each run: `dtf launch` in the foreground with a profile written for the
 cell, the fault injected once the chief's global step (`dtf status --json`)
@@ -23,6 +25,7 @@ import sys
 import time
 
 from cells import cells
+from k8s import K8sRunner
 from runner import Runner
 from summary import summarize, table
 
@@ -38,6 +41,7 @@ def arguments():
     ap.add_argument("--ssh-runs", type=int, default=1)
     ap.add_argument("--slurm-runs", type=int, default=1)
     ap.add_argument("--net-runs", type=int, default=1)
+    ap.add_argument("--k8s-runs", type=int, default=1)
     ap.add_argument("--net-link", default="")
     ap.add_argument("--cells", default="")
     ap.add_argument("--ps", type=int, default=2)
@@ -50,6 +54,11 @@ def arguments():
     ap.add_argument("--no-ssh", action="store_true")
     ap.add_argument("--no-slurm", action="store_true")
     ap.add_argument("--no-net", action="store_true")
+    ap.add_argument("--no-k8s", action="store_true")
+    # The Kubernetes stand-in's state directory (DTF_PROCESS_CLUSTER), and
+    # how often its Job controller runs (a `kubectl get`).
+    ap.add_argument("--k8s-cluster", default="")
+    ap.add_argument("--k8s-tick", type=float, default=0.5)
     return ap.parse_args()
 
 
@@ -67,19 +76,21 @@ def line(cell, i, r):
 def main():
     a = arguments()
     runner = Runner(a)
-    off = {"ssh": a.no_ssh, "slurm": a.no_slurm, "net": a.no_net}
+    off = {"ssh": a.no_ssh, "slurm": a.no_slurm, "net": a.no_net,
+           "k8s": a.no_k8s or not a.k8s_cluster}
     chosen = [c for c in cells(a.freeze_steps)
               if (not a.cells or any(re.search(p, c.name)
                                      for p in a.cells.split(",")))
               and not off.get(c.backend)]
     if any(c.backend == "ssh" for c in chosen):
         runner.probe_ssh_restarts()
+    runners = {"k8s": K8sRunner(a)}
     runs = {"local": a.runs, "ssh": a.ssh_runs, "slurm": a.slurm_runs,
-            "net": a.net_runs}
+            "net": a.net_runs, "k8s": a.k8s_runs}
     records = []
     for cell in chosen:
         for i in range(runs[cell.backend]):
-            r = runner.run(cell, i)
+            r = runners.get(cell.backend, runner).run(cell, i)
             records.append(r)
             print(line(cell, i, r), flush=True)
     rows = summarize(records)

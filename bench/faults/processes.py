@@ -35,6 +35,13 @@ def describe(pid):
     what = f"{m.group(1)}:{m.group(2)}" if m else text[:80]
     if " task exec " in text:
         what = "monitor " + (re.search(r"--task (\S+)", text) or [None, "?"])[1]
+    pod = re.search(r"/pods/(dtf-[a-z0-9-]+)(/| |$)", text)
+    if pod:
+        # A process of a pod of the Kubernetes stand-in: its wrapper, or
+        # the dtf command of one of its containers.
+        verb = text.split()[1] if len(text.split()) > 1 else "?"
+        what = (("wrapper" if " _run-pod " in text else verb)
+                + " of pod " + pod.group(1))
     return f"{pid} {what} (state {state})"
 
 
@@ -67,4 +74,33 @@ def task_pid(run_id, task):
     out = subprocess.run(["pgrep", "-f", "--", pattern],
                          capture_output=True, text=True).stdout.split()
     pids = [int(p) for p in out if int(p) != os.getpid()]
+    return pids[0] if len(pids) == 1 else None
+
+
+def pod_processes(run_id, index=None):
+    """Pids of the processes of the run's pods (of index `index` alone
+    when given) under process_cluster.py, the kubectl stand-in: the pod's
+    wrapper, its init container and its `dtf serve` each name the pod's
+    directory, pods/dtf-<run id>-<index>-<suffix>, in their command line."""
+    which = r"[0-9]+" if index is None else str(index)
+    pattern = f"/pods/dtf-{ere(run_id)}-{which}-[a-z0-9]+(/| |$)"
+    out = subprocess.run(["pgrep", "-f", "--", pattern],
+                         capture_output=True, text=True).stdout
+    me = os.getpid()
+    return [int(p) for p in out.split() if int(p) != me]
+
+
+def pod_task_pid(run_id, index):
+    """The pid of the `dtf serve` of the run's live pod of Job index
+    `index` (`dtf status` of a Kubernetes run asks kubectl: no pids), found
+    by its command line as task_pid does; None when there is none."""
+    pids = []
+    for pid in pod_processes(run_id, index):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if argv[1:2] == [b"serve"] and owned(pid, run_id):
+            pids.append(pid)
     return pids[0] if len(pids) == 1 else None

@@ -1,34 +1,41 @@
 #!/usr/bin/env bash
 # bench/faults/run.sh [--dtf PATH] [--work DIR] [--runs N] [--ssh-runs N]
-#                     [--slurm-runs N] [--net-runs N] [--cells REGEX,...]
-#                     [--no-ssh] [--no-slurm] [--no-net] [--fault-step N]
-#                     [--freeze-steps N] [--cell-timeout S]
+#                     [--slurm-runs N] [--net-runs N] [--k8s-runs N]
+#                     [--cells REGEX,...] [--no-ssh] [--no-slurm] [--no-net]
+#                     [--no-k8s] [--fault-step N] [--freeze-steps N]
+#                     [--cell-timeout S] [--k8s-tick S]
 #
 # The fault matrix: a real job (the census job of examples/census, 8 epochs
 # at batch 32, a checkpoint every 200 steps, 2 PS x 2 workers) launched with
 # dtf launch on the local backend, on the SSH backend (two hosts, each a
 # real sshd on its own loopback address, 127.0.0.2 and 127.0.0.3:
-# tests/launch/ssh/sshd.sh) and on the Slurm backend (a real single-node
-# Slurm: tests/testing/slurm_cluster.sh), in PS sync, PS async and
-# allreduce mode, and in each run one fault: SIGKILL of a worker, a
-# parameter server, the chief or the launcher; SIGSTOP of a worker; a
-# worker's training thread frozen alone (DTF_TEST_FREEZE_AT); the SSH
-# sessions to a host dropped; the output directory's file system filled (a
-# 16 MiB tmpfs mounted here); and on the SSH backend across two network
-# namespaces (tests/testing/netns_hosts.sh, an sshd in each), the link of
-# the second cut (ip link set down) for 1.5, 8, 25 and 45 s. N runs per
-# cell (--runs for the local cells, default 2; --ssh-runs, --slurm-runs
-# and --net-runs for the others, default 1).
+# tests/launch/ssh/sshd.sh), on the Slurm backend (a real single-node
+# Slurm: tests/testing/slurm_cluster.sh) and on the Kubernetes backend (an
+# Indexed Job applied to tests/launch/k8s/process_cluster.py as kubectl,
+# whose pods are local processes: process_cluster_env.sh), in PS sync, PS
+# async and allreduce mode, and in each run one fault: SIGKILL of a
+# worker, a parameter server, the chief or the launcher; SIGSTOP of a
+# worker; a worker's training thread frozen alone (DTF_TEST_FREEZE_AT);
+# the SSH sessions to a host dropped; the output directory's file system
+# filled (a 16 MiB tmpfs mounted here); and on the SSH backend across two
+# network namespaces (tests/testing/netns_hosts.sh, an sshd in each), the
+# link of the second cut (ip link set down) for 1.5, 8, 25 and 45 s. N
+# runs per cell (--runs for the local cells, default 2; --ssh-runs,
+# --slurm-runs, --net-runs and --k8s-runs for the others, default 1);
+# --k8s-tick S: how often the stand-in's Job controller runs (default 0.5;
+# a failed pod is replaced up to that late).
 # Prints the table (bench/README.md, "faults") and writes WORK/results.json;
 # each run's launcher output and record are in WORK/cells/<cell>/<n>/.
 #
 # Builds dtf (scripts/build.sh dtf) unless --dtf is given. Needs root (the
 # tmpfs mount, the Slurm daemons), /usr/sbin/sshd for the SSH cells
 # (--no-ssh without) and installs slurm-wlm and munge when missing
-# (--no-slurm without); the cut cells need ip netns (--no-net without). On
-# exit, whatever way: the servers, the cluster and the namespaces are
-# stopped, the tmpfs unmounted and every process of a run of this matrix
-# killed.
+# (--no-slurm without); the cut cells need ip netns (--no-net without);
+# the Kubernetes cells need the venv of tests/launch/k8s_env.sh (PyYAML),
+# made under build/ when missing (exit 77 when it cannot be: --no-k8s
+# without). On exit, whatever way: the servers, the clusters and the
+# namespaces are stopped, the tmpfs unmounted and every process of a run
+# of this matrix killed.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -39,23 +46,25 @@ drive_args=()
 no_ssh=0
 no_slurm=0
 no_net=0
+no_k8s=0
 usage() {
   echo "usage: $0 [--dtf PATH] [--work DIR] [--runs N] [--ssh-runs N]" \
-    "[--slurm-runs N] [--net-runs N] [--cells REGEX,...] [--no-ssh]" \
-    "[--no-slurm] [--no-net] [--fault-step N] [--freeze-steps N]" \
-    "[--cell-timeout S]" >&2
+    "[--slurm-runs N] [--net-runs N] [--k8s-runs N] [--cells REGEX,...]" \
+    "[--no-ssh] [--no-slurm] [--no-net] [--no-k8s] [--fault-step N]" \
+    "[--freeze-steps N] [--cell-timeout S] [--k8s-tick S]" >&2
   exit 2
 }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dtf) dtf="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
-    --runs | --ssh-runs | --slurm-runs | --net-runs | --cells | --fault-step | --freeze-steps | --cell-timeout)
+    --runs | --ssh-runs | --slurm-runs | --net-runs | --k8s-runs | --cells | --fault-step | --freeze-steps | --cell-timeout | --k8s-tick)
       [[ $# -ge 2 ]] || usage
       drive_args+=("$1" "$2"); shift 2 ;;
     --no-ssh) no_ssh=1; drive_args+=(--no-ssh); shift ;;
     --no-slurm) no_slurm=1; drive_args+=(--no-slurm); shift ;;
     --no-net) no_net=1; drive_args+=(--no-net); shift ;;
+    --no-k8s) no_k8s=1; drive_args+=(--no-k8s); shift ;;
     *) usage ;;
   esac
 done
@@ -70,6 +79,7 @@ shared="$(realpath "$repo/../shared")"
 sshd_sh="$repo/tests/launch/ssh/sshd.sh"
 cluster_sh="$repo/tests/testing/slurm_cluster.sh"
 slurm_dir=""
+k8s_work=""
 net_dir="$work/netssh"
 net_up=0
 # shellcheck disable=SC2317  # called by netns_hosts.sh
@@ -108,6 +118,16 @@ kill_runs() {
 cleanup() {
   local rc=$?
   if [[ -n "$drive_pid" ]]; then kill "$drive_pid" 2>/dev/null || true; fi
+  if [[ -n "$k8s_work" ]]; then
+    # As process_cluster_cleanup: every object of the stand-in deleted (its
+    # pods stopped); then its directory.
+    kubectl delete jobs.batch,services,configmaps,secrets --ignore-not-found \
+      > /dev/null 2>&1 || true
+    for pid in $(pgrep -f -- "$k8s_work/" || true); do
+      kill -9 "$pid" 2>/dev/null || true
+    done
+    rm -rf "$k8s_work"
+  fi
   kill_runs
   for name in h1 h2; do bash "$sshd_sh" stop "$ssh_dir" "$name" 2>/dev/null || true; done
   if [[ $net_up == 1 ]]; then
@@ -232,6 +252,36 @@ backend = "slurm"
 nodes = 1
 time_limit = "00:20:00"
 base_port = $((20000 + RANDOM % 20000))
+TOML
+fi
+
+# The Kubernetes cluster: process_cluster.py as kubectl, first on PATH, its
+# state in a directory of its own (process_cluster_start; its variables
+# kept apart from run.sh's, its exit trap replaced by run.sh's cleanup).
+# The pods see the data and the output at this machine's paths: the job's
+# data paths (under $shared/data) and every cell's output directory (under
+# $work, the tmpfs too) land in the volumes' mount paths. Each pod makes
+# the records in an init container (gen_records), as the k8s tests do.
+k8s_start() {
+  local dtf="$dtf" src build shared="$shared" work cluster python
+  # shellcheck source=tests/launch/k8s/process_cluster_env.sh
+  source "$repo/tests/launch/k8s/process_cluster_env.sh"
+  process_cluster_start "$dtf" "$repo" "$repo/build" "$shared" \
+    data/adult/adult.data dtf-faults-k8s
+  trap cleanup EXIT
+  k8s_work="$work"
+  drive_args+=(--k8s-cluster "$cluster")
+}
+if [[ $no_k8s == 0 ]]; then
+  k8s_start
+  cat > "$work/census/profiles/k8s-base.toml" <<TOML
+backend = "kubernetes"
+[kubernetes]
+image = "dtf:test"
+job_dir = "/srv/census"
+data = { host_path = "$shared/data", mount_path = "$shared/data" }
+output = { host_path = "$work", mount_path = "$work" }
+gen_records = true
 TOML
 fi
 

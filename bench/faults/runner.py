@@ -20,7 +20,8 @@ from processes import describe, kill_pids, owned, run_processes, task_pid
 ACCURACY_GOAL = 0.85
 # The profile table of each backend but local ("net" is SSH over network
 # namespaces).
-TABLES = {"ssh": "ssh", "net": "ssh", "slurm": "slurm"}
+TABLES = {"ssh": "ssh", "net": "ssh", "slurm": "slurm",
+          "k8s": "kubernetes"}
 
 
 class Attempt:

@@ -139,14 +139,15 @@ std::optional<Status> QueryHandedOffRun(const std::string& run_dir,
   return k8s::QueryKubernetesRun(run_dir, what);
 }
 
+bool IsHandedOffRun(const std::string& run_dir) {
+  std::error_code ec;
+  return std::filesystem::exists(
+      StrCat(run_dir, "/", HandOffRecordName(BackendKind::kKubernetes)), ec);
+}
+
 std::optional<StatusOr<std::string>> ResumeHandedOffRun(
     const std::string& run_dir, const HandOffOptions& how) {
-  std::error_code ec;
-  if (!std::filesystem::exists(
-          StrCat(run_dir, "/", HandOffRecordName(BackendKind::kKubernetes)),
-          ec)) {
-    return std::nullopt;
-  }
+  if (!IsHandedOffRun(run_dir)) return std::nullopt;
   return k8s::ResumeKubernetesRun(run_dir, how);
 }
 

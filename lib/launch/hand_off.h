@@ -46,6 +46,10 @@ StatusOr<std::string> HandOffRun(const PlanRequest& request,
 std::optional<Status> QueryHandedOffRun(const std::string& run_dir,
                                         EngineQuery what);
 
+// Whether a backend's engine was handed the run of `run_dir` (it holds
+// that backend's record).
+bool IsHandedOffRun(const std::string& run_dir);
+
 // dtf launch --resume of a run directory a backend's engine was handed:
 // the engine is handed the run again, under its id, from what the
 // directory recorded (lib/launch/k8s/k8s_resume.h). Returns the text for

@@ -248,9 +248,11 @@ void RenderJobFlavour(const RenderRequest& r, const std::string& name,
   spec["parallelism"] = total;
   spec["backoffLimitPerIndex"] = r.max_restarts;
   spec["podReplacementPolicy"] = "Failed";
+  // The run is done when the chief (index ps) is: the Job then succeeds
+  // and its controller stops the pods still running (a worker stopped or
+  // frozen, the parameter servers), and replaces none after.
   Manifest rule;
-  rule["succeededIndexes"] =
-      r.workers == 1 ? std::to_string(r.ps) : StrCat(r.ps, "-", total - 1);
+  rule["succeededIndexes"] = std::to_string(r.ps);
   spec["successPolicy"]["rules"] = Manifest::array({rule});
   spec["template"]["metadata"]["labels"] = Labels(r);
   Manifest pod = PodSpec(

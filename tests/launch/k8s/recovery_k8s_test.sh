@@ -12,9 +12,10 @@
 #   3. the Job replaces it (the stand-in's reconcile, at each `kubectl
 #      get`); the replacement's dtf serve --restore goes on from the run's
 #      checkpoint ("worker:1: resuming at global step ...")
-#   4. the Job completes: every worker index Succeeded (the killed pod
-#      Failed), the chief's last evaluation at an accuracy of 0.85 or
-#      more, the model and the checkpoint on the output volume
+#   4. the Job completes once the chief's index succeeded (the killed pod
+#      Failed, its replacement Succeeded or stopped by the controller),
+#      the chief's last evaluation at an accuracy of 0.85 or more, the
+#      model and the checkpoint on the output volume
 #   5. `dtf stop <run id>` leaves no pod process and no object.
 # Exit 77 (skipped) without the venv (PyYAML) or the data.
 set -euo pipefail
@@ -157,12 +158,15 @@ done
 echo "ok: the Job completed ($(elapsed "$start") s)"
 pods | sort -k2,2 -k1,1 >"$work/pods"
 cat "$work/pods"
-[[ "$(awk '$2 != 0 {print $2, $3}' "$work/pods" | sort)" == \
-   $'1 Succeeded\n2 Failed\n2 Succeeded' ]] \
-  || die "worker pods: $(tr '\n' ';' <"$work/pods")"
+# The chief's index succeeded, which completes the Job; the killed pod
+# failed; its replacement succeeded, or was still finishing its last steps
+# when the chief was done and the Job's controller stopped and removed it.
+[[ "$(awk '$2 == 1 {print $3}' "$work/pods")" == Succeeded ]] \
+  || die "the chief's pod: $(tr '\n' ';' <"$work/pods")"
 grep -q "^$worker1 2 Failed$" "$work/pods" || die "$worker1 is not the failed one"
-grep -q "^$replacement 2 Succeeded$" "$work/pods" \
-  || die "$replacement did not succeed"
+replaced="$(awk -v p="$replacement" '$1 == p {print $3}' "$work/pods")"
+[[ -z "$replaced" || "$replaced" == Succeeded ]] \
+  || die "$replacement ended $replaced"
 # The PS pod ended with the run (exit 0), or the Job's controller stopped
 # and removed it once the workers had succeeded.
 ps_pods="$(awk '$2 == 0 {print $3}' "$work/pods")"

@@ -7,7 +7,8 @@
 #   1. --resume of the run while its Job is active is refused
 #   2. once a checkpoint is on the output volume, `dtf stop` deletes the
 #      run's objects (its pods stop)
-#   3. `dtf launch --resume <run id>` applies the recorded objects again
+#   3. `dtf launch --resume <run id> --ps 3` is refused; `dtf launch
+#      --resume <run id>` applies the recorded objects again
 #      under the same run id; the new pods restore the run's checkpoint
 #      ("worker:1: resuming at global step N", N > 0) and the Job
 #      completes with the chief's last accuracy >= 0.85
@@ -99,6 +100,14 @@ done
 echo "ok: stopped after a checkpoint ($(elapsed "$start") s)"
 
 # --- 3. dtf launch --resume ----------------------------------------------------------
+# Not with another number of parameter servers: the recorded objects are
+# applied as they were, so --ps is refused rather than dropped.
+if (cd "$job" && "$dtf" launch --resume "$id" --ps 3 --dry-run) \
+    >"$work/ps3.out" 2>"$work/ps3.err"; then
+  die "--resume --ps 3 of a Kubernetes run succeeded"
+fi
+grep -q "\-\-ps with --resume: not for a run handed to an engine" "$work/ps3.err" ||
+  die "--resume --ps 3: $(cat "$work/ps3.err")"
 resume >"$work/resume.out" 2>"$work/resume.err" || die "dtf launch --resume $id failed"
 [[ "$(cat "$work/resume.out")" == "$id" ]] || die "--resume printed $(cat "$work/resume.out")"
 grep -q "dtf: run $id resumed: its objects applied again" "$work/resume.err" ||
