@@ -52,7 +52,7 @@ def read_checkpoint(path):
         (n,) = struct.unpack_from("<H", data, pos)
         name = data[pos + 2:pos + 2 + n].decode()
         pos += 2 + n
-        _type, rank = data[pos], data[pos + 1]
+        rank = data[pos + 1]
         pos += 2 + 8 * rank
         (length,) = struct.unpack_from("<Q", data, pos)
         pos += 8

@@ -31,10 +31,9 @@ import signal
 import subprocess
 import time
 
-from checkpoints import check_checkpoints
 from harness import error_line
 from processes import describe, kill_pids, pod_processes, pod_task_pid
-from runner import Attempt, Runner, fill
+from runner import Attempt, Runner, fill, record_checkpoints
 
 ENDED = ("Complete", "Failed", "gone")
 ACTIVE = ("Pending", "Running")
@@ -333,15 +332,7 @@ class K8sRunner(Runner):
         if at.run_id:
             self.save_logs(at)
             self.record_left(at, rec)
-        rec["checkpoints"] = (check_checkpoints(at.out_dir, at.run_id)
-                              if at.run_id else None)
-        if at.filler:
-            try:
-                os.unlink(at.filler)
-            except OSError:
-                pass
-        if at.cell.fault == "disk-full":
-            shutil.rmtree(os.path.dirname(at.out_dir), ignore_errors=True)
+        record_checkpoints(at, rec)
 
     def record_chief(self, at, rec):
         """The accuracy of the exported model (the best evaluation's, or

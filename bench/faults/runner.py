@@ -257,15 +257,7 @@ class Runner:
                                       for t in s.get("tasks", []))
                 rec["task_states"] = {t["task"]: t["state"]
                                       for t in s.get("tasks", [])}
-        rec["checkpoints"] = (check_checkpoints(at.out_dir, at.run_id)
-                              if at.run_id else None)
-        if at.filler:
-            try:
-                os.unlink(at.filler)
-            except OSError:
-                pass
-        if at.cell.fault == "disk-full":
-            shutil.rmtree(os.path.dirname(at.out_dir), ignore_errors=True)
+        record_checkpoints(at, rec)
 
     def record_left(self, at, rec):
         """Processes (and Slurm jobs) of the run left once the last
@@ -406,6 +398,20 @@ class Runner:
             if not rec.get("error"):
                 problems.append("failed without an error line")
         return "pass" if not problems else "FAIL: " + "; ".join(problems)
+
+
+def record_checkpoints(at, rec):
+    """The checkpoints in the run's output directory; then the disk-full
+    cell's filler and output directory removed."""
+    rec["checkpoints"] = (check_checkpoints(at.out_dir, at.run_id)
+                          if at.run_id else None)
+    if at.filler:
+        try:
+            os.unlink(at.filler)
+        except OSError:
+            pass
+    if at.cell.fault == "disk-full":
+        shutil.rmtree(os.path.dirname(at.out_dir), ignore_errors=True)
 
 
 def read_json(path):
