@@ -16,8 +16,11 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "lib/base/strings.h"
 
@@ -310,40 +313,117 @@ StatusOr<std::unique_ptr<TlsListener>> TlsListener::Listen(
       new TlsListener(std::move(ctx), fd, port, io_timeout));
 }
 
+namespace {
+
+// One accepted connection's handshake, on a thread of its own, so that a
+// peer that never finishes one holds up no other. Whoever comes second of
+// the thread (done) and the listener (abandoned) frees the connection when
+// the listener no longer wants it.
+struct PendingHandshake {
+  std::mutex mu;
+  bool done = false;
+  bool abandoned = false;
+  int fd = -1;
+  SSL* ssl = nullptr;
+  std::string why;
+};
+
+void Drop(PendingHandshake& h) {
+  if (h.ssl != nullptr) SSL_free(h.ssl);
+  if (h.fd >= 0) close(h.fd);
+  h.ssl = nullptr;
+  h.fd = -1;
+}
+
+void Abandon(std::vector<std::shared_ptr<PendingHandshake>>& pending) {
+  for (const auto& h : pending) {
+    std::lock_guard<std::mutex> lock(h->mu);
+    if (h->done) {
+      Drop(*h);
+    } else {
+      h->abandoned = true;
+    }
+  }
+  pending.clear();
+}
+
+// Handshakes in flight at once; connections past them are closed.
+constexpr size_t kMaxPendingHandshakes = 32;
+
+}  // namespace
+
 StatusOr<std::unique_ptr<TlsStream>> TlsListener::Accept(
     std::string_view peer, milliseconds timeout,
     const std::atomic<bool>* cancel) {
   const auto deadline = Clock::now() + timeout;
   std::string last;
+  std::vector<std::shared_ptr<PendingHandshake>> pending;
   for (;;) {
+    // The handshakes that ended: the first with the peer wins.
+    for (auto it = pending.begin(); it != pending.end();) {
+      PendingHandshake& h = **it;
+      std::unique_lock<std::mutex> lock(h.mu);
+      if (!h.done) {
+        ++it;
+        continue;
+      }
+      if (h.ssl != nullptr) {
+        const int fd = std::exchange(h.fd, -1);
+        SSL* ssl = std::exchange(h.ssl, nullptr);
+        lock.unlock();
+        pending.erase(it);
+        Abandon(pending);
+        SetTimeout(fd, io_timeout_);
+        return std::unique_ptr<TlsStream>(
+            new TlsStream(ctx_, fd, ssl, std::string(peer)));
+      }
+      ++rejected_;
+      last = h.why;
+      Drop(h);
+      lock.unlock();
+      it = pending.erase(it);
+    }
     if (cancel != nullptr && *cancel) {
+      Abandon(pending);
       return CancelledError(StrCat("waiting for ", peer, ": cancelled"));
     }
     const auto left =
         std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
+      Abandon(pending);
       return DeadlineExceededError(
           StrCat(peer, " did not connect within ", timeout.count(), " ms",
                  last.empty() ? "" : StrCat(" (last refused: ", last, ")")));
     }
     pollfd p{fd_, POLLIN, 0};
-    if (poll(&p, 1, int(std::min<int64_t>(left.count(), 200))) <= 0) continue;
+    const int wait_ms = pending.empty() ? 200 : 10;
+    if (poll(&p, 1, int(std::min<int64_t>(left.count(), wait_ms))) <= 0) {
+      continue;
+    }
     const int fd = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    const int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    // A stranger that never finishes its handshake holds the listener
-    // for a few seconds at most.
-    SetTimeout(fd, std::min(io_timeout_, milliseconds(5000)));
-    SSL* ssl = Handshake(ctx_->get(), fd, /*accept=*/true, peer, &last);
-    if (ssl == nullptr) {
+    if (pending.size() >= kMaxPendingHandshakes) {
       ++rejected_;
       close(fd);
       continue;
     }
-    SetTimeout(fd, io_timeout_);
-    return std::unique_ptr<TlsStream>(
-        new TlsStream(ctx_, fd, ssl, std::string(peer)));
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    // A stranger that never finishes its handshake holds its own thread
+    // for a few seconds at most.
+    SetTimeout(fd, std::min(io_timeout_, milliseconds(5000)));
+    auto h = std::make_shared<PendingHandshake>();
+    h->fd = fd;
+    pending.push_back(h);
+    std::thread([h, ctx = ctx_, want = std::string(peer)] {
+      std::string why;
+      SSL* ssl = Handshake(ctx->get(), h->fd, /*accept=*/true, want, &why);
+      std::lock_guard<std::mutex> lock(h->mu);
+      h->ssl = ssl;
+      h->why = std::move(why);
+      h->done = true;
+      if (h->abandoned) Drop(*h);
+    }).detach();
   }
 }
 

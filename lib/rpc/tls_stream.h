@@ -76,8 +76,10 @@ class TlsListener {
   int port() const { return port_; }
   // The next connection whose peer completes the handshake with a
   // certificate of the run's CA naming `peer`; every other connection is
-  // closed and counted in rejected(). DeadlineExceeded past `timeout`;
-  // Cancelled once *cancel (may be null) is true.
+  // closed and counted in rejected(). Each handshake runs on a thread of its
+  // own (at most 5 s, 32 at once; connections past those are closed), so a
+  // connection that never finishes one holds up no other. DeadlineExceeded
+  // past `timeout`; Cancelled once *cancel (may be null) is true.
   StatusOr<std::unique_ptr<TlsStream>> Accept(std::string_view peer,
                                               std::chrono::milliseconds timeout,
                                               const std::atomic<bool>* cancel);

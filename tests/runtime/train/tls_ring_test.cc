@@ -149,6 +149,48 @@ bool CleartextAnswered(const std::string& address) {
   return n > 0 && buf[0] != 21;
 }
 
+// Connections that never send a byte of their handshake (up to the
+// listener's 5 s each) hold up neither each other nor the peer awaited:
+// each handshake runs on its own, and the peer is accepted at once.
+TEST(TlsListener, SilentConnectionsDoNotHoldUpThePeer) {
+  const RunCerts certs = MakeCerts("run-1", 2);
+  StatusOr<std::unique_ptr<rpc::TlsListener>> listener =
+      rpc::TlsListener::Listen("127.0.0.1", certs.tasks.at("worker-0"),
+                               seconds(10));
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  const std::string address = StrCat("127.0.0.1:", (*listener)->port());
+  std::vector<int> silent;
+  for (int i = 0; i < 3; ++i) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(uint16_t((*listener)->port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    silent.push_back(fd);
+  }
+  std::thread peer([&] {
+    // After the silent ones are accepted and waiting in their handshakes.
+    std::this_thread::sleep_for(milliseconds(300));
+    StatusOr<std::unique_ptr<rpc::TlsStream>> s =
+        rpc::TlsConnect(address, certs.tasks.at("worker-1"), "worker-0",
+                        seconds(5), seconds(5));
+    ASSERT_TRUE(s.ok()) << s.status();
+    ASSERT_TRUE((*s)->WriteAll("x", 1).ok());
+  });
+  const auto start = std::chrono::steady_clock::now();
+  StatusOr<std::unique_ptr<rpc::TlsStream>> got =
+      (*listener)->Accept("worker-1", seconds(20), nullptr);
+  const auto took = std::chrono::steady_clock::now() - start;
+  peer.join();
+  ASSERT_TRUE(got.ok()) << got.status();
+  char byte = 0;
+  ASSERT_TRUE((*got)->ReadAll(&byte, 1).ok());
+  EXPECT_EQ(byte, 'x');
+  EXPECT_LT(took, seconds(3)) << "the silent connections held the peer up";
+  for (const int fd : silent) close(fd);
+}
+
 TEST(TlsRing, StrangersAreDroppedAtTheHandshakeAndTheRingIsMade) {
   const RunCerts certs = MakeCerts("run-1", 2);
   const RunCerts other = MakeCerts("run-2", 2);
