@@ -191,6 +191,9 @@ class Runner:
             if at.cell.fault == "kill-launcher":
                 # The tasks must go on their own.
                 at.drain_s = self.drain(at.run_id, deadline)
+            if at.rejoin is not None:
+                # A cut link: resumed once it is up again.
+                at.rejoin.join()
             state = (self.h.status(at.run_id) or {}).get("state")
             rec["state_before_resume"] = state
             if state not in ("failed", "stopped"):
