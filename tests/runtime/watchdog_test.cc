@@ -347,6 +347,30 @@ TEST_F(WatchdogTest, AStalledWorkerFailsAnAllreduceRunOnly) {
                         "go on without it"));
 }
 
+// Another process of a rank that had stepped (its pod replaced by a Job
+// controller) heartbeats on at once, so the rank never falls silent; the
+// chief of an allreduce run still fails, naming it, rather than wait in a
+// collective the old process left. A parameter-server chief goes on.
+TEST_F(WatchdogTest, AReplacedRankFailsAnAllreduceRunOnly) {
+  TrainSpec ps_train;
+  TrainSpec allreduce = ps_train;
+  allreduce.mode = TrainMode::kAllreduce;
+  Beat("worker:1", 11, 0, "starting");
+  Beat("worker:1", 11, 7);
+  EXPECT_TRUE(WatchWorkers(service_, "worker:0", allreduce, nullptr).ok());
+  // A first process that never stepped (a slow start) is not a lost rank.
+  Beat("worker:2", 21, 0, "starting");
+  Beat("worker:2", 22, 0, "starting");
+  EXPECT_TRUE(WatchWorkers(service_, "worker:0", allreduce, nullptr).ok());
+  Beat("worker:1", 12, 0, "starting");
+  EXPECT_TRUE(WatchWorkers(service_, "worker:0", ps_train, nullptr).ok());
+  const Status st = WatchWorkers(service_, "worker:0", allreduce, nullptr);
+  EXPECT_EQ(st.code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(Message(st),
+              HasSubstr("worker:1 is another process now (started again "
+                        "after it had stepped)"));
+}
+
 // A real run: ps:0, worker:0 (the chief) and worker:1 as `dtf serve`
 // processes under the local launcher; worker:1's training thread freezes
 // after 20 steps (DTF_TEST_FREEZE_AT) while its heartbeats go on. The chief

@@ -101,6 +101,7 @@ grpc::Status CoordinatorService::HandleHeartbeat(
   t.heard = true;
   if (request->incarnation() != t.incarnation) {
     // Another process of the task (a restart): watched anew.
+    if (t.incarnation != 0 && t.steps_done > 0) t.replaced = true;
     t.incarnation = request->incarnation();
     t.stalled = false;
     t.watched = false;
@@ -198,6 +199,16 @@ std::vector<std::string> CoordinatorService::SilentWorkers(
     if (now - t.last_heartbeat >= timeout) silent.push_back(name);
   }
   return silent;
+}
+
+std::vector<std::string> CoordinatorService::ReplacedWorkers(
+    const std::string& self) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> replaced;
+  for (const std::string& name : order_) {
+    if (name != self && tasks_.at(name).replaced) replaced.push_back(name);
+  }
+  return replaced;
 }
 
 std::vector<std::optional<InputPosition>> CoordinatorService::WorkerPositions(
@@ -439,6 +450,19 @@ Status WatchWorkers(CoordinatorService& coordinator, const std::string& self,
                  train.heartbeat_timeout,
                  " s (train.heartbeat_timeout); an allreduce run cannot go on "
                  "without it: the run fails")));
+    }
+  }
+  if (allreduce && why.ok()) {
+    // A rank whose process was replaced (its pod, by the cluster's Job
+    // controller) before its heartbeats stopped for long: the collective
+    // the others wait in has lost it all the same.
+    const std::vector<std::string> replaced = coordinator.ReplacedWorkers(self);
+    if (!replaced.empty()) {
+      why = absl::AbortedError(ToAbsl(StrCat(
+          replaced.front(),
+          " is another process now (started again after it had stepped): "
+          "its rank in the collective is gone, and an allreduce run cannot go "
+          "on without it: the run fails")));
     }
   }
   return why;

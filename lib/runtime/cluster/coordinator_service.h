@@ -129,6 +129,10 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   // have been silent for `timeout`.
   std::vector<std::string> SilentWorkers(const std::string& self,
                                          std::chrono::seconds timeout) const;
+  // Workers other than `self` from which another process has been heard
+  // after one that had stepped: an engine (a Kubernetes Job) replaced the
+  // process, so whatever it held (an allreduce rank) is gone.
+  std::vector<std::string> ReplacedWorkers(const std::string& self) const;
 
   // The input position each worker ("worker:<i>", at index i) last
   // reported with a heartbeat, of whichever of its processes reported
@@ -177,6 +181,9 @@ class CoordinatorService final : public rpc::Coordinator::Service {
     std::chrono::steady_clock::time_point window_from;
     bool stalled = false;
     bool told = false;  // answered stalled = true
+    // Heard from another process of the task after one that stepped (a
+    // replaced pod): the earlier process is gone.
+    bool replaced = false;
   };
   const rpc::RunCredentials credentials_;
   const std::chrono::steady_clock::time_point start_;
