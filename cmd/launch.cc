@@ -146,6 +146,33 @@ StatusOr<std::string> ResumeDir(const LaunchFlags& f) {
   return dir;
 }
 
+// The run of `request` handed to its backend's engine (Kubernetes), or what
+// would be handed printed or written.
+Status HandOff(const LaunchFlags& f, const launch::PlanRequest& request,
+               const Console& console) {
+  if (f.json || f.detach || !f.metrics_out.empty()) {
+    return InvalidArgumentError(StrCat(
+        f.json     ? "--json"
+        : f.detach ? "--detach"
+                   : "--metrics-out",
+        ": not for backend = \"", launch::BackendName(request.profile.backend),
+        "\" (a dry run prints the manifests as YAML; an applied run is the "
+        "cluster's, followed with dtf status, logs and stop; the chief "
+        "writes its metrics beside its output)"));
+  }
+  launch::HandOffOptions how;
+  how.dry_run = f.dry_run;
+  how.render_dir = f.render;
+  how.on_warning = [&](std::string_view text) { console.Warning(text); };
+  how.on_info = [&](std::string_view text) { console.Info(text); };
+  // The engine starts the tasks: the data is checked from here.
+  if (!f.dry_run && f.render.empty()) {
+    DTF_RETURN_IF_ERROR(CheckRemoteData(request.job, request.overrides.sets));
+  }
+  DTF_ASSIGN_OR_RETURN(const std::string out, launch::HandOffRun(request, how));
+  return PrintStdout(out);
+}
+
 Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   const Console& console = ctx->console;
   if (f.resume) {
@@ -172,29 +199,7 @@ Status RunLaunch(const LaunchFlags& f, Context* ctx) {
   // The tasks' S3 settings and credentials, which this launcher uses too.
   DTF_RETURN_IF_ERROR(PrepareTaskStorage(&request));
   if (launch::PlanHooksOf(request.profile.backend).HandsOff()) {
-    if (f.json || f.detach || !f.metrics_out.empty()) {
-      return InvalidArgumentError(StrCat(
-          f.json     ? "--json"
-          : f.detach ? "--detach"
-                     : "--metrics-out",
-          ": not for backend = \"",
-          launch::BackendName(request.profile.backend),
-          "\" (a dry run prints the manifests as YAML; an applied run is the "
-          "cluster's, followed with dtf status, logs and stop; the chief "
-          "writes its metrics beside its output)"));
-    }
-    launch::HandOffOptions how;
-    how.dry_run = f.dry_run;
-    how.render_dir = f.render;
-    how.on_warning = [&](std::string_view text) { console.Warning(text); };
-    how.on_info = [&](std::string_view text) { console.Info(text); };
-    // The engine starts the tasks: the data is checked from here.
-    if (!f.dry_run && f.render.empty()) {
-      DTF_RETURN_IF_ERROR(CheckRemoteData(request.job, request.overrides.sets));
-    }
-    DTF_ASSIGN_OR_RETURN(const std::string out,
-                         launch::HandOffRun(request, how));
-    return PrintStdout(out);
+    return HandOff(f, request, console);
   }
   if (!f.render.empty()) {
     return InvalidArgumentError(

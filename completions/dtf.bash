@@ -64,7 +64,7 @@ _dtf() {
         *) opts="--help" ;;
       esac ;;
     task)
-      # dtf task exec|signal|slurm|spark|check-data|shard-fetch|shard-release: what dtf
+      # dtf task exec|signal|slurm|spark|check-data|shard-fetch|shard-release|keys: what dtf
       # launch and predict run on a task's host.
       case "${COMP_WORDS[2]}" in
         exec) opts="--help --task --dir --env-file --append" ;;
@@ -73,6 +73,7 @@ _dtf() {
         shard-release) opts="--help" ;;
         slurm) opts="--help --job --run-dir --run-id --ps --workers --threads --base-port --gpus-per-node --set --restore --tls --s3 --batch --metrics-out --replace" ;;
         check-data) opts="--help --job --set --s3-credentials" ;;
+        keys) opts="--help --from --to --task --index-from-env --ps --workers --role --index-offset" ;;
         spark) opts="--help --job --run-dir --run-id --ps --workers --threads --set --restore --tls --s3 --batch --metrics-out --task-id --addresses" ;;
         *) opts="--help" ;;
       esac ;;
@@ -83,7 +84,7 @@ _dtf() {
   elif [[ "$cmd" == hosts && ${COMP_CWORD} -eq 2 ]]; then
     COMPREPLY=($(compgen -W "trust --help" -- "$cur"))
   elif [[ "$cmd" == task && ${COMP_CWORD} -eq 2 ]]; then
-    COMPREPLY=($(compgen -W "exec signal slurm spark check-data shard-fetch shard-release --help" -- "$cur"))
+    COMPREPLY=($(compgen -W "exec signal slurm spark check-data shard-fetch shard-release keys --help" -- "$cur"))
   elif [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [[ "$cmd" == status || "$cmd" == logs || "$cmd" == stop ]]; then
