@@ -97,6 +97,8 @@ for name in h1 h2; do bash "$sshd_sh" stop "$ssh_dir" "$name" 2>/dev/null || tru
 for name in na nb; do bash "$sshd_sh" stop "$net_dir" "$name" 2>/dev/null || true; done
 ip netns del fm-a 2>/dev/null || true
 ip netns del fm-b 2>/dev/null || true
+ip link del vfm1o 2>/dev/null || true
+ip link del vfm2o 2>/dev/null || true
 ip link del brfm 2>/dev/null || true
 rm -rf "$work"
 mkdir -p "$work" "$tiny"
