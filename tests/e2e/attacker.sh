@@ -151,12 +151,16 @@ start() {
   "$dtf" launch --job "$job" --profile "$profile" \
     --metrics-out "$work/$name.json" "$@" > "$work/$name.out" 2> "$work/$name.err" &
   launcher=$!
+  # The run directory appears before its plan.json is written: wait for
+  # both.
   for ((i = 0; i < 600; i++)); do
     run="$(newest_run)"
-    [[ -n "$run" && "$run" != "$before" ]] && break
+    [[ -n "$run" && "$run" != "$before" &&
+      -s "$work/census/.dtf/runs/$run/plan.json" ]] && break
     kill -0 "$launcher" 2> /dev/null || { show_tail "$work/$name.err"; fail "$name: the launch ended at once"; }
     sleep 0.1
   done
+  ((i < 600)) || fail "$name: no run directory with its plan.json after 60 s"
   run_dir="$work/census/.dtf/runs/$run"
 }
 
