@@ -134,6 +134,11 @@ cleanup() {
   for name in h1 h2; do bash "$sshd_sh" stop "$ssh_dir" "$name" 2>/dev/null || true; done
   if [[ $net_up == 1 ]]; then
     for name in na nb; do bash "$sshd_sh" stop "$net_dir" "$name" 2>/dev/null || true; done
+    # The sshd sessions whose connections a cut left dangling outlive their
+    # listener (and keep the namespace and its link): killed by pid.
+    for ns in fm-a fm-b; do
+      for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+    done
     hosts_teardown
   fi
   if [[ -n "$slurm_dir" ]]; then
