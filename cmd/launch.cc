@@ -135,10 +135,7 @@ StatusOr<launch::PlanRequest> MakeRequest(const LaunchFlags& f) {
 // run handed to an engine.
 StatusOr<std::string> ResumeDir(const LaunchFlags& f) {
   DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.resume_run));
-  if (f.profile.ps <= 0) return dir;
-  StatusOr<launch::RunView> view = launch::LoadRun(dir);
-  if (launch::IsHandedOffRun(dir) ||
-      (view.ok() && launch::PlanHooksOf(view->plan.backend).HandsOff())) {
+  if (f.profile.ps > 0 && launch::IsHandedOffRun(dir)) {
     return InvalidArgumentError(
         "--ps with --resume: not for a run handed to an engine (its "
         "recorded objects are applied again as they were)");

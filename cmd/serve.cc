@@ -3,7 +3,6 @@
 // the TF_CONFIG environment variable, in that order of precedence.
 #include "lib/runtime/serve/serve.h"
 
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -67,20 +66,8 @@ StatusOr<TaskName> TaskFromIndexEnv(const ServeFlags& f,
   if (value == nullptr) {
     return InvalidArgumentError(StrCat(flag, ": the variable is not set"));
   }
-  const int total = static_cast<int>(c.ps.size() + c.workers.size());
-  int index = -1;
-  const std::string_view text(value);
-  const auto [end, ec] =
-      std::from_chars(text.data(), text.data() + text.size(), index);
-  if (ec != std::errc() || end != text.data() + text.size() || index < 0 ||
-      index >= total) {
-    return InvalidArgumentError(
-        StrCat(flag, ": expected an index from 0 to ", total - 1,
-               " (ps first, then workers), got \"", text, "\""));
-  }
-  const int ps = static_cast<int>(c.ps.size());
-  return index < ps ? TaskName{Role::kPs, index}
-                    : TaskName{Role::kWorker, index - ps};
+  return TaskAtIndex(flag, value, static_cast<int>(c.ps.size()),
+                     static_cast<int>(c.workers.size()));
 }
 
 // The cluster and this task, from whichever source is given. TensorFlow's

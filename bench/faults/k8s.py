@@ -33,7 +33,7 @@ import time
 
 from harness import error_line
 from processes import describe, kill_pids, pod_processes, pod_task_pid
-from runner import Attempt, Runner, fill, record_checkpoints
+from runner import Attempt, Runner, cell_dirs, fill, record_checkpoints
 
 ENDED = ("Complete", "Failed", "gone")
 ACTIVE = ("Pending", "Running")
@@ -107,14 +107,7 @@ class K8sRunner(Runner):
         rec = {"cell": cell.name, "backend": cell.backend,
                "fault": cell.fault, "target": cell.target, "index": i,
                "max_restarts": cell.restarts}
-        cdir = os.path.join(a.work, "cells", cell.name.replace("/", "-"),
-                            str(i))
-        shutil.rmtree(cdir, ignore_errors=True)
-        os.makedirs(cdir)
-        if cell.fault == "disk-full":
-            out_dir = os.path.join(a.tiny, f"{cell.backend}-{i}", "out")
-        else:
-            out_dir = os.path.join(cdir, "out")
+        cdir, out_dir = cell_dirs(a, cell, i)
         profile = self.profile(cell, cell.restarts)
         at = Attempt(cell, cdir, out_dir, time.monotonic())
         # An allreduce run has no PS pods: Job index i is worker:i.

@@ -102,14 +102,7 @@ class Runner:
             rec["note"] = ("max_restarts refused for SSH profiles: "
                            + self.ssh_restarts_error)
         rec["max_restarts"] = restarts
-        cdir = os.path.join(a.work, "cells", cell.name.replace("/", "-"),
-                            str(i))
-        shutil.rmtree(cdir, ignore_errors=True)
-        os.makedirs(cdir)
-        if cell.fault == "disk-full":
-            out_dir = os.path.join(a.tiny, f"{cell.backend}-{i}", "out")
-        else:
-            out_dir = os.path.join(cdir, "out")
+        cdir, out_dir = cell_dirs(a, cell, i)
         metrics = os.path.join(cdir, "metrics.json")
         profile = self.profile(cell, restarts)
         before = self.h.runs()
@@ -401,6 +394,17 @@ class Runner:
             if not rec.get("error"):
                 problems.append("failed without an error line")
         return "pass" if not problems else "FAIL: " + "; ".join(problems)
+
+
+def cell_dirs(a, cell, i):
+    """Run i of `cell`: its directory (made empty) and the run's output
+    directory (on the small file system for the disk-full cells)."""
+    cdir = os.path.join(a.work, "cells", cell.name.replace("/", "-"), str(i))
+    shutil.rmtree(cdir, ignore_errors=True)
+    os.makedirs(cdir)
+    if cell.fault == "disk-full":
+        return cdir, os.path.join(a.tiny, f"{cell.backend}-{i}", "out")
+    return cdir, os.path.join(cdir, "out")
 
 
 def record_checkpoints(at, rec):

@@ -72,6 +72,19 @@ StatusOr<TaskName> ParseTaskName(std::string_view text) {
   return TaskName{*role, static_cast<int>(index)};
 }
 
+StatusOr<TaskName> TaskAtIndex(std::string_view what, std::string_view text,
+                               int ps, int workers) {
+  const int total = ps + workers;
+  int64_t index = 0;
+  if (!ParseDecimal(text, total - 1, &index)) {
+    return InvalidArgumentError(
+        StrCat(what, ": expected an index from 0 to ", total - 1,
+               " (ps first, then workers), got \"", text, "\""));
+  }
+  const int i = static_cast<int>(index);
+  return i < ps ? TaskName{Role::kPs, i} : TaskName{Role::kWorker, i - ps};
+}
+
 bool IsTaskOf(std::string_view name, Role role) {
   std::string_view prefix = RoleName(role);
   return name.size() > prefix.size() && name.starts_with(prefix) &&

@@ -46,6 +46,13 @@ struct TaskName {
 // error quotes `text` and says what is wrong with it.
 StatusOr<TaskName> ParseTaskName(std::string_view text);
 
+// The task at the index the decimal `text` gives in a cluster's tasks
+// numbered parameter servers first, then workers (`ps` and `workers` of
+// them: an Indexed Job's pods). InvalidArgument names `what` and quotes
+// `text`.
+StatusOr<TaskName> TaskAtIndex(std::string_view what, std::string_view text,
+                               int ps, int workers);
+
 // Whether `name` names a task of `role` ("worker:2" is one of kWorker's),
 // without parsing the index.
 bool IsTaskOf(std::string_view name, Role role);

@@ -1,71 +1,30 @@
 #include "lib/launch/k8s/task_keys.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
-#include <cstring>
 #include <filesystem>
 
+#include "lib/base/decimal.h"
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
 
 namespace dtf::launch::k8s {
-namespace {
 
 namespace fs = std::filesystem;
-
-// Writes `contents` to `path`, mode 0400 (a file there from an earlier
-// run of the init container in the same pod is replaced).
-Status WriteReadOnly(const std::string& path, const std::string& contents) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return UnavailableError(StrCat(path, ": ", std::strerror(errno)));
-  }
-  const int fd =
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
-  if (fd < 0) {
-    return UnavailableError(StrCat(path, ": ", std::strerror(errno)));
-  }
-  size_t done = 0;
-  while (done < contents.size()) {
-    const ssize_t n =
-        ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return UnavailableError(StrCat(path, ": ", std::strerror(err)));
-    }
-    done += size_t(n);
-  }
-  if (::close(fd) != 0) {
-    return UnavailableError(StrCat(path, ": ", std::strerror(errno)));
-  }
-  return OkStatus();
-}
-
-}  // namespace
 
 StatusOr<TaskName> TaskFromIndex(const std::string& variable,
                                  const std::string& value, int ps, int workers,
                                  Role role, int offset) {
-  int index = -1;
-  const auto [end, ec] =
-      std::from_chars(value.data(), value.data() + value.size(), index);
-  const int limit = ps >= 0 ? ps + workers : 100000;
-  if (value.empty() || ec != std::errc() ||
-      end != value.data() + value.size() || index < 0 || index >= limit) {
+  if (ps >= 0) return TaskAtIndex(variable, value, ps, workers);
+  constexpr int64_t kLast = 99999;
+  int64_t index = 0;
+  if (!ParseDecimal(value, kLast, &index)) {
     return InvalidArgumentError(StrCat(variable,
-                                       ": expected an index from 0 to ",
-                                       limit - 1, ", got \"", value, "\""));
+                                       ": expected an index from 0 to ", kLast,
+                                       ", got \"", value, "\""));
   }
-  if (ps >= 0) {
-    return index < ps ? TaskName{Role::kPs, index}
-                      : TaskName{Role::kWorker, index - ps};
-  }
-  return TaskName{role, index + offset};
+  return TaskName{role, static_cast<int>(index) + offset};
 }
 
 StatusOr<std::vector<std::string>> CopyTaskKeys(const std::string& from,
@@ -91,7 +50,11 @@ StatusOr<std::vector<std::string>> CopyTaskKeys(const std::string& from,
                                   " for ", task.ToString()));
     }
     DTF_ASSIGN_OR_RETURN(const std::string data, ReadFileToString(path));
-    DTF_RETURN_IF_ERROR(WriteReadOnly((fs::path(to) / name).string(), data));
+    // Replaces the file an earlier run of the init container in the same
+    // pod left.
+    const std::string copy = (fs::path(to) / name).string();
+    DTF_RETURN_IF_ERROR(WriteFileAtomically(copy, data));
+    if (::chmod(copy.c_str(), 0400) != 0) return ErrnoToStatus(errno, copy);
   }
   return names;
 }

@@ -1,5 +1,6 @@
 #include "lib/runtime/checkpoint/checkpoint.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "lib/base/strings.h"
@@ -125,6 +126,19 @@ Bundle MakeCheckpoint(const FeatureLayer& layer, const Model& model,
   return bundle;
 }
 
+StatusOr<std::vector<int64_t>> ReadCheckpointEmitted(const Bundle& bundle,
+                                                     std::string_view entry,
+                                                     size_t count) {
+  if (bundle.Find(entry) == nullptr) return std::vector<int64_t>(count, -1);
+  DTF_ASSIGN_OR_RETURN(std::vector<int64_t> emitted, bundle.GetInt64s(entry));
+  if (emitted.size() != count ||
+      std::any_of(emitted.begin(), emitted.end(),
+                  [](int64_t n) { return n < -1; })) {
+    return DataLossError(StrCat(bundle.path(), ": malformed \"", entry, "\""));
+  }
+  return emitted;
+}
+
 Status RestoreCheckpoint(const Bundle& bundle, FeatureLayer* layer,
                          Model* model,
                          std::vector<kernels::OptimizerState>* states,
@@ -153,17 +167,11 @@ Status RestoreCheckpoint(const Bundle& bundle, FeatureLayer* layer,
     return DataLossError(StrCat(bundle.path(), ": malformed training state"));
   }
   state->global_step = step[0];
-  state->position =
-      InputPosition{position[0], position[1], position[2], position[3], -1};
-  if (bundle.Find(kCheckpointInputEmittedEntry) != nullptr) {
-    DTF_ASSIGN_OR_RETURN(std::vector<int64_t> emitted,
-                         bundle.GetInt64s(kCheckpointInputEmittedEntry));
-    if (emitted.size() != 1 || emitted[0] < -1) {
-      return DataLossError(StrCat(bundle.path(), ": malformed \"",
-                                  kCheckpointInputEmittedEntry, "\""));
-    }
-    state->position.emitted = emitted[0];
-  }
+  DTF_ASSIGN_OR_RETURN(
+      const std::vector<int64_t> emitted,
+      ReadCheckpointEmitted(bundle, kCheckpointInputEmittedEntry, 1));
+  state->position = InputPosition{position[0], position[1], position[2],
+                                  position[3], emitted[0]};
   return OkStatus();
 }
 

@@ -44,6 +44,13 @@ inline constexpr std::string_view kCheckpointInputEmittedEntry =
 inline constexpr std::string_view kCheckpointWorkerEmittedEntry =
     "train/worker_input_emitted";
 
+// The `count` numbers of records yielded in `entry` of `bundle`, -1 each
+// where the checkpoint does not hold the entry; DataLoss naming the file
+// for a malformed one.
+StatusOr<std::vector<int64_t>> ReadCheckpointEmitted(const Bundle& bundle,
+                                                     std::string_view entry,
+                                                     size_t count);
+
 struct TrainState {
   int64_t global_step = 0;
   // The chief's input position (worker 0's in a distributed run).

@@ -100,26 +100,6 @@ std::string CheckpointFingerprint(const JobFile& job) {
   return fmt::format("{:016x}", Fnv1a64(text));
 }
 
-namespace {
-
-// The `count` numbers of records yielded in `entry` (-1 each where the
-// checkpoint does not hold it).
-StatusOr<std::vector<int64_t>> ReadEmitted(const Bundle& bundle,
-                                           std::string_view entry,
-                                           size_t count) {
-  if (bundle.Find(entry) == nullptr) return std::vector<int64_t>(count, -1);
-  DTF_ASSIGN_OR_RETURN(std::vector<int64_t> emitted, bundle.GetInt64s(entry));
-  if (emitted.size() != count ||
-      std::any_of(emitted.begin(), emitted.end(),
-                  [](int64_t n) { return n < -1; })) {
-    return DataLossError(
-        StrCat(bundle.path(), ": malformed \"", entry, "\""));
-  }
-  return emitted;
-}
-
-}  // namespace
-
 StatusOr<CheckpointInfo> ReadCheckpointInfo(const Bundle& bundle) {
   CheckpointInfo info;
   info.path = bundle.path();
@@ -144,7 +124,7 @@ StatusOr<CheckpointInfo> ReadCheckpointInfo(const Bundle& bundle) {
     }
     DTF_ASSIGN_OR_RETURN(
         std::vector<int64_t> emitted,
-        ReadEmitted(bundle, kCheckpointInputEmittedEntry, 1));
+        ReadCheckpointEmitted(bundle, kCheckpointInputEmittedEntry, 1));
     info.position = InputPosition{p[0], p[1], p[2], p[3], emitted[0]};
   }
   if (bundle.Find(kCheckpointWorkerPositionsEntry) != nullptr) {
@@ -157,10 +137,10 @@ StatusOr<CheckpointInfo> ReadCheckpointInfo(const Bundle& bundle) {
     if (w.size() % 4 != 0) return malformed();
     DTF_ASSIGN_OR_RETURN(
         std::vector<int64_t> emitted,
-        ReadEmitted(bundle, kCheckpointWorkerEmittedEntry, w.size() / 4));
+        ReadCheckpointEmitted(bundle, kCheckpointWorkerEmittedEntry,
+                              w.size() / 4));
     for (size_t i = 0; i < w.size(); i += 4) {
-      const InputPosition q{w[i], w[i + 1], w[i + 2], w[i + 3],
-                            emitted[i / 4]};
+      const InputPosition q{w[i], w[i + 1], w[i + 2], w[i + 3], emitted[i / 4]};
       if (q.epoch == -1 && q.file == -1 && q.record == -1 &&
           q.epoch_record == -1) {
         info.worker_positions.emplace_back();

@@ -85,9 +85,9 @@ StatusOr<PushResult> PushGradients(ParamStore& store,
     h.position = PositionFromNumbers(
         std::span<const int64_t>(p.data(), size_t(p.size())));
     if (!h.position) {
-      return InvalidArgumentError(StrCat(
-          "worker ", h.worker, ": an input position of ", p.size(),
-          " numbers (epoch, file, record, epoch_record, emitted: 5)"));
+      return InvalidArgumentError(
+          StrCat("worker ", h.worker, ": an input position of ", p.size(),
+                 " numbers (epoch, file, record, epoch_record, emitted: 5)"));
     }
   }
   return store.Push(h, grads);
