@@ -168,10 +168,18 @@ void ParamStore::SeenLocked(int worker) {
 int ParamStore::RequiredLocked() const {
   const int64_t wanted = replicas_to_aggregate_ > 0 ? replicas_to_aggregate_
                                                     : options_.num_workers;
+  // A worker whose push waits in the step counts until the step is
+  // applied, even once it finished (its last batch pulls nothing and it
+  // leaves at once): the step still waits for the other live workers'
+  // pushes, which would otherwise come late and be dropped as stale.
   int live = 0;
   const auto now = StoreClock::now();
   for (int w = 0; w < options_.num_workers; ++w) {
-    if (!done_[size_t(w)] && now - last_seen_[size_t(w)] < heartbeat_timeout_) {
+    const bool pending =
+        std::find(pending_workers_.begin(), pending_workers_.end(), w) !=
+        pending_workers_.end();
+    if (pending || (!done_[size_t(w)] &&
+                    now - last_seen_[size_t(w)] < heartbeat_timeout_)) {
       ++live;
     }
   }

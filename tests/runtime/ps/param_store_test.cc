@@ -414,6 +414,27 @@ TEST_F(ParamStoreTest, SyncStepsDoNotWaitForDeadOrFinishedWorkers) {
   EXPECT_EQ(stores_[0]->global_step(), 1);
 }
 
+// A worker that finishes with its last push waiting in a step (its last
+// batch pulls nothing, so it leaves at once) does not take the step away
+// from the live workers: the step still waits for their pushes, and none
+// of them is dropped as stale. Once it is applied, the finished worker is
+// waited for no more.
+TEST_F(ParamStoreTest, AFinishedWorkersLastPushStillWaitsForTheOthers) {
+  Start("sync", 2);
+  ASSERT_TRUE(Push(1, 0, {DenseGrad(*kernel_, 1.0f)}).ok());
+  stores_[0]->WorkerDone(1);
+  stores_[0]->Tick();
+  EXPECT_EQ(stores_[0]->global_step(), 0) << "worker 0 is alive yet";
+  StatusOr<PushResult> r = Push(0, 0, {DenseGrad(*kernel_, 3.0f)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->applied);
+  EXPECT_EQ(r->global_step, 1);
+  r = Push(0, 1, {DenseGrad(*kernel_, 1.0f)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->applied);
+  EXPECT_EQ(r->global_step, 2);
+}
+
 // The pushed pieces are checked, in checked arithmetic, before anything
 // changes. A piece claiming about 2^62 rows from row offset about 2^62 once
 // passed both checks (rows x cols x 4 and first + rows wrapped around) and
