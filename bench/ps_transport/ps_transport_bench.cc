@@ -56,6 +56,7 @@
 #include "lib/rpc/tls_certs.h"
 #include "lib/runtime/ps/ps_client.h"
 #include "lib/runtime/ps/ps_service.h"
+#include "lib/runtime/ps/ps_tls_server.h"
 #include "lib/runtime/ps/tensor_pieces.h"
 
 namespace dtf {
@@ -279,6 +280,15 @@ int Connect(int port) {
   int port = 0;
   rpc::ConfigureServer(&builder, "127.0.0.1:0", po.credentials,
                        rpc::ServerLimits{}, &port);
+  // With TLS, steps on the Session over TLS, as serve_ps.cc starts it.
+  std::unique_ptr<runtime::PsTlsServer> sessions;
+  if (tls.on()) {
+    auto started = runtime::PsTlsServer::Start("127.0.0.1", tls, po.credentials,
+                                               &(*service)->store());
+    if (!started.ok()) Die(Message(started.status()));
+    sessions = *std::move(started);
+    (*service)->set_session_port(sessions->port());
+  }
   builder.RegisterService(service->get());
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) Die("the PS cannot listen");
@@ -286,6 +296,7 @@ int Connect(int port) {
   close(ready_fd);
   while (!(*service)->WaitForShutdown(std::chrono::milliseconds(200))) {
   }
+  sessions.reset();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server.reset();
   _exit(0);

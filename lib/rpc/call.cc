@@ -37,30 +37,33 @@ std::unique_ptr<grpc::ClientContext> MakeClientContext(
   return context;
 }
 
+Status CheckCaller(const CallerIdentity& caller,
+                   const RunCredentials& expected) {
+  if (caller.version != kProtocolVersion) {
+    return FailedPreconditionError(StrCat(
+        "protocol version mismatch: this task speaks ", kProtocolVersion,
+        ", the caller ", caller.version.empty() ? "(none)" : caller.version));
+  }
+  if (caller.run_id != expected.run_id ||
+      !SameSecret(caller.secret, expected.secret)) {
+    return PermissionDeniedError(StrCat("not a task of run ", expected.run_id,
+                                        " (wrong run id or secret)"));
+  }
+  if (!caller.job.empty() && !expected.job.empty() &&
+      caller.job != expected.job) {
+    return FailedPreconditionError(StrCat(
+        "job mismatch: this task trains job ", expected.job, ", the caller ",
+        caller.job, "; every task of a run needs the same job file"));
+  }
+  return OkStatus();
+}
+
 grpc::Status CheckCall(const grpc::ServerContext& context,
                        const RunCredentials& expected) {
-  const std::string version = Metadata(context, kVersionHeader);
-  if (version != kProtocolVersion) {
-    return grpc::Status(
-        grpc::StatusCode::FAILED_PRECONDITION,
-        StrCat("protocol version mismatch: this task speaks ", kProtocolVersion,
-               ", the caller ", version.empty() ? "(none)" : version));
-  }
-  if (Metadata(context, kRunHeader) != expected.run_id ||
-      !SameSecret(Metadata(context, kSecretHeader), expected.secret)) {
-    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                        StrCat("not a task of run ", expected.run_id,
-                               " (wrong run id or secret)"));
-  }
-  const std::string job = Metadata(context, kJobHeader);
-  if (!job.empty() && !expected.job.empty() && job != expected.job) {
-    return grpc::Status(
-        grpc::StatusCode::FAILED_PRECONDITION,
-        StrCat("job mismatch: this task trains job ", expected.job,
-               ", the caller ", job,
-               "; every task of a run needs the same job file"));
-  }
-  return grpc::Status::OK;
+  const CallerIdentity caller{
+      Metadata(context, kVersionHeader), Metadata(context, kRunHeader),
+      Metadata(context, kSecretHeader), Metadata(context, kJobHeader)};
+  return ToGrpc(CheckCaller(caller, expected));
 }
 
 grpc::Status CheckRequestSize(size_t bytes, std::string_view method,

@@ -31,8 +31,21 @@ bool SameSecret(std::string_view a, std::string_view b);
 std::unique_ptr<grpc::ClientContext> MakeClientContext(
     const RunCredentials& creds, std::chrono::milliseconds timeout);
 
-// OK, or PERMISSION_DENIED (wrong run or secret), FAILED_PRECONDITION
+// What a caller says it is: the values of the metadata keys (credentials.h)
+// of a call, or of a stream's first frame outside gRPC.
+struct CallerIdentity {
+  std::string version;
+  std::string run_id;
+  std::string secret;
+  std::string job;
+};
+
+// OK, or PermissionDenied (wrong run or secret), FailedPrecondition
 // (another protocol version or job) with a message saying which.
+Status CheckCaller(const CallerIdentity& caller,
+                   const RunCredentials& expected);
+
+// CheckCaller of a call's metadata.
 grpc::Status CheckCall(const grpc::ServerContext& context,
                        const RunCredentials& expected);
 

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -107,10 +108,25 @@ std::string PeerName(SSL* ssl) {
   return buf;
 }
 
+// Whether certificate name `name` is what `peer` asks for: that name, or
+// with a pattern "role-*" any "role-<n>" (n decimal digits).
+bool PeerMatches(std::string_view name, std::string_view peer) {
+  if (peer.size() < 2 || peer.substr(peer.size() - 2) != "-*") {
+    return name == peer;
+  }
+  const std::string_view prefix = peer.substr(0, peer.size() - 1);
+  if (name.size() <= prefix.size() || name.size() > prefix.size() + 9 ||
+      name.substr(0, prefix.size()) != prefix) {
+    return false;
+  }
+  return std::all_of(name.begin() + long(prefix.size()), name.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
 // The handshake on connected socket `fd` as a server (`accept`) or client;
-// the SSL, or null with *why set.
+// the SSL, or null with *why set. *name receives the peer's name.
 SSL* Handshake(SSL_CTX* ctx, int fd, bool accept, std::string_view peer,
-               std::string* why) {
+               std::string* name, std::string* why) {
   SSL* ssl = SSL_new(ctx);
   SSL_set_fd(ssl, fd);
   const int ret = accept ? SSL_accept(ssl) : SSL_connect(ssl);
@@ -119,9 +135,9 @@ SSL* Handshake(SSL_CTX* ctx, int fd, bool accept, std::string_view peer,
     SSL_free(ssl);
     return nullptr;
   }
-  const std::string name = PeerName(ssl);
-  if (name != peer) {
-    *why = StrCat("the peer's certificate names \"", name, "\", not \"", peer,
+  *name = PeerName(ssl);
+  if (!PeerMatches(*name, peer)) {
+    *why = StrCat("the peer's certificate names \"", *name, "\", not \"", peer,
                   "\"");
     SSL_free(ssl);
     return nullptr;
@@ -265,11 +281,58 @@ Status TlsStream::ReadAll(void* data, size_t n) {
   return OkStatus();
 }
 
+Status TlsStream::WriteParts(std::span<const std::string_view> parts) {
+  for (std::string_view part : parts) {
+    while (!part.empty()) {
+      const int chunk = int(std::min<size_t>(part.size(), kWriteChunkBytes));
+      errno = 0;
+      const int ret = SSL_write(static_cast<SSL*>(ssl_), part.data(), chunk);
+      if (ret <= 0) return Failed("writing to", ret);
+      part.remove_prefix(size_t(ret));
+      if (BIO_ctrl_pending(static_cast<BIO*>(wbio_)) >= kWriteChunkBytes) {
+        DTF_RETURN_IF_ERROR(FlushWrites());
+      }
+    }
+  }
+  return FlushWrites();
+}
+
+Status TlsStream::WaitReadable(Clock::time_point deadline,
+                               const std::atomic<bool>* cancel) {
+  // Bytes the TLS layer holds already (read ahead, or a record read in
+  // part) need no wait.
+  if (SSL_pending(static_cast<SSL*>(ssl_)) > 0 ||
+      SSL_has_pending(static_cast<SSL*>(ssl_)) == 1) {
+    return OkStatus();
+  }
+  constexpr milliseconds kPoll{20};
+  while (true) {
+    if (shut_)
+      return CancelledError(StrCat("reading from ", peer_, ": shut down"));
+    if (cancel != nullptr && cancel->load()) {
+      return CancelledError(StrCat("reading from ", peer_, ": cancelled"));
+    }
+    const auto left =
+        std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      return DeadlineExceededError(
+          StrCat("reading from ", peer_, ": no answer in time"));
+    }
+    pollfd p{fd_, POLLIN, 0};
+    const int wait =
+        int(cancel != nullptr ? std::min(left, kPoll).count() : left.count());
+    const int ready = poll(&p, 1, std::max(wait, 1));
+    if (ready > 0) return OkStatus();
+    if (ready < 0 && errno != EINTR) {
+      return UnavailableError(
+          StrCat("reading from ", peer_, ": ", std::strerror(errno)));
+    }
+  }
+}
+
 TlsListener::TlsListener(std::shared_ptr<TlsContext> ctx, int fd, int port,
                          milliseconds io_timeout)
     : ctx_(std::move(ctx)), fd_(fd), port_(port), io_timeout_(io_timeout) {}
-
-TlsListener::~TlsListener() { close(fd_); }
 
 StatusOr<std::unique_ptr<TlsListener>> TlsListener::Listen(
     const std::string& host, const TlsMaterial& tls, milliseconds io_timeout) {
@@ -313,20 +376,23 @@ StatusOr<std::unique_ptr<TlsListener>> TlsListener::Listen(
       new TlsListener(std::move(ctx), fd, port, io_timeout));
 }
 
-namespace {
-
 // One accepted connection's handshake, on a thread of its own, so that a
 // peer that never finishes one holds up no other. Whoever comes second of
 // the thread (done) and the listener (abandoned) frees the connection when
 // the listener no longer wants it.
-struct PendingHandshake {
+struct TlsListener::PendingHandshake {
   std::mutex mu;
   bool done = false;
   bool abandoned = false;
   int fd = -1;
   SSL* ssl = nullptr;
+  std::string name;
   std::string why;
 };
+
+namespace {
+
+using PendingHandshake = TlsListener::PendingHandshake;
 
 void Drop(PendingHandshake& h) {
   if (h.ssl != nullptr) SSL_free(h.ssl);
@@ -352,15 +418,19 @@ constexpr size_t kMaxPendingHandshakes = 32;
 
 }  // namespace
 
+TlsListener::~TlsListener() {
+  Abandon(pending_);
+  close(fd_);
+}
+
 StatusOr<std::unique_ptr<TlsStream>> TlsListener::Accept(
     std::string_view peer, milliseconds timeout,
     const std::atomic<bool>* cancel) {
   const auto deadline = Clock::now() + timeout;
   std::string last;
-  std::vector<std::shared_ptr<PendingHandshake>> pending;
   for (;;) {
     // The handshakes that ended: the first with the peer wins.
-    for (auto it = pending.begin(); it != pending.end();) {
+    for (auto it = pending_.begin(); it != pending_.end();) {
       PendingHandshake& h = **it;
       std::unique_lock<std::mutex> lock(h.mu);
       if (!h.done) {
@@ -370,39 +440,37 @@ StatusOr<std::unique_ptr<TlsStream>> TlsListener::Accept(
       if (h.ssl != nullptr) {
         const int fd = std::exchange(h.fd, -1);
         SSL* ssl = std::exchange(h.ssl, nullptr);
+        std::string name = std::move(h.name);
         lock.unlock();
-        pending.erase(it);
-        Abandon(pending);
+        pending_.erase(it);
         SetTimeout(fd, io_timeout_);
         return std::unique_ptr<TlsStream>(
-            new TlsStream(ctx_, fd, ssl, std::string(peer)));
+            new TlsStream(ctx_, fd, ssl, std::move(name)));
       }
       ++rejected_;
       last = h.why;
       Drop(h);
       lock.unlock();
-      it = pending.erase(it);
+      it = pending_.erase(it);
     }
     if (cancel != nullptr && *cancel) {
-      Abandon(pending);
       return CancelledError(StrCat("waiting for ", peer, ": cancelled"));
     }
     const auto left =
         std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
-      Abandon(pending);
       return DeadlineExceededError(
           StrCat(peer, " did not connect within ", timeout.count(), " ms",
                  last.empty() ? "" : StrCat(" (last refused: ", last, ")")));
     }
     pollfd p{fd_, POLLIN, 0};
-    const int wait_ms = pending.empty() ? 200 : 10;
+    const int wait_ms = pending_.empty() ? 200 : 10;
     if (poll(&p, 1, int(std::min<int64_t>(left.count(), wait_ms))) <= 0) {
       continue;
     }
     const int fd = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    if (pending.size() >= kMaxPendingHandshakes) {
+    if (pending_.size() >= kMaxPendingHandshakes) {
       ++rejected_;
       close(fd);
       continue;
@@ -414,12 +482,14 @@ StatusOr<std::unique_ptr<TlsStream>> TlsListener::Accept(
     SetTimeout(fd, std::min(io_timeout_, milliseconds(5000)));
     auto h = std::make_shared<PendingHandshake>();
     h->fd = fd;
-    pending.push_back(h);
+    pending_.push_back(h);
     std::thread([h, ctx = ctx_, want = std::string(peer)] {
-      std::string why;
-      SSL* ssl = Handshake(ctx->get(), h->fd, /*accept=*/true, want, &why);
+      std::string name, why;
+      SSL* ssl =
+          Handshake(ctx->get(), h->fd, /*accept=*/true, want, &name, &why);
       std::lock_guard<std::mutex> lock(h->mu);
       h->ssl = ssl;
+      h->name = std::move(name);
       h->why = std::move(why);
       h->done = true;
       if (h->abandoned) Drop(*h);
@@ -460,7 +530,8 @@ StatusOr<std::unique_ptr<TlsStream>> TlsConnect(const std::string& address,
     }
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    SSL* ssl = Handshake(ctx->get(), fd, /*accept=*/false, peer, &why);
+    std::string name;
+    SSL* ssl = Handshake(ctx->get(), fd, /*accept=*/false, peer, &name, &why);
     if (ssl == nullptr) {
       close(fd);
       return UnavailableError(StrCat(peer, " (", address, "): ", why));

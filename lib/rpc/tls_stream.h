@@ -16,8 +16,10 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lib/base/status.h"
 #include "lib/rpc/credentials.h"
@@ -37,6 +39,13 @@ class TlsStream {
   // Sends / receives exactly `n` bytes.
   Status WriteAll(const void* data, size_t n);
   Status ReadAll(void* data, size_t n);
+  // Sends `parts` one after another, in as few system calls as they fit.
+  Status WriteParts(std::span<const std::string_view> parts);
+  // Returns once a read would find bytes (or the peer's end):
+  // DeadlineExceeded at `deadline`, Cancelled once *cancel (may be null)
+  // is true (looked at every 20 ms) or the stream is shut down.
+  Status WaitReadable(std::chrono::steady_clock::time_point deadline,
+                      const std::atomic<bool>* cancel);
   // Ends the connection at once: a read or write under way in another
   // thread fails, and so does every later one.
   void Shutdown();
@@ -75,15 +84,21 @@ class TlsListener {
 
   int port() const { return port_; }
   // The next connection whose peer completes the handshake with a
-  // certificate of the run's CA naming `peer`; every other connection is
-  // closed and counted in rejected(). Each handshake runs on a thread of its
-  // own (at most 5 s, 32 at once; connections past those are closed), so a
-  // connection that never finishes one holds up no other. DeadlineExceeded
-  // past `timeout`; Cancelled once *cancel (may be null) is true.
+  // certificate of the run's CA naming `peer` (or, with a pattern
+  // "worker-*", any "worker-<n>"; TlsStream::peer() then says which);
+  // every other connection is closed and counted in rejected(). Each
+  // handshake runs on a thread of its own (at most 5 s, 32 at once;
+  // connections past those are closed), so a connection that never
+  // finishes one holds up no other; those still running when a connection
+  // is returned are kept for the next call, which must ask for the same
+  // peer. DeadlineExceeded past `timeout`; Cancelled once *cancel (may be
+  // null) is true.
   StatusOr<std::unique_ptr<TlsStream>> Accept(std::string_view peer,
                                               std::chrono::milliseconds timeout,
                                               const std::atomic<bool>* cancel);
   int rejected() const { return rejected_; }
+
+  struct PendingHandshake;
 
  private:
   TlsListener(std::shared_ptr<TlsContext> ctx, int fd, int port,
@@ -93,6 +108,7 @@ class TlsListener {
   int port_;
   std::chrono::milliseconds io_timeout_;
   int rejected_ = 0;
+  std::vector<std::shared_ptr<PendingHandshake>> pending_;
 };
 
 // A stream to `address` (host:port) whose server presents a certificate of

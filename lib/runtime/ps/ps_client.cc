@@ -8,6 +8,8 @@
 #include "lib/base/strings.h"
 #include "lib/base/task_name.h"
 #include "lib/runtime/ps/ps_messages.h"
+#include "lib/runtime/ps/ps_stream.h"
+#include "lib/runtime/ps/ps_tls_stream.h"
 #include "lib/runtime/ps/tensor_pieces.h"
 #include "lib/runtime/ps/tensor_wire.h"
 
@@ -41,8 +43,18 @@ PsClient::PsClient(const std::vector<std::string>& addresses,
     std::shared_ptr<grpc::Channel> channel =
         MakeChannel(addresses[p], rpc::ForTask(creds_, PsName(p).DirName()));
     stubs_.push_back(rpc::ParameterServer::NewStub(channel));
-    streams_.push_back(std::make_unique<PsStream>(
-        channel, creds_, timeout_, PsWhere(p, addresses), cancel));
+    // With TLS, steps leave gRPC for a stream of dtf's own under the same
+    // mutual TLS: gRPC's secure endpoint costs a synchronous round trip
+    // far more than the cipher does (docs/protocol.md, "Session over
+    // TLS").
+    if (creds_.tls.on()) {
+      streams_.push_back(std::make_unique<PsTlsStream>(
+          stubs_.back().get(), addresses[p], PsName(p).DirName(), creds_,
+          timeout_, PsWhere(p, addresses), cancel));
+    } else {
+      streams_.push_back(std::make_unique<PsStream>(
+          channel, creds_, timeout_, PsWhere(p, addresses), cancel));
+    }
   }
 }
 
@@ -165,7 +177,7 @@ std::vector<grpc::ByteBuffer> StepMessages(
 
 // One exchange on `stream`: the step `head` with `grads`, its answer's
 // pieces placed into `dense` and `sparse`, its header into `header`.
-Status Exchange(PsStream* stream, const rpc::StepMessage& head,
+Status Exchange(SessionStream* stream, const rpc::StepMessage& head,
                 std::vector<rpc::TensorPiece>* grads,
                 const std::vector<PsClient::DenseVar>& dense,
                 const std::vector<PsClient::SparseVar>& sparse,

@@ -2,9 +2,10 @@
 // whole, sparse ones only the rows asked for) and pushes gradients, each
 // call to every PS at once (one thread per PS), each with a deadline. Pulls,
 // pushes and steps travel on one long-lived Session stream per PS
-// (ps_stream.h), the pieces' values written from and read into tensor
-// memory without intermediate copies (tensor_wire.h).
-// Not thread-safe.
+// (session_stream.h: gRPC's, ps_stream.h, or with TLS one of dtf's own
+// under the run's mutual TLS, ps_tls_stream.h), the pieces' values written from
+// and read into tensor memory without intermediate copies (tensor_wire.h). Not
+// thread-safe.
 #pragma once
 
 #include <atomic>
@@ -20,8 +21,8 @@
 #include "lib/runtime/ps/fanout.h"
 #include "lib/runtime/ps/param_store_types.h"
 #include "lib/runtime/ps/partition.h"
-#include "lib/runtime/ps/ps_stream.h"
 #include "lib/runtime/ps/rpc_auth.h"
+#include "lib/runtime/ps/session_stream.h"
 #include "proto/dtf.grpc.pb.h"
 
 namespace dtf::runtime {
@@ -31,7 +32,7 @@ class PsClient {
   // `worker`: this worker's index (-1 for a task that only reads).
   // `cancel`, when not null, is the task's stop flag (outliving this): a
   // pull, push or step in flight when it is set ends at once, Cancelled;
-  // one begun after it gets at most PsStream::kStoppingTimeout.
+  // one begun after it gets at most SessionStream::kStoppingTimeout.
   PsClient(const std::vector<std::string>& addresses, RunCredentials creds,
            int worker, std::chrono::milliseconds timeout,
            const std::atomic<bool>* cancel = nullptr);
@@ -119,7 +120,7 @@ class PsClient {
  private:
   std::vector<std::string> addresses_;
   std::vector<std::unique_ptr<rpc::ParameterServer::Stub>> stubs_;
-  std::vector<std::unique_ptr<PsStream>> streams_;
+  std::vector<std::unique_ptr<SessionStream>> streams_;
   RunCredentials creds_;
   int worker_;
   const std::atomic<bool>* cancel_;

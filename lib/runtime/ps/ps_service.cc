@@ -51,6 +51,16 @@ grpc::Status PsService::Shutdown(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+grpc::Status PsService::SessionAddress(grpc::ServerContext* context,
+                                       const rpc::SessionAddressRequest*,
+                                       rpc::SessionAddressResponse* response) {
+  if (grpc::Status st = rpc::CheckCall(*context, credentials_); !st.ok()) {
+    return st;
+  }
+  response->set_port(session_port_);
+  return grpc::Status::OK;
+}
+
 grpc::Status PsService::SaveShard(grpc::ServerContext* context,
                                   const rpc::SaveShardRequest* request,
                                   rpc::SaveShardResponse* response) {

@@ -5,6 +5,7 @@
 // Thread-safe: gRPC calls it from many threads.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -45,6 +46,12 @@ class PsService final : public rpc::ParameterServer::Service {
                          const rpc::SaveShardRequest* request,
                          rpc::SaveShardResponse* response) override;
 
+  // The port of the Session over TLS (ps_tls_server.h); 0: none.
+  grpc::Status SessionAddress(grpc::ServerContext* context,
+                              const rpc::SessionAddressRequest* request,
+                              rpc::SessionAddressResponse* response) override;
+  void set_session_port(int port) { session_port_ = port; }
+
   ParamStore& store() { return *store_; }
   // The store's (param_store.h), for the serving loop.
   void Tick() { store_->Tick(); }
@@ -64,6 +71,7 @@ class PsService final : public rpc::ParameterServer::Service {
 
   const std::unique_ptr<ParamStore> store_;
   const rpc::RunCredentials credentials_;
+  std::atomic<int> session_port_{0};
 };
 
 }  // namespace dtf::runtime

@@ -1,12 +1,8 @@
 // A worker's long-lived Session stream (proto/dtf.proto) to one parameter
-// server: each exchange writes one step's messages and reads the answer's.
-// The stream opens on the first exchange and again on the next one after a
-// failure; every exchange has its own deadline. An exchange begun before
-// the task's cancel flag was set ends as soon as it is (the call is
-// cancelled: Cancelled); one begun after it (a stopping chief's last
-// checkpoint) runs, for at most kStoppingTimeout, and fails at once when
-// the PS is gone (no wait for it to come back). Messages are raw
-// grpc::ByteBuffers (tensor_wire.h builds and reads them). Not thread-safe.
+// server on gRPC (session_stream.h says what an exchange does): every
+// exchange has its own deadline; a cancelled one cancels the call. Messages
+// are raw grpc::ByteBuffers (tensor_wire.h builds and reads them). Not
+// thread-safe.
 #pragma once
 
 #include <atomic>
@@ -20,41 +16,26 @@
 #include "grpcpp/grpcpp.h"
 #include "lib/base/status.h"
 #include "lib/runtime/ps/run_credentials.h"
+#include "lib/runtime/ps/session_stream.h"
 
 namespace dtf::runtime {
 
-class PsStream {
+class PsStream final : public SessionStream {
  public:
-  // The deadline of an exchange begun once the cancel flag is set.
-  static constexpr std::chrono::seconds kStoppingTimeout{5};
-
   // `what` names the PS in errors ("ps:0 (host:port)"). `cancel`, when not
   // null, is the task's stop flag; it must outlive the stream.
   PsStream(std::shared_ptr<grpc::Channel> channel, RunCredentials creds,
            std::chrono::milliseconds timeout, std::string what,
            const std::atomic<bool>* cancel = nullptr);
-  ~PsStream();
+  ~PsStream() override;
   PsStream(const PsStream&) = delete;
   PsStream& operator=(const PsStream&) = delete;
 
-  // Writes `messages` (one step: every one but the last with `more` set),
-  // then reads answers, handing each to `on_answer`, which sets `*more`
-  // while more are to come. An error of on_answer is returned once the
-  // answer was read whole (the stream stays usable); any other failure
-  // closes the stream and returns the PS's status (UNAVAILABLE when the
-  // connection went away, also while the stream was idle: the caller
-  // rejoins as after any lost call); the next exchange opens a new one.
   Status Exchange(std::vector<grpc::ByteBuffer> messages,
                   const std::function<Status(const grpc::ByteBuffer&,
-                                             bool* more)>& on_answer);
-
-  // Ends the stream, if open, as a client that is done (the PS's handler
-  // returns); a later exchange opens a new one.
-  void End();
-
-  // Exchanges begun from now on end by `t` at the latest (DeadlineExceeded),
-  // however long the timeout; time_point::max() lifts it.
-  void set_not_after(std::chrono::system_clock::time_point t) {
+                                             bool* more)>& on_answer) override;
+  void End() override;
+  void set_not_after(std::chrono::system_clock::time_point t) override {
     not_after_ = t;
   }
 

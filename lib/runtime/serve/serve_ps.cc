@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "lib/base/host_name.h"
 #include "lib/base/strings.h"
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/checkpoint_files.h"
@@ -70,6 +71,19 @@ Status AddPsService(ServeTask* t, grpc::ServerBuilder* builder) {
     t->Note(fmt::format(
         "{}: restored {} in {:.2f} s", t->task, po.restore_from,
         std::chrono::duration<double>(Clock::now() - start).count()));
+  }
+  if (t->creds.tls.on()) {
+    // Steps over the run's mutual TLS outside gRPC (ps_tls_server.h), on
+    // the host the gRPC server binds.
+    StatusOr<std::unique_ptr<PsTlsServer>> sessions =
+        PsTlsServer::Start(std::string(HostOfAddress(t->listen_address)),
+                           t->creds.tls, t->creds, &t->ps_service->store());
+    if (!sessions.ok()) {
+      return Annotate(sessions.status(),
+                      StrCat(t->task, ": the Session over TLS"));
+    }
+    t->ps_sessions = *std::move(sessions);
+    t->ps_service->set_session_port(t->ps_sessions->port());
   }
   builder->RegisterService(t->ps_service.get());
   return OkStatus();

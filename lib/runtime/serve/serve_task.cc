@@ -172,6 +172,7 @@ StatusOr<TrainResult> FinishTask(ServeTask* t, StatusOr<TrainResult> result) {
   t->watching = false;
   t->watcher.join();
   t->heartbeat.reset();
+  t->ps_sessions.reset();
   if (t->server) {
     t->server->Shutdown(std::chrono::system_clock::now() +
                         std::chrono::seconds(2));

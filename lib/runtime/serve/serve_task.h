@@ -20,6 +20,7 @@
 #include "lib/rpc/credentials.h"
 #include "lib/runtime/cluster/coordinator_service.h"
 #include "lib/runtime/ps/ps_service.h"
+#include "lib/runtime/ps/ps_tls_server.h"
 #include "lib/runtime/serve/heartbeat.h"
 #include "lib/runtime/serve/serve_options.h"
 #include "lib/runtime/train/train_types.h"
@@ -55,6 +56,9 @@ struct ServeTask {
 
   // A PS's service and the chief's Coordinator; null for other roles.
   std::unique_ptr<PsService> ps_service;
+  // A PS's Session over TLS, when the run has TLS; ended before the
+  // service's store goes.
+  std::unique_ptr<PsTlsServer> ps_sessions;
   std::unique_ptr<CoordinatorService> coordinator;
   // Null for workers other than the chief, which serve no RPCs.
   std::unique_ptr<grpc::Server> server;

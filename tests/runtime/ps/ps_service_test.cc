@@ -1,6 +1,8 @@
 // PsService and PsClient over real gRPC on loopback: the Step call (push and
 // next pull in one) in its unary form and its streamed form, across two
-// parameter servers, in async and sync mode.
+// parameter servers, in async and sync mode; each case twice: in
+// plaintext, and under a run's mutual TLS, where steps travel on the
+// Session over TLS (PsTlsServer, PsTlsStream) beside gRPC's control calls.
 #include "lib/runtime/ps/ps_service.h"
 
 #include <atomic>
@@ -15,12 +17,15 @@
 #include "lib/base/strings.h"
 #include "lib/data/job_file.h"
 #include "lib/rpc/call.h"
+#include "lib/rpc/server.h"
+#include "lib/rpc/tls_certs.h"
 #include "lib/runtime/checkpoint/bundle.h"
 #include "lib/runtime/checkpoint/checkpoint.h"
 #include "lib/runtime/model/feature_layer.h"
 #include "lib/runtime/model/model.h"
 #include "lib/runtime/model/optimizers.h"
 #include "lib/runtime/ps/ps_client.h"
+#include "lib/runtime/ps/ps_tls_server.h"
 #include "lib/runtime/ps/tensor_pieces.h"
 #include "tests/testing/temp_dir.h"
 
@@ -60,8 +65,36 @@ learning_rate = 0.5
 )");
 }
 
-class PsServiceTest : public ::testing::Test {
+// The run's CA, and certificates for 127.0.0.1 naming the parameter
+// servers and worker 0.
+struct TestCerts {
+  rpc::Pem ca;
+  std::vector<rpc::TlsMaterial> ps;
+  rpc::TlsMaterial worker;
+};
+
+const TestCerts& Certs() {
+  static const TestCerts* const certs = [] {
+    auto* out = new TestCerts;
+    StatusOr<rpc::Pem> ca = rpc::MakeRunCa("test-run");
+    EXPECT_TRUE(ca.ok()) << ca.status();
+    out->ca = *ca;
+    auto issue = [&](const std::string& name) {
+      StatusOr<rpc::Pem> cert = rpc::IssueCert(out->ca, name, {"127.0.0.1"});
+      EXPECT_TRUE(cert.ok()) << cert.status();
+      return rpc::TlsMaterial{out->ca.cert, cert->cert, cert->key};
+    };
+    for (int p = 0; p < 2; ++p) out->ps.push_back(issue(StrCat("ps-", p)));
+    out->worker = issue("worker-0");
+    return out;
+  }();
+  return *certs;
+}
+
+class PsServiceTest : public ::testing::TestWithParam<bool> {
  protected:
+  bool tls() const { return GetParam(); }
+
   void Start(std::string_view mode, int num_ps,
              std::string_view optimizer = "sgd",
              const std::string& restore_from = "", int num_workers = 1) {
@@ -78,19 +111,26 @@ class PsServiceTest : public ::testing::Test {
     ASSERT_TRUE(layout.ok()) << layout.status();
     layout_ = *std::move(layout);
     creds_ = {"test-run", kSecret, ""};
+    const RunCredentials plain = creds_;
+    if (tls()) creds_.tls = Certs().worker;
     for (int p = 0; p < num_ps; ++p) {
       PsOptions o;
       o.index = p;
       o.num_ps = num_ps;
       o.num_workers = num_workers;
-      o.credentials = creds_;
+      o.credentials = plain;
       o.restore_from = restore_from;
       StatusOr<std::unique_ptr<PsService>> ps = PsService::Create(job_, o);
       ASSERT_TRUE(ps.ok()) << ps.status();
       grpc::ServerBuilder builder;
       int port = 0;
-      builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                               &port);
+      RunCredentials own = plain;
+      if (tls()) own.tls = Certs().ps[size_t(p)];
+      builder.AddListeningPort(
+          "127.0.0.1:0",
+          tls() ? rpc::MakeServerCredentials(own, /*loopback=*/true)
+                : grpc::InsecureServerCredentials(),
+          &port);
       builder.SetMaxReceiveMessageSize(8 << 20);
       // As serve_task.cc: a short poll, so that Shutdown never waits long.
       builder.SetSyncServerOption(
@@ -99,6 +139,13 @@ class PsServiceTest : public ::testing::Test {
       servers_.push_back(builder.BuildAndStart());
       ASSERT_NE(servers_.back(), nullptr);
       addresses_.push_back(StrCat("127.0.0.1:", port));
+      if (tls()) {
+        StatusOr<std::unique_ptr<PsTlsServer>> sessions =
+            PsTlsServer::Start("127.0.0.1", own.tls, plain, &(*ps)->store());
+        ASSERT_TRUE(sessions.ok()) << sessions.status();
+        (*ps)->set_session_port((*sessions)->port());
+        sessions_.push_back(*std::move(sessions));
+      }
       services_.push_back(*std::move(ps));
     }
   }
@@ -110,6 +157,7 @@ class PsServiceTest : public ::testing::Test {
       s->Shutdown(std::chrono::system_clock::now() +
                   std::chrono::milliseconds(200));
     }
+    sessions_.clear();
     servers_.clear();
     services_.clear();
     addresses_.clear();
@@ -184,12 +232,13 @@ class PsServiceTest : public ::testing::Test {
   RunCredentials creds_;
   std::vector<std::unique_ptr<PsService>> services_;
   std::vector<std::unique_ptr<grpc::Server>> servers_;
+  std::vector<std::unique_ptr<PsTlsServer>> sessions_;
   std::vector<std::string> addresses_;
 };
 
 // One Step per PS applies the push and answers with the values after it:
 // streamed for the 8 MiB kernel, unary for the table alone.
-TEST_F(PsServiceTest, StepAppliesThePushAndPullsTheResult) {
+TEST_P(PsServiceTest, StepAppliesThePushAndPullsTheResult) {
   Start("async", 2);
   PsClient client(addresses_, creds_, 0, std::chrono::seconds(30));
   std::vector<kernels::Tensor> before, after, again;
@@ -231,7 +280,7 @@ TEST_F(PsServiceTest, StepAppliesThePushAndPullsTheResult) {
 
 // Sync mode: a Step's pull waits for the step its push completes, and a
 // second push of the same step is dropped as stale.
-TEST_F(PsServiceTest, SyncStepsAdvanceOnePerPushAndDropStalePushes) {
+TEST_P(PsServiceTest, SyncStepsAdvanceOnePerPushAndDropStalePushes) {
   Start("sync", 2);
   PsClient client(addresses_, creds_, 0, std::chrono::seconds(30));
   std::vector<kernels::Tensor> values;
@@ -260,7 +309,7 @@ TEST_F(PsServiceTest, SyncStepsAdvanceOnePerPushAndDropStalePushes) {
 // that waits for a worker that never pushes ends Cancelled at once, not at
 // its deadline. A call begun once the flag is set still runs (a stopping
 // chief pulls its last checkpoint).
-TEST_F(PsServiceTest, TheStopFlagCutsACallInFlightShort) {
+TEST_P(PsServiceTest, TheStopFlagCutsACallInFlightShort) {
   Start("sync", 2, "sgd", "", /*num_workers=*/2);
   std::atomic<bool> stop{false};
   PsClient client(addresses_, creds_, 0, std::chrono::seconds(120), &stop);
@@ -292,7 +341,7 @@ TEST_F(PsServiceTest, TheStopFlagCutsACallInFlightShort) {
 // A worker that is stopping does not wait for a PS that is gone (its chief
 // sent it home, or it was killed): WorkerDone and a pull fail at once
 // instead of waiting for it to come back until their deadline.
-TEST_F(PsServiceTest, AStoppingWorkerDoesNotWaitForAGonePs) {
+TEST_P(PsServiceTest, AStoppingWorkerDoesNotWaitForAGonePs) {
   Start("sync", 1);
   const std::vector<std::string> gone = addresses_;
   Stop();
@@ -310,7 +359,7 @@ TEST_F(PsServiceTest, AStoppingWorkerDoesNotWaitForAGonePs) {
 // within train.coordinator_timeout): a call to a PS that does not answer
 // (its port closed: the call waits for it to be ready) ends by that
 // deadline, not after the call's timeout of 120 s.
-TEST_F(PsServiceTest, NotAfterEndsACallByItsDeadlineWhateverTheTimeout) {
+TEST_P(PsServiceTest, NotAfterEndsACallByItsDeadlineWhateverTheTimeout) {
   Start("sync", 1);
   const std::vector<std::string> gone = addresses_;
   Stop();
@@ -327,7 +376,7 @@ TEST_F(PsServiceTest, NotAfterEndsACallByItsDeadlineWhateverTheTimeout) {
 // The chief's Shutdown at the end of a run: a PS that already went (it
 // heard the run end from its heartbeats first) counts as sent home, and the
 // others are.
-TEST_F(PsServiceTest, ShutdownCountsAGonePsAsSentHome) {
+TEST_P(PsServiceTest, ShutdownCountsAGonePsAsSentHome) {
   Start("sync", 2);
   const std::vector<std::string> addresses = addresses_;
   servers_[0]->Shutdown(std::chrono::system_clock::now());
@@ -342,7 +391,7 @@ TEST_F(PsServiceTest, ShutdownCountsAGonePsAsSentHome) {
 // A control call takes a few KB at most, while a step's messages may take
 // megabytes: a Shutdown with a longer reason is refused before it acts,
 // and the PS serves on.
-TEST_F(PsServiceTest, AControlCallLargerThanItsLimitIsRefused) {
+TEST_P(PsServiceTest, AControlCallLargerThanItsLimitIsRefused) {
   Start("sync", 1);
   PsClient client(addresses_, creds_, 0, std::chrono::seconds(10));
   Status st = client.Shutdown(std::string(rpc::kControlMaxRequestBytes, 'x'));
@@ -356,7 +405,7 @@ TEST_F(PsServiceTest, AControlCallLargerThanItsLimitIsRefused) {
 
 // A parameter server started from a checkpoint holds its rows of every
 // variable and optimizer slot as they were, and the global step.
-TEST_F(PsServiceTest, RestoresItsPartitionOfACheckpoint) {
+TEST_P(PsServiceTest, RestoresItsPartitionOfACheckpoint) {
   Start("async", 2, "adagrad");
   StatusOr<std::unique_ptr<kernels::Optimizer>> adagrad =
       MakeOptimizer(*job_.train.optimizer);
@@ -422,7 +471,7 @@ TEST_F(PsServiceTest, RestoresItsPartitionOfACheckpoint) {
 }
 
 // A checkpoint of another model is refused, naming the file and variable.
-TEST_F(PsServiceTest, RefusesACheckpointOfAnotherModel) {
+TEST_P(PsServiceTest, RefusesACheckpointOfAnotherModel) {
   const std::string path = dir_.Join("other.dtf");
   Bundle bundle;
   bundle.AddInt64s("train/global_step", std::vector<int64_t>{1});
@@ -440,7 +489,7 @@ TEST_F(PsServiceTest, RefusesACheckpointOfAnotherModel) {
 }
 
 // A gradient for a variable the PS does not hold is refused, and named.
-TEST_F(PsServiceTest, StepRefusesUnknownVariables) {
+TEST_P(PsServiceTest, StepRefusesUnknownVariables) {
   Start("async", 1);
   PsClient client(addresses_, creds_, 0, std::chrono::seconds(30));
   std::vector<std::vector<rpc::TensorPiece>> pieces(1);
@@ -458,7 +507,7 @@ TEST_F(PsServiceTest, StepRefusesUnknownVariables) {
 // changes. A piece claiming about 2^62 rows from row offset about 2^62 once
 // passed both checks (rows x cols x 4 and first + rows wrapped around) and
 // was added outside the gradient buffer.
-TEST_F(PsServiceTest, AnOverflowingPieceIsRefused) {
+TEST_P(PsServiceTest, AnOverflowingPieceIsRefused) {
   for (const char* mode : {"async", "sync"}) {
     SCOPED_TRACE(mode);
     Start(mode, 1);
@@ -488,7 +537,7 @@ TEST_F(PsServiceTest, AnOverflowingPieceIsRefused) {
 
 // A piece of a sparse variable without its row ids once passed the checks
 // (rows x cols x 4 bytes) and was read into a buffer sized by its ids.
-TEST_F(PsServiceTest, ASparsePieceWithoutIdsIsRefused) {
+TEST_P(PsServiceTest, ASparsePieceWithoutIdsIsRefused) {
   for (const char* mode : {"async", "sync"}) {
     SCOPED_TRACE(mode);
     Start(mode, 1);
@@ -518,7 +567,7 @@ TEST_F(PsServiceTest, ASparsePieceWithoutIdsIsRefused) {
 
 // A push with one good piece and one bad one changes nothing, in either
 // mode: sync pushes are checked on arrival, not when the step is applied.
-TEST_F(PsServiceTest, APushWithABadPieceChangesNothing) {
+TEST_P(PsServiceTest, APushWithABadPieceChangesNothing) {
   for (const char* mode : {"async", "sync"}) {
     SCOPED_TRACE(mode);
     Start(mode, 1);
@@ -566,7 +615,7 @@ TEST_F(PsServiceTest, APushWithABadPieceChangesNothing) {
 // A pull that outlives its deadline (a sync step that never comes) fails
 // with DEADLINE_EXCEEDED and ends its Session stream; the next call opens a
 // new one and is answered.
-TEST_F(PsServiceTest, AStreamPastItsDeadlineIsReplacedByTheNextCall) {
+TEST_P(PsServiceTest, AStreamPastItsDeadlineIsReplacedByTheNextCall) {
   Start("sync", 1);
   PsClient client(addresses_, creds_, 0, std::chrono::milliseconds(300));
   std::vector<kernels::Tensor> values;
@@ -588,6 +637,11 @@ TEST_F(PsServiceTest, AStreamPastItsDeadlineIsReplacedByTheNextCall) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(client.steps(), (std::vector<int64_t>{1}));
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, PsServiceTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Tls" : "Plaintext";
+                         });
 
 }  // namespace
 }  // namespace dtf::runtime
