@@ -156,6 +156,12 @@ StatusOr<std::shared_ptr<TlsContext>> TlsContext::Create(
   if (ctx == nullptr) return InternalError(OpenSslError());
   std::shared_ptr<TlsContext> out(new TlsContext(ctx));
   SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+  // AES-128-GCM first (TLS 1.3's mandatory suite, 128-bit security): 15%
+  // faster than AES-256-GCM with AES-NI, and a bulk stream's cost is the
+  // cipher's.
+  SSL_CTX_set_ciphersuites(ctx,
+                           "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
+                           "TLS_CHACHA20_POLY1305_SHA256");
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
                      nullptr);
   SSL_CTX_set_num_tickets(ctx, 0);
@@ -183,24 +189,65 @@ StatusOr<std::shared_ptr<TlsContext>> TlsContext::Create(
   return out;
 }
 
+namespace {
+
+// A write BIO that appends what the TLS layer writes to a std::string the
+// stream owns (BIO_get_data), sent and cleared by FlushWrites. Unlike
+// OpenSSL's memory BIO it does not clear its whole buffer on each reset: a
+// bulk stream would pay a memset of every byte it sends.
+int OutWrite(BIO* bio, const char* in, int n) {
+  static_cast<std::string*>(BIO_get_data(bio))->append(in, size_t(n));
+  return n;
+}
+
+long OutCtrl(BIO* bio, int cmd, long, void*) {
+  switch (cmd) {
+    case BIO_CTRL_FLUSH:
+      return 1;
+    case BIO_CTRL_PENDING:
+    case BIO_CTRL_WPENDING:
+      return long(static_cast<std::string*>(BIO_get_data(bio))->size());
+    default:
+      return 0;
+  }
+}
+
+int OutCreate(BIO* bio) {
+  BIO_set_init(bio, 1);
+  return 1;
+}
+
+const BIO_METHOD* OutMethod() {
+  static BIO_METHOD* const method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
+                                 "dtf TLS stream out");
+    BIO_meth_set_write(m, OutWrite);
+    BIO_meth_set_ctrl(m, OutCtrl);
+    BIO_meth_set_create(m, OutCreate);
+    return m;
+  }();
+  return method;
+}
+
+}  // namespace
+
 TlsStream::TlsStream(std::shared_ptr<TlsContext> ctx, int fd, void* ssl,
                      std::string peer)
     : ctx_(std::move(ctx)), fd_(fd), ssl_(ssl), peer_(std::move(peer)) {
   // From now on records are written to memory and sent in large pieces
   // (FlushWrites): one send(2), and one wakeup of the reader, per many
   // records rather than per 16 KiB record.
-  BIO* out = BIO_new(BIO_s_mem());
+  BIO* out = BIO_new(OutMethod());
+  BIO_set_data(out, &out_);
   wbio_ = out;
   SSL_set0_wbio(static_cast<SSL*>(ssl_), out);
 }
 
 Status TlsStream::FlushWrites() {
-  BIO* out = static_cast<BIO*>(wbio_);
-  char* data = nullptr;
-  const long n = BIO_get_mem_data(out, &data);
   size_t sent = 0;
-  while (sent < size_t(n)) {
-    const ssize_t w = ::send(fd_, data + sent, size_t(n) - sent, MSG_NOSIGNAL);
+  while (sent < out_.size()) {
+    const ssize_t w =
+        ::send(fd_, out_.data() + sent, out_.size() - sent, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       const int sys = errno;
@@ -215,13 +262,17 @@ Status TlsStream::FlushWrites() {
     }
     sent += size_t(w);
   }
-  (void)BIO_reset(out);
+  out_.clear();
   return OkStatus();
 }
 
 TlsStream::~TlsStream() {
   SSL_free(static_cast<SSL*>(ssl_));
   close(fd_);
+}
+
+void TlsStream::set_io_timeout(milliseconds timeout) {
+  SetTimeout(fd_, timeout);
 }
 
 void TlsStream::Shutdown() {
@@ -312,8 +363,8 @@ Status TlsStream::WaitReadable(Clock::time_point deadline,
     if (cancel != nullptr && cancel->load()) {
       return CancelledError(StrCat("reading from ", peer_, ": cancelled"));
     }
-    const auto left =
-        std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    // Rounded up: the deadline is never taken for passed before it is.
+    const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       return DeadlineExceededError(
           StrCat("reading from ", peer_, ": no answer in time"));

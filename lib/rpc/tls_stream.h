@@ -46,6 +46,9 @@ class TlsStream {
   // is true (looked at every 20 ms) or the stream is shut down.
   Status WaitReadable(std::chrono::steady_clock::time_point deadline,
                       const std::atomic<bool>* cancel);
+  // Each read and write from now on fails (DeadlineExceeded) when it makes
+  // no progress for `timeout` (at least 1 ms).
+  void set_io_timeout(std::chrono::milliseconds timeout);
   // Ends the connection at once: a read or write under way in another
   // thread fails, and so does every later one.
   void Shutdown();
@@ -66,7 +69,8 @@ class TlsStream {
   std::shared_ptr<TlsContext> ctx_;
   int fd_;
   void* ssl_;   // SSL*
-  void* wbio_;  // BIO*, owned by ssl_
+  void* wbio_;  // BIO*, owned by ssl_; appends to out_
+  std::string out_;
   std::string peer_;
   std::atomic<bool> shut_{false};
 };

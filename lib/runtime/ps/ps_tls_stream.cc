@@ -131,6 +131,11 @@ Status PsTlsStream::Exchange(
   if (stream_ == nullptr) {
     DTF_RETURN_IF_ERROR(Open(deadline, stopping, cancel));
   }
+  // A PS that stops reading (frozen, or its host cut off) fails the
+  // step's writes and reads by the deadline too.
+  stream_->set_io_timeout(std::max(
+      milliseconds(1),
+      std::chrono::duration_cast<milliseconds>(deadline - Clock::now())));
   if (Status st = WriteMessageFrames(*stream_, messages); !st.ok()) {
     return Fail(st);
   }

@@ -191,6 +191,37 @@ TEST(TlsListener, SilentConnectionsDoNotHoldUpThePeer) {
   for (const int fd : silent) close(fd);
 }
 
+// A stream's I/O timeout can be shortened for one exchange (a PS step's
+// deadline): a write to a peer that stops reading then fails by it, not
+// after the timeout the stream was made with. A "worker-*" pattern accepts
+// any worker and says which.
+TEST(TlsStream, AWriteToAPeerThatStopsReadingEndsAtTheIoTimeout) {
+  const RunCerts certs = MakeCerts("run-1", 2);
+  StatusOr<std::unique_ptr<rpc::TlsListener>> listener =
+      rpc::TlsListener::Listen("127.0.0.1", certs.tasks.at("worker-0"),
+                               seconds(60));
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  StatusOr<std::unique_ptr<rpc::TlsStream>> client;
+  std::thread connect([&] {
+    client = rpc::TlsConnect(StrCat("127.0.0.1:", (*listener)->port()),
+                             certs.tasks.at("worker-1"), "worker-0", seconds(5),
+                             seconds(60));
+  });
+  StatusOr<std::unique_ptr<rpc::TlsStream>> server =
+      (*listener)->Accept("worker-*", seconds(5), nullptr);
+  connect.join();
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_EQ((*server)->peer(), "worker-1");
+  (*client)->set_io_timeout(milliseconds(500));
+  const std::vector<char> big(size_t(256) << 20, 'x');
+  const auto start = std::chrono::steady_clock::now();
+  Status st = (*client)->WriteAll(big.data(), big.size());
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(st.code(), absl::StatusCode::kDeadlineExceeded) << st;
+  EXPECT_LT(took, seconds(20));
+}
+
 TEST(TlsRing, StrangersAreDroppedAtTheHandshakeAndTheRingIsMade) {
   const RunCerts certs = MakeCerts("run-1", 2);
   const RunCerts other = MakeCerts("run-2", 2);
