@@ -1,6 +1,8 @@
 // Byte streams between two tasks of a run under the run's mutual TLS
 // (docs/protocol.md, "Transport security"), for traffic that does not go
-// through gRPC: the CPU allreduce's ring (lib/runtime/train/tls_ring.h).
+// through gRPC: the CPU allreduce's ring (lib/runtime/train/tls_ring.h)
+// and a parameter server's Session over TLS (lib/runtime/ps/
+// ps_tls_server.h).
 // Both ends present a certificate of the run's CA (TlsMaterial) and each
 // checks that the other's names the task it expects ("worker-1"): a peer
 // without one is dropped at the handshake, before a byte of the stream is
