@@ -6,7 +6,6 @@
 #include "grpcpp/support/method_handler.h"
 #include "lib/base/strings.h"
 #include "lib/rpc/call.h"
-#include "lib/runtime/ps/ps_messages.h"
 #include "lib/runtime/ps/ps_service.h"
 #include "lib/runtime/ps/ps_session_step.h"
 
@@ -44,24 +43,17 @@ grpc::Status PsService::RawSession(grpc::ServerContext* context,
   }
   auto cancelled = [context] { return context->IsCancelled(); };
   grpc::ByteBuffer in;
-  rpc::StepMessage first, message;
-  bool started = false;
   SessionStep step;
   while (stream->Read(&in)) {
-    rpc::StepMessage* into = started ? &message : &first;
-    if (Status st = step.Add(in, into); !st.ok()) return rpc::ToGrpc(st);
-    started = true;
-    if (into->more()) continue;
+    StatusOr<bool> last = step.Take(in);
+    if (!last.ok()) return rpc::ToGrpc(last.status());
+    if (!*last) continue;
     // The step's last message: its push is applied, its pull answered.
-    started = false;
-    rpc::PullMessage header;
-    WireSink sink;
-    Status st = RunStep(*store_, first, step.views(), header.mutable_header(),
-                        sink, cancelled);
-    step.Clear();
-    if (!st.ok()) return rpc::ToGrpc(st);
-    for (const grpc::ByteBuffer& answer : sink.Finish(header)) {
-      if (!stream->Write(answer)) {
+    StatusOr<std::vector<grpc::ByteBuffer>> answer =
+        step.Run(*store_, cancelled);
+    if (!answer.ok()) return rpc::ToGrpc(answer.status());
+    for (const grpc::ByteBuffer& message : *answer) {
+      if (!stream->Write(message)) {
         return grpc::Status(grpc::StatusCode::UNAVAILABLE, "client went away");
       }
     }

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "lib/runtime/ps/ps_messages.h"
 #include "lib/runtime/ps/tensor_pieces.h"
 
 namespace dtf::runtime {
@@ -55,6 +56,24 @@ Status SessionStep::Add(const grpc::ByteBuffer& buffer,
     return DataLossError("malformed step message");
   }
   return OkStatus();
+}
+
+StatusOr<bool> SessionStep::Take(const grpc::ByteBuffer& buffer) {
+  rpc::StepMessage* into = started_ ? &message_ : &first_;
+  DTF_RETURN_IF_ERROR(Add(buffer, into));
+  started_ = into->more();
+  return !into->more();
+}
+
+StatusOr<std::vector<grpc::ByteBuffer>> SessionStep::Run(
+    ParamStore& store, const std::function<bool()>& cancelled) {
+  rpc::PullMessage header;
+  WireSink sink;
+  Status st =
+      RunStep(store, first_, views_, header.mutable_header(), sink, cancelled);
+  Clear();
+  DTF_RETURN_IF_ERROR(st);
+  return sink.Finish(header);
 }
 
 void SessionStep::Clear() {

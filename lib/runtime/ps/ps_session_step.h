@@ -8,6 +8,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,21 +37,29 @@ class WireSink final : public PieceSink {
   rpc::TensorPiece meta_;
 };
 
-// One step's messages as they came, and views of their gradient pieces.
+// A Session's steps as their messages come: each step's messages, and
+// views of their gradient pieces, until its last one; then the step is
+// applied and answered.
 class SessionStep {
  public:
-  // Takes one message; `message` receives its fields but the pieces. Values
-  // that cross slices are gathered now, while later messages still travel.
-  Status Add(const grpc::ByteBuffer& buffer, rpc::StepMessage* message);
+  // Takes the next message; true when it was the step's last (then Run).
+  // Values that cross slices are gathered now, while later messages still
+  // travel.
+  StatusOr<bool> Take(const grpc::ByteBuffer& buffer);
 
-  // Views of every piece so far; valid until Clear.
-  std::span<const PieceView> views() const { return views_; }
-
-  void Clear();
+  // The step taken: its push applied to `store`, its pull answered, as
+  // the answer's messages (RunStep, ps_messages.h). Ready for the next.
+  StatusOr<std::vector<grpc::ByteBuffer>> Run(
+      ParamStore& store, const std::function<bool()>& cancelled);
 
  private:
+  // `message` receives the fields of `buffer` but the pieces.
+  Status Add(const grpc::ByteBuffer& buffer, rpc::StepMessage* message);
   void View(const WirePiece& p);
+  void Clear();
 
+  rpc::StepMessage first_, message_;
+  bool started_ = false;
   std::deque<std::vector<grpc::Slice>> slices_;
   std::deque<WirePiece> pieces_;
   std::vector<PieceView> views_;

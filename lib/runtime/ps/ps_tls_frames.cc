@@ -1,69 +1,29 @@
 #include "lib/runtime/ps/ps_tls_frames.h"
 
 #include <array>
-#include <mutex>
-#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "grpcpp/support/slice.h"
 #include "lib/base/strings.h"
-#include "lib/data/little_endian.h"
+#include "lib/runtime/ps/buffer_pool.h"
 
 namespace dtf::runtime {
 namespace {
 
 constexpr size_t kHeaderBytes = 5;
 
-// Buffers for received message frames, reused once their slices are
-// released: a bulk step (64 MiB in 1 MiB messages) would otherwise have
-// the allocator hand back fresh pages, and fault them in, for every frame
-// of every step. Frames of up to kPooledBytes (a message of ~1 MiB of
-// pieces and its fields) take one; at most kMaxPooled are kept.
-class FramePool {
- public:
-  static constexpr size_t kPooledBytes = (size_t(1) << 20) + (64 << 10);
-  static constexpr size_t kMaxPooled = 128;
-
-  static FramePool& Get() {
-    static FramePool* const pool = new FramePool;
-    return *pool;
-  }
-
-  void* Take() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!free_.empty()) {
-        void* p = free_.back();
-        free_.pop_back();
-        return p;
-      }
-    }
-    return ::operator new(kPooledBytes);
-  }
-
-  static void Give(void* p) {
-    FramePool& pool = Get();
-    {
-      std::lock_guard<std::mutex> lock(pool.mu_);
-      if (pool.free_.size() < kMaxPooled) {
-        pool.free_.push_back(p);
-        return;
-      }
-    }
-    ::operator delete(p);
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<void*> free_;
-};
+// Buffers for received message frames (a message of ~1 MiB of pieces and
+// its fields), reused once their slices are released: a bulk step (64 MiB
+// in 1 MiB messages) would otherwise fault in fresh pages for every frame.
+using FramePool = BufferPool<(size_t(1) << 20) + (64 << 10), 128>;
 
 // A slice of `bytes` to read a message frame into.
 grpc::Slice MessageSlice(size_t bytes) {
-  if (bytes == 0 || bytes > FramePool::kPooledBytes) return grpc::Slice(bytes);
-  return grpc::Slice(FramePool::Get().Take(), bytes, FramePool::Give);
+  if (bytes == 0 || bytes > FramePool::kBufferBytes) return grpc::Slice(bytes);
+  char* data = nullptr;
+  return FramePool::NewSlice(bytes, &data);
 }
 
 std::array<char, kHeaderBytes> Header(FrameKind kind, size_t bytes) {

@@ -6,7 +6,6 @@
 #include "lib/base/strings.h"
 #include "lib/rpc/call.h"
 #include "lib/rpc/server.h"
-#include "lib/runtime/ps/ps_messages.h"
 #include "lib/runtime/ps/ps_session_step.h"
 #include "lib/runtime/ps/ps_tls_frames.h"
 
@@ -103,8 +102,6 @@ void PsTlsServer::Serve(rpc::TlsStream& stream) {
 
 Status PsTlsServer::ServeSteps(rpc::TlsStream& stream) {
   auto cancelled = [this] { return stop_.load(); };
-  rpc::StepMessage first, message;
-  bool started = false;
   SessionStep step;
   while (true) {
     if (!stream
@@ -114,6 +111,8 @@ Status PsTlsServer::ServeSteps(rpc::TlsStream& stream) {
     }
     StatusOr<Frame> frame = ReadFrame(stream, size_t(rpc::kPsMaxRequestBytes));
     if (!frame.ok()) {
+      // A frame too long or malformed is said; the stream's own failures
+      // (the worker went away) end it silently.
       const StatusCode code = frame.status().code();
       return code == StatusCode::kResourceExhausted ||
                      code == StatusCode::kDataLoss
@@ -123,21 +122,12 @@ Status PsTlsServer::ServeSteps(rpc::TlsStream& stream) {
     if (frame->kind != FrameKind::kMessage) {
       return InvalidArgumentError("a frame other than a step message");
     }
-    rpc::StepMessage* into = started ? &message : &first;
-    DTF_RETURN_IF_ERROR(step.Add(frame->message, into));
-    started = true;
-    if (into->more()) continue;
+    DTF_ASSIGN_OR_RETURN(const bool last, step.Take(frame->message));
+    if (!last) continue;
     // The step's last message: its push is applied, its pull answered.
-    started = false;
-    rpc::PullMessage header;
-    WireSink sink;
-    Status st = RunStep(*store_, first, step.views(), header.mutable_header(),
-                        sink, cancelled);
-    step.Clear();
-    DTF_RETURN_IF_ERROR(st);
-    if (!WriteMessageFrames(stream, sink.Finish(header)).ok()) {
-      return OkStatus();
-    }
+    DTF_ASSIGN_OR_RETURN(std::vector<grpc::ByteBuffer> answer,
+                         step.Run(*store_, cancelled));
+    if (!WriteMessageFrames(stream, answer).ok()) return OkStatus();
   }
 }
 

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "lib/base/strings.h"
+#include "lib/runtime/ps/buffer_pool.h"
 #include "lib/runtime/ps/tensor_pieces.h"
 
 namespace dtf::runtime {
@@ -195,48 +196,10 @@ bool ReadWirePiece(WireCursor c, WirePiece* piece) {
   return true;
 }
 
-// Memory for outgoing values of at least kPooledBytes, kept for reuse once
-// gRPC lets go of it: a fresh buffer per piece cost its page faults (and
-// the kernel's zeroing of them) on every pull.
-constexpr size_t kPooledBytes = size_t(kMaxPieceBytes);
+// Memory for outgoing values of kMinPooledBytes to kMaxPieceBytes, kept
+// for reuse once gRPC lets go of it.
 constexpr size_t kMinPooledBytes = 64 << 10;
-constexpr size_t kMaxFreeBuffers = 64;
-
-class WireBufferPool {
- public:
-  static WireBufferPool& Get() {
-    // Never destroyed: slices may outlive every other object.
-    static WireBufferPool* const pool = new WireBufferPool;
-    return *pool;
-  }
-  void* Take() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!free_.empty()) {
-        void* p = free_.back();
-        free_.pop_back();
-        return p;
-      }
-    }
-    return std::malloc(kPooledBytes);
-  }
-  static void Give(void* p) { Get().Put(p); }
-
- private:
-  void Put(void* p) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (free_.size() < kMaxFreeBuffers) {
-        free_.push_back(p);
-        return;
-      }
-    }
-    std::free(p);
-  }
-
-  std::mutex mu_;
-  std::vector<void*> free_;
-};
+using WireBufferPool = BufferPool<size_t(kMaxPieceBytes), 64>;
 
 }  // namespace
 
@@ -263,9 +226,10 @@ char* WireWriter::AppendPieceSpace(int field, const rpc::TensorPiece& meta,
                                    size_t bytes) {
   // Memory of its own (a small grpc::Slice keeps its bytes inline, where
   // they move with it).
-  if (bytes >= kMinPooledBytes && bytes <= kPooledBytes) {
-    char* at = static_cast<char*>(WireBufferPool::Get().Take());
-    AppendPiece(field, meta, grpc::Slice(at, bytes, &WireBufferPool::Give));
+  if (bytes >= kMinPooledBytes && bytes <= WireBufferPool::kBufferBytes) {
+    char* at = nullptr;
+    grpc::Slice slice = WireBufferPool::NewSlice(bytes, &at);
+    AppendPiece(field, meta, std::move(slice));
     return at;
   }
   char* at = static_cast<char*>(std::malloc(std::max<size_t>(bytes, 1)));
