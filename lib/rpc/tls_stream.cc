@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "lib/base/strings.h"
+#include "lib/rpc/appending_bio.h"
 
 namespace dtf::rpc {
 
@@ -206,56 +207,13 @@ StatusOr<std::shared_ptr<TlsContext>> TlsContext::Create(
   return out;
 }
 
-namespace {
-
-// A write BIO that appends what the TLS layer writes to a std::string the
-// stream owns (BIO_get_data), sent and cleared by FlushWrites. Unlike
-// OpenSSL's memory BIO it does not clear its whole buffer on each reset: a
-// bulk stream would pay a memset of every byte it sends.
-int OutWrite(BIO* bio, const char* in, int n) {
-  static_cast<std::string*>(BIO_get_data(bio))->append(in, size_t(n));
-  return n;
-}
-
-long OutCtrl(BIO* bio, int cmd, long, void*) {
-  switch (cmd) {
-    case BIO_CTRL_FLUSH:
-      return 1;
-    case BIO_CTRL_PENDING:
-    case BIO_CTRL_WPENDING:
-      return long(static_cast<std::string*>(BIO_get_data(bio))->size());
-    default:
-      return 0;
-  }
-}
-
-int OutCreate(BIO* bio) {
-  BIO_set_init(bio, 1);
-  return 1;
-}
-
-const BIO_METHOD* OutMethod() {
-  static BIO_METHOD* const method = [] {
-    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
-                                 "dtf TLS stream out");
-    BIO_meth_set_write(m, OutWrite);
-    BIO_meth_set_ctrl(m, OutCtrl);
-    BIO_meth_set_create(m, OutCreate);
-    return m;
-  }();
-  return method;
-}
-
-}  // namespace
-
 TlsStream::TlsStream(std::shared_ptr<TlsContext> ctx, int fd, void* ssl,
                      std::string peer)
     : ctx_(std::move(ctx)), fd_(fd), ssl_(ssl), peer_(std::move(peer)) {
   // From now on records are written to memory and sent in large pieces
   // (FlushWrites): one send(2), and one wakeup of the reader, per many
   // records rather than per 16 KiB record.
-  BIO* out = BIO_new(OutMethod());
-  BIO_set_data(out, &out_);
+  BIO* out = static_cast<BIO*>(NewAppendingBio(&out_));
   wbio_ = out;
   SSL_set0_wbio(static_cast<SSL*>(ssl_), out);
 }
