@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "lib/base/decimal.h"
 #include "lib/base/strings.h"
 #include "lib/rpc/appending_bio.h"
 
@@ -129,16 +130,11 @@ std::string PeerName(SSL* ssl) {
 // Whether certificate name `name` is what `peer` asks for: that name, or
 // with a pattern "role-*" any "role-<n>" (n decimal digits).
 bool PeerMatches(std::string_view name, std::string_view peer) {
-  if (peer.size() < 2 || peer.substr(peer.size() - 2) != "-*") {
-    return name == peer;
-  }
+  if (!peer.ends_with("-*")) return name == peer;
   const std::string_view prefix = peer.substr(0, peer.size() - 1);
-  if (name.size() <= prefix.size() || name.size() > prefix.size() + 9 ||
-      name.substr(0, prefix.size()) != prefix) {
-    return false;
-  }
-  return std::all_of(name.begin() + long(prefix.size()), name.end(),
-                     [](char c) { return c >= '0' && c <= '9'; });
+  int64_t index = 0;
+  return name.starts_with(prefix) &&
+         ParseDecimal(name.substr(prefix.size()), 999999999, &index);
 }
 
 // The handshake on connected socket `fd` as a server (`accept`) or client;
@@ -277,17 +273,8 @@ Status TlsStream::Failed(std::string_view what, int ret) {
 }
 
 Status TlsStream::WriteAll(const void* data, size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const int chunk = int(std::min<size_t>(n, kWriteChunkBytes));
-    errno = 0;
-    const int ret = SSL_write(static_cast<SSL*>(ssl_), p, chunk);
-    if (ret <= 0) return Failed("writing to", ret);
-    DTF_RETURN_IF_ERROR(FlushWrites());
-    p += ret;
-    n -= size_t(ret);
-  }
-  return OkStatus();
+  const std::string_view part(static_cast<const char*>(data), n);
+  return WriteParts(std::span<const std::string_view>(&part, 1));
 }
 
 Status TlsStream::ReadAll(void* data, size_t n) {
@@ -345,9 +332,10 @@ Status TlsStream::WaitReadable(Clock::time_point deadline,
           StrCat("reading from ", peer_, ": no answer in time"));
     }
     pollfd p{fd_, POLLIN, 0};
-    const int wait =
-        int(cancel != nullptr ? std::min(left, kPoll).count() : left.count());
-    const int ready = poll(&p, 1, std::max(wait, 1));
+    // poll(2) takes an int of milliseconds: a far deadline in slices.
+    const int64_t wait = std::min<int64_t>(
+        left.count(), cancel != nullptr ? kPoll.count() : INT_MAX);
+    const int ready = poll(&p, 1, int(wait));
     if (ready > 0) return OkStatus();
     if (ready < 0 && errno != EINTR) {
       return UnavailableError(

@@ -1,12 +1,14 @@
 #include "lib/runtime/ps/ps_tls_frames.h"
 
 #include <array>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "grpcpp/support/slice.h"
 #include "lib/base/strings.h"
+#include "lib/data/little_endian.h"
 #include "lib/runtime/ps/buffer_pool.h"
 
 namespace dtf::runtime {
@@ -19,18 +21,20 @@ constexpr size_t kHeaderBytes = 5;
 // in 1 MiB messages) would otherwise fault in fresh pages for every frame.
 using FramePool = BufferPool<(size_t(1) << 20) + (64 << 10), 128>;
 
-// A slice of `bytes` to read a message frame into.
-grpc::Slice MessageSlice(size_t bytes) {
-  if (bytes == 0 || bytes > FramePool::kBufferBytes) return grpc::Slice(bytes);
-  char* data = nullptr;
-  return FramePool::NewSlice(bytes, &data);
+// A slice of `bytes` to read a message frame into; *data receives where.
+grpc::Slice MessageSlice(size_t bytes, char** data) {
+  if (bytes > 0 && bytes <= FramePool::kBufferBytes) {
+    return FramePool::NewSlice(bytes, data);
+  }
+  grpc::Slice slice(bytes);
+  *data = reinterpret_cast<char*>(const_cast<uint8_t*>(slice.begin()));
+  return slice;
 }
 
 std::array<char, kHeaderBytes> Header(FrameKind kind, size_t bytes) {
   std::array<char, kHeaderBytes> h{};
   h[0] = char(kind);
-  for (int i = 0; i < 4; ++i)
-    h[size_t(1 + i)] = char((bytes >> (8 * i)) & 0xff);
+  little_endian::Store32(h.data() + 1, uint32_t(bytes));
   return h;
 }
 
@@ -61,20 +65,22 @@ Status WriteMessageFrames(rpc::TlsStream& stream,
                           std::span<const grpc::ByteBuffer> messages) {
   std::vector<std::array<char, kHeaderBytes>> headers;
   headers.reserve(messages.size());
+  // Every slice kept where it is while the views point into it (a small
+  // slice holds its bytes inline).
+  std::deque<grpc::Slice> kept;
   std::vector<grpc::Slice> slices;
   std::vector<std::string_view> parts;
-  std::vector<grpc::Slice> all;
   for (const grpc::ByteBuffer& m : messages) {
-    slices.clear();
     if (m.Valid() && !m.Dump(&slices).ok()) {
       return InternalError("an unreadable message to send");
     }
     headers.push_back(Header(FrameKind::kMessage, m.Length()));
     parts.emplace_back(headers.back().data(), kHeaderBytes);
     for (grpc::Slice& s : slices) {
-      parts.emplace_back(reinterpret_cast<const char*>(s.begin()), s.size());
-      all.push_back(std::move(s));
+      const grpc::Slice& at = kept.emplace_back(std::move(s));
+      parts.emplace_back(reinterpret_cast<const char*>(at.begin()), at.size());
     }
+    slices.clear();
   }
   return stream.WriteParts(parts);
 }
@@ -95,16 +101,16 @@ Status WriteHelloFrame(rpc::TlsStream& stream,
 }
 
 StatusOr<Frame> ReadFrame(rpc::TlsStream& stream, size_t max_bytes) {
-  std::array<unsigned char, kHeaderBytes> h{};
+  std::array<char, kHeaderBytes> h{};
   DTF_RETURN_IF_ERROR(stream.ReadAll(h.data(), h.size()));
-  size_t bytes = 0;
-  for (int i = 0; i < 4; ++i) bytes |= size_t(h[size_t(1 + i)]) << (8 * i);
+  const size_t bytes = little_endian::Load32(h.data() + 1);
   Frame frame;
-  frame.kind = FrameKind(h[0]);
+  frame.kind = FrameKind(uint8_t(h[0]));
   if (frame.kind != FrameKind::kHello && frame.kind != FrameKind::kStatus &&
       frame.kind != FrameKind::kMessage) {
     return DataLossError(StrCat("from ", stream.peer(),
-                                ": a frame of unknown kind ", int(h[0])));
+                                ": a frame of unknown kind ",
+                                int(uint8_t(h[0]))));
   }
   if (bytes > max_bytes) {
     return ResourceExhaustedError(
@@ -112,9 +118,9 @@ StatusOr<Frame> ReadFrame(rpc::TlsStream& stream, size_t max_bytes) {
                " bytes; at most ", max_bytes, " are taken"));
   }
   if (frame.kind == FrameKind::kMessage) {
-    grpc::Slice slice = MessageSlice(bytes);
-    DTF_RETURN_IF_ERROR(
-        stream.ReadAll(const_cast<uint8_t*>(slice.begin()), bytes));
+    char* data = nullptr;
+    grpc::Slice slice = MessageSlice(bytes, &data);
+    DTF_RETURN_IF_ERROR(stream.ReadAll(data, bytes));
     frame.message = grpc::ByteBuffer(&slice, 1);
     return frame;
   }

@@ -97,6 +97,7 @@ Status PsTlsStream::Open(Clock::time_point deadline, bool stopping,
   if (!stream.ok())
     return Annotate(stream.status(), StrCat(what_, ": Session"));
   stream_ = *std::move(stream);
+  io_timeout_ = timeout_;
   const rpc::CallerIdentity me{std::string(kProtocolVersion), creds_.run_id,
                                creds_.secret, creds_.job};
   if (Status st = WriteHelloFrame(*stream_, me); !st.ok()) return Fail(st);
@@ -132,10 +133,18 @@ Status PsTlsStream::Exchange(
     DTF_RETURN_IF_ERROR(Open(deadline, stopping, cancel));
   }
   // A PS that stops reading (frozen, or its host cut off) fails the
-  // step's writes and reads by the deadline too.
-  stream_->set_io_timeout(std::max(
-      milliseconds(1),
-      std::chrono::duration_cast<milliseconds>(deadline - Clock::now())));
+  // step's writes and reads by a deadline shorter than the stream's
+  // timeout too (a stopping task's, NotAfter's); the stream keeps its own
+  // timeout, set once, for every other step.
+  const milliseconds io_timeout =
+      timeout < timeout_
+          ? std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(
+                                          deadline - Clock::now()))
+          : timeout_;
+  if (io_timeout != io_timeout_) {
+    stream_->set_io_timeout(io_timeout);
+    io_timeout_ = io_timeout;
+  }
   if (Status st = WriteMessageFrames(*stream_, messages); !st.ok()) {
     return Fail(st);
   }

@@ -66,6 +66,8 @@ class PsTlsStream final : public SessionStream {
   std::chrono::system_clock::time_point not_after_ =
       std::chrono::system_clock::time_point::max();
   std::unique_ptr<rpc::TlsStream> stream_;
+  // The I/O timeout stream_'s socket has.
+  std::chrono::milliseconds io_timeout_{0};
 };
 
 }  // namespace dtf::runtime

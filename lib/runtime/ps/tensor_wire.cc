@@ -4,7 +4,6 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 #include "lib/base/strings.h"
 #include "lib/runtime/ps/buffer_pool.h"
