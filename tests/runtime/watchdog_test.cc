@@ -22,6 +22,7 @@
 #include "lib/launch/run_state.h"
 #include "lib/rpc/call.h"
 #include "lib/runtime/cluster/coordinator_service.h"
+#include "lib/runtime/cluster/coordinator_store.h"
 #include "tests/runtime/runtime_testing.h"
 #include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
@@ -369,6 +370,62 @@ TEST_F(WatchdogTest, AReplacedRankFailsAnAllreduceRunOnly) {
   EXPECT_THAT(Message(st),
               HasSubstr("worker:1 is another process now (started again "
                         "after it had stepped)"));
+}
+
+// The allreduce rendezvous of a rank's replacement (a pod the Job's
+// controller started again while the old chief still ran): the old chief's
+// store refuses it, even before its first heartbeat, and marks the rank
+// replaced (the chief's run fails on it); the rank asks again until the
+// next chief answers, and joins that one's rendezvous instead of the old.
+TEST_F(WatchdogTest, AReplacedRankWaitsForTheNextChiefsRendezvous) {
+  Beat("worker:1", 11, 0, "starting");
+  Beat("worker:1", 11, 7);
+  ASSERT_TRUE(service_.SetKey("gloo/0", "the old chief").ok());
+  CoordinatorStore same(port_.address(), kCreds, "worker:1", nullptr, 11, 2s);
+  EXPECT_TRUE(same.Set("gloo/1", "old").ok());
+  EXPECT_TRUE(service_.ReplacedWorkers("worker:0").empty());
+
+  CoordinatorStore next(port_.address(), kCreds, "worker:1", nullptr, 12, 1s);
+  const Status set = next.Set("gloo/1", "new");
+  EXPECT_EQ(set.code(), StatusCode::kDeadlineExceeded) << set;
+  EXPECT_THAT(Message(set), HasSubstr("worker:1 is another process than the "
+                                      "one that stepped with this chief"));
+  EXPECT_EQ(service_.GetKey("gloo/1"), "old");
+  EXPECT_THAT(service_.ReplacedWorkers("worker:0"), ElementsAre("worker:1"));
+  EXPECT_EQ(next.Get("gloo/0", 500ms).status().code(),
+            StatusCode::kDeadlineExceeded);
+  // Once replaced, the rank's old number is refused too.
+  EXPECT_EQ(same.Get("gloo/0", 300ms).status().code(),
+            StatusCode::kDeadlineExceeded);
+
+  CoordinatorStore waiting(port_.address(), kCreds, "worker:1", nullptr, 12,
+                           60s);
+  Status joined = InternalError("not run");
+  StatusOr<std::string> chief_address = InternalError("not run");
+  std::thread rank([&] {
+    joined = waiting.Set("gloo/1", "new");
+    if (joined.ok()) chief_address = waiting.Get("gloo/0", 60s);
+  });
+  std::this_thread::sleep_for(300ms);
+  server_->Shutdown();
+  // The next chief, on the same address, with a store of its own.
+  CoordinatorService next_chief(
+      kCreds,
+      {{"worker:0", port_.address()}, {"worker:1", ""}, {"worker:2", ""}});
+  grpc::ServerBuilder builder;
+  int bound = 0;
+  builder.AddListeningPort(port_.address(), grpc::InsecureServerCredentials(),
+                           &bound);
+  builder.RegisterService(&next_chief);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_EQ(bound, port_.port());
+  ASSERT_TRUE(next_chief.SetKey("gloo/0", "the next chief").ok());
+  rank.join();
+  server->Shutdown();
+  ASSERT_TRUE(joined.ok()) << joined;
+  EXPECT_EQ(next_chief.GetKey("gloo/1"), "new");
+  ASSERT_TRUE(chief_address.ok()) << chief_address.status();
+  EXPECT_EQ(*chief_address, "the next chief");
 }
 
 // A real run: ps:0, worker:0 (the chief) and worker:1 as `dtf serve`

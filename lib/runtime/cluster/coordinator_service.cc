@@ -310,6 +310,10 @@ grpc::Status CoordinatorService::KvSet(grpc::ServerContext* context,
                                               "KvSet");
       !st.ok())
     return st;
+  if (grpc::Status st =
+          CheckStoreCaller(request->task(), request->incarnation());
+      !st.ok())
+    return st;
   const ::dtf::Status set = SetKey(request->key(), request->value());
   if (!set.ok()) {
     return rpc::ToGrpc(::dtf::Status(
@@ -326,6 +330,10 @@ grpc::Status CoordinatorService::KvGet(grpc::ServerContext* context,
   if (grpc::Status st = rpc::CheckRequestSize(request->ByteSizeLong(), "KvGet");
       !st.ok())
     return st;
+  if (grpc::Status st =
+          CheckStoreCaller(request->task(), request->incarnation());
+      !st.ok())
+    return st;
   std::optional<std::string> value = GetKey(request->key());
   if (!value) {
     return grpc::Status(grpc::StatusCode::NOT_FOUND,
@@ -333,6 +341,26 @@ grpc::Status CoordinatorService::KvGet(grpc::ServerContext* context,
   }
   response->set_value(*std::move(value));
   return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::CheckStoreCaller(const std::string& task,
+                                                  uint64_t incarnation) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tasks_.find(task);
+  if (it == tasks_.end()) return grpc::Status::OK;
+  Task& t = it->second;
+  // The same rule as a heartbeat's: another process after one that
+  // stepped. Its heartbeat may come after its first key.
+  if (incarnation != 0 && t.incarnation != 0 && incarnation != t.incarnation &&
+      t.steps_done > 0) {
+    t.replaced = true;
+  }
+  if (!t.replaced) return grpc::Status::OK;
+  return grpc::Status(
+      grpc::StatusCode::UNAVAILABLE,
+      StrCat(task,
+             " is another process than the one that stepped with this chief, "
+             "whose ranks met without it: it waits for the next chief"));
 }
 
 Status CoordinatorService::SetKey(const std::string& key,

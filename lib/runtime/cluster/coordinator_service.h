@@ -60,6 +60,9 @@ class CoordinatorService final : public rpc::Coordinator::Service {
                       const rpc::CommIdRequest* request,
                       rpc::CommIdResponse* response) override;
   // The rendezvous store of a Gloo allreduce run (SetKey, GetKey).
+  // UNAVAILABLE to a process of a task other than the one that stepped
+  // (marked replaced, as a heartbeat from it would): this chief's ranks
+  // met without it, and it waits for the next chief.
   grpc::Status KvSet(grpc::ServerContext* context,
                      const rpc::KvSetRequest* request,
                      rpc::KvSetResponse* response) override;
@@ -160,6 +163,9 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   grpc::Status HandleHeartbeat(grpc::ServerContext* context,
                                const rpc::HeartbeatRequest* request,
                                rpc::HeartbeatResponse* response);
+  // KvSet's and KvGet's caller `task`, as process `incarnation` (0: not
+  // told): UNAVAILABLE when it is a replaced one.
+  grpc::Status CheckStoreCaller(const std::string& task, uint64_t incarnation);
 
   struct Task {
     std::string address;

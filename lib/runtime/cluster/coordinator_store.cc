@@ -1,6 +1,7 @@
 #include "lib/runtime/cluster/coordinator_store.h"
 
 #include <algorithm>
+#include <functional>
 #include <thread>
 #include <utility>
 
@@ -25,37 +26,28 @@ std::chrono::milliseconds StoreNextPause(std::chrono::milliseconds pause) {
 CoordinatorStore::CoordinatorStore(std::string chief,
                                    const rpc::RunCredentials& credentials,
                                    std::string task,
-                                   const std::atomic<bool>* cancel)
+                                   const std::atomic<bool>* cancel,
+                                   uint64_t incarnation,
+                                   std::chrono::milliseconds set_timeout)
     : chief_(std::move(chief)),
       credentials_(credentials),
       task_(std::move(task)),
       cancel_(cancel),
+      incarnation_(incarnation),
+      set_timeout_(set_timeout),
       stub_(NewChiefStub(chief_, credentials_)) {}
 
-Status CoordinatorStore::Set(const std::string& key, std::string_view value) {
-  rpc::KvSetRequest request;
-  request.set_task(task_);
-  request.set_key(key);
-  request.set_value(std::string(value));
-  rpc::KvSetResponse response;
-  auto context = MakeClientContext(credentials_, std::chrono::seconds(30));
-  return FromGrpc(stub_->KvSet(context.get(), request, &response),
-                  StrCat("the chief (", chief_, "): KvSet ", key));
-}
-
-StatusOr<std::string> CoordinatorStore::Get(const std::string& key,
-                                            std::chrono::milliseconds timeout) {
-  rpc::KvGetRequest request;
-  request.set_task(task_);
-  request.set_key(key);
+Status CoordinatorStore::Ask(
+    const std::string& what, std::chrono::milliseconds timeout,
+    bool again_if_not_found,
+    const std::function<grpc::Status(grpc::ClientContext*)>& call) {
   const auto deadline = StoreClock::now() + timeout;
   std::chrono::milliseconds pause(10);
   Status last;
   while (true) {
     if (cancel_ != nullptr && cancel_->load()) {
-      return CancelledError(StrCat(task_,
-                                   ": stopped while waiting for the key ", key,
-                                   " from the chief (", chief_, ")"));
+      return CancelledError(StrCat(task_, ": stopped while waiting for ", what,
+                                   " at the chief (", chief_, ")"));
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - StoreClock::now());
@@ -63,21 +55,53 @@ StatusOr<std::string> CoordinatorStore::Get(const std::string& key,
     auto context = MakeClientContext(
         credentials_,
         std::min<std::chrono::milliseconds>(left, std::chrono::seconds(5)));
-    rpc::KvGetResponse response;
-    last = FromGrpc(stub_->KvGet(context.get(), request, &response),
-                    StrCat("the chief (", chief_, "): KvGet ", key));
-    if (last.ok()) return std::move(*response.mutable_value());
-    if (last.code() != StatusCode::kNotFound &&
-        last.code() != StatusCode::kUnavailable &&
-        last.code() != StatusCode::kDeadlineExceeded) {
-      return last;
-    }
+    last = FromGrpc(call(context.get()),
+                    StrCat("the chief (", chief_, "): ", what));
+    if (last.ok()) return last;
+    const bool again =
+        last.code() == StatusCode::kUnavailable ||
+        last.code() == StatusCode::kDeadlineExceeded ||
+        (again_if_not_found && last.code() == StatusCode::kNotFound);
+    if (!again) return last;
     std::this_thread::sleep_for(pause);
     pause = StoreNextPause(pause);
   }
   return DeadlineExceededError(
-      StrCat(task_, ": no rank set the key ", key, " at the chief (", chief_,
+      StrCat(task_, ": no answer to ", what, " from the chief (", chief_,
              ") within ", timeout.count(), " ms; last: ", Message(last)));
+}
+
+Status CoordinatorStore::Set(const std::string& key, std::string_view value) {
+  rpc::KvSetRequest request;
+  request.set_task(task_);
+  request.set_key(key);
+  request.set_value(std::string(value));
+  request.set_incarnation(incarnation_);
+  return Ask(StrCat("KvSet ", key), set_timeout_, /*again_if_not_found=*/false,
+             [&](grpc::ClientContext* context) {
+               rpc::KvSetResponse response;
+               return stub_->KvSet(context, request, &response);
+             });
+}
+
+StatusOr<std::string> CoordinatorStore::Get(const std::string& key,
+                                            std::chrono::milliseconds timeout) {
+  rpc::KvGetRequest request;
+  request.set_task(task_);
+  request.set_key(key);
+  request.set_incarnation(incarnation_);
+  rpc::KvGetResponse response;
+  const Status got =
+      Ask(StrCat("KvGet ", key), timeout, /*again_if_not_found=*/true,
+          [&](grpc::ClientContext* context) {
+            return stub_->KvGet(context, request, &response);
+          });
+  if (got.code() == StatusCode::kDeadlineExceeded) {
+    return DeadlineExceededError(
+        StrCat("no rank set the key ", key, ": ", Message(got)));
+  }
+  DTF_RETURN_IF_ERROR(got);
+  return std::move(*response.mutable_value());
 }
 
 Status LocalCoordinatorStore::Set(const std::string& key,

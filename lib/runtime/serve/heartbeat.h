@@ -59,6 +59,8 @@ class Heartbeat {
   // Heartbeats sent so far, and the CPU seconds the heartbeat thread used
   // (what a task pays for them; bench/scale reads both).
   int64_t sent() const { return sent_.load(); }
+  // The number that tells this process of the task from its others.
+  uint64_t incarnation() const { return incarnation_; }
   double CpuSeconds();
 
  private:

@@ -50,7 +50,10 @@ WorkerOptions WorkerOptionsOf(ServeTask* t) {
     if (t->options.on_progress) t->options.on_progress(p);
   };
   wo.cancel = &t->stop;
-  if (t->heartbeat) wo.end_training = &t->heartbeat->stop_training;
+  if (t->heartbeat) {
+    wo.end_training = &t->heartbeat->stop_training;
+    wo.incarnation = t->heartbeat->incarnation();
+  }
   return wo;
 }
 

@@ -150,7 +150,8 @@ StatusOr<std::unique_ptr<kernels::Collective>> JoinRun(
                                                       options.cancel);
     } else {
       store = std::make_unique<CoordinatorStore>(
-          options.workers[0], options.credentials, self, options.cancel);
+          options.workers[0], options.credentials, self, options.cancel,
+          options.incarnation, join);
     }
     // Gloo's transport is cleartext: it carries the gradients only where
     // every rank is on loopback, or where the run has no TLS (tls = false,

@@ -25,6 +25,9 @@ struct WorkerOptions {
   std::vector<std::string> workers;  // host:port of every worker
   RunCredentials credentials;
   int threads = 0;
+  // What tells this process of the task from its others (its heartbeats';
+  // 0: not told), which the allreduce rendezvous carries too.
+  uint64_t incarnation = 0;
   // Chief only: the service its server runs, which it updates.
   CoordinatorService* coordinator = nullptr;
   // Progress, eval and notes, as dtf train reports them.
