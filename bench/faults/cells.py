@@ -98,9 +98,9 @@ def k8s_cells(freeze_steps):
     Job's controller replaces a failed pod max_restarts times per index
     (every pod runs `dtf serve --restore`, so a replacement goes on from
     the run's last checkpoint on the output volume), and `--resume` applies
-    the recorded objects again once the Job has failed. Left out:
-    elastic-kill-worker (a Kubernetes profile refuses min_workers, "unknown
-    key": CheckKubernetesProfileKeys, lib/launch/k8s/k8s_profile.cc),
+    the recorded objects again once the Job has failed. An index out of
+    restarts fails the Job (maxFailedIndexes 0), unless min_workers lets
+    workers - min_workers worker indexes fail for good. Left out:
     kill-launcher (nothing to kill: the launcher has handed the run off and
     exited before the fault), drop-ssh (no SSH) and resume-3-ps (a
     Kubernetes run is resumed by applying its recorded objects again, with
@@ -135,6 +135,13 @@ def k8s_cells(freeze_steps):
         # checkpoint.
         Cell(f"{b}/allreduce-kill-worker", b, "kill", "worker:1",
              resume=True, sets=["train.mode=allreduce"]),
+        # Elastic workers: without restarts, worker:1's index fails for
+        # good; with min_workers = 1 the Job goes on without it and the run
+        # completes, without min_workers the Job fails naming it.
+        Cell(f"{b}/elastic-kill-worker", b, "kill", "worker:1", restarts=0,
+             profile=["min_workers = 1"]),
+        Cell(f"{b}/kill-worker-no-restarts", b, "kill", "worker:1",
+             restarts=0, expect="either"),
         # The output volume's file system full: the chief fails writing a
         # checkpoint, its replacements too, and the Job fails.
         Cell(f"{b}/disk-full", b, "disk-full", expect="either"),

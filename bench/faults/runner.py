@@ -388,7 +388,10 @@ class Runner:
             if acc is None or acc < ACCURACY_GOAL:
                 problems.append(f"accuracy {acc}")
         elif rec["outcome"] == "failed":
-            restarts_allowed = rec["max_restarts"] > 0 or cell.resume
+            # Elastic workers (min_workers) let the run go on without the
+            # lost one: a failure is not recovery either.
+            restarts_allowed = (rec["max_restarts"] > 0 or cell.resume or any(
+                line.startswith("min_workers") for line in cell.profile_lines))
             if cell.expect == "complete" and restarts_allowed:
                 problems.append("failed although recovery was allowed")
             if not rec.get("error"):

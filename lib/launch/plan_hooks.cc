@@ -111,6 +111,32 @@ Status AssignDevices(const PlanRequest& r, const Profile& profile,
 }
 }  // namespace
 
+// The profile's min_workers against the run: parameter-server runs only,
+// at most the run's workers.
+Status CheckMinWorkers(const PlanRequest& r) {
+  const Profile& profile = r.profile;
+  if (profile.min_workers == 0) return OkStatus();
+  const int workers =
+      r.overrides.workers > 0 ? r.overrides.workers : profile.workers;
+  // Allreduce runs restart no task (a worker alone cannot rejoin the
+  // others' collectives), so the rule is for parameter-server runs only.
+  if (r.allreduce) {
+    return FailedPreconditionError(StrCat(
+        KeyWhere(profile, "min_workers"),
+        ": min_workers = ", profile.min_workers,
+        ": elastic workers are for parameter-server runs; ", r.job,
+        " trains in allreduce mode, where a lost worker restarts every worker "
+        "from the last checkpoint (max_restarts)"));
+  }
+  if (profile.min_workers > workers) {
+    return InvalidArgumentError(StrCat(KeyWhere(profile, "min_workers"),
+                                       ": min_workers = ", profile.min_workers,
+                                       " is more than the run's ", workers,
+                                       " workers"));
+  }
+  return OkStatus();
+}
+
 // What MakePlan refuses whatever the backend: relative paths, bad
 // overrides and --set values, and restarts without periodic checkpoints.
 Status CheckRequest(const PlanRequest& r) {
@@ -126,29 +152,8 @@ Status CheckRequest(const PlanRequest& r) {
     return InvalidArgumentError(StrCat("--metrics-out ", o.metrics_out,
                                        ": the plan needs an absolute path"));
   }
-  // Allreduce runs restart no task (a worker alone cannot rejoin the
-  // others' collectives), so the rule is for parameter-server runs only.
   const bool batch = r.batch_command != nullptr;
-  if (!batch && profile.min_workers > 0) {
-    const int workers =
-        r.overrides.workers > 0 ? r.overrides.workers : profile.workers;
-    if (r.allreduce) {
-      return FailedPreconditionError(StrCat(
-          KeyWhere(profile, "min_workers"),
-          ": min_workers = ", profile.min_workers,
-          ": elastic workers are for parameter-server "
-          "runs; ",
-          r.job,
-          " trains in allreduce mode, where a lost worker "
-          "restarts every worker from the last checkpoint (max_restarts)"));
-    }
-    if (profile.min_workers > workers) {
-      return InvalidArgumentError(
-          StrCat(KeyWhere(profile, "min_workers"),
-                 ": min_workers = ", profile.min_workers,
-                 " is more than the run's ", workers, " workers"));
-    }
-  }
+  if (!batch) DTF_RETURN_IF_ERROR(CheckMinWorkers(r));
   if (!batch && !r.allreduce && profile.max_restarts > 0 &&
       r.job_checkpoint_every_steps <= 0) {
     return FailedPreconditionError(StrCat(

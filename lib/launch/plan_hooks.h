@@ -144,6 +144,12 @@ const PlanHooks& PlanHooksOf(BackendKind kind);
 // backend's own hooks (a backend's Place plans with its own).
 StatusOr<Plan> MakePlanWith(const PlanRequest& request, const PlanHooks& hooks);
 
+// The profile's min_workers against `request` (MakePlan checks it, and so
+// does a backend that hands its runs off): refused for an allreduce job
+// (FailedPrecondition) and above the run's workers (InvalidArgument), each
+// naming the profile's key.
+Status CheckMinWorkers(const PlanRequest& request);
+
 // A batch plan's task gets the run's S3 settings and credentials as a
 // training task does: `--s3-credentials <run_dir>/s3-credentials` after
 // its command, where `run_dir` is the run directory as its host has it

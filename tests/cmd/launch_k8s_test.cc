@@ -239,6 +239,35 @@ TEST_F(LaunchK8sTest, AnAllreduceRunHasNoParameterServers) {
   EXPECT_THAT(job, HasSubstr("        - \"--ps\"\n        - \"\"\n"));
 }
 
+// Elastic workers on Kubernetes: min_workers lets workers - min_workers
+// indexes fail for good (maxFailedIndexes); refused, naming the profile's
+// key, for an allreduce job, above the run's workers, and for a TFJob.
+TEST_F(LaunchK8sTest, MinWorkersSetsHowManyWorkerIndexesMayFail) {
+  WriteProfile("min_workers = 2\n");
+  Launched r = Launch("--workers 3 --render ../render");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(dtf::testing::ReadFile(temp_.Join("render/job.yaml")),
+              HasSubstr("  maxFailedIndexes: 1\n"));
+
+  r = Launch("--set train.mode=allreduce --set train.device=cpu --dry-run");
+  EXPECT_NE(r.code, 0);
+  EXPECT_THAT(r.err, HasSubstr("profiles/k8s.toml:4:15: min_workers = 2: "
+                               "elastic workers are for parameter-server "
+                               "runs"));
+  r = Launch("--workers 1 --dry-run");
+  EXPECT_NE(r.code, 0);
+  EXPECT_THAT(r.err, HasSubstr("min_workers = 2 is more than the run's 1 "
+                               "workers"));
+  std::ofstream(temp_.Join("job/profiles/k8s.toml"))
+      << "backend = \"kubernetes\"\nps = 2\nworkers = 2\nmin_workers = 1\n"
+      << "[kubernetes]\nimage = \"dtf:test\"\njob_dir = \"/srv/job\"\n"
+      << "flavour = \"tfjob\"\n";
+  r = Launch("--dry-run");
+  EXPECT_NE(r.code, 0);
+  EXPECT_THAT(r.err, HasSubstr("min_workers = 1: elastic workers need "
+                               "flavour = \"job\""));
+}
+
 TEST_F(LaunchK8sTest, DryRunPrintsPlaceholdersAndWritesNothing) {
   WriteProfile("");
   const std::vector<std::string> before = Tree(temp_.Join("job"));

@@ -93,6 +93,16 @@ StatusOr<std::string> HandOffKubernetesRun(const PlanRequest& r,
   req.workers = r.overrides.workers > 0 ? r.overrides.workers : profile.workers;
   req.threads = profile.threads;
   req.max_restarts = profile.max_restarts;
+  DTF_RETURN_IF_ERROR(CheckMinWorkers(r));
+  if (profile.min_workers > 0 && req.profile.flavour != Flavour::kJob) {
+    return FailedPreconditionError(
+        StrCat(KeyWhere(profile, "min_workers"),
+               ": min_workers = ", profile.min_workers,
+               ": elastic workers need flavour = \"job\" (an Indexed Job "
+               "whose maxFailedIndexes lets worker indexes fail for good); a "
+               "TFJob has no count of replicas that may fail"));
+  }
+  req.min_workers = profile.min_workers;
   if (profile.device) req.device = DeviceNameString(*profile.device);
   req.sets = r.overrides.sets;
   req.env = profile.env;

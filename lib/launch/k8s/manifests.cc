@@ -247,6 +247,11 @@ void RenderJobFlavour(const RenderRequest& r, const std::string& name,
   spec["completions"] = total;
   spec["parallelism"] = total;
   spec["backoffLimitPerIndex"] = r.max_restarts;
+  // An index out of restarts fails the Job, and its controller stops the
+  // other pods: a run is not left to finish without a task's share. With
+  // elastic workers (min_workers), that many worker indexes may fail for
+  // good first while the run goes on without them.
+  spec["maxFailedIndexes"] = r.min_workers > 0 ? r.workers - r.min_workers : 0;
   spec["podReplacementPolicy"] = "Failed";
   // The run is done when the chief (index ps) is: the Job then succeeds
   // and its controller stops the pods still running (a worker stopped or

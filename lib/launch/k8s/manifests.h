@@ -17,7 +17,9 @@
 //                   parameter server, the rest workers; it succeeds when
 //                   every worker index has (successPolicy), a failed
 //                   index is retried max_restarts times
-//                   (backoffLimitPerIndex, podReplacementPolicy Failed)
+//                   (backoffLimitPerIndex, podReplacementPolicy Failed),
+//                   and it fails once more than workers - min_workers
+//                   indexes have failed for good (maxFailedIndexes)
 //   flavour "tfjob":
 //     tfjob.yaml    a Kubeflow TFJob: Chief (dtf's worker 0), PS and
 //                   Worker replicas, container "tensorflow", restartPolicy
@@ -52,7 +54,11 @@ struct RenderRequest {
   int workers = 2;
   int threads = 0;       // 0: not passed
   int max_restarts = 0;  // retries of a failed pod
-  std::string device;    // "" or "cpu", "cuda", "cuda:N" (--set train.device)
+  // Flavour "job": how many worker indexes must be left (the profile's
+  // min_workers; 0: every one). The Job fails once more than workers -
+  // min_workers indexes have failed for good (maxFailedIndexes).
+  int min_workers = 0;
+  std::string device;  // "" or "cpu", "cuda", "cuda:N" (--set train.device)
   std::vector<std::string> sets;  // --set, passed to every task
   std::map<std::string, std::string> env;
   std::string job_text;  // the job file's bytes

@@ -118,6 +118,17 @@ void ExpectGolden(const std::string& name, const std::string& text) {
   EXPECT_EQ(text, *want) << "regenerate with DTF_UPDATE_GOLDEN=1";
 }
 
+// Elastic workers: of 3 workers with min_workers = 2, one index may fail
+// for good while the Job goes on.
+TEST(RenderManifests, MinWorkersLetsThatManyWorkerIndexesFail) {
+  RenderRequest r = FullRequest(Flavour::kJob);
+  r.min_workers = 2;
+  ASSERT_EQ(r.workers, 3);
+  StatusOr<std::vector<RenderedObject>> objects = RenderManifests(r);
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  EXPECT_THAT(JoinDocuments(*objects), HasSubstr("maxFailedIndexes: 1\n"));
+}
+
 TEST(RenderManifests, JobFlavourMatchesItsGolden) {
   StatusOr<std::vector<RenderedObject>> objects =
       RenderManifests(FullRequest(Flavour::kJob));
@@ -135,6 +146,8 @@ TEST(RenderManifests, JobFlavourMatchesItsGolden) {
   // Done when the chief (index 2, after the 2 parameter servers) is.
   EXPECT_THAT(yaml, HasSubstr("- succeededIndexes: \"2\"\n"));
   EXPECT_THAT(yaml, HasSubstr("backoffLimitPerIndex: 2\n"));
+  // An index out of restarts fails the Job (no elastic workers).
+  EXPECT_THAT(yaml, HasSubstr("maxFailedIndexes: 0\n"));
   EXPECT_THAT(yaml, HasSubstr("podReplacementPolicy: \"Failed\""));
   EXPECT_THAT(yaml, HasSubstr("publishNotReadyAddresses: true"));
   EXPECT_THAT(yaml, HasSubstr("defaultMode: 256\n"));  // 0400

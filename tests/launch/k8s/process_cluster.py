@@ -334,13 +334,13 @@ def reconcile(state):
             else:
                 active[p["index"]] = p
         if job["condition"] is None:
+            # The controller's order: the backoff limits (maxFailedIndexes
+            # exceeded) first, then the successPolicy, then completion, and
+            # last every index finished with some failed.
             if per_index is not None:
                 failed_indexes = {i for i, n in failures.items()
                                   if n > per_index and i not in succeeded}
                 if max_failed is not None and len(failed_indexes) > max_failed:
-                    job["condition"] = "Failed"
-                elif (len(failed_indexes) + len(succeeded) >= completions
-                      and not active and failed_indexes):
                     job["condition"] = "Failed"
             else:
                 failed_indexes = set()
@@ -356,6 +356,9 @@ def reconcile(state):
                     count = rule.get("succeededCount", len(want))
                     if len(want & succeeded) >= count:
                         job["condition"] = "Complete"
+            if (job["condition"] is None and failed_indexes and not active
+                    and len(failed_indexes) + len(succeeded) >= completions):
+                job["condition"] = "Failed"
         if job["condition"] is not None:
             # The controller deletes the Job's pods still active.
             remove_pods(d, list(active.values()))
