@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# recovery_k8s_allreduce_test.sh DTF SOURCE_DIR BUILD_DIR SHARED_DIR
+#
+# A Kubernetes allreduce run (census on CPUs over Gloo, workers = 2,
+# max_restarts = 2, the output volume a hostPath of this test) against
+# process_cluster.py as kubectl, whose pods run as local processes, loses
+# worker 1's pod mid-run:
+#   1. the Job replaces worker 1's pod; the chief fails, naming rank 1
+#      (lost in the collective, or another process now), and the Job
+#      replaces the chief's pod too (a new worker 1 that reaches the old
+#      chief first is refused its rendezvous and waits for the next chief
+#      instead of joining the old one's)
+#   2. the new chief restores the run's checkpoint from the output volume,
+#      the ranks meet again, and the Job completes with an accuracy of 0.85
+#   3. `dtf stop <run id>` leaves no pod process and no object.
+# Exit 77 (skipped) without the venv (PyYAML) or the data.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/process_cluster_env.sh"
+process_cluster_start "$@" data/adult/adult.data dtf_k8s_allreduce
+
+start="$(date +%s.%N)"
+out="$work/out"
+job="$work/job"
+mkdir -p "$job/profiles" "$out"
+cp "$src/examples/census/dtf.toml" "$job/dtf.toml"
+cat >"$job/profiles/k8s.toml" <<TOML
+backend = "kubernetes"
+ps = 1
+workers = 2
+threads = 1
+max_restarts = 2
+[kubernetes]
+image = "dtf:test"
+job_dir = "/srv/k8s/examples/census"
+data = { host_path = "$shared/data", mount_path = "/srv/shared/data" }
+output = { host_path = "$out", mount_path = "/srv/out" }
+gen_records = true
+TOML
+
+# pods: "name index phase" per pod of the run (the stand-in's reconcile
+# runs first: a failed pod is replaced there).
+pods() {
+  nice kubectl get pods --selector="dtf.dev/run-id=$id" --output=json |
+    "$python" -c '
+import json, sys
+for p in json.load(sys.stdin)["items"]:
+    m = p["metadata"]
+    print(m["name"], m["annotations"]["batch.kubernetes.io/job-completion-index"],
+          p["status"]["phase"])'
+}
+
+condition() {
+  nice kubectl get jobs.batch --selector="dtf.dev/run-id=$id" --output=json |
+    "$python" -c '
+import json, sys
+for j in json.load(sys.stdin)["items"]:
+    for c in j.get("status", {}).get("conditions", []):
+        print(c["type"])'
+}
+
+log_of() {
+  echo "$cluster/pods/$1/dtf.log"
+}
+
+die() {
+  echo "--- pods" >&2
+  pods >&2 || true
+  show_tail "$cluster"/pods/*/*.log "$work/launch.err"
+  fail "$@"
+}
+
+# --- the run -------------------------------------------------------------------
+(cd "$job" && nice "$dtf" launch --profile k8s \
+   --set train.mode=allreduce --set train.device=cpu \
+   --set train.epochs=30 --set train.checkpoint_every_steps=50 \
+   --set train.output_dir=../../../out/census \
+   >"$work/launch.out" 2>"$work/launch.err") \
+  || { cat "$work/launch.err" >&2; fail "dtf launch --profile k8s failed"; }
+id="$(cat "$work/launch.out")"
+[[ "$id" =~ ^[0-9a-z-]+$ ]] || fail "launch printed no run id: $id"
+echo "ok: run $id applied ($(elapsed "$start") s)"
+
+# --- a checkpoint, then worker 1's pod killed ------------------------------------
+deadline=$((SECONDS + 300))
+until [[ -s "$out/census/checkpoint.dtf" ]]; do
+  ((SECONDS < deadline)) || die "no checkpoint on the output volume in 300 s"
+  pods >/dev/null
+  sleep 1
+done
+pods >"$work/pods"
+chief="$(awk '$2 == 0 {print $1}' "$work/pods")"
+worker1="$(awk '$2 == 1 {print $1}' "$work/pods")"
+[[ -n "$chief" && -n "$worker1" ]] || die "no pod for index 0 or 1"
+group="$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' \
+  "$cluster/pods/$worker1/pod.json")"
+[[ "$group" -gt 1 ]] || die "no process group for $worker1"
+kill -KILL -- "-$group"
+killed_at="$(date +%s.%N)"
+echo "ok: killed $worker1 at $(elapsed "$start") s"
+
+# --- 1. both pods replaced; 2. the Job completes -----------------------------------
+deadline=$((SECONDS + 400))
+while :; do
+  c="$(condition)"
+  [[ "$c" == Complete ]] && break
+  [[ -z "$c" ]] || die "the Job ended $c"
+  ((SECONDS < deadline)) || die "the Job did not complete in 400 s after the kill"
+  sleep 2
+done
+echo "ok: the Job completed $(elapsed "$killed_at") s after the kill"
+pods >"$work/pods"
+cat "$work/pods"
+# The first chief failed naming the lost rank: in the collective ("peer
+# rank 1 lost"), or, its replacement heard first, as another process.
+grep -Eq "dtf: error: worker:0: .*(peer rank 1 lost|worker:1 is another process now)" \
+  "$(log_of "$chief")" \
+  || die "the first chief did not fail naming rank 1: $(grep -m1 'error' "$(log_of "$chief")")"
+final="$(awk -v old="$chief" '$2 == 0 && $1 != old && $3 == "Succeeded" {print $1}' "$work/pods")"
+[[ -n "$final" ]] || die "no replacement of the chief succeeded"
+grep -q "worker:0: restored .*census/checkpoint" "$(log_of "$final")" \
+  || die "the replaced chief did not restore the run's checkpoint"
+accuracy="$(sed -n 's/.*global step [0-9]*; .*accuracy \([0-9.]*\).*/\1/p' \
+  "$(log_of "$final")" | tail -1)"
+[[ -n "$accuracy" ]] || die "no evaluation in the last chief's log"
+at_least "$accuracy" 0.85 "the last chief's final accuracy"
+echo "ok: the replaced chief restored the checkpoint and ended at accuracy $accuracy"
+
+# --- 3. dtf stop ------------------------------------------------------------------
+(cd "$job" && "$dtf" stop "$id" >"$work/stop.out" 2>&1) \
+  || { cat "$work/stop.out" >&2; fail "dtf stop $id failed"; }
+deadline=$((SECONDS + 15))
+while :; do
+  left="$(pgrep -a -f -- "$cluster/" || true)"
+  [[ -z "$left" ]] && break
+  ((SECONDS < deadline)) || fail "pod processes left: $left"
+  sleep 0.2
+done
+[[ -z "$(ls "$cluster/pods")" ]] || fail "pods left: $(ls "$cluster/pods")"
+echo "ok: dtf stop $id: no pod process, no object left"
+echo "PASS: recovery_k8s_allreduce ($(elapsed "$start") s)"
