@@ -40,53 +40,11 @@ output = { host_path = "$out", mount_path = "/srv/out" }
 gen_records = true
 TOML
 
-# pods: "name index phase" per pod of the run (the stand-in's reconcile
-# runs first).
-pods() {
-  nice kubectl get pods --selector="dtf.dev/run-id=$id" --output=json |
-    "$python" -c '
-import json, sys
-for p in json.load(sys.stdin)["items"]:
-    m = p["metadata"]
-    print(m["name"], m["annotations"]["batch.kubernetes.io/job-completion-index"],
-          p["status"]["phase"])'
-}
-
-# condition: the Job's condition ("" while it runs).
-condition() {
-  nice kubectl get jobs.batch --selector="dtf.dev/run-id=$id" --output=json |
-    "$python" -c '
-import json, sys
-for j in json.load(sys.stdin)["items"]:
-    for c in j.get("status", {}).get("conditions", []):
-        print(c["type"])'
-}
-
-log_of() {
-  echo "$cluster/pods/$1/dtf.log"
-}
-
 # chief_step: the global step of the chief's last progress line (0: none).
 chief_step() {
   local step
   step="$(sed -n 's/^step *\([0-9]*\) .*/\1/p' "$(log_of "$chief")" | tail -1)"
   echo "${step:-0}"
-}
-
-die() {
-  echo "--- pods" >&2
-  pods >&2 || true
-  show_tail "$cluster"/pods/*/*.log "$work/launch.err"
-  fail "$@"
-}
-
-# kill_pod NAME: SIGKILL to the process group of pod NAME.
-kill_pod() {
-  local group
-  group="$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' \
-    "$cluster/pods/$1/pod.json")"
-  [[ "$group" -gt 1 ]] || die "no process group for $1"
-  kill -KILL -- "-$group"
 }
 
 # --- the run -------------------------------------------------------------------
@@ -131,7 +89,7 @@ before="$(chief_step)"
 sleep 8
 pods >"$work/pods"
 after="$(chief_step)"
-[[ -z "$(condition)" ]] || die "the Job ended $(condition) with 2 of 3 workers left"
+[[ -z "$(job_condition)" ]] || die "the Job ended $(job_condition) with 2 of 3 workers left"
 grep -q "^$worker2 3 Failed$" "$work/pods" || die "the killed pod is not Failed"
 [[ "$(awk '$2 == 3' "$work/pods" | wc -l)" -eq 1 ]] \
   || die "index 3 was replaced: $(tr '\n' ';' <"$work/pods")"
@@ -143,8 +101,8 @@ echo "ok: 2 of 3 workers go on without $worker2: the chief stepped from $before 
 kill_pod "$worker1"
 killed_at="$(date +%s.%N)"
 deadline=$((SECONDS + 60))
-until [[ "$(condition)" == Failed ]]; do
-  [[ -z "$(condition)" ]] || die "the Job ended $(condition) below min_workers"
+until [[ "$(job_condition)" == Failed ]]; do
+  [[ -z "$(job_condition)" ]] || die "the Job ended $(job_condition) below min_workers"
   ((SECONDS < deadline)) || die "the Job did not fail in 60 s below min_workers"
   sleep 1
 done

@@ -9,6 +9,15 @@
 #   Exits 77 (skipped) when SHARED_DIR/DATA or the venv is missing. On exit,
 #   whatever the outcome, every object left in the stand-in is deleted (its
 #   pods stopped) and $work removed.
+#
+# Then, for the run whose id is in $id:
+#   pods           "name index phase" per pod (the stand-in's Job
+#                  controller runs first: a failed pod is replaced there)
+#   job_condition  the Job's condition ("" while it runs)
+#   log_of NAME    the dtf container's log of pod NAME on this machine
+#   kill_pod NAME  SIGKILL to the process group of pod NAME
+#   die WHAT       fails, with the pods' phases and the last lines of their
+#                  logs and of $work/*.err
 process_cluster_start() {
   dtf="$(realpath "$1")" src="$(realpath "$2")" build="$3"
   shared="$(realpath "$4")"
@@ -41,4 +50,40 @@ process_cluster_cleanup() {
     >/dev/null 2>&1 || true
   rm -rf "$work"
   exit $rc
+}
+
+pods() {
+  nice kubectl get pods --selector="dtf.dev/run-id=$id" --output=json |
+    "$python" -c '
+import json, sys
+for p in json.load(sys.stdin)["items"]:
+    m = p["metadata"]
+    print(m["name"], m["annotations"]["batch.kubernetes.io/job-completion-index"],
+          p["status"]["phase"])'
+}
+
+job_condition() {
+  nice kubectl get jobs.batch --selector="dtf.dev/run-id=$id" --output=json |
+    "$python" -c '
+import json, sys
+for j in json.load(sys.stdin)["items"]:
+    for c in j.get("status", {}).get("conditions", []):
+        print(c["type"])'
+}
+
+log_of() { echo "$cluster/pods/$1/dtf.log"; }
+
+kill_pod() {
+  local group
+  group="$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' \
+    "$cluster/pods/$1/pod.json")"
+  [[ "$group" -gt 1 ]] || die "no process group for $1"
+  kill -KILL -- "-$group"
+}
+
+die() {
+  echo "--- pods" >&2
+  pods >&2 || true
+  show_tail "$cluster"/pods/*/*.log "$work"/*.err
+  fail "$@"
 }

@@ -37,38 +37,6 @@ output = { host_path = "$out", mount_path = "/srv/out" }
 gen_records = true
 TOML
 
-# pods: "name index phase" per pod of the run (the stand-in's reconcile
-# runs first: a failed pod is replaced there).
-pods() {
-  nice kubectl get pods --selector="dtf.dev/run-id=$id" --output=json |
-    "$python" -c '
-import json, sys
-for p in json.load(sys.stdin)["items"]:
-    m = p["metadata"]
-    print(m["name"], m["annotations"]["batch.kubernetes.io/job-completion-index"],
-          p["status"]["phase"])'
-}
-
-condition() {
-  nice kubectl get jobs.batch --selector="dtf.dev/run-id=$id" --output=json |
-    "$python" -c '
-import json, sys
-for j in json.load(sys.stdin)["items"]:
-    for c in j.get("status", {}).get("conditions", []):
-        print(c["type"])'
-}
-
-log_of() {
-  echo "$cluster/pods/$1/dtf.log"
-}
-
-die() {
-  echo "--- pods" >&2
-  pods >&2 || true
-  show_tail "$cluster"/pods/*/*.log "$work/launch.err"
-  fail "$@"
-}
-
 # --- the run -------------------------------------------------------------------
 (cd "$job" && nice "$dtf" launch --profile k8s \
    --set train.mode=allreduce --set train.device=cpu \
@@ -91,17 +59,14 @@ pods >"$work/pods"
 chief="$(awk '$2 == 0 {print $1}' "$work/pods")"
 worker1="$(awk '$2 == 1 {print $1}' "$work/pods")"
 [[ -n "$chief" && -n "$worker1" ]] || die "no pod for index 0 or 1"
-group="$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' \
-  "$cluster/pods/$worker1/pod.json")"
-[[ "$group" -gt 1 ]] || die "no process group for $worker1"
-kill -KILL -- "-$group"
+kill_pod "$worker1"
 killed_at="$(date +%s.%N)"
 echo "ok: killed $worker1 at $(elapsed "$start") s"
 
 # --- 1. both pods replaced; 2. the Job completes -----------------------------------
 deadline=$((SECONDS + 400))
 while :; do
-  c="$(condition)"
+  c="$(job_condition)"
   [[ "$c" == Complete ]] && break
   [[ -z "$c" ]] || die "the Job ended $c"
   ((SECONDS < deadline)) || die "the Job did not complete in 400 s after the kill"

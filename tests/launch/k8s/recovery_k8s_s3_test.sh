@@ -67,23 +67,6 @@ job_dir = "/srv/k8s/examples/census"
 profile = "dtf-test"
 TOML
 
-pods() {
-  nice kubectl get pods --selector="dtf.dev/run-id=$id" --output=json |
-    "$python" -c '
-import json, sys
-for p in json.load(sys.stdin)["items"]:
-    m = p["metadata"]
-    print(m["name"], m["annotations"]["batch.kubernetes.io/job-completion-index"],
-          p["status"]["phase"])'
-}
-log_of() { echo "$cluster/pods/$1/dtf.log"; }
-die() {
-  echo "--- pods" >&2
-  pods >&2 || true
-  show_tail "$cluster"/pods/*/*.log "$work/launch.err"
-  fail "$@"
-}
-
 # --- 1. the run, its Secret ------------------------------------------------------
 (cd "$job" && nice "$dtf" launch --profile k8s \
    --set train.epochs=60 --set train.checkpoint_every_steps=20 \
@@ -121,10 +104,7 @@ done
 pods >"$work/pods"
 worker1="$(awk '$2 == 2 {print $1}' "$work/pods")"
 [[ -n "$worker1" ]] || die "no pod for index 2"
-group="$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' \
-  "$cluster/pods/$worker1/pod.json")"
-[[ "$group" -gt 1 ]] || die "no process group for $worker1"
-kill -KILL -- "-$group"
+kill_pod "$worker1"
 echo "ok: checkpoint in the bucket; killed $worker1 at $(elapsed "$start") s"
 deadline=$((SECONDS + 120))
 while :; do
@@ -145,12 +125,7 @@ echo "ok: $replacement: $(grep -m1 -o 'worker:1: resuming at global step [0-9]*'
 # --- 3. the Job completes; the model in the bucket --------------------------------
 deadline=$((SECONDS + 480))
 while :; do
-  condition="$(nice kubectl get jobs.batch --selector="dtf.dev/run-id=$id" \
-    --output=json | "$python" -c '
-import json, sys
-for j in json.load(sys.stdin)["items"]:
-    for c in j.get("status", {}).get("conditions", []):
-        print(c["type"])')"
+  condition="$(job_condition)"
   [[ "$condition" == Complete ]] && break
   [[ -z "$condition" ]] || die "the Job ended $condition"
   ((SECONDS < deadline)) || die "the Job did not complete in 480 s"

@@ -44,31 +44,6 @@ output = { host_path = "$out", mount_path = "/srv/out" }
 gen_records = true
 TOML
 
-# pods: "name index phase" per pod of the run (the stand-in's reconcile
-# runs first: a failed pod is replaced there).
-pods() {
-  nice kubectl get pods --selector="dtf.dev/run-id=$id" --output=json |
-    "$python" -c '
-import json, sys
-for p in json.load(sys.stdin)["items"]:
-    m = p["metadata"]
-    print(m["name"], m["annotations"]["batch.kubernetes.io/job-completion-index"],
-          p["status"]["phase"])'
-}
-
-# log_of NAME: the dtf container's log of pod NAME on this machine.
-log_of() {
-  echo "$cluster/pods/$1/dtf.log"
-}
-
-# die WHAT: fails, with the pods' phases and the last lines of their logs.
-die() {
-  echo "--- pods" >&2
-  pods >&2 || true
-  show_tail "$cluster"/pods/*/*.log "$work/launch.err"
-  fail "$@"
-}
-
 # --- the run -------------------------------------------------------------------
 # 60 epochs of about 128 global steps, a checkpoint every 20 steps: the
 # first checkpoint comes early, the end long after worker 1 is killed.
@@ -109,12 +84,9 @@ grep -Eq 'worker:1: (no checkpoint at .*; reading the input from the start|resum
 echo "ok: checkpoint on the output volume ($(elapsed "$start") s)"
 
 # --- 2. worker 1's pod killed ----------------------------------------------------
-group="$("$python" -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' \
-  "$cluster/pods/$worker1/pod.json")"
-[[ "$group" -gt 1 ]] || die "no process group for $worker1"
-kill -KILL -- "-$group"
+kill_pod "$worker1"
 killed_at="$(date +%s.%N)"
-echo "ok: killed $worker1 (process group $group) at $(elapsed "$start") s"
+echo "ok: killed $worker1 at $(elapsed "$start") s"
 
 # --- 3. replaced; the replacement goes on from the checkpoint ---------------------
 deadline=$((SECONDS + 120))
@@ -144,12 +116,7 @@ echo "ok: $resumed"
 # --- 4. the Job completes ---------------------------------------------------------
 deadline=$((SECONDS + 480))
 while :; do
-  condition="$(nice kubectl get jobs.batch --selector="dtf.dev/run-id=$id" \
-    --output=json | "$python" -c '
-import json, sys
-for j in json.load(sys.stdin)["items"]:
-    for c in j.get("status", {}).get("conditions", []):
-        print(c["type"])')"
+  condition="$(job_condition)"
   [[ "$condition" == Complete ]] && break
   [[ -z "$condition" ]] || die "the Job ended $condition"
   ((SECONDS < deadline)) || die "the Job did not complete in 480 s"

@@ -37,31 +37,6 @@ output = { host_path = "$out", mount_path = "/srv/out" }
 gen_records = true
 TOML
 
-# pods: "name index phase" per pod of the run.
-pods() {
-  nice kubectl get pods --selector="dtf.dev/run-id=$id" --output=json |
-    "$python" -c '
-import json, sys
-for p in json.load(sys.stdin)["items"]:
-    m = p["metadata"]
-    print(m["name"], m["annotations"]["batch.kubernetes.io/job-completion-index"],
-          p["status"]["phase"])'
-}
-log_of() { echo "$cluster/pods/$1/dtf.log"; }
-die() {
-  echo "--- pods" >&2
-  pods >&2 || true
-  show_tail "$cluster"/pods/*/*.log "$work"/*.err
-  fail "$@"
-}
-job_condition() {
-  nice kubectl get jobs.batch --selector="dtf.dev/run-id=$id" --output=json |
-    "$python" -c '
-import json, sys
-for j in json.load(sys.stdin)["items"]:
-    for c in j.get("status", {}).get("conditions", []):
-        print(c["type"])'
-}
 resume() { (cd "$job" && "$dtf" launch --resume "$id"); }
 
 # --- the run -------------------------------------------------------------------
