@@ -21,24 +21,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/process_cluster_env.sh"
 process_cluster_start "$@" data/adult/adult.data dtf_k8s_elastic
 
 start="$(date +%s.%N)"
-out="$work/out"
-job="$work/job"
-mkdir -p "$job/profiles" "$out"
-cp "$src/examples/census/dtf.toml" "$job/dtf.toml"
-cat >"$job/profiles/k8s.toml" <<TOML
-backend = "kubernetes"
-ps = 1
-workers = 3
-threads = 1
-max_restarts = 0
-min_workers = 2
-[kubernetes]
-image = "dtf:test"
-job_dir = "/srv/k8s/examples/census"
-data = { host_path = "$shared/data", mount_path = "/srv/shared/data" }
-output = { host_path = "$out", mount_path = "/srv/out" }
-gen_records = true
-TOML
+census_run 'ps = 1' 'workers = 3' 'threads = 1' 'max_restarts = 0' 'min_workers = 2'
 
 # chief_step: the global step of the chief's last progress line (0: none).
 chief_step() {
@@ -50,14 +33,7 @@ chief_step() {
 # --- the run -------------------------------------------------------------------
 # 400 epochs, a checkpoint every 20 steps, the lost worker left out after
 # 3 s of silence: the run is far from its end when both kills have come.
-(cd "$job" && nice "$dtf" launch --profile k8s \
-   --set train.epochs=400 --set train.checkpoint_every_steps=20 \
-   --set train.heartbeat_timeout=3 \
-   --set train.output_dir=../../../out/census \
-   >"$work/launch.out" 2>"$work/launch.err") \
-  || { cat "$work/launch.err" >&2; fail "dtf launch --profile k8s failed"; }
-id="$(cat "$work/launch.out")"
-[[ "$id" =~ ^[0-9a-z-]+$ ]] || fail "launch printed no run id: $id"
+launch_run --set train.epochs=400 --set train.checkpoint_every_steps=20 --set train.heartbeat_timeout=3
 manifest="$job/.dtf/runs/$id/kubernetes/job.yaml"
 grep -q '^  maxFailedIndexes: 1$' "$manifest" \
   || fail "the Job does not let one worker index fail: $(grep -i failed "$manifest")"
@@ -66,12 +42,7 @@ grep -q '^  backoffLimitPerIndex: 0$' "$manifest" \
 echo "ok: run $id applied ($(elapsed "$start") s)"
 
 # --- a checkpoint on the output volume -----------------------------------------
-deadline=$((SECONDS + 300))
-until [[ -s "$out/census/checkpoint.dtf" ]]; do
-  ((SECONDS < deadline)) || die "no checkpoint on the output volume in 300 s"
-  pods >/dev/null
-  sleep 1
-done
+wait_checkpoint "$out/census/checkpoint.dtf"
 pods >"$work/pods"
 chief="$(awk '$2 == 1 {print $1}' "$work/pods")"
 worker1="$(awk '$2 == 2 {print $1}' "$work/pods")"
@@ -132,14 +103,5 @@ print(step, run)' "$src/bench/faults" "$out/census/checkpoint.dtf")" \
 echo "ok: the checkpoint on the output volume is whole"
 
 # --- 4. dtf stop ------------------------------------------------------------------
-(cd "$job" && "$dtf" stop "$id" >"$work/stop.out" 2>&1) \
-  || { cat "$work/stop.out" >&2; fail "dtf stop $id failed"; }
-left="$(kubectl get jobs.batch,services,configmaps,secrets,pods \
-  --output=json | "$python" -c '
-import json, sys
-for i in json.load(sys.stdin)["items"]:
-    print(i["kind"] + "/" + i["metadata"]["name"])')"
-[[ -z "$left" ]] || fail "objects left in the cluster: $left"
-[[ -z "$(ls "$cluster/pods")" ]] || fail "pods left: $(ls "$cluster/pods")"
-echo "ok: dtf stop $id: no pod process, no object left"
+stop_run
 echo "PASS: elastic_k8s ($(elapsed "$start") s)"

@@ -10,6 +10,15 @@
 #   whatever the outcome, every object left in the stand-in is deleted (its
 #   pods stopped) and $work removed.
 #
+# census_run PROFILE_LINES...
+#   Sets out ($work/out, the output volume's node path) and job ($work/job,
+#   examples/census's job with profiles/k8s.toml: backend "kubernetes",
+#   the lines given, and a [kubernetes] table with the data and output
+#   volumes and gen_records).
+# launch_run ARGS...
+#   `dtf launch --profile k8s ARGS` in $job, the output on the output
+#   volume; sets id (its output in $work/launch.out and launch.err).
+#
 # Then, for the run whose id is in $id:
 #   pods           "name index phase" per pod (the stand-in's Job
 #                  controller runs first: a failed pod is replaced there)
@@ -18,6 +27,11 @@
 #   kill_pod NAME  SIGKILL to the process group of pod NAME
 #   die WHAT       fails, with the pods' phases and the last lines of their
 #                  logs and of $work/*.err
+#   wait_checkpoint FILE
+#                  waits up to 300 s for FILE (on the output volume's node
+#                  path) to be written, reconciling meanwhile
+#   stop_run       `dtf stop $id` in $job, then checks that no pod process
+#                  (within 15 s), no object and no pod are left
 process_cluster_start() {
   dtf="$(realpath "$1")" src="$(realpath "$2")" build="$3"
   shared="$(realpath "$4")"
@@ -86,4 +100,60 @@ die() {
   pods >&2 || true
   show_tail "$cluster"/pods/*/*.log "$work"/*.err
   fail "$@"
+}
+
+wait_checkpoint() {
+  local deadline=$((SECONDS + 300))
+  until [[ -s "$1" ]]; do
+    ((SECONDS < deadline)) || die "no checkpoint $1 in 300 s"
+    pods >/dev/null
+    sleep 1
+  done
+}
+
+stop_run() {
+  (cd "$job" && "$dtf" stop "$id" >"$work/stop.out" 2>&1) \
+    || { cat "$work/stop.out" >&2; fail "dtf stop $id failed"; }
+  local deadline=$((SECONDS + 15)) left
+  while :; do
+    left="$(pgrep -a -f -- "$cluster/" || true)"
+    [[ -z "$left" ]] && break
+    ((SECONDS < deadline)) || fail "pod processes left: $left"
+    sleep 0.2
+  done
+  left="$(kubectl get jobs.batch,services,configmaps,secrets,pods \
+    --output=json | "$python" -c '
+import json, sys
+for i in json.load(sys.stdin)["items"]:
+    print(i["kind"] + "/" + i["metadata"]["name"])')"
+  [[ -z "$left" ]] || fail "objects left in the cluster: $left"
+  [[ -z "$(ls "$cluster/pods")" ]] || fail "pods left: $(ls "$cluster/pods")"
+  echo "ok: dtf stop $id: no pod process, no object left"
+}
+
+census_run() {
+  out="$work/out" job="$work/job"
+  mkdir -p "$job/profiles" "$out"
+  cp "$src/examples/census/dtf.toml" "$job/dtf.toml"
+  {
+    echo 'backend = "kubernetes"'
+    printf '%s\n' "$@"
+    cat <<TOML
+[kubernetes]
+image = "dtf:test"
+job_dir = "/srv/k8s/examples/census"
+data = { host_path = "$shared/data", mount_path = "/srv/shared/data" }
+output = { host_path = "$out", mount_path = "/srv/out" }
+gen_records = true
+TOML
+  } >"$job/profiles/k8s.toml"
+}
+
+launch_run() {
+  (cd "$job" && nice "$dtf" launch --profile k8s "$@" \
+     --set train.output_dir=../../../out/census \
+     >"$work/launch.out" 2>"$work/launch.err") \
+    || { cat "$work/launch.err" >&2; fail "dtf launch --profile k8s failed"; }
+  id="$(cat "$work/launch.out")"
+  [[ "$id" =~ ^[0-9a-z-]+$ ]] || fail "launch printed no run id: $id"
 }

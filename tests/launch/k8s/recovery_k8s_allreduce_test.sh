@@ -19,42 +19,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/process_cluster_env.sh"
 process_cluster_start "$@" data/adult/adult.data dtf_k8s_allreduce
 
 start="$(date +%s.%N)"
-out="$work/out"
-job="$work/job"
-mkdir -p "$job/profiles" "$out"
-cp "$src/examples/census/dtf.toml" "$job/dtf.toml"
-cat >"$job/profiles/k8s.toml" <<TOML
-backend = "kubernetes"
-ps = 1
-workers = 2
-threads = 1
-max_restarts = 2
-[kubernetes]
-image = "dtf:test"
-job_dir = "/srv/k8s/examples/census"
-data = { host_path = "$shared/data", mount_path = "/srv/shared/data" }
-output = { host_path = "$out", mount_path = "/srv/out" }
-gen_records = true
-TOML
+census_run 'ps = 1' 'workers = 2' 'threads = 1' 'max_restarts = 2'
 
 # --- the run -------------------------------------------------------------------
-(cd "$job" && nice "$dtf" launch --profile k8s \
-   --set train.mode=allreduce --set train.device=cpu \
-   --set train.epochs=30 --set train.checkpoint_every_steps=50 \
-   --set train.output_dir=../../../out/census \
-   >"$work/launch.out" 2>"$work/launch.err") \
-  || { cat "$work/launch.err" >&2; fail "dtf launch --profile k8s failed"; }
-id="$(cat "$work/launch.out")"
-[[ "$id" =~ ^[0-9a-z-]+$ ]] || fail "launch printed no run id: $id"
+launch_run --set train.mode=allreduce --set train.device=cpu --set train.epochs=30 --set train.checkpoint_every_steps=50
 echo "ok: run $id applied ($(elapsed "$start") s)"
 
 # --- a checkpoint, then worker 1's pod killed ------------------------------------
-deadline=$((SECONDS + 300))
-until [[ -s "$out/census/checkpoint.dtf" ]]; do
-  ((SECONDS < deadline)) || die "no checkpoint on the output volume in 300 s"
-  pods >/dev/null
-  sleep 1
-done
+wait_checkpoint "$out/census/checkpoint.dtf"
 pods >"$work/pods"
 chief="$(awk '$2 == 0 {print $1}' "$work/pods")"
 worker1="$(awk '$2 == 1 {print $1}' "$work/pods")"
@@ -91,15 +63,5 @@ at_least "$accuracy" 0.85 "the last chief's final accuracy"
 echo "ok: the replaced chief restored the checkpoint and ended at accuracy $accuracy"
 
 # --- 3. dtf stop ------------------------------------------------------------------
-(cd "$job" && "$dtf" stop "$id" >"$work/stop.out" 2>&1) \
-  || { cat "$work/stop.out" >&2; fail "dtf stop $id failed"; }
-deadline=$((SECONDS + 15))
-while :; do
-  left="$(pgrep -a -f -- "$cluster/" || true)"
-  [[ -z "$left" ]] && break
-  ((SECONDS < deadline)) || fail "pod processes left: $left"
-  sleep 0.2
-done
-[[ -z "$(ls "$cluster/pods")" ]] || fail "pods left: $(ls "$cluster/pods")"
-echo "ok: dtf stop $id: no pod process, no object left"
+stop_run
 echo "PASS: recovery_k8s_allreduce ($(elapsed "$start") s)"

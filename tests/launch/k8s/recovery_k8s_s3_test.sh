@@ -147,15 +147,5 @@ done
 echo "ok: the Job completed ($(elapsed "$start") s); the model and the checkpoint in the bucket"
 
 # --- 4. dtf stop -------------------------------------------------------------------
-(cd "$job" && "$dtf" stop "$id" >"$work/stop.out" 2>&1) \
-  || { cat "$work/stop.out" >&2; fail "dtf stop $id failed"; }
-deadline=$((SECONDS + 15))
-while :; do
-  left="$(pgrep -a -f -- "$cluster/" || true)"
-  [[ -z "$left" ]] && break
-  ((SECONDS < deadline)) || fail "pod processes left: $left"
-  sleep 0.2
-done
-[[ -z "$(ls "$cluster/pods")" ]] || fail "pods left: $(ls "$cluster/pods")"
-echo "ok: dtf stop $id: no pod process left"
+stop_run
 echo "PASS: recovery_k8s_s3 ($(elapsed "$start") s)"

@@ -23,37 +23,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/process_cluster_env.sh"
 process_cluster_start "$@" data/adult/adult.data dtf_k8s_recovery
 
 start="$(date +%s.%N)"
-out="$work/out"
-job="$work/job"
-mkdir -p "$job/profiles" "$out"
-cp "$src/examples/census/dtf.toml" "$job/dtf.toml"
 # The job's data paths (../../../shared/data/adult/...) land in the data
 # volume's mount from the pods' job directory, and so does the output
 # directory (../../../out/census) in the output volume's.
-cat >"$job/profiles/k8s.toml" <<TOML
-backend = "kubernetes"
-ps = 1
-workers = 2
-threads = 1
-max_restarts = 1
-[kubernetes]
-image = "dtf:test"
-job_dir = "/srv/k8s/examples/census"
-data = { host_path = "$shared/data", mount_path = "/srv/shared/data" }
-output = { host_path = "$out", mount_path = "/srv/out" }
-gen_records = true
-TOML
+census_run 'ps = 1' 'workers = 2' 'threads = 1' 'max_restarts = 1'
 
 # --- the run -------------------------------------------------------------------
 # 60 epochs of about 128 global steps, a checkpoint every 20 steps: the
 # first checkpoint comes early, the end long after worker 1 is killed.
-(cd "$job" && nice "$dtf" launch --profile k8s \
-   --set train.epochs=60 --set train.checkpoint_every_steps=20 \
-   --set train.output_dir=../../../out/census \
-   >"$work/launch.out" 2>"$work/launch.err") \
-  || { cat "$work/launch.err" >&2; fail "dtf launch --profile k8s failed"; }
-id="$(cat "$work/launch.out")"
-[[ "$id" =~ ^[0-9a-z-]+$ ]] || fail "launch printed no run id: $id"
+launch_run --set train.epochs=60 --set train.checkpoint_every_steps=20
 grep -q "dtf: run $id applied" "$work/launch.err" \
   || fail "launch did not say the run was applied: $(cat "$work/launch.err")"
 if grep -q "lost with its pods" "$work/launch.err"; then
@@ -66,12 +44,7 @@ grep -q 'backoffLimitPerIndex: 1$' "$job/.dtf/runs/$id/kubernetes/job.yaml" \
 echo "ok: run $id applied ($(elapsed "$start") s)"
 
 # --- 1. a checkpoint on the output volume ---------------------------------------
-deadline=$((SECONDS + 300))
-until [[ -s "$out/census/checkpoint.dtf" ]]; do
-  ((SECONDS < deadline)) || die "no checkpoint on the output volume in 300 s"
-  pods >/dev/null
-  sleep 1
-done
+wait_checkpoint "$out/census/checkpoint.dtf"
 pods >"$work/pods"
 chief="$(awk '$2 == 1 {print $1}' "$work/pods")"
 worker1="$(awk '$2 == 2 {print $1}' "$work/pods")"
@@ -169,21 +142,5 @@ done
 echo "ok: the model and the checkpoint on the output volume"
 
 # --- 5. dtf stop ------------------------------------------------------------------
-(cd "$job" && "$dtf" stop "$id" >"$work/stop.out" 2>&1) \
-  || { cat "$work/stop.out" >&2; fail "dtf stop $id failed"; }
-deadline=$((SECONDS + 15))
-while :; do
-  left="$(pgrep -a -f -- "$cluster/" || true)"
-  [[ -z "$left" ]] && break
-  ((SECONDS < deadline)) || fail "pod processes left: $left"
-  sleep 0.2
-done
-left="$(kubectl get jobs.batch,services,configmaps,secrets,pods \
-  --output=json | "$python" -c '
-import json, sys
-for i in json.load(sys.stdin)["items"]:
-    print(i["kind"] + "/" + i["metadata"]["name"])')"
-[[ -z "$left" ]] || fail "objects left in the cluster: $left"
-[[ -z "$(ls "$cluster/pods")" ]] || fail "pods left: $(ls "$cluster/pods")"
-echo "ok: dtf stop $id: no pod process, no object left"
+stop_run
 echo "PASS: recovery_k8s ($(elapsed "$start") s)"

@@ -20,33 +20,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/process_cluster_env.sh"
 process_cluster_start "$@" data/adult/adult.data dtf_k8s_resume
 
 start="$(date +%s.%N)"
-out="$work/out"
-job="$work/job"
-mkdir -p "$job/profiles" "$out"
-cp "$src/examples/census/dtf.toml" "$job/dtf.toml"
-cat >"$job/profiles/k8s.toml" <<TOML
-backend = "kubernetes"
-ps = 1
-workers = 2
-threads = 1
-[kubernetes]
-image = "dtf:test"
-job_dir = "/srv/k8s/examples/census"
-data = { host_path = "$shared/data", mount_path = "/srv/shared/data" }
-output = { host_path = "$out", mount_path = "/srv/out" }
-gen_records = true
-TOML
+census_run 'ps = 1' 'workers = 2' 'threads = 1'
 
 resume() { (cd "$job" && "$dtf" launch --resume "$id"); }
 
 # --- the run -------------------------------------------------------------------
-(cd "$job" && nice "$dtf" launch --profile k8s \
-   --set train.epochs=24 --set train.checkpoint_every_steps=20 \
-   --set train.output_dir=../../../out/census \
-   >"$work/launch.out" 2>"$work/launch.err") \
-  || { cat "$work/launch.err" >&2; fail "dtf launch --profile k8s failed"; }
-id="$(cat "$work/launch.out")"
-[[ "$id" =~ ^[0-9a-z-]+$ ]] || fail "launch printed no run id: $id"
+launch_run --set train.epochs=24 --set train.checkpoint_every_steps=20
 echo "ok: run $id applied ($(elapsed "$start") s)"
 
 # --- 1. a run still going is not resumed -----------------------------------------
@@ -58,12 +37,7 @@ grep -q "run $id is still going" "$work/early.err" ||
 echo "ok: --resume of the active run refused"
 
 # --- 2. a checkpoint, then dtf stop -------------------------------------------------
-deadline=$((SECONDS + 300))
-until [[ -s "$out/census/checkpoint.dtf" ]]; do
-  ((SECONDS < deadline)) || die "no checkpoint on the output volume in 300 s"
-  pods >/dev/null
-  sleep 1
-done
+wait_checkpoint "$out/census/checkpoint.dtf"
 (cd "$job" && "$dtf" stop "$id" >"$work/stop1.out" 2>&1) ||
   { cat "$work/stop1.out" >&2; fail "dtf stop $id failed"; }
 deadline=$((SECONDS + 15))
