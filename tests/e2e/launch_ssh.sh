@@ -26,6 +26,9 @@
 #   5a. ps:0 killed with SIGKILL on its host (max_restarts = 1, a
 #       checkpoint every 100 steps): started again there with --restore,
 #       the run succeeds with accuracy >= 0.85, status counts 1 restart
+#   5a'. worker:1 of an allreduce run killed on its host: every worker
+#       restarted from the last checkpoint, the run succeeds with accuracy
+#       >= 0.85, status counts 1 restart for each
 #   5b. the first host's sshd stopped mid-run (its session with it) and started
 #       again 3 s later: the launcher reconnects, the run succeeds
 #   5c. the second host's sshd stopped mid-run for good (reconnect_timeout = 4):
@@ -240,6 +243,39 @@ print(s["state"], next(t for t in s["tasks"] if t["task"] == "ps:0")["restarts"]
   [[ "$restarts" == "succeeded 1" ]] || fail "ps kill: status says '$restarts', not 'succeeded 1'"
   at_least "$(metric "$work/psk.json" accuracy)" 0.85 "accuracy with ps:0 killed and restarted"
   echo "ok: ps:0 restarted once, the run succeeded in $((SECONDS - start)) s"
+  nothing_left 10
+
+  # 5a'. An allreduce rank killed on its host: the launcher restarts every
+  # worker from the chief's last checkpoint (max_restarts = 1), each rank
+  # at its committed input position, and the run succeeds.
+  start=$SECONDS
+  launch_bg ark --profile restart --metrics-out "$work/ark.json" \
+    --set train.mode=allreduce --set train.device=cpu \
+    --set train.epochs=20 --set train.checkpoint_every_steps=100 \
+    --set train.output_dir=out-ark
+  wait_for "$remote/${a1}/jobs" "*/out-ark/checkpoint.dtf" 300 ark
+  w1="$remote/${a2}/runs/$bg_run/worker-1"
+  read -r w1_pid _ < "$w1/pid"
+  kill -9 "$w1_pid" || fail "allreduce kill: kill -9 $w1_pid (worker:1) failed"
+  echo "ok: killed worker:1 (pid $w1_pid) on ${a2}, $((SECONDS - start)) s into run $bg_run"
+  rc=0
+  wait "$launcher" || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    tail -n 40 ark.err "$w1/stderr" >&2
+    fail "allreduce kill: the launch exited $rc"
+  fi
+  grep -q "worker:1 killed by SIGKILL on ${a2}; an allreduce run restarts every worker from the last checkpoint (1 of 1 restarts)" ark.err \
+    || { tail -n 40 ark.err >&2; fail "allreduce kill: the restart of every worker is not reported"; }
+  grep -q "worker:0: restored .*out-ark/checkpoint" "$remote/${a1}/runs/$bg_run/worker-0/stderr" \
+    || { tail -n 20 "$remote/${a1}/runs/$bg_run/worker-0/stderr" >&2; fail "allreduce kill: the chief did not restore the checkpoint"; }
+  restarts="$("$dtf" status "$bg_run" --json | "$py" -c '
+import json, sys
+s = json.load(sys.stdin)
+print(s["state"], *[t["restarts"] for t in s["tasks"]])')"
+  [[ "$restarts" == "succeeded 1 1" ]] \
+    || fail "allreduce kill: status says '$restarts', not 'succeeded 1 1' (every worker once)"
+  at_least "$(metric "$work/ark.json" accuracy)" 0.85 "accuracy with worker:1 killed and every worker restarted"
+  echo "ok: every worker restarted once, the run succeeded in $((SECONDS - start)) s"
   nothing_left 10
 
   # 5b. A dropped session: the server goes away with the session it serves,
