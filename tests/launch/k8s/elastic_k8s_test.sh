@@ -88,8 +88,10 @@ while :; do
 done
 echo "ok: the Job's controller stopped every pod"
 (cd "$job" && "$dtf" status "$id" >"$work/status.out" 2>&1) || true
-grep -q "Failed" "$work/status.out" \
-  || die "dtf status does not say the run failed: $(cat "$work/status.out")"
+# The Job Failed, and the two workers' pods killed, each "exit 137".
+grep -Eq "^job.batch/dtf-$id +Failed" "$work/status.out" \
+  && [[ "$(grep -Ec "^pod/.* +Failed +exit 137" "$work/status.out")" -eq 2 ]] \
+  || die "dtf status does not say why the run failed: $(cat "$work/status.out")"
 # The checkpoint the chief left reads back whole (magic, CRC-32C, every
 # entry: docs/formats/checkpoint.md) and is of this run.
 got="$("$python" -c '
