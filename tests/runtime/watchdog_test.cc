@@ -369,7 +369,8 @@ TEST_F(WatchdogTest, AReplacedRankFailsAnAllreduceRunOnly) {
   EXPECT_EQ(st.code(), absl::StatusCode::kAborted);
   EXPECT_THAT(Message(st),
               HasSubstr("worker:1 is another process now (started again "
-                        "after it had stepped)"));
+                        "after it had stepped or joined the ranks' "
+                        "rendezvous)"));
 }
 
 // The allreduce rendezvous of a rank's replacement (a pod the Job's
@@ -426,6 +427,35 @@ TEST_F(WatchdogTest, AReplacedRankWaitsForTheNextChiefsRendezvous) {
   EXPECT_EQ(next_chief.GetKey("gloo/1"), "new");
   ASSERT_TRUE(chief_address.ok()) << chief_address.status();
   EXPECT_EQ(*chief_address, "the next chief");
+}
+
+// A rank replaced after it joined the rendezvous but before it stepped:
+// the ranks that read its key wait for a process that is gone, so the
+// chief's store marks it replaced (the allreduce run fails at once rather
+// than at collective_timeout) and refuses the new process. A first
+// process's calls, and a task never heard from, are answered.
+TEST_F(WatchdogTest, ARankReplacedInTheRendezvousFailsAnAllreduceRun) {
+  TrainSpec allreduce;
+  allreduce.mode = TrainMode::kAllreduce;
+  CoordinatorStore first(port_.address(), kCreds, "worker:1", nullptr, 21, 1s);
+  ASSERT_TRUE(first.Set("gloo/1", "first").ok());
+  EXPECT_TRUE(first.Get("gloo/1", 1s).ok());
+  CoordinatorStore two(port_.address(), kCreds, "worker:2", nullptr, 31, 1s);
+  ASSERT_TRUE(two.Set("gloo/2", "two").ok());
+  EXPECT_TRUE(WatchWorkers(service_, "worker:0", allreduce, nullptr).ok());
+
+  CoordinatorStore again(port_.address(), kCreds, "worker:1", nullptr, 22,
+                         500ms);
+  EXPECT_EQ(again.Set("gloo/1", "again").code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(service_.GetKey("gloo/1"), "first");
+  EXPECT_THAT(service_.ReplacedWorkers("worker:0"), ElementsAre("worker:1"));
+  const Status st = WatchWorkers(service_, "worker:0", allreduce, nullptr);
+  EXPECT_EQ(st.code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(Message(st), HasSubstr("worker:1 is another process now "
+                                     "(started again after it had stepped "
+                                     "or joined the ranks' rendezvous)"));
+  // worker:2's process is the one that joined: still answered.
+  EXPECT_TRUE(two.Get("gloo/2", 1s).ok());
 }
 
 // A real run: ps:0, worker:0 (the chief) and worker:1 as `dtf serve`

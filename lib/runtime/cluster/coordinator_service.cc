@@ -349,11 +349,18 @@ grpc::Status CoordinatorService::CheckStoreCaller(const std::string& task,
   auto it = tasks_.find(task);
   if (it == tasks_.end()) return grpc::Status::OK;
   Task& t = it->second;
-  // The same rule as a heartbeat's: another process after one that
-  // stepped. Its heartbeat may come after its first key.
-  if (incarnation != 0 && t.incarnation != 0 && incarnation != t.incarnation &&
-      t.steps_done > 0) {
-    t.replaced = true;
+  if (incarnation != 0) {
+    // Another process after one that stepped (a heartbeat's rule: its
+    // heartbeat may come after its first key), or after one that joined
+    // this rendezvous: the ranks that read the earlier one's key wait for
+    // a process that is gone.
+    if ((t.incarnation != 0 && incarnation != t.incarnation &&
+         t.steps_done > 0) ||
+        (t.store_incarnation != 0 && incarnation != t.store_incarnation)) {
+      t.replaced = true;
+    } else if (!t.replaced) {
+      t.store_incarnation = incarnation;
+    }
   }
   if (!t.replaced) return grpc::Status::OK;
   return grpc::Status(
@@ -488,7 +495,8 @@ Status WatchWorkers(CoordinatorService& coordinator, const std::string& self,
     if (!replaced.empty()) {
       why = absl::AbortedError(ToAbsl(StrCat(
           replaced.front(),
-          " is another process now (started again after it had stepped): "
+          " is another process now (started again after it had stepped or "
+          "joined the ranks' rendezvous): "
           "its rank in the collective is gone, and an allreduce run cannot go "
           "on without it: the run fails")));
     }

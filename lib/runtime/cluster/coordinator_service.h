@@ -133,8 +133,9 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   std::vector<std::string> SilentWorkers(const std::string& self,
                                          std::chrono::seconds timeout) const;
   // Workers other than `self` from which another process has been heard
-  // after one that had stepped: an engine (a Kubernetes Job) replaced the
-  // process, so whatever it held (an allreduce rank) is gone.
+  // after one that had stepped or used the rendezvous store: an engine (a
+  // Kubernetes Job) replaced the process, so whatever it held (an
+  // allreduce rank) is gone.
   std::vector<std::string> ReplacedWorkers(const std::string& self) const;
 
   // The input position each worker ("worker:<i>", at index i) last
@@ -187,8 +188,11 @@ class CoordinatorService final : public rpc::Coordinator::Service {
     std::chrono::steady_clock::time_point window_from;
     bool stalled = false;
     bool told = false;  // answered stalled = true
-    // Heard from another process of the task after one that stepped (a
-    // replaced pod): the earlier process is gone.
+    // The process that set or read the rendezvous store (0: none yet).
+    uint64_t store_incarnation = 0;
+    // Heard from another process of the task after one that stepped or
+    // used the rendezvous store (a replaced pod): the earlier process is
+    // gone.
     bool replaced = false;
   };
   const rpc::RunCredentials credentials_;
