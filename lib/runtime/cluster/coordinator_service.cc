@@ -101,7 +101,7 @@ grpc::Status CoordinatorService::HandleHeartbeat(
   t.heard = true;
   if (request->incarnation() != t.incarnation) {
     // Another process of the task (a restart): watched anew.
-    if (t.incarnation != 0 && t.steps_done > 0) t.replaced = true;
+    if (t.ReplacesOneThatStepped(request->incarnation())) t.replaced = true;
     t.incarnation = request->incarnation();
     t.stalled = false;
     t.watched = false;
@@ -350,12 +350,11 @@ grpc::Status CoordinatorService::CheckStoreCaller(const std::string& task,
   if (it == tasks_.end()) return grpc::Status::OK;
   Task& t = it->second;
   if (incarnation != 0) {
-    // Another process after one that stepped (a heartbeat's rule: its
+    // Another process after one that stepped (as for a heartbeat: its
     // heartbeat may come after its first key), or after one that joined
     // this rendezvous: the ranks that read the earlier one's key wait for
     // a process that is gone.
-    if ((t.incarnation != 0 && incarnation != t.incarnation &&
-         t.steps_done > 0) ||
+    if (t.ReplacesOneThatStepped(incarnation) ||
         (t.store_incarnation != 0 && incarnation != t.store_incarnation)) {
       t.replaced = true;
     } else if (!t.replaced) {

@@ -190,6 +190,11 @@ class CoordinatorService final : public rpc::Coordinator::Service {
     bool told = false;  // answered stalled = true
     // The process that set or read the rendezvous store (0: none yet).
     uint64_t store_incarnation = 0;
+    // Whether process `other` replaces one that stepped: the process that
+    // was heard from had finished a step.
+    bool ReplacesOneThatStepped(uint64_t other) const {
+      return incarnation != 0 && other != incarnation && steps_done > 0;
+    }
     // Heard from another process of the task after one that stepped or
     // used the rendezvous store (a replaced pod): the earlier process is
     // gone.

@@ -38,8 +38,8 @@ CoordinatorStore::CoordinatorStore(std::string chief,
       stub_(NewChiefStub(chief_, credentials_)) {}
 
 Status CoordinatorStore::Ask(
-    const std::string& what, std::chrono::milliseconds timeout,
-    bool again_if_not_found,
+    const std::string& what, const std::string& unmet,
+    std::chrono::milliseconds timeout, bool again_if_not_found,
     const std::function<grpc::Status(grpc::ClientContext*)>& call) {
   const auto deadline = StoreClock::now() + timeout;
   std::chrono::milliseconds pause(10);
@@ -66,9 +66,9 @@ Status CoordinatorStore::Ask(
     std::this_thread::sleep_for(pause);
     pause = StoreNextPause(pause);
   }
-  return DeadlineExceededError(
-      StrCat(task_, ": no answer to ", what, " from the chief (", chief_,
-             ") within ", timeout.count(), " ms; last: ", Message(last)));
+  return DeadlineExceededError(StrCat(task_, ": ", unmet, " at the chief (",
+                                      chief_, ") within ", timeout.count(),
+                                      " ms; last: ", Message(last)));
 }
 
 Status CoordinatorStore::Set(const std::string& key, std::string_view value) {
@@ -77,7 +77,8 @@ Status CoordinatorStore::Set(const std::string& key, std::string_view value) {
   request.set_key(key);
   request.set_value(std::string(value));
   request.set_incarnation(incarnation_);
-  return Ask(StrCat("KvSet ", key), set_timeout_, /*again_if_not_found=*/false,
+  return Ask(StrCat("KvSet ", key), StrCat("no answer to KvSet ", key),
+             set_timeout_, /*again_if_not_found=*/false,
              [&](grpc::ClientContext* context) {
                rpc::KvSetResponse response;
                return stub_->KvSet(context, request, &response);
@@ -91,16 +92,11 @@ StatusOr<std::string> CoordinatorStore::Get(const std::string& key,
   request.set_key(key);
   request.set_incarnation(incarnation_);
   rpc::KvGetResponse response;
-  const Status got =
-      Ask(StrCat("KvGet ", key), timeout, /*again_if_not_found=*/true,
-          [&](grpc::ClientContext* context) {
+  DTF_RETURN_IF_ERROR(
+      Ask(StrCat("KvGet ", key), StrCat("no rank set the key ", key), timeout,
+          /*again_if_not_found=*/true, [&](grpc::ClientContext* context) {
             return stub_->KvGet(context, request, &response);
-          });
-  if (got.code() == StatusCode::kDeadlineExceeded) {
-    return DeadlineExceededError(
-        StrCat("no rank set the key ", key, ": ", Message(got)));
-  }
-  DTF_RETURN_IF_ERROR(got);
+          }));
   return std::move(*response.mutable_value());
 }
 

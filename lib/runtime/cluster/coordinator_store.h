@@ -42,11 +42,12 @@ class CoordinatorStore final : public kernels::KeyValueStore {
                             std::chrono::milliseconds timeout) override;
 
  private:
-  // Calls `call` until it answers, is refused for good, `cancel` is set or
-  // `timeout` has passed; UNAVAILABLE and DEADLINE_EXCEEDED are asked
-  // again, and NOT_FOUND when `again_if_not_found`.
-  Status Ask(const std::string& what, std::chrono::milliseconds timeout,
-             bool again_if_not_found,
+  // Calls `call` (`what`, "KvGet gloo/1") until it answers, is refused for
+  // good, `cancel` is set or `timeout` has passed (DeadlineExceeded saying
+  // `unmet` and the last answer); UNAVAILABLE and DEADLINE_EXCEEDED are
+  // asked again, and NOT_FOUND when `again_if_not_found`.
+  Status Ask(const std::string& what, const std::string& unmet,
+             std::chrono::milliseconds timeout, bool again_if_not_found,
              const std::function<grpc::Status(grpc::ClientContext*)>& call);
 
   const std::string chief_;

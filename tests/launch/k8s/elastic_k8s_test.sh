@@ -71,21 +71,10 @@ echo "ok: 2 of 3 workers go on without $worker2: the chief stepped from $before 
 # --- 3. worker 1 lost too: below min_workers, the Job fails ---------------------
 kill_pod "$worker1"
 killed_at="$(date +%s.%N)"
-deadline=$((SECONDS + 60))
-until [[ "$(job_condition)" == Failed ]]; do
-  [[ -z "$(job_condition)" ]] || die "the Job ended $(job_condition) below min_workers"
-  ((SECONDS < deadline)) || die "the Job did not fail in 60 s below min_workers"
-  sleep 1
-done
+wait_job Failed 60
 echo "ok: the Job failed $(elapsed "$killed_at") s after the second kill"
-deadline=$((SECONDS + 30))
-while :; do
-  pods >/dev/null
-  left="$(pgrep -a -f -- "$cluster/pods/" || true)"
-  [[ -z "$left" ]] && break
-  ((SECONDS < deadline)) || die "pod processes left after the Job failed: $left"
-  sleep 0.5
-done
+pods >/dev/null  # the stand-in's controller stops them
+no_pod_processes 30
 echo "ok: the Job's controller stopped every pod"
 (cd "$job" && "$dtf" status "$id" >"$work/status.out" 2>&1) || true
 # The Job Failed, and the two workers' pods killed, each "exit 137".

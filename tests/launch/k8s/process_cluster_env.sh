@@ -30,8 +30,14 @@
 #   wait_checkpoint FILE
 #                  waits up to 300 s for FILE (on the output volume's node
 #                  path) to be written, reconciling meanwhile
-#   stop_run       `dtf stop $id` in $job, then checks that no pod process
-#                  (within 15 s), no object and no pod are left
+#   wait_job CONDITION SECONDS
+#                  waits that long for the Job's condition to be CONDITION;
+#                  another condition fails at once
+#   no_pod_processes SECONDS
+#                  waits that long for every pod process to be gone
+#   nothing_left WHAT
+#                  no pod process (within 15 s), no object, no pod left
+#   stop_run       `dtf stop $id` in $job, then nothing_left
 process_cluster_start() {
   dtf="$(realpath "$1")" src="$(realpath "$2")" build="$3"
   shared="$(realpath "$4")"
@@ -111,23 +117,43 @@ wait_checkpoint() {
   done
 }
 
-stop_run() {
-  (cd "$job" && "$dtf" stop "$id" >"$work/stop.out" 2>&1) \
-    || { cat "$work/stop.out" >&2; fail "dtf stop $id failed"; }
-  local deadline=$((SECONDS + 15)) left
+wait_job() {
+  local deadline=$((SECONDS + $2)) condition
+  while :; do
+    condition="$(job_condition)"
+    [[ "$condition" == "$1" ]] && return 0
+    [[ -z "$condition" ]] || die "the Job ended $condition, not $1"
+    ((SECONDS < deadline)) || die "the Job was not $1 within $2 s"
+    sleep 1
+  done
+}
+
+no_pod_processes() {
+  local deadline=$((SECONDS + $1)) left
   while :; do
     left="$(pgrep -a -f -- "$cluster/" || true)"
-    [[ -z "$left" ]] && break
+    [[ -z "$left" ]] && return 0
     ((SECONDS < deadline)) || fail "pod processes left: $left"
     sleep 0.2
   done
+}
+
+nothing_left() {
+  no_pod_processes 15
+  local left
   left="$(kubectl get jobs.batch,services,configmaps,secrets,pods \
     --output=json | "$python" -c '
 import json, sys
 for i in json.load(sys.stdin)["items"]:
     print(i["kind"] + "/" + i["metadata"]["name"])')"
-  [[ -z "$left" ]] || fail "objects left in the cluster: $left"
-  [[ -z "$(ls "$cluster/pods")" ]] || fail "pods left: $(ls "$cluster/pods")"
+  [[ -z "$left" ]] || fail "$1: objects left in the cluster: $left"
+  [[ -z "$(ls "$cluster/pods")" ]] || fail "$1: pods left: $(ls "$cluster/pods")"
+}
+
+stop_run() {
+  (cd "$job" && "$dtf" stop "$id" >"$work/stop.out" 2>&1) \
+    || { cat "$work/stop.out" >&2; fail "dtf stop $id failed"; }
+  nothing_left "dtf stop $id"
   echo "ok: dtf stop $id: no pod process, no object left"
 }
 

@@ -36,14 +36,7 @@ killed_at="$(date +%s.%N)"
 echo "ok: killed $worker1 at $(elapsed "$start") s"
 
 # --- 1. both pods replaced; 2. the Job completes -----------------------------------
-deadline=$((SECONDS + 400))
-while :; do
-  c="$(job_condition)"
-  [[ "$c" == Complete ]] && break
-  [[ -z "$c" ]] || die "the Job ended $c"
-  ((SECONDS < deadline)) || die "the Job did not complete in 400 s after the kill"
-  sleep 2
-done
+wait_job Complete 400
 echo "ok: the Job completed $(elapsed "$killed_at") s after the kill"
 pods >"$work/pods"
 cat "$work/pods"

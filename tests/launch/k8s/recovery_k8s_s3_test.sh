@@ -123,14 +123,7 @@ done
 echo "ok: $replacement: $(grep -m1 -o 'worker:1: resuming at global step [0-9]*' "$(log_of "$replacement")")"
 
 # --- 3. the Job completes; the model in the bucket --------------------------------
-deadline=$((SECONDS + 480))
-while :; do
-  condition="$(job_condition)"
-  [[ "$condition" == Complete ]] && break
-  [[ -z "$condition" ]] || die "the Job ended $condition"
-  ((SECONDS < deadline)) || die "the Job did not complete in 480 s"
-  sleep 2
-done
+wait_job Complete 480
 pods >"$work/pods"
 chief="$(awk '$2 == 1 {print $1}' "$work/pods")"
 accuracy="$(sed -n 's/.*global step [0-9]*; .*accuracy \([0-9.]*\).*/\1/p' \

@@ -87,14 +87,7 @@ resumed_epoch="$(sed 's/.*, epoch \([0-9]*\),.*/\1/' <<<"$resumed")"
 echo "ok: $resumed"
 
 # --- 4. the Job completes ---------------------------------------------------------
-deadline=$((SECONDS + 480))
-while :; do
-  condition="$(job_condition)"
-  [[ "$condition" == Complete ]] && break
-  [[ -z "$condition" ]] || die "the Job ended $condition"
-  ((SECONDS < deadline)) || die "the Job did not complete in 480 s"
-  sleep 2
-done
+wait_job Complete 480
 echo "ok: the Job completed ($(elapsed "$start") s)"
 pods | sort -k2,2 -k1,1 >"$work/pods"
 cat "$work/pods"

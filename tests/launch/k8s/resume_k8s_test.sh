@@ -40,11 +40,7 @@ echo "ok: --resume of the active run refused"
 wait_checkpoint "$out/census/checkpoint.dtf"
 (cd "$job" && "$dtf" stop "$id" >"$work/stop1.out" 2>&1) ||
   { cat "$work/stop1.out" >&2; fail "dtf stop $id failed"; }
-deadline=$((SECONDS + 15))
-until [[ -z "$(pgrep -f -- "$cluster/" || true)" ]]; do
-  ((SECONDS < deadline)) || die "pod processes left after dtf stop"
-  sleep 0.2
-done
+no_pod_processes 15
 [[ -z "$(pods)" ]] || die "pods left after dtf stop: $(pods)"
 echo "ok: stopped after a checkpoint ($(elapsed "$start") s)"
 
@@ -61,14 +57,7 @@ resume >"$work/resume.out" 2>"$work/resume.err" || die "dtf launch --resume $id 
 [[ "$(cat "$work/resume.out")" == "$id" ]] || die "--resume printed $(cat "$work/resume.out")"
 grep -q "dtf: run $id resumed: its objects applied again" "$work/resume.err" ||
   die "no resume note: $(cat "$work/resume.err")"
-deadline=$((SECONDS + 480))
-while :; do
-  condition="$(job_condition)"
-  [[ "$condition" == Complete ]] && break
-  [[ -z "$condition" ]] || die "the resumed Job ended $condition"
-  ((SECONDS < deadline)) || die "the resumed Job did not complete in 480 s"
-  sleep 2
-done
+wait_job Complete 480
 pods >"$work/pods"
 chief="$(awk '$2 == 1 {print $1}' "$work/pods")"
 [[ -n "$chief" ]] || die "no pod for index 1 (the chief)"
@@ -93,10 +82,6 @@ grep -q "run $id finished (succeeded); there is nothing to resume" "$work/again.
   die "--resume of a finished run: $(cat "$work/again.err")"
 (cd "$job" && "$dtf" stop "$id" >"$work/stop2.out" 2>&1) ||
   { cat "$work/stop2.out" >&2; fail "dtf stop $id failed"; }
-deadline=$((SECONDS + 15))
-until [[ -z "$(pgrep -f -- "$cluster/" || true)" ]]; do
-  ((SECONDS < deadline)) || fail "pod processes left: $(pgrep -af -- "$cluster/")"
-  sleep 0.2
-done
+no_pod_processes 15
 [[ -z "$(ls "$cluster/pods")" ]] || fail "pods left: $(ls "$cluster/pods")"
 echo "PASS: resume_k8s ($(elapsed "$start") s)"
