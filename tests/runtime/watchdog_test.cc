@@ -33,6 +33,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::HeldPort;
+using ::testing::IsEmpty;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
@@ -203,6 +204,25 @@ TEST_F(WatchdogTest, AWorkerWhoseStepsStallWhileItBeatsIsTakenForDead) {
   EXPECT_THAT(service_.RunningWorkers("worker:0", 10s),
               ElementsAre("worker:1", "worker:2"));
   EXPECT_TRUE(Stalled().empty());
+}
+
+// At the end of an async run the chief waits for the workers still
+// training. One never heard from is still starting (a slow host, a pod
+// being scheduled) until the start window has passed, not silent after a
+// heartbeat timeout counted from the chief's start: it has a share of the
+// input to train.
+TEST_F(WatchdogTest, AWorkerNeverHeardIsWaitedForWhileItMayStillStart) {
+  Beat("worker:1", 11, 0);
+  EXPECT_THAT(service_.RunningWorkers("worker:0", 1s, 3s),
+              ElementsAre("worker:1", "worker:2"));
+  std::this_thread::sleep_for(1100ms);
+  EXPECT_THAT(service_.RunningWorkers("worker:0", 1s, 3s),
+              ElementsAre("worker:2"))
+      << "worker:1 is silent, worker:2 may still start";
+  EXPECT_THAT(service_.RunningWorkers("worker:0", 1s), IsEmpty())
+      << "without a start window, the heartbeat timeout counts";
+  std::this_thread::sleep_for(2000ms);
+  EXPECT_THAT(service_.RunningWorkers("worker:0", 1s, 3s), IsEmpty());
 }
 
 // The window starts with the first heartbeat in state "running" (a slow

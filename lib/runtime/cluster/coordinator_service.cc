@@ -20,6 +20,14 @@ std::chrono::milliseconds PositionHeartbeatDelay(int workers) {
                   std::chrono::milliseconds(10) * std::max(workers, 0));
 }
 
+std::chrono::milliseconds HeartbeatPeriod(
+    std::chrono::seconds heartbeat_timeout) {
+  return std::clamp<std::chrono::milliseconds>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(heartbeat_timeout) /
+          3,
+      std::chrono::milliseconds(100), std::chrono::seconds(1));
+}
+
 std::chrono::milliseconds PositionWait(int workers) {
   return std::max(
       std::chrono::milliseconds(500),
@@ -440,7 +448,8 @@ void CoordinatorService::EndRun() {
 }
 
 std::vector<std::string> CoordinatorService::RunningWorkers(
-    const std::string& self, std::chrono::seconds timeout) const {
+    const std::string& self, std::chrono::seconds timeout,
+    std::chrono::seconds start_within) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> running;
   const auto now = Clock::now();
@@ -450,7 +459,10 @@ std::vector<std::string> CoordinatorService::RunningWorkers(
         t.stalled) {
       continue;
     }
-    if (now - t.last_heartbeat >= timeout) continue;
+    if (!t.heard ? now - start_ >= std::max(start_within, timeout)
+                 : now - t.last_heartbeat >= timeout) {
+      continue;
+    }
     running.push_back(name);
   }
   return running;

@@ -37,6 +37,13 @@ namespace dtf::runtime {
 // (64 workers: 640 ms). The chief serves them on the CPU it trains with.
 std::chrono::milliseconds PositionHeartbeatDelay(int workers);
 
+// How often a task sends a heartbeat when `heartbeat_timeout` (the
+// silence after which the chief takes a worker for dead) is this: once a
+// second, or three times in a timeout shorter than 3 s, so that a beat
+// that comes a little late does not make a live worker silent.
+std::chrono::milliseconds HeartbeatPeriod(
+    std::chrono::seconds heartbeat_timeout);
+
 // How long the chief's checkpoint waits for the positions of its step in
 // a run of `workers` workers: 500 ms, or a position heartbeat's delay and
 // 200 ms more where that is longer.
@@ -94,10 +101,13 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   void StopTraining();
   // From now on heartbeats answer shutdown = true.
   void EndRun();
-  // Workers (other than `self`) that are neither done, stalled, nor silent
-  // for `timeout`.
-  std::vector<std::string> RunningWorkers(const std::string& self,
-                                          std::chrono::seconds timeout) const;
+  // Workers (other than `self`) that are neither done, failed nor stalled,
+  // and heard from within `timeout`; or never heard from yet while less
+  // than `start_within` has passed since the service started (a worker
+  // still starting: a slow host, a pod being scheduled).
+  std::vector<std::string> RunningWorkers(
+      const std::string& self, std::chrono::seconds timeout,
+      std::chrono::seconds start_within = std::chrono::seconds(0)) const;
 
   // The step-progress watchdog: from now on CheckStalls watches every
   // worker but `self` (the chief); `stall_timeout` 0: it watches none.

@@ -26,11 +26,13 @@ uint64_t NewIncarnation() {
 
 Heartbeat::Heartbeat(const std::string& chief, rpc::RunCredentials creds,
                      std::string task, std::chrono::seconds timeout,
+                     std::chrono::milliseconds period,
                      std::chrono::milliseconds position_delay)
     : stub_(NewChiefStub(chief, creds)),
       creds_(std::move(creds)),
       task_(std::move(task)),
       timeout_(timeout),
+      period_(period),
       position_delay_(position_delay),
       incarnation_(NewIncarnation()),
       thread_([this] { Run(); }) {}
@@ -125,8 +127,7 @@ void Heartbeat::Run() {
       stop = true;
       cv_.notify_all();
     }
-    cv_.wait_until(lock, sent + std::chrono::seconds(1),
-                   [&] { return exit_ || stepped_; });
+    cv_.wait_until(lock, sent + period_, [&] { return exit_ || stepped_; });
     if (stepped_) {
       cv_.wait_until(lock, sent + position_delay_, [&] { return exit_; });
     }

@@ -32,10 +32,12 @@ namespace dtf::runtime {
 class Heartbeat {
  public:
   // Starts the thread; `task` names this task to the chief at `chief`.
-  // A step's position goes out `position_delay` after the heartbeat
-  // before it (PositionHeartbeatDelay of the run's workers).
+  // A heartbeat goes out every `period` (HeartbeatPeriod); a step's
+  // position `position_delay` after the heartbeat before it
+  // (PositionHeartbeatDelay of the run's workers).
   Heartbeat(const std::string& chief, rpc::RunCredentials creds,
             std::string task, std::chrono::seconds timeout,
+            std::chrono::milliseconds period,
             std::chrono::milliseconds position_delay);
   // Ends the thread (and a call in flight) at once.
   ~Heartbeat();
@@ -70,6 +72,7 @@ class Heartbeat {
   rpc::RunCredentials creds_;
   std::string task_;
   std::chrono::seconds timeout_;
+  const std::chrono::milliseconds period_;
   const std::chrono::milliseconds position_delay_;
   const uint64_t incarnation_;
   std::mutex mu_;

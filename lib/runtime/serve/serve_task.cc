@@ -158,6 +158,7 @@ Status StartTask(ServeTask* t, grpc::ServerBuilder* builder) {
     t->heartbeat = std::make_unique<Heartbeat>(
         t->options.workers[0], t->creds, t->task,
         std::chrono::seconds(t->job.train.coordinator_timeout),
+        HeartbeatPeriod(std::chrono::seconds(t->job.train.heartbeat_timeout)),
         PositionHeartbeatDelay(int(t->options.workers.size())));
   }
   if (t->coordinator) {

@@ -182,8 +182,8 @@ Status Chief::WaitForWorkers(const std::string& self) {
   if (options_.coordinator == nullptr) return OkStatus();
   using Clock = std::chrono::steady_clock;
   for (auto last_note = Clock::now();;) {
-    std::vector<std::string> running =
-        options_.coordinator->RunningWorkers(self, options_.heartbeat_timeout);
+    std::vector<std::string> running = options_.coordinator->RunningWorkers(
+        self, options_.heartbeat_timeout, options_.start_timeout);
     if (running.empty()) return OkStatus();
     if (hooks_.cancelled()) return CancelledError("the run was cancelled");
     if (Clock::now() - last_note > std::chrono::seconds(10)) {

@@ -57,6 +57,10 @@ struct ChiefOptions {
   // How long a worker may stay silent before the chief stops waiting for
   // it (WaitForWorkers).
   std::chrono::seconds heartbeat_timeout{0};
+  // How long after the chief's start a worker never heard from is still
+  // waited for (train.coordinator_timeout: past it, the worker gives up
+  // reaching the chief and exits).
+  std::chrono::seconds start_timeout{0};
 };
 
 class Chief {

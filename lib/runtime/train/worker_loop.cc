@@ -150,6 +150,7 @@ StatusOr<TrainResult> RunWorkerLoop(
     c.eval_batch_size = std::max<int64_t>(train.batch_size, 1024);
     c.coordinator = options.coordinator;
     c.heartbeat_timeout = std::chrono::seconds(train.heartbeat_timeout);
+    c.start_timeout = std::chrono::seconds(train.coordinator_timeout);
     c.origin = {options.credentials.run_id, CheckpointFingerprint(job)};
     c.keep_checkpoints = train.keep_checkpoints;
     c.sharded_checkpoints = train.sharded_checkpoints;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <thread>
 
+#include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "lib/runtime/cluster/coordinator_service.h"
@@ -33,7 +34,7 @@ bool WaitFor(const std::atomic<bool>& flag, std::chrono::milliseconds limit) {
 // worker's first step waits for it, and goes on once it heard the worker.
 TEST(HeartbeatTest, TheFirstStepWaitsUntilTheChiefHearsTheTask) {
   testing::HeldPort port;
-  Heartbeat beat(port.address(), kCreds, "worker:1", 30s, 100ms);
+  Heartbeat beat(port.address(), kCreds, "worker:1", 30s, 1s, 100ms);
   std::atomic<bool> stepping{false};
   std::thread loop([&] {
     beat.Steps(0, 0, InputPosition{});
@@ -64,7 +65,7 @@ TEST(HeartbeatTest, TheFirstStepWaitsUntilTheChiefHearsTheTask) {
 // lost (and the task's serve loop ends the task), never waits for ever.
 TEST(HeartbeatTest, TheFirstStepGoesOnWhenTheChiefIsLost) {
   testing::HeldPort port;
-  Heartbeat beat(port.address(), kCreds, "worker:1", 1s, 100ms);
+  Heartbeat beat(port.address(), kCreds, "worker:1", 1s, 1s, 100ms);
   std::atomic<bool> stepping{false};
   std::thread loop([&] {
     beat.Steps(0, 0, InputPosition{});
@@ -73,6 +74,46 @@ TEST(HeartbeatTest, TheFirstStepGoesOnWhenTheChiefIsLost) {
   EXPECT_TRUE(WaitFor(stepping, 20s));
   loop.join();
   EXPECT_TRUE(beat.lost.load());
+}
+
+// A run whose heartbeat_timeout is 1 s: a heartbeat every second would
+// come a little after the chief counts the worker silent, each time (the
+// chief, at the end of an async run, would stop waiting for a live worker).
+// Heartbeats come three times in a timeout under 3 s.
+TEST(HeartbeatTest, HeartbeatsComeSeveralTimesInAShortTimeout) {
+  EXPECT_EQ(HeartbeatPeriod(1s), 333ms);
+  EXPECT_EQ(HeartbeatPeriod(2s), 666ms);
+  EXPECT_EQ(HeartbeatPeriod(3s), 1s);
+  EXPECT_EQ(HeartbeatPeriod(10s), 1s);
+
+  testing::HeldPort port;
+  CoordinatorService service(kCreds,
+                             {{"worker:0", port.address()}, {"worker:1", ""}});
+  grpc::ServerBuilder builder;
+  int bound = 0;
+  builder.AddListeningPort(port.address(), grpc::InsecureServerCredentials(),
+                           &bound);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_EQ(bound, port.port());
+  {
+    Heartbeat beat(port.address(), kCreds, "worker:1", 30s, HeartbeatPeriod(1s),
+                   100ms);
+    beat.Steps(0, 0, InputPosition{});  // waits until the chief heard it
+    const int64_t first = service.heartbeats();
+    const auto until = Clock::now() + 2s;
+    int polls = 0;
+    while (Clock::now() < until) {
+      EXPECT_THAT(service.RunningWorkers("worker:0", 1s),
+                  ::testing::ElementsAre("worker:1"))
+          << "after " << polls << " polls";
+      ++polls;
+      std::this_thread::sleep_for(5ms);
+    }
+    // 6 in 2 s; a heartbeat a second would make 2 or 3.
+    EXPECT_GE(service.heartbeats() - first, 5);
+  }
+  server->Shutdown();
 }
 
 }  // namespace
