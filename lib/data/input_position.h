@@ -50,4 +50,15 @@ inline std::optional<InputPosition> PositionFromNumbers(
   return InputPosition{n[0], n[1], n[2], n[3], n.size() == 5 ? n[4] : -1};
 }
 
+// An input shard a worker reads (docs/launch.md, *Elastic workers*): a
+// parameter-server run's training records are sharded by the run's
+// workers, worker i reading shard i; the chief hands the shard of a worker
+// taken for dead on to a live one, which reads it on from `start`.
+struct InputShard {
+  int shard = 0;
+  InputPosition start;
+
+  bool operator==(const InputShard&) const = default;
+};
+
 }  // namespace dtf

@@ -44,6 +44,7 @@ CoordinatorService::CoordinatorService(
     order_.push_back(name);
     if (IsTaskOf(name, Role::kWorker)) ++workers_;
   }
+  shards_ = InputShardTable(workers_);
 }
 
 namespace {
@@ -136,6 +137,7 @@ grpc::Status CoordinatorService::HandleHeartbeat(
     t.window_from = now;
   }
   t.steps_done = request->steps_done();
+  AnswerInputShards(request->task(), request->incarnation(), response);
   heard_.notify_all();
   return grpc::Status::OK;
 }

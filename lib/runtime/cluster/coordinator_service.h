@@ -25,6 +25,7 @@
 #include "lib/data/input_pipeline.h"
 #include "lib/data/train_options.h"
 #include "lib/rpc/call.h"
+#include "lib/runtime/cluster/input_shard_table.h"
 #include "lib/runtime/cluster/task_state.h"
 #include "proto/dtf.grpc.pb.h"
 
@@ -162,6 +163,27 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   // The run's worker tasks (the chief among them).
   int workers() const { return workers_; }
 
+  // Input shards (parameter-server runs; docs/launch.md, *Elastic
+  // workers*). Called by the chief's training thread: hands on the shards
+  // of workers taken for dead (heard from before and silent for
+  // `timeout`, or never heard from `start_within` after the start, or
+  // found stalled), each to the live worker that reads the fewest, to
+  // read on from the later of its position `committed` with the
+  // parameter servers' variables and the one its worker last sent. A
+  // worker's own shard stays its own while it lives: a new process of it
+  // reads on from its own position. Returns a note for each shard handed
+  // on, or left unread for want of a live worker (said once).
+  std::vector<std::string> HandOnInput(
+      const std::vector<std::optional<InputPosition>>& committed,
+      std::chrono::seconds timeout, std::chrono::seconds start_within);
+  // The shards worker `task` reads, as its heartbeats are answered
+  // (InputShardTable::Of, any process of it).
+  std::optional<std::vector<InputShard>> InputShardsOf(
+      const std::string& task) const;
+  // The shards no worker reads (the run ends without their rest), with
+  // the position each was left at: a note each.
+  std::vector<std::string> UnreadShards() const;
+
   // Heartbeats answered so far, and the CPU seconds their handlers used
   // (the handlers' own work; gRPC's around them is not counted): what the
   // chief pays for the heartbeats. bench/scale reads both.
@@ -174,6 +196,13 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   grpc::Status HandleHeartbeat(grpc::ServerContext* context,
                                const rpc::HeartbeatRequest* request,
                                rpc::HeartbeatResponse* response);
+  // Fills response->input for process `incarnation` of `task` once a
+  // shard moved to or from it. REQUIRES: mu_ held.
+  void AnswerInputShards(const std::string& task, uint64_t incarnation,
+                         rpc::HeartbeatResponse* response) const;
+  // Whether worker `w` (not the chief) is taken for dead. REQUIRES: mu_.
+  bool TakenForDead(int w, std::chrono::seconds timeout,
+                    std::chrono::seconds start_within) const;
   // KvSet's and KvGet's caller `task`, as process `incarnation` (0: not
   // told): UNAVAILABLE when it is a replaced one.
   grpc::Status CheckStoreCaller(const std::string& task, uint64_t incarnation);
@@ -230,6 +259,9 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   // When the outermost pause began.
   std::chrono::steady_clock::time_point paused_at_;
   int workers_ = 0;
+  InputShardTable shards_;
+  // Shards said to be left unread for want of a live worker.
+  std::vector<bool> unread_told_;
   std::atomic<int64_t> heartbeats_{0};
   std::atomic<int64_t> heartbeat_cpu_ns_{0};
 };

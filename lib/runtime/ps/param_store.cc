@@ -261,11 +261,12 @@ void ParamStore::ApplyPendingLocked() {
   if (Status st = ApplySumsLocked(scale); !st.ok()) apply_error_ = st;
   for (size_t i = 0; i < pending_workers_.size(); ++i) {
     if (pending_positions_[i]) {
-      positions_[size_t(pending_workers_[i])] = pending_positions_[i];
+      positions_[size_t(pending_shards_[i])] = pending_positions_[i];
     }
   }
   pending_workers_.clear();
   pending_positions_.clear();
+  pending_shards_.clear();
   ++global_step_;
   step_cv_.notify_all();
 }
@@ -289,6 +290,12 @@ StatusOr<PushResult> ParamStore::Push(const PushHeader& header,
     return InvalidArgumentError(StrCat("no worker ", worker, " (the run has ",
                                        options_.num_workers, ")"));
   }
+  const int shard = header.shard < 0 ? worker : header.shard;
+  if (shard >= options_.num_workers) {
+    return InvalidArgumentError(StrCat("worker ", worker, ": no input shard ",
+                                       shard, " (the run has ",
+                                       options_.num_workers, ")"));
+  }
   SeenLocked(worker);
   if (shutdown_) return ShutDownLocked();
   if (!apply_error_.ok()) return apply_error_;
@@ -309,7 +316,7 @@ StatusOr<PushResult> ParamStore::Push(const PushHeader& header,
       result.applied = true;
     }
     // Applied or dropped, the batch is done with.
-    if (header.position) positions_[size_t(worker)] = header.position;
+    if (header.position) positions_[size_t(shard)] = header.position;
     result.global_step = global_step_;
     return result;
   }
@@ -322,11 +329,12 @@ StatusOr<PushResult> ParamStore::Push(const PushHeader& header,
     AccumulateLocked(pieces);
     pending_workers_.push_back(worker);
     pending_positions_.push_back(header.position);
+    pending_shards_.push_back(shard);
     result.applied = true;
     MaybeApplyLocked();
   } else if (header.position) {
     // Dropped as stale: the batch is done with.
-    positions_[size_t(worker)] = header.position;
+    positions_[size_t(shard)] = header.position;
   }
   result.global_step = global_step_;
   return result;

@@ -180,6 +180,7 @@ class ParamStore {
   // step).
   std::vector<int> pending_workers_;
   std::vector<std::optional<InputPosition>> pending_positions_;
+  std::vector<int> pending_shards_;  // the input shard of each
   // Each worker's committed input position (Push).
   WorkerPositions positions_;
   std::vector<std::chrono::steady_clock::time_point> last_seen_;

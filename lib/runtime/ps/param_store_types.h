@@ -18,8 +18,8 @@
 
 namespace dtf::runtime {
 
-// Each worker's committed input position (ParamStore::Push), at index i
-// for worker i; nullopt: none committed yet.
+// Each input shard's committed input position (ParamStore::Push), at
+// index i for shard i (worker i's own); nullopt: none committed yet.
 using WorkerPositions = std::vector<std::optional<InputPosition>>;
 
 // One pushed gradient piece, as it came off the wire. Dense pieces hold
@@ -42,6 +42,9 @@ struct PushHeader {
   // The worker's input position after the batch of these gradients;
   // nullopt: not told (nothing is committed for it).
   std::optional<InputPosition> position;
+  // The input shard the batch came from (the position's); -1: the
+  // worker's own.
+  int shard = -1;
 };
 
 struct PushResult {

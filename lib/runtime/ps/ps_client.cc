@@ -296,7 +296,7 @@ StatusOr<PsClient::PushResult> PsClient::Step(
     std::vector<std::vector<rpc::TensorPiece>> pieces, int64_t examples,
     double loss, const std::vector<DenseVar>* dense,
     const std::vector<SparseVar>* sparse, bool sync,
-    const std::optional<InputPosition>& position) {
+    const std::optional<InputPosition>& position, int shard) {
   const bool pull = dense != nullptr || sparse != nullptr;
   const std::vector<DenseVar> no_dense;
   const std::vector<SparseVar> no_sparse;
@@ -326,6 +326,7 @@ StatusOr<PsClient::PushResult> PsClient::Step(
       for (const int64_t n : PositionNumbers(*position)) {
         push->add_input_position(n);
       }
+      if (shard >= 0) push->set_input_shard(shard);
     }
     if (pull) {
       rpc::PullRequest* request = head.mutable_pull();

@@ -83,13 +83,15 @@ class PsClient {
   // (tagged with steps()[p]), then fills `dense` and `sparse` as Pull does,
   // unless both are null. `sync`: each PS answers once it applied the step
   // the push was tagged with. steps() is then each PS's global step.
-  // `position`: this worker's input position after the batch pushed, which
-  // each PS commits with the gradients.
+  // `position`: the input position after the batch pushed, in input shard
+  // `shard` (-1: this worker's own), which each PS commits with the
+  // gradients.
   StatusOr<PushResult> Step(
       std::vector<std::vector<rpc::TensorPiece>> pieces, int64_t examples,
       double loss, const std::vector<DenseVar>* dense,
       const std::vector<SparseVar>* sparse, bool sync,
-      const std::optional<InputPosition>& position = std::nullopt);
+      const std::optional<InputPosition>& position = std::nullopt,
+      int shard = -1);
   // Has every PS p write shard p of the sharded checkpoint at `prefix`
   // (ParamStore::SaveShard) once its global step reached `min_step`, all
   // at once; `num_shards` counts the chief's shard too. Returns what each

@@ -90,6 +90,13 @@ StatusOr<PushResult> PushGradients(ParamStore& store,
                  " numbers (epoch, file, record, epoch_record, emitted: 5)"));
     }
   }
+  if (header.has_input_shard()) {
+    if (header.input_shard() < 0) {
+      return InvalidArgumentError(StrCat("worker ", h.worker, ": input shard ",
+                                         header.input_shard()));
+    }
+    h.shard = header.input_shard();
+  }
   return store.Push(h, grads);
 }
 

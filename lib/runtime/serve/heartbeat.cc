@@ -22,6 +22,21 @@ uint64_t NewIncarnation() {
          uint64_t(Clock::now().time_since_epoch().count());
 }
 
+// The shards of an answer; one with a malformed position is left out
+// (read on by no one here: the chief hands it on again when this task
+// ends).
+std::vector<InputShard> InputShardsOf(const rpc::InputShards& input) {
+  std::vector<InputShard> shards;
+  for (const rpc::InputShard& s : input.shards()) {
+    const auto& n = s.position();
+    const std::optional<InputPosition> start = PositionFromNumbers(
+        std::span<const int64_t>(n.data(), size_t(n.size())));
+    if (s.shard() < 0 || !start) continue;
+    shards.push_back({s.shard(), *start});
+  }
+  return shards;
+}
+
 }  // namespace
 
 Heartbeat::Heartbeat(const std::string& chief, rpc::RunCredentials creds,
@@ -78,6 +93,12 @@ void Heartbeat::Steps(int64_t steps_done, int64_t global_step,
   }
 }
 
+std::optional<std::vector<InputShard>> Heartbeat::InputShards() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return heard_ || exit_ || lost.load(); });
+  return input_;
+}
+
 double Heartbeat::CpuSeconds() {
   clockid_t clock;
   timespec ts{};
@@ -122,6 +143,7 @@ void Heartbeat::Run() {
       if (response.shutdown()) stop = true;
       if (response.stop_training()) stop_training = true;
       if (response.stalled()) stalled = true;
+      if (response.has_input()) input_ = InputShardsOf(response.input());
     } else if (Clock::now() - last_ok > timeout_) {
       lost = true;
       stop = true;

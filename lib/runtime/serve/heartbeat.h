@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -51,6 +52,13 @@ class Heartbeat {
   void Steps(int64_t steps_done, int64_t global_step,
              const InputPosition& position);
 
+  // The input shards the chief has this worker read (HeartbeatResponse.
+  // input; ShardedInput::Assigned): nullopt while it has handed none on
+  // to or from this task. Waits until the chief has heard this task once
+  // (or it is lost, or the heartbeats end), so that a new process learns
+  // of a shard handed on before it reads a batch.
+  std::optional<std::vector<InputShard>> InputShards();
+
   std::atomic<bool> stop{false};
   std::atomic<bool> stop_training{false};
   std::atomic<bool> stalled{false};
@@ -86,6 +94,7 @@ class Heartbeat {
   std::vector<int64_t> position_;
   bool stepped_ = false;  // a step finished since the last heartbeat
   bool heard_ = false;    // a heartbeat was answered
+  std::optional<std::vector<InputShard>> input_;  // the last answer's
   double loss_ = 0, eps_ = 0;
   std::atomic<int64_t> sent_{0};
   std::thread thread_;

@@ -53,6 +53,9 @@ WorkerOptions WorkerOptionsOf(ServeTask* t) {
   if (t->heartbeat) {
     wo.end_training = &t->heartbeat->stop_training;
     wo.incarnation = t->heartbeat->incarnation();
+    wo.input_shards = [t] { return t->heartbeat->InputShards(); };
+  } else if (t->coordinator) {
+    wo.input_shards = [t] { return t->coordinator->InputShardsOf(t->task); };
   }
   return wo;
 }

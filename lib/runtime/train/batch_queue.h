@@ -21,8 +21,10 @@ namespace dtf::runtime {
 struct PreparedBatch {
   Status status;
   bool more = false;
-  // The input's position after this batch was read.
+  // The input's position after this batch was read, in input shard
+  // `shard` (-1: the worker's own; see sharded_input.h).
   InputPosition position;
+  int shard = -1;
   Batch batch;
   ModelInputs inputs;
   // The rows of each sparse input the batch touches (sorted unique global

@@ -178,13 +178,36 @@ void Chief::Done(const std::string& self, int64_t step,
                                result.examples_per_sec);
 }
 
-Status Chief::WaitForWorkers(const std::string& self) {
+void Chief::HandOnInput(const Update& update) {
+  using Clock = std::chrono::steady_clock;
+  if (options_.coordinator == nullptr || update.collective() ||
+      !update.commits_positions() ||
+      Clock::now() - handed_on_at_ < std::chrono::milliseconds(200)) {
+    return;
+  }
+  handed_on_at_ = Clock::now();
+  for (const std::string& note : options_.coordinator->HandOnInput(
+           update.committed_positions(), options_.heartbeat_timeout,
+           options_.start_timeout)) {
+    hooks_.Note(note);
+  }
+}
+
+Status Chief::WaitForWorkers(const std::string& self, const Update& update) {
   if (options_.coordinator == nullptr) return OkStatus();
   using Clock = std::chrono::steady_clock;
   for (auto last_note = Clock::now();;) {
+    // The chief reads no more: a shard handed on now goes to a worker
+    // still training.
+    HandOnInput(update);
     std::vector<std::string> running = options_.coordinator->RunningWorkers(
         self, options_.heartbeat_timeout, options_.start_timeout);
-    if (running.empty()) return OkStatus();
+    if (running.empty()) {
+      for (const std::string& note : options_.coordinator->UnreadShards()) {
+        hooks_.Note(note);
+      }
+      return OkStatus();
+    }
     if (hooks_.cancelled()) return CancelledError("the run was cancelled");
     if (Clock::now() - last_note > std::chrono::seconds(10)) {
       hooks_.Note(

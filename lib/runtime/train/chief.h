@@ -94,7 +94,11 @@ class Chief {
   void Done(const std::string& self, int64_t step, const TrainResult& result);
   // Waits until every other worker finished or went silent for the
   // heartbeat timeout; Cancelled once the run is.
-  Status WaitForWorkers(const std::string& self);
+  Status WaitForWorkers(const std::string& self, const Update& update);
+  // Parameter-server runs: hands the input shards of workers taken for
+  // dead on to live ones (CoordinatorService::HandOnInput), at most every
+  // 200 ms, with the positions `update` committed; says each.
+  void HandOnInput(const Update& update);
   void SetRunState(RunState state, int64_t step);
   // Ends the run: the checkpoint, the best evaluation in `result`, the
   // export of the best model, the events closed, the Coordinator told.
@@ -143,6 +147,8 @@ class Chief {
   const std::string best_path_;
   // The prefix of a sharded run's best model (checkpoint-best/model).
   const std::string sharded_best_;
+  // When HandOnInput last looked.
+  std::chrono::steady_clock::time_point handed_on_at_;
   int64_t last_eval_step_ = -1;
 };
 

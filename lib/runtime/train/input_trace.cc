@@ -42,10 +42,14 @@ void InputTrace::Start(int64_t global_step, const InputPosition& at) {
   *out_ << std::endl;
 }
 
-void InputTrace::Step(int64_t global_step, const InputPosition& after,
-                      const Batch& batch) {
+void InputTrace::Step(int64_t global_step, int shard,
+                      const InputPosition& after, const Batch& batch) {
   if (out_ == nullptr) return;
-  *out_ << "step ";
+  if (shard < 0) {
+    *out_ << "step ";
+  } else {
+    *out_ << "take " << shard << ' ';
+  }
   WritePosition(*out_, global_step, after);
   const Column* column = batch.Find(column_);
   for (int64_t r = 0; column != nullptr && r < batch.rows; ++r) {

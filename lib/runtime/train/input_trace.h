@@ -7,6 +7,9 @@
 // written (a killed process keeps what it wrote):
 //   start <global step> <epoch> <file> <record> <epoch_record> <emitted>
 //   step <global step> <epoch> <file> <record> <epoch_record> <emitted> <id>...
+//   take <shard> <global step> <epoch> ... <id>...
+// ("take": a step on a batch of another worker's input shard that the
+// chief handed on to this one; the position is that shard's).
 // A step's line is written before its gradients leave: the global step
 // they were computed at, the input position after its batch and the value
 // of `column` (a feature of the job's model) in each of its rows.
@@ -30,7 +33,8 @@ class InputTrace {
   static InputTrace FromEnvironment(std::string_view task);
 
   void Start(int64_t global_step, const InputPosition& at);
-  void Step(int64_t global_step, const InputPosition& after,
+  // `shard`: -1 for the worker's own input shard.
+  void Step(int64_t global_step, int shard, const InputPosition& after,
             const Batch& batch);
 
  private:

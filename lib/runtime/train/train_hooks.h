@@ -5,7 +5,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
+#include <vector>
 
 #include "lib/data/input_pipeline.h"
 #include "lib/runtime/train/train_types.h"
@@ -25,6 +27,9 @@ struct TrainHooks {
   std::function<void(int64_t steps_done, int64_t global_step,
                      const InputPosition& position)>
       on_step;
+  // Parameter-server workers: the input shards the chief has this worker
+  // read (ShardedInput::Assigned); empty: its own alone.
+  std::function<std::optional<std::vector<InputShard>>()> input_shards;
   // Training stops with Cancelled once this becomes true. May be null.
   const std::atomic<bool>* cancel = nullptr;
 

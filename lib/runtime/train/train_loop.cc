@@ -50,7 +50,8 @@ class TrainLoop {
         ctx_(*parts.ctx),
         layer_(*parts.layer),
         model_(*parts.model),
-        input_(*parts.input),
+        input_(*parts.input, parts.own_shard, parts.open_shard,
+               hooks.input_shards),
         update_(*parts.update),
         chief_(parts.chief),
         progress_(hooks, chief_ ? chief_->coordinator() : nullptr, o_.name,
@@ -95,7 +96,7 @@ class TrainLoop {
   const kernels::Context& ctx_;
   const FeatureLayer& layer_;
   Model& model_;
-  InputPipeline& input_;
+  ShardedInput input_;
   Update& update_;
   Chief* chief_;
   Progress progress_;
@@ -189,10 +190,9 @@ StatusOr<bool> TrainLoop::Steps() {
   BatchQueue batches(
       ctx_,
       [&](PreparedBatch* p) {
-        StatusOr<bool> more = input_.Next(&p->batch);
+        StatusOr<bool> more = input_.Next(&p->batch, &p->shard, &p->position);
         p->status = more.status();
         p->more = more.ok() && *more;
-        p->position = input_.position();
         if (!p->more) return;
         p->status = layer_.Transform(transform_ctx, p->batch, true, &p->inputs);
         if (p->status.ok()) update_.PrepareInputs(p);
@@ -270,7 +270,7 @@ Status TrainLoop::Step(PreparedBatch*& cur, BatchQueue& batches) {
   const auto computed = Clock::now();
   DTF_ASSIGN_OR_RETURN(const PreparedBatch* next, batches.Next());
   const auto read = Clock::now();
-  trace_.Step(update_.global_step(), cur->position, cur->batch);
+  trace_.Step(update_.global_step(), cur->shard, cur->position, cur->batch);
   if (Status st = update_.Apply(*cur, loss, &grads_, *next); !st.ok()) {
     return UpdateFailed(st);
   }
@@ -282,7 +282,9 @@ Status TrainLoop::Step(PreparedBatch*& cur, BatchQueue& batches) {
   ++result_.steps_run;
   if (update_.Agreed() != Agreement::kStep) return OkStatus();
   const int64_t rows = cur->batch.rows;
-  position_ = cur->position;
+  // The worker's own shard's position: a batch of a shard handed on to it
+  // is committed for that shard alone (ShardedInput).
+  if (cur->shard < 0) position_ = cur->position;
   if (update_.AppliedOnReturn(*next)) reported_ = position_;
   cur = batches.Advance();
   progress_.AddStep(rows, loss, Clock::now() - t0);
@@ -303,6 +305,7 @@ StatusOr<bool> TrainLoop::AfterStep() {
     if (o_.log_every_steps == 0) progress_.Report(step, last_epoch_);
   }
   if (chief_ == nullptr) return false;
+  chief_->HandOnInput(update_);
   bool stop = false;
   if (o_.evaluate &&
       (o_.eval_every_steps > 0 ? at % o_.eval_every_steps == 0 : epoch_done)) {
@@ -329,7 +332,7 @@ StatusOr<TrainResult> TrainLoop::Finish() {
   const int64_t step = update_.global_step();
   chief_->Done(o_.name, step, result_);
   if (update_.independent_workers()) {
-    Status waited = chief_->WaitForWorkers(o_.name);
+    Status waited = chief_->WaitForWorkers(o_.name, update_);
     if (waited.code() == absl::StatusCode::kCancelled) return Cancelled();
     DTF_RETURN_IF_ERROR(waited);
   }

@@ -19,6 +19,7 @@
 #include "lib/runtime/model/feature_layer.h"
 #include "lib/runtime/model/model.h"
 #include "lib/runtime/train/chief.h"
+#include "lib/runtime/train/sharded_input.h"
 #include "lib/runtime/train/train_hooks.h"
 #include "lib/runtime/train/train_types.h"
 #include "lib/runtime/train/update.h"
@@ -66,6 +67,11 @@ struct TrainLoopParts {
   const FeatureLayer* layer = nullptr;
   Model* model = nullptr;
   InputPipeline* input = nullptr;
+  // A worker's own input shard (its index), which `input` reads, and how
+  // to open another that the chief hands on to it (ShardedInput); without
+  // `open_shard` the loop reads `input` alone.
+  int own_shard = 0;
+  ShardedInput::Open open_shard;
   Update* update = nullptr;
   // Null on a worker that is not the chief.
   Chief* chief = nullptr;

@@ -142,7 +142,7 @@ class PsUpdate : public Update {
     StatusOr<PsClient::PushResult> pushed =
         ps_.Step(std::move(pieces), batch.batch.rows, loss,
                  next.more ? &dense_ : nullptr, next.more ? &sparse_ : nullptr,
-                 train_.mode == TrainMode::kSync, batch.position);
+                 train_.mode == TrainMode::kSync, batch.position, batch.shard);
     if (pushed.ok()) {
       global_step_ = pushed->global_step;
       return OkStatus();

@@ -41,6 +41,7 @@ TrainHooks WorkerHooks(const WorkerOptions& options) {
   hooks.on_eval = options.on_eval;
   hooks.on_note = options.on_note;
   hooks.on_step = options.on_step;
+  hooks.input_shards = options.input_shards;
   hooks.cancel = options.cancel;
   return hooks;
 }
@@ -185,6 +186,16 @@ StatusOr<TrainResult> RunWorkerLoop(
   parts.layer = built.layer.get();
   parts.model = built.model.get();
   parts.input = pipeline.get();
+  parts.own_shard = options.index;
+  if (!update.collective() && num_workers > 1) {
+    // Another worker's shard, handed on to this one (sharded_input.h).
+    parts.open_shard = [input](int shard, const InputPosition& at) {
+      InputPipelineOptions other = input;
+      other.reader_index = shard;
+      other.start = at;
+      return InputPipeline::Create(std::move(other));
+    };
+  }
   parts.update = &update;
   parts.chief = chief.get();
   return RunTrainLoop(loop, hooks, parts);

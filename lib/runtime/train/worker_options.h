@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,9 @@ struct WorkerOptions {
   std::function<void(int64_t steps_done, int64_t global_step,
                      const InputPosition& position)>
       on_step;
+  // Parameter-server modes: the input shards the chief has this worker
+  // read (TrainHooks::input_shards); empty: its own alone.
+  std::function<std::optional<std::vector<InputShard>>()> input_shards;
   // Set when the run must stop (Ctrl-C, SIGTERM, or the chief lost): the
   // worker returns Cancelled, the chief after writing its checkpoint.
   const std::atomic<bool>* cancel = nullptr;

@@ -70,6 +70,10 @@ Trace ReadTrace(const std::string& path) {
       continue;
     }
     if (runs.empty()) break;
+    if (kind != "step") {
+      ADD_FAILURE() << path << ": a step of another worker's shard: " << line;
+      continue;
+    }
     for (int64_t id; words >> id;) s.ids.push_back(id);
     runs.back().push_back(std::move(s));
   }

@@ -1,0 +1,141 @@
+// The chief's Coordinator: input shards handed on from workers taken for
+// dead (coordinator_service.h, HandOnInput).
+#include <algorithm>
+#include <tuple>
+
+#include "lib/base/strings.h"
+#include "lib/base/task_name.h"
+#include "lib/runtime/cluster/coordinator_service.h"
+
+namespace dtf::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string WorkerName(int w) { return TaskName{Role::kWorker, w}.ToString(); }
+
+// Worker w of a task name; -1 for another task.
+int WorkerOf(const std::string& task) {
+  StatusOr<TaskName> name = ParseTaskName(task);
+  return name.ok() && name->role == Role::kWorker ? name->index : -1;
+}
+
+bool Before(const InputPosition& a, const InputPosition& b) {
+  return std::tie(a.epoch, a.epoch_record) < std::tie(b.epoch, b.epoch_record);
+}
+
+std::string Where(const InputPosition& p) {
+  return StrCat("epoch ", p.epoch + 1, ", record ", p.epoch_record);
+}
+
+}  // namespace
+
+bool CoordinatorService::TakenForDead(int w, std::chrono::seconds timeout,
+                                      std::chrono::seconds start_within) const {
+  // The chief's own shard goes with the chief: a run without it fails.
+  if (w == 0) return false;
+  auto it = tasks_.find(WorkerName(w));
+  if (it == tasks_.end()) return false;
+  const Task& t = it->second;
+  if (t.state == TaskState::kDone) return false;
+  if (t.stalled) return true;
+  const auto now = Clock::now();
+  if (!t.heard) return now - start_ >= std::max(start_within, timeout);
+  return now - t.last_heartbeat >= timeout;
+}
+
+std::vector<std::string> CoordinatorService::HandOnInput(
+    const std::vector<std::optional<InputPosition>>& committed,
+    std::chrono::seconds timeout, std::chrono::seconds start_within) {
+  std::vector<std::string> notes;
+  std::lock_guard<std::mutex> lock(mu_);
+  const int shards = shards_.shards();
+  unread_told_.resize(size_t(shards), false);
+  const auto now = Clock::now();
+  for (int s = 0; s < shards; ++s) {
+    const int h = shards_.holder(s);
+    if (h >= 0) {
+      const auto it = tasks_.find(WorkerName(h));
+      // Handed on to a process of the worker that another replaced: lost
+      // with it.
+      const bool other_process =
+          it != tasks_.end() && shards_.moved(s) &&
+          shards_.incarnation(s) != 0 &&
+          it->second.incarnation != shards_.incarnation(s);
+      if (!other_process && !TakenForDead(h, timeout, start_within)) continue;
+      shards_.Orphan(s);
+    }
+    // The later of the two positions: neither is past what the variables
+    // hold, so no batch goes unread (one read again at most).
+    std::optional<InputPosition> at =
+        size_t(s) < committed.size() ? committed[size_t(s)] : std::nullopt;
+    const auto own = tasks_.find(WorkerName(s));
+    if (own != tasks_.end() && own->second.position &&
+        (!at || Before(*at, *own->second.position))) {
+      at = own->second.position;
+    }
+    const InputPosition start = at.value_or(InputPosition{});
+    int to = -1;
+    for (int w = 0; w < workers_; ++w) {
+      const auto t = tasks_.find(WorkerName(w));
+      if (t == tasks_.end()) continue;
+      const Task& task = t->second;
+      const bool alive =
+          task.state == TaskState::kRunning && !task.stalled &&
+          (w == 0 || (task.heard && now - task.last_heartbeat < kHeardWithin));
+      if (alive && (to < 0 || shards_.held(w) < shards_.held(to))) to = w;
+    }
+    if (to < 0) {
+      if (!unread_told_[size_t(s)]) {
+        notes.push_back(StrCat(WorkerName(s), "'s input shard (at ",
+                               Where(start),
+                               ") has no live worker to read it on"));
+        unread_told_[size_t(s)] = true;
+      }
+      continue;
+    }
+    shards_.Give(s, to, tasks_.at(WorkerName(to)).incarnation, start);
+    unread_told_[size_t(s)] = false;
+    notes.push_back(StrCat(WorkerName(s), "'s input shard is read on by ",
+                           WorkerName(to), " from ", Where(start)));
+  }
+  return notes;
+}
+
+void CoordinatorService::AnswerInputShards(
+    const std::string& task, uint64_t incarnation,
+    rpc::HeartbeatResponse* response) const {
+  const int w = WorkerOf(task);
+  if (w < 0) return;
+  const std::optional<std::vector<InputShard>> of = shards_.Of(w, incarnation);
+  if (!of) return;
+  rpc::InputShards* input = response->mutable_input();
+  for (const InputShard& s : *of) {
+    rpc::InputShard* out = input->add_shards();
+    out->set_shard(s.shard);
+    for (const int64_t n : PositionNumbers(s.start)) out->add_position(n);
+  }
+}
+
+std::optional<std::vector<InputShard>> CoordinatorService::InputShardsOf(
+    const std::string& task) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int w = WorkerOf(task);
+  if (w < 0) return std::nullopt;
+  return shards_.Of(w, 0);
+}
+
+std::vector<std::string> CoordinatorService::UnreadShards() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> notes;
+  for (int s = 0; s < shards_.shards(); ++s) {
+    if (shards_.holder(s) >= 0) continue;
+    notes.push_back(StrCat(
+        WorkerName(s),
+        "'s input shard was left unread from where its worker was taken for "
+        "dead: no live worker was left to read it on"));
+  }
+  return notes;
+}
+
+}  // namespace dtf::runtime

@@ -1,0 +1,52 @@
+#include "lib/runtime/cluster/input_shard_table.h"
+
+namespace dtf::runtime {
+
+InputShardTable::InputShardTable(int shards)
+    : holders_(size_t(shards > 0 ? shards : 0)),
+      touched_(size_t(shards > 0 ? shards : 0), false) {
+  for (size_t i = 0; i < holders_.size(); ++i) holders_[i].worker = int(i);
+}
+
+int InputShardTable::held(int w) const {
+  int n = 0;
+  for (const Holder& h : holders_) n += h.worker == w ? 1 : 0;
+  return n;
+}
+
+void InputShardTable::Orphan(int s) {
+  Holder& h = holders_[size_t(s)];
+  if (h.worker >= 0 && size_t(h.worker) < touched_.size()) {
+    touched_[size_t(h.worker)] = true;
+  }
+  h.worker = -1;
+  h.incarnation = 0;
+  h.moved = true;
+}
+
+void InputShardTable::Give(int s, int w, uint64_t incarnation,
+                           const InputPosition& start) {
+  Holder& h = holders_[size_t(s)];
+  h.worker = w;
+  h.incarnation = incarnation;
+  h.start = start;
+  h.moved = true;
+  if (w >= 0 && size_t(w) < touched_.size()) touched_[size_t(w)] = true;
+}
+
+std::optional<std::vector<InputShard>> InputShardTable::Of(
+    int w, uint64_t incarnation) const {
+  if (w < 0 || size_t(w) >= touched_.size() || !touched_[size_t(w)]) {
+    return std::nullopt;
+  }
+  std::vector<InputShard> of;
+  for (size_t s = 0; s < holders_.size(); ++s) {
+    const Holder& h = holders_[s];
+    if (h.worker != w) continue;
+    if (h.moved && incarnation != 0 && h.incarnation != incarnation) continue;
+    of.push_back({int(s), h.start});
+  }
+  return of;
+}
+
+}  // namespace dtf::runtime

@@ -1,0 +1,56 @@
+// Which worker reads each input shard of a parameter-server run (docs/
+// launch.md, *Elastic workers*): shard i is worker i's own until the chief
+// takes worker i for dead and hands the shard on to a live worker, which
+// reads it on from the position committed for it. Not thread-safe: the
+// chief's Coordinator holds it under its lock.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "lib/data/input_position.h"
+
+namespace dtf::runtime {
+
+class InputShardTable {
+ public:
+  // `shards` shards, shard i held by worker i.
+  explicit InputShardTable(int shards = 0);
+
+  int shards() const { return int(holders_.size()); }
+  // Shard s's worker; -1 while no live worker reads it.
+  int holder(int s) const { return holders_[size_t(s)].worker; }
+  // Whether shard s was handed on at least once.
+  bool moved(int s) const { return holders_[size_t(s)].moved; }
+  // The process of its worker shard s was handed on to (0: its own shard
+  // never moved, read by whatever process the worker runs).
+  uint64_t incarnation(int s) const { return holders_[size_t(s)].incarnation; }
+  // The shards worker w reads.
+  int held(int w) const;
+
+  // Shard s's worker was taken for dead: no worker reads it now.
+  void Orphan(int s);
+  // Hands shard s on to process `incarnation` of worker w, to read from
+  // `start`.
+  void Give(int s, int w, uint64_t incarnation, const InputPosition& start);
+
+  // What process `incarnation` of worker w reads (0: whatever process it
+  // runs), each shard with its start; nullopt while no shard moved to or
+  // from the worker (its own alone, as it started). A shard handed on to
+  // another process of the worker is not its: the chief hands it on again
+  // (it was lost with that process).
+  std::optional<std::vector<InputShard>> Of(int w, uint64_t incarnation) const;
+
+ private:
+  struct Holder {
+    int worker = -1;
+    uint64_t incarnation = 0;
+    InputPosition start;
+    bool moved = false;
+  };
+  std::vector<Holder> holders_;
+  std::vector<bool> touched_;  // a shard moved to or from the worker
+};
+
+}  // namespace dtf::runtime

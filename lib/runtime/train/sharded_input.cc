@@ -1,0 +1,76 @@
+#include "lib/runtime/train/sharded_input.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace dtf::runtime {
+
+ShardedInput::ShardedInput(InputPipeline& own, int own_shard, Open open,
+                           Assigned assigned)
+    : own_shard_(own_shard),
+      open_(std::move(open)),
+      assigned_(std::move(assigned)) {
+  sources_.push_back({own_shard, &own, nullptr});
+}
+
+ShardedInput::~ShardedInput() = default;
+
+Status ShardedInput::Follow(const std::vector<InputShard>& assigned) {
+  // Shards no longer listed: given up (opened again at the start the
+  // chief gives should it list one anew).
+  for (auto it = sources_.begin(); it != sources_.end();) {
+    const bool listed = std::any_of(
+        assigned.begin(), assigned.end(),
+        [&](const InputShard& a) { return a.shard == it->shard; });
+    if (listed) {
+      ++it;
+      continue;
+    }
+    const size_t at = size_t(it - sources_.begin());
+    it = sources_.erase(it);
+    if (turn_ > at) --turn_;
+  }
+  for (const InputShard& a : assigned) {
+    const bool known =
+        std::any_of(sources_.begin(), sources_.end(),
+                    [&](const Source& s) { return s.shard == a.shard; }) ||
+        std::find(done_.begin(), done_.end(), a.shard) != done_.end();
+    if (known) continue;
+    DTF_ASSIGN_OR_RETURN(std::unique_ptr<InputPipeline> pipeline,
+                         open_(a.shard, a.start));
+    InputPipeline* raw = pipeline.get();
+    sources_.push_back({a.shard, raw, std::move(pipeline)});
+    ++taken_count_;
+  }
+  if (turn_ >= sources_.size()) turn_ = 0;
+  return OkStatus();
+}
+
+StatusOr<bool> ShardedInput::Next(Batch* batch, int* shard,
+                                  InputPosition* position) {
+  if (open_ && assigned_) {
+    if (std::optional<std::vector<InputShard>> now = assigned_()) {
+      DTF_RETURN_IF_ERROR(Follow(*now));
+    }
+  }
+  while (!sources_.empty()) {
+    Source& s = sources_[turn_];
+    DTF_ASSIGN_OR_RETURN(const bool more, s.pipeline->Next(batch));
+    if (more) {
+      *shard = s.shard == own_shard_ ? -1 : s.shard;
+      *position = s.pipeline->position();
+      turn_ = (turn_ + 1) % sources_.size();
+      return true;
+    }
+    // This shard has ended; the others go on.
+    *position = s.pipeline->position();
+    done_.push_back(s.shard);
+    ++ended_count_;
+    sources_.erase(sources_.begin() + std::ptrdiff_t(turn_));
+    if (turn_ >= sources_.size()) turn_ = 0;
+  }
+  *shard = -1;
+  return false;
+}
+
+}  // namespace dtf::runtime

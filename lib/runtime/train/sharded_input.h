@@ -1,0 +1,64 @@
+// A worker's training input as input shards (docs/launch.md, *Elastic
+// workers*): its own shard, and the shards of workers taken for dead that
+// the chief handed on to it, read a batch of each in turn.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "lib/base/status.h"
+#include "lib/data/input_pipeline.h"
+#include "lib/data/input_position.h"
+
+namespace dtf::runtime {
+
+class ShardedInput {
+ public:
+  // A pipeline over input shard `shard` from `start`.
+  using Open = std::function<StatusOr<std::unique_ptr<InputPipeline>>(
+      int shard, const InputPosition& start)>;
+  // The shards this worker reads now, as the chief last said; nullopt:
+  // its own alone (nothing handed on). May block until the chief is
+  // first heard.
+  using Assigned = std::function<std::optional<std::vector<InputShard>>()>;
+
+  // `own` reads shard `own_shard`. Without `open` or `assigned` it is the
+  // one input.
+  ShardedInput(InputPipeline& own, int own_shard, Open open,
+               Assigned assigned);
+  ~ShardedInput();
+
+  // The next batch of the shards this worker reads, taking each in turn;
+  // false once every one has ended. `*shard` is -1 for a batch of the
+  // worker's own shard, else the shard's number; `*position` is that
+  // shard's position after the batch. A shard the chief no longer lists
+  // (handed on to another worker while this one was taken for dead) is
+  // read no more; one it lists anew is opened at its start; one read to
+  // its end here is not read again.
+  StatusOr<bool> Next(Batch* batch, int* shard, InputPosition* position);
+
+  // Shards read to their end, and shards taken over.
+  int ended() const { return ended_count_; }
+  int taken() const { return taken_count_; }
+
+ private:
+  struct Source {
+    int shard = 0;
+    InputPipeline* pipeline = nullptr;
+    std::unique_ptr<InputPipeline> owned;  // null for the worker's own
+  };
+  Status Follow(const std::vector<InputShard>& assigned);
+
+  const int own_shard_;
+  const Open open_;
+  const Assigned assigned_;
+  std::vector<Source> sources_;
+  std::vector<int> done_;  // shards read to their end here
+  size_t turn_ = 0;
+  int ended_count_ = 0;
+  int taken_count_ = 0;
+};
+
+}  // namespace dtf::runtime
