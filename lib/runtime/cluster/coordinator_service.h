@@ -176,6 +176,10 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   std::vector<std::string> HandOnInput(
       const std::vector<std::optional<InputPosition>>& committed,
       std::chrono::seconds timeout, std::chrono::seconds start_within);
+  // Whether HandOnInput has a shard to hand on now (cheap: the chief
+  // then asks the parameter servers for the committed positions).
+  bool HasInputToHandOn(std::chrono::seconds timeout,
+                        std::chrono::seconds start_within) const;
   // The shards worker `task` reads, as its heartbeats are answered
   // (InputShardTable::Of, any process of it).
   std::optional<std::vector<InputShard>> InputShardsOf(
@@ -203,6 +207,9 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   // Whether worker `w` (not the chief) is taken for dead. REQUIRES: mu_.
   bool TakenForDead(int w, std::chrono::seconds timeout,
                     std::chrono::seconds start_within) const;
+  // Whether shard s is read by no live process. REQUIRES: mu_ held.
+  bool ShardLost(int s, std::chrono::seconds timeout,
+                 std::chrono::seconds start_within) const;
   // KvSet's and KvGet's caller `task`, as process `incarnation` (0: not
   // told): UNAVAILABLE when it is a replaced one.
   grpc::Status CheckStoreCaller(const std::string& task, uint64_t incarnation);

@@ -44,6 +44,28 @@ bool CoordinatorService::TakenForDead(int w, std::chrono::seconds timeout,
   return now - t.last_heartbeat >= timeout;
 }
 
+bool CoordinatorService::ShardLost(int s, std::chrono::seconds timeout,
+                                   std::chrono::seconds start_within) const {
+  const int h = shards_.holder(s);
+  if (h < 0) return true;
+  const auto it = tasks_.find(WorkerName(h));
+  // Handed on to a process of the worker that another replaced: lost
+  // with it.
+  const bool other_process = it != tasks_.end() && shards_.moved(s) &&
+                             shards_.incarnation(s) != 0 &&
+                             it->second.incarnation != shards_.incarnation(s);
+  return other_process || TakenForDead(h, timeout, start_within);
+}
+
+bool CoordinatorService::HasInputToHandOn(
+    std::chrono::seconds timeout, std::chrono::seconds start_within) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int s = 0; s < shards_.shards(); ++s) {
+    if (ShardLost(s, timeout, start_within)) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> CoordinatorService::HandOnInput(
     const std::vector<std::optional<InputPosition>>& committed,
     std::chrono::seconds timeout, std::chrono::seconds start_within) {
@@ -53,18 +75,8 @@ std::vector<std::string> CoordinatorService::HandOnInput(
   unread_told_.resize(size_t(shards), false);
   const auto now = Clock::now();
   for (int s = 0; s < shards; ++s) {
-    const int h = shards_.holder(s);
-    if (h >= 0) {
-      const auto it = tasks_.find(WorkerName(h));
-      // Handed on to a process of the worker that another replaced: lost
-      // with it.
-      const bool other_process =
-          it != tasks_.end() && shards_.moved(s) &&
-          shards_.incarnation(s) != 0 &&
-          it->second.incarnation != shards_.incarnation(s);
-      if (!other_process && !TakenForDead(h, timeout, start_within)) continue;
-      shards_.Orphan(s);
-    }
+    if (!ShardLost(s, timeout, start_within)) continue;
+    if (shards_.holder(s) >= 0) shards_.Orphan(s);
     // The later of the two positions: neither is past what the variables
     // hold, so no batch goes unread (one read again at most).
     std::optional<InputPosition> at =
@@ -80,9 +92,13 @@ std::vector<std::string> CoordinatorService::HandOnInput(
       const auto t = tasks_.find(WorkerName(w));
       if (t == tasks_.end()) continue;
       const Task& task = t->second;
+      // Heard from within the timeout that takes a worker for dead: never
+      // the one the shard is taken from.
       const bool alive =
           task.state == TaskState::kRunning && !task.stalled &&
-          (w == 0 || (task.heard && now - task.last_heartbeat < kHeardWithin));
+          (w == 0 || (task.heard &&
+                      now - task.last_heartbeat <
+                          std::min<Clock::duration>(timeout, kHeardWithin)));
       if (alive && (to < 0 || shards_.held(w) < shards_.held(to))) to = w;
     }
     if (to < 0) {

@@ -299,6 +299,10 @@ StatusOr<PushResult> ParamStore::Push(const PushHeader& header,
   SeenLocked(worker);
   if (shutdown_) return ShutDownLocked();
   if (!apply_error_.ok()) return apply_error_;
+  // A worker that pushes trains: one that had finished its input took
+  // another's (docs/launch.md, *Elastic workers*), and the sync steps
+  // wait for it again.
+  done_[size_t(worker)] = false;
   // Checked before anything is summed or applied, in both modes: a bad
   // piece is refused to its sender and changes nothing.
   DTF_RETURN_IF_ERROR(CheckPiecesLocked(pieces));

@@ -92,8 +92,8 @@ StatusOr<PushResult> PushGradients(ParamStore& store,
   }
   if (header.has_input_shard()) {
     if (header.input_shard() < 0) {
-      return InvalidArgumentError(StrCat("worker ", h.worker, ": input shard ",
-                                         header.input_shard()));
+      return InvalidArgumentError(
+          StrCat("worker ", h.worker, ": input shard ", header.input_shard()));
     }
     h.shard = header.input_shard();
   }

@@ -10,11 +10,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <optional>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>

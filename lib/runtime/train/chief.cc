@@ -178,30 +178,65 @@ void Chief::Done(const std::string& self, int64_t step,
                                result.examples_per_sec);
 }
 
-void Chief::HandOnInput(const Update& update) {
+void Chief::HandOnInput(Update& update, bool now) {
   using Clock = std::chrono::steady_clock;
-  if (options_.coordinator == nullptr || update.collective() ||
+  CoordinatorService* coordinator = options_.coordinator;
+  if (coordinator == nullptr || update.collective() ||
       !update.commits_positions() ||
-      Clock::now() - handed_on_at_ < std::chrono::milliseconds(200)) {
+      (!now && Clock::now() - handed_on_at_ < std::chrono::milliseconds(200))) {
     return;
   }
   handed_on_at_ = Clock::now();
-  for (const std::string& note : options_.coordinator->HandOnInput(
-           update.committed_positions(), options_.heartbeat_timeout,
-           options_.start_timeout)) {
+  if (!coordinator->HasInputToHandOn(options_.heartbeat_timeout,
+                                     options_.start_timeout)) {
+    return;
+  }
+  // The positions as they stand: the last checkpoint's are older, and a
+  // worker's heartbeat may lag its steps by a few batches.
+  StatusOr<std::vector<std::optional<InputPosition>>> committed =
+      update.FetchCommittedPositions();
+  if (!committed.ok()) {
+    hooks_.Note(StrCat("the parameter servers' committed input positions: ",
+                       Message(committed.status()),
+                       "; handing on from the last ones known"));
+    committed = update.committed_positions();
+  }
+  for (const std::string& note : coordinator->HandOnInput(
+           *committed, options_.heartbeat_timeout, options_.start_timeout)) {
     hooks_.Note(note);
   }
 }
 
-Status Chief::WaitForWorkers(const std::string& self, const Update& update) {
+bool Chief::AwaitInput(const std::string& self, Update& update,
+                       const std::function<bool()>& has_more) {
+  if (options_.coordinator == nullptr || update.collective() ||
+      !update.commits_positions()) {
+    return false;
+  }
+  while (!hooks_.cancelled()) {
+    // Looked at before the shards are: a worker that stops counting as
+    // running meanwhile has its shard handed on below.
+    const bool others = !options_.coordinator
+                             ->RunningWorkers(self, options_.heartbeat_timeout,
+                                              options_.start_timeout)
+                             .empty();
+    HandOnInput(update, /*now=*/true);
+    if (has_more()) return true;
+    if (!others) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+Status Chief::WaitForWorkers(const std::string& self, Update& update) {
   if (options_.coordinator == nullptr) return OkStatus();
   using Clock = std::chrono::steady_clock;
   for (auto last_note = Clock::now();;) {
-    // The chief reads no more: a shard handed on now goes to a worker
-    // still training.
-    HandOnInput(update);
     std::vector<std::string> running = options_.coordinator->RunningWorkers(
         self, options_.heartbeat_timeout, options_.start_timeout);
+    // The chief reads no more: a shard handed on now goes to a worker
+    // still training.
+    HandOnInput(update, /*now=*/true);
     if (running.empty()) {
       for (const std::string& note : options_.coordinator->UnreadShards()) {
         hooks_.Note(note);

@@ -94,11 +94,18 @@ class Chief {
   void Done(const std::string& self, int64_t step, const TrainResult& result);
   // Waits until every other worker finished or went silent for the
   // heartbeat timeout; Cancelled once the run is.
-  Status WaitForWorkers(const std::string& self, const Update& update);
+  Status WaitForWorkers(const std::string& self, Update& update);
   // Parameter-server runs: hands the input shards of workers taken for
-  // dead on to live ones (CoordinatorService::HandOnInput), at most every
-  // 200 ms, with the positions `update` committed; says each.
-  void HandOnInput(const Update& update);
+  // dead on to live ones (CoordinatorService::HandOnInput), looking at
+  // most every 200 ms unless `now`, with the positions the parameter
+  // servers committed; says each.
+  void HandOnInput(Update& update, bool now = false);
+  // The chief's input has ended, in a parameter-server run: while other
+  // workers still train it stays to read a shard handed on from one taken
+  // for dead. True once `has_more` (a shard was handed on to the chief);
+  // false once no other worker trains, or the run is cancelled.
+  bool AwaitInput(const std::string& self, Update& update,
+                  const std::function<bool()>& has_more);
   void SetRunState(RunState state, int64_t step);
   // Ends the run: the checkpoint, the best evaluation in `result`, the
   // export of the best model, the events closed, the Coordinator told.

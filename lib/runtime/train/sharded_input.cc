@@ -19,9 +19,9 @@ Status ShardedInput::Follow(const std::vector<InputShard>& assigned) {
   // Shards no longer listed: given up (opened again at the start the
   // chief gives should it list one anew).
   for (auto it = sources_.begin(); it != sources_.end();) {
-    const bool listed = std::any_of(
-        assigned.begin(), assigned.end(),
-        [&](const InputShard& a) { return a.shard == it->shard; });
+    const bool listed =
+        std::any_of(assigned.begin(), assigned.end(),
+                    [&](const InputShard& a) { return a.shard == it->shard; });
     if (listed) {
       ++it;
       continue;
@@ -44,6 +44,17 @@ Status ShardedInput::Follow(const std::vector<InputShard>& assigned) {
   }
   if (turn_ >= sources_.size()) turn_ = 0;
   return OkStatus();
+}
+
+bool ShardedInput::HasNew() {
+  if (!open_ || !assigned_) return false;
+  const std::optional<std::vector<InputShard>> now = assigned_();
+  if (!now) return false;
+  return std::any_of(now->begin(), now->end(), [&](const InputShard& a) {
+    return std::none_of(sources_.begin(), sources_.end(),
+                        [&](const Source& s) { return s.shard == a.shard; }) &&
+           std::find(done_.begin(), done_.end(), a.shard) == done_.end();
+  });
 }
 
 StatusOr<bool> ShardedInput::Next(Batch* batch, int* shard,

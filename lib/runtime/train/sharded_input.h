@@ -26,8 +26,7 @@ class ShardedInput {
 
   // `own` reads shard `own_shard`. Without `open` or `assigned` it is the
   // one input.
-  ShardedInput(InputPipeline& own, int own_shard, Open open,
-               Assigned assigned);
+  ShardedInput(InputPipeline& own, int own_shard, Open open, Assigned assigned);
   ~ShardedInput();
 
   // The next batch of the shards this worker reads, taking each in turn;
@@ -38,6 +37,10 @@ class ShardedInput {
   // read no more; one it lists anew is opened at its start; one read to
   // its end here is not read again.
   StatusOr<bool> Next(Batch* batch, int* shard, InputPosition* position);
+
+  // Whether the chief lists a shard that is neither read here nor read to
+  // its end: Next would read on. Not while a Next is under way.
+  bool HasNew();
 
   // Shards read to their end, and shards taken over.
   int ended() const { return ended_count_; }

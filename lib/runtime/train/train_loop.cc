@@ -221,6 +221,24 @@ StatusOr<bool> TrainLoop::Steps() {
           StrCat(o_.name, ": the chief stopped training at step ", step));
       return false;
     }
+    if (!cur->more && !collective && chief_ != nullptr && !hooks_.cancelled() &&
+        !stop_early) {
+      // The chief's input has ended: it stays to read a shard handed on
+      // from a worker taken for dead while others train. The parameter
+      // servers' sync steps do not wait for it meanwhile (a push of it
+      // counts it in again).
+      if (Status st = update_.Done(); !st.ok()) {
+        hooks_.Note(StrCat(o_.name,
+                           ": could not tell the parameter servers "
+                           "its input ended: ",
+                           Message(st)));
+      }
+      if (chief_->AwaitInput(o_.name, update_,
+                             [&] { return input_.HasNew(); })) {
+        DTF_ASSIGN_OR_RETURN(cur, batches.First());
+        continue;
+      }
+    }
     const Agreement mine = hooks_.cancelled()         ? Agreement::kCancel
                            : cur->more && !stop_early ? Agreement::kStep
                                                       : Agreement::kEnd;

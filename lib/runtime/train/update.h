@@ -107,6 +107,13 @@ class Update {
       const {
     return {};
   }
+  // REQUIRES: commits_positions(). The committed input positions as they
+  // stand now (parameter servers: asked for them), for handing a shard on
+  // (Chief::HandOnInput); checkpoints keep taking committed_positions().
+  virtual StatusOr<std::vector<std::optional<InputPosition>>>
+  FetchCommittedPositions() {
+    return committed_positions();
+  }
   // The update's own preparation of a transformed batch, where the batch
   // was read (with prefetching, on the queue's thread).
   virtual void PrepareInputs(PreparedBatch* batch) { (void)batch; }

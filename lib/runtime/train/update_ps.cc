@@ -81,6 +81,12 @@ class PsUpdate : public Update {
       const override {
     return ps_.positions();
   }
+  StatusOr<std::vector<std::optional<InputPosition>>> FetchCommittedPositions()
+      override {
+    // A pull of no variable: the positions alone.
+    DTF_RETURN_IF_ERROR(ps_.Pull({}, {}, 0, /*slots=*/true));
+    return ps_.positions();
+  }
   const Model* layout() const override { return model_; }
 
   StatusOr<std::vector<ShardedIndexEntries>> SaveShards(
