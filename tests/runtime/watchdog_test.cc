@@ -225,6 +225,37 @@ TEST_F(WatchdogTest, AWorkerNeverHeardIsWaitedForWhileItMayStillStart) {
   EXPECT_THAT(service_.RunningWorkers("worker:0", 1s, 3s), IsEmpty());
 }
 
+// Elastic input: worker:2 silent for the timeout is taken for dead and
+// its input shard handed on, from the position the parameter servers
+// committed for it, to the live worker that reads the fewest (the chief,
+// by its lower index); a new process of worker:2 is told it reads nothing.
+TEST_F(WatchdogTest, ALostWorkersInputShardIsHandedOnToALiveWorker) {
+  service_.Update("worker:0", TaskState::kRunning, 5, 0, 0);
+  Beat("worker:1", 11, 1);
+  Beat("worker:2", 21, 1);
+  const InputPosition at{3, 0, 90, 90};
+  const std::vector<std::optional<InputPosition>> committed = {{}, {}, at};
+  EXPECT_FALSE(service_.HasInputToHandOn(1s, 60s));
+  EXPECT_TRUE(service_.HandOnInput(committed, 1s, 60s).empty());
+  for (int i = 0; i < 12; ++i) {
+    std::this_thread::sleep_for(100ms);
+    EXPECT_FALSE(Beat("worker:1", 11, 2 + i).has_input());
+  }
+  EXPECT_TRUE(service_.HasInputToHandOn(1s, 60s));
+  EXPECT_THAT(service_.HandOnInput(committed, 1s, 60s),
+              ElementsAre("worker:2's input shard is read on by worker:0 "
+                          "from epoch 4, record 90"));
+  EXPECT_FALSE(service_.HasInputToHandOn(1s, 60s));
+  ASSERT_TRUE(service_.InputShardsOf("worker:0").has_value());
+  EXPECT_THAT(*service_.InputShardsOf("worker:0"),
+              ElementsAre(InputShard{0, {}}, InputShard{2, at}));
+  EXPECT_EQ(service_.InputShardsOf("worker:1"), std::nullopt);
+  const rpc::HeartbeatResponse next = Beat("worker:2", 22, 0);
+  ASSERT_TRUE(next.has_input());
+  EXPECT_EQ(next.input().shards_size(), 0) << "its shard is read on elsewhere";
+  EXPECT_TRUE(service_.UnreadShards().empty());
+}
+
 // The window starts with the first heartbeat in state "running" (a slow
 // start is not a stall), and the chief's own steps are its business.
 TEST_F(WatchdogTest, StartingWorkersAndTheChiefAreNotWatched) {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
 #include "lib/data/job_file.h"
@@ -23,6 +24,7 @@
 namespace dtf::runtime {
 namespace {
 
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 constexpr float kLearningRate = 0.5f;
@@ -350,6 +352,58 @@ TEST_F(ParamStoreTest, CommitsEachPushsInputPositionWithItsStep) {
     }
     EXPECT_TRUE(committed(false).empty());
   }
+}
+
+// A push of a batch of another worker's input shard (handed on to the
+// pusher: docs/launch.md, *Elastic workers*) commits its position for
+// that shard, in sync mode with its step; a shard the run does not have
+// is refused. A worker that had finished its input counts in the sync
+// steps again once it pushes.
+TEST_F(ParamStoreTest, APushCommitsItsPositionForTheShardItCameFrom) {
+  for (const std::string_view mode : {"sync", "async"}) {
+    SCOPED_TRACE(mode);
+    Start(mode, 3);
+    const std::vector<Grad> grads = {DenseGrad(*kernel_, 1.0f)};
+    const std::vector<PieceView> views = Views(grads);
+    const auto committed = [&] {
+      GatherRequest request;
+      request.slots = true;
+      CollectingSink sink;
+      StatusOr<GatherResult> r = stores_[0]->Gather(request, sink);
+      EXPECT_TRUE(r.ok()) << r.status();
+      return r.ok() ? r->positions : WorkerPositions{};
+    };
+    const InputPosition at{2, 0, 40, 40};
+    stores_[0]->WorkerDone(2);  // worker 2 lost: no sync step waits for it
+    PushHeader header;
+    header.worker = 1;
+    header.position = at;
+    header.shard = 2;
+    ASSERT_TRUE(stores_[0]->Push(header, views).ok());
+    header.worker = 0;
+    header.shard = -1;
+    header.position = InputPosition{0, 0, 8, 8};
+    ASSERT_TRUE(stores_[0]->Push(header, views).ok());
+    EXPECT_EQ(committed(),
+              (WorkerPositions{InputPosition{0, 0, 8, 8}, {}, at}));
+    header.shard = 3;
+    StatusOr<PushResult> bad = stores_[0]->Push(header, views);
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(Message(bad.status())),
+                HasSubstr("no input shard 3 (the run has 3)"));
+  }
+  // Sync: worker 1 finished its input; it pushes again (it took a shard),
+  // and the steps after wait for it as for worker 0.
+  Start("sync", 2);
+  const std::vector<Grad> grads = {DenseGrad(*kernel_, 1.0f)};
+  stores_[0]->WorkerDone(1);
+  ASSERT_TRUE(Push(1, 0, grads).ok());
+  StatusOr<PushResult> r = Push(0, 0, grads);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->global_step, 1);
+  r = Push(0, 1, grads);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->global_step, 1) << "step 1 waits for worker 1";
 }
 
 // After Shutdown the store changes no more: a worker that leaves then

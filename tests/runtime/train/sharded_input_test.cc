@@ -1,0 +1,116 @@
+// A worker's input as input shards (lib/runtime/train/sharded_input.h):
+// its own, and the shards the chief hands on to it, a batch of each in
+// turn; a shard it no longer lists is dropped, one read to its end is not
+// read again.
+#include "lib/runtime/train/sharded_input.h"
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lib/runtime/train/job_records.h"
+#include "tests/runtime/runtime_testing.h"
+#include "tests/testing/temp_dir.h"
+
+namespace dtf::runtime {
+namespace {
+
+class ShardedInputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StatusOr<std::string> path = testing::WriteExampleJob("titanic", dir_);
+    ASSERT_TRUE(path.ok()) << path.status();
+    StatusOr<JobFile> job = testing::LoadJobWithRecords(*path);
+    ASSERT_TRUE(job.ok()) << job.status();
+    StatusOr<JobRecords> records = FindJobRecords(*job);
+    ASSERT_TRUE(records.ok()) << records.status();
+    options_.files = records->train;
+    options_.features = {FixedLenFeature("Age", FeatureType::kFloat)};
+    options_.batch_size = 32;
+    options_.epochs = 1;
+    options_.reader_count = 3;
+  }
+
+  std::unique_ptr<InputPipeline> Open(int shard, const InputPosition& at) {
+    InputPipelineOptions o = options_;
+    o.reader_index = shard;
+    o.start = at;
+    StatusOr<std::unique_ptr<InputPipeline>> p = InputPipeline::Create(o);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *std::move(p) : nullptr;
+  }
+
+  dtf::testing::TempDir dir_{"dtf_sharded_input_test"};
+  InputPipelineOptions options_;
+};
+
+TEST_F(ShardedInputTest, ReadsTheShardsItIsGivenInTurn) {
+  std::unique_ptr<InputPipeline> own = Open(0, {});
+  std::optional<std::vector<InputShard>> assigned;
+  int opened = 0;
+  ShardedInput input(
+      *own, 0,
+      [&](int shard, const InputPosition& at) {
+        ++opened;
+        return InputPipeline::Create([&] {
+          InputPipelineOptions o = options_;
+          o.reader_index = shard;
+          o.start = at;
+          return o;
+        }());
+      },
+      [&] { return assigned; });
+  Batch batch;
+  int shard = 0;
+  InputPosition at;
+  // Nothing handed on: its own shard.
+  ASSERT_TRUE(*input.Next(&batch, &shard, &at));
+  EXPECT_EQ(shard, -1);
+  EXPECT_EQ(at, own->position());
+  EXPECT_FALSE(input.HasNew());
+
+  // Shard 2 handed on, to read from where a batch of it left it.
+  std::unique_ptr<InputPipeline> reference = Open(2, {});
+  Batch first;
+  ASSERT_TRUE(*reference->Next(&first));
+  const InputPosition from = reference->position();
+  assigned = std::vector<InputShard>{{0, {}}, {2, from}};
+  EXPECT_TRUE(input.HasNew());
+  ASSERT_TRUE(*input.Next(&batch, &shard, &at));
+  const int first_of_turn = shard;
+  ASSERT_TRUE(*input.Next(&batch, &shard, &at));
+  EXPECT_NE(shard, first_of_turn) << "the shards take turns";
+  EXPECT_EQ(opened, 1);
+  EXPECT_FALSE(input.HasNew());
+
+  // Its own shard no longer listed (handed on while this worker was taken
+  // for dead): shard 2 alone, batch for batch as the reference reads it.
+  assigned = std::vector<InputShard>{{2, from}};
+  Batch expected;
+  // The reference catches up with what shard 2 yielded so far.
+  int64_t read = 0;
+  std::vector<int> shards;
+  while (*input.Next(&batch, &shard, &at)) {
+    shards.push_back(shard);
+    ++read;
+  }
+  EXPECT_THAT(shards, ::testing::Each(2));
+  int64_t left = 0;
+  while (*reference->Next(&expected)) ++left;
+  // The two batches of shard 2 read while it took turns, then the rest.
+  EXPECT_EQ(read + 1, left);
+  EXPECT_EQ(at, reference->position()) << "shard 2's end";
+  EXPECT_EQ(input.ended(), 1);
+  EXPECT_EQ(input.taken(), 1);
+  // Read to its end here: not read again; a shard new to it is.
+  EXPECT_FALSE(input.HasNew());
+  assigned = std::vector<InputShard>{{2, from}, {1, {}}};
+  EXPECT_TRUE(input.HasNew());
+  ASSERT_TRUE(*input.Next(&batch, &shard, &at));
+  EXPECT_EQ(shard, 1);
+}
+
+}  // namespace
+}  // namespace dtf::runtime
