@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 namespace dtf {
 
@@ -59,6 +60,15 @@ struct InputShard {
   InputPosition start;
 
   bool operator==(const InputShard&) const = default;
+};
+
+// The shards the chief has a worker read, as it last said: nullopt while
+// it has handed none on to or from the worker (its own alone); `pending`
+// while a shard is being released to it (its input has not ended, even
+// while it reads none).
+struct AssignedShards {
+  std::optional<std::vector<InputShard>> shards;
+  bool pending = false;
 };
 
 }  // namespace dtf

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -38,7 +39,6 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kWorkers = 3;
-constexpr int kEpochs = 60;
 constexpr int kBatch = 32;
 
 // The ids of each shard as the run's steps read them: a worker's "step"
@@ -74,7 +74,7 @@ int StepsIn(const std::string& path) {
 }
 
 // The ids shard `s` holds over the job's epochs.
-std::vector<int64_t> ShardOf(const JobFile& job, int s) {
+std::vector<int64_t> ShardOf(const JobFile& job, int s, int epochs) {
   std::vector<int64_t> ids;
   StatusOr<JobRecords> records = FindJobRecords(job);
   EXPECT_TRUE(records.ok()) << records.status();
@@ -84,7 +84,7 @@ std::vector<int64_t> ShardOf(const JobFile& job, int s) {
   o.features = {FixedLenFeature("PassengerId", FeatureType::kInt64)};
   o.reader_index = s;
   o.reader_count = kWorkers;
-  o.epochs = kEpochs;
+  o.epochs = epochs;
   o.batch_size = kBatch;
   StatusOr<std::unique_ptr<InputPipeline>> input = InputPipeline::Create(o);
   EXPECT_TRUE(input.ok()) << input.status();
@@ -100,99 +100,156 @@ std::vector<int64_t> ShardOf(const JobFile& job, int s) {
   return ids;
 }
 
-class ElasticInputTest : public ::testing::TestWithParam<std::string> {};
+class ElasticInputRun : public ::testing::Test {
+ protected:
+  // Runs titanic on 1 PS and 3 workers (`profile_extra` added to the
+  // profile); `fault` gets worker:2's pid once its trace has 20 steps.
+  // Returns the chief's stderr; `read` gets each shard's ids as the steps
+  // read them.
+  std::string Run(const std::string& profile_extra,
+                  const std::function<void(pid_t)>& fault, ShardIds* read) {
+    const std::string trace = dir_.Join("trace");
+    std::filesystem::create_directories(trace);
+    StatusOr<std::string> path = testing::WriteExampleJob(
+        "titanic", dir_,
+        {{"shuffle_buffer = 1000", "shuffle_buffer = 0"},
+         {"epochs = 20", StrCat("epochs = ", epochs_)},
+         {"batch_size = 32", StrCat("batch_size = ", kBatch)},
+         {"log_every_steps = 10",
+          StrCat("log_every_steps = 100\nheartbeat_timeout = 1\nmode = \"",
+                 mode_, "\"")},
+         {"[[schema.columns]]\nname = \"Ticket\"",
+          "[[schema.columns]]\nname = \"PassengerId\"\ntype = \"int\"\n"
+          "default = -1\n\n[[schema.columns]]\nname = \"Ticket\""},
+         {"[[features.numeric]]\nname = \"Age\"",
+          "[[features.numeric]]\nname = \"PassengerId\"\n\n"
+          "[[features.numeric]]\nname = \"Age\""}});
+    EXPECT_TRUE(path.ok()) << path.status();
+    if (!path.ok()) return "";
+    StatusOr<JobFile> job = testing::LoadJobWithRecords(*path);
+    EXPECT_TRUE(job.ok()) << job.status();
+    if (!job.ok()) return "";
+    job_ = *std::move(job);
+    StatusOr<launch::Profile> profile = launch::ParseProfile(
+        StrCat("backend = \"local\"\nps = 1\nworkers = ", kWorkers, "\n",
+               profile_extra,
+               "host = \"127.0.0.1\"\nthreads = 1\n[env]\n"
+               "DTF_TEST_INPUT_TRACE = \"PassengerId@",
+               trace, "\"\n"),
+        "test profile", "local");
+    EXPECT_TRUE(profile.ok()) << profile.status();
+    if (!profile.ok()) return "";
+    launch::PlanRequest request;
+    request.job = *path;
+    request.binary = DTF_BINARY;
+    request.runs_dir = dir_.Join("runs");
+    request.profile = *profile;
+    std::vector<std::string> notes;
+    launch::RunOptions options;
+    options.grace = 5s;
+    options.on_note = [&](std::string_view n) { notes.emplace_back(n); };
+    const auto start = Clock::now();
+    StatusOr<std::unique_ptr<launch::LocalRun>> run =
+        launch::LocalRun::Start(request, options);
+    EXPECT_TRUE(run.ok()) << run.status();
+    if (!run.ok()) return "";
+    launch::LocalRun& r = **run;
+    const std::string worker2 = trace + "/worker-2.trace";
+    bool done = false;
+    while (!r.Poll()) {
+      if (!done && StepsIn(worker2) >= 20) {
+        fault(r.process(3).pid);
+        done = true;
+      }
+      if (Clock::now() - start > 240s) {
+        r.Stop(DeadlineExceededError("the run hangs"));
+        break;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_TRUE(done) << "worker:2 never stepped 20 times";
+    std::string all_notes;
+    for (const std::string& n : notes) StrAppend(&all_notes, n, "\n");
+    EXPECT_TRUE(r.outcome().status.ok()) << r.outcome().status << "\n"
+                                         << all_notes;
+    for (int w = 0; w < kWorkers; ++w) {
+      ReadTrace(StrCat(trace, "/worker-", w, ".trace"), w, read, nullptr);
+    }
+    return dtf::testing::ReadFile(r.plan().chief().stderr_file);
+  }
+
+  // Every example of every shard read; shard 2 read again by at most
+  // `again` batches (what it had read but not pushed when it was lost),
+  // the others never.
+  void ExpectEveryExampleRead(const ShardIds& read, int again) {
+    for (int s = 0; s < kWorkers; ++s) {
+      const std::vector<int64_t> want = ShardOf(job_, s, epochs_);
+      const auto it = read.find(s);
+      const std::vector<int64_t> got =
+          it == read.end() ? std::vector<int64_t>{} : it->second;
+      std::map<int64_t, int> wanted, seen;
+      for (const int64_t id : want) ++wanted[id];
+      for (const int64_t id : got) ++seen[id];
+      int unread = 0;
+      for (const auto& [id, n] : wanted) {
+        if (seen[id] < n) unread += n - seen[id];
+      }
+      EXPECT_EQ(unread, 0) << "shard " << s << ": examples never read";
+      const int64_t twice = int64_t(got.size()) - int64_t(want.size());
+      EXPECT_GE(twice, 0) << "shard " << s;
+      EXPECT_LE(twice, s == 2 ? again * kBatch : 0)
+          << "shard " << s << " read again";
+      if (s == 2) ::testing::Test::RecordProperty("read_twice", int(twice));
+    }
+  }
+
+  dtf::testing::TempDir dir_{"dtf_elastic_input_test"};
+  JobFile job_;
+  std::string mode_ = "sync";
+  int epochs_ = 150;
+};
+
+class ElasticInputTest : public ElasticInputRun,
+                         public ::testing::WithParamInterface<std::string> {
+ protected:
+  ElasticInputTest() { mode_ = GetParam(); }
+};
 
 // Worker 2 of 3 killed after some steps; no restarts, min_workers = 2.
 TEST_P(ElasticInputTest, ALostWorkersShardIsReadOnByALiveOne) {
-  dtf::testing::TempDir dir("dtf_elastic_input_test");
-  const std::string trace = dir.Join("trace");
-  std::filesystem::create_directories(trace);
-  StatusOr<std::string> path = testing::WriteExampleJob(
-      "titanic", dir,
-      {{"shuffle_buffer = 1000", "shuffle_buffer = 0"},
-       {"epochs = 20", StrCat("epochs = ", kEpochs)},
-       {"batch_size = 32", StrCat("batch_size = ", kBatch)},
-       {"log_every_steps = 10",
-        StrCat("log_every_steps = 100\nheartbeat_timeout = 1\nmode = \"",
-               GetParam(), "\"")},
-       {"[[schema.columns]]\nname = \"Ticket\"",
-        "[[schema.columns]]\nname = \"PassengerId\"\ntype = \"int\"\n"
-        "default = -1\n\n[[schema.columns]]\nname = \"Ticket\""},
-       {"[[features.numeric]]\nname = \"Age\"",
-        "[[features.numeric]]\nname = \"PassengerId\"\n\n"
-        "[[features.numeric]]\nname = \"Age\""}});
-  ASSERT_TRUE(path.ok()) << path.status();
-  StatusOr<JobFile> job = testing::LoadJobWithRecords(*path);
-  ASSERT_TRUE(job.ok()) << job.status();
-  StatusOr<launch::Profile> profile = launch::ParseProfile(
-      StrCat("backend = \"local\"\nps = 1\nworkers = ", kWorkers,
-             "\nmin_workers = 2\nmax_restarts = 0\nhost = \"127.0.0.1\"\n"
-             "threads = 1\n[env]\nDTF_TEST_INPUT_TRACE = \"PassengerId@",
-             trace, "\"\n"),
-      "test profile", "local");
-  ASSERT_TRUE(profile.ok()) << profile.status();
-  launch::PlanRequest request;
-  request.job = *path;
-  request.binary = DTF_BINARY;
-  request.runs_dir = dir.Join("runs");
-  request.profile = *profile;
-  std::vector<std::string> notes;
-  launch::RunOptions options;
-  options.grace = 5s;
-  options.on_note = [&](std::string_view n) { notes.emplace_back(n); };
-  const auto start = Clock::now();
-  StatusOr<std::unique_ptr<launch::LocalRun>> run =
-      launch::LocalRun::Start(request, options);
-  ASSERT_TRUE(run.ok()) << run.status();
-  launch::LocalRun& r = **run;
-  const std::string lost = trace + "/worker-2.trace";
-  bool killed = false;
-  while (!r.Poll()) {
-    if (!killed && StepsIn(lost) >= 40) {
-      ASSERT_EQ(::kill(r.process(3).pid, SIGKILL), 0);
-      killed = true;
-    }
-    if (Clock::now() - start > 240s) {
-      r.Stop(DeadlineExceededError("the run hangs"));
-      break;
-    }
-    std::this_thread::sleep_for(20ms);
-  }
-  ASSERT_TRUE(killed) << "worker:2 never stepped 40 times";
-  const launch::RunOutcome outcome = r.outcome();
-  std::string all_notes;
-  for (const std::string& n : notes) StrAppend(&all_notes, n, "\n");
-  const std::string chief_err =
-      dtf::testing::ReadFile(r.plan().chief().stderr_file);
-  ASSERT_TRUE(outcome.status.ok()) << outcome.status << "\n" << all_notes;
-  EXPECT_THAT(chief_err, HasSubstr("worker:2's input shard is read on by"));
-
   ShardIds read;
-  for (int w = 0; w < kWorkers; ++w) {
-    ReadTrace(StrCat(trace, "/worker-", w, ".trace"), w, &read, nullptr);
-  }
-  for (int s = 0; s < kWorkers; ++s) {
-    const std::vector<int64_t> want = ShardOf(*job, s);
-    std::map<int64_t, int> wanted, seen;
-    for (const int64_t id : want) ++wanted[id];
-    for (const int64_t id : read[s]) ++seen[id];
-    int unread = 0;
-    for (const auto& [id, n] : wanted) {
-      if (seen[id] < n) unread += n - seen[id];
-    }
-    EXPECT_EQ(unread, 0) << "shard " << s << ": examples never read";
-    const int64_t twice = int64_t(read[s].size()) - int64_t(want.size());
-    if (s != 2) {
-      EXPECT_EQ(twice, 0) << "shard " << s;
-    } else {
-      // What worker 2 had read but not pushed when it was killed, and
-      // what it pushed after the position the chief last saw: a few
-      // batches at most.
-      EXPECT_GE(twice, 0);
-      ::testing::Test::RecordProperty("read_twice", int(twice));
-      EXPECT_LE(twice, 4 * kBatch) << "shard 2 read again";
-    }
-  }
+  const std::string chief_err = Run(
+      "min_workers = 2\nmax_restarts = 0\n",
+      [](pid_t pid) { ASSERT_EQ(::kill(pid, SIGKILL), 0); }, &read);
+  EXPECT_THAT(chief_err, HasSubstr("worker:2's input shard is read on by"));
+  ExpectEveryExampleRead(read, 4);
+}
+
+// Worker 2 stopped (SIGSTOP) for longer than heartbeat_timeout, then
+// continued: its shard was handed on meanwhile; back, it reads none, and
+// the worker that took it releases it to worker 2, which reads on from
+// where that one stopped.
+// A sync run, long enough that the shard is not read to its end before
+// worker 2 is back (an async run steps too fast for that on titanic).
+TEST_F(ElasticInputRun, AWorkerBackFromASilenceGetsItsShardBack) {
+  epochs_ = 400;
+  ShardIds read;
+  const std::string chief_err = Run(
+      "",
+      [](pid_t pid) {
+        ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+        std::this_thread::sleep_for(1800ms);
+        ASSERT_EQ(::kill(pid, SIGCONT), 0);
+      },
+      &read);
+  EXPECT_THAT(chief_err, HasSubstr("worker:2's input shard is read on by"));
+  EXPECT_THAT(chief_err, HasSubstr("releases worker:2's input shard to "
+                                   "worker:2"));
+  EXPECT_THAT(chief_err, HasSubstr("(released by worker:"));
+  // The batches worker 2 had read when it stopped (the step's, the next
+  // one, one being read: up to 3) are read on by the worker that took its
+  // shard, and trained by worker 2 too once it continues.
+  ExpectEveryExampleRead(read, 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ElasticInputTest,

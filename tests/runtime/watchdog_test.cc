@@ -250,10 +250,29 @@ TEST_F(WatchdogTest, ALostWorkersInputShardIsHandedOnToALiveWorker) {
   EXPECT_THAT(*service_.InputShardsOf("worker:0"),
               ElementsAre(InputShard{0, {}}, InputShard{2, at}));
   EXPECT_EQ(service_.InputShardsOf("worker:1"), std::nullopt);
-  const rpc::HeartbeatResponse next = Beat("worker:2", 22, 0);
-  ASSERT_TRUE(next.has_input());
-  EXPECT_EQ(next.input().shards_size(), 0) << "its shard is read on elsewhere";
   EXPECT_TRUE(service_.UnreadShards().empty());
+
+  // A new process of worker:2 reads none: the chief, which reads two,
+  // releases worker:2's own shard to it, and the process waits for it.
+  service_.WatchInput(1s, 60s);
+  rpc::HeartbeatResponse next = Beat("worker:2", 22, 0);
+  ASSERT_TRUE(next.has_input());
+  EXPECT_EQ(next.input().shards_size(), 0) << "its shard is read elsewhere";
+  EXPECT_TRUE(next.input_pending());
+  EXPECT_THAT(*service_.InputShardsOf("worker:0"),
+              ElementsAre(InputShard{0, {}}));
+  const InputPosition stopped{4, 0, 12, 12};
+  service_.Released("worker:0", 2, stopped);
+  next = Beat("worker:2", 22, 0);
+  EXPECT_FALSE(next.input_pending());
+  ASSERT_EQ(next.input().shards_size(), 1);
+  EXPECT_EQ(next.input().shards(0).shard(), 2);
+  EXPECT_THAT(next.input().shards(0).position(), ElementsAre(4, 0, 12, 12, 0));
+  EXPECT_THAT(service_.HandOnInput(committed, 1s, 60s),
+              ElementsAre("worker:0 releases worker:2's input shard to "
+                          "worker:2",
+                          "worker:2's input shard is read on by worker:2 from "
+                          "epoch 5, record 12 (released by worker:0)"));
 }
 
 // The window starts with the first heartbeat in state "running" (a slow

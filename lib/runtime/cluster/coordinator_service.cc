@@ -137,7 +137,7 @@ grpc::Status CoordinatorService::HandleHeartbeat(
     t.window_from = now;
   }
   t.steps_done = request->steps_done();
-  AnswerInputShards(request->task(), request->incarnation(), response);
+  AnswerInputShards(*request, response);
   heard_.notify_all();
   return grpc::Status::OK;
 }

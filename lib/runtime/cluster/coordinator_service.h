@@ -176,6 +176,11 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   std::vector<std::string> HandOnInput(
       const std::vector<std::optional<InputPosition>>& committed,
       std::chrono::seconds timeout, std::chrono::seconds start_within);
+  // The timeouts that take a worker for dead (as HandOnInput's): from now
+  // on a live worker that reads no shard while another reads two or more
+  // is given one as its heartbeat is answered.
+  void WatchInput(std::chrono::seconds timeout,
+                  std::chrono::seconds start_within);
   // Whether HandOnInput has a shard to hand on now (cheap: the chief
   // then asks the parameter servers for the committed positions).
   bool HasInputToHandOn(std::chrono::seconds timeout,
@@ -184,6 +189,9 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   // (InputShardTable::Of, any process of it).
   std::optional<std::vector<InputShard>> InputShardsOf(
       const std::string& task) const;
+  // The chief's own ShardedInput stopped reading `shard` at `at` (as a
+  // worker's heartbeat says: HeartbeatRequest.released).
+  void Released(const std::string& task, int shard, const InputPosition& at);
   // The shards no worker reads (the run ends without their rest), with
   // the position each was left at: a note each.
   std::vector<std::string> UnreadShards() const;
@@ -200,10 +208,20 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   grpc::Status HandleHeartbeat(grpc::ServerContext* context,
                                const rpc::HeartbeatRequest* request,
                                rpc::HeartbeatResponse* response);
-  // Fills response->input for process `incarnation` of `task` once a
-  // shard moved to or from it. REQUIRES: mu_ held.
-  void AnswerInputShards(const std::string& task, uint64_t incarnation,
-                         rpc::HeartbeatResponse* response) const;
+  // Takes the shards `request` says its process released, and fills
+  // response->input (once a shard moved to or from the task) and
+  // input_pending. A live process of a worker that reads no shard while
+  // another reads two or more is given one (InputShardTable::Release): its
+  // own where another reads it. REQUIRES: mu_ held.
+  void AnswerInputShards(const rpc::HeartbeatRequest& request,
+                         rpc::HeartbeatResponse* response);
+  // Asks for a shard to be released to process `incarnation` of worker
+  // `w`, which reads none; false when no live worker reads two or more.
+  // REQUIRES: mu_ held.
+  bool BalanceLocked(int w, uint64_t incarnation);
+  // Worker w stopped reading shard s at `at`: a release of it completes.
+  // REQUIRES: mu_ held.
+  void ReleasedLocked(int w, int s, const InputPosition& at);
   // Whether worker `w` (not the chief) is taken for dead. REQUIRES: mu_.
   bool TakenForDead(int w, std::chrono::seconds timeout,
                     std::chrono::seconds start_within) const;
@@ -269,6 +287,12 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   InputShardTable shards_;
   // Shards said to be left unread for want of a live worker.
   std::vector<bool> unread_told_;
+  // WatchInput's timeouts (0: not called: no shard is released).
+  std::chrono::seconds shard_timeout_{0};
+  std::chrono::seconds shard_start_within_{0};
+  // What the shards' moves in heartbeat handlers said, for HandOnInput to
+  // return.
+  std::vector<std::string> shard_notes_;
   std::atomic<int64_t> heartbeats_{0};
   std::atomic<int64_t> heartbeat_cpu_ns_{0};
 };

@@ -57,9 +57,17 @@ bool CoordinatorService::ShardLost(int s, std::chrono::seconds timeout,
   return other_process || TakenForDead(h, timeout, start_within);
 }
 
+void CoordinatorService::WatchInput(std::chrono::seconds timeout,
+                                    std::chrono::seconds start_within) {
+  std::lock_guard<std::mutex> lock(mu_);
+  shard_timeout_ = timeout;
+  shard_start_within_ = start_within;
+}
+
 bool CoordinatorService::HasInputToHandOn(
     std::chrono::seconds timeout, std::chrono::seconds start_within) const {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!shard_notes_.empty()) return true;
   for (int s = 0; s < shards_.shards(); ++s) {
     if (ShardLost(s, timeout, start_within)) return true;
   }
@@ -69,8 +77,9 @@ bool CoordinatorService::HasInputToHandOn(
 std::vector<std::string> CoordinatorService::HandOnInput(
     const std::vector<std::optional<InputPosition>>& committed,
     std::chrono::seconds timeout, std::chrono::seconds start_within) {
-  std::vector<std::string> notes;
   std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> notes = std::move(shard_notes_);
+  shard_notes_.clear();
   const int shards = shards_.shards();
   unread_told_.resize(size_t(shards), false);
   const auto now = Clock::now();
@@ -118,12 +127,65 @@ std::vector<std::string> CoordinatorService::HandOnInput(
   return notes;
 }
 
-void CoordinatorService::AnswerInputShards(
-    const std::string& task, uint64_t incarnation,
-    rpc::HeartbeatResponse* response) const {
+bool CoordinatorService::BalanceLocked(int w, uint64_t incarnation) {
+  if (shard_timeout_.count() == 0) return false;
+  int best = -1;  // the shard to release
+  for (int s = 0; s < shards_.shards(); ++s) {
+    const int h = shards_.holder(s);
+    if (h < 0 || h == w || shards_.releasing(s) || shards_.held(h) < 2 ||
+        ShardLost(s, shard_timeout_, shard_start_within_)) {
+      continue;
+    }
+    // The worker's own shard first; else a shard that is not its
+    // holder's own, of the holder that reads the most.
+    if (s == w) {
+      best = s;
+      break;
+    }
+    if (s == h) continue;
+    if (best < 0 || shards_.held(h) > shards_.held(shards_.holder(best))) {
+      best = s;
+    }
+  }
+  if (best < 0) return false;
+  shard_notes_.push_back(StrCat(WorkerName(shards_.holder(best)), " releases ",
+                                WorkerName(best), "'s input shard to ",
+                                WorkerName(w)));
+  shards_.Release(best, w, incarnation);
+  return true;
+}
+
+void CoordinatorService::ReleasedLocked(int w, int s, const InputPosition& at) {
+  if (!shards_.Released(s, w, at)) return;
+  shard_notes_.push_back(StrCat(WorkerName(s), "'s input shard is read on by ",
+                                WorkerName(shards_.holder(s)), " from ",
+                                Where(at), " (released by ", WorkerName(w),
+                                ")"));
+}
+
+void CoordinatorService::Released(const std::string& task, int shard,
+                                  const InputPosition& at) {
+  std::lock_guard<std::mutex> lock(mu_);
   const int w = WorkerOf(task);
+  if (w >= 0) ReleasedLocked(w, shard, at);
+}
+
+void CoordinatorService::AnswerInputShards(const rpc::HeartbeatRequest& request,
+                                           rpc::HeartbeatResponse* response) {
+  const int w = WorkerOf(request.task());
   if (w < 0) return;
-  const std::optional<std::vector<InputShard>> of = shards_.Of(w, incarnation);
+  const uint64_t incarnation = request.incarnation();
+  for (const rpc::InputShard& r : request.released()) {
+    const auto& n = r.position();
+    const std::optional<InputPosition> at = PositionFromNumbers(
+        std::span<const int64_t>(n.data(), size_t(n.size())));
+    if (at) ReleasedLocked(w, r.shard(), *at);
+  }
+  std::optional<std::vector<InputShard>> of = shards_.Of(w, incarnation);
+  if (of && of->empty() && !shards_.Pending(w, incarnation)) {
+    BalanceLocked(w, incarnation);
+  }
+  response->set_input_pending(shards_.Pending(w, incarnation));
   if (!of) return;
   rpc::InputShards* input = response->mutable_input();
   for (const InputShard& s : *of) {

@@ -22,6 +22,34 @@ void InputShardTable::Orphan(int s) {
   h.worker = -1;
   h.incarnation = 0;
   h.moved = true;
+  h.to = -1;
+}
+
+void InputShardTable::Release(int s, int to, uint64_t incarnation) {
+  Holder& h = holders_[size_t(s)];
+  h.to = to;
+  h.to_incarnation = incarnation;
+  if (h.worker >= 0 && size_t(h.worker) < touched_.size()) {
+    touched_[size_t(h.worker)] = true;
+  }
+  if (to >= 0 && size_t(to) < touched_.size()) touched_[size_t(to)] = true;
+}
+
+bool InputShardTable::Released(int s, int from, const InputPosition& at) {
+  if (s < 0 || size_t(s) >= holders_.size()) return false;
+  Holder& h = holders_[size_t(s)];
+  if (h.to < 0 || h.worker != from) return false;
+  Give(s, h.to, h.to_incarnation, at);
+  return true;
+}
+
+bool InputShardTable::Pending(int w, uint64_t incarnation) const {
+  for (const Holder& h : holders_) {
+    if (h.to == w && (incarnation == 0 || h.to_incarnation == incarnation)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void InputShardTable::Give(int s, int w, uint64_t incarnation,
@@ -31,6 +59,7 @@ void InputShardTable::Give(int s, int w, uint64_t incarnation,
   h.incarnation = incarnation;
   h.start = start;
   h.moved = true;
+  h.to = -1;
   if (w >= 0 && size_t(w) < touched_.size()) touched_[size_t(w)] = true;
 }
 
@@ -42,7 +71,7 @@ std::optional<std::vector<InputShard>> InputShardTable::Of(
   std::vector<InputShard> of;
   for (size_t s = 0; s < holders_.size(); ++s) {
     const Holder& h = holders_[s];
-    if (h.worker != w) continue;
+    if (h.worker != w || h.to >= 0) continue;
     if (h.moved && incarnation != 0 && h.incarnation != incarnation) continue;
     of.push_back({int(s), h.start});
   }

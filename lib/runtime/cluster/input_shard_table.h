@@ -35,6 +35,20 @@ class InputShardTable {
   // `start`.
   void Give(int s, int w, uint64_t incarnation, const InputPosition& start);
 
+  // Asks worker `from`, which reads shard s, to release it to process
+  // `incarnation` of worker `to` (a live worker that reads none): `from` is
+  // told it reads s no more, and once it says where it stopped (Released)
+  // the shard is `to`'s from there.
+  void Release(int s, int to, uint64_t incarnation);
+  // Worker `from` stopped reading shard s at `at`: a release of s from it
+  // completes. False when none was asked of it.
+  bool Released(int s, int from, const InputPosition& at);
+  // Whether a release to process `incarnation` of worker w is under way
+  // (0: any process).
+  bool Pending(int w, uint64_t incarnation) const;
+  // Whether shard s is being released.
+  bool releasing(int s) const { return holders_[size_t(s)].to >= 0; }
+
   // What process `incarnation` of worker w reads (0: whatever process it
   // runs), each shard with its start; nullopt while no shard moved to or
   // from the worker (its own alone, as it started). A shard handed on to
@@ -48,6 +62,9 @@ class InputShardTable {
     uint64_t incarnation = 0;
     InputPosition start;
     bool moved = false;
+    // A release under way: to process `to_incarnation` of worker `to`.
+    int to = -1;
+    uint64_t to_incarnation = 0;
   };
   std::vector<Holder> holders_;
   std::vector<bool> touched_;  // a shard moved to or from the worker

@@ -93,10 +93,34 @@ void Heartbeat::Steps(int64_t steps_done, int64_t global_step,
   }
 }
 
-std::optional<std::vector<InputShard>> Heartbeat::InputShards() {
+void Heartbeat::SetFreshWithin(std::chrono::milliseconds within) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fresh_within_ = within;
+}
+
+AssignedShards Heartbeat::InputShards() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return heard_ || exit_ || lost.load(); });
+  if (fresh_within_.count() > 0 && Clock::now() - answered_ > fresh_within_) {
+    // Not heard from the chief for a while: ask now, and wait for its
+    // answer (or the chief lost) before reading on.
+    const auto asked = Clock::now();
+    stepped_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return answered_ >= asked || exit_ || lost.load(); });
+  }
+  // A chief lost releases nothing to this worker any more.
+  if (exit_ || lost.load()) input_.pending = false;
   return input_;
+}
+
+void Heartbeat::Released(int shard, const InputPosition& at) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_.push_back({shard, at});
+    stepped_ = true;  // said soon
+  }
+  cv_.notify_all();
 }
 
 double Heartbeat::CpuSeconds() {
@@ -123,6 +147,11 @@ void Heartbeat::Run() {
     request.set_steps_done(steps_done_);
     request.set_rss_bytes(ResidentBytes());
     for (const int64_t p : position_) request.add_input_position(p);
+    for (const InputShard& r : released_) {
+      rpc::InputShard* out = request.add_released();
+      out->set_shard(r.shard);
+      for (const int64_t n : PositionNumbers(r.start)) out->add_position(n);
+    }
     stepped_ = false;
     const auto sent = Clock::now();
     auto context = rpc::MakeClientContext(creds_, std::chrono::seconds(5));
@@ -136,14 +165,15 @@ void Heartbeat::Run() {
     failing = !st.ok();
     if (st.ok()) {
       last_ok = Clock::now();
-      if (!heard_) {
-        heard_ = true;
-        cv_.notify_all();
-      }
+      // When the answered request left: the chief's view no older.
+      answered_ = sent;
+      heard_ = true;
+      cv_.notify_all();
       if (response.shutdown()) stop = true;
       if (response.stop_training()) stop_training = true;
       if (response.stalled()) stalled = true;
-      if (response.has_input()) input_ = InputShardsOf(response.input());
+      if (response.has_input()) input_.shards = InputShardsOf(response.input());
+      input_.pending = response.input_pending();
     } else if (Clock::now() - last_ok > timeout_) {
       lost = true;
       stop = true;

@@ -57,7 +57,15 @@ class Heartbeat {
   // to or from this task. Waits until the chief has heard this task once
   // (or it is lost, or the heartbeats end), so that a new process learns
   // of a shard handed on before it reads a batch.
-  std::optional<std::vector<InputShard>> InputShards();
+  AssignedShards InputShards();
+  // Input shards are not taken from an answer older than this: waits for
+  // a fresh one then (a process back from a silence, whose shard the
+  // chief may have handed on meanwhile). Half the heartbeat_timeout after
+  // which the chief takes a worker for dead; 0: any answer.
+  void SetFreshWithin(std::chrono::milliseconds within);
+  // This process stopped reading `shard` at `at` (ShardedInput::Released):
+  // said with every heartbeat from now on.
+  void Released(int shard, const InputPosition& at);
 
   std::atomic<bool> stop{false};
   std::atomic<bool> stop_training{false};
@@ -94,7 +102,11 @@ class Heartbeat {
   std::vector<int64_t> position_;
   bool stepped_ = false;  // a step finished since the last heartbeat
   bool heard_ = false;    // a heartbeat was answered
-  std::optional<std::vector<InputShard>> input_;  // the last answer's
+  AssignedShards input_;  // the last answer's
+  // When the request of the last answer was sent.
+  std::chrono::steady_clock::time_point answered_;
+  std::chrono::milliseconds fresh_within_{0};
+  std::vector<InputShard> released_;
   double loss_ = 0, eps_ = 0;
   std::atomic<int64_t> sent_{0};
   std::thread thread_;

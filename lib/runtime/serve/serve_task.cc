@@ -160,6 +160,8 @@ Status StartTask(ServeTask* t, grpc::ServerBuilder* builder) {
         std::chrono::seconds(t->job.train.coordinator_timeout),
         HeartbeatPeriod(std::chrono::seconds(t->job.train.heartbeat_timeout)),
         PositionHeartbeatDelay(int(t->options.workers.size())));
+    t->heartbeat->SetFreshWithin(
+        std::chrono::milliseconds(t->job.train.heartbeat_timeout * 500));
   }
   if (t->coordinator) {
     t->coordinator->Watch(t->task,

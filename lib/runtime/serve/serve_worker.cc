@@ -54,8 +54,16 @@ WorkerOptions WorkerOptionsOf(ServeTask* t) {
     wo.end_training = &t->heartbeat->stop_training;
     wo.incarnation = t->heartbeat->incarnation();
     wo.input_shards = [t] { return t->heartbeat->InputShards(); };
+    wo.input_released = [t](int shard, const InputPosition& at) {
+      t->heartbeat->Released(shard, at);
+    };
   } else if (t->coordinator) {
-    wo.input_shards = [t] { return t->coordinator->InputShardsOf(t->task); };
+    wo.input_shards = [t] {
+      return AssignedShards{t->coordinator->InputShardsOf(t->task), false};
+    };
+    wo.input_released = [t](int shard, const InputPosition& at) {
+      t->coordinator->Released(t->task, shard, at);
+    };
   }
   return wo;
 }

@@ -33,6 +33,10 @@ Chief::Chief(const TrainSpec& train, ChiefOptions options,
     eval_cache_.budget_bytes = train.input_cache_memory_mb << 20;
   }
   if (options_.resumed) RestoreBest();
+  if (options_.coordinator != nullptr && train.mode != TrainMode::kAllreduce) {
+    options_.coordinator->WatchInput(options_.heartbeat_timeout,
+                                     options_.start_timeout);
+  }
 }
 
 void Chief::RestoreBest() {

@@ -1,15 +1,18 @@
 #include "lib/runtime/train/sharded_input.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <utility>
 
 namespace dtf::runtime {
 
 ShardedInput::ShardedInput(InputPipeline& own, int own_shard, Open open,
-                           Assigned assigned)
+                           Assigned assigned, Released released)
     : own_shard_(own_shard),
       open_(std::move(open)),
-      assigned_(std::move(assigned)) {
+      assigned_(std::move(assigned)),
+      released_(std::move(released)) {
   sources_.push_back({own_shard, &own, nullptr});
 }
 
@@ -26,6 +29,7 @@ Status ShardedInput::Follow(const std::vector<InputShard>& assigned) {
       ++it;
       continue;
     }
+    if (released_) released_(it->shard, it->pipeline->position());
     const size_t at = size_t(it - sources_.begin());
     it = sources_.erase(it);
     if (turn_ > at) --turn_;
@@ -48,7 +52,7 @@ Status ShardedInput::Follow(const std::vector<InputShard>& assigned) {
 
 bool ShardedInput::HasNew() {
   if (!open_ || !assigned_) return false;
-  const std::optional<std::vector<InputShard>> now = assigned_();
+  const std::optional<std::vector<InputShard>> now = assigned_().shards;
   if (!now) return false;
   return std::any_of(now->begin(), now->end(), [&](const InputShard& a) {
     return std::none_of(sources_.begin(), sources_.end(),
@@ -59,10 +63,17 @@ bool ShardedInput::HasNew() {
 
 StatusOr<bool> ShardedInput::Next(Batch* batch, int* shard,
                                   InputPosition* position) {
-  if (open_ && assigned_) {
-    if (std::optional<std::vector<InputShard>> now = assigned_()) {
-      DTF_RETURN_IF_ERROR(Follow(*now));
+  while (true) {
+    bool pending = false;
+    if (open_ && assigned_) {
+      AssignedShards now = assigned_();
+      if (now.shards) DTF_RETURN_IF_ERROR(Follow(*now.shards));
+      pending = now.pending;
     }
+    if (!sources_.empty() || !pending) break;
+    // A shard is being released to this worker: it comes within a
+    // heartbeat or two of its holder's.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   while (!sources_.empty()) {
     Source& s = sources_[turn_];

@@ -19,14 +19,17 @@ class ShardedInput {
   // A pipeline over input shard `shard` from `start`.
   using Open = std::function<StatusOr<std::unique_ptr<InputPipeline>>(
       int shard, const InputPosition& start)>;
-  // The shards this worker reads now, as the chief last said; nullopt:
-  // its own alone (nothing handed on). May block until the chief is
-  // first heard.
-  using Assigned = std::function<std::optional<std::vector<InputShard>>()>;
+  // The shards this worker reads now, as the chief last said. May block
+  // until the chief is first heard.
+  using Assigned = std::function<AssignedShards()>;
+  // Tells the chief this worker stopped reading a shard it no longer
+  // lists, at the position after the last batch read of it.
+  using Released = std::function<void(int shard, const InputPosition& at)>;
 
   // `own` reads shard `own_shard`. Without `open` or `assigned` it is the
-  // one input.
-  ShardedInput(InputPipeline& own, int own_shard, Open open, Assigned assigned);
+  // one input. `released` may be empty.
+  ShardedInput(InputPipeline& own, int own_shard, Open open, Assigned assigned,
+               Released released = nullptr);
   ~ShardedInput();
 
   // The next batch of the shards this worker reads, taking each in turn;
@@ -34,8 +37,9 @@ class ShardedInput {
   // worker's own shard, else the shard's number; `*position` is that
   // shard's position after the batch. A shard the chief no longer lists
   // (handed on to another worker while this one was taken for dead) is
-  // read no more; one it lists anew is opened at its start; one read to
-  // its end here is not read again.
+  // read no more (and said so: `released`); one it lists anew is opened at
+  // its start; one read to its end here is not read again. With no shard
+  // left while a shard is being released to it, it waits for that one.
   StatusOr<bool> Next(Batch* batch, int* shard, InputPosition* position);
 
   // Whether the chief lists a shard that is neither read here nor read to
@@ -57,6 +61,7 @@ class ShardedInput {
   const int own_shard_;
   const Open open_;
   const Assigned assigned_;
+  const Released released_;
   std::vector<Source> sources_;
   std::vector<int> done_;  // shards read to their end here
   size_t turn_ = 0;

@@ -29,7 +29,8 @@ struct TrainHooks {
       on_step;
   // Parameter-server workers: the input shards the chief has this worker
   // read (ShardedInput::Assigned); empty: its own alone.
-  std::function<std::optional<std::vector<InputShard>>()> input_shards;
+  std::function<AssignedShards()> input_shards;
+  std::function<void(int shard, const InputPosition& at)> input_released;
   // Training stops with Cancelled once this becomes true. May be null.
   const std::atomic<bool>* cancel = nullptr;
 

@@ -51,7 +51,7 @@ class TrainLoop {
         layer_(*parts.layer),
         model_(*parts.model),
         input_(*parts.input, parts.own_shard, parts.open_shard,
-               hooks.input_shards),
+               hooks.input_shards, hooks.input_released),
         update_(*parts.update),
         chief_(parts.chief),
         progress_(hooks, chief_ ? chief_->coordinator() : nullptr, o_.name,

@@ -42,6 +42,7 @@ TrainHooks WorkerHooks(const WorkerOptions& options) {
   hooks.on_note = options.on_note;
   hooks.on_step = options.on_step;
   hooks.input_shards = options.input_shards;
+  hooks.input_released = options.input_released;
   hooks.cancel = options.cancel;
   return hooks;
 }

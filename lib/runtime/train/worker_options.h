@@ -43,7 +43,8 @@ struct WorkerOptions {
       on_step;
   // Parameter-server modes: the input shards the chief has this worker
   // read (TrainHooks::input_shards); empty: its own alone.
-  std::function<std::optional<std::vector<InputShard>>()> input_shards;
+  std::function<AssignedShards()> input_shards;
+  std::function<void(int shard, const InputPosition& at)> input_released;
   // Set when the run must stop (Ctrl-C, SIGTERM, or the chief lost): the
   // worker returns Cancelled, the chief after writing its checkpoint.
   const std::atomic<bool>* cancel = nullptr;

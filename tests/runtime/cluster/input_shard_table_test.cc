@@ -42,5 +42,33 @@ TEST(InputShardTable, EachWorkerReadsItsOwnUntilAShardIsHandedOn) {
   EXPECT_EQ(table.Of(3, 5), std::nullopt) << "no such worker";
 }
 
+// A worker back with no shard (its own was handed on while it was taken
+// for dead) gets one released to it: the holder is told it reads it no
+// more, and the shard is the returning worker's from where the holder
+// stopped.
+TEST(InputShardTable, AShardIsReleasedToAWorkerThatReadsNone) {
+  InputShardTable table(3);
+  const InputPosition at{3, 0, 90, 90};
+  table.Orphan(2);
+  table.Give(2, 0, /*incarnation=*/0, at);
+  EXPECT_FALSE(table.Pending(2, 9));
+  table.Release(2, 2, 9);
+  EXPECT_TRUE(table.releasing(2));
+  EXPECT_TRUE(table.Pending(2, 9));
+  EXPECT_TRUE(table.Pending(2, 0));
+  EXPECT_FALSE(table.Pending(2, 8)) << "another process of worker 2";
+  EXPECT_THAT(*table.Of(0, 0), ElementsAre(InputShard{0, {}}))
+      << "the holder reads it no more";
+  EXPECT_THAT(*table.Of(2, 9), IsEmpty());
+  const InputPosition stopped{4, 0, 12, 12};
+  EXPECT_FALSE(table.Released(2, 1, stopped)) << "not worker 1's to release";
+  EXPECT_TRUE(table.Released(2, 0, stopped));
+  EXPECT_FALSE(table.releasing(2));
+  EXPECT_FALSE(table.Pending(2, 9));
+  EXPECT_EQ(table.holder(2), 2);
+  EXPECT_THAT(*table.Of(2, 9), ElementsAre(InputShard{2, stopped}));
+  EXPECT_FALSE(table.Released(2, 0, stopped)) << "once";
+}
+
 }  // namespace
 }  // namespace dtf::runtime

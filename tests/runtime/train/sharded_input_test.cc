@@ -61,7 +61,9 @@ TEST_F(ShardedInputTest, ReadsTheShardsItIsGivenInTurn) {
           return o;
         }());
       },
-      [&] { return assigned; });
+      [&] {
+        return AssignedShards{assigned, false};
+      });
   Batch batch;
   int shard = 0;
   InputPosition at;
