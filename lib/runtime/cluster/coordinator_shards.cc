@@ -54,7 +54,12 @@ bool CoordinatorService::ShardLost(int s, std::chrono::seconds timeout,
   const bool other_process = it != tasks_.end() && shards_.moved(s) &&
                              shards_.incarnation(s) != 0 &&
                              it->second.incarnation != shards_.incarnation(s);
-  return other_process || TakenForDead(h, timeout, start_within);
+  // A holder done reads nothing more: a shard asked back from it is
+  // handed on from what it committed (the shard's end) instead.
+  const bool done_releasing = it != tasks_.end() && shards_.releasing(s) &&
+                              it->second.state == TaskState::kDone;
+  return other_process || done_releasing ||
+         TakenForDead(h, timeout, start_within);
 }
 
 void CoordinatorService::WatchInput(std::chrono::seconds timeout,
@@ -134,6 +139,11 @@ bool CoordinatorService::BalanceLocked(int w, uint64_t incarnation) {
     const int h = shards_.holder(s);
     if (h < 0 || h == w || shards_.releasing(s) || shards_.held(h) < 2 ||
         ShardLost(s, shard_timeout_, shard_start_within_)) {
+      continue;
+    }
+    // Only a worker still training answers a release.
+    const auto holder = tasks_.find(WorkerName(h));
+    if (holder == tasks_.end() || holder->second.state != TaskState::kRunning) {
       continue;
     }
     // The worker's own shard first; else a shard that is not its

@@ -34,11 +34,21 @@ Status ShardedInput::Follow(const std::vector<InputShard>& assigned) {
     it = sources_.erase(it);
     if (turn_ > at) --turn_;
   }
+  // A shard read to its end that the chief asks back: released at its
+  // end (the worker it goes to reads nothing of it).
+  for (Ended& e : ended_) {
+    const bool listed =
+        std::any_of(assigned.begin(), assigned.end(),
+                    [&](const InputShard& a) { return a.shard == e.shard; });
+    if (listed || e.released) continue;
+    if (released_) released_(e.shard, e.end);
+    e.released = true;
+  }
   for (const InputShard& a : assigned) {
     const bool known =
         std::any_of(sources_.begin(), sources_.end(),
                     [&](const Source& s) { return s.shard == a.shard; }) ||
-        std::find(done_.begin(), done_.end(), a.shard) != done_.end();
+        HasEnded(a.shard);
     if (known) continue;
     DTF_ASSIGN_OR_RETURN(std::unique_ptr<InputPipeline> pipeline,
                          open_(a.shard, a.start));
@@ -50,6 +60,11 @@ Status ShardedInput::Follow(const std::vector<InputShard>& assigned) {
   return OkStatus();
 }
 
+bool ShardedInput::HasEnded(int shard) const {
+  return std::any_of(ended_.begin(), ended_.end(),
+                     [&](const Ended& e) { return e.shard == shard; });
+}
+
 bool ShardedInput::HasNew() {
   if (!open_ || !assigned_) return false;
   const std::optional<std::vector<InputShard>> now = assigned_().shards;
@@ -57,7 +72,7 @@ bool ShardedInput::HasNew() {
   return std::any_of(now->begin(), now->end(), [&](const InputShard& a) {
     return std::none_of(sources_.begin(), sources_.end(),
                         [&](const Source& s) { return s.shard == a.shard; }) &&
-           std::find(done_.begin(), done_.end(), a.shard) == done_.end();
+           !HasEnded(a.shard);
   });
 }
 
@@ -86,7 +101,7 @@ StatusOr<bool> ShardedInput::Next(Batch* batch, int* shard,
     }
     // This shard has ended; the others go on.
     *position = s.pipeline->position();
-    done_.push_back(s.shard);
+    ended_.push_back({s.shard, s.pipeline->position(), false});
     ++ended_count_;
     sources_.erase(sources_.begin() + std::ptrdiff_t(turn_));
     if (turn_ >= sources_.size()) turn_ = 0;

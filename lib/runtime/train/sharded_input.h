@@ -63,7 +63,15 @@ class ShardedInput {
   const Assigned assigned_;
   const Released released_;
   std::vector<Source> sources_;
-  std::vector<int> done_;  // shards read to their end here
+  // Shards read to their end here, with their end, and whether a release
+  // of it was answered (the chief may ask for one it does not know ended).
+  struct Ended {
+    int shard = 0;
+    InputPosition end;
+    bool released = false;
+  };
+  bool HasEnded(int shard) const;
+  std::vector<Ended> ended_;
   size_t turn_ = 0;
   int ended_count_ = 0;
   int taken_count_ = 0;

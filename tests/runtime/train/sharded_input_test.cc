@@ -114,5 +114,56 @@ TEST_F(ShardedInputTest, ReadsTheShardsItIsGivenInTurn) {
   EXPECT_EQ(shard, 1);
 }
 
+// The chief asks back a shard this worker read to its end (it does not
+// know it ended): released at its end, once, so that the worker it goes
+// to reads nothing of it; a shard dropped while it is read is released at
+// the position after its last batch read.
+TEST_F(ShardedInputTest, AShardIsReleasedWhereItsReadingStopped) {
+  std::unique_ptr<InputPipeline> own = Open(0, {});
+  // Shard 2 from its last batch: it ends after one batch here.
+  std::unique_ptr<InputPipeline> reference = Open(2, {});
+  Batch batch;
+  int64_t batches = 0;
+  while (*reference->Next(&batch)) ++batches;
+  const InputPosition end = reference->position();
+  reference = Open(2, {});
+  for (int64_t i = 0; i + 1 < batches; ++i)
+    ASSERT_TRUE(*reference->Next(&batch));
+  const InputPosition last = reference->position();
+  std::optional<std::vector<InputShard>> assigned =
+      std::vector<InputShard>{{0, {}}, {1, {}}, {2, last}};
+  std::vector<InputShard> released;
+  ShardedInput input(
+      *own, 0,
+      [&](int shard, const InputPosition& at) {
+        InputPipelineOptions o = options_;
+        o.reader_index = shard;
+        o.start = at;
+        return InputPipeline::Create(o);
+      },
+      [&] {
+        return AssignedShards{assigned, false};
+      },
+      [&](int shard, const InputPosition& at) {
+        released.push_back({shard, at});
+      });
+  int shard = 0;
+  InputPosition at;
+  // Own, shard 1, shard 2 (its last batch), own, shard 1, then shard 2
+  // ends and the others go on.
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(*input.Next(&batch, &shard, &at));
+  EXPECT_EQ(input.ended(), 1);
+  EXPECT_TRUE(released.empty());
+  // Shards 1 and 2 asked back: 1 where its reading stopped, 2 at its end.
+  assigned = std::vector<InputShard>{{0, {}}};
+  ASSERT_TRUE(*input.Next(&batch, &shard, &at));
+  EXPECT_EQ(shard, -1);
+  ASSERT_EQ(released.size(), 2u);
+  EXPECT_EQ(released[0].shard, 1);
+  EXPECT_EQ(released[1], (InputShard{2, end}));
+  ASSERT_TRUE(*input.Next(&batch, &shard, &at));
+  EXPECT_EQ(released.size(), 2u) << "said once";
+}
+
 }  // namespace
 }  // namespace dtf::runtime
