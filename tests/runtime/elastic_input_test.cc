@@ -28,6 +28,7 @@
 #include "lib/launch/profile.h"
 #include "lib/runtime/train/job_records.h"
 #include "tests/runtime/runtime_testing.h"
+#include "tests/runtime/train/shard_ids.h"
 #include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
 
@@ -71,33 +72,6 @@ int StepsIn(const std::string& path) {
   int steps = 0;
   ReadTrace(path, 0, &ids, &steps);
   return steps;
-}
-
-// The ids shard `s` holds over the job's epochs.
-std::vector<int64_t> ShardOf(const JobFile& job, int s, int epochs) {
-  std::vector<int64_t> ids;
-  StatusOr<JobRecords> records = FindJobRecords(job);
-  EXPECT_TRUE(records.ok()) << records.status();
-  if (!records.ok()) return ids;
-  InputPipelineOptions o;
-  o.files = records->train;
-  o.features = {FixedLenFeature("PassengerId", FeatureType::kInt64)};
-  o.reader_index = s;
-  o.reader_count = kWorkers;
-  o.epochs = epochs;
-  o.batch_size = kBatch;
-  StatusOr<std::unique_ptr<InputPipeline>> input = InputPipeline::Create(o);
-  EXPECT_TRUE(input.ok()) << input.status();
-  if (!input.ok()) return ids;
-  Batch batch;
-  while (true) {
-    StatusOr<bool> more = (*input)->Next(&batch);
-    EXPECT_TRUE(more.ok()) << more.status();
-    if (!more.ok() || !*more) break;
-    const Column* c = batch.Find("PassengerId");
-    for (int64_t r = 0; r < batch.rows; ++r) ids.push_back(c->int64s[r]);
-  }
-  return ids;
 }
 
 class ElasticInputRun : public ::testing::Test {
@@ -183,7 +157,8 @@ class ElasticInputRun : public ::testing::Test {
   // the others never.
   void ExpectEveryExampleRead(const ShardIds& read, int again) {
     for (int s = 0; s < kWorkers; ++s) {
-      const std::vector<int64_t> want = ShardOf(job_, s, epochs_);
+      const std::vector<int64_t> want =
+          testing::ShardIds(job_, "PassengerId", s, kWorkers, epochs_);
       const auto it = read.find(s);
       const std::vector<int64_t> got =
           it == read.end() ? std::vector<int64_t>{} : it->second;

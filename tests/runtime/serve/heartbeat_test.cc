@@ -21,6 +21,19 @@ using Clock = std::chrono::steady_clock;
 
 const rpc::RunCredentials kCreds{"beat-run", "00112233445566778899aabb", "j"};
 
+// The chief's Coordinator `service` on `port`; null when it cannot bind.
+std::unique_ptr<grpc::Server> Serve(CoordinatorService& service,
+                                    const testing::HeldPort& port) {
+  grpc::ServerBuilder builder;
+  int bound = 0;
+  builder.AddListeningPort(port.address(), grpc::InsecureServerCredentials(),
+                           &bound);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (bound != port.port()) return nullptr;
+  return server;
+}
+
 // Waits up to `limit` for `flag`.
 bool WaitFor(const std::atomic<bool>& flag, std::chrono::milliseconds limit) {
   const auto until = Clock::now() + limit;
@@ -44,13 +57,8 @@ TEST(HeartbeatTest, TheFirstStepWaitsUntilTheChiefHearsTheTask) {
 
   CoordinatorService service(kCreds,
                              {{"worker:0", port.address()}, {"worker:1", ""}});
-  grpc::ServerBuilder builder;
-  int bound = 0;
-  builder.AddListeningPort(port.address(), grpc::InsecureServerCredentials(),
-                           &bound);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  ASSERT_EQ(bound, port.port());
+  std::unique_ptr<grpc::Server> server = Serve(service, port);
+  ASSERT_NE(server, nullptr);
   EXPECT_TRUE(WaitFor(stepping, 15s));
   loop.join();
   EXPECT_FALSE(beat.lost.load());
@@ -89,13 +97,8 @@ TEST(HeartbeatTest, HeartbeatsComeSeveralTimesInAShortTimeout) {
   testing::HeldPort port;
   CoordinatorService service(kCreds,
                              {{"worker:0", port.address()}, {"worker:1", ""}});
-  grpc::ServerBuilder builder;
-  int bound = 0;
-  builder.AddListeningPort(port.address(), grpc::InsecureServerCredentials(),
-                           &bound);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  ASSERT_EQ(bound, port.port());
+  std::unique_ptr<grpc::Server> server = Serve(service, port);
+  ASSERT_NE(server, nullptr);
   {
     Heartbeat beat(port.address(), kCreds, "worker:1", 30s, HeartbeatPeriod(1s),
                    100ms);

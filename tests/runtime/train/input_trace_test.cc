@@ -29,6 +29,7 @@
 #include "lib/runtime/serve/serve.h"
 #include "lib/runtime/train/job_records.h"
 #include "tests/runtime/runtime_testing.h"
+#include "tests/runtime/train/shard_ids.h"
 
 namespace dtf::runtime {
 namespace {
@@ -78,35 +79,6 @@ Trace ReadTrace(const std::string& path) {
     runs.back().push_back(std::move(s));
   }
   return runs;
-}
-
-// The ids worker `w` reads over the job's epochs, in order: its share of
-// the training records (in file order, or in the job's shuffled order).
-std::vector<int64_t> ShareIds(const JobFile& job, int w) {
-  std::vector<int64_t> ids;
-  StatusOr<JobRecords> records = FindJobRecords(job);
-  EXPECT_TRUE(records.ok()) << records.status();
-  if (!records.ok()) return ids;
-  InputPipelineOptions o;
-  o.files = records->train;
-  o.features = {FixedLenFeature("PassengerId", FeatureType::kInt64)};
-  o.reader_index = w;
-  o.reader_count = kWorkers;
-  o.epochs = kEpochs;
-  o.shuffle_buffer_size = job.train.shuffle_buffer;
-  o.seed = uint64_t(job.train.seed);
-  StatusOr<std::unique_ptr<InputPipeline>> input = InputPipeline::Create(o);
-  EXPECT_TRUE(input.ok()) << input.status();
-  if (!input.ok()) return ids;
-  Batch batch;
-  while (true) {
-    StatusOr<bool> more = (*input)->Next(&batch);
-    EXPECT_TRUE(more.ok()) << more.status();
-    if (!more.ok() || !*more) break;
-    const Column* c = batch.Find("PassengerId");
-    for (int64_t r = 0; r < batch.rows; ++r) ids.push_back(c->int64s[r]);
-  }
-  return ids;
 }
 
 class InputTraceTest : public ::testing::Test {
@@ -272,7 +244,8 @@ class InputTraceTest : public ::testing::Test {
         seen.insert(seen.end(), s.ids.begin(), s.ids.end());
       }
       // Every id of the worker's share, each epoch, exactly once, in order.
-      const std::vector<int64_t> share = ShareIds(job, w);
+      const std::vector<int64_t> share =
+          testing::ShardIds(job, "PassengerId", w, kWorkers, kEpochs);
       ASSERT_FALSE(share.empty());
       std::map<int64_t, int> counts;
       for (const int64_t id : seen) ++counts[id];
