@@ -222,22 +222,23 @@ TEST_F(WatchdogTest, AWorkerNeverHeardIsWaitedForWhileItMayStillStart) {
 // committed for it, to the live worker that reads the fewest (the chief,
 // by its lower index); a new process of worker:2 is told it reads nothing.
 TEST_F(WatchdogTest, ALostWorkersInputShardIsHandedOnToALiveWorker) {
+  service_.WatchInput(1s, 60s);
   service_.Update("worker:0", TaskState::kRunning, 5, 0, 0);
   Beat("worker:1", 11, 1);
   Beat("worker:2", 21, 1);
   const InputPosition at{3, 0, 90, 90};
   const std::vector<std::optional<InputPosition>> committed = {{}, {}, at};
-  EXPECT_FALSE(service_.HasInputToHandOn(1s, 60s));
-  EXPECT_TRUE(service_.HandOnInput(committed, 1s, 60s).empty());
+  EXPECT_FALSE(service_.HasInputToHandOn());
+  EXPECT_TRUE(service_.HandOnInput(committed).empty());
   for (int i = 0; i < 12; ++i) {
     std::this_thread::sleep_for(100ms);
     EXPECT_FALSE(Beat("worker:1", 11, 2 + i).has_input());
   }
-  EXPECT_TRUE(service_.HasInputToHandOn(1s, 60s));
-  EXPECT_THAT(service_.HandOnInput(committed, 1s, 60s),
+  EXPECT_TRUE(service_.HasInputToHandOn());
+  EXPECT_THAT(service_.HandOnInput(committed),
               ElementsAre("worker:2's input shard is read on by worker:0 "
                           "from epoch 4, record 90"));
-  EXPECT_FALSE(service_.HasInputToHandOn(1s, 60s));
+  EXPECT_FALSE(service_.HasInputToHandOn());
   ASSERT_TRUE(service_.InputShardsOf("worker:0").has_value());
   EXPECT_THAT(*service_.InputShardsOf("worker:0"),
               ElementsAre(InputShard{0, {}}, InputShard{2, at}));
@@ -246,7 +247,6 @@ TEST_F(WatchdogTest, ALostWorkersInputShardIsHandedOnToALiveWorker) {
 
   // A new process of worker:2 reads none: the chief, which reads two,
   // releases worker:2's own shard to it, and the process waits for it.
-  service_.WatchInput(1s, 60s);
   rpc::HeartbeatResponse next = Beat("worker:2", 22, 0);
   ASSERT_TRUE(next.has_input());
   EXPECT_EQ(next.input().shards_size(), 0) << "its shard is read elsewhere";
@@ -260,7 +260,7 @@ TEST_F(WatchdogTest, ALostWorkersInputShardIsHandedOnToALiveWorker) {
   ASSERT_EQ(next.input().shards_size(), 1);
   EXPECT_EQ(next.input().shards(0).shard(), 2);
   EXPECT_THAT(next.input().shards(0).position(), ElementsAre(4, 0, 12, 12, 0));
-  EXPECT_THAT(service_.HandOnInput(committed, 1s, 60s),
+  EXPECT_THAT(service_.HandOnInput(committed),
               ElementsAre("worker:0 releases worker:2's input shard to "
                           "worker:2",
                           "worker:2's input shard is read on by worker:2 from "

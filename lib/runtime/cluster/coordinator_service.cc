@@ -45,6 +45,7 @@ CoordinatorService::CoordinatorService(
     if (IsTaskOf(name, Role::kWorker)) ++workers_;
   }
   shards_ = InputShardTable(workers_);
+  unread_told_.assign(size_t(workers_), false);
 }
 
 namespace {

@@ -164,27 +164,28 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   int workers() const { return workers_; }
 
   // Input shards (parameter-server runs; docs/launch.md, *Elastic
-  // workers*). Called by the chief's training thread: hands on the shards
-  // of workers taken for dead (heard from before and silent for
-  // `timeout`, or never heard from `start_within` after the start, or
-  // found stalled), each to the live worker that reads the fewest, to
+  // workers*). From now on a worker heard from before and silent for
+  // `timeout`, never heard from `start_within` after the start, or found
+  // stalled, is taken for dead (HandOnInput hands its shards on), and a
+  // live worker that reads no shard while another reads two or more is
+  // given one as its heartbeat is answered. Until it is called, no shard
+  // moves.
+  void WatchInput(std::chrono::seconds timeout,
+                  std::chrono::seconds start_within);
+  // Called by the chief's training thread: hands on the shards of workers
+  // taken for dead, each to the live worker that reads the fewest, to
   // read on from the later of its position `committed` with the
   // parameter servers' variables and the one its worker last sent. A
   // worker's own shard stays its own while it lives: a new process of it
   // reads on from its own position. Returns a note for each shard handed
-  // on, or left unread for want of a live worker (said once).
+  // on, or left unread for want of a live worker (said once), and for
+  // each release done since the last call.
   std::vector<std::string> HandOnInput(
-      const std::vector<std::optional<InputPosition>>& committed,
-      std::chrono::seconds timeout, std::chrono::seconds start_within);
-  // The timeouts that take a worker for dead (as HandOnInput's): from now
-  // on a live worker that reads no shard while another reads two or more
-  // is given one as its heartbeat is answered.
-  void WatchInput(std::chrono::seconds timeout,
-                  std::chrono::seconds start_within);
-  // Whether HandOnInput has a shard to hand on now (cheap: the chief
-  // then asks the parameter servers for the committed positions).
-  bool HasInputToHandOn(std::chrono::seconds timeout,
-                        std::chrono::seconds start_within) const;
+      const std::vector<std::optional<InputPosition>>& committed);
+  // Whether HandOnInput has a shard to hand on or a note to return now
+  // (cheap: the chief then asks the parameter servers for the committed
+  // positions).
+  bool HasInputToHandOn() const;
   // The shards worker `task` reads, as its heartbeats are answered
   // (InputShardTable::Of, any process of it).
   std::optional<std::vector<InputShard>> InputShardsOf(
@@ -192,8 +193,8 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   // The chief's own ShardedInput stopped reading `shard` at `at` (as a
   // worker's heartbeat says: HeartbeatRequest.released).
   void Released(const std::string& task, int shard, const InputPosition& at);
-  // The shards no worker reads (the run ends without their rest), with
-  // the position each was left at: a note each.
+  // The shards no worker reads (the run ends without their rest): a note
+  // each.
   std::vector<std::string> UnreadShards() const;
 
   // Heartbeats answered so far, and the CPU seconds their handlers used
@@ -222,12 +223,14 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   // Worker w stopped reading shard s at `at`: a release of it completes.
   // REQUIRES: mu_ held.
   void ReleasedLocked(int w, int s, const InputPosition& at);
-  // Whether worker `w` (not the chief) is taken for dead. REQUIRES: mu_.
-  bool TakenForDead(int w, std::chrono::seconds timeout,
-                    std::chrono::seconds start_within) const;
+  // Whether worker `w` (not the chief) is taken for dead (WatchInput's
+  // timeouts). REQUIRES: mu_ held.
+  bool TakenForDead(int w) const;
   // Whether shard s is read by no live process. REQUIRES: mu_ held.
-  bool ShardLost(int s, std::chrono::seconds timeout,
-                 std::chrono::seconds start_within) const;
+  bool ShardLost(int s) const;
+  // The live worker that reads the fewest shards (the lowest among
+  // equals); -1: none. REQUIRES: mu_ held.
+  int LiveWorkerReadingFewestLocked() const;
   // KvSet's and KvGet's caller `task`, as process `incarnation` (0: not
   // told): UNAVAILABLE when it is a replaced one.
   grpc::Status CheckStoreCaller(const std::string& task, uint64_t incarnation);
@@ -287,7 +290,7 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   InputShardTable shards_;
   // Shards said to be left unread for want of a live worker.
   std::vector<bool> unread_told_;
-  // WatchInput's timeouts (0: not called: no shard is released).
+  // WatchInput's timeouts (0: not called: no shard moves).
   std::chrono::seconds shard_timeout_{0};
   std::chrono::seconds shard_start_within_{0};
   // What the shards' moves in heartbeat handlers said, for HandOnInput to

@@ -30,8 +30,7 @@ std::string Where(const InputPosition& p) {
 
 }  // namespace
 
-bool CoordinatorService::TakenForDead(int w, std::chrono::seconds timeout,
-                                      std::chrono::seconds start_within) const {
+bool CoordinatorService::TakenForDead(int w) const {
   // The chief's own shard goes with the chief: a run without it fails.
   if (w == 0) return false;
   auto it = tasks_.find(WorkerName(w));
@@ -40,12 +39,13 @@ bool CoordinatorService::TakenForDead(int w, std::chrono::seconds timeout,
   if (t.state == TaskState::kDone) return false;
   if (t.stalled) return true;
   const auto now = Clock::now();
-  if (!t.heard) return now - start_ >= std::max(start_within, timeout);
-  return now - t.last_heartbeat >= timeout;
+  if (!t.heard) {
+    return now - start_ >= std::max(shard_start_within_, shard_timeout_);
+  }
+  return now - t.last_heartbeat >= shard_timeout_;
 }
 
-bool CoordinatorService::ShardLost(int s, std::chrono::seconds timeout,
-                                   std::chrono::seconds start_within) const {
+bool CoordinatorService::ShardLost(int s) const {
   const int h = shards_.holder(s);
   if (h < 0) return true;
   const auto it = tasks_.find(WorkerName(h));
@@ -58,8 +58,7 @@ bool CoordinatorService::ShardLost(int s, std::chrono::seconds timeout,
   // handed on from what it committed (the shard's end) instead.
   const bool done_releasing = it != tasks_.end() && shards_.releasing(s) &&
                               it->second.state == TaskState::kDone;
-  return other_process || done_releasing ||
-         TakenForDead(h, timeout, start_within);
+  return other_process || done_releasing || TakenForDead(h);
 }
 
 void CoordinatorService::WatchInput(std::chrono::seconds timeout,
@@ -69,27 +68,43 @@ void CoordinatorService::WatchInput(std::chrono::seconds timeout,
   shard_start_within_ = start_within;
 }
 
-bool CoordinatorService::HasInputToHandOn(
-    std::chrono::seconds timeout, std::chrono::seconds start_within) const {
+bool CoordinatorService::HasInputToHandOn() const {
   std::lock_guard<std::mutex> lock(mu_);
+  if (shard_timeout_.count() == 0) return false;
   if (!shard_notes_.empty()) return true;
   for (int s = 0; s < shards_.shards(); ++s) {
-    if (ShardLost(s, timeout, start_within)) return true;
+    if (ShardLost(s)) return true;
   }
   return false;
 }
 
+int CoordinatorService::LiveWorkerReadingFewestLocked() const {
+  const auto now = Clock::now();
+  // Heard from within the timeout that takes a worker for dead: never
+  // the one a shard is taken from.
+  const auto heard_within =
+      std::min<Clock::duration>(shard_timeout_, kHeardWithin);
+  int to = -1;
+  for (int w = 0; w < workers_; ++w) {
+    const auto t = tasks_.find(WorkerName(w));
+    if (t == tasks_.end()) continue;
+    const Task& task = t->second;
+    const bool alive =
+        task.state == TaskState::kRunning && !task.stalled &&
+        (w == 0 || (task.heard && now - task.last_heartbeat < heard_within));
+    if (alive && (to < 0 || shards_.held(w) < shards_.held(to))) to = w;
+  }
+  return to;
+}
+
 std::vector<std::string> CoordinatorService::HandOnInput(
-    const std::vector<std::optional<InputPosition>>& committed,
-    std::chrono::seconds timeout, std::chrono::seconds start_within) {
+    const std::vector<std::optional<InputPosition>>& committed) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> notes = std::move(shard_notes_);
   shard_notes_.clear();
-  const int shards = shards_.shards();
-  unread_told_.resize(size_t(shards), false);
-  const auto now = Clock::now();
-  for (int s = 0; s < shards; ++s) {
-    if (!ShardLost(s, timeout, start_within)) continue;
+  if (shard_timeout_.count() == 0) return notes;
+  for (int s = 0; s < shards_.shards(); ++s) {
+    if (!ShardLost(s)) continue;
     if (shards_.holder(s) >= 0) shards_.Orphan(s);
     // The later of the two positions: neither is past what the variables
     // hold, so no batch goes unread (one read again at most).
@@ -101,20 +116,7 @@ std::vector<std::string> CoordinatorService::HandOnInput(
       at = own->second.position;
     }
     const InputPosition start = at.value_or(InputPosition{});
-    int to = -1;
-    for (int w = 0; w < workers_; ++w) {
-      const auto t = tasks_.find(WorkerName(w));
-      if (t == tasks_.end()) continue;
-      const Task& task = t->second;
-      // Heard from within the timeout that takes a worker for dead: never
-      // the one the shard is taken from.
-      const bool alive =
-          task.state == TaskState::kRunning && !task.stalled &&
-          (w == 0 || (task.heard &&
-                      now - task.last_heartbeat <
-                          std::min<Clock::duration>(timeout, kHeardWithin)));
-      if (alive && (to < 0 || shards_.held(w) < shards_.held(to))) to = w;
-    }
+    const int to = LiveWorkerReadingFewestLocked();
     if (to < 0) {
       if (!unread_told_[size_t(s)]) {
         notes.push_back(StrCat(WorkerName(s), "'s input shard (at ",
@@ -138,7 +140,7 @@ bool CoordinatorService::BalanceLocked(int w, uint64_t incarnation) {
   for (int s = 0; s < shards_.shards(); ++s) {
     const int h = shards_.holder(s);
     if (h < 0 || h == w || shards_.releasing(s) || shards_.held(h) < 2 ||
-        ShardLost(s, shard_timeout_, shard_start_within_)) {
+        ShardLost(s)) {
       continue;
     }
     // Only a worker still training answers a release.

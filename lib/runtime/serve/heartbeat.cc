@@ -147,6 +147,7 @@ void Heartbeat::Run() {
     request.set_steps_done(steps_done_);
     request.set_rss_bytes(ResidentBytes());
     for (const int64_t p : position_) request.add_input_position(p);
+    const size_t releases = released_.size();
     for (const InputShard& r : released_) {
       rpc::InputShard* out = request.add_released();
       out->set_shard(r.shard);
@@ -172,6 +173,9 @@ void Heartbeat::Run() {
       if (response.shutdown()) stop = true;
       if (response.stop_training()) stop_training = true;
       if (response.stalled()) stalled = true;
+      // The chief has the releases this request carried.
+      released_.erase(released_.begin(),
+                      released_.begin() + std::ptrdiff_t(releases));
       if (response.has_input()) input_.shards = InputShardsOf(response.input());
       input_.pending = response.input_pending();
     } else if (Clock::now() - last_ok > timeout_) {

@@ -64,7 +64,7 @@ class Heartbeat {
   // which the chief takes a worker for dead; 0: any answer.
   void SetFreshWithin(std::chrono::milliseconds within);
   // This process stopped reading `shard` at `at` (ShardedInput::Released):
-  // said with every heartbeat from now on.
+  // said with the next heartbeats, until the chief answers one.
   void Released(int shard, const InputPosition& at);
 
   std::atomic<bool> stop{false};

@@ -182,19 +182,20 @@ void Chief::Done(const std::string& self, int64_t step,
                                result.examples_per_sec);
 }
 
+bool Chief::HandsInputOn(const Update& update) const {
+  return options_.coordinator != nullptr && !update.collective() &&
+         update.commits_positions();
+}
+
 void Chief::HandOnInput(Update& update, bool now) {
   using Clock = std::chrono::steady_clock;
   CoordinatorService* coordinator = options_.coordinator;
-  if (coordinator == nullptr || update.collective() ||
-      !update.commits_positions() ||
+  if (!HandsInputOn(update) ||
       (!now && Clock::now() - handed_on_at_ < std::chrono::milliseconds(200))) {
     return;
   }
   handed_on_at_ = Clock::now();
-  if (!coordinator->HasInputToHandOn(options_.heartbeat_timeout,
-                                     options_.start_timeout)) {
-    return;
-  }
+  if (!coordinator->HasInputToHandOn()) return;
   // The positions as they stand: the last checkpoint's are older, and a
   // worker's heartbeat may lag its steps by a few batches.
   StatusOr<std::vector<std::optional<InputPosition>>> committed =
@@ -205,18 +206,14 @@ void Chief::HandOnInput(Update& update, bool now) {
                        "; handing on from the last ones known"));
     committed = update.committed_positions();
   }
-  for (const std::string& note : coordinator->HandOnInput(
-           *committed, options_.heartbeat_timeout, options_.start_timeout)) {
+  for (const std::string& note : coordinator->HandOnInput(*committed)) {
     hooks_.Note(note);
   }
 }
 
 bool Chief::AwaitInput(const std::string& self, Update& update,
                        const std::function<bool()>& has_more) {
-  if (options_.coordinator == nullptr || update.collective() ||
-      !update.commits_positions()) {
-    return false;
-  }
+  if (!HandsInputOn(update)) return false;
   while (!hooks_.cancelled()) {
     // Looked at before the shards are: a worker that stops counting as
     // running meanwhile has its shard handed on below.

@@ -100,6 +100,9 @@ class Chief {
   // most every 200 ms unless `now`, with the positions the parameter
   // servers committed; says each.
   void HandOnInput(Update& update, bool now = false);
+  // Whether input shards move in this run: a Coordinator, and an update
+  // that commits positions per shard (parameter servers).
+  bool HandsInputOn(const Update& update) const;
   // The chief's input has ended, in a parameter-server run: while other
   // workers still train it stays to read a shard handed on from one taken
   // for dead. True once `has_more` (a shard was handed on to the chief);

@@ -102,7 +102,6 @@ StatusOr<bool> ShardedInput::Next(Batch* batch, int* shard,
     // This shard has ended; the others go on.
     *position = s.pipeline->position();
     ended_.push_back({s.shard, s.pipeline->position(), false});
-    ++ended_count_;
     sources_.erase(sources_.begin() + std::ptrdiff_t(turn_));
     if (turn_ >= sources_.size()) turn_ = 0;
   }

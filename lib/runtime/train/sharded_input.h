@@ -47,7 +47,7 @@ class ShardedInput {
   bool HasNew();
 
   // Shards read to their end, and shards taken over.
-  int ended() const { return ended_count_; }
+  int ended() const { return int(ended_.size()); }
   int taken() const { return taken_count_; }
 
  private:
@@ -73,7 +73,6 @@ class ShardedInput {
   bool HasEnded(int shard) const;
   std::vector<Ended> ended_;
   size_t turn_ = 0;
-  int ended_count_ = 0;
   int taken_count_ = 0;
 };
 
