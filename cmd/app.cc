@@ -36,6 +36,7 @@ std::unique_ptr<CLI::App> BuildApp(Context* ctx) {
   SetupStatus(app.get(), ctx);
   SetupLogs(app.get(), ctx);
   SetupStop(app.get(), ctx);
+  SetupScale(app.get(), ctx);
   SetupPack(app.get(), ctx);
   SetupDoctor(app.get(), ctx);
   SetupHosts(app.get(), ctx);

@@ -44,6 +44,7 @@ void SetupLaunch(CLI::App* app, Context* ctx);
 void SetupStatus(CLI::App* app, Context* ctx);
 void SetupLogs(CLI::App* app, Context* ctx);
 void SetupStop(CLI::App* app, Context* ctx);
+void SetupScale(CLI::App* app, Context* ctx);
 void SetupPack(CLI::App* app, Context* ctx);
 void SetupTask(CLI::App* app, Context* ctx);
 void SetupDoctor(CLI::App* app, Context* ctx);

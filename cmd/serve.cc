@@ -45,6 +45,7 @@ struct ServeFlags {
   bool tls_task_names = false;
   std::string ready_file;
   int threads = 0;
+  int started_workers = 0;
   bool restore = false;
   std::vector<std::string> set;
   std::string metrics_out;
@@ -162,6 +163,12 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
   o.ready_file = f.ready_file;
   o.threads = f.threads;
   o.restore = f.restore;
+  if (f.started_workers > int(o.workers.size())) {
+    return InvalidArgumentError(StrCat("--started-workers ", f.started_workers,
+                                       ": the cluster has ", o.workers.size(),
+                                       " workers"));
+  }
+  o.started_workers = f.started_workers;
   o.memory_limit = ReadMemoryLimit();
   // Tests only: a PS waits this long in each shard it saves
   // (StoreOptions::save_delay_ms).
@@ -284,6 +291,11 @@ void SetupServe(CLI::App* app, Context* ctx) {
                   "Override a job-file key: section.key=value (repeatable)");
   sub->add_option("--metrics-out", f->metrics_out,
                   "The chief writes the run's final metrics here as JSON");
+  sub->add_option("--started-workers", f->started_workers,
+                  "Workers from this index on are reserved slots that dtf "
+                  "scale starts later: not waited for until they come "
+                  "(default 0: every worker is started)")
+      ->check(IntAtLeast<int>(0));
   sub->add_flag("--restore", f->restore,
                 "A restarted task, or every task of a resumed run: start "
                 "from the run's own last checkpoint");

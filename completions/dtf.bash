@@ -6,7 +6,7 @@ _dtf() {
   prev="${COMP_WORDS[COMP_CWORD-1]}"
   cmd="${COMP_WORDS[1]}"
   if [[ ${COMP_CWORD} -eq 1 ]]; then
-    COMPREPLY=($(compgen -W "gen-records init inspect train predict export serve launch status logs stop pack doctor hosts task help --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "gen-records init inspect train predict export serve launch status logs stop scale pack doctor hosts task help --help --version" -- "$cur"))
     return
   fi
   case "$prev" in
@@ -37,14 +37,15 @@ _dtf() {
     init) opts="--help --from-csv --eval-csv --label --delimiter --quote --no-trim --max-rows --json --on-error" ;;
     inspect) opts="--help --limit --stats --json --compression" ;;
     train) opts="--help --job --batch-size --steps --epochs --threads --device --no-eval --no-input-cache --restart --quiet --metrics-out --set" ;;
-    serve) opts="--help --job --role --job_name --index --task_index --ps --ps_hosts --workers --worker_hosts --cluster_spec --index-from-env --run-id --run-dir --secret-file --s3-credentials --tls-dir --tls-task-names --ready-file --threads --set --metrics-out --restore --quiet" ;;
+    serve) opts="--help --job --role --job_name --index --task_index --ps --ps_hosts --workers --worker_hosts --cluster_spec --index-from-env --run-id --run-dir --secret-file --s3-credentials --tls-dir --tls-task-names --ready-file --threads --set --metrics-out --started-workers --restore --quiet" ;;
     predict) opts="--help --model --input --format --output --keep --batch-size --threads --profile --workers --runs-dir --shard --of --ready-file --shard-from-env --hold-for-fetch --render --s3-credentials" ;;
     export) opts="--help --model --format --output" ;;
     launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --render --json --detach --resume --accept-new-host-keys --task-binary --grace --start-timeout --deadline" ;;
     status) opts="--help --job --runs-dir --json --watch" ;;
-    help) opts="--man gen-records init inspect train predict export serve launch status logs stop pack doctor hosts task dtf.toml" ;;
+    help) opts="--man gen-records init inspect train predict export serve launch status logs stop scale pack doctor hosts task dtf.toml" ;;
     logs) opts="--help --job --runs-dir -f --follow --json" ;;
     stop) opts="--help --job --runs-dir --grace --json" ;;
+    scale) opts="--help --job --runs-dir --workers --wait" ;;
     pack)
       # dtf pack env|image|zip|list: the second word picks the flags.
       case "${COMP_WORDS[2]}" in
@@ -87,7 +88,8 @@ _dtf() {
     COMPREPLY=($(compgen -W "exec signal slurm spark check-data shard-fetch shard-release keys --help" -- "$cur"))
   elif [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
-  elif [[ "$cmd" == status || "$cmd" == logs || "$cmd" == stop ]]; then
+  elif [[ "$cmd" == status || "$cmd" == logs || "$cmd" == stop ||
+          "$cmd" == scale ]]; then
     # Run ids, and for logs the task names.
     local runs
     runs=$(ls .dtf/runs 2>/dev/null)

@@ -11,7 +11,7 @@ CUTS_S = (1.5, 8, 25, 45)
 class Cell:
     def __init__(self, name, backend, fault, target="", restarts=2,
                  resume=False, env=None, expect="complete", sets=None,
-                 profile=None, resume_args=None, cut_s=0):
+                 profile=None, resume_args=None, cut_s=0, scale_to=""):
         self.name = name
         self.backend = backend
         self.fault = fault
@@ -24,6 +24,9 @@ class Cell:
         self.resume_args = resume_args or []
         # The "cut" fault: seconds the second host's link stays down.
         self.cut_s = cut_s
+        # The "scale" fault: `dtf scale --workers <scale_to>`; target is
+        # the worker it starts.
+        self.scale_to = scale_to
         # The profile's [env] (the freeze hook).
         self.env = env or {}
         # "complete", or "either" where failing with an error is right.
@@ -75,6 +78,17 @@ def cells(freeze_steps):
                           sets=["train.mode=allreduce"]))
         # Elastic workers: a lost worker is left out above min_workers,
         # restarts or not.
+        # A worker added mid-run: 2 of 3 slots started (max_workers), the
+        # third started by `dtf scale` (the launchers of Slurm runs size
+        # their allocation at launch: no max_workers there).
+        if b != "slurm":
+            c += [
+                Cell(f"{b}/add-worker", b, "scale", "worker:2",
+                     profile=["max_workers = 3"], scale_to="3"),
+                Cell(f"{b}/async-add-worker", b, "scale", "worker:2",
+                     profile=["max_workers = 3"], scale_to="3",
+                     sets=["train.mode=async"]),
+            ]
         c += [
             Cell(f"{b}/elastic-kill-worker", b, "kill", "worker:1",
                  profile=["min_workers = 1"]),

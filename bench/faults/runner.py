@@ -18,6 +18,8 @@ from harness import Harness, error_line
 from processes import describe, kill_pids, owned, run_processes, task_pid
 
 ACCURACY_GOAL = 0.85
+# A worker added with `dtf scale` steps within this many seconds.
+JOIN_GOAL_S = 5
 # The profile table of each backend but local ("net" is SSH over network
 # namespaces).
 TABLES = {"ssh": "ssh", "net": "ssh", "slurm": "slurm",
@@ -44,6 +46,10 @@ class Attempt:
         self.left_at_kill = None
         # The timer that brings a cut link up again.
         self.rejoin = None
+        # The "scale" fault: `dtf scale`, and when the worker it started
+        # first finished a step (its stderr says so).
+        self.scaler = None
+        self.joined_t = None
 
 
 class Runner:
@@ -151,8 +157,10 @@ class Runner:
         while time.monotonic() < deadline and p.poll() is None:
             s, step = self.chief_step(at)
             if step is not None and step >= self.a.fault_step:
+                self.scaling = None
                 at.fault_t, at.filler, at.left_at_kill = self.inject(
                     at.cell, at.run_id, s, p)
+                at.scaler = self.scaling
                 if at.cell.fault == "cut":
                     at.rejoin = threading.Timer(at.cell.cut_s, self.link,
                                                 ("up",))
@@ -174,6 +182,7 @@ class Runner:
                 return
             if current.poll() is None:
                 self.chief_step(at, need_reachable=True)
+                self.watch_join(at)
                 time.sleep(0.2)
                 continue
             if at.end_t is None and at.fault_t is not None:
@@ -197,6 +206,20 @@ class Runner:
                                     + at.cell.resume_args,
                                     os.path.join(at.cdir, "resume"))
             at.launchers.append(current)
+
+    def watch_join(self, at):
+        """The "scale" fault: the moment the added worker's stderr says it
+        finished its first step."""
+        if at.scaler is None or at.joined_t is not None:
+            return
+        err = os.path.join(self.h.runs_dir, at.run_id,
+                           at.cell.target.replace(":", "-"), "stderr")
+        try:
+            with open(err, errors="replace") as f:
+                if "first step" in f.read():
+                    at.joined_t = time.monotonic()
+        except OSError:
+            pass
 
     def end_launchers(self, at):
         """A launcher still there at the end has hung: stopped. A cut link
@@ -245,6 +268,8 @@ class Runner:
         if at.cell.fault == "kill-launcher" and not at.resumed and at.run_id:
             self.record_unattended(at, rec)
         self.record_recovery(at, rec)
+        if at.scaler is not None:
+            self.record_join(at, rec)
         if at.run_id:
             s = self.h.status(at.run_id)
             if s:
@@ -304,6 +329,19 @@ class Runner:
                 rec["recover_s"] = None
                 rec["to_failure_s"] = round(at.end_t - at.fault_t, 2)
 
+    def record_join(self, at, rec):
+        """The "scale" fault: `dtf scale`'s exit and output, and seconds
+        from it to the added worker's first step."""
+        try:
+            out, err = at.scaler.communicate(timeout=70)
+        except subprocess.TimeoutExpired:
+            at.scaler.kill()
+            out, err = at.scaler.communicate()
+        rec["scale_exit"] = at.scaler.returncode
+        rec["scale_output"] = (out or err).strip()
+        rec["joined_s"] = (None if at.joined_t is None
+                           else round(at.joined_t - at.fault_t, 2))
+
     def inject(self, cell, run_id, status, proc):
         """Injects the cell's fault now; (monotonic time, filler path,
         tasks running when the launcher was killed)."""
@@ -318,6 +356,13 @@ class Runner:
                 raise RuntimeError(f"no live process for {cell.target}")
             os.kill(pid, signal.SIGKILL if cell.fault == "kill"
                     else signal.SIGSTOP)
+        elif cell.fault == "scale":
+            at_scale = time.monotonic()
+            self.scaling = subprocess.Popen(
+                [self.a.dtf, "scale", run_id, "--workers", cell.scale_to],
+                cwd=self.h.job_dir, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True)
+            return at_scale, None, None
         elif cell.fault == "kill-launcher":
             proc.kill()
             left = len(run_processes(run_id))
@@ -383,6 +428,12 @@ class Runner:
             problems.append("unreadable checkpoint")
         if ck.get("files", 0) and not ck.get("intact"):
             problems.append("no intact checkpoint")
+        if cell.fault == "scale":
+            if rec.get("scale_exit") != 0:
+                problems.append(f"dtf scale exited {rec.get('scale_exit')}")
+            joined = rec.get("joined_s")
+            if joined is None or joined > JOIN_GOAL_S:
+                problems.append(f"the added worker stepped after {joined} s")
         if rec["outcome"] == "completed":
             acc = rec.get("accuracy")
             if acc is None or acc < ACCURACY_GOAL:

@@ -112,10 +112,15 @@ class Backend {
   // directories with the secret and `tls`'s files; `tls` is null when the
   // plan has no TLS).
   virtual Status Prepare(const RunTls* tls) = 0;
-  // Starts every task of `role`, noting each start: one result per task of
-  // the plan (plan order), CancelledError for the tasks not tried (other
-  // roles, or after one that failed). Errors name the task.
+  // Starts every task of `role` but the reserved worker slots
+  // (Plan::Reserved), noting each start: one result per task of the plan
+  // (plan order), CancelledError for the tasks not tried (other roles,
+  // reserved slots, or after one that failed). Errors name the task.
   virtual std::vector<StatusOr<ProcessId>> StartTasks(Role role) = 0;
+  // Starts worker slot `i`, reserved at launch (Plan::Reserved), for `dtf
+  // scale`: as StartTasks starts a task, noting the start. Errors name the
+  // task; FailedPrecondition from a backend whose plans reserve no slot.
+  virtual StatusOr<ProcessId> StartReserved(size_t i);
   // Starts task `i` again after it ended, with RestartArgv and its output
   // appended to its logs. `all`: one of every task started again (an
   // allreduce restart). Errors name the task.

@@ -31,6 +31,12 @@ Status NotBuilt(BackendKind kind) {
 
 }  // namespace
 
+StatusOr<ProcessId> Backend::StartReserved(size_t) {
+  return FailedPreconditionError(
+      StrCat("the \"", BackendName(kind()),
+             "\" backend reserves no worker slot to start (max_workers)"));
+}
+
 StatusOr<std::unique_ptr<Run>> StartRun(PlanRequest request,
                                         RunOptions options) {
   switch (request.profile.backend) {

@@ -156,7 +156,13 @@ struct Plan {
   std::string profile_source;
   BackendKind backend = kDefaultBackend;
   int ps = 0;
+  // Worker slots (the tasks' --workers): the profile's workers, or its
+  // max_workers where set.
   int workers = 0;
+  // The workers started at launch where the profile's max_workers makes
+  // more slots: worker slots from this one on are reserved for `dtf
+  // scale` (Reserved). 0: every slot is started at launch.
+  int launch_workers = 0;
   std::string host;
   int base_port = 0;
   int threads = 0;
@@ -193,6 +199,16 @@ struct Plan {
   std::vector<TaskPlan> tasks;
 
   const TaskPlan& chief() const { return tasks[static_cast<size_t>(ps)]; }
+  // Whether `task` is a worker slot reserved for `dtf scale`: planned
+  // (host, port, directory) but not started at launch.
+  bool Reserved(const TaskPlan& task) const {
+    return task.role == Role::kWorker && launch_workers > 0 &&
+           task.index >= launch_workers;
+  }
+  // The workers started at launch.
+  int StartedAtLaunch() const {
+    return launch_workers > 0 ? launch_workers : workers;
+  }
   // Allreduce: a training plan without parameter servers (every other mode
   // has at least one), whose workers wait for each other in every
   // collective.

@@ -41,6 +41,10 @@ std::vector<std::string> ServeArgv(const Plan& plan, const TaskPlan& task,
     argv.push_back(set);
   }
   if (plan.resume) argv.push_back("--restore");
+  if (plan.launch_workers > 0) {
+    argv.push_back("--started-workers");
+    argv.push_back(std::to_string(plan.launch_workers));
+  }
   if (!paths.device_set.empty()) {
     argv.push_back("--set");
     argv.push_back(paths.device_set);
@@ -137,6 +141,33 @@ Status CheckMinWorkers(const PlanRequest& r) {
   return OkStatus();
 }
 
+namespace {
+
+// The profile's max_workers against the run: parameter-server runs only,
+// at least the run's workers.
+Status CheckMaxWorkers(const PlanRequest& r) {
+  const Profile& profile = r.profile;
+  if (profile.max_workers == 0) return OkStatus();
+  const int workers =
+      r.overrides.workers > 0 ? r.overrides.workers : profile.workers;
+  if (r.allreduce) {
+    return FailedPreconditionError(StrCat(
+        KeyWhere(profile, "max_workers"),
+        ": max_workers = ", profile.max_workers,
+        ": workers join a running run in parameter-server modes only; ", r.job,
+        " trains in allreduce mode, whose ranks are fixed for the run"));
+  }
+  if (profile.max_workers < workers) {
+    return InvalidArgumentError(StrCat(
+        KeyWhere(profile, "max_workers"),
+        ": max_workers = ", profile.max_workers, " is less than the run's ",
+        workers, " workers", r.overrides.workers > 0 ? " (--workers)" : ""));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 // What MakePlan refuses whatever the backend: relative paths, bad
 // overrides and --set values, and restarts without periodic checkpoints.
 Status CheckRequest(const PlanRequest& r) {
@@ -154,6 +185,7 @@ Status CheckRequest(const PlanRequest& r) {
   }
   const bool batch = r.batch_command != nullptr;
   if (!batch) DTF_RETURN_IF_ERROR(CheckMinWorkers(r));
+  if (!batch) DTF_RETURN_IF_ERROR(CheckMaxWorkers(r));
   if (!batch && !r.allreduce && profile.max_restarts > 0 &&
       r.job_checkpoint_every_steps <= 0) {
     return FailedPreconditionError(StrCat(
@@ -198,6 +230,10 @@ Plan PlanWithoutTasks(const PlanRequest& r, const PlanHooks& hooks) {
   // A batch plan has workers only.
   plan.ps = r.allreduce || batch ? 0 : o.ps > 0 ? o.ps : profile.ps;
   plan.workers = o.workers > 0 ? o.workers : profile.workers;
+  if (!batch && profile.max_workers > plan.workers) {
+    plan.launch_workers = plan.workers;
+    plan.workers = profile.max_workers;
+  }
   plan.host = profile.host;
   plan.base_port = profile.base_port;
   plan.threads = profile.threads;

@@ -45,6 +45,9 @@ Json PlanJson(const Plan& plan) {
                       {"threads", plan.threads},
                       {"max_restarts", plan.max_restarts}};
   if (plan.min_workers > 0) j["profile"]["min_workers"] = plan.min_workers;
+  if (plan.launch_workers > 0) {
+    j["profile"]["launch_workers"] = plan.launch_workers;
+  }
   plan.hooks().WriteJson(plan, &j);
   j["set"] = plan.sets;
   j["metrics_out"] = plan.metrics_out;
@@ -166,6 +169,7 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
     plan.threads = p.at("threads").get<int>();
     plan.max_restarts = p.at("max_restarts").get<int>();
     plan.min_workers = p.value("min_workers", 0);
+    plan.launch_workers = p.value("launch_workers", 0);
     plan.hooks().ReadJson(j, &plan);
     plan.sets = j.at("set").get<std::vector<std::string>>();
     plan.metrics_out = j.at("metrics_out").get<std::string>();
@@ -175,7 +179,8 @@ StatusOr<Plan> PlanFromJson(std::string_view text, std::string_view name) {
       DTF_ASSIGN_OR_RETURN(TaskPlan task, TaskFromJson(t, plan, name));
       plan.tasks.push_back(std::move(task));
     }
-    if (plan.ps < 0 || plan.workers < 1 ||
+    if (plan.ps < 0 || plan.workers < 1 || plan.launch_workers < 0 ||
+        plan.launch_workers > plan.workers ||
         plan.tasks.size() != static_cast<size_t>(plan.ps + plan.workers)) {
       return DataLossError(StrCat(name, ": plan lists ", plan.tasks.size(),
                                   " tasks for ", plan.ps, " ps and ",

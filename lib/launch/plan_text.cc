@@ -39,8 +39,10 @@ std::string PlanToText(const Plan& plan) {
   StrAppend(&out, "job:      ", plan.job, "\n");
   StrAppend(&out, "profile:  ", plan.profile_name, " (", plan.profile_source,
             ")\n");
+  const int workers = plan.StartedAtLaunch();
   StrAppend(&out, "backend:  ", BackendName(plan.backend), ", ", plan.ps,
-            " ps, ", plan.workers, plan.workers == 1 ? " worker" : " workers",
+            " ps, ", workers, workers == 1 ? " worker" : " workers",
+            workers < plan.workers ? StrCat(" (up to ", plan.workers, ")") : "",
             " on ", hooks.PlacementText(plan), "\n");
   if (plan.allreduce()) {
     StrAppend(&out,
@@ -83,8 +85,14 @@ std::string PlanToText(const Plan& plan) {
   }
   if (plan.min_workers > 0) {
     StrAppend(&out, "elastic:  a lost worker is left out while ",
-              plan.min_workers, " of ", plan.workers,
+              plan.min_workers, " of ", plan.StartedAtLaunch(),
               " workers are left; below that it is restarted\n");
+  }
+  if (plan.launch_workers > 0) {
+    StrAppend(&out, "scale:    workers ", plan.launch_workers, "-",
+              plan.workers - 1, " reserved: started by `dtf scale ",
+              plan.run_id, " --workers N` (N up to ", plan.workers,
+              "), each taking a share of the input left\n");
   }
   out += "\n";
   size_t name_width = 4, address_width = 7;
@@ -95,12 +103,13 @@ std::string PlanToText(const Plan& plan) {
   StrAppend(&out, PadRight("TASK", name_width), "  ",
             PadRight("ADDRESS", address_width), "  ROLE    LOGS\n");
   for (const TaskPlan& t : plan.tasks) {
-    StrAppend(
-        &out, PadRight(t.name(), name_width), "  ",
-        PadRight(hooks.AddressText(t), address_width), "  ",
-        PadRight(t.chief ? std::string("chief") : std::string(RoleName(t.role)),
-                 6),
-        "  ", hooks.LogsText(t), "/{stdout,stderr}\n");
+    StrAppend(&out, PadRight(t.name(), name_width), "  ",
+              PadRight(hooks.AddressText(t), address_width), "  ",
+              PadRight(t.chief            ? std::string("chief")
+                       : plan.Reserved(t) ? std::string("spare")
+                                          : std::string(RoleName(t.role)),
+                       6),
+              "  ", hooks.LogsText(t), "/{stdout,stderr}\n");
   }
   out += hooks.TableNote(plan);
   out += hooks.CommandsText(plan);

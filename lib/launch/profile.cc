@@ -86,14 +86,14 @@ Status ReadBounded(Reader* reader, Profile* p, const toml::table& table,
 // for `backend` does not have, with the closest one as a suggestion.
 Status CheckKeys(const Reader& reader, const toml::table& table, bool ssh) {
   const std::initializer_list<std::string_view> kLocal = {
-      "backend", "ps",  "workers",      "host",   "base_port",
-      "threads", "env", "max_restarts", "device", "gpus",
-      "tls",     "s3",  "min_workers"};
+      "backend", "ps",  "workers",      "host",       "base_port",
+      "threads", "env", "max_restarts", "device",     "gpus",
+      "tls",     "s3",  "min_workers",  "max_workers"};
   const std::initializer_list<std::string_view> kSsh = {
-      "backend",      "ps",       "workers",   "hosts",
-      "hostfile",     "work_dir", "with_data", "base_port",
-      "threads",      "env",      "ssh",       "device",
-      "max_restarts", "tls",      "s3",        "min_workers"};
+      "backend",     "ps",         "workers",      "hosts",   "hostfile",
+      "work_dir",    "with_data",  "base_port",    "threads", "env",
+      "ssh",         "device",     "max_restarts", "tls",     "s3",
+      "min_workers", "max_workers"};
   const std::initializer_list<std::string_view>& keys = ssh ? kSsh : kLocal;
   const std::initializer_list<std::string_view>& others = ssh ? kLocal : kSsh;
   return reader.CheckKnownKeys(table, "", keys, [&](std::string_view name) {
@@ -327,6 +327,8 @@ StatusOr<Profile> ParseProfileWith(std::string_view text, std::string source,
                                   &p.max_restarts));
   DTF_RETURN_IF_ERROR(
       ReadBounded(&reader, &p, table, "min_workers", 0, 10000, &p.min_workers));
+  DTF_RETURN_IF_ERROR(
+      ReadBounded(&reader, &p, table, "max_workers", 0, 10000, &p.max_workers));
   DTF_RETURN_IF_ERROR(
       ReadBounded(&reader, &p, table, "gpus", 0, 1024, &p.gpus));
   if (const toml::node* node = table.get("tls")) {

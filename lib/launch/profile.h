@@ -62,6 +62,14 @@ struct Profile {
   // else the run ends. 0 (default): off, every failed worker is restarted
   // as max_restarts allows.
   int min_workers = 0;
+  // max_workers (parameter-server runs, backends local and ssh): workers a
+  // running run may grow to with `dtf scale RUN --workers N`. The plan
+  // holds this many worker slots, those above `workers` reserved (host,
+  // port, task directory) but not started; the input is sharded by
+  // max_workers from the start, the reserved slots' shards read by the
+  // running workers until a slot is started (docs/launch.md, *Elastic
+  // workers*). 0 (default): the run keeps its `workers`.
+  int max_workers = 0;
   // device: where workers compute, "cpu", "cuda" or "cuda:N" (docs/
   // launch.md, "GPUs"); unset: the job's train.device. Parameter servers
   // always compute on the CPU.

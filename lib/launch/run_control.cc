@@ -67,6 +67,7 @@ Status ReconcileRun(RunView* run) {
       t.state = it->second.state;
       continue;
     }
+    if (t.state == TaskState::kReserved) continue;  // never started
     if (TaskStarted(*run, t) && (remote || GroupAlive(t.process))) {
       all_final = false;
       continue;

@@ -6,13 +6,14 @@
 namespace dtf::launch {
 namespace {
 
-constexpr std::array<std::pair<TaskState, std::string_view>, 6> kTaskStates{{
+constexpr std::array<std::pair<TaskState, std::string_view>, 7> kTaskStates{{
     {TaskState::kStarting, "starting"},
     {TaskState::kRunning, "running"},
     {TaskState::kExited, "exited"},
     {TaskState::kFailed, "failed"},
     {TaskState::kStopped, "stopped"},
     {TaskState::kLost, "lost"},
+    {TaskState::kReserved, "reserved"},
 }};
 
 constexpr std::array<std::pair<RunState, std::string_view>, 5> kRunStates{{

@@ -16,6 +16,7 @@ enum class TaskState {
   kFailed,    // "failed": non-zero status, or a signal before the run ended
   kStopped,   // "stopped": stopped by dtf
   kLost,      // "lost": gone, its status unknown
+  kReserved,  // "reserved": a worker slot not started (dtf scale starts it)
 };
 
 // A run's state.
@@ -35,7 +36,8 @@ std::string_view RunStateName(RunState state);
 std::optional<TaskState> ParseTaskState(std::string_view name);
 std::optional<RunState> ParseRunState(std::string_view name);
 
-// Whether a task in `state` has ended: exited, failed, stopped or lost.
+// Whether a task in `state` has ended (exited, failed, stopped or lost)
+// or is a reserved slot that no process has run in: none is running.
 bool IsFinal(TaskState state);
 // Whether a run in `state` is over: succeeded, failed or stopped.
 bool IsFinal(RunState state);

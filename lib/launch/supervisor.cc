@@ -11,6 +11,7 @@
 #include "lib/launch/restart_policy.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
+#include "lib/launch/run_scale.h"
 #include "lib/launch/run_tls.h"
 
 namespace dtf::launch {
@@ -62,6 +63,7 @@ Status Run::Begin(PlanRequest request) {
     tasks_.emplace_back();
     TaskRecord tr;
     tr.task = t.name();
+    if (p.Reserved(t)) tr.state = TaskState::kReserved;
     record_.tasks.push_back(std::move(tr));
   }
 
@@ -261,7 +263,7 @@ bool Run::OnEnded(size_t i) {
           "task ", task.name(), " ", end.how_brief,
           "; the run goes on without it",
           plan_.min_workers > 0
-              ? StrCat(" (", live, " of ", plan_.workers,
+              ? StrCat(" (", live, " of ", StartedWorkers(),
                        " workers left; min_workers = ", plan_.min_workers, ")")
               : std::string(),
           end.signal == 0 || end.quote_signalled ? backend_->StderrTail(i)
@@ -290,16 +292,77 @@ bool Run::OnEnded(size_t i) {
 int Run::LiveWorkers(size_t i) const {
   int live = 0;
   for (size_t j = 0; j < tasks_.size(); ++j) {
-    if (j != i && plan_.tasks[j].role == Role::kWorker && !tasks_[j].end) {
+    if (j != i && plan_.tasks[j].role == Role::kWorker && tasks_[j].started &&
+        !tasks_[j].end) {
       ++live;
     }
   }
   return live;
 }
 
+int Run::StartedWorkers() const {
+  int started = 0;
+  for (size_t j = 0; j < tasks_.size(); ++j) {
+    if (plan_.tasks[j].role == Role::kWorker && tasks_[j].started) ++started;
+  }
+  return started;
+}
+
+Status Run::Scale(int workers) {
+  const int started = StartedWorkers();
+  DTF_RETURN_IF_ERROR(CheckScale(plan_, started, workers));
+  if (over_ || stopping_ || linger_until_) {
+    return FailedPreconditionError(
+        StrCat("run ", plan_.run_id, " is ending: no worker is started"));
+  }
+  std::string names;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    const TaskPlan& t = plan_.tasks[i];
+    if (!plan_.Reserved(t) || t.index >= workers || tasks_[i].started) {
+      continue;
+    }
+    StatusOr<ProcessId> id = backend_->StartReserved(i);
+    if (!id.ok()) {
+      WriteRecord();
+      return id.status();
+    }
+    Task& task = tasks_[i];
+    task.started = true;
+    task.restarted_at = Clock::now();
+    record_.tasks[i].process = *id;
+    record_.tasks[i].state = TaskState::kStarting;
+    StrAppend(&names, names.empty() ? "" : ", ", t.name());
+  }
+  WriteRecord();
+  if (!names.empty()) {
+    Note(StrCat("dtf scale: started ", names, " (", StartedWorkers(), " of ",
+                plan_.workers, " worker slots)"));
+  }
+  return OkStatus();
+}
+
+void Run::TakeScaleRequest() {
+  StatusOr<std::optional<ScaleRequest>> request =
+      ReadScaleRequest(plan_.run_dir);
+  if (request.ok() &&
+      (!request->has_value() || (*request)->requested_ms == scale_seen_ms_)) {
+    return;
+  }
+  if (!request.ok()) {
+    Note(StrCat("dtf scale: ", Message(request.status())));
+    std::error_code ec;
+    fs::remove(fs::path(plan_.run_dir) / kScaleFile, ec);
+    return;
+  }
+  scale_seen_ms_ = (*request)->requested_ms;
+  if (Status s = Scale((*request)->workers); !s.ok()) {
+    Note(StrCat("dtf scale: ", Message(s)));
+  }
+}
+
 bool Run::ChiefDone() {
   bool others = false;
-  for (const Task& t : tasks_) others = others || !t.end;
+  for (const Task& t : tasks_) others = others || (t.started && !t.end);
   if (others && Clock::now() < *linger_until_) return false;
   if (others) {
     Note(StrCat("the chief exited ", SupervisorSeconds(options_.grace),
@@ -314,7 +377,7 @@ bool Run::ReadyTimedOut() {
   // Counted from the run's start, or from a restarted task's restart.
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const Task& t = tasks_[i];
-    if (t.ready || t.end || !backend_->Reachable(i)) continue;
+    if (!t.started || t.ready || t.end || !backend_->Reachable(i)) continue;
     if (Clock::now() - std::max(started_, t.restarted_at) <=
         options_.start_timeout) {
       continue;
@@ -383,6 +446,7 @@ bool Run::Poll() {
     if (!OnEnded(i)) return true;
   }
   if (over_) return true;
+  if (plan_.launch_workers > 0 && !linger_until_) TakeScaleRequest();
   if (plan_.batch) {
     // Every task ended 0 (a failure has ended the run above).
     bool all = true;

@@ -67,6 +67,12 @@ class Run : private BackendEvents {
   void Stop(const Status& why);
   // Meaningful once the run is over.
   RunOutcome outcome() const { return outcome_; }
+  // Starts the worker slots reserved at launch (Plan::Reserved) below
+  // `workers`, as `dtf scale` asks (lib/launch/run_scale.h): each joins the
+  // running run and takes a share of the input left. An error, and
+  // nothing started, when the run cannot have that many (CheckScale) or is
+  // ending; the error of a slot that failed to start.
+  Status Scale(int workers);
 
  protected:
   Run(std::unique_ptr<Backend> backend, RunOptions options);
@@ -116,6 +122,11 @@ class Run : private BackendEvents {
   bool ChiefDone();
   // The workers still running but task i (the chief among them).
   int LiveWorkers(size_t i) const;
+  // The workers started so far, whatever became of them since.
+  int StartedWorkers() const;
+  // Acts on a new <run dir>/scale.json (`dtf scale`): Scale, noting why
+  // when it cannot.
+  void TakeScaleRequest();
   // A task past start_timeout without its ready file fails the run.
   bool ReadyTimedOut();
   // Stops whatever still runs, records the outcome and sets over_.
@@ -137,6 +148,8 @@ class Run : private BackendEvents {
   // stopped and not acted on.
   bool restarting_ = false;
   bool over_ = false;
+  // The requested_ms of the last scale request taken.
+  int64_t scale_seen_ms_ = 0;
   Status failure_;  // set when the run ends other than by the chief
   RunOutcome outcome_;
 };

@@ -77,11 +77,13 @@ int StepsIn(const std::string& path) {
 class ElasticInputRun : public ::testing::Test {
  protected:
   // Runs titanic on 1 PS and 3 workers (`profile_extra` added to the
-  // profile); `fault` gets worker:2's pid once its trace has 20 steps.
-  // Returns the chief's stderr; `read` gets each shard's ids as the steps
-  // read them.
+  // profile; with launch_workers_ below 3, 3 worker slots of which that
+  // many start); `fault` gets the run once trigger_'s trace has trigger_steps_
+  // steps. Returns the chief's stderr; `read` gets each shard's ids as the
+  // steps read them.
   std::string Run(const std::string& profile_extra,
-                  const std::function<void(pid_t)>& fault, ShardIds* read) {
+                  const std::function<void(launch::LocalRun&)>& fault,
+                  ShardIds* read) {
     const std::string trace = dir_.Join("trace");
     std::filesystem::create_directories(trace);
     StatusOr<std::string> path = testing::WriteExampleJob(
@@ -105,8 +107,8 @@ class ElasticInputRun : public ::testing::Test {
     if (!job.ok()) return "";
     job_ = *std::move(job);
     StatusOr<launch::Profile> profile = launch::ParseProfile(
-        StrCat("backend = \"local\"\nps = 1\nworkers = ", kWorkers, "\n",
-               profile_extra,
+        StrCat("backend = \"local\"\nps = 1\nworkers = ", launch_workers_,
+               "\nmax_workers = ", kWorkers, "\n", profile_extra,
                "host = \"127.0.0.1\"\nthreads = 1\n[env]\n"
                "DTF_TEST_INPUT_TRACE = \"PassengerId@",
                trace, "\"\n"),
@@ -128,11 +130,11 @@ class ElasticInputRun : public ::testing::Test {
     EXPECT_TRUE(run.ok()) << run.status();
     if (!run.ok()) return "";
     launch::LocalRun& r = **run;
-    const std::string worker2 = trace + "/worker-2.trace";
+    const std::string watched = StrCat(trace, "/", trigger_, ".trace");
     bool done = false;
     while (!r.Poll()) {
-      if (!done && StepsIn(worker2) >= 20) {
-        fault(r.process(3).pid);
+      if (!done && StepsIn(watched) >= trigger_steps_) {
+        fault(r);
         done = true;
       }
       if (Clock::now() - start > 240s) {
@@ -141,7 +143,8 @@ class ElasticInputRun : public ::testing::Test {
       }
       std::this_thread::sleep_for(20ms);
     }
-    EXPECT_TRUE(done) << "worker:2 never stepped 20 times";
+    EXPECT_TRUE(done) << trigger_ << " never stepped " << trigger_steps_
+                      << " times";
     std::string all_notes;
     for (const std::string& n : notes) StrAppend(&all_notes, n, "\n");
     EXPECT_TRUE(r.outcome().status.ok()) << r.outcome().status << "\n"
@@ -149,6 +152,7 @@ class ElasticInputRun : public ::testing::Test {
     for (int w = 0; w < kWorkers; ++w) {
       ReadTrace(StrCat(trace, "/worker-", w, ".trace"), w, read, nullptr);
     }
+    worker2_err_ = dtf::testing::ReadFile(r.plan().tasks[3].stderr_file);
     return dtf::testing::ReadFile(r.plan().chief().stderr_file);
   }
 
@@ -182,6 +186,13 @@ class ElasticInputRun : public ::testing::Test {
   JobFile job_;
   std::string mode_ = "sync";
   int epochs_ = 150;
+  // The workers started at launch (the rest of kWorkers reserved).
+  int launch_workers_ = kWorkers;
+  // The worker whose 20th step sets off the fault.
+  std::string trigger_ = "worker-2";
+  int trigger_steps_ = 20;
+  // Worker 2's stderr, once Run returned.
+  std::string worker2_err_;
 };
 
 class ElasticInputTest : public ElasticInputRun,
@@ -195,7 +206,10 @@ TEST_P(ElasticInputTest, ALostWorkersShardIsReadOnByALiveOne) {
   ShardIds read;
   const std::string chief_err = Run(
       "min_workers = 2\nmax_restarts = 0\n",
-      [](pid_t pid) { ASSERT_EQ(::kill(pid, SIGKILL), 0); }, &read);
+      [](launch::LocalRun& r) {
+        ASSERT_EQ(::kill(r.process(3).pid, SIGKILL), 0);
+      },
+      &read);
   EXPECT_THAT(chief_err, HasSubstr("worker:2's input shard is read on by"));
   ExpectEveryExampleRead(read, 4);
 }
@@ -211,7 +225,8 @@ TEST_F(ElasticInputRun, AWorkerBackFromASilenceGetsItsShardBack) {
   ShardIds read;
   const std::string chief_err = Run(
       "",
-      [](pid_t pid) {
+      [](launch::LocalRun& r) {
+        const pid_t pid = r.process(3).pid;
         ASSERT_EQ(::kill(pid, SIGSTOP), 0);
         std::this_thread::sleep_for(1800ms);
         ASSERT_EQ(::kill(pid, SIGCONT), 0);
@@ -225,6 +240,29 @@ TEST_F(ElasticInputRun, AWorkerBackFromASilenceGetsItsShardBack) {
   // one, one being read: up to 3) are read on by the worker that took its
   // shard, and trained by worker 2 too once it continues.
   ExpectEveryExampleRead(read, 4);
+}
+
+// 2 of 3 worker slots started (max_workers = 3): the reserved slot's shard
+// is read by the running workers from the start; `dtf scale` (Run::Scale)
+// starts worker 2 mid-run, which gets its shard released to it and steps.
+// Every example is read, none twice: a release is exact.
+TEST_F(ElasticInputRun, AWorkerAddedMidRunTakesAShareOfTheInput) {
+  launch_workers_ = 2;
+  trigger_ = "worker-1";
+  trigger_steps_ = 300;
+  // Long enough that worker 2's start (a process loading the job) comes
+  // well before the end.
+  epochs_ = 500;
+  ShardIds read;
+  const std::string chief_err = Run(
+      "", [](launch::LocalRun& r) { ASSERT_TRUE(r.Scale(3).ok()); }, &read);
+  EXPECT_THAT(chief_err, HasSubstr("worker:2's input shard (a reserved slot, "
+                                   "not started) is read by worker:"));
+  EXPECT_THAT(chief_err, HasSubstr("releases worker:2's input shard to "
+                                   "worker:2"));
+  const std::string worker2 = dir_.Join("trace/worker-2.trace");
+  EXPECT_GT(StepsIn(worker2), 0) << "worker 2 never stepped:\n" << worker2_err_;
+  ExpectEveryExampleRead(read, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ElasticInputTest,

@@ -267,6 +267,37 @@ TEST_F(WatchdogTest, ALostWorkersInputShardIsHandedOnToALiveWorker) {
                           "epoch 5, record 12 (released by worker:0)"));
 }
 
+// Worker slots reserved at launch (max_workers; here worker:2): not waited
+// for, their input shard read by a live worker from the start; the slot's
+// process, once `dtf scale` starts it, is waited for and gets its shard
+// released to it.
+TEST_F(WatchdogTest, AReservedSlotsShardIsReadByTheOthersUntilItStarts) {
+  service_.ReserveWorkers(2);
+  service_.WatchInput(10s, 60s);
+  service_.Update("worker:0", TaskState::kRunning, 5, 0, 0);
+  Beat("worker:1", 11, 1);
+  EXPECT_THAT(service_.RunningWorkers("worker:0", 10s, 60s),
+              ElementsAre("worker:1"));
+  EXPECT_TRUE(service_.HasInputToHandOn());
+  EXPECT_THAT(service_.HandOnInput({}),
+              ElementsAre("worker:2's input shard (a reserved slot, not "
+                          "started) is read by worker:0 from epoch 1, "
+                          "record 0"));
+  rpc::HeartbeatResponse next = Beat("worker:2", 21, 0);
+  ASSERT_TRUE(next.has_input());
+  EXPECT_EQ(next.input().shards_size(), 0);
+  EXPECT_TRUE(next.input_pending());
+  EXPECT_THAT(service_.RunningWorkers("worker:0", 10s, 60s),
+              ElementsAre("worker:1", "worker:2"));
+  const InputPosition stopped{0, 0, 64, 64};
+  service_.Released("worker:0", 2, stopped);
+  next = Beat("worker:2", 21, 0);
+  EXPECT_FALSE(next.input_pending());
+  ASSERT_EQ(next.input().shards_size(), 1);
+  EXPECT_EQ(next.input().shards(0).shard(), 2);
+  EXPECT_THAT(next.input().shards(0).position(), ElementsAre(0, 0, 64, 64, 0));
+}
+
 // The window starts with the first heartbeat in state "running" (a slow
 // start is not a stall), and the chief's own steps are its business.
 TEST_F(WatchdogTest, StartingWorkersAndTheChiefAreNotWatched) {

@@ -85,7 +85,7 @@ std::vector<StatusOr<ProcessId>> LocalBackend::StartTasks(Role role) {
                                        CancelledError("not tried"));
   for (size_t i = 0; i < plan_->tasks.size(); ++i) {
     const TaskPlan& t = plan_->tasks[i];
-    if (t.role != role) continue;
+    if (t.role != role || plan_->Reserved(t)) continue;
     StatusOr<ProcessId> id = Spawn(i, t.argv, plan_->resume);
     if (!id.ok()) {
       ids[i] =
@@ -98,6 +98,23 @@ std::vector<StatusOr<ProcessId>> LocalBackend::StartTasks(Role role) {
         StrCat("started ", t.name(), " (pid ", id->pid, ") on ", t.address()));
   }
   return ids;
+}
+
+StatusOr<ProcessId> LocalBackend::StartReserved(size_t i) {
+  const TaskPlan& t = plan_->tasks[i];
+  std::error_code ec;
+  fs::remove(t.ready_file, ec);
+  fs::remove(t.exit_file, ec);
+  StatusOr<ProcessId> id = Spawn(i, t.argv, plan_->resume);
+  if (!id.ok()) {
+    return Annotate(id.status(), StrCat("task ", t.name(), " failed to start"));
+  }
+  tasks_[i].process = *id;
+  tasks_[i].exit.reset();
+  tasks_[i].ready = false;
+  events_->Note(
+      StrCat("started ", t.name(), " (pid ", id->pid, ") on ", t.address()));
+  return *id;
 }
 
 StatusOr<ProcessId> LocalBackend::StartAgain(size_t i, bool all) {

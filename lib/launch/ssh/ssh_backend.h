@@ -49,6 +49,7 @@ class SshBackend final : public Backend {
   // Ships what each host lacks and prepares its run directory.
   Status Prepare(const RunTls* tls) override;
   std::vector<StatusOr<ProcessId>> StartTasks(Role role) override;
+  StatusOr<ProcessId> StartReserved(size_t i) override;
   StatusOr<ProcessId> StartAgain(size_t i, bool all) override;
   // Keepalives and reconnects; an error once a host is lost.
   Status Tend() override;

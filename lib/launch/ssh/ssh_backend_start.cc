@@ -257,14 +257,17 @@ std::vector<StatusOr<ProcessId>> SshBackend::StartTasks(Role role) {
   ForEachParallel(hosts_.size(), [&](size_t h) {
     for (size_t i = 0; i < p.tasks.size(); ++i) {
       const Task& t = tasks_[i];
-      if (p.tasks[i].role != role || t.host != hosts_[h].get()) continue;
+      if (p.tasks[i].role != role || p.Reserved(p.tasks[i]) ||
+          t.host != hosts_[h].get()) {
+        continue;
+      }
       ids[i] = t.host->StartTask(p, p.tasks[i]);
       if (!ids[i].ok()) return;
     }
   });
   for (size_t i = 0; i < p.tasks.size(); ++i) {
     const TaskPlan& plan = p.tasks[i];
-    if (plan.role != role) continue;
+    if (plan.role != role || p.Reserved(plan)) continue;
     if (!ids[i].ok()) {
       if (ids[i].status().code() != StatusCode::kCancelled) {
         ids[i] =
@@ -282,6 +285,22 @@ std::vector<StatusOr<ProcessId>> SshBackend::StartTasks(Role role) {
                 ")"));
   }
   return ids;
+}
+
+StatusOr<ProcessId> SshBackend::StartReserved(size_t i) {
+  Task& t = tasks_[i];
+  const TaskPlan& plan = plan_->tasks[i];
+  StatusOr<ProcessId> id = t.host->StartTask(*plan_, plan);
+  if (!id.ok()) {
+    return Annotate(id.status(), StrCat("task ", plan.name(), " on ", plan.host,
+                                        " failed to start"));
+  }
+  t.process = *id;
+  t.started = true;
+  t.tails[0] = RemoteTail(t.host, plan.stdout_file);
+  t.tails[1] = RemoteTail(t.host, plan.stderr_file);
+  Note(StrCat(plan.name(), " started on ", plan.host, " (pid ", id->pid, ")"));
+  return *id;
 }
 
 StatusOr<ProcessId> SshBackend::StartAgain(size_t i, bool) {

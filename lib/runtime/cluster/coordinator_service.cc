@@ -462,7 +462,8 @@ std::vector<std::string> CoordinatorService::RunningWorkers(
         t.stalled) {
       continue;
     }
-    if (!t.heard ? now - start_ >= std::max(start_within, timeout)
+    // A reserved slot not started (ReserveWorkers) is not waited for.
+    if (!t.heard ? t.reserved || now - start_ >= std::max(start_within, timeout)
                  : now - t.last_heartbeat >= timeout) {
       continue;
     }

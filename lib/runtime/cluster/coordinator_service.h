@@ -162,6 +162,11 @@ class CoordinatorService final : public rpc::Coordinator::Service {
 
   // The run's worker tasks (the chief among them).
   int workers() const { return workers_; }
+  // Worker slots from `started` on are reserved: not started at launch
+  // (the profile's max_workers; `dtf scale` starts them). Until heard
+  // from, such a worker is not waited for (RunningWorkers) and its input
+  // shard is handed on at once, to be released to it when it comes.
+  void ReserveWorkers(int started);
 
   // Input shards (parameter-server runs; docs/launch.md, *Elastic
   // workers*). From now on a worker heard from before and silent for
@@ -216,6 +221,10 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   // own where another reads it. REQUIRES: mu_ held.
   void AnswerInputShards(const rpc::HeartbeatRequest& request,
                          rpc::HeartbeatResponse* response);
+  // Gives process `incarnation` of worker `w`, which reads none, a shard
+  // parked for want of a live worker (its own first); false when none is.
+  // REQUIRES: mu_ held.
+  bool TakeParkedLocked(int w, uint64_t incarnation);
   // Asks for a shard to be released to process `incarnation` of worker
   // `w`, which reads none; false when no live worker reads two or more.
   // REQUIRES: mu_ held.
@@ -244,6 +253,8 @@ class CoordinatorService final : public rpc::Coordinator::Service {
     int64_t rss_bytes = 0;  // the last heartbeat's; 0: unknown
     std::chrono::steady_clock::time_point last_heartbeat;
     bool heard = false;
+    // A reserved slot (ReserveWorkers): not started at launch.
+    bool reserved = false;
     // The watchdog's view of the process `incarnation`.
     uint64_t incarnation = 0;
     int64_t steps_done = 0;
@@ -267,6 +278,9 @@ class CoordinatorService final : public rpc::Coordinator::Service {
     // gone.
     bool replaced = false;
   };
+  // Whether worker `w`, in state `t`, trains (reads input): a worker
+  // "running"; the chief from its start.
+  static bool Training(int w, const Task& t);
   const rpc::RunCredentials credentials_;
   const std::chrono::steady_clock::time_point start_;
   mutable std::mutex mu_;

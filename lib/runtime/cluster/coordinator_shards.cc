@@ -30,6 +30,16 @@ std::string Where(const InputPosition& p) {
 
 }  // namespace
 
+bool CoordinatorService::Training(int w, const Task& t) {
+  // The chief's own state is said with its progress reports, the first
+  // after log_every_steps; its training thread is the one that hands
+  // shards on, so it trains from its start.
+  if (w == 0) {
+    return t.state == TaskState::kStarting || t.state == TaskState::kRunning;
+  }
+  return t.state == TaskState::kRunning;
+}
+
 bool CoordinatorService::TakenForDead(int w) const {
   // The chief's own shard goes with the chief: a run without it fails.
   if (w == 0) return false;
@@ -40,6 +50,7 @@ bool CoordinatorService::TakenForDead(int w) const {
   if (t.stalled) return true;
   const auto now = Clock::now();
   if (!t.heard) {
+    if (t.reserved) return true;
     return now - start_ >= std::max(shard_start_within_, shard_timeout_);
   }
   return now - t.last_heartbeat >= shard_timeout_;
@@ -59,6 +70,15 @@ bool CoordinatorService::ShardLost(int s) const {
   const bool done_releasing = it != tasks_.end() && shards_.releasing(s) &&
                               it->second.state == TaskState::kDone;
   return other_process || done_releasing || TakenForDead(h);
+}
+
+void CoordinatorService::ReserveWorkers(int started) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int w = std::max(started, 1); w < workers_; ++w) {
+    if (auto it = tasks_.find(WorkerName(w)); it != tasks_.end()) {
+      it->second.reserved = true;
+    }
+  }
 }
 
 void CoordinatorService::WatchInput(std::chrono::seconds timeout,
@@ -118,7 +138,13 @@ std::vector<std::string> CoordinatorService::HandOnInput(
     const InputPosition start = at.value_or(InputPosition{});
     const int to = LiveWorkerReadingFewestLocked();
     if (to < 0) {
-      if (!unread_told_[size_t(s)]) {
+      // Taken by the next live worker that asks with no shard.
+      shards_.Park(s, start);
+      // A reserved slot's shard at the start waits for the first worker
+      // to be heard: nothing to say.
+      const bool reserved =
+          own != tasks_.end() && own->second.reserved && !own->second.heard;
+      if (!unread_told_[size_t(s)] && !reserved) {
         notes.push_back(StrCat(WorkerName(s), "'s input shard (at ",
                                Where(start),
                                ") has no live worker to read it on"));
@@ -128,10 +154,31 @@ std::vector<std::string> CoordinatorService::HandOnInput(
     }
     shards_.Give(s, to, tasks_.at(WorkerName(to)).incarnation, start);
     unread_told_[size_t(s)] = false;
-    notes.push_back(StrCat(WorkerName(s), "'s input shard is read on by ",
+    const bool reserved =
+        own != tasks_.end() && own->second.reserved && !own->second.heard;
+    notes.push_back(StrCat(WorkerName(s),
+                           reserved ? "'s input shard (a reserved slot, not "
+                                      "started) is read by "
+                                    : "'s input shard is read on by ",
                            WorkerName(to), " from ", Where(start)));
   }
   return notes;
+}
+
+bool CoordinatorService::TakeParkedLocked(int w, uint64_t incarnation) {
+  if (shard_timeout_.count() == 0) return false;
+  int best = -1;  // its own first
+  for (int s = 0; s < shards_.shards(); ++s) {
+    if (shards_.Parked(s) && (best < 0 || s == w)) best = s;
+  }
+  if (best < 0) return false;
+  const InputPosition start = *shards_.Parked(best);
+  shards_.Give(best, w, incarnation, start);
+  unread_told_[size_t(best)] = false;
+  shard_notes_.push_back(StrCat(WorkerName(best),
+                                "'s input shard is read on by ", WorkerName(w),
+                                " from ", Where(start)));
+  return true;
 }
 
 bool CoordinatorService::BalanceLocked(int w, uint64_t incarnation) {
@@ -145,9 +192,7 @@ bool CoordinatorService::BalanceLocked(int w, uint64_t incarnation) {
     }
     // Only a worker still training answers a release.
     const auto holder = tasks_.find(WorkerName(h));
-    if (holder == tasks_.end() || holder->second.state != TaskState::kRunning) {
-      continue;
-    }
+    if (holder == tasks_.end() || !Training(h, holder->second)) continue;
     // The worker's own shard first; else a shard that is not its
     // holder's own, of the holder that reads the most.
     if (s == w) {
@@ -194,9 +239,11 @@ void CoordinatorService::AnswerInputShards(const rpc::HeartbeatRequest& request,
     if (at) ReleasedLocked(w, r.shard(), *at);
   }
   std::optional<std::vector<InputShard>> of = shards_.Of(w, incarnation);
-  if (of && of->empty() && !shards_.Pending(w, incarnation)) {
+  if (of && of->empty() && !shards_.Pending(w, incarnation) &&
+      !TakeParkedLocked(w, incarnation)) {
     BalanceLocked(w, incarnation);
   }
+  of = shards_.Of(w, incarnation);
   response->set_input_pending(shards_.Pending(w, incarnation));
   if (!of) return;
   rpc::InputShards* input = response->mutable_input();

@@ -22,7 +22,20 @@ void InputShardTable::Orphan(int s) {
   h.worker = -1;
   h.incarnation = 0;
   h.moved = true;
+  h.parked = false;
   h.to = -1;
+}
+
+void InputShardTable::Park(int s, const InputPosition& start) {
+  Orphan(s);
+  holders_[size_t(s)].start = start;
+  holders_[size_t(s)].parked = true;
+}
+
+std::optional<InputPosition> InputShardTable::Parked(int s) const {
+  const Holder& h = holders_[size_t(s)];
+  if (h.worker >= 0 || !h.parked) return std::nullopt;
+  return h.start;
 }
 
 void InputShardTable::Release(int s, int to, uint64_t incarnation) {
@@ -59,6 +72,7 @@ void InputShardTable::Give(int s, int w, uint64_t incarnation,
   h.incarnation = incarnation;
   h.start = start;
   h.moved = true;
+  h.parked = false;
   h.to = -1;
   if (w >= 0 && size_t(w) < touched_.size()) touched_[size_t(w)] = true;
 }

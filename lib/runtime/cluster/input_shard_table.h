@@ -31,6 +31,12 @@ class InputShardTable {
 
   // Shard s's worker was taken for dead: no worker reads it now.
   void Orphan(int s);
+  // No live worker could take shard s, orphaned: it waits to be read from
+  // `start` by the next live worker that reads none (Parked).
+  void Park(int s, const InputPosition& start);
+  // Where parked shard s is to be read from; nullopt when it is not
+  // parked (held, or orphaned and not handed on yet).
+  std::optional<InputPosition> Parked(int s) const;
   // Hands shard s on to process `incarnation` of worker w, to read from
   // `start`.
   void Give(int s, int w, uint64_t incarnation, const InputPosition& start);
@@ -62,6 +68,7 @@ class InputShardTable {
     uint64_t incarnation = 0;
     InputPosition start;
     bool moved = false;
+    bool parked = false;  // Park
     // A release under way: to process `to_incarnation` of worker `to`.
     int to = -1;
     uint64_t to_incarnation = 0;

@@ -31,7 +31,13 @@ ParamStore::ParamStore(const JobFile& job, const StoreOptions& options)
       ctx_(kernels::Context::Cpu(options.threads)),
       positions_(size_t(options.num_workers)),
       last_seen_(size_t(options.num_workers), StoreClock::now()),
-      done_(size_t(options.num_workers), false) {}
+      done_(size_t(options.num_workers), false) {
+  // A reserved slot counts as finished until it pushes (Push).
+  for (int w = std::max(options.started_workers, 1);
+       options.started_workers > 0 && w < options.num_workers; ++w) {
+    done_[size_t(w)] = true;
+  }
+}
 
 ParamStore::~ParamStore() = default;
 

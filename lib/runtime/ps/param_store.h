@@ -46,6 +46,10 @@ struct StoreOptions {
   int index = 0;  // this PS
   int num_ps = 1;
   int num_workers = 1;
+  // Workers from this one on are reserved slots not started at launch
+  // (the profile's max_workers): no sync step waits for one until it
+  // pushes. 0: every worker started.
+  int started_workers = 0;
   int threads = 1;  // for the optimizers' updates
   // A checkpoint (checkpoint.h) to start from instead of the initial
   // values: this PS's rows of every variable and optimizer slot, and the

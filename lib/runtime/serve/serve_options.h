@@ -29,6 +29,10 @@ struct ServeOptions {
   // none.
   std::string ready_file;
   int threads = 0;
+  // Worker slots from this one on are reserved, not started at launch
+  // (`dtf scale` starts them): the chief and the parameter servers do not
+  // wait for one until it is heard from. 0: every worker started.
+  int started_workers = 0;
   // A task restarted mid-run, or every task of a resumed run: start from
   // this run's last checkpoint (train.output_dir/checkpoint.dtf, when this
   // run wrote it; checkpoint_files.h): a PS its shard and step, a worker

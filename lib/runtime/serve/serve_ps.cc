@@ -46,6 +46,7 @@ Status AddPsService(ServeTask* t, grpc::ServerBuilder* builder) {
   po.index = options.index;
   po.num_ps = int(options.ps.size());
   po.num_workers = int(options.workers.size());
+  po.started_workers = options.started_workers;
   po.credentials = t->creds;
   po.threads = options.threads > 0 ? options.threads : 1;
   po.save_delay_ms = options.save_delay_ms;

@@ -123,6 +123,9 @@ void AddCoordinator(ServeTask* t, grpc::ServerBuilder* builder) {
                        options.workers[i]);
   }
   t->coordinator = std::make_unique<CoordinatorService>(t->creds, tasks);
+  if (options.started_workers > 0) {
+    t->coordinator->ReserveWorkers(options.started_workers);
+  }
   builder->RegisterService(t->coordinator.get());
 }
 

@@ -152,6 +152,7 @@ class ParamStoreTest : public ::testing::Test {
       o.index = p;
       o.num_ps = stores;
       o.num_workers = workers;
+      o.started_workers = started_workers_;
       StatusOr<std::unique_ptr<ParamStore>> store = ParamStore::Create(job_, o);
       ASSERT_TRUE(store.ok()) << store.status();
       stores_.push_back(*std::move(store));
@@ -226,6 +227,8 @@ class ParamStoreTest : public ::testing::Test {
     return stores_[size_t(store)]->Push(header, views);
   }
 
+  // StoreOptions::started_workers of the stores Start makes.
+  int started_workers_ = 0;
   dtf::testing::TempDir dir_;
   JobFile job_;
   std::vector<VariableSpec> layout_;
@@ -466,6 +469,29 @@ TEST_F(ParamStoreTest, SyncStepsDoNotWaitForDeadOrFinishedWorkers) {
   EXPECT_EQ(stores_[0]->global_step(), 0);
   stores_[0]->WorkerDone(1);
   EXPECT_EQ(stores_[0]->global_step(), 1);
+}
+
+// Worker slots reserved at launch (max_workers) hold no sync step until
+// they push; a worker started later (dtf scale) then counts in each step.
+TEST_F(ParamStoreTest, AReservedWorkerSlotCountsOnceItPushes) {
+  started_workers_ = 2;
+  Start("sync", 3);
+  ASSERT_TRUE(Push(0, 0, {DenseGrad(*kernel_, 1.0f)}).ok());
+  StatusOr<PushResult> r = Push(1, 0, {DenseGrad(*kernel_, 3.0f)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->applied) << "worker 2 is a reserved slot, not waited for";
+  EXPECT_EQ(r->global_step, 1);
+  // Worker 2 starts and pushes: the next step waits for all three.
+  ASSERT_TRUE(Push(2, 1, {DenseGrad(*kernel_, 1.0f)}).ok());
+  ASSERT_TRUE(Push(0, 1, {DenseGrad(*kernel_, 1.0f)}).ok());
+  EXPECT_EQ(stores_[0]->global_step(), 1);
+  r = Push(1, 1, {DenseGrad(*kernel_, 1.0f)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->applied);
+  EXPECT_EQ(r->global_step, 2);
+  ASSERT_TRUE(Push(0, 2, {DenseGrad(*kernel_, 1.0f)}).ok());
+  ASSERT_TRUE(Push(1, 2, {DenseGrad(*kernel_, 1.0f)}).ok());
+  EXPECT_EQ(stores_[0]->global_step(), 2) << "worker 2 is waited for now";
 }
 
 // A worker that finishes with its last push waiting in a step (its last
