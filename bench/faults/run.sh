@@ -187,7 +187,8 @@ if [[ $no_ssh == 0 ]]; then
   port2="$(bash "$sshd_sh" start "$ssh_dir" h2 127.0.0.3 0)"
   bash "$sshd_sh" known-host "$ssh_dir" h1 127.0.0.2 "$port1"
   bash "$sshd_sh" known-host "$ssh_dir" h2 127.0.0.3 "$port2"
-  printf '127.0.0.2 slots=1 port=%s\n127.0.0.3 slots=1 port=%s\n' "$port1" "$port2" \
+  # 127.0.0.3 has a second slot: the add-worker cells' reserved worker:2.
+  printf '127.0.0.2 slots=1 port=%s\n127.0.0.3 slots=2 port=%s\n' "$port1" "$port2" \
     > "$work/census/profiles/ssh.hosts"
   cat > "$work/census/profiles/ssh-base.toml" <<TOML
 backend = "ssh"

@@ -212,14 +212,18 @@ class Runner:
         finished its first step."""
         if at.scaler is None or at.joined_t is not None:
             return
-        err = os.path.join(self.h.runs_dir, at.run_id,
-                           at.cell.target.replace(":", "-"), "stderr")
-        try:
-            with open(err, errors="replace") as f:
-                if "first step" in f.read():
-                    at.joined_t = time.monotonic()
-        except OSError:
-            pass
+        task = at.cell.target.replace(":", "-")
+        # Its stderr here (local), or in its SSH host's work directory.
+        for err in [os.path.join(self.h.runs_dir, at.run_id, task, "stderr")] \
+                + glob.glob(os.path.join(self.a.work, "remote", "*", "runs",
+                                         at.run_id, task, "stderr")):
+            try:
+                with open(err, errors="replace") as f:
+                    if "first step" in f.read():
+                        at.joined_t = time.monotonic()
+                        return
+            except OSError:
+                pass
 
     def end_launchers(self, at):
         """A launcher still there at the end has hung: stopped. A cut link

@@ -13,7 +13,10 @@ def summarize(records):
             outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
         accs = [r["accuracy"] for r in rs if r.get("accuracy") is not None
                 and r["outcome"] == "completed"]
-        rec = [r["recover_s"] for r in rs if r.get("recover_s") is not None]
+        # A worker added (`dtf scale`): seconds until it stepped.
+        joined = "joined_s" in rs[0]
+        rec = [r.get("joined_s" if joined else "recover_s") for r in rs]
+        rec = [x for x in rec if x is not None]
         fail = [r["to_failure_s"] for r in rs if r.get("to_failure_s")
                 is not None]
         errors = sorted({r["error"] for r in rs if r.get("error")})
@@ -27,6 +30,7 @@ def summarize(records):
             "accuracy_max": max(accs) if accs else None,
             "recover_s_median": sorted(rec)[len(rec) // 2] if rec else None,
             "recover_s_max": max(rec) if rec else None,
+            "joined": joined,
             "to_failure_s_max": max(fail) if fail else None,
             "left_max": max(r.get("left", 0) for r in rs),
             "checkpoints_intact": f"{sum(c.get('intact', 0) for c in ck)}/"
@@ -59,7 +63,8 @@ def table(rows):
             r["accuracy_max"] else
             f"{r['accuracy_min']:.4f}–{r['accuracy_max']:.4f}")
         rec = "-" if r["recover_s_median"] is None else \
-            f"{fmt(r['recover_s_median'])} / {fmt(r['recover_s_max'])}"
+            f"{fmt(r['recover_s_median'])} / {fmt(r['recover_s_max'])}" + (
+                " (added worker's first step)" if r.get("joined") else "")
         verdicts = r["verdicts"]
         verdict = "pass" if list(verdicts) == ["pass"] else ", ".join(
             f"{v} ({n} of {r['runs']})" for v, n in verdicts.items())

@@ -89,10 +89,14 @@ std::string PlanToText(const Plan& plan) {
               " workers are left; below that it is restarted\n");
   }
   if (plan.launch_workers > 0) {
-    StrAppend(&out, "scale:    workers ", plan.launch_workers, "-",
-              plan.workers - 1, " reserved: started by `dtf scale ",
-              plan.run_id, " --workers N` (N up to ", plan.workers,
-              "), each taking a share of the input left\n");
+    StrAppend(
+        &out, "scale:    ",
+        plan.launch_workers + 1 == plan.workers
+            ? StrCat("worker ", plan.launch_workers)
+            : StrCat("workers ", plan.launch_workers, "-", plan.workers - 1),
+        " reserved: started by `dtf scale ", plan.run_id,
+        " --workers N` (N up to ", plan.workers,
+        "), each taking a share of the input left\n");
   }
   out += "\n";
   size_t name_width = 4, address_width = 7;

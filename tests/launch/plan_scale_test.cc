@@ -70,6 +70,9 @@ TEST(PlanScale, MaxWorkersPlansReservedSlots) {
 // max_workers equal to workers reserves nothing, and the tasks get no
 // --started-workers.
 TEST(PlanScale, MaxWorkersOfTheRunsOwnCountReservesNothing) {
+  StatusOr<Plan> one = MakePlan(ScaleRequest(2, 3));
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_THAT(PlanToText(*one), HasSubstr("scale:    worker 2 reserved"));
   StatusOr<Plan> plan = MakePlan(ScaleRequest(3, 3));
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->launch_workers, 0);

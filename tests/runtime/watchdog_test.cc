@@ -298,6 +298,26 @@ TEST_F(WatchdogTest, AReservedSlotsShardIsReadByTheOthersUntilItStarts) {
   EXPECT_THAT(next.input().shards(0).position(), ElementsAre(0, 0, 64, 64, 0));
 }
 
+// A shard no live worker could take (here a reserved slot's at the start,
+// before any worker trains) is parked, said of only when it is not a
+// reserved slot's, and taken by the first live worker that asks with no
+// shard: the slot's own process once started.
+TEST_F(WatchdogTest, AShardNoWorkerCouldTakeGoesToTheNextWorkerWithNone) {
+  service_.ReserveWorkers(2);
+  service_.WatchInput(10s, 60s);
+  EXPECT_TRUE(service_.HasInputToHandOn());
+  EXPECT_THAT(service_.HandOnInput({}), IsEmpty()) << "nobody trains yet";
+  rpc::HeartbeatResponse next = Beat("worker:2", 21, 0);
+  EXPECT_FALSE(next.input_pending());
+  ASSERT_EQ(next.input().shards_size(), 1);
+  EXPECT_EQ(next.input().shards(0).shard(), 2);
+  EXPECT_THAT(next.input().shards(0).position(), ElementsAre(0, 0, 0, 0, 0));
+  EXPECT_THAT(service_.HandOnInput({}),
+              ElementsAre("worker:2's input shard is read on by worker:2 "
+                          "from epoch 1, record 0"));
+  EXPECT_FALSE(service_.HasInputToHandOn());
+}
+
 // The window starts with the first heartbeat in state "running" (a slow
 // start is not a stall), and the chief's own steps are its business.
 TEST_F(WatchdogTest, StartingWorkersAndTheChiefAreNotWatched) {
