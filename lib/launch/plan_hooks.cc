@@ -115,58 +115,46 @@ Status AssignDevices(const PlanRequest& r, const Profile& profile,
 }
 }  // namespace
 
-// The profile's min_workers against the run: parameter-server runs only,
-// at most the run's workers.
-Status CheckMinWorkers(const PlanRequest& r) {
-  const Profile& profile = r.profile;
-  if (profile.min_workers == 0) return OkStatus();
-  const int workers =
-      r.overrides.workers > 0 ? r.overrides.workers : profile.workers;
-  // Allreduce runs restart no task (a worker alone cannot rejoin the
-  // others' collectives), so the rule is for parameter-server runs only.
-  if (r.allreduce) {
-    return FailedPreconditionError(StrCat(
-        KeyWhere(profile, "min_workers"),
-        ": min_workers = ", profile.min_workers,
-        ": elastic workers are for parameter-server runs; ", r.job,
-        " trains in allreduce mode, where a lost worker restarts every worker "
-        "from the last checkpoint (max_restarts)"));
-  }
-  if (profile.min_workers > workers) {
-    return InvalidArgumentError(StrCat(KeyWhere(profile, "min_workers"),
-                                       ": min_workers = ", profile.min_workers,
-                                       " is more than the run's ", workers,
-                                       " workers"));
-  }
-  return OkStatus();
-}
-
 namespace {
 
-// The profile's max_workers against the run: parameter-server runs only,
-// at least the run's workers.
-Status CheckMaxWorkers(const PlanRequest& r) {
+// The profile's `key` (min_workers or max_workers, `value`; 0: off)
+// against the run: parameter-server runs only (`allreduce_why` says why
+// not in allreduce mode), and at most (min_workers) or at least
+// (max_workers) the run's workers.
+Status CheckWorkerBound(const PlanRequest& r, const char* key, int value,
+                        std::string_view allreduce_why) {
+  if (value == 0) return OkStatus();
   const Profile& profile = r.profile;
-  if (profile.max_workers == 0) return OkStatus();
   const int workers =
       r.overrides.workers > 0 ? r.overrides.workers : profile.workers;
+  const std::string where = StrCat(KeyWhere(profile, key), ": ", key, " = ");
   if (r.allreduce) {
-    return FailedPreconditionError(StrCat(
-        KeyWhere(profile, "max_workers"),
-        ": max_workers = ", profile.max_workers,
-        ": workers join a running run in parameter-server modes only; ", r.job,
-        " trains in allreduce mode, whose ranks are fixed for the run"));
+    return FailedPreconditionError(StrCat(where, value, ": ", allreduce_why,
+                                          "; ", r.job,
+                                          " trains in allreduce mode"));
   }
-  if (profile.max_workers < workers) {
+  const bool min = std::string_view(key) == "min_workers";
+  if (min ? value > workers : value < workers) {
     return InvalidArgumentError(StrCat(
-        KeyWhere(profile, "max_workers"),
-        ": max_workers = ", profile.max_workers, " is less than the run's ",
+        where, value, min ? " is more than" : " is less than", " the run's ",
         workers, " workers", r.overrides.workers > 0 ? " (--workers)" : ""));
   }
   return OkStatus();
 }
 
 }  // namespace
+
+// The profile's min_workers against the run: parameter-server runs only,
+// at most the run's workers.
+Status CheckMinWorkers(const PlanRequest& r) {
+  // Allreduce runs restart no task (a worker alone cannot rejoin the
+  // others' collectives), so the rule is for parameter-server runs only.
+  return CheckWorkerBound(
+      r, "min_workers", r.profile.min_workers,
+      "elastic workers are for parameter-server runs, and an allreduce run's "
+      "lost worker restarts every worker from the last checkpoint "
+      "(max_restarts)");
+}
 
 // What MakePlan refuses whatever the backend: relative paths, bad
 // overrides and --set values, and restarts without periodic checkpoints.
@@ -185,7 +173,12 @@ Status CheckRequest(const PlanRequest& r) {
   }
   const bool batch = r.batch_command != nullptr;
   if (!batch) DTF_RETURN_IF_ERROR(CheckMinWorkers(r));
-  if (!batch) DTF_RETURN_IF_ERROR(CheckMaxWorkers(r));
+  if (!batch) {
+    DTF_RETURN_IF_ERROR(CheckWorkerBound(
+        r, "max_workers", profile.max_workers,
+        "workers join a running run in parameter-server modes only, and an "
+        "allreduce run's ranks are fixed for the run"));
+  }
   if (!batch && !r.allreduce && profile.max_restarts > 0 &&
       r.job_checkpoint_every_steps <= 0) {
     return FailedPreconditionError(StrCat(
