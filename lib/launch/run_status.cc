@@ -140,7 +140,11 @@ StatusOr<RunStatus> CollectRunStatus(const std::string& run_dir,
   s.eval_metrics = reply->eval_metrics;
   for (const CoordinatorTask& t : reply->tasks) {
     for (TaskStatusRow& row : s.tasks) {
-      if (row.task != t.task) continue;
+      // A reserved slot not started: the chief has not heard from it.
+      if (row.task != t.task ||
+          row.state == TaskStateName(TaskState::kReserved)) {
+        continue;
+      }
       if (!t.state.empty() && row.alive) row.state = t.state;
       row.step = t.step;
       row.loss = t.loss;

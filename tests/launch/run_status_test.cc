@@ -71,6 +71,11 @@ class FakeCoordinator final : public rpc::Coordinator::Service {
     t->set_seconds_since_heartbeat(0.4);
     t->set_restarts(1);
     t->set_rss_bytes(int64_t{412} << 20);
+    // As the chief lists a worker slot it has not heard from.
+    rpc::TaskStatus* spare = response->add_tasks();
+    spare->set_task("worker:2");
+    spare->set_state("starting");
+    spare->set_seconds_since_heartbeat(3.0);
     return grpc::Status::OK;
   }
 
@@ -95,14 +100,17 @@ class RunStatusTest : public ::testing::Test {
     if (server_) server_->Shutdown();
   }
 
-  std::unique_ptr<LocalRun> StartRun(const std::string& env) {
+  // `top`: more profile keys.
+  std::unique_ptr<LocalRun> StartRun(const std::string& env,
+                                     const std::string& top = "") {
     RunOptions o;
     o.grace = 300ms;
     o.poll = 10ms;
     StatusOr<std::unique_ptr<LocalRun>> run =
         LocalRun::Start(testing::Request(dir_, binary_,
-                                         "ps = 1\nworkers = 2\n[env]\n"
-                                         "STANDIN_CHIEF_SLEEP = \"60\"\n" +
+                                         "ps = 1\nworkers = 2\n" + top +
+                                             "[env]\n"
+                                             "STANDIN_CHIEF_SLEEP = \"60\"\n" +
                                              env),
                         o);
     EXPECT_TRUE(run.ok()) << run.status();
@@ -129,7 +137,7 @@ TEST_F(RunStatusTest, QueryCoordinatorSendsTheRunAndSecret) {
       QueryCoordinator(address, "run-1", "s3cret", 30s);
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ(ok->global_step, 1200);
-  ASSERT_EQ(ok->tasks.size(), 1u);
+  ASSERT_EQ(ok->tasks.size(), 2u);
   EXPECT_EQ(ok->tasks[0].restarts, 1);
 
   StatusOr<CoordinatorStatus> refused =
@@ -199,6 +207,29 @@ TEST_F(RunStatusTest, StatusComesFromTheChiefWhenItAnswers) {
   EXPECT_THAT(json, HasSubstr("\"examples_per_sec\": 5000.0"));
   EXPECT_THAT(json, HasSubstr("\"rss_bytes\": 432013312"));
   EXPECT_GE(fake_.calls(), 1);
+  run->Stop(CancelledError("test over"));
+}
+
+// A worker slot reserved for dtf scale (max_workers) shows as reserved,
+// with nothing of the chief's about it.
+TEST_F(RunStatusTest, AReservedSlotShowsAsReserved) {
+  std::unique_ptr<LocalRun> run =
+      StartRun(StrCat("STANDIN_CHIEF_ADDRESS = \"127.0.0.1:", port_, "\"\n"),
+               "max_workers = 3\n");
+  ASSERT_TRUE(run);
+  StatusOr<std::string> secret = rpc::ReadSecretFile(run->plan().secret_file);
+  ASSERT_TRUE(secret.ok());
+  fake_.Expect(run->run_id(), *secret);
+  StatusOr<RunStatus> status = CollectRunStatus(run->plan().run_dir, 30s);
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_TRUE(status->from_chief) << status->chief_error;
+  ASSERT_EQ(status->tasks.size(), 4u);
+  const TaskStatusRow& spare = status->tasks[3];
+  EXPECT_EQ(spare.task, "worker:2");
+  EXPECT_EQ(spare.state, "reserved");
+  EXPECT_FALSE(spare.alive);
+  EXPECT_FALSE(spare.step.has_value());
+  EXPECT_FALSE(spare.seconds_since_heartbeat.has_value());
   run->Stop(CancelledError("test over"));
 }
 
