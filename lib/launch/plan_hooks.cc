@@ -172,8 +172,8 @@ Status CheckRequest(const PlanRequest& r) {
                                        ": the plan needs an absolute path"));
   }
   const bool batch = r.batch_command != nullptr;
-  if (!batch) DTF_RETURN_IF_ERROR(CheckMinWorkers(r));
   if (!batch) {
+    DTF_RETURN_IF_ERROR(CheckMinWorkers(r));
     DTF_RETURN_IF_ERROR(CheckWorkerBound(
         r, "max_workers", profile.max_workers,
         "workers join a running run in parameter-server modes only, and an "

@@ -263,7 +263,7 @@ bool Run::OnEnded(size_t i) {
           "task ", task.name(), " ", end.how_brief,
           "; the run goes on without it",
           plan_.min_workers > 0
-              ? StrCat(" (", live, " of ", StartedWorkers(),
+              ? StrCat(" (", live, " of ", StartedWorkers(plan_, record_),
                        " workers left; min_workers = ", plan_.min_workers, ")")
               : std::string(),
           end.signal == 0 || end.quote_signalled ? backend_->StderrTail(i)
@@ -300,16 +300,8 @@ int Run::LiveWorkers(size_t i) const {
   return live;
 }
 
-int Run::StartedWorkers() const {
-  int started = 0;
-  for (size_t j = 0; j < tasks_.size(); ++j) {
-    if (plan_.tasks[j].role == Role::kWorker && tasks_[j].started) ++started;
-  }
-  return started;
-}
-
 Status Run::Scale(int workers) {
-  const int started = StartedWorkers();
+  const int started = StartedWorkers(plan_, record_);
   DTF_RETURN_IF_ERROR(CheckScale(plan_, started, workers));
   if (over_ || stopping_ || linger_until_) {
     return FailedPreconditionError(
@@ -335,26 +327,28 @@ Status Run::Scale(int workers) {
   }
   WriteRecord();
   if (!names.empty()) {
-    Note(StrCat("dtf scale: started ", names, " (", StartedWorkers(), " of ",
-                plan_.workers, " worker slots)"));
+    Note(StrCat("dtf scale: started ", names, " (",
+                StartedWorkers(plan_, record_), " of ", plan_.workers,
+                " worker slots)"));
   }
   return OkStatus();
 }
 
 void Run::TakeScaleRequest() {
+  // Read once each time it is written: every look costs one stat.
+  const fs::path path = fs::path(plan_.run_dir) / kScaleFile;
+  std::error_code ec;
+  const fs::file_time_type written = fs::last_write_time(path, ec);
+  if (ec || written == scale_seen_) return;
+  scale_seen_ = written;
   StatusOr<std::optional<ScaleRequest>> request =
       ReadScaleRequest(plan_.run_dir);
-  if (request.ok() &&
-      (!request->has_value() || (*request)->requested_ms == scale_seen_ms_)) {
-    return;
-  }
   if (!request.ok()) {
     Note(StrCat("dtf scale: ", Message(request.status())));
-    std::error_code ec;
-    fs::remove(fs::path(plan_.run_dir) / kScaleFile, ec);
+    fs::remove(path, ec);
     return;
   }
-  scale_seen_ms_ = (*request)->requested_ms;
+  if (!request->has_value()) return;
   if (Status s = Scale((*request)->workers); !s.ok()) {
     Note(StrCat("dtf scale: ", Message(s)));
   }

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -122,8 +123,6 @@ class Run : private BackendEvents {
   bool ChiefDone();
   // The workers still running but task i (the chief among them).
   int LiveWorkers(size_t i) const;
-  // The workers started so far, whatever became of them since.
-  int StartedWorkers() const;
   // Acts on a new <run dir>/scale.json (`dtf scale`): Scale, noting why
   // when it cannot.
   void TakeScaleRequest();
@@ -148,8 +147,8 @@ class Run : private BackendEvents {
   // stopped and not acted on.
   bool restarting_ = false;
   bool over_ = false;
-  // The requested_ms of the last scale request taken.
-  int64_t scale_seen_ms_ = 0;
+  // When <run dir>/scale.json was written, as last taken.
+  std::filesystem::file_time_type scale_seen_;
   Status failure_;  // set when the run ends other than by the chief
   RunOutcome outcome_;
 };

@@ -123,6 +123,15 @@ class RunStatusTest : public ::testing::Test {
     return std::move(*run);
   }
 
+  // The status of `run`, whose chief is the fake (told the run's id and
+  // secret to expect).
+  StatusOr<RunStatus> StatusFromFakeChief(const LocalRun& run) {
+    DTF_ASSIGN_OR_RETURN(const std::string secret,
+                         rpc::ReadSecretFile(run.plan().secret_file));
+    fake_.Expect(run.run_id(), secret);
+    return CollectRunStatus(run.plan().run_dir, 30s);
+  }
+
   FakeCoordinator fake_;
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
@@ -180,10 +189,7 @@ TEST_F(RunStatusTest, StatusComesFromTheChiefWhenItAnswers) {
   std::unique_ptr<LocalRun> run =
       StartRun(StrCat("STANDIN_CHIEF_ADDRESS = \"127.0.0.1:", port_, "\"\n"));
   ASSERT_TRUE(run);
-  StatusOr<std::string> secret = rpc::ReadSecretFile(run->plan().secret_file);
-  ASSERT_TRUE(secret.ok());
-  fake_.Expect(run->run_id(), *secret);
-  StatusOr<RunStatus> status = CollectRunStatus(run->plan().run_dir, 30s);
+  StatusOr<RunStatus> status = StatusFromFakeChief(*run);
   ASSERT_TRUE(status.ok()) << status.status();
   EXPECT_TRUE(status->from_chief) << status->chief_error;
   EXPECT_EQ(status->global_step, 1200);
@@ -217,10 +223,7 @@ TEST_F(RunStatusTest, AReservedSlotShowsAsReserved) {
       StartRun(StrCat("STANDIN_CHIEF_ADDRESS = \"127.0.0.1:", port_, "\"\n"),
                "max_workers = 3\n");
   ASSERT_TRUE(run);
-  StatusOr<std::string> secret = rpc::ReadSecretFile(run->plan().secret_file);
-  ASSERT_TRUE(secret.ok());
-  fake_.Expect(run->run_id(), *secret);
-  StatusOr<RunStatus> status = CollectRunStatus(run->plan().run_dir, 30s);
+  StatusOr<RunStatus> status = StatusFromFakeChief(*run);
   ASSERT_TRUE(status.ok()) << status.status();
   EXPECT_TRUE(status->from_chief) << status->chief_error;
   ASSERT_EQ(status->tasks.size(), 4u);

@@ -27,6 +27,7 @@
 #include "lib/launch/local/local_backend.h"
 #include "lib/launch/profile.h"
 #include "lib/runtime/train/job_records.h"
+#include "tests/runtime/local_run_request.h"
 #include "tests/runtime/runtime_testing.h"
 #include "tests/runtime/train/shard_ids.h"
 #include "tests/testing/paths.h"
@@ -106,27 +107,22 @@ class ElasticInputRun : public ::testing::Test {
     EXPECT_TRUE(job.ok()) << job.status();
     if (!job.ok()) return "";
     job_ = *std::move(job);
-    StatusOr<launch::Profile> profile = launch::ParseProfile(
+    StatusOr<launch::PlanRequest> request = dtf::testing::LocalRunRequest(
+        *path, dir_.Join("runs"),
         StrCat("backend = \"local\"\nps = 1\nworkers = ", launch_workers_,
                "\nmax_workers = ", kWorkers, "\n", profile_extra,
                "host = \"127.0.0.1\"\nthreads = 1\n[env]\n"
                "DTF_TEST_INPUT_TRACE = \"PassengerId@",
-               trace, "\"\n"),
-        "test profile", "local");
-    EXPECT_TRUE(profile.ok()) << profile.status();
-    if (!profile.ok()) return "";
-    launch::PlanRequest request;
-    request.job = *path;
-    request.binary = DTF_BINARY;
-    request.runs_dir = dir_.Join("runs");
-    request.profile = *profile;
+               trace, "\"\n"));
+    EXPECT_TRUE(request.ok()) << request.status();
+    if (!request.ok()) return "";
     std::vector<std::string> notes;
     launch::RunOptions options;
     options.grace = 5s;
     options.on_note = [&](std::string_view n) { notes.emplace_back(n); };
     const auto start = Clock::now();
     StatusOr<std::unique_ptr<launch::LocalRun>> run =
-        launch::LocalRun::Start(request, options);
+        launch::LocalRun::Start(*request, options);
     EXPECT_TRUE(run.ok()) << run.status();
     if (!run.ok()) return "";
     launch::LocalRun& r = **run;

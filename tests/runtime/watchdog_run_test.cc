@@ -15,6 +15,7 @@
 #include "lib/launch/local/local_backend.h"
 #include "lib/launch/profile.h"
 #include "lib/launch/run_state.h"
+#include "tests/runtime/local_run_request.h"
 #include "tests/runtime/runtime_testing.h"
 #include "tests/testing/paths.h"
 #include "tests/testing/temp_dir.h"
@@ -25,6 +26,18 @@ namespace {
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+
+// Polls `run` until it is over; past `until` it is stopped with `why`.
+void PollToEnd(launch::LocalRun& run, Clock::time_point until,
+               const Status& why) {
+  while (!run.Poll()) {
+    if (Clock::now() > until) {
+      run.Stop(why);
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+}
 
 // A real run: ps:0, worker:0 (the chief) and worker:1 as `dtf serve`
 // processes under the local launcher; worker:1's training thread freezes
@@ -39,31 +52,20 @@ TEST(WatchdogRunTest, AFrozenWorkerIsTakenForDeadAndTheRunFinishes) {
         "log_every_steps = 10\nheartbeat_timeout = 1\nstall_timeout = 3"}});
   ASSERT_TRUE(job.ok()) << job.status();
   ASSERT_TRUE(testing::LoadJobWithRecords(*job).ok());
-  StatusOr<launch::Profile> profile = launch::ParseProfile(
+  StatusOr<launch::PlanRequest> request = dtf::testing::LocalRunRequest(
+      *job, dir.Join("runs"),
       "backend = \"local\"\nps = 1\nworkers = 2\nhost = \"127.0.0.1\"\n"
-      "threads = 1\n[env]\nDTF_TEST_FREEZE_AT = \"worker:1@20\"\n",
-      "test profile", "local");
-  ASSERT_TRUE(profile.ok()) << profile.status();
-  launch::PlanRequest request;
-  request.job = *job;
-  request.binary = DTF_BINARY;
-  request.runs_dir = dir.Join("runs");
-  request.profile = *profile;
+      "threads = 1\n[env]\nDTF_TEST_FREEZE_AT = \"worker:1@20\"\n");
+  ASSERT_TRUE(request.ok()) << request.status();
   std::vector<std::string> notes;
   launch::RunOptions options;
   options.grace = 3s;
   options.on_note = [&](std::string_view n) { notes.emplace_back(n); };
   const auto start = Clock::now();
   StatusOr<std::unique_ptr<launch::LocalRun>> run =
-      launch::LocalRun::Start(request, options);
+      launch::LocalRun::Start(*request, options);
   ASSERT_TRUE(run.ok()) << run.status();
-  while (!(*run)->Poll()) {
-    if (Clock::now() - start > 60s) {
-      (*run)->Stop(DeadlineExceededError("the run hangs"));
-      break;
-    }
-    std::this_thread::sleep_for(50ms);
-  }
+  PollToEnd(**run, start + 60s, DeadlineExceededError("the run hangs"));
   const launch::RunOutcome outcome = (*run)->outcome();
   const launch::Plan& plan = (*run)->plan();
   const std::string chief_err =
@@ -91,30 +93,20 @@ TEST(WatchdogRunTest, TheDeadlineStopsARealRunAndLeavesNoProcess) {
       "titanic", dir, {{"epochs = 20", "epochs = 100000"}});
   ASSERT_TRUE(job.ok()) << job.status();
   ASSERT_TRUE(testing::LoadJobWithRecords(*job).ok());
-  StatusOr<launch::Profile> profile = launch::ParseProfile(
+  StatusOr<launch::PlanRequest> request = dtf::testing::LocalRunRequest(
+      *job, dir.Join("runs"),
       "backend = \"local\"\nps = 1\nworkers = 2\nhost = \"127.0.0.1\"\n"
-      "threads = 1\n",
-      "test profile", "local");
-  ASSERT_TRUE(profile.ok()) << profile.status();
-  launch::PlanRequest request;
-  request.job = *job;
-  request.binary = DTF_BINARY;
-  request.runs_dir = dir.Join("runs");
-  request.profile = *profile;
+      "threads = 1\n");
+  ASSERT_TRUE(request.ok()) << request.status();
   launch::RunOptions options;
   options.grace = 5s;
   options.deadline = 4s;
   const auto start = Clock::now();
   StatusOr<std::unique_ptr<launch::LocalRun>> run =
-      launch::LocalRun::Start(request, options);
+      launch::LocalRun::Start(*request, options);
   ASSERT_TRUE(run.ok()) << run.status();
-  while (!(*run)->Poll()) {
-    if (Clock::now() - start > 60s) {
-      (*run)->Stop(InternalError("the deadline did not stop the run"));
-      break;
-    }
-    std::this_thread::sleep_for(50ms);
-  }
+  PollToEnd(**run, start + 60s,
+            InternalError("the deadline did not stop the run"));
   const launch::RunOutcome outcome = (*run)->outcome();
   EXPECT_EQ(outcome.status.code(), absl::StatusCode::kDeadlineExceeded)
       << outcome.status;

@@ -100,41 +100,42 @@ std::vector<StatusOr<ProcessId>> LocalBackend::StartTasks(Role role) {
   return ids;
 }
 
-StatusOr<ProcessId> LocalBackend::StartReserved(size_t i) {
-  const TaskPlan& t = plan_->tasks[i];
-  std::error_code ec;
-  fs::remove(t.ready_file, ec);
-  fs::remove(t.exit_file, ec);
-  StatusOr<ProcessId> id = Spawn(i, t.argv, plan_->resume);
-  if (!id.ok()) {
-    return Annotate(id.status(), StrCat("task ", t.name(), " failed to start"));
-  }
-  tasks_[i].process = *id;
-  tasks_[i].exit.reset();
-  tasks_[i].ready = false;
-  events_->Note(
-      StrCat("started ", t.name(), " (pid ", id->pid, ") on ", t.address()));
-  return *id;
-}
-
-StatusOr<ProcessId> LocalBackend::StartAgain(size_t i, bool all) {
+StatusOr<ProcessId> LocalBackend::Respawn(size_t i,
+                                          std::vector<std::string> argv,
+                                          bool append, std::string_view what) {
   Task& t = tasks_[i];
   const TaskPlan& plan = plan_->tasks[i];
   std::error_code ec;
   fs::remove(plan.ready_file, ec);
   fs::remove(plan.exit_file, ec);
-  StatusOr<ProcessId> id = Spawn(i, RestartArgv(plan), /*append=*/true);
+  StatusOr<ProcessId> id = Spawn(i, std::move(argv), append);
   if (!id.ok()) {
-    return Annotate(id.status(),
-                    StrCat("task ", plan.name(), " failed to start again"));
+    return Annotate(id.status(), StrCat("task ", plan.name(), " ", what));
   }
   t.process = *id;
   t.exit.reset();
   t.ready = false;
-  if (all) {
-    events_->Note(StrCat(plan.name(), " started again (pid ", id->pid, ")"));
-  }
   return *id;
+}
+
+StatusOr<ProcessId> LocalBackend::StartReserved(size_t i) {
+  const TaskPlan& t = plan_->tasks[i];
+  DTF_ASSIGN_OR_RETURN(ProcessId id,
+                       Respawn(i, t.argv, plan_->resume, "failed to start"));
+  events_->Note(
+      StrCat("started ", t.name(), " (pid ", id.pid, ") on ", t.address()));
+  return id;
+}
+
+StatusOr<ProcessId> LocalBackend::StartAgain(size_t i, bool all) {
+  const TaskPlan& plan = plan_->tasks[i];
+  DTF_ASSIGN_OR_RETURN(
+      ProcessId id,
+      Respawn(i, RestartArgv(plan), /*append=*/true, "failed to start again"));
+  if (all) {
+    events_->Note(StrCat(plan.name(), " started again (pid ", id.pid, ")"));
+  }
+  return id;
 }
 
 Status LocalBackend::Look() {

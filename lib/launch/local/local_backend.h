@@ -60,6 +60,10 @@ class LocalBackend final : public Backend {
     std::optional<ExitInfo> exit;
   };
 
+  // Task i started anew with `argv` (its ready and exit files removed
+  // first); errors say the task `what` ("failed to start again").
+  StatusOr<ProcessId> Respawn(size_t i, std::vector<std::string> argv,
+                              bool append, std::string_view what);
   StatusOr<ProcessId> Spawn(size_t i, std::vector<std::string> argv,
                             bool append);
   void PumpOutput(bool flush);

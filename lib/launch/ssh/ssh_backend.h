@@ -94,6 +94,8 @@ class SshBackend final : public Backend {
   // (then noted, and the link reconnects).
   bool Dropped(HostLink& link, const Status& error);
   void NoteDrop(const HostLink& link) const;
+  // Task i's process `id` started: recorded, its output followed, noted.
+  void Started(size_t i, const ProcessId& id);
   void PumpOutput(size_t i, bool flush);
   // Stops the tasks still running on the hosts reached; the first error
   // watching them.

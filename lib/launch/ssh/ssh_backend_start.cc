@@ -276,30 +276,29 @@ std::vector<StatusOr<ProcessId>> SshBackend::StartTasks(Role role) {
       }
       continue;
     }
-    Task& t = tasks_[i];
-    t.process = *ids[i];
-    t.started = true;
-    t.tails[0] = RemoteTail(t.host, plan.stdout_file);
-    t.tails[1] = RemoteTail(t.host, plan.stderr_file);
-    Note(StrCat(plan.name(), " started on ", plan.host, " (pid ", ids[i]->pid,
-                ")"));
+    Started(i, *ids[i]);
   }
   return ids;
 }
 
-StatusOr<ProcessId> SshBackend::StartReserved(size_t i) {
+void SshBackend::Started(size_t i, const ProcessId& id) {
   Task& t = tasks_[i];
   const TaskPlan& plan = plan_->tasks[i];
-  StatusOr<ProcessId> id = t.host->StartTask(*plan_, plan);
+  t.process = id;
+  t.started = true;
+  t.tails[0] = RemoteTail(t.host, plan.stdout_file);
+  t.tails[1] = RemoteTail(t.host, plan.stderr_file);
+  Note(StrCat(plan.name(), " started on ", plan.host, " (pid ", id.pid, ")"));
+}
+
+StatusOr<ProcessId> SshBackend::StartReserved(size_t i) {
+  const TaskPlan& plan = plan_->tasks[i];
+  StatusOr<ProcessId> id = tasks_[i].host->StartTask(*plan_, plan);
   if (!id.ok()) {
     return Annotate(id.status(), StrCat("task ", plan.name(), " on ", plan.host,
                                         " failed to start"));
   }
-  t.process = *id;
-  t.started = true;
-  t.tails[0] = RemoteTail(t.host, plan.stdout_file);
-  t.tails[1] = RemoteTail(t.host, plan.stderr_file);
-  Note(StrCat(plan.name(), " started on ", plan.host, " (pid ", id->pid, ")"));
+  Started(i, *id);
   return *id;
 }
 

@@ -463,8 +463,9 @@ std::vector<std::string> CoordinatorService::RunningWorkers(
       continue;
     }
     // A reserved slot not started (ReserveWorkers) is not waited for.
-    if (!t.heard ? t.reserved || now - start_ >= std::max(start_within, timeout)
-                 : now - t.last_heartbeat >= timeout) {
+    if (t.NotStarted() ||
+        (!t.heard ? now - start_ >= std::max(start_within, timeout)
+                  : now - t.last_heartbeat >= timeout)) {
       continue;
     }
     running.push_back(name);

@@ -255,6 +255,8 @@ class CoordinatorService final : public rpc::Coordinator::Service {
     bool heard = false;
     // A reserved slot (ReserveWorkers): not started at launch.
     bool reserved = false;
+    // A reserved slot no process of which has been heard from yet.
+    bool NotStarted() const { return reserved && !heard; }
     // The watchdog's view of the process `incarnation`.
     uint64_t incarnation = 0;
     int64_t steps_done = 0;

@@ -48,9 +48,9 @@ bool CoordinatorService::TakenForDead(int w) const {
   const Task& t = it->second;
   if (t.state == TaskState::kDone) return false;
   if (t.stalled) return true;
+  if (t.NotStarted()) return true;
   const auto now = Clock::now();
   if (!t.heard) {
-    if (t.reserved) return true;
     return now - start_ >= std::max(shard_start_within_, shard_timeout_);
   }
   return now - t.last_heartbeat >= shard_timeout_;
@@ -92,8 +92,11 @@ bool CoordinatorService::HasInputToHandOn() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (shard_timeout_.count() == 0) return false;
   if (!shard_notes_.empty()) return true;
+  // A parked shard waits for a live worker: while there is none, handing
+  // on would only ask the parameter servers for positions again.
+  const bool taker = LiveWorkerReadingFewestLocked() >= 0;
   for (int s = 0; s < shards_.shards(); ++s) {
-    if (ShardLost(s)) return true;
+    if (ShardLost(s) && (taker || !shards_.Parked(s))) return true;
   }
   return false;
 }
@@ -136,14 +139,13 @@ std::vector<std::string> CoordinatorService::HandOnInput(
       at = own->second.position;
     }
     const InputPosition start = at.value_or(InputPosition{});
+    const bool reserved = own != tasks_.end() && own->second.NotStarted();
     const int to = LiveWorkerReadingFewestLocked();
     if (to < 0) {
-      // Taken by the next live worker that asks with no shard.
+      // Taken by the next live worker that asks with no shard. A reserved
+      // slot's shard at the start waits for the first worker to be heard:
+      // nothing to say.
       shards_.Park(s, start);
-      // A reserved slot's shard at the start waits for the first worker
-      // to be heard: nothing to say.
-      const bool reserved =
-          own != tasks_.end() && own->second.reserved && !own->second.heard;
       if (!unread_told_[size_t(s)] && !reserved) {
         notes.push_back(StrCat(WorkerName(s), "'s input shard (at ",
                                Where(start),
@@ -154,8 +156,6 @@ std::vector<std::string> CoordinatorService::HandOnInput(
     }
     shards_.Give(s, to, tasks_.at(WorkerName(to)).incarnation, start);
     unread_told_[size_t(s)] = false;
-    const bool reserved =
-        own != tasks_.end() && own->second.reserved && !own->second.heard;
     notes.push_back(StrCat(WorkerName(s),
                            reserved ? "'s input shard (a reserved slot, not "
                                       "started) is read by "
@@ -239,11 +239,13 @@ void CoordinatorService::AnswerInputShards(const rpc::HeartbeatRequest& request,
     if (at) ReleasedLocked(w, r.shard(), *at);
   }
   std::optional<std::vector<InputShard>> of = shards_.Of(w, incarnation);
-  if (of && of->empty() && !shards_.Pending(w, incarnation) &&
-      !TakeParkedLocked(w, incarnation)) {
-    BalanceLocked(w, incarnation);
+  if (of && of->empty() && !shards_.Pending(w, incarnation)) {
+    if (TakeParkedLocked(w, incarnation)) {
+      of = shards_.Of(w, incarnation);
+    } else {
+      BalanceLocked(w, incarnation);
+    }
   }
-  of = shards_.Of(w, incarnation);
   response->set_input_pending(shards_.Pending(w, incarnation));
   if (!of) return;
   rpc::InputShards* input = response->mutable_input();

@@ -33,9 +33,10 @@ ParamStore::ParamStore(const JobFile& job, const StoreOptions& options)
       last_seen_(size_t(options.num_workers), StoreClock::now()),
       done_(size_t(options.num_workers), false) {
   // A reserved slot counts as finished until it pushes (Push).
-  for (int w = std::max(options.started_workers, 1);
-       options.started_workers > 0 && w < options.num_workers; ++w) {
-    done_[size_t(w)] = true;
+  if (options.started_workers > 0 &&
+      options.started_workers < options.num_workers) {
+    std::fill(done_.begin() + std::max(options.started_workers, 1), done_.end(),
+              true);
   }
 }
 
