@@ -108,7 +108,8 @@ class K8sRunner(Runner):
                "fault": cell.fault, "target": cell.target, "index": i,
                "max_restarts": cell.restarts}
         cdir, out_dir = cell_dirs(a, cell, i)
-        profile = self.profile(cell, cell.restarts)
+        profile = self.profile(cell, cell.restarts,
+                               os.path.join(cdir, "trace"))
         at = Attempt(cell, cdir, out_dir, time.monotonic())
         # An allreduce run has no PS pods: Job index i is worker:i.
         at.ps = 0 if "train.mode=allreduce" in cell.sets else a.ps
@@ -128,6 +129,7 @@ class K8sRunner(Runner):
         except RuntimeError as e:
             at.failure = f"bench: {e}"
         self.record_end(at, rec)
+        rec["examples"] = self.expected.count(os.path.join(cdir, "trace"))
         rec["verdict"] = self.verdict(cell, rec)
         rec["logs"] = cdir
         rec["series"] = [[round(t, 2), step] for t, step in at.series]

@@ -14,6 +14,7 @@ import time
 
 from cells import Cell
 from checkpoints import check_checkpoints
+from examples import Expected, trace_env
 from harness import Harness, error_line
 from processes import describe, kill_pids, owned, run_processes, task_pid
 
@@ -58,11 +59,13 @@ class Runner:
         self.h = Harness(a)
         self.ssh_restarts = None  # None: unknown; False: refused
         self.ssh_restarts_error = ""
+        self.expected = Expected(a.job)
 
     # Profiles -------------------------------------------------------------
 
-    def profile(self, cell, restarts):
-        """Writes the cell's profile; its name."""
+    def profile(self, cell, restarts, trace_dir=None):
+        """Writes the cell's profile, whose [env] asks for the workers'
+        input traces in trace_dir (made here) when given; its name."""
         name = cell.name.replace("/", "-")
         path = os.path.join(self.h.job_dir, "profiles", f"{name}.toml")
         lines = [f"ps = {self.a.ps}", f"workers = {self.a.workers}",
@@ -70,10 +73,14 @@ class Runner:
         if restarts:
             lines.append(f"max_restarts = {restarts}")
         lines += cell.profile_lines
+        env_vars = dict(cell.env)
+        if trace_dir:
+            os.makedirs(trace_dir, exist_ok=True)
+            env_vars.update(trace_env(trace_dir))
         env = ""
-        if cell.env:
+        if env_vars:
             env = "[env]\n" + "".join(f'{k} = "{v}"\n'
-                                      for k, v in cell.env.items())
+                                      for k, v in env_vars.items())
         if cell.backend == "local":
             text = 'backend = "local"\n' + "\n".join(lines) + "\n" + env
         else:
@@ -110,7 +117,7 @@ class Runner:
         rec["max_restarts"] = restarts
         cdir, out_dir = cell_dirs(a, cell, i)
         metrics = os.path.join(cdir, "metrics.json")
-        profile = self.profile(cell, restarts)
+        profile = self.profile(cell, restarts, os.path.join(cdir, "trace"))
         before = self.h.runs()
         at = Attempt(cell, cdir, out_dir, time.monotonic())
         p = self.h.launch(["--profile", profile, "--metrics-out", metrics,
@@ -129,6 +136,7 @@ class Runner:
         finally:
             self.end_launchers(at)
         self.record_end(at, rec, metrics)
+        rec["examples"] = self.expected.count(os.path.join(cdir, "trace"))
         rec["verdict"] = self.verdict(cell, rec)
         rec["logs"] = cdir
         rec["series"] = [[round(t, 2), step] for t, step in at.series]
@@ -442,6 +450,14 @@ class Runner:
             acc = rec.get("accuracy")
             if acc is None or acc < ACCURACY_GOAL:
                 problems.append(f"accuracy {acc}")
+            # Every example of every epoch read (a run whose launcher was
+            # killed and whose tasks went on alone: its traces are whole
+            # too).
+            ex = rec.get("examples") or {}
+            if not ex.get("traces"):
+                problems.append("no input trace")
+            elif ex.get("never"):
+                problems.append(f"{ex['never']} examples never read")
         elif rec["outcome"] == "failed":
             # Elastic workers (min_workers) let the run go on without the
             # lost one: a failure is not recovery either.

@@ -21,6 +21,10 @@ def summarize(records):
                 is not None]
         errors = sorted({r["error"] for r in rs if r.get("error")})
         ck = [r.get("checkpoints") or {} for r in rs]
+        # Examples never read and read twice, over the completed runs
+        # (bench/faults/examples.py).
+        ex = [r["examples"] for r in rs if r["outcome"] == "completed"
+              and (r.get("examples") or {}).get("traces")]
         rows.append({
             "cell": cell,
             "runs": len(rs),
@@ -35,6 +39,9 @@ def summarize(records):
             "left_max": max(r.get("left", 0) for r in rs),
             "checkpoints_intact": f"{sum(c.get('intact', 0) for c in ck)}/"
                                   f"{sum(c.get('files', 0) for c in ck)}",
+            "never_max": max((e["never"] for e in ex), default=None),
+            "twice_max": max((e["twice"] for e in ex), default=None),
+            "traced_runs": len(ex),
             "restarts": sum(r.get("restarts") or 0 for r in rs),
             "killed_after_grace": sum(len(r.get("killed_after_grace") or [])
                                       for r in rs),
@@ -52,9 +59,10 @@ def fmt(x, digits=1):
 def table(rows):
     out = ["| cell | runs | max_restarts | outcome | accuracy | "
            "recover s (median / max) | to failure s (max) | restarts | "
-           "SIGKILLed after grace | left | checkpoints intact | verdict |",
+           "SIGKILLed after grace | left | checkpoints intact | "
+           "examples never / twice read (max) | verdict |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
-           "--- | --- |"]
+           "--- | --- | --- |"]
     for r in rows:
         outcome = ", ".join(f"{k} {v}" for k, v in sorted(r["outcomes"]
                                                           .items()))
@@ -65,6 +73,8 @@ def table(rows):
         rec = "-" if r["recover_s_median"] is None else \
             f"{fmt(r['recover_s_median'])} / {fmt(r['recover_s_max'])}" + (
                 " (added worker's first step)" if r.get("joined") else "")
+        seen = "-" if r["never_max"] is None else (
+            f"{r['never_max']} / {r['twice_max']}")
         verdicts = r["verdicts"]
         verdict = "pass" if list(verdicts) == ["pass"] else ", ".join(
             f"{v} ({n} of {r['runs']})" for v, n in verdicts.items())
@@ -72,7 +82,7 @@ def table(rows):
                    f"{outcome} | {acc} | {rec} | {fmt(r['to_failure_s_max'])}"
                    f" | {r['restarts']} | {r['killed_after_grace']}"
                    f" | {r['left_max']} | {r['checkpoints_intact']} | "
-                   f"{verdict} |")
+                   f"{seen} | {verdict} |")
     return "\n".join(out)
 
 

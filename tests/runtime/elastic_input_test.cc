@@ -94,7 +94,7 @@ class ElasticInputRun : public ::testing::Test {
          {"batch_size = 32", StrCat("batch_size = ", kBatch)},
          {"log_every_steps = 10",
           StrCat("log_every_steps = 100\nheartbeat_timeout = 1\nmode = \"",
-                 mode_, "\"")},
+                 mode_, "\"\n", train_extra_)},
          {"[[schema.columns]]\nname = \"Ticket\"",
           "[[schema.columns]]\nname = \"PassengerId\"\ntype = \"int\"\n"
           "default = -1\n\n[[schema.columns]]\nname = \"Ticket\""},
@@ -116,6 +116,8 @@ class ElasticInputRun : public ::testing::Test {
                trace, "\"\n"));
     EXPECT_TRUE(request.ok()) << request.status();
     if (!request.ok()) return "";
+    // As dtf launch has it from the job (restarts need checkpoints).
+    request->job_checkpoint_every_steps = job_.train.checkpoint_every_steps;
     std::vector<std::string> notes;
     launch::RunOptions options;
     options.grace = 5s;
@@ -184,6 +186,8 @@ class ElasticInputRun : public ::testing::Test {
   int epochs_ = 150;
   // The workers started at launch (the rest of kWorkers reserved).
   int launch_workers_ = kWorkers;
+  // More of the job's [train] table.
+  std::string train_extra_;
   // The worker whose 20th step sets off the fault.
   std::string trigger_ = "worker-2";
   int trigger_steps_ = 20;
@@ -207,6 +211,24 @@ TEST_P(ElasticInputTest, ALostWorkersShardIsReadOnByALiveOne) {
       },
       &read);
   EXPECT_THAT(chief_err, HasSubstr("worker:2's input shard is read on by"));
+  ExpectEveryExampleRead(read, 4);
+}
+
+// Worker 2 of 3 killed well past a checkpoint and restarted alone
+// (max_restarts): the parameter servers went on, so it reads on from the
+// position they committed with its last batch their variables hold, not
+// from the checkpoint's (which would train the batches between twice).
+TEST_P(ElasticInputTest, AWorkerRestartedAloneReadsOnFromItsCommittedPosition) {
+  train_extra_ = "checkpoint_every_steps = 120";
+  trigger_steps_ = 230;
+  ShardIds read;
+  Run("max_restarts = 1\n",
+      [](launch::LocalRun& r) {
+        ASSERT_EQ(::kill(r.process(3).pid, SIGKILL), 0);
+      },
+      &read);
+  EXPECT_THAT(worker2_err_, HasSubstr("the parameter servers committed"));
+  // What worker 2 had read but not pushed when it was killed.
   ExpectEveryExampleRead(read, 4);
 }
 

@@ -307,7 +307,13 @@ Status FeatureLayer::StepIds(const kernels::Context& ctx, const Batch& batch,
 
 Status FeatureLayer::Labels(const Batch& batch, ModelInputs* out) const {
   const int64_t rows = batch.rows;
-  const Column& label = batch.columns.back();
+  // By name: a batch may hold columns beside the model's (a traced one).
+  const Column* found = batch.Find(label_);
+  if (found == nullptr) {
+    return InvalidArgumentError(
+        StrCat("the batch has no label column \"", label_, "\""));
+  }
+  const Column& label = *found;
   if (loss_ == Loss::kSoftmaxCrossentropy) {
     out->class_labels.Resize(rows);
     for (int64_t r = 0; r < rows; ++r) {

@@ -12,15 +12,40 @@ void WritePosition(std::ofstream& out, int64_t step, const InputPosition& p) {
       << p.epoch_record << ' ' << p.emitted;
 }
 
+// DTF_TEST_INPUT_TRACE's "<column>@<dir>"; "" when unset or malformed.
+std::string_view TraceSpec() {
+  const char* env = std::getenv("DTF_TEST_INPUT_TRACE");
+  if (env == nullptr) return "";
+  const std::string_view spec(env);
+  const size_t at = spec.find('@');
+  return at == std::string_view::npos || at == 0 ? "" : spec;
+}
+
 }  // namespace
+
+std::string InputTrace::ColumnFromEnvironment() {
+  const std::string_view spec = TraceSpec();
+  return std::string(spec.substr(0, spec.find('@')));
+}
+
+std::vector<FeatureParseSpec> InputTrace::WithTracedColumn(
+    std::vector<FeatureParseSpec> features) {
+  const std::string column = ColumnFromEnvironment();
+  if (column.empty()) return features;
+  for (const FeatureParseSpec& f : features) {
+    if (f.name == column) return features;
+  }
+  FeatureParseSpec traced = FixedLenFeature(column, FeatureType::kInt64);
+  traced.default_int64 = {-1};
+  features.push_back(std::move(traced));
+  return features;
+}
 
 InputTrace InputTrace::FromEnvironment(std::string_view task) {
   InputTrace trace;
-  const char* env = std::getenv("DTF_TEST_INPUT_TRACE");
-  if (env == nullptr || task.empty()) return trace;
-  const std::string_view spec(env);
+  const std::string_view spec = TraceSpec();
+  if (spec.empty() || task.empty()) return trace;
   const size_t at = spec.find('@');
-  if (at == std::string_view::npos || at == 0) return trace;
   std::string name(task);
   for (char& c : name) {
     if (c == ':') c = '-';

@@ -12,7 +12,8 @@
 // chief handed on to this one; the position is that shard's).
 // A step's line is written before its gradients leave: the global step
 // they were computed at, the input position after its batch and the value
-// of `column` (a feature of the job's model) in each of its rows.
+// of `column` (an int column of the job's records, parsed beside the
+// model's features where the model does not use it) in each of its rows.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "lib/data/batch.h"
 #include "lib/data/input_position.h"
@@ -31,6 +33,12 @@ class InputTrace {
   // The trace of task `task` that the environment asks for; one that
   // writes nothing when it asks for none (or for an unwritable file).
   static InputTrace FromEnvironment(std::string_view task);
+  // The column the environment's trace asks for; "" when it asks for none.
+  static std::string ColumnFromEnvironment();
+  // `features` with the traced column added, as an int64 (-1 where a record
+  // lacks it), unless it is among them or no trace is asked for.
+  static std::vector<FeatureParseSpec> WithTracedColumn(
+      std::vector<FeatureParseSpec> features);
 
   void Start(int64_t global_step, const InputPosition& at);
   // `shard`: -1 for the worker's own input shard.

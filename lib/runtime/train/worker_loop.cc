@@ -17,6 +17,7 @@
 #include "lib/runtime/checkpoint/event_writer.h"
 #include "lib/runtime/model/device.h"
 #include "lib/runtime/train/chief.h"
+#include "lib/runtime/train/input_trace.h"
 #include "lib/runtime/train/task_threads.h"
 #include "lib/runtime/train/train_loop.h"
 #include "lib/runtime/train/train_step.h"
@@ -84,6 +85,33 @@ StatusOr<InputPosition> ResumePosition(const JobFile& job,
   return *at;
 }
 
+InputPosition CommittedResumePosition(const WorkerOptions& options,
+                                      const TrainHooks& hooks, Update& update,
+                                      const InputPosition& recorded) {
+  if (!update.commits_positions()) return recorded;
+  const std::string self = TaskName{Role::kWorker, options.index}.ToString();
+  StatusOr<std::vector<std::optional<InputPosition>>> committed =
+      update.FetchCommittedPositions();
+  if (!committed.ok()) {
+    hooks.Note(StrCat(self, ": the parameter servers' committed input ",
+                      "positions: ", Message(committed.status()),
+                      "; resuming at the checkpoint's"));
+    return recorded;
+  }
+  const size_t i = size_t(options.index);
+  if (i >= committed->size() || !(*committed)[i]) return recorded;
+  const InputPosition& at = *(*committed)[i];
+  if (std::pair(at.epoch, at.epoch_record) <=
+      std::pair(recorded.epoch, recorded.epoch_record)) {
+    return recorded;
+  }
+  hooks.Note(StrCat(self, ": resuming at epoch ", at.epoch + 1, ", record ",
+                    at.epoch_record, " of its input instead (the position ",
+                    "the parameter servers committed with its last batch ",
+                    "their variables hold: they went on past the checkpoint)"));
+  return at;
+}
+
 StatusOr<InputPosition> SkipBatches(InputPipeline& input, int64_t n) {
   Batch batch;
   for (int64_t i = 0; i < n; ++i) {
@@ -123,7 +151,8 @@ StatusOr<TrainResult> RunWorkerLoop(
   const int num_workers = std::max(1, int(options.workers.size()));
   InputPipelineOptions input;
   input.files = records.train;
-  input.features = built.layer->ParseSpecs(/*with_label=*/true);
+  input.features =
+      InputTrace::WithTracedColumn(built.layer->ParseSpecs(/*with_label=*/true));
   input.batch_size = train.batch_size;
   input.epochs = train.steps > 0 ? -1 : train.epochs;
   input.shuffle_buffer_size = train.shuffle_buffer;
@@ -135,6 +164,7 @@ StatusOr<TrainResult> RunWorkerLoop(
     input.start = start->at;
   } else if (options.resume) {
     DTF_ASSIGN_OR_RETURN(input.start, ResumePosition(job, options, hooks));
+    input.start = CommittedResumePosition(options, hooks, update, input.start);
   }
   DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(input));
   if (start && start->skip_batches > 0) {

@@ -29,6 +29,15 @@ StatusOr<InputPosition> ResumePosition(const JobFile& job,
                                        const WorkerOptions& options,
                                        const TrainHooks& hooks);
 
+// Where a worker resuming at `recorded` (ResumePosition's) reads on when
+// the parameter servers went on without it (a worker restarted alone):
+// the position they committed for its input shard with the last of its
+// batches their variables hold, where that is past `recorded`. Else, and
+// where `update` commits no positions or they cannot be asked, `recorded`.
+InputPosition CommittedResumePosition(const WorkerOptions& options,
+                                      const TrainHooks& hooks, Update& update,
+                                      const InputPosition& recorded);
+
 // Reads `n` batches of `input` (fewer where it ends first) and returns its
 // position after them.
 StatusOr<InputPosition> SkipBatches(InputPipeline& input, int64_t n);
