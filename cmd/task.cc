@@ -178,6 +178,13 @@ Status RunTaskSlurm(TaskFlags* f, Context* ctx) {
         StrCat(command.dir, "/", launch::slurm::kStepRecordFile),
         launch::slurm::StepRecordText(step)));
   }
+  if (spec.replace < 0 && launch::ReservedSlot(spec, command.task)) {
+    // A reserved worker slot: its place in the step (and the allocation's
+    // share of it) is held until dtf scale starts it or the run ends.
+    DTF_ASSIGN_OR_RETURN(const bool start,
+                         launch::AwaitSlotStart(spec, command, ctx->cancel));
+    if (!start) return OkStatus();
+  }
   DTF_ASSIGN_OR_RETURN(const bool reached,
                        TaskDataPreflight(spec, command, ctx));
   if (!reached) return OkStatus();
@@ -328,44 +335,8 @@ void SetupTaskKeys(CLI::App* sub, Context* ctx) {
   keys->callback([k, ctx] { ctx->status = RunTaskKeys(*k); });
 }
 
-}  // namespace
-
-void SetupTask(CLI::App* app, Context* ctx) {
-  auto f = std::make_shared<TaskFlags>();
-  CLI::App* sub = app->add_subcommand(
-      "task",
-      "Start or signal one task of a run on this host (what dtf launch runs "
-      "over SSH)");
-  sub->require_subcommand(1);
-
-  CLI::App* exec = sub->add_subcommand(
-      "exec",
-      "Start COMMAND detached, in its own session, output to DIR/stdout and "
-      "DIR/stderr, its pid in DIR/pid and its exit in DIR/exit.json; print "
-      "its pid");
-  exec->add_option("--task", f->exec.task, "The task's name (worker:1)")
-      ->required();
-  exec->add_option("--dir", f->exec.dir, "The task's directory")->required();
-  exec->add_option("--env-file", f->exec.env_file,
-                   "Environment for the task: NAME=VALUE entries, each ended "
-                   "by a NUL byte");
-  exec->add_flag("--append", f->exec.append,
-                 "Append to DIR/stdout and DIR/stderr");
-  exec->add_option("command", f->exec.argv,
-                   "The program (an absolute path) and its arguments, after "
-                   "--")
-      ->required();
-  exec->callback([f, ctx] { ctx->status = RunTaskExec(*f); });
-
-  CLI::App* signal = sub->add_subcommand(
-      "signal",
-      "Signal the process group of the task recorded in DIR/pid (never a "
-      "recycled pid), marking it stopped; print signalled or gone");
-  signal->add_option("--dir", f->exec.dir, "The task's directory")->required();
-  signal->add_option("--signal", f->signal, "TERM or KILL (default TERM)")
-      ->check(CLI::IsMember({"TERM", "KILL"}));
-  signal->callback([f, ctx] { ctx->status = RunTaskSignal(*f); });
-
+void SetupTaskSlurm(CLI::App* sub, const std::shared_ptr<TaskFlags>& f,
+                    Context* ctx) {
   CLI::App* slurm = sub->add_subcommand(
       "slurm",
       "Run this srun task's dtf serve: its role, index and peers from "
@@ -409,12 +380,59 @@ void SetupTask(CLI::App* app, Context* ctx) {
   slurm->add_option("--metrics-out", s.metrics_out,
                     "The chief's metrics file (absolute)");
   slurm
+      ->add_option("--started-workers", s.started_workers,
+                   "Workers started at launch: the worker slots above wait "
+                   "in their places until RUN_DIR/<task>/start appears "
+                   "(dtf scale)")
+      ->check(CLI::Range(1, 10000));
+  slurm
       ->add_option("--replace", s.replace,
                    "Start task id K again in a job step of its own (srun "
                    "--overlap, one task): its place in the run's first step "
                    "from RUN_DIR/<task>/slurm-step, its output appended")
       ->check(CLI::Range(0, 1000000));
   slurm->callback([f, ctx] { ctx->status = RunTaskSlurm(f.get(), ctx); });
+}
+
+}  // namespace
+
+void SetupTask(CLI::App* app, Context* ctx) {
+  auto f = std::make_shared<TaskFlags>();
+  CLI::App* sub = app->add_subcommand(
+      "task",
+      "Start or signal one task of a run on this host (what dtf launch runs "
+      "over SSH)");
+  sub->require_subcommand(1);
+
+  CLI::App* exec = sub->add_subcommand(
+      "exec",
+      "Start COMMAND detached, in its own session, output to DIR/stdout and "
+      "DIR/stderr, its pid in DIR/pid and its exit in DIR/exit.json; print "
+      "its pid");
+  exec->add_option("--task", f->exec.task, "The task's name (worker:1)")
+      ->required();
+  exec->add_option("--dir", f->exec.dir, "The task's directory")->required();
+  exec->add_option("--env-file", f->exec.env_file,
+                   "Environment for the task: NAME=VALUE entries, each ended "
+                   "by a NUL byte");
+  exec->add_flag("--append", f->exec.append,
+                 "Append to DIR/stdout and DIR/stderr");
+  exec->add_option("command", f->exec.argv,
+                   "The program (an absolute path) and its arguments, after "
+                   "--")
+      ->required();
+  exec->callback([f, ctx] { ctx->status = RunTaskExec(*f); });
+
+  CLI::App* signal = sub->add_subcommand(
+      "signal",
+      "Signal the process group of the task recorded in DIR/pid (never a "
+      "recycled pid), marking it stopped; print signalled or gone");
+  signal->add_option("--dir", f->exec.dir, "The task's directory")->required();
+  signal->add_option("--signal", f->signal, "TERM or KILL (default TERM)")
+      ->check(CLI::IsMember({"TERM", "KILL"}));
+  signal->callback([f, ctx] { ctx->status = RunTaskSignal(*f); });
+
+  SetupTaskSlurm(sub, f, ctx);
   SetupTaskSpark(sub, f, ctx);
   SetupTaskKeys(sub, ctx);
 

@@ -72,7 +72,7 @@ _dtf() {
         signal) opts="--help --dir --signal" ;;
         shard-fetch) opts="--help" ;;
         shard-release) opts="--help" ;;
-        slurm) opts="--help --job --run-dir --run-id --ps --workers --threads --base-port --gpus-per-node --set --restore --tls --s3 --batch --metrics-out --replace" ;;
+        slurm) opts="--help --job --run-dir --run-id --ps --workers --threads --base-port --gpus-per-node --set --restore --tls --s3 --batch --metrics-out --started-workers --replace" ;;
         check-data) opts="--help --job --set --s3-credentials" ;;
         keys) opts="--help --from --to --task --index-from-env --ps --workers --role --index-offset" ;;
         spark) opts="--help --job --run-dir --run-id --ps --workers --threads --set --restore --tls --s3 --batch --metrics-out --task-id --addresses" ;;

@@ -252,6 +252,7 @@ complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from check-data' -l s3-credentials -rF -d 'The run\'s S3 settings and credentials'
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from slurm' -l batch -d 'Run the command RUN_DIR/plan.json gives this worker'
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from slurm' -l metrics-out -rF -d 'The chief\'s metrics file'
+complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from slurm' -l started-workers -r -d 'Workers started at launch; the slots above wait for dtf scale'
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from slurm' -l replace -r -d 'Start task id K again in a job step of its own'
 complete -c dtf -n '__fish_seen_subcommand_from task; and not __fish_seen_subcommand_from exec signal slurm spark check-data shard-fetch shard-release keys' -a spark -d 'Run this Spark barrier task\'s dtf serve'
 complete -c dtf -n '__fish_seen_subcommand_from task; and __fish_seen_subcommand_from spark' -l help -d 'Print help'

@@ -79,16 +79,15 @@ def cells(freeze_steps):
         # Elastic workers: a lost worker is left out above min_workers,
         # restarts or not.
         # A worker added mid-run: 2 of 3 slots started (max_workers), the
-        # third started by `dtf scale` (the launchers of Slurm runs size
-        # their allocation at launch: no max_workers there).
-        if b != "slurm":
-            c += [
-                Cell(f"{b}/add-worker", b, "scale", "worker:2",
-                     profile=["max_workers = 3"], scale_to="3"),
-                Cell(f"{b}/async-add-worker", b, "scale", "worker:2",
-                     profile=["max_workers = 3"], scale_to="3",
-                     sets=["train.mode=async"]),
-            ]
+        # third started by `dtf scale` (under Slurm it waits in its place
+        # in the job step until then).
+        c += [
+            Cell(f"{b}/add-worker", b, "scale", "worker:2",
+                 profile=["max_workers = 3"], scale_to="3"),
+            Cell(f"{b}/async-add-worker", b, "scale", "worker:2",
+                 profile=["max_workers = 3"], scale_to="3",
+                 sets=["train.mode=async"]),
+        ]
         c += [
             Cell(f"{b}/elastic-kill-worker", b, "kill", "worker:1",
                  profile=["min_workers = 1"]),

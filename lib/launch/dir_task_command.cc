@@ -45,6 +45,10 @@ std::vector<std::string> DirTaskArgv(
   if (spec.tls) argv.push_back("--tls");
   if (spec.s3) argv.push_back("--s3");
   if (spec.batch) argv.push_back("--batch");
+  if (spec.started_workers > 0) {
+    argv.push_back("--started-workers");
+    argv.push_back(std::to_string(spec.started_workers));
+  }
   argv.insert(argv.end(), own_switches.begin(), own_switches.end());
   if (!spec.metrics_out.empty()) {
     argv.push_back("--metrics-out");
@@ -86,6 +90,10 @@ std::vector<std::string> DirServeArgv(const DirRunSpec& spec,
     argv.push_back(set);
   }
   if (spec.resume) argv.push_back("--restore");
+  if (spec.started_workers > 0) {
+    argv.push_back("--started-workers");
+    argv.push_back(std::to_string(spec.started_workers));
+  }
   return argv;
 }
 
@@ -173,6 +181,28 @@ StatusOr<ExitInfo> RunDirTask(const DirTaskCommand& command,
                                                       : TaskState::kFailed;
   DTF_RETURN_IF_ERROR(WriteExitRecord(command.exit_file, record));
   return *exit;
+}
+
+StatusOr<bool> AwaitSlotStart(const DirRunSpec& spec,
+                              const DirTaskCommand& command,
+                              const std::atomic<bool>* cancel) {
+  const std::string start = StrCat(command.dir, "/", kStartFile);
+  const std::string chief_exit =
+      StrCat(spec.run_dir, "/", TaskDirName(Role::kWorker, 0), "/", kExitFile);
+  while (cancel == nullptr || !*cancel) {
+    std::error_code ec;
+    if (std::filesystem::exists(start, ec)) return true;
+    if (std::filesystem::exists(chief_exit, ec)) {
+      ExitRecord record;
+      record.task = command.task.ToString();
+      record.state = TaskState::kReserved;
+      record.finished_ms = NowMs();
+      DTF_RETURN_IF_ERROR(WriteExitRecord(command.exit_file, record));
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return false;
 }
 
 Status RecordDirTaskFailure(const DirTaskCommand& command,

@@ -38,7 +38,17 @@ struct DirRunSpec {
   // in <run dir>/plan.json gives it, to its end.
   bool batch = false;
   std::string metrics_out;  // the chief's --metrics-out; "" for none
+  // Workers started at launch (Plan::launch_workers): the worker slots
+  // from this index up are reserved for `dtf scale`, and every task's
+  // `dtf serve` gets --started-workers. 0: every slot is started.
+  int started_workers = 0;
 };
+
+// Whether `task` is a worker slot reserved at launch (spec.started_workers).
+inline bool ReservedSlot(const DirRunSpec& spec, const TaskName& task) {
+  return task.role == Role::kWorker && spec.started_workers > 0 &&
+         task.index >= spec.started_workers;
+}
 
 // `<binary> task <backend> --job ... --threads N`, then `own_flags` (the
 // backend's), then --set, --restore, --tls, --s3, --batch as the spec says,
@@ -102,6 +112,15 @@ StatusOr<std::vector<std::string>> DirBatchArgv(
 StatusOr<ExitInfo> RunDirTask(const DirTaskCommand& command,
                               const std::atomic<bool>* cancel, bool append,
                               std::string_view shared_hint);
+
+// A reserved worker slot's wait in its place among the engine's tasks:
+// true once the launcher has written <dir>/start (kStartFile: `dtf scale`
+// starts it); false, after writing its exit file as "reserved" (never
+// started), once the chief's exit file is there (the run is over), or at
+// once when `*cancel` (may be null) turns true. Polls every 200 ms.
+StatusOr<bool> AwaitSlotStart(const DirRunSpec& spec,
+                              const DirTaskCommand& command,
+                              const std::atomic<bool>* cancel);
 
 // Records that `command` failed before it started (its host could not
 // reach the job's data): writes the host to <dir>/node, appends `why` to

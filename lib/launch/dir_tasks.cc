@@ -60,6 +60,7 @@ void DirTasks::ClearEarlierEnds() const {
     std::error_code ec;
     std::filesystem::remove(t.ready_file, ec);
     std::filesystem::remove(t.exit_file, ec);
+    std::filesystem::remove(std::filesystem::path(t.dir) / kStartFile, ec);
   }
 }
 
@@ -116,7 +117,12 @@ void DirTasks::CheckExits(
     end.state = e.state;
     end.exit_code = info.ShellCode();
     end.signal = e.signal;
-    end.how = StrCat(info.Describe(),
+    end.how =
+        e.state == TaskState::kReserved
+            // A reserved worker slot that waited in its place until the
+            // run ended (AwaitSlotStart).
+            ? std::string("was never started (a reserved slot: dtf scale)")
+            : StrCat(info.Describe(),
                      t.host.empty() ? std::string() : StrCat(" on ", t.host));
     end.how_brief = end.how;
     end.restart_how = end.how;

@@ -49,6 +49,9 @@ inline constexpr char kPidFile[] = "pid";
 // Slurm runs: the node the task runs on, by its `dtf task slurm` (how a
 // batch task, whose ready file names no host, is placed in messages).
 inline constexpr char kNodeFile[] = "node";
+// Slurm runs: a reserved worker slot (Plan::Reserved) waits in its place
+// in the job step until the launcher writes this file (`dtf scale`).
+inline constexpr char kStartFile[] = "start";
 
 // <job dir>/.dtf/runs
 inline std::string DefaultRunsDir(const std::string& job_dir) {

@@ -141,6 +141,9 @@ void Run::Ready(size_t task, const std::string& address) {
 }
 
 void Run::Ended(size_t task, TaskEnd end) {
+  // A reserved slot never started (under Slurm it waited in its place in
+  // the job step until the run ended) stays reserved.
+  if (plan_.Reserved(plan_.tasks[task]) && !tasks_[task].started) return;
   record_.tasks[task].state = end.state;
   tasks_[task].end = std::move(end);
   ended_now_.push_back(task);

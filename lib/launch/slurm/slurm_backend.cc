@@ -139,9 +139,32 @@ std::vector<StatusOr<ProcessId>> SlurmBackend::StartTasks(Role role) {
     last_query_ = Clock::now();
   }
   for (size_t i = 0; i < plan_->tasks.size(); ++i) {
-    if (plan_->tasks[i].role == role) ids[i] = ProcessId{};
+    const TaskPlan& t = plan_->tasks[i];
+    // A reserved slot's task waits in its place in the step (StartReserved).
+    if (t.role == role && !plan_->Reserved(t)) ids[i] = ProcessId{};
   }
   return ids;
+}
+
+StatusOr<ProcessId> SlurmBackend::StartReserved(size_t i) {
+  const TaskPlan& plan = plan_->tasks[i];
+  if (!submitted_ || over_) {
+    return FailedPreconditionError(
+        StrCat("task ", plan.name(), ": the run's Slurm ",
+               allocation_.empty() ? "job" : "step", " is not running"));
+  }
+  // Its `dtf task slurm` waits in the step for this file (AwaitSlotStart).
+  const std::string start = (fs::path(plan.dir) / kStartFile).string();
+  std::error_code ec;
+  fs::create_directories(plan.dir, ec);
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(start, "dtf scale\n"));
+  tasks_.StartedAgain(i);
+  events_->Note(StrCat("started ", plan.name(),
+                       ", a reserved slot waiting in its place in Slurm ",
+                       allocation_.empty() ? "job " : "step ",
+                       job_.empty() ? std::string("-") : job_));
+  // As for the tasks StartTasks started: it runs where Slurm put it.
+  return ProcessId{};
 }
 
 bool SlurmBackend::KillsOnBadExit() const {

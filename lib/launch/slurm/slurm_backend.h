@@ -53,6 +53,7 @@ class SlurmBackend final : public Backend {
   void Attach(const Plan* plan, BackendEvents* events) override;
   Status Prepare(const RunTls* tls) override;
   std::vector<StatusOr<ProcessId>> StartTasks(Role role) override;
+  StatusOr<ProcessId> StartReserved(size_t i) override;
   StatusOr<ProcessId> StartAgain(size_t i, bool all) override;
   Status Tend() override { return OkStatus(); }
   Status Look() override;

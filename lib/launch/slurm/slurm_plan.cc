@@ -73,6 +73,7 @@ StatusOr<Plan> SlurmPlanHooks::PlaceTasks(const PlanRequest& r,
   spec.s3 = !plan.s3_file.empty();
   spec.batch = plan.batch;
   spec.restarts = plan.max_restarts > 0;
+  spec.started_workers = plan.launch_workers;
   spec.env.assign(profile.env.begin(), profile.env.end());
   DTF_ASSIGN_OR_RETURN(part.batch_script,
                        RenderBatchScript(SlurmTableOf(profile), spec));

@@ -122,7 +122,7 @@ Status CheckSlurmProfileKeys(const Reader& reader,
   return reader.CheckKnownKeys(
       profile.table, "",
       {"backend", "ps", "workers", "threads", "env", "max_restarts", "device",
-       "tls", "slurm", "s3", "min_workers"},
+       "tls", "slurm", "s3", "min_workers", "max_workers"},
       [](std::string_view name) -> std::string {
         if (name == "base_port") {
           return "not for backend = \"slurm\" (set slurm.base_port)";

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/strings.h"
@@ -204,6 +205,33 @@ TEST(SlurmPlan, RefusesRestartsInAllreduceRuns) {
   EXPECT_THAT(std::string(Message(plan.status())),
               HasSubstr("slurm.toml:1:16: max_restarts = 2: an allreduce run "
                         "under Slurm restarts no rank"));
+}
+
+// max_workers above workers: the step holds every slot (the allocation
+// is sized for them all), each task's `dtf task slurm` learns which are
+// started, and the reserved ones wait in their places for dtf scale.
+TEST(SlurmPlan, MaxWorkersReservesSlotsInTheStep) {
+  StatusOr<PlanRequest> r = SlurmRequest("max_workers = 4\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  StatusOr<Plan> plan = MakePlan(*r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->workers, 4);
+  EXPECT_EQ(plan->launch_workers, 2);
+  ASSERT_EQ(plan->tasks.size(), 5u);
+  EXPECT_FALSE(plan->Reserved(plan->tasks[2]));
+  EXPECT_TRUE(plan->Reserved(plan->tasks[3]));
+  EXPECT_TRUE(plan->Reserved(plan->tasks[4]));
+  EXPECT_THAT(absl::StrJoin(plan->tasks[0].argv, " "),
+              HasSubstr("--workers 4 --threads 2 --base-port 29500"));
+  EXPECT_THAT(absl::StrJoin(plan->tasks[0].argv, " "),
+              HasSubstr(" --started-workers 2"));
+  EXPECT_THAT(slurm::SlurmPartOf(*plan).batch_script, HasSubstr("--ntasks=5"));
+  // Parameter-server runs only, as on the other backends.
+  r->allreduce = true;
+  plan = MakePlan(*r);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(std::string(Message(plan.status())),
+              HasSubstr("slurm.toml:1:15: max_workers = 4"));
 }
 
 TEST(SlurmPlan, TooFewSlotsNamesTheKey) {

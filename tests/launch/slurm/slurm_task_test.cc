@@ -1,11 +1,21 @@
 #include "lib/launch/slurm/slurm_task.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/base/strings.h"
+#include "lib/launch/run_registry.h"
+#include "tests/testing/temp_dir.h"
 
 namespace dtf::launch::slurm {
 namespace {
@@ -143,6 +153,66 @@ TEST(SlurmTask, TaskArgvCarriesTheSpec) {
                           "/shared/runs/r1", "--run-id", "r1", "--ps", "1",
                           "--workers", "3", "--threads", "0", "--base-port",
                           "31000", "--gpus-per-node", "0", "--set", "a.b=c"));
+}
+
+// With slots reserved (max_workers), every task's dtf serve is told how
+// many workers started; the slots from there up are the reserved ones.
+TEST(SlurmTask, StartedWorkersReachEveryTaskAndMarkTheReservedSlots) {
+  SlurmRunSpec spec = Spec();
+  spec.started_workers = 2;
+  EXPECT_THAT(absl::StrJoin(SlurmTaskArgv(spec), " "),
+              HasSubstr("--started-workers 2"));
+  StatusOr<SlurmServeCommand> c = MakeSlurmServeCommand(spec, TaskEnv(3));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->task.ToString(), "worker:2");
+  EXPECT_THAT(absl::StrJoin(c->argv, " "), HasSubstr("--started-workers 2"));
+  EXPECT_TRUE(ReservedSlot(spec, c->task));
+  EXPECT_FALSE(ReservedSlot(spec, TaskName{Role::kWorker, 1}));
+  EXPECT_FALSE(ReservedSlot(spec, TaskName{Role::kPs, 2}));
+  spec.started_workers = 0;
+  EXPECT_FALSE(ReservedSlot(spec, c->task));
+}
+
+// A reserved slot's wait: over once the launcher writes its start file;
+// once the chief has ended instead, it records itself as never started.
+TEST(SlurmTask, AReservedSlotWaitsForItsStartFileOrTheRunsEnd) {
+  dtf::testing::TempDir dir;
+  SlurmRunSpec spec = Spec();
+  spec.run_dir = dir.path();
+  spec.started_workers = 2;
+  const DirTaskCommand slot =
+      DirTaskFiles(spec, TaskName{Role::kWorker, 2}, "n2");
+  std::filesystem::create_directories(slot.dir);
+  std::filesystem::create_directories(dir.Join("worker-0"));
+  std::thread start([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::ofstream(StrCat(slot.dir, "/start")) << "dtf scale\n";
+  });
+  StatusOr<bool> started = AwaitSlotStart(spec, slot, nullptr);
+  start.join();
+  ASSERT_TRUE(started.ok()) << started.status();
+  EXPECT_TRUE(*started);
+  EXPECT_FALSE(std::filesystem::exists(slot.exit_file));
+
+  std::filesystem::remove(StrCat(slot.dir, "/start"));
+  std::ofstream(dir.Join("worker-0/exit.json")) << "{}";
+  started = AwaitSlotStart(spec, slot, nullptr);
+  ASSERT_TRUE(started.ok()) << started.status();
+  EXPECT_FALSE(*started);
+  StatusOr<std::optional<ExitRecord>> record = ReadExitRecord(slot.exit_file);
+  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_TRUE(record->has_value());
+  EXPECT_EQ((*record)->task, "worker:2");
+  EXPECT_EQ((*record)->state, TaskState::kReserved);
+
+  // Signalled by Slurm (the step cancelled): no record.
+  std::filesystem::remove(slot.exit_file);
+  std::filesystem::remove(dir.Join("worker-0/exit.json"));
+  std::atomic<bool> cancel{true};
+  started = AwaitSlotStart(spec, slot, &cancel);
+  ASSERT_TRUE(started.ok()) << started.status();
+  EXPECT_FALSE(*started);
+  EXPECT_FALSE(std::filesystem::exists(slot.exit_file));
 }
 
 // A batch run's task runs the command the plan gives worker SLURM_PROCID,

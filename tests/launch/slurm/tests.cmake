@@ -55,6 +55,15 @@ add_test(NAME e2e_slurm_restart
                  ${PROJECT_BINARY_DIR}/slurm-restart-work)
 set_tests_properties(e2e_slurm_restart PROPERTIES TIMEOUT 900 LABELS e2e
                      SKIP_RETURN_CODE 77)
+# Workers added mid-run on that Slurm: max_workers = 3, 2 started, the
+# reserved slot waiting in its place in the job step until dtf scale starts
+# it; a run never scaled ends with its slot reserved and its job completed.
+add_test(NAME e2e_slurm_scale
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/launch/slurm/slurm_scale_test.sh
+                 $<TARGET_FILE:dtf> ${PROJECT_SOURCE_DIR} ${DTF_SHARED_DIR}
+                 ${PROJECT_BINARY_DIR}/slurm-scale-work)
+set_tests_properties(e2e_slurm_scale PROPERTIES TIMEOUT 900 LABELS e2e
+                     SKIP_RETURN_CODE 77)
 # dtf launch --profile slurm with records and output_dir in a bucket of a
 # SeaweedFS server the test starts: the tasks reach it with the run's
 # s3-credentials file in the shared run directory alone.
