@@ -189,9 +189,10 @@ StatusOr<bool> AwaitSlotStart(const DirRunSpec& spec,
   const std::string start = StrCat(command.dir, "/", kStartFile);
   const std::string chief_exit =
       StrCat(spec.run_dir, "/", TaskDirName(Role::kWorker, 0), "/", kExitFile);
-  while (cancel == nullptr || !*cancel) {
+  for (;;) {
     std::error_code ec;
-    if (std::filesystem::exists(start, ec)) return true;
+    const bool cancelled = cancel != nullptr && *cancel;
+    if (!cancelled && std::filesystem::exists(start, ec)) return true;
     if (std::filesystem::exists(chief_exit, ec)) {
       ExitRecord record;
       record.task = command.task.ToString();
@@ -200,9 +201,9 @@ StatusOr<bool> AwaitSlotStart(const DirRunSpec& spec,
       DTF_RETURN_IF_ERROR(WriteExitRecord(command.exit_file, record));
       return false;
     }
+    if (cancelled) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  return false;
 }
 
 Status RecordDirTaskFailure(const DirTaskCommand& command,

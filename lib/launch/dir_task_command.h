@@ -116,8 +116,9 @@ StatusOr<ExitInfo> RunDirTask(const DirTaskCommand& command,
 // A reserved worker slot's wait in its place among the engine's tasks:
 // true once the launcher has written <dir>/start (kStartFile: `dtf scale`
 // starts it); false, after writing its exit file as "reserved" (never
-// started), once the chief's exit file is there (the run is over), or at
-// once when `*cancel` (may be null) turns true. Polls every 200 ms.
+// started), once the chief's exit file is there (the run is over), or,
+// without a record unless the chief's is there, at once when `*cancel`
+// (may be null) turns true. Polls every 200 ms.
 StatusOr<bool> AwaitSlotStart(const DirRunSpec& spec,
                               const DirTaskCommand& command,
                               const std::atomic<bool>* cancel);

@@ -159,12 +159,26 @@ StatusOr<ProcessId> SlurmBackend::StartReserved(size_t i) {
   fs::create_directories(plan.dir, ec);
   DTF_RETURN_IF_ERROR(WriteFileAtomically(start, "dtf scale\n"));
   tasks_.StartedAgain(i);
+  scaled_.resize(plan_->tasks.size());
+  scaled_[i] = true;
   events_->Note(StrCat("started ", plan.name(),
                        ", a reserved slot waiting in its place in Slurm ",
                        allocation_.empty() ? "job " : "step ",
                        job_.empty() ? std::string("-") : job_));
   // As for the tasks StartTasks started: it runs where Slurm put it.
   return ProcessId{};
+}
+
+bool SlurmBackend::Waiting(size_t i) const {
+  return plan_->Reserved(plan_->tasks[i]) &&
+         !(i < scaled_.size() && scaled_[i]);
+}
+
+bool SlurmBackend::OnlyWaitingSlotsLeft() const {
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (!tasks_.ended(i) && !Waiting(i)) return false;
+  }
+  return true;
 }
 
 bool SlurmBackend::KillsOnBadExit() const {
@@ -321,6 +335,16 @@ void SlurmBackend::RecordMissing(bool force) {
     }
     const std::string job =
         allocation_.empty() ? StrCat("job ", job_) : StrCat("step ", job_);
+    if (Waiting(m.i)) {
+      // Signalled in its place before it wrote its own record.
+      end.state = TaskState::kReserved;
+      end.how = "was never started (a reserved slot: dtf scale)";
+      end.how_brief = end.how;
+      end.restart_how = end.how;
+      events_->Note(StrCat(plan.name(), " ", end.how));
+      events_->Ended(m.i, std::move(end));
+      continue;
+    }
     end.how =
         tasks_.ready(m.i)
             ? StrCat("left no exit record (", plan.exit_file,
@@ -353,11 +377,13 @@ Status SlurmBackend::StopTasks(bool final) {
     over_ = true;
     job_state_ = "not submitted";
   }
-  if (submitted_ && !over_ && tasks_.AllEnded()) {
-    // Every task has exited: the job ends on its own (COMPLETED, not
-    // CANCELLED) unless it lingers.
+  if (submitted_ && !over_ && OnlyWaitingSlotsLeft()) {
+    // Every task has exited (a reserved slot still waiting in its place
+    // ends by itself, the chief's exit record there): the job ends on its
+    // own (COMPLETED, not CANCELLED) unless it lingers.
     const auto until = Clock::now() + std::chrono::seconds(10);
     while (!over_ && Clock::now() < until) {
+      CheckExits();
       if (Status s = CheckJob(true); !s.ok()) break;
       if (!over_) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

@@ -100,6 +100,13 @@ class SlurmBackend final : public Backend {
   std::optional<ExitInfo> srun_exit_;
   // The sruns of the tasks started again (StartAgain), each a step.
   std::vector<ProcessId> restart_sruns_;
+  // The reserved worker slots StartReserved started (Plan::Reserved).
+  std::vector<bool> scaled_;
+  // Whether task i is a reserved slot still waiting in its place.
+  bool Waiting(size_t i) const;
+  // Every task has ended but the reserved slots still waiting, which end
+  // by themselves once the chief's exit record is there.
+  bool OnlyWaitingSlotsLeft() const;
   std::string job_state_;  // Slurm's last word on it
   bool over_ = false;
   std::chrono::steady_clock::time_point over_at_;

@@ -22,39 +22,8 @@ dtf="$(realpath "$1")"
 src="$2"
 shared="$(realpath "$3")"
 work="$(realpath -m "$4")"
-cluster="$src/tests/testing/slurm_cluster.sh"
-dir="$(mktemp -d /tmp/dtf-slurm.XXXXXX)"
-py=/usr/bin/python3
+source "$src/tests/launch/slurm/slurm_census.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-show() {
-  local f
-  for f in "$@"; do
-    [[ -f "$f" ]] && { echo "--- $f" >&2; tail -n 30 "$f" >&2; }
-  done
-}
-json() {  # json FILE EXPR: a value of a JSON file (EXPR over j)
-  "$py" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
-
-rm -rf "$work"
-mkdir -p "$work/census/profiles"
-out="$(bash "$cluster" start "$dir")"
-rc=$?
-((rc == 77)) && exit 77
-((rc == 0)) || fail "slurm_cluster.sh start exited $rc"
-cleanup() {
-  scancel --user="$(id -un)" 2>/dev/null
-  bash "$cluster" stop "$dir"
-}
-trap cleanup EXIT
-eval "$out"
-
-job="$work/census/dtf.toml"
-sed "s#\.\./\.\./\.\./shared#$shared#g" "$src/examples/census/dtf.toml" >"$job"
-(cd "$work/census" && "$dtf" gen-records --job "$job" >/dev/null) ||
-  fail "gen-records"
-port=$((20000 + RANDOM % 20000))
 cat >"$work/census/profiles/slurm.toml" <<TOML
 backend = "slurm"
 ps = 1
@@ -65,7 +34,6 @@ nodes = 1
 time_limit = "00:20:00"
 base_port = $port
 TOML
-runs="$work/census/.dtf/runs"
 launch() { "$dtf" launch --job "$job" --profile slurm "$@"; }
 jobs_in_queue() { squeue -h | wc -l; }
 no_processes() {  # no_processes RUN_ID

@@ -18,39 +18,8 @@ dtf="$(realpath "$1")"
 src="$2"
 shared="$(realpath "$3")"
 work="$(realpath -m "$4")"
-cluster="$src/tests/testing/slurm_cluster.sh"
-dir="$(mktemp -d /tmp/dtf-slurm.XXXXXX)"
-py=/usr/bin/python3
+source "$src/tests/launch/slurm/slurm_census.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-show() {
-  local f
-  for f in "$@"; do
-    [[ -f "$f" ]] && { echo "--- $f" >&2; tail -n 30 "$f" >&2; }
-  done
-}
-json() {  # json FILE EXPR: a value of a JSON file (EXPR over j)
-  "$py" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
-
-rm -rf "$work"
-mkdir -p "$work/census/profiles"
-out="$(bash "$cluster" start "$dir")"
-rc=$?
-((rc == 77)) && exit 77
-((rc == 0)) || fail "slurm_cluster.sh start exited $rc"
-cleanup() {
-  scancel --user="$(id -un)" 2>/dev/null
-  bash "$cluster" stop "$dir"
-}
-trap cleanup EXIT
-eval "$out"
-
-job="$work/census/dtf.toml"
-sed "s#\.\./\.\./\.\./shared#$shared#g" "$src/examples/census/dtf.toml" >"$job"
-(cd "$work/census" && "$dtf" gen-records --job "$job" >/dev/null) ||
-  fail "gen-records"
-port=$((20000 + RANDOM % 20000))
 for restarts in 0 1; do
   cat >"$work/census/profiles/r$restarts.toml" <<TOML
 backend = "slurm"
@@ -64,25 +33,11 @@ time_limit = "00:20:00"
 base_port = $port
 TOML
 done
-runs="$work/census/.dtf/runs"
 # Long enough to kill a task mid-run (about 6 s of training here).
 sets=(--set train.epochs=25 --set train.checkpoint_every_steps=50)
 launch() { "$dtf" launch --job "$job" "$@"; }
 status_json() { "$dtf" status --job "$job" --json "$1"; }
 newest_run() { ls -t "$runs" 2>/dev/null | head -1; }
-clean_after() {  # clean_after RUN_ID: nothing of the run left
-  local left
-  [[ -z "$(squeue -h)" ]] || fail "squeue after run $1: $(squeue -h)"
-  left="$(pgrep -a -f -- "--run-id $1" || true)"
-  [[ -z "$left" ]] || fail "processes of run $1 left: $left"
-}
-accuracy_ok() {  # accuracy_ok METRICS_FILE
-  local acc
-  acc="$(json "$1" 'j["accuracy"]')"
-  "$py" -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= 0.85 else 1)' "$acc" ||
-    fail "accuracy $acc < 0.85 ($1)"
-  echo "$acc"
-}
 # stepping RUN_ID: its workers step, and it has a checkpoint of its own.
 stepping() {
   grep -q "^step " "$runs/$1/worker-1/stderr" 2>/dev/null &&

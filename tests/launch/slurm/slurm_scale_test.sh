@@ -16,39 +16,8 @@ dtf="$(realpath "$1")"
 src="$2"
 shared="$(realpath "$3")"
 work="$(realpath -m "$4")"
-cluster="$src/tests/testing/slurm_cluster.sh"
-dir="$(mktemp -d /tmp/dtf-slurm.XXXXXX)"
-py=/usr/bin/python3
+source "$src/tests/launch/slurm/slurm_census.sh"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-show() {
-  local f
-  for f in "$@"; do
-    [[ -f "$f" ]] && { echo "--- $f" >&2; tail -n 30 "$f" >&2; }
-  done
-}
-json() {  # json FILE EXPR: a value of a JSON file (EXPR over j)
-  "$py" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
-
-rm -rf "$work"
-mkdir -p "$work/census/profiles"
-out="$(bash "$cluster" start "$dir")"
-rc=$?
-((rc == 77)) && exit 77
-((rc == 0)) || fail "slurm_cluster.sh start exited $rc"
-cleanup() {
-  scancel --user="$(id -un)" 2>/dev/null
-  bash "$cluster" stop "$dir"
-}
-trap cleanup EXIT
-eval "$out"
-
-job="$work/census/dtf.toml"
-sed "s#\.\./\.\./\.\./shared#$shared#g" "$src/examples/census/dtf.toml" >"$job"
-(cd "$work/census" && "$dtf" gen-records --job "$job" >/dev/null) ||
-  fail "gen-records"
-port=$((20000 + RANDOM % 20000))
 cat >"$work/census/profiles/scale.toml" <<TOML
 backend = "slurm"
 ps = 1
@@ -60,24 +29,10 @@ nodes = 1
 time_limit = "00:20:00"
 base_port = $port
 TOML
-runs="$work/census/.dtf/runs"
 launch() { "$dtf" launch --job "$job" --profile scale "$@"; }
 newest_run() { ls -t "$runs" 2>/dev/null | head -1; }
 task_state() {  # task_state RUN_ID TASK
   json "$runs/$1/tasks.json" "[t['state'] for t in j['tasks'] if t['task'] == '$2'][0]"
-}
-clean_after() {  # clean_after RUN_ID: nothing of the run left
-  local left
-  [[ -z "$(squeue -h)" ]] || fail "squeue after run $1: $(squeue -h)"
-  left="$(pgrep -a -f -- "--run-id $1" || true)"
-  [[ -z "$left" ]] || fail "processes of run $1 left: $left"
-}
-accuracy_ok() {  # accuracy_ok METRICS_FILE
-  local acc
-  acc="$(json "$1" 'j["accuracy"]')"
-  "$py" -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= 0.85 else 1)' "$acc" ||
-    fail "accuracy $acc < 0.85 ($1)"
-  echo "$acc"
 }
 # stepping_run BEFORE LAUNCHER: the id of the run after BEFORE once its
 # worker:1 steps.
