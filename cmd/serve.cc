@@ -25,6 +25,7 @@
 #include "lib/rpc/credentials.h"
 #include "lib/runtime/cluster/cluster.h"
 #include "lib/runtime/serve/serve_options.h"
+#include "lib/runtime/train/allreduce_layout.h"
 
 namespace dtf::cli {
 namespace {
@@ -46,6 +47,7 @@ struct ServeFlags {
   std::string ready_file;
   int threads = 0;
   int started_workers = 0;
+  std::vector<int> members;
   bool restore = false;
   std::vector<std::string> set;
   std::string metrics_out;
@@ -169,6 +171,20 @@ Status RunServe(const ServeFlags& f, Context* ctx) {
                                        " workers"));
   }
   o.started_workers = f.started_workers;
+  if (!f.members.empty()) {
+    if (job.train.mode != TrainMode::kAllreduce) {
+      return InvalidArgumentError(
+          StrCat("--members ", runtime::MembersText(f.members),
+                 ": for allreduce runs; ", f.job, " has mode = \"",
+                 TrainModeName(job.train.mode), "\""));
+    }
+    if (o.role == Role::kWorker) {
+      DTF_RETURN_IF_ERROR(
+          runtime::LayoutAllreduce(o.index, int(o.workers.size()), f.members)
+              .status());
+    }
+    o.members = f.members;
+  }
   o.memory_limit = ReadMemoryLimit();
   // Tests only: a PS waits this long in each shard it saves
   // (StoreOptions::save_delay_ms).
@@ -295,6 +311,12 @@ void SetupServe(CLI::App* app, Context* ctx) {
                   "Workers from this index on are reserved slots that dtf "
                   "scale starts later: not waited for until they come "
                   "(default 0: every worker is started)")
+      ->check(IntAtLeast<int>(0));
+  sub->add_option("--members", f->members,
+                  "An allreduce run restarted at another size: the worker "
+                  "indexes taking part, comma-separated, ascending from 0 "
+                  "(default: every worker started)")
+      ->delimiter(',')
       ->check(IntAtLeast<int>(0));
   sub->add_flag("--restore", f->restore,
                 "A restarted task, or every task of a resumed run: start "

@@ -37,7 +37,7 @@ _dtf() {
     init) opts="--help --from-csv --eval-csv --label --delimiter --quote --no-trim --max-rows --json --on-error" ;;
     inspect) opts="--help --limit --stats --json --compression" ;;
     train) opts="--help --job --batch-size --steps --epochs --threads --device --no-eval --no-input-cache --restart --quiet --metrics-out --set" ;;
-    serve) opts="--help --job --role --job_name --index --task_index --ps --ps_hosts --workers --worker_hosts --cluster_spec --index-from-env --run-id --run-dir --secret-file --s3-credentials --tls-dir --tls-task-names --ready-file --threads --set --metrics-out --started-workers --restore --quiet" ;;
+    serve) opts="--help --job --role --job_name --index --task_index --ps --ps_hosts --workers --worker_hosts --cluster_spec --index-from-env --run-id --run-dir --secret-file --s3-credentials --tls-dir --tls-task-names --ready-file --threads --set --metrics-out --started-workers --members --restore --quiet" ;;
     predict) opts="--help --model --input --format --output --keep --batch-size --threads --profile --workers --runs-dir --shard --of --ready-file --shard-from-env --hold-for-fetch --render --s3-credentials" ;;
     export) opts="--help --model --format --output" ;;
     launch) opts="--help --job --runs-dir --profile --ps --workers --set --metrics-out --dry-run --render --json --detach --resume --accept-new-host-keys --task-binary --grace --start-timeout --deadline" ;;

@@ -167,6 +167,7 @@ complete -c dtf -n '__fish_seen_subcommand_from serve' -l threads -r -d 'Compute
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l set -r -d 'Override a job-file key'
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l metrics-out -rF -d 'Final metrics as JSON'
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l started-workers -r -d 'Workers from this index on are reserved slots'
+complete -c dtf -n '__fish_seen_subcommand_from serve' -l members -r -d 'Allreduce: the worker indexes taking part'
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l restore -d 'Start from the last checkpoint'
 complete -c dtf -n '__fish_seen_subcommand_from serve' -l quiet -d 'Print only the summary'
 complete -c dtf -n '__fish_seen_subcommand_from pack' -l help -d 'Print help'

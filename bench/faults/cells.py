@@ -88,6 +88,18 @@ def cells(freeze_steps):
                  profile=["max_workers = 3"], scale_to="3",
                  sets=["train.mode=async"]),
         ]
+        # Allreduce at a new size (local and SSH: Slurm starts no rank
+        # again): a lost rank above min_workers restarts the others
+        # without it, and `dtf scale` restarts every rank with the new one.
+        if b != "slurm":
+            c += [
+                Cell(f"{b}/allreduce-elastic-kill-worker", b, "kill",
+                     "worker:1", profile=["min_workers = 1"],
+                     sets=["train.mode=allreduce"]),
+                Cell(f"{b}/allreduce-add-worker", b, "scale", "worker:2",
+                     profile=["max_workers = 3"], scale_to="3",
+                     sets=["train.mode=allreduce"]),
+            ]
         c += [
             Cell(f"{b}/elastic-kill-worker", b, "kill", "worker:1",
                  profile=["min_workers = 1"]),

@@ -15,7 +15,11 @@ A restart of every task (a resumed run, an allreduce run restarted from
 its checkpoint) rolls the model back: a worker's trace then has a new
 "start" line, at the checkpoint's global step, and the steps of the run
 before it computed at that step or later are not counted (their updates
-were lost with the run; the restored run reads their batches again)."""
+were lost with the run; the restored run reads their batches again). The
+chief's trace tells such restarts from a worker restarted alone: it starts
+again only with every task. A worker the run went on without (an
+allreduce run restarted at a new size) has no line after it, and its
+steps at or past the restart's step are not counted either."""
 import collections
 import csv
 import os
@@ -60,8 +64,12 @@ class Expected:
         traces = sorted(n for n in os.listdir(trace_dir)
                         if n.endswith(".trace")) if os.path.isdir(
                             trace_dir) else []
+        chief = os.path.join(trace_dir, "worker-0.trace")
+        restarts = [start for start, _ in read_segments(chief)[1:]] if (
+            os.path.exists(chief)) else []
         for name in traces:
-            for value in kept_values(os.path.join(trace_dir, name)):
+            for value in kept_values(os.path.join(trace_dir, name),
+                                     restarts):
                 seen[value] += 1
         never = twice = 0
         for value in set(seen) | set(self.per_epoch):
@@ -73,10 +81,9 @@ class Expected:
                 "never": never, "twice": twice}
 
 
-def kept_values(path):
-    """The column's values of one worker's trace, without the steps a
-    later restart of the run rolled back."""
-    segments = []  # [start step, [(step, values)]]
+def read_segments(path):
+    """One worker's trace: [start step, [(step, values)]] a process."""
+    segments = []
     with open(path, errors="replace") as f:
         for line in f:
             words = line.split()
@@ -96,8 +103,20 @@ def kept_values(path):
             except ValueError:
                 continue
             segments[-1][1].append((step, values))
-    for k, (_, steps) in enumerate(segments):
-        cut = segments[k + 1][0] if k + 1 < len(segments) else None
+    return segments
+
+
+def kept_values(path, restarts):
+    """The column's values of one worker's trace, without the steps a
+    later restart of the run rolled back: its own next start, or for a
+    process the run went on without, the first restart of every task
+    (`restarts`: the chief's later starts) after it started."""
+    segments = read_segments(path)
+    for k, (start, steps) in enumerate(segments):
+        if k + 1 < len(segments):
+            cut = segments[k + 1][0]
+        else:
+            cut = min((r for r in restarts if r > start), default=None)
         for step, values in steps:
             if cut is not None and step >= cut:
                 continue

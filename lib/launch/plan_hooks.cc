@@ -118,20 +118,23 @@ Status AssignDevices(const PlanRequest& r, const Profile& profile,
 namespace {
 
 // The profile's `key` (min_workers or max_workers, `value`; 0: off)
-// against the run: parameter-server runs only (`allreduce_why` says why
-// not in allreduce mode), and at most (min_workers) or at least
-// (max_workers) the run's workers.
-Status CheckWorkerBound(const PlanRequest& r, const char* key, int value,
-                        std::string_view allreduce_why) {
+// against the run: in allreduce mode only where `hooks` resize allreduce
+// runs, and at most (min_workers) or at least (max_workers) the run's
+// workers.
+Status CheckWorkerBound(const PlanRequest& r, const PlanHooks& hooks,
+                        const char* key, int value) {
   if (value == 0) return OkStatus();
   const Profile& profile = r.profile;
   const int workers =
       r.overrides.workers > 0 ? r.overrides.workers : profile.workers;
   const std::string where = StrCat(KeyWhere(profile, key), ": ", key, " = ");
-  if (r.allreduce) {
-    return FailedPreconditionError(StrCat(where, value, ": ", allreduce_why,
-                                          "; ", r.job,
-                                          " trains in allreduce mode"));
+  if (r.allreduce && !hooks.ResizesAllreduce()) {
+    return FailedPreconditionError(
+        StrCat(where, value, ": ", r.job,
+               " trains in allreduce mode, whose workers restart together at "
+               "another size where dtf launch stops and starts them itself "
+               "(backend = \"local\" or \"ssh\"); this profile's backend is ",
+               BackendName(profile.backend)));
   }
   const bool min = std::string_view(key) == "min_workers";
   if (min ? value > workers : value < workers) {
@@ -144,21 +147,14 @@ Status CheckWorkerBound(const PlanRequest& r, const char* key, int value,
 
 }  // namespace
 
-// The profile's min_workers against the run: parameter-server runs only,
-// at most the run's workers.
-Status CheckMinWorkers(const PlanRequest& r) {
-  // Allreduce runs restart no task (a worker alone cannot rejoin the
-  // others' collectives), so the rule is for parameter-server runs only.
-  return CheckWorkerBound(
-      r, "min_workers", r.profile.min_workers,
-      "elastic workers are for parameter-server runs, and an allreduce run's "
-      "lost worker restarts every worker from the last checkpoint "
-      "(max_restarts)");
+// The profile's min_workers against the run.
+Status CheckMinWorkers(const PlanRequest& r, const PlanHooks& hooks) {
+  return CheckWorkerBound(r, hooks, "min_workers", r.profile.min_workers);
 }
 
 // What MakePlan refuses whatever the backend: relative paths, bad
 // overrides and --set values, and restarts without periodic checkpoints.
-Status CheckRequest(const PlanRequest& r) {
+Status CheckRequest(const PlanRequest& r, const PlanHooks& hooks) {
   const Profile& profile = r.profile;
   const Overrides& o = r.overrides;
   if (o.ps < 0 || o.workers < 0) {
@@ -173,11 +169,9 @@ Status CheckRequest(const PlanRequest& r) {
   }
   const bool batch = r.batch_command != nullptr;
   if (!batch) {
-    DTF_RETURN_IF_ERROR(CheckMinWorkers(r));
-    DTF_RETURN_IF_ERROR(CheckWorkerBound(
-        r, "max_workers", profile.max_workers,
-        "workers join a running run in parameter-server modes only, and an "
-        "allreduce run's ranks are fixed for the run"));
+    DTF_RETURN_IF_ERROR(CheckMinWorkers(r, hooks));
+    DTF_RETURN_IF_ERROR(
+        CheckWorkerBound(r, hooks, "max_workers", profile.max_workers));
   }
   if (!batch && !r.allreduce && profile.max_restarts > 0 &&
       r.job_checkpoint_every_steps <= 0) {
@@ -352,7 +346,7 @@ StatusOr<Plan> MakePlanWith(const PlanRequest& r, const PlanHooks& hooks) {
         StrCat("task binary ", r.binary, ": the plan needs an absolute path"));
   }
   DTF_RETURN_IF_ERROR(hooks.CheckProfile(r.profile));
-  DTF_RETURN_IF_ERROR(CheckRequest(r));
+  DTF_RETURN_IF_ERROR(CheckRequest(r, hooks));
   return hooks.PlaceTasks(r, PlanWithoutTasks(r, hooks));
 }
 
@@ -361,6 +355,8 @@ const PlanHooks& Plan::hooks() const { return PlanHooksOf(backend); }
 bool PlanHooks::HandsOff() const { return false; }
 
 bool PlanHooks::TasksHere() const { return true; }
+
+bool PlanHooks::ResizesAllreduce() const { return true; }
 
 bool PlanHooks::FilesOnHosts() const { return false; }
 

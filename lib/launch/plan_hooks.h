@@ -79,6 +79,10 @@ class PlanHooks {
   // The tasks are processes of this machine, known by the process groups
   // tasks.json records (true by default).
   virtual bool TasksHere() const;
+  // Whether the launcher restarts an allreduce run's workers at another
+  // size (min_workers, max_workers: docs/launch.md, *Elastic workers*),
+  // stopping and starting each itself (true by default: local, ssh).
+  virtual bool ResizesAllreduce() const;
   // A task's files (logs, checkpoints, exit.json) are on its own host,
   // reached through the backend's RunSource (false by default).
   virtual bool FilesOnHosts() const;
@@ -146,9 +150,9 @@ StatusOr<Plan> MakePlanWith(const PlanRequest& request, const PlanHooks& hooks);
 
 // The profile's min_workers against `request` (MakePlan checks it, and so
 // does a backend that hands its runs off): refused for an allreduce job
-// (FailedPrecondition) and above the run's workers (InvalidArgument), each
-// naming the profile's key.
-Status CheckMinWorkers(const PlanRequest& request);
+// unless `hooks` resize allreduce runs (FailedPrecondition) and above the
+// run's workers (InvalidArgument), each naming the profile's key.
+Status CheckMinWorkers(const PlanRequest& request, const PlanHooks& hooks);
 
 // A batch plan's task gets the run's S3 settings and credentials as a
 // training task does: `--s3-credentials <run_dir>/s3-credentials` after

@@ -1,6 +1,7 @@
 #include "lib/launch/restart_policy.h"
 
 #include "lib/base/strings.h"
+#include "lib/launch/allreduce_members.h"
 
 namespace dtf::launch {
 
@@ -10,6 +11,10 @@ TaskEndAction OnTaskEnded(const Plan& plan, const TaskPlan& task, bool clean,
   if (task.chief) return TaskEndAction::kChiefExited;
   if (clean || chief_exited) return TaskEndAction::kNone;
   if (plan.allreduce()) {
+    if (task.role == Role::kWorker && plan.min_workers > 0 &&
+        live_workers >= plan.min_workers) {
+      return TaskEndAction::kResizeAll;
+    }
     return restarts < plan.max_restarts ? TaskEndAction::kRestartAll
                                         : TaskEndAction::kFailAllreduce;
   }
@@ -35,6 +40,19 @@ std::string RestartAllNote(const Plan& plan, const TaskPlan& task,
                 "; an allreduce run restarts every worker from the last "
                 "checkpoint (",
                 restarts + 1, " of ", plan.max_restarts, " restarts)");
+}
+
+std::string ResizeNote(const Plan& plan, const TaskPlan& task,
+                       std::string_view how, const std::vector<int>& members) {
+  const std::string list = MembersList(members);
+  const int n = int(members.size());
+  return StrCat("task ", task.name(), " ", how, "; ", n, " worker",
+                n == 1 ? " is" : "s are",
+                " left (min_workers = ", plan.min_workers,
+                "): every worker starts again without it "
+                "from the last checkpoint, at ",
+                n, " rank", n == 1 ? "" : "s", " (worker", n == 1 ? " " : "s ",
+                list, ")");
 }
 
 std::string BelowMinWorkers(const Plan& plan, const TaskPlan& task,

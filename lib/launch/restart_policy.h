@@ -13,10 +13,12 @@
 // rank from that checkpoint, as long as the run has restarts left; past
 // them it ends the run. In a batch plan (PlanRequest::batch_command) no
 // task is special and none is restarted: one that exited 0 is done, any
-// other ends the run. Elastic workers (the profile's min_workers, parameter-
-// server runs): a failed worker other than the chief is left out while at
-// least min_workers workers are left running; below that it is restarted
-// as max_restarts allows, and past them the run ends.
+// other ends the run. Elastic workers (the profile's min_workers): a
+// failed worker other than the chief is left out while at least
+// min_workers workers are left running (in an allreduce run every other
+// worker starts again from the last checkpoint without it, at the new
+// size, using no restart); below that it is restarted as max_restarts
+// allows, and past them the run ends.
 #pragma once
 
 #include <string>
@@ -33,6 +35,8 @@ enum class TaskEndAction {
   kRestart,        // started again (RestartArgv)
   kGoOn,           // a worker other than the chief: the run goes on
   kRestartAll,     // an allreduce worker: every worker starts again
+  kResizeAll,      // an allreduce worker above min_workers: every other
+                   // worker starts again without it
   kFailAllreduce,  // an allreduce worker, no restarts left: the run ends
   kFail,           // a parameter server out of restarts: the run ends
   kFailBelowMin,   // a worker out of restarts below min_workers: it ends
@@ -59,6 +63,12 @@ std::string RestartNote(const Plan& plan, const TaskPlan& task,
 // from the last checkpoint (1 of 2 restarts)".
 std::string RestartAllNote(const Plan& plan, const TaskPlan& task,
                            std::string_view how, int restarts);
+
+// "task worker:2 killed by SIGKILL; 2 of 3 workers are left (min_workers =
+// 2): every worker starts again without it from the last checkpoint, at
+// 2 ranks (workers 0,1)".
+std::string ResizeNote(const Plan& plan, const TaskPlan& task,
+                       std::string_view how, const std::vector<int>& members);
 
 // Why an allreduce run ends when its worker `task` ended `how` ("exited
 // with status 1") before the run did (kFailAllreduce): both backends say it

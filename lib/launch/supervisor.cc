@@ -8,6 +8,7 @@
 
 #include "lib/base/file.h"
 #include "lib/base/strings.h"
+#include "lib/launch/allreduce_members.h"
 #include "lib/launch/restart_policy.h"
 #include "lib/launch/run_id.h"
 #include "lib/launch/run_layout.h"
@@ -203,11 +204,32 @@ bool Run::Restart(size_t i) {
   return Respawn(i, /*all=*/false);
 }
 
-bool Run::RestartAll(size_t failed) {
+bool Run::RestartAll(size_t failed, bool without) {
   const TaskEnd& end = *tasks_[failed].end;
-  Note(StrCat(RestartAllNote(plan_, plan_.tasks[failed], end.restart_how,
-                             tasks_[failed].restarts),
+  const std::vector<int> members = Members(without ? failed : tasks_.size());
+  const std::string note =
+      without ? ResizeNote(plan_, plan_.tasks[failed], end.restart_how, members)
+              : RestartAllNote(plan_, plan_.tasks[failed], end.restart_how,
+                               tasks_[failed].restarts);
+  Note(StrCat(note,
               end.signal == 0 ? backend_->StderrTail(failed) : std::string()));
+  if (without) tasks_[failed].left_out = true;
+  return RestartMembers(members, /*count=*/!without);
+}
+
+std::vector<int> Run::Members(size_t but) const {
+  std::vector<int> members;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    const TaskPlan& t = plan_.tasks[i];
+    if (t.role == Role::kWorker && tasks_[i].started && !tasks_[i].left_out &&
+        i != but) {
+      members.push_back(t.index);
+    }
+  }
+  return members;
+}
+
+bool Run::RestartMembers(const std::vector<int>& members, bool count) {
   // The ends of the tasks stopped here are the launcher's doing: recorded
   // as stopped, and not acted on by Poll.
   restarting_ = true;
@@ -218,20 +240,26 @@ bool Run::RestartAll(size_t failed) {
     Fail(stopped);
     return false;
   }
+  if (plan_.allreduce()) SetMembers(members, &plan_);
   for (size_t i = 0; i < tasks_.size(); ++i) {
-    if (!Respawn(i, /*all=*/true)) return false;
+    const TaskPlan& t = plan_.tasks[i];
+    if (t.role == Role::kWorker &&
+        std::find(members.begin(), members.end(), t.index) == members.end()) {
+      continue;
+    }
+    if (!Respawn(i, /*all=*/true, count)) return false;
   }
   return true;
 }
 
-bool Run::Respawn(size_t i, bool all) {
+bool Run::Respawn(size_t i, bool all, bool count) {
   StatusOr<ProcessId> id = backend_->StartAgain(i, all);
   if (!id.ok()) {
     Fail(id.status());
     return false;
   }
   Task& t = tasks_[i];
-  ++t.restarts;
+  if (count) ++t.restarts;
   t.restarted_at = Clock::now();
   t.started = true;
   t.end.reset();
@@ -258,6 +286,8 @@ bool Run::OnEnded(size_t i) {
       return Restart(i);
     case TaskEndAction::kRestartAll:
       return RestartAll(i);
+    case TaskEndAction::kResizeAll:
+      return RestartAll(i, /*without=*/true);
     case TaskEndAction::kGoOn:
       // A worker other than the chief is not needed to finish: the chief
       // and the parameter servers stop waiting for it after
@@ -310,6 +340,7 @@ Status Run::Scale(int workers) {
     return FailedPreconditionError(
         StrCat("run ", plan_.run_id, " is ending: no worker is started"));
   }
+  if (plan_.allreduce()) return ScaleAllreduce(workers);
   std::string names;
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const TaskPlan& t = plan_.tasks[i];
@@ -333,6 +364,32 @@ Status Run::Scale(int workers) {
     Note(StrCat("dtf scale: started ", names, " (",
                 StartedWorkers(plan_, record_), " of ", plan_.workers,
                 " worker slots)"));
+  }
+  return OkStatus();
+}
+
+Status Run::ScaleAllreduce(int workers) {
+  std::vector<int> members = Members(tasks_.size());
+  std::string names;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    const TaskPlan& t = plan_.tasks[i];
+    if (!plan_.Reserved(t) || t.index >= workers || tasks_[i].started) {
+      continue;
+    }
+    tasks_[i].started = true;
+    members.push_back(t.index);
+    StrAppend(&names, names.empty() ? "" : ", ", t.name());
+  }
+  if (names.empty()) return OkStatus();
+  std::sort(members.begin(), members.end());
+  Note(
+      StrCat("dtf scale: every worker starts again from the last checkpoint "
+             "with ",
+             names, ", at ", members.size(), " ranks (workers ",
+             MembersList(members), ")"));
+  if (!RestartMembers(members, /*count=*/false)) {
+    return FailedPreconditionError(
+        StrCat("run ", plan_.run_id, " is ending: ", Message(failure_)));
   }
   return OkStatus();
 }
@@ -433,12 +490,14 @@ bool Run::Poll() {
           StrCat("run ", plan_.run_id, " was stopped (dtf stop)")));
       return true;
     }
-    if (OnTaskEnded(plan_, plan_.tasks[i], end.clean(),
-                    linger_until_.has_value(), tasks_[i].restarts,
-                    LiveWorkers(i)) == TaskEndAction::kRestartAll) {
+    const TaskEndAction action = OnTaskEnded(
+        plan_, plan_.tasks[i], end.clean(), linger_until_.has_value(),
+        tasks_[i].restarts, LiveWorkers(i));
+    if (action == TaskEndAction::kRestartAll ||
+        action == TaskEndAction::kResizeAll) {
       // Every task has started again: the other ends of this look are
       // those of tasks now restarted.
-      return !RestartAll(i);
+      return !RestartAll(i, action == TaskEndAction::kResizeAll);
     }
     if (!OnEnded(i)) return true;
   }

@@ -84,6 +84,8 @@ class Run : private BackendEvents {
  private:
   struct Task {
     bool started = false;
+    // An allreduce worker the run went on without (kResizeAll).
+    bool left_out = false;
     bool ready = false;
     std::optional<TaskEnd> end;
     int restarts = 0;
@@ -114,10 +116,23 @@ class Run : private BackendEvents {
   // Starts task i again after a failure; false when that failed.
   bool Restart(size_t i);
   // Stops every other task and starts every task again (an allreduce
-  // worker `failed` ended); false when that failed (the run is ending).
-  bool RestartAll(size_t failed);
-  // Starts task i again with RestartArgv; false when that failed.
-  bool Respawn(size_t i, bool all);
+  // worker `failed` ended), without it where `without` (kResizeAll: the
+  // run goes on at the new size); false when that failed (the run is
+  // ending).
+  bool RestartAll(size_t failed, bool without = false);
+  // The workers of an allreduce run that take part: started, not left
+  // out, and not `but`.
+  std::vector<int> Members(size_t but) const;
+  // Stops every task and starts the workers of `members` again (their
+  // command lines saying so: SetMembers), from the last checkpoint; false
+  // when that failed (the run is ending).
+  bool RestartMembers(const std::vector<int>& members, bool count);
+  // Starts task i again with RestartArgv, counting a restart of it where
+  // `count`; false when that failed.
+  bool Respawn(size_t i, bool all, bool count = true);
+  // Scale for an allreduce run: every worker starts again from the last
+  // checkpoint with the reserved slots below `workers` among them.
+  Status ScaleAllreduce(int workers);
   // Whether the chief has exited and the others are done or out of time;
   // then the run is finished.
   bool ChiefDone();

@@ -251,9 +251,11 @@ TEST_F(LaunchK8sTest, MinWorkersSetsHowManyWorkerIndexesMayFail) {
 
   r = Launch("--set train.mode=allreduce --set train.device=cpu --dry-run");
   EXPECT_NE(r.code, 0);
-  EXPECT_THAT(r.err, HasSubstr("profiles/k8s.toml:4:15: min_workers = 2: "
-                               "elastic workers are for parameter-server "
-                               "runs"));
+  EXPECT_THAT(r.err, HasSubstr("profiles/k8s.toml:4:15: min_workers = 2: "));
+  EXPECT_THAT(r.err, HasSubstr("trains in allreduce mode, whose workers "
+                               "restart together at another size where dtf "
+                               "launch stops and starts them itself"));
+  EXPECT_THAT(r.err, HasSubstr("this profile's backend is kubernetes"));
   r = Launch("--workers 1 --dry-run");
   EXPECT_NE(r.code, 0);
   EXPECT_THAT(r.err, HasSubstr("min_workers = 2 is more than the run's 1 "

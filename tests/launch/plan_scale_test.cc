@@ -83,8 +83,9 @@ TEST(PlanScale, MaxWorkersOfTheRunsOwnCountReservesNothing) {
   }
 }
 
-// Below workers (the profile's, or --workers), or in an allreduce run:
-// refused naming the key.
+// Below workers (the profile's, or --workers), or in an allreduce run on
+// a backend that cannot restart its workers at another size: refused
+// naming the key.
 TEST(PlanScale, MaxWorkersIsChecked) {
   PlanRequest r = ScaleRequest(3, 2);
   StatusOr<Plan> plan = MakePlan(r);
@@ -97,11 +98,19 @@ TEST(PlanScale, MaxWorkersIsChecked) {
   plan = MakePlan(r);
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(Message(plan.status()), HasSubstr("5 workers (--workers)"));
+  // An allreduce run restarts its workers at the new size on the local
+  // backend; under Slurm it cannot.
   r = ScaleRequest(2, 4);
   r.allreduce = true;
   plan = MakePlan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->workers, 4);
+  EXPECT_EQ(plan->StartedAtLaunch(), 2);
+  r.profile.backend = BackendKind::kSlurm;
+  plan = MakePlanWith(r, PlanHooksOf(BackendKind::kSlurm));
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(Message(plan.status()), HasSubstr("allreduce"));
+  EXPECT_THAT(Message(plan.status()), HasSubstr("max_workers = 4: " + r.job +
+                                                " trains in allreduce mode"));
   // Out of range in the profile itself: the file, line and column.
   StatusOr<Profile> bad = ParseProfile(
       "backend = \"local\"\nworkers = 2\nmax_workers = -1\n", "p.toml", "p");

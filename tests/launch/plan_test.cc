@@ -270,8 +270,9 @@ TEST(Plan, RestartsNeedPeriodicCheckpoints) {
 }
 
 // Elastic workers: min_workers above the run's workers, or in an
-// allreduce run, is refused naming the key; otherwise the plan says it and
-// keeps it in plan.json.
+// allreduce run on a backend that cannot restart its workers at another
+// size (Slurm), is refused naming the key; otherwise the plan says it and
+// keeps it in plan.json, an allreduce run's on the local backend too.
 TEST(Plan, MinWorkersIsCheckedAndKept) {
   PlanRequest r = FixedRequest();
   r.profile.min_workers = r.profile.workers + 1;
@@ -286,9 +287,19 @@ TEST(Plan, MinWorkersIsCheckedAndKept) {
   r.profile.min_workers = 1;
   r.allreduce = true;
   plan = MakePlan(r);
-  ASSERT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition)
-      << plan.status();
-  EXPECT_NE(Message(plan.status()).find("allreduce"), std::string::npos);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->min_workers, 1);
+  PlanRequest slurm = r;
+  slurm.profile.backend = BackendKind::kSlurm;
+  const Status refused =
+      MakePlanWith(slurm, PlanHooksOf(BackendKind::kSlurm)).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  EXPECT_THAT(Message(refused),
+              HasSubstr("min_workers = 1: " + r.job +
+                        " trains in allreduce mode, whose workers restart "
+                        "together at another size where dtf launch stops and "
+                        "starts them itself (backend = \"local\" or "
+                        "\"ssh\"); this profile's backend is slurm"));
   r.allreduce = false;
   plan = MakePlan(r);
   ASSERT_TRUE(plan.ok()) << plan.status();

@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/launch/allreduce_members.h"
 #include "lib/launch/ssh/host_link.h"
 
 namespace dtf::launch {
@@ -120,6 +121,61 @@ TEST(RestartPolicy, AllreduceRestartsEveryWorkerUpToMaxRestarts) {
             "allreduce run cannot go on without one of its workers (the "
             "others would wait for it in their collectives for ever), and its "
             "2 restarts (max_restarts) are used up; stopped the other tasks");
+}
+
+// Elastic workers in an allreduce run: a worker lost while min_workers are
+// left restarts every other worker at the new size, using no restart;
+// below min_workers it restarts every worker as restarts allow.
+TEST(RestartPolicy, AllreduceAboveMinWorkersRestartsTheOthersWithoutIt) {
+  Plan plan = MakeTestPlan(0, 1);
+  plan.min_workers = 1;
+  const TaskPlan& worker1 = plan.tasks[1];
+  EXPECT_EQ(OnTaskEnded(plan, worker1, false, false, 0, 1),
+            TaskEndAction::kResizeAll);
+  EXPECT_EQ(OnTaskEnded(plan, worker1, false, false, 5, 1),
+            TaskEndAction::kResizeAll);
+  EXPECT_EQ(OnTaskEnded(plan, worker1, false, false, 0, 0),
+            TaskEndAction::kRestartAll);
+  EXPECT_EQ(OnTaskEnded(plan, worker1, false, false, 1, 0),
+            TaskEndAction::kFailAllreduce);
+  // Not known how many are left: restarted as without min_workers.
+  EXPECT_EQ(OnTaskEnded(plan, worker1, false, false, 0),
+            TaskEndAction::kRestartAll);
+  EXPECT_EQ(OnTaskEnded(plan, plan.tasks[0], false, false, 0, 1),
+            TaskEndAction::kChiefExited);
+  EXPECT_EQ(ResizeNote(plan, worker1, "killed by SIGKILL", {0}),
+            "task worker:1 killed by SIGKILL; 1 worker is left (min_workers = "
+            "1): every worker starts again without it from the last "
+            "checkpoint, at 1 rank (worker 0)");
+  EXPECT_EQ(ResizeNote(plan, worker1, "exited with status 1", {0, 2}),
+            "task worker:1 exited with status 1; 2 workers are left "
+            "(min_workers = 1): every worker starts again without it from "
+            "the last checkpoint, at 2 ranks (workers 0,2)");
+}
+
+// The workers taking part reach every worker's command line, and so every
+// restart's; none where every slot takes part.
+TEST(RestartPolicy, MembersReachEveryWorkersCommandLine) {
+  Plan plan = MakeTestPlan(0, 1);
+  plan.workers = 3;
+  TaskPlan third = plan.tasks[1];
+  third.index = 2;
+  plan.tasks.push_back(third);
+  SetMembers({0, 2}, &plan);
+  for (const TaskPlan& t : plan.tasks) {
+    EXPECT_THAT(t.argv, ElementsAre("/bin/dtf", "serve", "--role", "worker",
+                                    "--members", "0,2"))
+        << t.name();
+  }
+  EXPECT_THAT(RestartArgv(plan.tasks[2]),
+              ElementsAre("/bin/dtf", "serve", "--role", "worker", "--members",
+                          "0,2", "--restore"));
+  SetMembers({0, 1}, &plan);
+  EXPECT_THAT(plan.tasks[1].argv, ElementsAre("/bin/dtf", "serve", "--role",
+                                              "worker", "--members", "0,1"));
+  SetMembers({0, 1, 2}, &plan);
+  EXPECT_THAT(plan.tasks[2].argv,
+              ElementsAre("/bin/dtf", "serve", "--role", "worker"));
 }
 
 TEST(RestartPolicy, AllreduceWithoutRestartsEndsTheRun) {

@@ -38,7 +38,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
 
 constexpr int kWorkers = 3;
 constexpr int kBatch = 32;
@@ -118,35 +117,13 @@ class ElasticInputRun : public ::testing::Test {
     if (!request.ok()) return "";
     // As dtf launch has it from the job (restarts need checkpoints).
     request->job_checkpoint_every_steps = job_.train.checkpoint_every_steps;
-    std::vector<std::string> notes;
-    launch::RunOptions options;
-    options.grace = 5s;
-    options.on_note = [&](std::string_view n) { notes.emplace_back(n); };
-    const auto start = Clock::now();
-    StatusOr<std::unique_ptr<launch::LocalRun>> run =
-        launch::LocalRun::Start(*request, options);
-    EXPECT_TRUE(run.ok()) << run.status();
-    if (!run.ok()) return "";
-    launch::LocalRun& r = **run;
     const std::string watched = StrCat(trace, "/", trigger_, ".trace");
-    bool done = false;
-    while (!r.Poll()) {
-      if (!done && StepsIn(watched) >= trigger_steps_) {
-        fault(r);
-        done = true;
-      }
-      if (Clock::now() - start > 240s) {
-        r.Stop(DeadlineExceededError("the run hangs"));
-        break;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    EXPECT_TRUE(done) << trigger_ << " never stepped " << trigger_steps_
-                      << " times";
-    std::string all_notes;
-    for (const std::string& n : notes) StrAppend(&all_notes, n, "\n");
-    EXPECT_TRUE(r.outcome().status.ok()) << r.outcome().status << "\n"
-                                         << all_notes;
+    dtf::testing::FaultedRun done = dtf::testing::RunWithFault(
+        *request, [&] { return StepsIn(watched) >= trigger_steps_; }, fault);
+    if (done.run == nullptr) return "";
+    EXPECT_TRUE(done.faulted)
+        << trigger_ << " never stepped " << trigger_steps_ << " times";
+    const launch::LocalRun& r = *done.run;
     for (int w = 0; w < kWorkers; ++w) {
       ReadTrace(StrCat(trace, "/worker-", w, ".trace"), w, read, nullptr);
     }
@@ -225,7 +202,8 @@ TEST_P(ElasticInputTest, AWorkerRestartedAloneReadsOnFromItsCommittedPosition) {
   train_extra_ = "checkpoint_every_steps = 1000000";
   trigger_steps_ = 230;
   ShardIds read;
-  Run("max_restarts = 1\n",
+  Run(
+      "max_restarts = 1\n",
       [](launch::LocalRun& r) {
         ASSERT_EQ(::kill(r.process(3).pid, SIGKILL), 0);
       },

@@ -93,7 +93,7 @@ StatusOr<std::string> HandOffKubernetesRun(const PlanRequest& r,
   req.workers = r.overrides.workers > 0 ? r.overrides.workers : profile.workers;
   req.threads = profile.threads;
   req.max_restarts = profile.max_restarts;
-  DTF_RETURN_IF_ERROR(CheckMinWorkers(r));
+  DTF_RETURN_IF_ERROR(CheckMinWorkers(r, KubernetesPlanHooks()));
   if (profile.min_workers > 0 && req.profile.flavour != Flavour::kJob) {
     return FailedPreconditionError(
         StrCat(KeyWhere(profile, "min_workers"),

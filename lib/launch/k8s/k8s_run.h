@@ -32,6 +32,8 @@ class KubernetesPlanHooks : public PlanHooks {
   Status CheckProfile(const Profile& profile) const override;
   // True: the cluster's Job controller carries the run out.
   bool HandsOff() const override { return true; }
+  // False: the Job controller replaces a pod alone.
+  bool ResizesAllreduce() const override { return false; }
 };
 
 // HandOffRun for a Kubernetes profile: the run's Secret (its secret and,

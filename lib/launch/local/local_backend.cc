@@ -240,8 +240,9 @@ Status LocalBackend::StopTasks(bool final) {
     PumpOutput(true);
     return OkStatus();
   }
+  // A reserved slot never started has no process to stop.
   for (size_t i = 0; i < tasks_.size(); ++i) {
-    if (!tasks_[i].exit) {
+    if (tasks_[i].process.pid > 0 && !tasks_[i].exit) {
       return InternalError(StrCat("task ", plan_->tasks[i].name(),
                                   " did not stop before the restart"));
     }

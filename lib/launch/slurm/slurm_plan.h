@@ -56,6 +56,8 @@ class SlurmPlanHooks : public PlanHooks {
   // certificates name their tasks; the traffic crosses the cluster's
   // network; addresses are known once the tasks are placed.
   bool TasksHere() const override;
+  // False: an allreduce run under Slurm restarts no rank.
+  bool ResizesAllreduce() const override { return false; }
   std::string TlsNameOf(const Plan& plan, const TaskPlan& task) const override;
   bool CrossesNetwork(const Plan& plan) const override;
   bool AddressesPlanned() const override;

@@ -62,6 +62,8 @@ class SparkPlanHooks : public PlanHooks {
 
   // What the shared code asks of a Spark plan (spark_plan_record.cc).
   bool TasksHere() const override;
+  // False: a Spark barrier stage restarts no task.
+  bool ResizesAllreduce() const override { return false; }
   std::string TlsNameOf(const Plan& plan, const TaskPlan& task) const override;
   bool CrossesNetwork(const Plan& plan) const override;
   bool AddressesPlanned() const override;

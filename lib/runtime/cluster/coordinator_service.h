@@ -167,6 +167,8 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   // from, such a worker is not waited for (RunningWorkers) and its input
   // shard is handed on at once, to be released to it when it comes.
   void ReserveWorkers(int started);
+  // Worker slot `w` (not the chief) is not started: as a reserved one.
+  void ReserveWorker(int w);
 
   // Input shards (parameter-server runs; docs/launch.md, *Elastic
   // workers*). From now on a worker heard from before and silent for

@@ -73,11 +73,14 @@ bool CoordinatorService::ShardLost(int s) const {
 }
 
 void CoordinatorService::ReserveWorkers(int started) {
+  for (int w = std::max(started, 1); w < workers_; ++w) ReserveWorker(w);
+}
+
+void CoordinatorService::ReserveWorker(int w) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (int w = std::max(started, 1); w < workers_; ++w) {
-    if (auto it = tasks_.find(WorkerName(w)); it != tasks_.end()) {
-      it->second.reserved = true;
-    }
+  if (w < 1) return;
+  if (auto it = tasks_.find(WorkerName(w)); it != tasks_.end()) {
+    it->second.reserved = true;
   }
 }
 

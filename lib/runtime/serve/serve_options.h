@@ -33,6 +33,11 @@ struct ServeOptions {
   // (`dtf scale` starts them): the chief and the parameter servers do not
   // wait for one until it is heard from. 0: every worker started.
   int started_workers = 0;
+  // An allreduce run restarted at another size: the workers taking part
+  // (lib/runtime/train/allreduce_layout.h), ascending; empty: those
+  // started (every one, or those below started_workers). The others are
+  // not waited for.
+  std::vector<int> members;
   // A task restarted mid-run, or every task of a resumed run: start from
   // this run's last checkpoint (train.output_dir/checkpoint.dtf, when this
   // run wrote it; checkpoint_files.h): a PS its shard and step, a worker

@@ -1,5 +1,6 @@
 #include "lib/runtime/serve/serve_worker.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include "lib/base/task_name.h"
 #include "lib/runtime/cluster/task_state.h"
 #include "lib/runtime/ps/ps_client.h"
+#include "lib/runtime/train/allreduce_layout.h"
 #include "lib/runtime/train/allreduce_worker.h"
 #include "lib/runtime/train/worker.h"
 
@@ -28,6 +30,10 @@ WorkerOptions WorkerOptionsOf(ServeTask* t) {
   wo.index = options.index;
   wo.ps = options.ps;
   wo.workers = options.workers;
+  wo.members =
+      options.members.empty()
+          ? StartedMembers(int(options.workers.size()), options.started_workers)
+          : options.members;
   wo.credentials = t->creds;
   wo.threads = options.threads;
   wo.resume = options.restore;
@@ -125,6 +131,15 @@ void AddCoordinator(ServeTask* t, grpc::ServerBuilder* builder) {
   t->coordinator = std::make_unique<CoordinatorService>(t->creds, tasks);
   if (options.started_workers > 0) {
     t->coordinator->ReserveWorkers(options.started_workers);
+  }
+  // An allreduce run at another size: the slots not taking part are not
+  // waited for.
+  for (int w = 1; w < int(options.workers.size()) && !options.members.empty();
+       ++w) {
+    if (!std::binary_search(options.members.begin(), options.members.end(),
+                            w)) {
+      t->coordinator->ReserveWorker(w);
+    }
   }
   builder->RegisterService(t->coordinator.get());
 }

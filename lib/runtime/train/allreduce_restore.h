@@ -4,16 +4,18 @@
 // Only rank 0, the chief, reads the run's checkpoint (the other ranks may be
 // on hosts that do not have it): it restores the variables, optimizer
 // states and global step into its replica, and the AllreduceResume below
-// (global step, optimizer update counts, every rank's input position) is
+// (global step, optimizer update counts, every input shard's position) is
 // broadcast from it, packed as floats, with the variables and slots
 // (update_allreduce.cc), so that every replica restarts identical. The
 // normalizer statistics are not sent: every rank fits them over every
 // training shard (BuildWorkerModel), as the run did when it started.
 //
-// Input positions: every rank reads one batch a step, in lockstep. Each
-// rank resumes at the position the checkpoint recorded for it (on the CPU
-// every rank's after the checkpoint's step, exchanged with the step's
-// vote: Update::committed_positions; on a GPU its last report to the
+// Input positions: the input has one shard per worker slot, whatever
+// number of workers take part (allreduce_layout.h); every rank reads one
+// batch a step, in lockstep, of its shards in turn. Each shard resumes at
+// the position the checkpoint recorded for it (on the CPU every shard's
+// after the checkpoint's step, exchanged with the step's vote:
+// Update::committed_positions; on a GPU its reader's last report to the
 // chief, as in a parameter-server run), or, where none is recorded, at its
 // input's start fast-forwarded by the restored global step's batches:
 // exactly where it was (the input order is a function of the seed).
@@ -42,15 +44,16 @@ struct AllreduceResume {
   int64_t global_step = 0;
   // The optimizer's update count of each variable (model order).
   std::vector<int64_t> update_counts;
-  // Rank i's recorded input position at index i (nullopt: not recorded).
+  // Input shard i's recorded position at index i (worker slot i's shard:
+  // allreduce_layout.h; nullopt: not recorded).
   std::vector<std::optional<InputPosition>> positions;
 
   bool operator==(const AllreduceResume&) const = default;
 };
 
 // The number of floats PackAllreduceResume makes for a model of
-// `num_variables` variables and `num_workers` ranks (the same on every
-// rank: what each rank broadcasts into).
+// `num_variables` variables and `num_workers` input shards (the run's
+// worker slots; the same on every rank: what each rank broadcasts into).
 size_t AllreduceResumeSize(size_t num_variables, int num_workers);
 // `resume` as floats that a broadcast carries exactly (16-bit pieces);
 // `update_counts` must have num_variables entries and `positions` at most
@@ -62,8 +65,8 @@ StatusOr<AllreduceResume> UnpackAllreduceResume(std::span<const float> packed,
                                                 size_t num_variables,
                                                 int num_workers);
 
-// Where rank `rank` reads its input from: `at`, then `skip_batches`
-// batches passed over.
+// Where input shard `rank` (worker slot `rank`'s) is read from: `at`,
+// then `skip_batches` batches passed over.
 struct RankInputStart {
   InputPosition at;
   int64_t skip_batches = 0;

@@ -2,6 +2,7 @@
 
 #include "lib/base/strings.h"
 #include "lib/base/task_name.h"
+#include "lib/runtime/train/allreduce_layout.h"
 #include "lib/runtime/train/allreduce_restore.h"
 #include "lib/runtime/train/update.h"
 #include "lib/runtime/train/worker_loop.h"
@@ -14,26 +15,54 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
     return FailedPreconditionError(StrCat(job.path, ": no [model] table"));
   }
   const TrainHooks hooks = WorkerHooks(options);
+  const std::string self = TaskName{Role::kWorker, options.index}.ToString();
+  const int slots = std::max(1, int(options.workers.size()));
+  DTF_ASSIGN_OR_RETURN(const AllreduceLayout layout,
+                       LayoutAllreduce(options.index, slots, options.members));
   DTF_ASSIGN_OR_RETURN(const kernels::Context ctx,
                        MakeWorkerContext(job, options));
   DTF_ASSIGN_OR_RETURN(WorkerModel built, BuildWorkerModel(job, ctx));
   AllreduceResume resumed;
   DTF_ASSIGN_OR_RETURN(
       std::unique_ptr<Update> update,
-      MakeAllreduceUpdate(ctx, job, options, hooks, built.layer.get(),
+      MakeAllreduceUpdate(ctx, job, options, layout, hooks, built.layer.get(),
                           built.model.get(), &resumed));
-  if (!options.resume) {
+  if (layout.shards.size() > 1) {
+    std::string dealt;
+    for (size_t i = 1; i < layout.shards.size(); ++i) {
+      StrAppend(&dealt, i > 1 ? ", " : "", layout.shards[i]);
+    }
+    hooks.Note(StrCat(self, ": ", layout.size, " of ", slots,
+                      " workers take part; it reads the input shard",
+                      layout.shards.size() > 2 ? "s" : "", " of worker ", dealt,
+                      " too"));
+  }
+  // Every shard's input from what rank 0 sent (allreduce_restore.h), or
+  // from the start.
+  WorkerInputStart start;
+  const RankInputStart own = InputStartFor(resumed, options.index);
+  start.at = own.at;
+  start.skip_batches = own.skip_batches;
+  if (options.resume) {
+    hooks.Note(StrCat(self, ": resuming at global step ", resumed.global_step,
+                      ", epoch ", own.at.epoch + 1, ", record ",
+                      own.at.epoch_record, " of its input (", own.whence, ")"));
+  }
+  for (size_t i = 1; i < layout.shards.size(); ++i) {
+    const int shard = layout.shards[i];
+    const RankInputStart other = InputStartFor(resumed, shard);
+    start.others.push_back({shard, other.at, other.skip_batches});
+    if (options.resume) {
+      hooks.Note(StrCat(self, ": reading worker ", shard,
+                        "'s input shard from epoch ", other.at.epoch + 1,
+                        ", record ", other.at.epoch_record, " (", other.whence,
+                        ")"));
+    }
+  }
+  if (!options.resume && start.others.empty()) {
     return RunWorkerLoop(job, options, hooks, ctx, built, *update);
   }
-  // Every rank's input from what rank 0 sent (allreduce_restore.h).
-  const RankInputStart start = InputStartFor(resumed, options.index);
-  hooks.Note(StrCat(TaskName{Role::kWorker, options.index}.ToString(),
-                    ": resuming at global step ", resumed.global_step,
-                    ", epoch ", start.at.epoch + 1, ", record ",
-                    start.at.epoch_record, " of its input (", start.whence,
-                    ")"));
-  return RunWorkerLoop(job, options, hooks, ctx, built, *update,
-                       WorkerInputStart{start.at, start.skip_batches});
+  return RunWorkerLoop(job, options, hooks, ctx, built, *update, start);
 }
 
 }  // namespace dtf::runtime

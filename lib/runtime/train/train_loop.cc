@@ -239,16 +239,26 @@ StatusOr<bool> TrainLoop::Steps() {
         continue;
       }
     }
-    const Agreement mine = hooks_.cancelled()         ? Agreement::kCancel
-                           : cur->more && !stop_early ? Agreement::kStep
-                                                      : Agreement::kEnd;
+    // A rank whose input ended joins the others' steps while one of them
+    // reads on (Update::joins_idle).
+    const Agreement mine = hooks_.cancelled() ? Agreement::kCancel
+                           : stop_early       ? Agreement::kEnd
+                           : cur->more        ? Agreement::kStep
+                           : collective && update_.joins_idle()
+                               ? Agreement::kIdle
+                               : Agreement::kEnd;
     if (!update_.votes_in_apply() || mine != Agreement::kStep) {
       StatusOr<Agreement> agreed =
           update_.votes_in_apply() ? update_.Vote(mine) : update_.Agree(mine);
       if (!agreed.ok()) return UpdateFailed(agreed.status());
       if (*agreed != Agreement::kStep) return *agreed == Agreement::kCancel;
     }
-    DTF_RETURN_IF_ERROR(Step(cur, batches));
+    if (mine == Agreement::kIdle) {
+      // The step was joined and applied in Vote.
+      ++steps_;
+    } else {
+      DTF_RETURN_IF_ERROR(Step(cur, batches));
+    }
     // A vote in Apply: another rank ended the loop, the step not applied.
     if (const Agreement agreed = update_.Agreed(); agreed != Agreement::kStep) {
       return agreed == Agreement::kCancel;

@@ -36,8 +36,11 @@ namespace dtf::runtime {
 
 // What the ranks agree on before a step; the first that holds for some
 // rank wins: one was cancelled, one has no batch (or the chief's early
-// stopping ended training), every one has a batch.
-enum class Agreement { kCancel = 0, kEnd = 1, kStep = 2 };
+// stopping ended training), every one has a batch. kIdle, a rank whose
+// input has ended while others' may not have (where the update takes it:
+// Update::joins_idle), lets the others step: it joins their step without
+// gradients; when every rank votes it the ranks agree on kEnd.
+enum class Agreement { kCancel = 0, kEnd = 1, kStep = 2, kIdle = 3 };
 
 class Update {
  public:
@@ -129,8 +132,14 @@ class Update {
   // kStep runs its step, and Apply applies the gradients only when every
   // rank voted kStep — Agreed() then says what the ranks agreed on. A rank
   // voting otherwise calls Vote, which joins that collective without
-  // gradients and returns the agreement (never kStep).
+  // gradients and returns the agreement (kStep only for kIdle:
+  // joins_idle).
   virtual bool votes_in_apply() const { return false; }
+  // A rank whose input ended may vote kIdle (in Vote): when another rank
+  // has a batch, Vote returns kStep having joined that step without
+  // gradients (the average is over the ranks with a batch) and applied
+  // its update, so that the others read their input to its end.
+  virtual bool joins_idle() const { return false; }
   virtual StatusOr<Agreement> Vote(Agreement mine) { return mine; }
   virtual Agreement Agreed() const { return Agreement::kStep; }
   // Whether the update starts sending a step's gradients during the
@@ -198,16 +207,18 @@ StatusOr<std::unique_ptr<Update>> MakePsUpdate(const kernels::Context& ctx,
                                                Model* model);
 
 // A replica on this device, joined to the other workers' (NCCL on a GPU,
-// Gloo on the CPU) and
-// started from worker 0's values. With options.resume, worker 0 first
+// Gloo on the CPU) as rank layout.rank of layout.size (allreduce_layout.h)
+// and started from worker 0's values. With options.resume, worker 0 first
 // restores the run's checkpoint into `layer`, `model` and the optimizer
 // states (allreduce_restore.h), and every rank gets its variables, slots,
 // update counts and global step, and *resumed what it sent.
+struct AllreduceLayout;
 struct AllreduceResume;
 class FeatureLayer;
 StatusOr<std::unique_ptr<Update>> MakeAllreduceUpdate(
     const kernels::Context& ctx, const JobFile& job,
-    const WorkerOptions& options, const TrainHooks& hooks, FeatureLayer* layer,
-    Model* model, AllreduceResume* resumed);
+    const WorkerOptions& options, const AllreduceLayout& layout,
+    const TrainHooks& hooks, FeatureLayer* layer, Model* model,
+    AllreduceResume* resumed);
 
 }  // namespace dtf::runtime

@@ -28,6 +28,7 @@
 #include "lib/rpc/tls_certs.h"
 #include "lib/runtime/cluster/coordinator_service.h"
 #include "lib/runtime/cluster/coordinator_store.h"
+#include "lib/runtime/train/allreduce_layout.h"
 #include "lib/runtime/train/allreduce_restore.h"
 #include "lib/runtime/train/gradient_buckets.h"
 #include "lib/runtime/train/tls_ring.h"
@@ -56,8 +57,10 @@ Status PackGradient(const kernels::Context& ctx, const Variable& v,
 // The vote a step's first gradient bucket carries ahead of the gradients
 // on the CPU (Update::votes_in_apply): one slot per Agreement value, 1 where
 // the rank votes; after the average a slot is above 0 when some rank voted
-// for it, and the smallest such value is the agreement.
-constexpr int64_t kVoteSlots = 3;
+// for it. A cancel wins, then an end; else the ranks step when one has a
+// batch (those whose input ended join the step without gradients), and end
+// when none has.
+constexpr int64_t kVoteSlots = 4;
 
 void WriteVote(Agreement mine, float* slots) {
   for (int64_t a = 0; a < kVoteSlots; ++a) {
@@ -66,24 +69,28 @@ void WriteVote(Agreement mine, float* slots) {
 }
 
 Agreement ReadVote(const float* slots) {
-  for (int64_t a = 0; a < kVoteSlots; ++a) {
-    if (slots[a] > 0.0f) return Agreement(a);
+  for (const Agreement a :
+       {Agreement::kCancel, Agreement::kEnd, Agreement::kStep}) {
+    if (slots[int64_t(a)] > 0.0f) return a;
   }
-  return Agreement::kCancel;  // no vote arrived: nothing to agree on
+  // Every rank's input ended; no vote arrived at all: nothing to agree on.
+  return slots[int64_t(Agreement::kIdle)] > 0.0f ? Agreement::kEnd
+                                                 : Agreement::kCancel;
 }
 
-// Each rank's input position after its step's batch rides behind the vote
-// (Update::committed_positions): kPositionSlots floats a rank, its five
-// numbers in 16-bit pieces (kPieces a number: up to 2^48; each number plus
-// one, so that an unknown count, -1, travels as 0), zeros in every other
-// rank's slots; the average times the number of ranks gives each piece
-// back exactly (a float holds 24 bits).
+// The input position of the shard each rank's step read (its own, or one
+// of the shards dealt to it: allreduce_layout.h) rides behind the vote
+// (Update::committed_positions): kPositionSlots floats an input shard, its
+// five numbers in 16-bit pieces (kPieces a number: up to 2^48; each number
+// plus one, so that an unknown count, -1, travels as 0), zeros in every
+// shard's slots no rank read this step; the average times the number of
+// ranks gives each piece back exactly (a float holds 24 bits).
 constexpr int64_t kPieces = 3;
 constexpr int64_t kNumbers = int64_t(kInputPositionNumbers);
 constexpr int64_t kPositionSlots = kNumbers * kPieces;
 
-void WritePosition(const InputPosition& p, int rank, float* slots) {
-  float* mine = slots + int64_t(rank) * kPositionSlots;
+void WritePosition(const InputPosition& p, int shard, float* slots) {
+  float* mine = slots + int64_t(shard) * kPositionSlots;
   const auto values = PositionNumbers(p);
   for (int64_t f = 0; f < kNumbers; ++f) {
     for (int64_t k = 0; k < kPieces; ++k) {
@@ -92,8 +99,14 @@ void WritePosition(const InputPosition& p, int rank, float* slots) {
   }
 }
 
-InputPosition ReadPosition(const float* slots, int rank, int ranks) {
-  const float* theirs = slots + int64_t(rank) * kPositionSlots;
+// Shard `shard`'s position; nullopt when no rank read it this step.
+std::optional<InputPosition> ReadPosition(const float* slots, int shard,
+                                          int ranks) {
+  const float* theirs = slots + int64_t(shard) * kPositionSlots;
+  if (std::all_of(theirs, theirs + kPositionSlots,
+                  [](float f) { return f == 0.0f; })) {
+    return std::nullopt;
+  }
   std::array<int64_t, kInputPositionNumbers> values{};
   for (int64_t f = 0; f < kNumbers; ++f) {
     for (int64_t k = 0; k < kPieces; ++k) {
@@ -121,7 +134,8 @@ bool AllOnLoopback(const std::vector<std::string>& addresses) {
 // loopback or the run has no TLS, else over the TLS ring (tls_ring.h).
 StatusOr<std::unique_ptr<kernels::Collective>> JoinRun(
     const kernels::Context& ctx, const JobFile& job,
-    const WorkerOptions& options, int num_workers) {
+    const WorkerOptions& options, const AllreduceLayout& layout) {
+  const int num_workers = layout.size;
   const std::string self = TaskName{Role::kWorker, options.index}.ToString();
   kernels::CollectiveLimits limits;
   limits.timeout = std::chrono::seconds(job.train.collective_timeout);
@@ -139,7 +153,7 @@ StatusOr<std::unique_ptr<kernels::Collective>> JoinRun(
       kernels::MemoryStore store;
       return kernels::JoinGloo(store, "gloo/", host, 0, 1, limits, join);
     }
-    if (options.index == 0 && options.coordinator == nullptr) {
+    if (layout.rank == 0 && options.coordinator == nullptr) {
       return FailedPreconditionError(
           "the chief of an allreduce run of several workers needs its "
           "Coordinator service for the ranks to meet");
@@ -157,14 +171,14 @@ StatusOr<std::unique_ptr<kernels::Collective>> JoinRun(
     // every rank is on loopback, or where the run has no TLS (tls = false,
     // which the launcher warns of).
     if (options.credentials.tls.on() && !AllOnLoopback(options.workers)) {
-      return JoinTlsRing(*store, "ring/", host, options.index, num_workers,
+      return JoinTlsRing(*store, "ring/", host, layout.rank, num_workers,
                          options.credentials.tls, limits, join);
     }
-    return kernels::JoinGloo(*store, "gloo/", host, options.index, num_workers,
+    return kernels::JoinGloo(*store, "gloo/", host, layout.rank, num_workers,
                              limits, join);
   }
   std::string id;
-  if (options.index == 0) {
+  if (layout.rank == 0) {
     DTF_ASSIGN_OR_RETURN(id, kernels::NewNcclId());
     if (options.coordinator != nullptr) {
       options.coordinator->SetCommId(id);
@@ -179,7 +193,7 @@ StatusOr<std::unique_ptr<kernels::Collective>> JoinRun(
                         std::chrono::seconds(job.train.coordinator_timeout),
                         options.cancel));
   }
-  return kernels::JoinNccl(ctx, id, options.index, num_workers, limits);
+  return kernels::JoinNccl(ctx, id, layout.rank, num_workers, limits);
 }
 
 class AllreduceUpdate : public ReplicaUpdate {
@@ -206,11 +220,13 @@ class AllreduceUpdate : public ReplicaUpdate {
     waiting_.assign(buckets_.size(), 0);
   }
 
-  // Joins the run and starts from worker 0's values.
+  // Joins the run as `layout` places this worker and starts from rank
+  // 0's values.
   Status Join(const JobFile& job, const WorkerOptions& options,
-              const TrainHooks& hooks) {
-    const int num_workers = std::max(1, int(options.workers.size()));
-    DTF_ASSIGN_OR_RETURN(comm_, JoinRun(ctx_, job, options, num_workers));
+              const AllreduceLayout& layout, const TrainHooks& hooks) {
+    own_shard_ = options.index;
+    shards_ = std::max(1, int(options.workers.size()));
+    DTF_ASSIGN_OR_RETURN(comm_, JoinRun(ctx_, job, options, layout));
     const std::string threads =
         ctx_.device() == kernels::Device::kCpu
             ? StrCat(" (", ctx_.num_threads(), " compute thread",
@@ -224,10 +240,11 @@ class AllreduceUpdate : public ReplicaUpdate {
                                    buckets_.size() == 1 ? "" : "s",
                                    " averaged during the backward pass")
                           : std::string()));
-    // The vote's header: the vote, then every rank's position.
+    // The vote's header: the vote, then every input shard's position.
+    positions_.resize(size_t(shards_));
     if (vote_) {
-      header_ = kVoteSlots + int64_t(comm_->size()) * kPositionSlots;
-      step_positions_.resize(size_t(comm_->size()));
+      header_ = kVoteSlots + int64_t(shards_) * kPositionSlots;
+      step_positions_.resize(size_t(shards_));
       packed_.front() = kernels::Tensor::Empty(
           {header_ + buckets_.front().size}, ctx_.memory());
     }
@@ -251,16 +268,21 @@ class AllreduceUpdate : public ReplicaUpdate {
   // takes its global step and update counts. Returns what rank 0 sent.
   StatusOr<AllreduceResume> ShareRestored(const AllreduceResume& mine) {
     const size_t n = model_->variables().size();
-    const std::vector<float> packed =
-        PackAllreduceResume(mine, n, comm_->size());
+    const std::vector<float> packed = PackAllreduceResume(mine, n, shards_);
     kernels::Tensor header =
         kernels::Tensor::FromValues({int64_t(packed.size())}, packed)
             .CloneIn(ctx_.memory());
     DTF_RETURN_IF_ERROR(comm_->Broadcast(&header, 0));
     const kernels::Tensor back = header.CloneIn(kernels::Memory::kHost);
     DTF_ASSIGN_OR_RETURN(AllreduceResume sent,
-                         UnpackAllreduceResume(back.span(), n, comm_->size()));
+                         UnpackAllreduceResume(back.span(), n, shards_));
     if (!sent.restored) return sent;
+    // Until a step reads it, a shard's committed position is the restored
+    // one (a checkpoint before then records it so).
+    for (size_t s = 0; s < positions_.size() && s < sent.positions.size();
+         ++s) {
+      positions_[s] = sent.positions[s];
+    }
     for (size_t v = 0; v < n; ++v) {
       kernels::OptimizerState& state = states_[v];
       for (int k = 0; k < state.num_slots(); ++k) {
@@ -277,6 +299,7 @@ class AllreduceUpdate : public ReplicaUpdate {
   // On the CPU the vote rides on the first gradient bucket (its host
   // memory takes it as it is); on a GPU it stays a collective of its own.
   bool votes_in_apply() const override { return vote_; }
+  bool joins_idle() const override { return vote_; }
   Agreement Agreed() const override { return agreed_; }
   // On the CPU, where the positions ride on the vote.
   bool commits_positions() const override { return vote_; }
@@ -286,13 +309,26 @@ class AllreduceUpdate : public ReplicaUpdate {
   }
 
   // This rank has no step to run: the first bucket's collective with no
-  // gradients (zeros), for the vote alone.
+  // gradients (zeros), for the vote. Voting kIdle while another rank has a
+  // batch, it joins the rest of that step with zeros and applies the same
+  // update as every rank.
   StatusOr<Agreement> Vote(Agreement mine) override {
+    for (kernels::Tensor& bucket : packed_) {
+      std::fill_n(bucket.data(), bucket.size(), 0.0f);
+    }
     kernels::Tensor& first = packed_.front();
-    std::fill_n(first.data(), first.size(), 0.0f);
     WriteVote(mine, first.data());
     DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&first));
-    agreed_ = ReadVote(first.data());
+    ReadHeader();
+    if (agreed_ != Agreement::kStep) return agreed_;
+    bool changed = false;
+    Status st;
+    for (size_t i = 1; i < buckets_.size() && st.ok(); ++i) {
+      st = comm_->AllReduceMean(&packed_[i]);
+    }
+    if (st.ok()) st = ApplyAveraged(&changed);
+    if (!st.ok() && changed) consistent_ = false;
+    DTF_RETURN_IF_ERROR(st);
     return agreed_;
   }
 
@@ -302,6 +338,7 @@ class AllreduceUpdate : public ReplicaUpdate {
   // bucket to start is, that bucket is packed and its average started.
   Status GradientReady(size_t v, const PreparedBatch& batch,
                        std::vector<Gradient>* grads) override {
+    const int shard = ShardOf(batch);
     if (bucket_of_[v] >= buckets_.size()) return OkStatus();
     if (!step_open_) {
       for (size_t i = 0; i < buckets_.size(); ++i) {
@@ -311,7 +348,8 @@ class AllreduceUpdate : public ReplicaUpdate {
     }
     --waiting_[bucket_of_[v]];
     while (started_ < buckets_.size() && waiting_[started_] == 0) {
-      DTF_RETURN_IF_ERROR(StartBucket(started_++, batch.position, *grads));
+      DTF_RETURN_IF_ERROR(
+          StartBucket(started_++, shard, batch.position, *grads));
     }
     return OkStatus();
   }
@@ -329,15 +367,20 @@ class AllreduceUpdate : public ReplicaUpdate {
                const PreparedBatch&) override {
     // Until the step is whole, a failure leaves some variables changed.
     bool changed = false;
-    Status st = ApplyBuckets(batch.position, grads, &changed);
+    Status st = ApplyBuckets(ShardOf(batch), batch.position, grads, &changed);
     if (!st.ok() && changed) consistent_ = false;
     return st;
   }
 
  private:
+  // The input shard `batch` was read from.
+  int ShardOf(const PreparedBatch& batch) const {
+    return batch.shard < 0 ? own_shard_ : batch.shard;
+  }
+
   // Packs bucket i of `grads` (the first after the vote for a step and
-  // this rank's input position after the step's batch).
-  Status Pack(size_t i, const InputPosition& position,
+  // the position of input shard `shard` after the step's batch).
+  Status Pack(size_t i, int shard, const InputPosition& position,
               const std::vector<Gradient>& grads) {
     const std::vector<Variable>& vars = model_->variables();
     const GradientBucket& b = buckets_[i];
@@ -346,7 +389,7 @@ class AllreduceUpdate : public ReplicaUpdate {
     if (at > 0) {
       std::fill_n(bucket.data(), at, 0.0f);
       WriteVote(Agreement::kStep, bucket.data());
-      WritePosition(position, comm_->rank(), bucket.data() + kVoteSlots);
+      WritePosition(position, shard, bucket.data() + kVoteSlots);
     }
     for (size_t k = 0; k < b.vars.size(); ++k) {
       const size_t v = b.vars[k];
@@ -356,9 +399,9 @@ class AllreduceUpdate : public ReplicaUpdate {
     return OkStatus();
   }
 
-  Status StartBucket(size_t i, const InputPosition& position,
+  Status StartBucket(size_t i, int shard, const InputPosition& position,
                      const std::vector<Gradient>& grads) {
-    DTF_RETURN_IF_ERROR(Pack(i, position, grads));
+    DTF_RETURN_IF_ERROR(Pack(i, shard, position, grads));
     reducer_->Start(i, &packed_[i]);
     return OkStatus();
   }
@@ -366,12 +409,12 @@ class AllreduceUpdate : public ReplicaUpdate {
   // Every bucket averaged: on the communication thread, those the backward
   // pass did not start yet started now, in order; else one after the other
   // here.
-  Status AverageBuckets(const InputPosition& position,
+  Status AverageBuckets(int shard, const InputPosition& position,
                         const std::vector<Gradient>& grads) {
     if (reducer_ != nullptr) {
       Status st;
       while (st.ok() && started_ < buckets_.size()) {
-        st = StartBucket(started_++, position, grads);
+        st = StartBucket(started_++, shard, position, grads);
       }
       Status reduced = reducer_->Finish();
       started_ = 0;
@@ -382,7 +425,7 @@ class AllreduceUpdate : public ReplicaUpdate {
       return OkStatus();
     }
     for (size_t i = 0; i < buckets_.size(); ++i) {
-      DTF_RETURN_IF_ERROR(Pack(i, position, grads));
+      DTF_RETURN_IF_ERROR(Pack(i, shard, position, grads));
       DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&packed_[i]));
       if (vote_ && i == 0) {
         ReadHeader();
@@ -392,23 +435,32 @@ class AllreduceUpdate : public ReplicaUpdate {
     return OkStatus();
   }
 
-  // The averaged first bucket's vote and, for a step, every rank's
-  // position after it.
+  // The averaged first bucket's vote and, for a step, the position of
+  // each shard read.
   void ReadHeader() {
     const float* header = packed_.front().data();
     agreed_ = ReadVote(header);
     if (agreed_ != Agreement::kStep) return;
-    for (int r = 0; r < comm_->size(); ++r) {
-      step_positions_[size_t(r)] =
-          ReadPosition(header + kVoteSlots, r, comm_->size());
+    const int ranks = comm_->size();
+    for (int s = 0; s < shards_; ++s) {
+      step_positions_[size_t(s)] = ReadPosition(header + kVoteSlots, s, ranks);
     }
   }
 
-  Status ApplyBuckets(const InputPosition& position,
+  Status ApplyBuckets(int shard, const InputPosition& position,
                       std::vector<Gradient>* grads, bool* changed) {
-    DTF_RETURN_IF_ERROR(AverageBuckets(position, *grads));
+    DTF_RETURN_IF_ERROR(AverageBuckets(shard, position, *grads));
     // Another rank ended the loop: every rank leaves the step here.
     if (agreed_ != Agreement::kStep) return OkStatus();
+    return ApplyAveraged(changed);
+  }
+
+  // Every bucket averaged: the average applied, the same update on every
+  // replica. It is over every rank, those whose input ended adding zeros
+  // (as PyTorch's Join divides by the initial world size): a step fewer
+  // ranks have a batch for moves the model less, each example weighing
+  // what it weighs in a step of every rank.
+  Status ApplyAveraged(bool* changed) {
     std::vector<Variable>& vars = model_->variables();
     for (size_t i = 0; i < buckets_.size(); ++i) {
       const GradientBucket& b = buckets_[i];
@@ -429,7 +481,10 @@ class AllreduceUpdate : public ReplicaUpdate {
       DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&v.value));
     }
     ++step_;
-    if (vote_) positions_ = step_positions_;
+    // The shards read this step move on; the others keep their positions.
+    for (size_t s = 0; vote_ && s < step_positions_.size(); ++s) {
+      if (step_positions_[s]) positions_[s] = step_positions_[s];
+    }
     return OkStatus();
   }
 
@@ -456,8 +511,13 @@ class AllreduceUpdate : public ReplicaUpdate {
   std::unique_ptr<BucketReducer> reducer_;
   // What the last vote agreed on.
   Agreement agreed_ = Agreement::kStep;
-  // Every rank's position after the batch of the step under way (read
-  // with its vote), and after the last step applied whole.
+  // This worker's own input shard, and the run's shards (its worker slots:
+  // allreduce_layout.h).
+  int own_shard_ = 0;
+  int shards_ = 1;
+  // Each shard's position after the batch of the step under way (read
+  // with its vote; nullopt: not read in it), and after the last step
+  // applied whole that read it.
   std::vector<std::optional<InputPosition>> step_positions_;
   std::vector<std::optional<InputPosition>> positions_;
   bool consistent_ = true;
@@ -467,8 +527,9 @@ class AllreduceUpdate : public ReplicaUpdate {
 
 StatusOr<std::unique_ptr<Update>> MakeAllreduceUpdate(
     const kernels::Context& ctx, const JobFile& job,
-    const WorkerOptions& options, const TrainHooks& hooks, FeatureLayer* layer,
-    Model* model, AllreduceResume* resumed) {
+    const WorkerOptions& options, const AllreduceLayout& layout,
+    const TrainHooks& hooks, FeatureLayer* layer, Model* model,
+    AllreduceResume* resumed) {
   DTF_ASSIGN_OR_RETURN(Optimizers optimizers, MakeOptimizers(job.train));
   std::vector<kernels::OptimizerState> states =
       NewOptimizerStates(optimizers, *model, VariableShapes(*model));
@@ -481,7 +542,7 @@ StatusOr<std::unique_ptr<Update>> MakeAllreduceUpdate(
   auto update = std::make_unique<AllreduceUpdate>(
       ctx, model, std::move(optimizers), std::move(states), mine.global_step,
       job.train.overlap_communication);
-  DTF_RETURN_IF_ERROR(update->Join(job, options, hooks));
+  DTF_RETURN_IF_ERROR(update->Join(job, options, layout, hooks));
   if (options.resume) {
     DTF_ASSIGN_OR_RETURN(*resumed, update->ShareRestored(mine));
   }

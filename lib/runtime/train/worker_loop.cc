@@ -121,6 +121,24 @@ StatusOr<InputPosition> SkipBatches(InputPipeline& input, int64_t n) {
   return input.position();
 }
 
+StatusOr<std::vector<InputShard>> StartShards(
+    const InputPipelineOptions& own, int own_shard,
+    const std::vector<ShardStart>& others) {
+  std::vector<InputShard> listed{{own_shard, own.start}};
+  for (const ShardStart& o : others) {
+    InputPosition at = o.at;
+    if (o.skip_batches > 0) {
+      InputPipelineOptions input = own;
+      input.reader_index = o.shard;
+      input.start = o.at;
+      DTF_ASSIGN_OR_RETURN(auto pipeline, InputPipeline::Create(input));
+      DTF_ASSIGN_OR_RETURN(at, SkipBatches(*pipeline, o.skip_batches));
+    }
+    listed.push_back({o.shard, at});
+  }
+  return listed;
+}
+
 StatusOr<WorkerModel> BuildWorkerModel(const JobFile& job,
                                        const kernels::Context& ctx,
                                        bool sparse_rows) {
@@ -151,8 +169,8 @@ StatusOr<TrainResult> RunWorkerLoop(
   const int num_workers = std::max(1, int(options.workers.size()));
   InputPipelineOptions input;
   input.files = records.train;
-  input.features =
-      InputTrace::WithTracedColumn(built.layer->ParseSpecs(/*with_label=*/true));
+  input.features = InputTrace::WithTracedColumn(
+      built.layer->ParseSpecs(/*with_label=*/true));
   input.batch_size = train.batch_size;
   input.epochs = train.steps > 0 ? -1 : train.epochs;
   input.shuffle_buffer_size = train.shuffle_buffer;
@@ -218,7 +236,18 @@ StatusOr<TrainResult> RunWorkerLoop(
   parts.model = built.model.get();
   parts.input = pipeline.get();
   parts.own_shard = options.index;
-  if (!update.collective() && num_workers > 1) {
+  // An allreduce rank's shards besides its own, a fixed list.
+  TrainHooks loop_hooks = hooks;
+  const bool dealt = start && !start->others.empty();
+  if (dealt) {
+    DTF_ASSIGN_OR_RETURN(std::vector<InputShard> listed,
+                         StartShards(input, options.index, start->others));
+    loop_hooks.input_shards = [listed] {
+      return AssignedShards{listed, false};
+    };
+    loop_hooks.input_released = nullptr;
+  }
+  if ((!update.collective() || dealt) && num_workers > 1) {
     // Another worker's shard, handed on to this one (sharded_input.h).
     parts.open_shard = [input](int shard, const InputPosition& at) {
       InputPipelineOptions other = input;
@@ -229,7 +258,7 @@ StatusOr<TrainResult> RunWorkerLoop(
   }
   parts.update = &update;
   parts.chief = chief.get();
-  return RunTrainLoop(loop, hooks, parts);
+  return RunTrainLoop(loop, loop_hooks, parts);
 }
 
 }  // namespace dtf::runtime

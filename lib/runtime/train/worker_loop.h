@@ -63,11 +63,26 @@ StatusOr<WorkerModel> BuildWorkerModel(const JobFile& job,
 
 // Where a worker's input starts in place of ResumePosition's (an
 // allreduce rank, which does not read the checkpoint): `at`, then
-// `skip_batches` batches passed over.
-struct WorkerInputStart {
+// `skip_batches` batches passed over; and the other input shards an
+// allreduce rank reads beside its own (allreduce_layout.h), each from its
+// own start, likewise.
+struct ShardStart {
+  int shard = 0;
   InputPosition at;
   int64_t skip_batches = 0;
 };
+struct WorkerInputStart {
+  InputPosition at;
+  int64_t skip_batches = 0;
+  std::vector<ShardStart> others;
+};
+
+// The shards an allreduce rank reads, as TrainHooks::input_shards lists
+// them: its own (`own_shard`, read with `own`) first, then `others` from
+// their starts (past their skipped batches).
+StatusOr<std::vector<InputShard>> StartShards(
+    const InputPipelineOptions& own, int own_shard,
+    const std::vector<ShardStart>& others);
 
 // Trains this worker's share of the input with `update`; worker 0 is the
 // chief. The input starts at `start` when given, else (with

@@ -24,6 +24,9 @@ struct WorkerOptions {
   int index = 0;
   std::vector<std::string> ps;       // host:port of every PS
   std::vector<std::string> workers;  // host:port of every worker
+  // Allreduce: the workers taking part (allreduce_layout.h), ascending;
+  // empty: every one.
+  std::vector<int> members;
   RunCredentials credentials;
   int threads = 0;
   // What tells this process of the task from its others (its heartbeats';

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -46,9 +47,11 @@ constexpr int64_t kEpochs = 3;
 // checkpoint of step 20 (checkpoint_every_steps = 5).
 constexpr int64_t kStopAt = 23;
 
-// One step's line of a trace: the global step its gradients were computed
-// at, the input position after its batch, the ids it read.
+// One step's line of a trace: the input shard its batch is of, the global
+// step its gradients were computed at, the input position after its
+// batch, the ids it read.
 struct TraceStep {
+  int shard = 0;
   int64_t step = 0;
   InputPosition after;
   std::vector<int64_t> ids;
@@ -56,7 +59,9 @@ struct TraceStep {
 // A worker's trace: the steps of each run (one a "start" line).
 using Trace = std::vector<std::vector<TraceStep>>;
 
-Trace ReadTrace(const std::string& path) {
+// Worker `worker`'s trace: "step" lines read its own shard, "take <shard>"
+// lines another.
+Trace ReadTrace(const std::string& path, int worker) {
   Trace runs;
   std::ifstream in(path);
   std::string line;
@@ -64,17 +69,16 @@ Trace ReadTrace(const std::string& path) {
     std::istringstream words(line);
     std::string kind;
     TraceStep s;
-    words >> kind >> s.step >> s.after.epoch >> s.after.file >>
-        s.after.record >> s.after.epoch_record >> s.after.emitted;
+    words >> kind;
+    s.shard = worker;
+    if (kind == "take") words >> s.shard;
+    words >> s.step >> s.after.epoch >> s.after.file >> s.after.record >>
+        s.after.epoch_record >> s.after.emitted;
     if (kind == "start") {
       runs.emplace_back();
       continue;
     }
-    if (runs.empty()) break;
-    if (kind != "step") {
-      ADD_FAILURE() << path << ": a step of another worker's shard: " << line;
-      continue;
-    }
+    if (runs.empty() || (kind != "step" && kind != "take")) break;
     for (int64_t id; words >> id;) s.ids.push_back(id);
     runs.back().push_back(std::move(s));
   }
@@ -85,8 +89,9 @@ Trace ReadTrace(const std::string& path) {
 std::string Statuses(const std::vector<StatusOr<TrainResult>>& results) {
   std::string out;
   for (const StatusOr<TrainResult>& r : results) {
-    StrAppend(&out, "\n  ", r.ok() ? StrCat("ok, ", r->steps, " steps")
-                                    : r.status().ToString());
+    StrAppend(
+        &out, "\n  ",
+        r.ok() ? StrCat("ok, ", r->steps, " steps") : r.status().ToString());
   }
   return out;
 }
@@ -124,24 +129,31 @@ class InputTraceTest : public ::testing::Test {
     return *std::move(job);
   }
 
-  // Runs `ps` parameter servers and kWorkers workers as threads, each
-  // restoring when `restore`. `stop`, when given, is polled: once true the
-  // parameter servers are sent home and every task is cancelled (a loss
-  // of every task: with parameter servers the workers' calls in flight
+  // Runs `ps` parameter servers and workers_ worker slots as threads (the
+  // workers of `members` alone when given: an allreduce run at another
+  // size), each restoring when `restore`. `stop`, when given, is polled: once
+  // true the parameter servers are sent home and every task is cancelled (a
+  // loss of every task: with parameter servers the workers' calls in flight
   // fail, and the run is restored from its last periodic checkpoint). A
   // run still going after 120 s fails the test.
-  std::vector<StatusOr<TrainResult>> RunTasks(const JobFile& job, int ps,
-                                              bool restore,
-                                              std::atomic<bool>* stop) {
-    std::vector<HeldPort> held(size_t(ps + kWorkers));
+  std::vector<StatusOr<TrainResult>> RunTasks(
+      const JobFile& job, int ps, bool restore, std::atomic<bool>* stop,
+      const std::vector<int>& members = {}) {
+    std::vector<HeldPort> held(size_t(ps + workers_));
     std::vector<std::string> ps_addr, workers;
-    for (int i = 0; i < ps + kWorkers; ++i) {
+    for (int i = 0; i < ps + workers_; ++i) {
       (i < ps ? ps_addr : workers).push_back(held[size_t(i)].address());
     }
     std::vector<StatusOr<TrainResult>> results(held.size(),
                                                InternalError("not run"));
     std::atomic<bool> cancel_ps{false}, cancel_workers{false};
-    std::atomic<int> running{ps + kWorkers};
+    const auto takes_part = [&](int i) {
+      return i < ps || members.empty() ||
+             std::find(members.begin(), members.end(), i - ps) != members.end();
+    };
+    int tasks = 0;
+    for (int i = 0; i < ps + workers_; ++i) tasks += takes_part(i) ? 1 : 0;
+    std::atomic<int> running{tasks};
     std::thread watchdog([&] {
       const auto deadline = Clock::now() + std::chrono::seconds(120);
       while (running > 0) {
@@ -166,7 +178,11 @@ class InputTraceTest : public ::testing::Test {
       }
     });
     std::vector<std::thread> threads;
-    for (int i = 0; i < ps + kWorkers; ++i) {
+    for (int i = 0; i < ps + workers_; ++i) {
+      if (!takes_part(i)) {
+        results[size_t(i)] = TrainResult{};
+        continue;
+      }
       threads.emplace_back([&, i] {
         ServeOptions o;
         o.role = i < ps ? Role::kPs : Role::kWorker;
@@ -177,6 +193,7 @@ class InputTraceTest : public ::testing::Test {
         o.credentials.secret = kSecret;
         o.threads = 1;
         o.restore = restore;
+        o.members = members;
         o.cancel = i < ps ? &cancel_ps : &cancel_workers;
         if (i == ps && stop != nullptr) {
           o.on_progress = [stop, ps, &cancel_workers](const TrainProgress& p) {
@@ -200,10 +217,15 @@ class InputTraceTest : public ::testing::Test {
   }
 
   // Stops a run of `job` past step kStopAt, restores every task from its
-  // checkpoint and counts what each worker read.
-  void StopRestoreAndCount(const JobFile& job, int ps) {
+  // checkpoint and counts what was read of each input shard. An allreduce
+  // run may take `before` and `after` as its members in the two runs (at
+  // another size: the shards of the slots not taking part are read by
+  // those that do).
+  void StopRestoreAndCount(const JobFile& job, int ps,
+                           const std::vector<int>& before = {},
+                           const std::vector<int>& after = {}) {
     std::atomic<bool> stop{false};
-    const auto stopped = RunTasks(job, ps, /*restore=*/false, &stop);
+    const auto stopped = RunTasks(job, ps, /*restore=*/false, &stop, before);
     ASSERT_TRUE(stop) << "the first run ended before step " << kStopAt << ": "
                       << Statuses(stopped);
     // Stopped mid-run: the chief did not finish.
@@ -221,51 +243,77 @@ class InputTraceTest : public ::testing::Test {
     ASSERT_TRUE(info.ok()) << info.status();
     const int64_t at = info->global_step;
     ASSERT_GE(at, 20);
-    ASSERT_EQ(info->worker_positions.size(), size_t(kWorkers));
+    ASSERT_EQ(info->worker_positions.size(), size_t(workers_));
 
-    auto results = RunTasks(job, ps, /*restore=*/true, nullptr);
+    auto results = RunTasks(job, ps, /*restore=*/true, nullptr, after);
     for (size_t i = 0; i < results.size(); ++i) {
       ASSERT_TRUE(results[i].ok())
           << "task " << i << ": " << results[i].status();
     }
-    for (int w = 0; w < kWorkers; ++w) {
-      SCOPED_TRACE(StrCat("worker:", w, ", checkpoint of step ", at));
+    // Each shard's steps: the stopped run's in the checkpoint (those
+    // computed before its step), then the restored run's.
+    const auto in = [](const std::vector<int>& members, int w) {
+      return members.empty() ||
+             std::find(members.begin(), members.end(), w) != members.end();
+    };
+    const size_t shards = size_t(workers_);
+    std::vector<std::vector<TraceStep>> first(shards), second(shards);
+    for (int w = 0; w < workers_; ++w) {
       const Trace runs = ReadTrace(
           (std::filesystem::path(trace_dir_) / StrCat("worker-", w, ".trace"))
-              .string());
-      ASSERT_EQ(runs.size(), 2u);
-      // The stopped run's steps in the checkpoint: those computed before
-      // its step. Its position for the worker is the one after the last.
+              .string(),
+          w);
+      const size_t want = size_t(in(before, w)) + size_t(in(after, w));
+      ASSERT_EQ(runs.size(), want) << "worker:" << w << "'s runs";
+      if (in(before, w)) {
+        for (const TraceStep& s : runs[0]) {
+          if (s.step < at) first[size_t(s.shard)].push_back(s);
+        }
+      }
+      if (in(after, w)) {
+        for (const TraceStep& s : runs.back()) {
+          second[size_t(s.shard)].push_back(s);
+        }
+      }
+    }
+    for (int shard = 0; shard < workers_; ++shard) {
+      SCOPED_TRACE(StrCat("input shard ", shard, ", checkpoint of step ", at));
       std::vector<int64_t> seen;
       InputPosition kept;
-      for (const TraceStep& s : runs[0]) {
-        if (s.step >= at) continue;
+      for (const TraceStep& s : first[size_t(shard)]) {
         seen.insert(seen.end(), s.ids.begin(), s.ids.end());
         kept = s.after;
       }
-      ASSERT_TRUE(info->worker_positions[size_t(w)].has_value());
-      EXPECT_EQ(*info->worker_positions[size_t(w)], kept)
-          << "recorded: epoch " << info->worker_positions[size_t(w)]->epoch
-          << " record " << info->worker_positions[size_t(w)]->epoch_record
-          << "; the steps before " << at << " end at epoch " << kept.epoch
-          << " record " << kept.epoch_record;
-      for (const TraceStep& s : runs[1]) {
+      const std::optional<InputPosition>& recorded =
+          info->worker_positions[size_t(shard)];
+      ASSERT_TRUE(recorded.has_value());
+      EXPECT_EQ(*recorded, kept)
+          << "recorded: epoch " << recorded->epoch << " record "
+          << recorded->epoch_record << "; the steps before " << at
+          << " end at epoch " << kept.epoch << " record " << kept.epoch_record;
+      for (const TraceStep& s : second[size_t(shard)]) {
         seen.insert(seen.end(), s.ids.begin(), s.ids.end());
       }
-      // Every id of the worker's share, each epoch, exactly once, in order.
+      // Every id of the shard, each epoch, exactly once, in order (as many
+      // times as the shard holds it: a record's shard may differ from one
+      // epoch to the next where readers take records by index).
       const std::vector<int64_t> share =
-          testing::ShardIds(job, "PassengerId", w, kWorkers, kEpochs);
+          testing::ShardIds(job, "PassengerId", shard, workers_, kEpochs);
       ASSERT_FALSE(share.empty());
       std::map<int64_t, int> counts;
-      for (const int64_t id : seen) ++counts[id];
+      for (const int64_t id : share) ++counts[id];
+      for (const int64_t id : seen) --counts[id];
       int off = 0;
-      for (const auto& [id, n] : counts) off += n != kEpochs;
-      EXPECT_EQ(off, 0) << "ids not seen exactly " << kEpochs << " times";
+      for (const auto& [id, n] : counts) off += n != 0;
+      EXPECT_EQ(off, 0) << "ids read more or fewer times than the shard has "
+                           "them";
       EXPECT_EQ(seen.size(), share.size());
       EXPECT_TRUE(seen == share) << "the ids read are not the share in order";
     }
   }
 
+  // The run's worker slots.
+  int workers_ = kWorkers;
   dtf::testing::TempDir dir_;
   std::string trace_dir_;
 };
@@ -295,6 +343,27 @@ TEST_F(InputTraceTest, ShuffledAllreduceReadsEachExampleOnceAcrossARestart) {
   JobFile job = Job("mode = \"allreduce\"\ndevice = \"cpu\"\n",
                     /*shuffle=*/200);
   StopRestoreAndCount(job, /*ps=*/0);
+}
+
+// An allreduce run of 3 worker slots restored at 2 ranks (worker 1 lost):
+// worker 2 reads worker 1's shard beside its own, each from the position
+// the checkpoint recorded, and steps alone once the chief's shard has
+// ended; no example is skipped or read twice.
+TEST_F(InputTraceTest, AllreduceRestoredWithFewerWorkersReadsEachExampleOnce) {
+  workers_ = 3;
+  JobFile job = Job("mode = \"allreduce\"\ndevice = \"cpu\"\n",
+                    /*shuffle=*/200);
+  StopRestoreAndCount(job, /*ps=*/0, {}, {0, 2});
+}
+
+// Started with 2 of 3 slots (the third's shard read by worker 1), then
+// restored with all 3: worker 2 reads its own shard on from where worker 1
+// left it.
+TEST_F(InputTraceTest, AllreduceRestoredWithMoreWorkersReadsEachExampleOnce) {
+  workers_ = 3;
+  JobFile job = Job("mode = \"allreduce\"\ndevice = \"cpu\"\n",
+                    /*shuffle=*/200);
+  StopRestoreAndCount(job, /*ps=*/0, {0, 1}, {});
 }
 
 }  // namespace
