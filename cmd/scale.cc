@@ -40,11 +40,11 @@ int ReadyWorkers(const launch::RunView& run, int workers) {
 
 Status RunScale(const ScaleFlags& f) {
   DTF_ASSIGN_OR_RETURN(const std::string dir, FindRun(f.runs, f.run));
-  if (launch::IsHandedOffRun(dir)) {
-    return FailedPreconditionError(
-        StrCat(dir,
-               ": a run handed to its engine is scaled there; dtf scale "
-               "starts the worker slots of runs it supervises"));
+  // A run handed to its engine (Kubernetes) is scaled there.
+  if (std::optional<StatusOr<std::string>> scaled =
+          launch::ScaleHandedOffRun(dir, f.workers)) {
+    DTF_RETURN_IF_ERROR(scaled->status());
+    return PrintStdout(**scaled);
   }
   DTF_ASSIGN_OR_RETURN(launch::RunView run, launch::LoadRun(dir));
   if (launch::IsFinal(run.record.state) ||

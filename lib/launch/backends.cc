@@ -8,6 +8,7 @@
 #include "lib/launch/hand_off.h"
 #include "lib/launch/k8s/k8s_resume.h"
 #include "lib/launch/k8s/k8s_run.h"
+#include "lib/launch/k8s/k8s_scale.h"
 #include "lib/launch/local/local_backend.h"
 #include "lib/launch/plan_hooks.h"
 #include "lib/launch/profile.h"
@@ -149,6 +150,12 @@ bool IsHandedOffRun(const std::string& run_dir) {
   std::error_code ec;
   return std::filesystem::exists(
       StrCat(run_dir, "/", HandOffRecordName(BackendKind::kKubernetes)), ec);
+}
+
+std::optional<StatusOr<std::string>> ScaleHandedOffRun(
+    const std::string& run_dir, int workers) {
+  if (!IsHandedOffRun(run_dir)) return std::nullopt;
+  return k8s::ScaleKubernetesRun(run_dir, workers);
 }
 
 std::optional<StatusOr<std::string>> ResumeHandedOffRun(

@@ -46,6 +46,13 @@ StatusOr<std::string> HandOffRun(const PlanRequest& request,
 std::optional<Status> QueryHandedOffRun(const std::string& run_dir,
                                         EngineQuery what);
 
+// dtf scale of a run directory a backend's engine was handed: the engine
+// told to run `workers` workers (lib/launch/k8s/k8s_scale.h). Returns the
+// text for stdout, or why not; nullopt for a run directory no engine was
+// handed.
+std::optional<StatusOr<std::string>> ScaleHandedOffRun(
+    const std::string& run_dir, int workers);
+
 // Whether a backend's engine was handed the run of `run_dir` (it holds
 // that backend's record).
 bool IsHandedOffRun(const std::string& run_dir);

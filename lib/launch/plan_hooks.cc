@@ -152,6 +152,10 @@ Status CheckMinWorkers(const PlanRequest& r, const PlanHooks& hooks) {
   return CheckWorkerBound(r, hooks, "min_workers", r.profile.min_workers);
 }
 
+Status CheckMaxWorkers(const PlanRequest& r, const PlanHooks& hooks) {
+  return CheckWorkerBound(r, hooks, "max_workers", r.profile.max_workers);
+}
+
 // What MakePlan refuses whatever the backend: relative paths, bad
 // overrides and --set values, and restarts without periodic checkpoints.
 Status CheckRequest(const PlanRequest& r, const PlanHooks& hooks) {
@@ -170,8 +174,7 @@ Status CheckRequest(const PlanRequest& r, const PlanHooks& hooks) {
   const bool batch = r.batch_command != nullptr;
   if (!batch) {
     DTF_RETURN_IF_ERROR(CheckMinWorkers(r, hooks));
-    DTF_RETURN_IF_ERROR(
-        CheckWorkerBound(r, hooks, "max_workers", profile.max_workers));
+    DTF_RETURN_IF_ERROR(CheckMaxWorkers(r, hooks));
   }
   if (!batch && !r.allreduce && profile.max_restarts > 0 &&
       r.job_checkpoint_every_steps <= 0) {

@@ -153,6 +153,8 @@ StatusOr<Plan> MakePlanWith(const PlanRequest& request, const PlanHooks& hooks);
 // unless `hooks` resize allreduce runs (FailedPrecondition) and above the
 // run's workers (InvalidArgument), each naming the profile's key.
 Status CheckMinWorkers(const PlanRequest& request, const PlanHooks& hooks);
+// The profile's max_workers likewise: at least the run's workers.
+Status CheckMaxWorkers(const PlanRequest& request, const PlanHooks& hooks);
 
 // A batch plan's task gets the run's S3 settings and credentials as a
 // training task does: `--s3-credentials <run_dir>/s3-credentials` after

@@ -29,6 +29,8 @@
 #   5a'. worker:1 of an allreduce run killed on its host: every worker
 #       restarted from the last checkpoint, the run succeeds with accuracy
 #       >= 0.85, status counts 1 restart for each
+#   5a''. an allreduce run of 2 of 3 worker slots grown by dtf scale:
+#       every worker restarted at 3 ranks, the run succeeds
 #   5b. the first host's sshd stopped mid-run (its session with it) and started
 #       again 3 s later: the launcher reconnects, the run succeeds
 #   5c. the second host's sshd stopped mid-run for good (reconnect_timeout = 4):
@@ -276,6 +278,33 @@ print(s["state"], *[t["restarts"] for t in s["tasks"]])')"
     || fail "allreduce kill: status says '$restarts', not 'succeeded 1 1' (every worker once)"
   at_least "$(metric "$work/ark.json" accuracy)" 0.85 "accuracy with worker:1 killed and every worker restarted"
   echo "ok: every worker restarted once, the run succeeded in $((SECONDS - start)) s"
+  nothing_left 10
+
+  # 5a''. An allreduce run grown by dtf scale: 2 of 3 worker slots started
+  # (max_workers = 3), the third added mid-run: every worker starts again
+  # from the last checkpoint at 3 ranks, the new one on its host too, and
+  # the run succeeds.
+  profile grow "$a1 slots=1 port=$port1
+$a2 slots=2 port=$port2" "max_workers = 3"
+  start=$SECONDS
+  launch_bg grow --profile grow --metrics-out "$work/grow.json" \
+    --set train.mode=allreduce --set train.device=cpu \
+    --set train.epochs=20 --set train.checkpoint_every_steps=100 \
+    --set train.output_dir=out-grow
+  wait_for "$remote/${a1}/jobs" "*/out-grow/checkpoint.dtf" 300 grow
+  "$dtf" scale "$bg_run" --workers 3 --wait 120 > grow-scale.out 2>&1 \
+    || { cat grow-scale.out >&2; tail -n 40 grow.err >&2; fail "grow: dtf scale failed"; }
+  echo "ok: dtf scale $bg_run --workers 3, $((SECONDS - start)) s into the run"
+  rc=0
+  wait "$launcher" || rc=$?
+  [[ $rc -eq 0 ]] || { tail -n 40 grow.err >&2; fail "grow: the launch exited $rc"; }
+  grep -q "dtf scale: every worker starts again from the last checkpoint with worker:2, at 3 ranks (workers 0,1,2)" grow.err \
+    || { tail -n 40 grow.err >&2; fail "grow: the restart at 3 ranks is not reported"; }
+  w2_err="$(find "$remote" -path "*/runs/$bg_run/worker-2/stderr" -print -quit)"
+  grep -q "joined the Gloo collective as rank 2 of 3" "$w2_err" \
+    || { tail -n 20 "$w2_err" >&2; fail "grow: worker:2 did not join as rank 2 of 3"; }
+  at_least "$(metric "$work/grow.json" accuracy)" 0.85 "accuracy with worker:2 added to an allreduce run"
+  echo "ok: worker:2 joined at 3 ranks, the run succeeded in $((SECONDS - start)) s"
   nothing_left 10
 
   # 5b. A dropped session: the server goes away with the session it serves,

@@ -159,9 +159,10 @@ Status KubernetesBatchRunner::Apply(const BatchJob& job,
   // the Job's kind (flavour "job").
   KubernetesProfile record = p;
   record.flavour = Flavour::kJob;
-  DTF_RETURN_IF_ERROR(WriteFileAtomically(
-      StrCat(run_dir, "/", kRunRecordName),
-      RunRecordJson(id, record, {.training = false, .output_kept = {}})));
+  RunRecordFacts facts;
+  facts.training = false;
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(StrCat(run_dir, "/", kRunRecordName),
+                                          RunRecordJson(id, record, facts)));
   const std::vector<std::string> remove = DeleteCommand(record, id);
   auto delete_run = [&] {
     const CommandResult d = RunCommand(remove);

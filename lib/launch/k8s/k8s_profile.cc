@@ -251,7 +251,7 @@ Status CheckKubernetesProfileKeys(const Reader& reader,
   return reader.CheckKnownKeys(
       profile.table, "",
       {"backend", "ps", "workers", "threads", "env", "max_restarts", "device",
-       "tls", "kubernetes", "s3", "min_workers"},
+       "tls", "kubernetes", "s3", "min_workers", "max_workers"},
       [](std::string_view name) -> std::string {
         if (name == "base_port") {
           return "not for backend = \"kubernetes\" (set kubernetes.port)";

@@ -83,6 +83,24 @@ Status KubernetesPlanHooks::CheckProfile(const Profile& profile) const {
       "writes them"));
 }
 
+namespace {
+
+// What the run record keeps of a training run: with worker slots to start
+// (max_workers), the counts dtf scale needs.
+RunRecordFacts RecordFactsOf(const RenderRequest& req, bool output_kept) {
+  RunRecordFacts facts;
+  facts.training = true;
+  facts.output_kept = output_kept;
+  if (req.started_workers > 0) {
+    facts.ps = req.ps;
+    facts.worker_slots = req.workers;
+    facts.workers_started = req.started_workers;
+  }
+  return facts;
+}
+
+}  // namespace
+
 StatusOr<std::string> HandOffKubernetesRun(const PlanRequest& r,
                                            const HandOffOptions& how) {
   const Profile& profile = r.profile;
@@ -103,6 +121,21 @@ StatusOr<std::string> HandOffKubernetesRun(const PlanRequest& r,
                "TFJob has no count of replicas that may fail"));
   }
   req.min_workers = profile.min_workers;
+  // Workers added to the running Job (dtf scale patches its completions):
+  // every slot's address and certificate are made now.
+  DTF_RETURN_IF_ERROR(CheckMaxWorkers(r, KubernetesPlanHooks()));
+  if (profile.max_workers > req.workers) {
+    if (req.profile.flavour != Flavour::kJob) {
+      return FailedPreconditionError(
+          StrCat(KeyWhere(profile, "max_workers"),
+                 ": max_workers = ", profile.max_workers,
+                 ": workers added to a running run need flavour = \"job\" (an "
+                 "elastic Indexed Job, whose completions dtf scale patches); a "
+                 "TFJob's replicas are fixed"));
+    }
+    req.started_workers = req.workers;
+    req.workers = profile.max_workers;
+  }
   if (profile.device) req.device = DeviceNameString(*profile.device);
   req.sets = r.overrides.sets;
   req.env = profile.env;
@@ -155,8 +188,7 @@ StatusOr<std::string> HandOffKubernetesRun(const PlanRequest& r,
   DTF_RETURN_IF_ERROR(WriteObjects(objects, dir));
   DTF_RETURN_IF_ERROR(WriteFileAtomically(
       StrCat(runs_dir, "/", id, "/", kRunRecordName),
-      RunRecordJson(id, req.profile,
-                    {.training = true, .output_kept = lost.empty()})));
+      RunRecordJson(id, req.profile, RecordFactsOf(req, lost.empty()))));
   const std::vector<std::string> apply = ApplyCommand(req.profile, dir);
   const CommandResult applied = RunCommand(apply);
   if (applied.exit_code != 0) {

@@ -87,6 +87,18 @@ std::vector<std::string> DeleteCommand(const KubernetesProfile& p,
   return argv;
 }
 
+std::vector<std::string> ScaleJobCommand(const KubernetesProfile& p,
+                                         const std::string& run_id,
+                                         int indexes) {
+  std::vector<std::string> argv = Kubectl(p);
+  for (const char* a : {"patch", "job"}) argv.push_back(a);
+  argv.push_back(ObjectName(run_id));
+  argv.push_back("--type=merge");
+  argv.push_back(StrCat("--patch={\"spec\":{\"completions\":", indexes,
+                        ",\"parallelism\":", indexes, "}}"));
+  return argv;
+}
+
 std::vector<std::string> WorkloadCommand(const KubernetesProfile& p,
                                          const std::string& run_id) {
   std::vector<std::string> argv = Kubectl(p);
@@ -326,6 +338,9 @@ std::string RunRecordJson(const std::string& run_id, const KubernetesProfile& p,
   j["flavour"] = p.flavour == Flavour::kJob ? "job" : "tfjob";
   if (facts.training) j["training"] = *facts.training;
   if (facts.output_kept) j["output_kept"] = *facts.output_kept;
+  if (facts.ps) j["ps"] = *facts.ps;
+  if (facts.worker_slots) j["worker_slots"] = *facts.worker_slots;
+  if (facts.workers_started) j["workers_started"] = *facts.workers_started;
   return j.dump(2) + "\n";
 }
 
@@ -363,8 +378,15 @@ StatusOr<KubernetesProfile> ParseRunRecord(std::string_view json,
       if (!j.contains(key) || !j[key].is_boolean()) return std::nullopt;
       return j[key].get<bool>();
     };
+    auto count = [&](const char* key) -> std::optional<int> {
+      if (!j.contains(key) || !j[key].is_number_integer()) return std::nullopt;
+      return j[key].get<int>();
+    };
     facts->training = flag("training");
     facts->output_kept = flag("output_kept");
+    facts->ps = count("ps");
+    facts->worker_slots = count("worker_slots");
+    facts->workers_started = count("workers_started");
   }
   return p;
 }

@@ -24,6 +24,11 @@ std::vector<std::string> LogsCommand(const KubernetesProfile& p,
                                      const std::string& run_id, bool follow);
 std::vector<std::string> DeleteCommand(const KubernetesProfile& p,
                                        const std::string& run_id);
+// patch job <the run's Job> --type=merge: its completions and
+// parallelism set to `indexes` (an elastic Indexed Job: dtf scale).
+std::vector<std::string> ScaleJobCommand(const KubernetesProfile& p,
+                                         const std::string& run_id,
+                                         int indexes);
 // get <the run's Job or TFJob kind> --selector=<run> --output=json: the
 // object whose conditions say how the run stands (WorkloadStateOf).
 std::vector<std::string> WorkloadCommand(const KubernetesProfile& p,
@@ -74,9 +79,10 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
 // reason on stderr).
 int RunAttached(const std::vector<std::string>& argv);
 
-// <run dir>/kubernetes.json: what dtf status, logs, stop and launch
+// <run dir>/kubernetes.json: what dtf status, logs, stop, scale and launch
 // --resume need of an applied run: {"run_id", "namespace", "context",
-// "flavour", "training", "output_kept"}.
+// "flavour", "training", "output_kept", "ps", "worker_slots",
+// "workers_started"}.
 inline constexpr char kRunRecordName[] = "kubernetes.json";
 // What a record says of the run beyond where its objects are; unset in a
 // record written before it said so.
@@ -86,6 +92,12 @@ struct RunRecordFacts {
   // The pods write train.output_dir on kubernetes.output, so the run's
   // checkpoints outlive them.
   std::optional<bool> output_kept;
+  // A run launched with worker slots to start (max_workers): its parameter
+  // servers, worker slots and the workers its Job runs now (dtf scale
+  // raises it).
+  std::optional<int> ps;
+  std::optional<int> worker_slots;
+  std::optional<int> workers_started;
 };
 std::string RunRecordJson(const std::string& run_id, const KubernetesProfile& p,
                           const RunRecordFacts& facts);

@@ -48,6 +48,10 @@ std::vector<std::string> ServeArgs(const RenderRequest& r) {
     args.push_back("--threads");
     args.push_back(std::to_string(r.threads));
   }
+  if (r.started_workers > 0 && r.started_workers < r.workers) {
+    args.push_back("--started-workers");
+    args.push_back(std::to_string(r.started_workers));
+  }
   if (!r.device.empty()) {
     args.push_back("--set");
     args.push_back(StrCat("train.device=\"", r.device, "\""));
@@ -244,14 +248,19 @@ void RenderJobFlavour(const RenderRequest& r, const std::string& name,
   job["metadata"] = Metadata(r, name);
   Manifest& spec = job["spec"];
   spec["completionMode"] = "Indexed";
-  spec["completions"] = total;
-  spec["parallelism"] = total;
+  // With reserved slots (max_workers) the Job starts fewer indexes: an
+  // elastic Indexed Job (completions = parallelism) that dtf scale patches.
+  const int started =
+      r.ps + (r.started_workers > 0 ? r.started_workers : r.workers);
+  spec["completions"] = started;
+  spec["parallelism"] = started;
   spec["backoffLimitPerIndex"] = r.max_restarts;
   // An index out of restarts fails the Job, and its controller stops the
   // other pods: a run is not left to finish without a task's share. With
   // elastic workers (min_workers), that many worker indexes may fail for
   // good first while the run goes on without them.
-  spec["maxFailedIndexes"] = r.min_workers > 0 ? r.workers - r.min_workers : 0;
+  spec["maxFailedIndexes"] =
+      r.min_workers > 0 ? started - r.ps - r.min_workers : 0;
   spec["podReplacementPolicy"] = "Failed";
   // The run is done when the chief (index ps) is: the Job then succeeds
   // and its controller stops the pods still running (a worker stopped or

@@ -14,7 +14,10 @@
 //     service.yaml  a headless Service (publishNotReadyAddresses) naming
 //                   every pod <run>-<i>.<run>.<ns>.svc.<domain>
 //     job.yaml      an Indexed Job of ps + workers pods: index < ps is a
-//                   parameter server, the rest workers; it succeeds when
+//                   parameter server, the rest workers (with max_workers,
+//                   ps + started_workers of them at first: an elastic
+//                   Indexed Job, completions = parallelism, which dtf
+//                   scale patches up to ps + workers); it succeeds when
 //                   every worker index has (successPolicy), a failed
 //                   index is retried max_restarts times
 //                   (backoffLimitPerIndex, podReplacementPolicy Failed),
@@ -51,7 +54,11 @@ struct RenderRequest {
   KubernetesProfile profile;
   std::string run_id;  // FormatRunId's form
   int ps = 1;
+  // The worker slots: every worker's address and certificate are made.
   int workers = 2;
+  // The profile's max_workers (flavour "job"): the workers the Job starts
+  // with, the slots above waiting for dtf scale; 0: every one.
+  int started_workers = 0;
   int threads = 0;       // 0: not passed
   int max_restarts = 0;  // retries of a failed pod
   // Flavour "job": how many worker indexes must be left (the profile's

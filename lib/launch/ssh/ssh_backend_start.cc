@@ -312,10 +312,15 @@ StatusOr<ProcessId> SshBackend::StartAgain(size_t i, bool) {
     return Annotate(id.status(), StrCat("task ", plan.name(), " on ", plan.host,
                                         " failed to start again"));
   }
-  t.process = *id;
-  t.started = true;
   t.exit.reset();
   t.ready = false;
+  // A reserved slot never started (an allreduce run scaled up): its
+  // output is followed from now on.
+  if (!t.started) {
+    Started(i, *id);
+    return *id;
+  }
+  t.process = *id;
   Note(StrCat(plan.name(), " started again on ", plan.host, " (pid ", id->pid,
               ")"));
   return *id;

@@ -4,6 +4,7 @@
 #include "lib/launch/k8s/k8s_resume.h"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -49,7 +50,11 @@ TEST(WorkloadState, FromTheJobsConditions) {
 class ResumeTest : public ::testing::Test {
  protected:
   // A run directory as dtf launch --profile k8s leaves it.
-  std::string RunDir(const RunRecordFacts& facts) {
+  std::string RunDir(std::optional<bool> training,
+                     std::optional<bool> output_kept) {
+    RunRecordFacts facts;
+    facts.training = training;
+    facts.output_kept = output_kept;
     const std::string run = StrCat(dir_.path(), "/runs/r1");
     std::filesystem::create_directories(StrCat(run, "/kubernetes"));
     KubernetesProfile p;
@@ -68,7 +73,7 @@ class ResumeTest : public ::testing::Test {
 
 TEST_F(ResumeTest, DryRunPrintsTheCommands) {
   how_.dry_run = true;
-  const std::string run = RunDir({.training = true, .output_kept = true});
+  const std::string run = RunDir(true, true);
   StatusOr<std::string> out = ResumeKubernetesRun(run, how_);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, StrCat("kubectl --namespace=ml get jobs.batch "
@@ -82,18 +87,16 @@ TEST_F(ResumeTest, DryRunPrintsTheCommands) {
 
 TEST_F(ResumeTest, RefusesRunsWithNothingToResume) {
   how_.dry_run = true;
-  StatusOr<std::string> out = ResumeKubernetesRun(
-      RunDir({.training = true, .output_kept = false}), how_);
+  StatusOr<std::string> out = ResumeKubernetesRun(RunDir(true, false), how_);
   ASSERT_EQ(out.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(Message(out.status())),
               HasSubstr("run r1: its pods wrote train.output_dir where "
                         "nothing outlives them"));
-  out = ResumeKubernetesRun(
-      RunDir({.training = false, .output_kept = std::nullopt}), how_);
+  out = ResumeKubernetesRun(RunDir(false, std::nullopt), how_);
   ASSERT_EQ(out.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(Message(out.status())),
               HasSubstr("is a scoring run (dtf predict)"));
-  const std::string run = RunDir({.training = true, .output_kept = true});
+  const std::string run = RunDir(true, true);
   std::filesystem::remove_all(StrCat(run, "/kubernetes"));
   out = ResumeKubernetesRun(run, how_);
   ASSERT_EQ(out.status().code(), StatusCode::kFailedPrecondition);

@@ -129,6 +129,29 @@ TEST(RenderManifests, MinWorkersLetsThatManyWorkerIndexesFail) {
   EXPECT_THAT(JoinDocuments(*objects), HasSubstr("maxFailedIndexes: 1\n"));
 }
 
+// Worker slots to start later (max_workers): the Job starts ps + the
+// workers started, an elastic Indexed Job (completions = parallelism);
+// every slot has its address and certificate, and the pods are told how
+// many workers start.
+TEST(RenderManifests, MaxWorkersStartsFewerIndexesThanSlots) {
+  RenderRequest r = FullRequest(Flavour::kJob);
+  ASSERT_EQ(r.workers, 3);
+  r.started_workers = 2;
+  r.min_workers = 1;
+  StatusOr<std::vector<RenderedObject>> objects = RenderManifests(r);
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  const std::string text = JoinDocuments(*objects);
+  EXPECT_THAT(text,
+              HasSubstr("  completions: " + std::to_string(r.ps + 2) +
+                        "\n  parallelism: " + std::to_string(r.ps + 2) + "\n"));
+  EXPECT_THAT(text, HasSubstr("- \"--started-workers\"\n"));
+  EXPECT_THAT(text, HasSubstr("maxFailedIndexes: 1\n"));
+  const std::string last_slot =
+      StrCat(ObjectName(r.run_id), "-", r.ps + 2, ".");
+  EXPECT_THAT(text, HasSubstr(last_slot));
+  EXPECT_EQ(CountOf(text, "- \"--started-workers\""), 1);
+}
+
 TEST(RenderManifests, JobFlavourMatchesItsGolden) {
   StatusOr<std::vector<RenderedObject>> objects =
       RenderManifests(FullRequest(Flavour::kJob));
@@ -326,6 +349,10 @@ TEST(Kubectl, CommandLinesSelectTheRunByLabel) {
             "tfjobs.kubeflow.org,configmaps,secrets "
             "--selector=dtf.dev/run-id=r1 --ignore-not-found");
   EXPECT_EQ(ShellJoin({"a b", "it's"}), "'a b' 'it'\\''s'");
+  p.flavour = Flavour::kJob;
+  EXPECT_EQ(ShellJoin(ScaleJobCommand(p, "r1", 4)),
+            "kubectl --namespace=ml patch job dtf-r1 --type=merge "
+            "'--patch={\"spec\":{\"completions\":4,\"parallelism\":4}}'");
 }
 
 TEST(Kubectl, RunRecordRoundTrips) {
@@ -333,8 +360,10 @@ TEST(Kubectl, RunRecordRoundTrips) {
   p.ns = "ml";
   p.context = "prod";
   p.flavour = Flavour::kTfJob;
-  const std::string json = RunRecordJson(
-      "20261125-120000-abcd", p, {.training = true, .output_kept = false});
+  RunRecordFacts written;
+  written.training = true;
+  written.output_kept = false;
+  const std::string json = RunRecordJson("20261125-120000-abcd", p, written);
   EXPECT_EQ(json,
             "{\n  \"run_id\": \"20261125-120000-abcd\",\n  \"namespace\": "
             "\"ml\",\n  \"context\": \"prod\",\n  \"flavour\": \"tfjob\",\n"
@@ -346,6 +375,19 @@ TEST(Kubectl, RunRecordRoundTrips) {
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(facts.training, true);
   EXPECT_EQ(facts.output_kept, false);
+  EXPECT_FALSE(facts.worker_slots.has_value());
+  // A run with worker slots to start keeps their counts.
+  written.ps = 1;
+  written.worker_slots = 3;
+  written.workers_started = 2;
+  RunRecordFacts counts;
+  std::string counted_id;
+  ASSERT_TRUE(ParseRunRecord(RunRecordJson("r2", p, written), "k.json",
+                             &counted_id, &counts)
+                  .ok());
+  EXPECT_EQ(counts.ps, 1);
+  EXPECT_EQ(counts.worker_slots, 3);
+  EXPECT_EQ(counts.workers_started, 2);
   // A record of a dtf before the facts were kept says nothing of them.
   std::string old_id;
   ASSERT_TRUE(ParseRunRecord("{\"run_id\": \"r\", \"namespace\": \"n\", "

@@ -11,6 +11,8 @@ Kubernetes run:
   logs POD [--container=C] [--tail=N]
   exec POD [--container=C] -- ARGV...
   delete KINDS [--selector=K=V,...] [--ignore-not-found]
+  patch job NAME --type=merge --patch=JSON (an elastic Indexed Job's
+      spec.completions and spec.parallelism, changed together)
 Anything else is an error (exit 1).
 
 The cluster's state lives in the directory $DTF_PROCESS_CLUSTER: the
@@ -715,6 +717,55 @@ def cmd_exec(args, ns):
     return code if code >= 0 else 128 - code
 
 
+def cmd_patch(args, ns):
+    """A merge patch of a Job's completions and parallelism: Kubernetes
+    lets an Indexed Job change its completions only together with its
+    parallelism, to the same value (an elastic Indexed Job)."""
+    opts, rest = options(args, {"type": True, "patch": True}, 2)
+    if len(rest) != 2 or KINDS.get(rest[0], ("",))[0] != "Job":
+        raise Error("only `patch job NAME` is served here")
+    if opts.get("type") != "merge" or "patch" not in opts:
+        raise Error("only --type=merge --patch=JSON is served here")
+    try:
+        patch = json.loads(opts["patch"])
+    except json.JSONDecodeError as e:
+        raise Error(f"--patch: {e}")
+    spec = patch.get("spec", {}) if isinstance(patch, dict) else {}
+    if set(patch) != {"spec"} or not spec or \
+            not set(spec) <= {"completions", "parallelism"}:
+        raise Error("only spec.completions and spec.parallelism are "
+                    "patched here")
+    state = State()
+    try:
+        o = state.find("Job", ns, rest[1])
+        if o is None:
+            raise Error(f'Error from server (NotFound): jobs.batch '
+                        f'"{rest[1]}" not found')
+        old = o["manifest"]["spec"]
+        new = dict(old, **spec)
+        if new.get("completions") != old.get("completions") and \
+                new.get("completions") != new.get("parallelism"):
+            raise Error(f'The Job "{rest[1]}" is invalid: spec.completions: '
+                        f'Invalid value: {new.get("completions")}: can only '
+                        f'be modified in tandem with spec.parallelism')
+        if new == old:
+            print(f"job.batch/{rest[1]} patched (no change)")
+            return 0
+        o["manifest"]["spec"] = new
+        # The new indexes' pods get loopback ports of their own.
+        addresses = o["job"]["addresses"]
+        if o["job"]["port"] is not None:
+            for i in range(new.get("completions", 1)):
+                addresses.setdefault(f"{rest[1]}-{i}",
+                                     f"127.0.0.1:{run_pods.free_port()}")
+        state.save()
+        reconcile(state)
+    finally:
+        state.close()
+    print(f"job.batch/{rest[1]} patched")
+    return 0
+
+
 def cmd_delete(args, ns):
     opts, rest = options(args, {"selector": True, "ignore-not-found": False}, 1)
     if not rest:
@@ -768,7 +819,8 @@ def main(argv):
         raise Error("no command given")
     verb, args = argv[0], argv[1:]
     verbs = {"version": cmd_version, "apply": cmd_apply, "get": cmd_get,
-             "logs": cmd_logs, "exec": cmd_exec, "delete": cmd_delete}
+             "logs": cmd_logs, "exec": cmd_exec, "delete": cmd_delete,
+             "patch": cmd_patch}
     if verb == "config":
         return cmd_config(args, context)
     if verb not in verbs:
