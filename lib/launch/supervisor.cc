@@ -325,8 +325,14 @@ bool Run::OnEnded(size_t i) {
 int Run::LiveWorkers(size_t i) const {
   int live = 0;
   for (size_t j = 0; j < tasks_.size(); ++j) {
+    // In an allreduce run the ranks that ended in the same look as task i
+    // ended of its loss (their collectives failed): live all the same.
+    const bool alive =
+        !tasks_[j].end ||
+        (plan_.allreduce() && std::find(ended_now_.begin(), ended_now_.end(),
+                                        j) != ended_now_.end());
     if (j != i && plan_.tasks[j].role == Role::kWorker && tasks_[j].started &&
-        !tasks_[j].end) {
+        !tasks_[j].left_out && alive) {
       ++live;
     }
   }

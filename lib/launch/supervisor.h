@@ -136,7 +136,8 @@ class Run : private BackendEvents {
   // Whether the chief has exited and the others are done or out of time;
   // then the run is finished.
   bool ChiefDone();
-  // The workers still running but task i (the chief among them).
+  // The workers still running but task i (the chief among them; in an
+  // allreduce run, those that ended in the same look too).
   int LiveWorkers(size_t i) const;
   // Acts on a new <run dir>/scale.json (`dtf scale`): Scale, noting why
   // when it cannot.
