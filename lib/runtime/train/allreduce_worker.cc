@@ -36,6 +36,17 @@ StatusOr<TrainResult> RunAllreduceWorker(const JobFile& job,
                       " workers take part; it reads the input shard",
                       layout.shards.size() > 2 ? "s" : "", " of worker ", dealt,
                       " too"));
+    // On a GPU the positions ride on no vote: a dealt shard is resumed by
+    // its batches' count, which holds only for a shard its own worker
+    // read alone.
+    if (!update->commits_positions()) {
+      hooks.Note(StrCat(self,
+                        ": warning: the positions of input shards read by "
+                        "another worker are not committed on this device "
+                        "(only the CPU's vote carries them): a later "
+                        "restart may read some of their batches again or "
+                        "skip them"));
+    }
   }
   // Every shard's input from what rank 0 sent (allreduce_restore.h), or
   // from the start.
