@@ -56,12 +56,10 @@ StatusOr<WorkloadState> WorkloadStateOf(std::string_view json) {
 
 StatusOr<std::string> ResumeKubernetesRun(const std::string& run_dir,
                                           const HandOffOptions& how) {
-  const std::string record = StrCat(run_dir, "/", kRunRecordName);
-  DTF_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(record));
   std::string id;
   RunRecordFacts facts;
   DTF_ASSIGN_OR_RETURN(const KubernetesProfile p,
-                       ParseRunRecord(text, record, &id, &facts));
+                       ReadRunRecord(run_dir, &id, &facts));
   if (facts.training == false) {
     return FailedPreconditionError(
         StrCat("run ", id, " (", run_dir,

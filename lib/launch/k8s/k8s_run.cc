@@ -85,6 +85,15 @@ Status KubernetesPlanHooks::CheckProfile(const Profile& profile) const {
 
 namespace {
 
+// FailedPrecondition naming the profile's `key` (= `value`) and `why`
+// unless its [kubernetes] flavour is "job".
+Status NeedsJobFlavour(const Profile& profile, const char* key, int value,
+                       std::string_view why) {
+  if (KubernetesTableOf(profile).flavour == Flavour::kJob) return OkStatus();
+  return FailedPreconditionError(
+      StrCat(KeyWhere(profile, key), ": ", key, " = ", value, ": ", why));
+}
+
 // What the run record keeps of a training run: with worker slots to start
 // (max_workers), the counts dtf scale needs.
 RunRecordFacts RecordFactsOf(const RenderRequest& req, bool output_kept) {
@@ -112,27 +121,23 @@ StatusOr<std::string> HandOffKubernetesRun(const PlanRequest& r,
   req.threads = profile.threads;
   req.max_restarts = profile.max_restarts;
   DTF_RETURN_IF_ERROR(CheckMinWorkers(r, KubernetesPlanHooks()));
-  if (profile.min_workers > 0 && req.profile.flavour != Flavour::kJob) {
-    return FailedPreconditionError(
-        StrCat(KeyWhere(profile, "min_workers"),
-               ": min_workers = ", profile.min_workers,
-               ": elastic workers need flavour = \"job\" (an Indexed Job "
-               "whose maxFailedIndexes lets worker indexes fail for good); a "
-               "TFJob has no count of replicas that may fail"));
+  if (profile.min_workers > 0) {
+    DTF_RETURN_IF_ERROR(NeedsJobFlavour(
+        profile, "min_workers", profile.min_workers,
+        "elastic workers need flavour = \"job\" (an Indexed Job whose "
+        "maxFailedIndexes lets worker indexes fail for good); a TFJob has no "
+        "count of replicas that may fail"));
   }
   req.min_workers = profile.min_workers;
   // Workers added to the running Job (dtf scale patches its completions):
   // every slot's address and certificate are made now.
   DTF_RETURN_IF_ERROR(CheckMaxWorkers(r, KubernetesPlanHooks()));
   if (profile.max_workers > req.workers) {
-    if (req.profile.flavour != Flavour::kJob) {
-      return FailedPreconditionError(
-          StrCat(KeyWhere(profile, "max_workers"),
-                 ": max_workers = ", profile.max_workers,
-                 ": workers added to a running run need flavour = \"job\" (an "
-                 "elastic Indexed Job, whose completions dtf scale patches); a "
-                 "TFJob's replicas are fixed"));
-    }
+    DTF_RETURN_IF_ERROR(NeedsJobFlavour(
+        profile, "max_workers", profile.max_workers,
+        "workers added to a running run need flavour = \"job\" (an elastic "
+        "Indexed Job, whose completions dtf scale patches); a TFJob's "
+        "replicas are fixed"));
     req.started_workers = req.workers;
     req.workers = profile.max_workers;
   }

@@ -27,12 +27,10 @@ Status RecordJobIndexes(const std::string& path, int from, int to) {
 
 StatusOr<std::string> ScaleKubernetesRun(const std::string& run_dir,
                                          int workers) {
-  const std::string record = StrCat(run_dir, "/", kRunRecordName);
-  DTF_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(record));
   std::string id;
   RunRecordFacts facts;
   DTF_ASSIGN_OR_RETURN(const KubernetesProfile p,
-                       ParseRunRecord(text, record, &id, &facts));
+                       ReadRunRecord(run_dir, &id, &facts));
   if (p.flavour != Flavour::kJob || !facts.ps || !facts.worker_slots ||
       !facts.workers_started) {
     return FailedPreconditionError(StrCat(
@@ -65,7 +63,8 @@ StatusOr<std::string> ScaleKubernetesRun(const std::string& run_dir,
         StrCat("kubernetes: ", ShellJoin(patch), " failed:\n", patched.output));
   }
   facts.workers_started = workers;
-  DTF_RETURN_IF_ERROR(WriteFileAtomically(record, RunRecordJson(id, p, facts)));
+  DTF_RETURN_IF_ERROR(WriteFileAtomically(StrCat(run_dir, "/", kRunRecordName),
+                                          RunRecordJson(id, p, facts)));
   // The recorded Job too, so that dtf launch --resume applies it at the
   // size it was scaled to.
   DTF_RETURN_IF_ERROR(RecordJobIndexes(StrCat(run_dir, "/kubernetes/job.yaml"),

@@ -391,6 +391,14 @@ StatusOr<KubernetesProfile> ParseRunRecord(std::string_view json,
   return p;
 }
 
+StatusOr<KubernetesProfile> ReadRunRecord(const std::string& run_dir,
+                                          std::string* run_id,
+                                          RunRecordFacts* facts) {
+  const std::string record = StrCat(run_dir, "/", kRunRecordName);
+  DTF_ASSIGN_OR_RETURN(const std::string text, ReadFileToString(record));
+  return ParseRunRecord(text, record, run_id, facts);
+}
+
 Status CheckCluster(const KubernetesProfile& p) {
   std::vector<std::string> context = {"kubectl", "config", "current-context"};
   if (!p.context.empty()) {

@@ -109,6 +109,11 @@ StatusOr<KubernetesProfile> ParseRunRecord(std::string_view json,
                                            std::string* run_id,
                                            RunRecordFacts* facts = nullptr);
 
+// ParseRunRecord of <run_dir>/kubernetes.json; errors name the file.
+StatusOr<KubernetesProfile> ReadRunRecord(const std::string& run_dir,
+                                          std::string* run_id,
+                                          RunRecordFacts* facts);
+
 // FailedPrecondition naming the problem when kubectl is missing, has no
 // current context (or not p.context), or cannot reach the context's
 // cluster within a few seconds; what to do instead (--render DIR) is part
