@@ -230,6 +230,9 @@ StatusOr<ProcessId> SlurmBackend::StartAgain(size_t i, bool all) {
   for (const std::string& word : RestartArgv(plan)) spawn.argv.push_back(word);
   spawn.argv.push_back("--replace");
   spawn.argv.push_back(std::to_string(i));
+  // The profile's [env], which the batch script exports to the job's first
+  // step: srun carries the caller's environment into this one.
+  spawn.env = plan.env;
   spawn.stdout_file = StrCat(plan.dir, "/", kStepStdout);
   spawn.stderr_file = StrCat(plan.dir, "/", kStepStderr);
   spawn.append = true;

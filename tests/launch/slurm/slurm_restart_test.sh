@@ -3,9 +3,9 @@
 # (tests/testing/slurm_cluster.sh, started once for every case); the census
 # job, 1 PS + 2 workers, checkpoints every 50 steps:
 #   1. max_restarts = 1: worker:1's dtf serve killed mid-run is started
-#      again in a job step of its own (srun --overlap) and the run succeeds
-#      with accuracy >= 0.85; `dtf status` counts the restart; then the
-#      same for ps:0
+#      again in a job step of its own (srun --overlap), with the profile's
+#      [env] (its input trace goes on), and the run succeeds with accuracy
+#      >= 0.85; `dtf status` counts the restart; then the same for ps:0
 #   2. a run cancelled with scancel (not dtf stop) goes on with
 #      `dtf launch --resume` from its checkpoint to accuracy >= 0.85
 #   3. max_restarts = 0: a worker killed mid-run fails the run
@@ -31,7 +31,11 @@ max_restarts = $restarts
 nodes = 1
 time_limit = "00:20:00"
 base_port = $port
+
+[env]
+DTF_TEST_INPUT_TRACE = "fnlwgt@$work/trace-r$restarts"
 TOML
+  mkdir -p "$work/trace-r$restarts"
 done
 # Long enough to kill a task mid-run (about 6 s of training here).
 sets=(--set train.epochs=25 --set train.checkpoint_every_steps=50)
@@ -87,6 +91,11 @@ for task in worker:1 ps:0; do
   grep -q "$task: \(resuming at global step\|restoring from\)" \
     "$runs/$id/$role-$index/stderr" ||
     { show "$runs/$id/$role-$index/stderr"; fail "$task did not restore"; }
+  # The task started again has the profile's [env]: its trace goes on.
+  if [[ "$task" == worker:1 ]]; then
+    starts="$(grep -c '^start ' "$work/trace-r1/worker-1.trace")"
+    [[ "$starts" == 2 ]] || fail "worker:1's input trace has $starts start lines, not 2: the task started again lacks the profile's [env]"
+  fi
   acc="$(accuracy_ok "$work/m-$role.json")" || exit 1
   clean_after "$id"
   echo "ok: $task killed mid-run, started again in the allocation, accuracy $acc"
