@@ -15,11 +15,14 @@ A restart of every task (a resumed run, an allreduce run restarted from
 its checkpoint) rolls the model back: a worker's trace then has a new
 "start" line, at the checkpoint's global step, and the steps of the run
 before it computed at that step or later are not counted (their updates
-were lost with the run; the restored run reads their batches again). The
-chief's trace tells such restarts from a worker restarted alone: it starts
-again only with every task. A worker the run went on without (an
-allreduce run restarted at a new size) has no line after it, and its
-steps at or past the restart's step are not counted either."""
+were lost with the run; the restored run reads their batches again). In
+an allreduce run every start of the chief again is such a restart (its
+ranks cannot go on without it), so a worker the run went on without (an
+allreduce run restarted at a new size) has its steps at or past the
+restart's step left out too, though it has no line after it. In the
+parameter-server modes the chief can start again alone (a pod the Job
+controller replaced) while the others step on: there only a worker's own
+later start cuts its steps."""
 import collections
 import csv
 import os
@@ -56,17 +59,18 @@ class Expected:
                     if len(row) > at:
                         self.per_epoch[int(row[at])] += 1
 
-    def count(self, trace_dir):
+    def count(self, trace_dir, allreduce=False):
         """What the traces under trace_dir read against the rows: a dict
         with the examples read, expected, never read and read twice (or
-        more: each read past the expected count)."""
+        more: each read past the expected count). `allreduce`: the run's
+        chief starts again only with every rank."""
         seen = collections.Counter()
         traces = sorted(n for n in os.listdir(trace_dir)
                         if n.endswith(".trace")) if os.path.isdir(
                             trace_dir) else []
         chief = os.path.join(trace_dir, "worker-0.trace")
         restarts = [start for start, _ in read_segments(chief)[1:]] if (
-            os.path.exists(chief)) else []
+            allreduce and os.path.exists(chief)) else []
         for name in traces:
             for value in kept_values(os.path.join(trace_dir, name),
                                      restarts):

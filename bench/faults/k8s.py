@@ -129,7 +129,9 @@ class K8sRunner(Runner):
         except RuntimeError as e:
             at.failure = f"bench: {e}"
         self.record_end(at, rec)
-        rec["examples"] = self.expected.count(os.path.join(cdir, "trace"))
+        rec["examples"] = self.expected.count(
+            os.path.join(cdir, "trace"),
+            allreduce="train.mode=allreduce" in cell.sets)
         rec["verdict"] = self.verdict(cell, rec)
         rec["logs"] = cdir
         rec["series"] = [[round(t, 2), step] for t, step in at.series]

@@ -136,7 +136,9 @@ class Runner:
         finally:
             self.end_launchers(at)
         self.record_end(at, rec, metrics)
-        rec["examples"] = self.expected.count(os.path.join(cdir, "trace"))
+        rec["examples"] = self.expected.count(
+            os.path.join(cdir, "trace"),
+            allreduce="train.mode=allreduce" in cell.sets)
         rec["verdict"] = self.verdict(cell, rec)
         rec["logs"] = cdir
         rec["series"] = [[round(t, 2), step] for t, step in at.series]
