@@ -101,10 +101,9 @@ InputPosition CommittedResumePosition(const WorkerOptions& options,
   const size_t i = size_t(options.index);
   if (i >= committed->size() || !(*committed)[i]) return recorded;
   const InputPosition& at = *(*committed)[i];
-  if (std::pair(at.epoch, at.epoch_record) <=
-      std::pair(recorded.epoch, recorded.epoch_record)) {
-    return recorded;
-  }
+  // The whole position: where shuffling drains its buffer at an epoch's
+  // end, the records read stay and only those yielded (emitted) move on.
+  if (PositionNumbers(at) <= PositionNumbers(recorded)) return recorded;
   hooks.Note(StrCat(self, ": resuming at epoch ", at.epoch + 1, ", record ",
                     at.epoch_record, " of its input instead (the position ",
                     "the parameter servers committed with its last batch ",
