@@ -313,10 +313,8 @@ class AllreduceUpdate : public ReplicaUpdate {
   // batch, it joins the rest of that step with zeros and applies the same
   // update as every rank.
   StatusOr<Agreement> Vote(Agreement mine) override {
-    for (kernels::Tensor& bucket : packed_) {
-      std::fill_n(bucket.data(), bucket.size(), 0.0f);
-    }
     kernels::Tensor& first = packed_.front();
+    std::fill_n(first.data(), first.size(), 0.0f);
     WriteVote(mine, first.data());
     DTF_RETURN_IF_ERROR(comm_->AllReduceMean(&first));
     ReadHeader();
@@ -324,7 +322,9 @@ class AllreduceUpdate : public ReplicaUpdate {
     bool changed = false;
     Status st;
     for (size_t i = 1; i < buckets_.size() && st.ok(); ++i) {
-      st = comm_->AllReduceMean(&packed_[i]);
+      kernels::Tensor& bucket = packed_[i];
+      std::fill_n(bucket.data(), bucket.size(), 0.0f);
+      st = comm_->AllReduceMean(&bucket);
     }
     if (st.ok()) st = ApplyAveraged(&changed);
     if (!st.ok() && changed) consistent_ = false;
