@@ -58,6 +58,11 @@ inline std::optional<InputPosition> PositionFromNumbers(
 struct InputShard {
   int shard = 0;
   InputPosition start;
+  // Which handing of the shard this is: the chief numbers each anew (0:
+  // a worker's own shard, never handed on). A worker that reads the shard
+  // under another number lost it and got it back while it did not look:
+  // it reads on from `start`, not from where it was.
+  uint64_t grant = 0;
 
   bool operator==(const InputShard&) const = default;
 };

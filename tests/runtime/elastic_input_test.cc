@@ -74,6 +74,19 @@ int StepsIn(const std::string& path) {
   return steps;
 }
 
+// The lines of a task's stderr about input shards and positions.
+std::string ShardNotes(const std::string& err) {
+  std::istringstream in(err);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("input") != std::string::npos ||
+        line.find("taken for dead") != std::string::npos) {
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
 class ElasticInputRun : public ::testing::Test {
  protected:
   // Runs titanic on 1 PS and 3 workers (`profile_extra` added to the
@@ -128,7 +141,8 @@ class ElasticInputRun : public ::testing::Test {
       ReadTrace(StrCat(trace, "/worker-", w, ".trace"), w, read, nullptr);
     }
     worker2_err_ = dtf::testing::ReadFile(r.plan().tasks[3].stderr_file);
-    return dtf::testing::ReadFile(r.plan().chief().stderr_file);
+    chief_err_ = dtf::testing::ReadFile(r.plan().chief().stderr_file);
+    return chief_err_;
   }
 
   // Every example of every shard read; shard 2 read again by at most
@@ -152,7 +166,9 @@ class ElasticInputRun : public ::testing::Test {
       const int64_t twice = int64_t(got.size()) - int64_t(want.size());
       EXPECT_GE(twice, 0) << "shard " << s;
       EXPECT_LE(twice, s == 2 ? again * kBatch : 0)
-          << "shard " << s << " read again";
+          << "shard " << s << " read again; the chief said:\n"
+          << ShardNotes(chief_err_) << "worker 2 said:\n"
+          << ShardNotes(worker2_err_);
       if (s == 2) ::testing::Test::RecordProperty("read_twice", int(twice));
     }
   }
@@ -168,8 +184,9 @@ class ElasticInputRun : public ::testing::Test {
   // The worker whose 20th step sets off the fault.
   std::string trigger_ = "worker-2";
   int trigger_steps_ = 20;
-  // Worker 2's stderr, once Run returned.
+  // Worker 2's and the chief's stderr, once Run returned.
   std::string worker2_err_;
+  std::string chief_err_;
 };
 
 class ElasticInputTest : public ElasticInputRun,

@@ -241,7 +241,7 @@ TEST_F(WatchdogTest, ALostWorkersInputShardIsHandedOnToALiveWorker) {
   EXPECT_FALSE(service_.HasInputToHandOn());
   ASSERT_TRUE(service_.InputShardsOf("worker:0").has_value());
   EXPECT_THAT(*service_.InputShardsOf("worker:0"),
-              ElementsAre(InputShard{0, {}}, InputShard{2, at}));
+              ElementsAre(InputShard{0, {}}, InputShard{2, at, 1}));
   EXPECT_EQ(service_.InputShardsOf("worker:1"), std::nullopt);
   EXPECT_TRUE(service_.UnreadShards().empty());
 
@@ -260,6 +260,7 @@ TEST_F(WatchdogTest, ALostWorkersInputShardIsHandedOnToALiveWorker) {
   ASSERT_EQ(next.input().shards_size(), 1);
   EXPECT_EQ(next.input().shards(0).shard(), 2);
   EXPECT_THAT(next.input().shards(0).position(), ElementsAre(4, 0, 12, 12, 0));
+  EXPECT_EQ(next.input().shards(0).grant(), 2u) << "its second handing";
   EXPECT_THAT(service_.HandOnInput(committed),
               ElementsAre("worker:0 releases worker:2's input shard to "
                           "worker:2",

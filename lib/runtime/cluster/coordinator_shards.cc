@@ -256,6 +256,7 @@ void CoordinatorService::AnswerInputShards(const rpc::HeartbeatRequest& request,
     rpc::InputShard* out = input->add_shards();
     out->set_shard(s.shard);
     for (const int64_t n : PositionNumbers(s.start)) out->add_position(n);
+    out->set_grant(s.grant);
   }
 }
 

@@ -71,6 +71,7 @@ void InputShardTable::Give(int s, int w, uint64_t incarnation,
   h.worker = w;
   h.incarnation = incarnation;
   h.start = start;
+  ++h.grant;
   h.moved = true;
   h.parked = false;
   h.to = -1;
@@ -87,7 +88,7 @@ std::optional<std::vector<InputShard>> InputShardTable::Of(
     const Holder& h = holders_[s];
     if (h.worker != w || h.to >= 0) continue;
     if (h.moved && incarnation != 0 && h.incarnation != incarnation) continue;
-    of.push_back({int(s), h.start});
+    of.push_back({int(s), h.start, h.grant});
   }
   return of;
 }

@@ -38,7 +38,7 @@ class InputShardTable {
   // parked (held, or orphaned and not handed on yet).
   std::optional<InputPosition> Parked(int s) const;
   // Hands shard s on to process `incarnation` of worker w, to read from
-  // `start`.
+  // `start`, under a grant number of its own (InputShard::grant).
   void Give(int s, int w, uint64_t incarnation, const InputPosition& start);
 
   // Asks worker `from`, which reads shard s, to release it to process
@@ -67,6 +67,7 @@ class InputShardTable {
     int worker = -1;
     uint64_t incarnation = 0;
     InputPosition start;
+    uint64_t grant = 0;  // Give numbers each handing anew
     bool moved = false;
     bool parked = false;  // Park
     // A release under way: to process `to_incarnation` of worker `to`.

@@ -32,7 +32,7 @@ std::vector<InputShard> InputShardsOf(const rpc::InputShards& input) {
     const std::optional<InputPosition> start = PositionFromNumbers(
         std::span<const int64_t>(n.data(), size_t(n.size())));
     if (s.shard() < 0 || !start) continue;
-    shards.push_back({s.shard(), *start});
+    shards.push_back({s.shard(), *start, s.grant()});
   }
   return shards;
 }

@@ -13,36 +13,56 @@ ShardedInput::ShardedInput(InputPipeline& own, int own_shard, Open open,
       open_(std::move(open)),
       assigned_(std::move(assigned)),
       released_(std::move(released)) {
-  sources_.push_back({own_shard, &own, nullptr});
+  sources_.push_back({own_shard, 0, &own, nullptr});
 }
 
 ShardedInput::~ShardedInput() = default;
 
+namespace {
+
+// Shard `shard` as `assigned` lists it; null when it does not.
+const InputShard* Listed(const std::vector<InputShard>& assigned, int shard) {
+  const auto it =
+      std::find_if(assigned.begin(), assigned.end(),
+                   [&](const InputShard& a) { return a.shard == shard; });
+  return it == assigned.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
 Status ShardedInput::Follow(const std::vector<InputShard>& assigned) {
   // Shards no longer listed: given up (opened again at the start the
-  // chief gives should it list one anew).
+  // chief gives should it list one anew). A shard listed under another
+  // grant was handed on and back since this worker last looked: what it
+  // read of it meanwhile another worker read too, so it reads on from the
+  // listed start (below), not from where it was.
   for (auto it = sources_.begin(); it != sources_.end();) {
-    const bool listed =
-        std::any_of(assigned.begin(), assigned.end(),
-                    [&](const InputShard& a) { return a.shard == it->shard; });
-    if (listed) {
+    const InputShard* listed = Listed(assigned, it->shard);
+    if (listed != nullptr && listed->grant == it->grant) {
       ++it;
       continue;
     }
-    if (released_) released_(it->shard, it->pipeline->position());
+    if (listed == nullptr && released_) {
+      released_(it->shard, it->pipeline->position());
+    }
     const size_t at = size_t(it - sources_.begin());
     it = sources_.erase(it);
     if (turn_ > at) --turn_;
   }
   // A shard read to its end that the chief asks back: released at its
-  // end (the worker it goes to reads nothing of it).
-  for (Ended& e : ended_) {
-    const bool listed =
-        std::any_of(assigned.begin(), assigned.end(),
-                    [&](const InputShard& a) { return a.shard == e.shard; });
-    if (listed || e.released) continue;
-    if (released_) released_(e.shard, e.end);
-    e.released = true;
+  // end (the worker it goes to reads nothing of it). One listed anew
+  // under another grant is read again from its listed start.
+  for (auto e = ended_.begin(); e != ended_.end();) {
+    const InputShard* listed = Listed(assigned, e->shard);
+    if (listed != nullptr && listed->grant != e->grant) {
+      e = ended_.erase(e);
+      continue;
+    }
+    if (listed == nullptr && !e->released) {
+      if (released_) released_(e->shard, e->end);
+      e->released = true;
+    }
+    ++e;
   }
   for (const InputShard& a : assigned) {
     const bool known =
@@ -53,7 +73,7 @@ Status ShardedInput::Follow(const std::vector<InputShard>& assigned) {
     DTF_ASSIGN_OR_RETURN(std::unique_ptr<InputPipeline> pipeline,
                          open_(a.shard, a.start));
     InputPipeline* raw = pipeline.get();
-    sources_.push_back({a.shard, raw, std::move(pipeline)});
+    sources_.push_back({a.shard, a.grant, raw, std::move(pipeline)});
     ++taken_count_;
   }
   if (turn_ >= sources_.size()) turn_ = 0;
@@ -71,8 +91,12 @@ bool ShardedInput::HasNew() {
   if (!now) return false;
   return std::any_of(now->begin(), now->end(), [&](const InputShard& a) {
     return std::none_of(sources_.begin(), sources_.end(),
-                        [&](const Source& s) { return s.shard == a.shard; }) &&
-           !HasEnded(a.shard);
+                        [&](const Source& s) {
+                          return s.shard == a.shard && s.grant == a.grant;
+                        }) &&
+           std::none_of(ended_.begin(), ended_.end(), [&](const Ended& e) {
+             return e.shard == a.shard && e.grant == a.grant;
+           });
   });
 }
 
@@ -101,7 +125,7 @@ StatusOr<bool> ShardedInput::Next(Batch* batch, int* shard,
     }
     // This shard has ended; the others go on.
     *position = s.pipeline->position();
-    ended_.push_back({s.shard, s.pipeline->position(), false});
+    ended_.push_back({s.shard, s.grant, s.pipeline->position(), false});
     sources_.erase(sources_.begin() + std::ptrdiff_t(turn_));
     if (turn_ >= sources_.size()) turn_ = 0;
   }

@@ -3,6 +3,7 @@
 // the chief handed on to it, read a batch of each in turn.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -38,12 +39,14 @@ class ShardedInput {
   // shard's position after the batch. A shard the chief no longer lists
   // (handed on to another worker while this one was taken for dead) is
   // read no more (and said so: `released`); one it lists anew is opened at
-  // its start; one read to its end here is not read again. With no shard
-  // left while a shard is being released to it, it waits for that one.
+  // its start, as is one it lists under another grant (handed on and back
+  // since the last look); one read to its end here is not read again. With no
+  // shard left while a shard is being released to it, it waits for that one.
   StatusOr<bool> Next(Batch* batch, int* shard, InputPosition* position);
 
   // Whether the chief lists a shard that is neither read here nor read to
-  // its end: Next would read on. Not while a Next is under way.
+  // its end under the grant listed: Next would read on. Not while a Next
+  // is under way.
   bool HasNew();
 
   // Shards read to their end, and shards taken over.
@@ -53,6 +56,7 @@ class ShardedInput {
  private:
   struct Source {
     int shard = 0;
+    uint64_t grant = 0;  // the chief's (InputShard::grant); 0 for its own
     InputPipeline* pipeline = nullptr;
     std::unique_ptr<InputPipeline> owned;  // null for the worker's own
   };
@@ -67,6 +71,7 @@ class ShardedInput {
   // of it was answered (the chief may ask for one it does not know ended).
   struct Ended {
     int shard = 0;
+    uint64_t grant = 0;
     InputPosition end;
     bool released = false;
   };

@@ -30,14 +30,15 @@ TEST(InputShardTable, EachWorkerReadsItsOwnUntilAShardIsHandedOn) {
   EXPECT_EQ(table.holder(2), 1);
   EXPECT_EQ(table.held(1), 2);
   EXPECT_EQ(table.incarnation(2), 11u);
+  // Its first handing (grant 1); the own shard never handed on (0).
   EXPECT_THAT(*table.Of(1, 11),
-              ElementsAre(InputShard{1, {}}, InputShard{2, at}));
+              ElementsAre(InputShard{1, {}}, InputShard{2, at, 1}));
   // Another process of worker 1 (a restart) reads its own; shard 2 went
   // with the process it was handed to.
   EXPECT_THAT(*table.Of(1, 12), ElementsAre(InputShard{1, {}}));
   // Any process (the chief's own view).
   EXPECT_THAT(*table.Of(1, 0),
-              ElementsAre(InputShard{1, {}}, InputShard{2, at}));
+              ElementsAre(InputShard{1, {}}, InputShard{2, at, 1}));
   EXPECT_EQ(table.Of(0, 5), std::nullopt);
   EXPECT_EQ(table.Of(3, 5), std::nullopt) << "no such worker";
 }
@@ -66,7 +67,9 @@ TEST(InputShardTable, AShardIsReleasedToAWorkerThatReadsNone) {
   EXPECT_FALSE(table.releasing(2));
   EXPECT_FALSE(table.Pending(2, 9));
   EXPECT_EQ(table.holder(2), 2);
-  EXPECT_THAT(*table.Of(2, 9), ElementsAre(InputShard{2, stopped}));
+  // Handed back under a grant of its own: the worker reads on from
+  // `stopped` even where it never saw the shard leave.
+  EXPECT_THAT(*table.Of(2, 9), ElementsAre(InputShard{2, stopped, 2}));
   EXPECT_FALSE(table.Released(2, 0, stopped)) << "once";
 }
 

@@ -165,5 +165,75 @@ TEST_F(ShardedInputTest, AShardIsReleasedWhereItsReadingStopped) {
   EXPECT_EQ(released.size(), 2u) << "said once";
 }
 
+// The chief handed a shard on and back (another grant) between two looks
+// of this worker: it reads on from the listed start, not from where its
+// pipeline was (that stretch another worker read), and says no release
+// (the chief asked none of it). Its own shard as a shard taken over, and
+// one read to its end here, alike.
+TEST_F(ShardedInputTest, AShardHandedOnAndBackUnseenIsReadFromTheListedStart) {
+  std::unique_ptr<InputPipeline> own = Open(0, {});
+  std::optional<std::vector<InputShard>> assigned;
+  std::vector<InputShard> released;
+  int opened = 0;
+  ShardedInput input(
+      *own, 0,
+      [&](int shard, const InputPosition& at) {
+        ++opened;
+        InputPipelineOptions o = options_;
+        o.reader_index = shard;
+        o.start = at;
+        return InputPipeline::Create(o);
+      },
+      [&] {
+        return AssignedShards{assigned, false};
+      },
+      [&](int shard, const InputPosition& at) {
+        released.push_back({shard, at});
+      });
+  Batch batch;
+  int shard = 0;
+  InputPosition at;
+  ASSERT_TRUE(*input.Next(&batch, &shard, &at));
+  // Another worker read shard 0 on for 4 batches, and gave it back.
+  std::unique_ptr<InputPipeline> reference = Open(0, {});
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(*reference->Next(&batch));
+  const InputPosition back = reference->position();
+  ASSERT_TRUE(*reference->Next(&batch));
+  assigned = std::vector<InputShard>{{0, back, 2}};
+  ASSERT_TRUE(*input.Next(&batch, &shard, &at));
+  EXPECT_EQ(shard, -1);
+  EXPECT_EQ(at, reference->position()) << "read on from the listed start";
+  EXPECT_EQ(opened, 1);
+  // Listed again under the same grant: read on where it is.
+  ASSERT_TRUE(*input.Next(&batch, &shard, &at));
+  ASSERT_TRUE(*reference->Next(&batch));
+  EXPECT_EQ(at, reference->position());
+  EXPECT_EQ(opened, 1);
+
+  // Shard 2 taken over, read to its end; listed anew under another grant
+  // from its last batch: that batch is read again (it was read here, but
+  // the chief hands on from what was committed).
+  std::unique_ptr<InputPipeline> other = Open(2, {});
+  int64_t batches = 0;
+  while (*other->Next(&batch)) ++batches;
+  other = Open(2, {});
+  for (int64_t i = 0; i + 1 < batches; ++i) ASSERT_TRUE(*other->Next(&batch));
+  const InputPosition last = other->position();
+  assigned = std::vector<InputShard>{{0, back, 2}, {2, {}, 1}};
+  int64_t of_two = 0;
+  while (*input.Next(&batch, &shard, &at)) of_two += shard == 2 ? 1 : 0;
+  EXPECT_EQ(of_two, batches);
+  EXPECT_FALSE(input.HasNew()) << "read to its end";
+  assigned = std::vector<InputShard>{{0, back, 2}, {2, last, 4}};
+  EXPECT_TRUE(input.HasNew());
+  ASSERT_TRUE(*input.Next(&batch, &shard, &at));
+  EXPECT_EQ(shard, 2);
+  ASSERT_TRUE(*other->Next(&batch));
+  EXPECT_EQ(at, other->position()) << "its last batch";
+  EXPECT_FALSE(*input.Next(&batch, &shard, &at)) << "once";
+  EXPECT_EQ(opened, 3);
+  EXPECT_TRUE(released.empty());
+}
+
 }  // namespace
 }  // namespace dtf::runtime
