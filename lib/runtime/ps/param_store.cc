@@ -267,15 +267,23 @@ void ParamStore::ApplyPendingLocked() {
   // is left to fail is the optimizer's own work on valid input.
   if (Status st = ApplySumsLocked(scale); !st.ok()) apply_error_ = st;
   for (size_t i = 0; i < pending_workers_.size(); ++i) {
-    if (pending_positions_[i]) {
-      positions_[size_t(pending_shards_[i])] = pending_positions_[i];
-    }
+    CommitPositionLocked(pending_shards_[i], pending_positions_[i]);
   }
   pending_workers_.clear();
   pending_positions_.clear();
   pending_shards_.clear();
   ++global_step_;
   step_cv_.notify_all();
+}
+
+void ParamStore::CommitPositionLocked(
+    int shard, const std::optional<InputPosition>& position) {
+  if (!position) return;
+  std::optional<InputPosition>& committed = positions_[size_t(shard)];
+  if (committed && PositionNumbers(*position) < PositionNumbers(*committed)) {
+    return;
+  }
+  committed = position;
 }
 
 void ParamStore::MaybeApplyLocked() {
@@ -327,7 +335,7 @@ StatusOr<PushResult> ParamStore::Push(const PushHeader& header,
       result.applied = true;
     }
     // Applied or dropped, the batch is done with.
-    if (header.position) positions_[size_t(shard)] = header.position;
+    CommitPositionLocked(shard, header.position);
     result.global_step = global_step_;
     return result;
   }
@@ -343,9 +351,9 @@ StatusOr<PushResult> ParamStore::Push(const PushHeader& header,
     pending_shards_.push_back(shard);
     result.applied = true;
     MaybeApplyLocked();
-  } else if (header.position) {
+  } else {
     // Dropped as stale: the batch is done with.
-    positions_[size_t(shard)] = header.position;
+    CommitPositionLocked(shard, header.position);
   }
   result.global_step = global_step_;
   return result;

@@ -149,6 +149,12 @@ class ParamStore {
   // advances the global step. REQUIRES: mu_ held.
   Status ApplySumsLocked(float scale);
   Status ApplyShardLocked(Shard& s, float scale);
+  // Commits `position` for input shard `shard` unless a later one is
+  // committed: a shard's reading only moves on, and a push that comes late
+  // (its worker stopped meanwhile, the shard read on by another) does not
+  // take the position back.
+  void CommitPositionLocked(int shard,
+                            const std::optional<InputPosition>& position);
   void ApplyPendingLocked();
   // Applies the pending sync step when every worker it waits for pushed.
   void MaybeApplyLocked();

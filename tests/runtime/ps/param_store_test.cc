@@ -357,6 +357,49 @@ TEST_F(ParamStoreTest, CommitsEachPushsInputPositionWithItsStep) {
   }
 }
 
+// A push that comes late with an earlier position of its shard (its
+// worker stopped while the chief handed the shard on, and another worker
+// read it on) leaves the later position committed, applied or dropped:
+// a checkpoint or a hand-on taken then starts no earlier than what was
+// read.
+TEST_F(ParamStoreTest, ALatePushDoesNotTakeAShardsPositionBack) {
+  for (const std::string_view mode : {"sync", "async"}) {
+    SCOPED_TRACE(mode);
+    Start(mode, 3);
+    const std::vector<Grad> grads = {DenseGrad(*kernel_, 1.0f)};
+    const std::vector<PieceView> views = Views(grads);
+    const auto committed = [&] {
+      GatherRequest request;
+      request.slots = true;
+      CollectingSink sink;
+      StatusOr<GatherResult> r = stores_[0]->Gather(request, sink);
+      EXPECT_TRUE(r.ok()) << r.status();
+      return r.ok() ? r->positions : WorkerPositions{};
+    };
+    stores_[0]->WorkerDone(0);
+    stores_[0]->WorkerDone(2);  // taken for dead: worker 1 reads shard 2
+    const InputPosition read_on{3, 0, 40, 40};
+    PushHeader header;
+    header.worker = 1;
+    header.shard = 2;
+    header.position = read_on;
+    ASSERT_TRUE(stores_[0]->Push(header, views).ok());
+    EXPECT_EQ(committed(), (WorkerPositions{{}, {}, read_on}));
+    // Worker 2 back: its push of the batch it read before it stopped.
+    header.worker = 2;
+    header.shard = -1;
+    header.step = 0;
+    header.position = InputPosition{2, 0, 96, 96};
+    ASSERT_TRUE(stores_[0]->Push(header, views).ok());
+    EXPECT_EQ(committed(), (WorkerPositions{{}, {}, read_on}));
+    // A later one moves it on (dropped as stale in sync mode too).
+    const InputPosition next_epoch{4, 0, 8, 8};
+    header.position = next_epoch;
+    ASSERT_TRUE(stores_[0]->Push(header, views).ok());
+    EXPECT_EQ(committed(), (WorkerPositions{{}, {}, next_epoch}));
+  }
+}
+
 // A push of a batch of another worker's input shard (handed on to the
 // pusher: docs/launch.md, *Elastic workers*) commits its position for
 // that shard, in sync mode with its step; a shard the run does not have
