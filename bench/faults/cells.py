@@ -6,12 +6,17 @@ BACKENDS = ("local", "ssh", "slurm")
 # "net": the SSH backend over two hosts that are network namespaces, whose
 # link between them can be cut (ip link set down), for the cut cells.
 CUTS_S = (1.5, 8, 25, 45)
+# The "pause" fault: a worker stopped (SIGSTOP) past the job's
+# heartbeat_timeout (3 s: its shard is handed on) and continued (SIGCONT)
+# before its stall_timeout (6 s): back, it gets its shard released to it.
+PAUSE_S = 4.5
 
 
 class Cell:
     def __init__(self, name, backend, fault, target="", restarts=2,
                  resume=False, env=None, expect="complete", sets=None,
-                 profile=None, resume_args=None, cut_s=0, scale_to=""):
+                 profile=None, resume_args=None, cut_s=0, scale_to="",
+                 pause_s=0):
         self.name = name
         self.backend = backend
         self.fault = fault
@@ -24,6 +29,8 @@ class Cell:
         self.resume_args = resume_args or []
         # The "cut" fault: seconds the second host's link stays down.
         self.cut_s = cut_s
+        # The "pause" fault: seconds the target stays stopped.
+        self.pause_s = pause_s
         # The "scale" fault: `dtf scale --workers <scale_to>`; target is
         # the worker it starts.
         self.scale_to = scale_to
@@ -47,6 +54,8 @@ def cells(freeze_steps):
             Cell(f"{b}/kill-ps", b, "kill", "ps:1"),
             Cell(f"{b}/kill-chief", b, "kill", "worker:0", resume=True),
             Cell(f"{b}/stop-worker", b, "stop", "worker:1"),
+            Cell(f"{b}/pause-worker", b, "pause", "worker:1",
+                 pause_s=PAUSE_S),
             Cell(f"{b}/freeze-worker", b, "freeze", "worker:1",
                  env={"DTF_TEST_FREEZE_AT": f"worker:1@{freeze_steps}"}),
         ]

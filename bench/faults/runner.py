@@ -47,6 +47,8 @@ class Attempt:
         self.left_at_kill = None
         # The timer that brings a cut link up again.
         self.rejoin = None
+        # The timer that continues a paused task (SIGCONT).
+        self.unpause = None
         # The "scale" fault: `dtf scale`, and when the worker it started
         # first finished a step (its stderr says so).
         self.scaler = None
@@ -168,9 +170,11 @@ class Runner:
             s, step = self.chief_step(at)
             if step is not None and step >= self.a.fault_step:
                 self.scaling = None
+                self.pausing = None
                 at.fault_t, at.filler, at.left_at_kill = self.inject(
                     at.cell, at.run_id, s, p)
                 at.scaler = self.scaling
+                at.unpause = self.pausing
                 if at.cell.fault == "cut":
                     at.rejoin = threading.Timer(at.cell.cut_s, self.link,
                                                 ("up",))
@@ -241,6 +245,9 @@ class Runner:
         if at.rejoin is not None:
             at.rejoin.cancel()
             self.link("up")
+        if at.unpause is not None:
+            # The paused task continues whatever came of the run.
+            at.unpause.join()
         for q in at.launchers:
             if q.poll() is None:
                 at.hang = True
@@ -361,7 +368,7 @@ class Runner:
         tasks running when the launcher was killed)."""
         filler = None
         left = None
-        if cell.fault in ("kill", "stop"):
+        if cell.fault in ("kill", "stop", "pause"):
             tasks = {t["task"]: t for t in (status or {}).get("tasks", [])}
             pid = tasks.get(cell.target, {}).get("pid")
             if not pid:
@@ -370,6 +377,10 @@ class Runner:
                 raise RuntimeError(f"no live process for {cell.target}")
             os.kill(pid, signal.SIGKILL if cell.fault == "kill"
                     else signal.SIGSTOP)
+            if cell.fault == "pause":
+                self.pausing = threading.Timer(cell.pause_s, continue_task,
+                                               (pid,))
+                self.pausing.start()
         elif cell.fault == "scale":
             at_scale = time.monotonic()
             self.scaling = subprocess.Popen(
@@ -470,6 +481,14 @@ class Runner:
             if not rec.get("error"):
                 problems.append("failed without an error line")
         return "pass" if not problems else "FAIL: " + "; ".join(problems)
+
+
+def continue_task(pid):
+    """SIGCONT to a paused task (gone meanwhile: nothing to do)."""
+    try:
+        os.kill(pid, signal.SIGCONT)
+    except ProcessLookupError:
+        pass
 
 
 def cell_dirs(a, cell, i):
