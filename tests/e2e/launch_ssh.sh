@@ -303,6 +303,11 @@ $a2 slots=2 port=$port2" "max_workers = 3"
   w2_err="$(find "$remote" -path "*/runs/$bg_run/worker-2/stderr" -print -quit)"
   grep -q "joined the Gloo collective as rank 2 of 3" "$w2_err" \
     || { tail -n 20 "$w2_err" >&2; fail "grow: worker:2 did not join as rank 2 of 3"; }
+  # The workers the restart stopped are stopped, even one that ended with
+  # the chief before the launcher's signal reached its host.
+  if grep -E "worker:[01] on [0-9.]+ failed" grow.err; then
+    fail "grow: a worker the restart stopped is recorded as failed"
+  fi
   at_least "$(metric "$work/grow.json" accuracy)" 0.85 "accuracy with worker:2 added to an allreduce run"
   echo "ok: worker:2 joined at 3 ranks, the run succeeded in $((SECONDS - start)) s"
   nothing_left 10

@@ -104,6 +104,13 @@ void SshBackend::TakeExit(size_t i, const std::string& data) {
   if (!record.ok() || !record->has_value()) return;
   PumpOutput(i, true);
   t.exit = **record;
+  if (t.exit->state == TaskState::kFailed && events_->EndsAreStops()) {
+    // Ended while the launcher stops the tasks, before its own signal
+    // reached it (an allreduce rank stops with the chief that was
+    // signalled first): stopped, as on the local backend.
+    t.exit->state = TaskState::kStopped;
+    (void)WriteExitRecord(local, *t.exit);
+  }
   const ExitRecord& e = *t.exit;
   TaskEnd end;
   end.state = e.state;

@@ -93,6 +93,15 @@ void Heartbeat::Steps(int64_t steps_done, int64_t global_step,
   }
 }
 
+void Heartbeat::Flush(std::chrono::milliseconds within) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto asked = Clock::now();
+  stepped_ = true;
+  cv_.notify_all();
+  cv_.wait_until(lock, asked + within,
+                 [&] { return ended_ >= asked || exit_ || lost.load(); });
+}
+
 void Heartbeat::SetFreshWithin(std::chrono::milliseconds within) {
   std::lock_guard<std::mutex> lock(mu_);
   fresh_within_ = within;
@@ -164,6 +173,7 @@ void Heartbeat::Run() {
     lock.lock();
     call_ = nullptr;
     failing = !st.ok();
+    ended_ = sent;
     if (st.ok()) {
       last_ok = Clock::now();
       // When the answered request left: the chief's view no older.
@@ -181,8 +191,8 @@ void Heartbeat::Run() {
     } else if (Clock::now() - last_ok > timeout_) {
       lost = true;
       stop = true;
-      cv_.notify_all();
     }
+    cv_.notify_all();
     cv_.wait_until(lock, sent + period_, [&] { return exit_ || stepped_; });
     if (stepped_) {
       cv_.wait_until(lock, sent + position_delay_, [&] { return exit_; });

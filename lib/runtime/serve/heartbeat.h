@@ -44,6 +44,10 @@ class Heartbeat {
   ~Heartbeat();
 
   void Set(TaskState state, int64_t step, double loss, double eps);
+  // Sends what was Set last now, and waits until the chief has answered
+  // it, a heartbeat has failed (the chief gone: a process stopped with
+  // the others), the heartbeats end, or `within` has passed.
+  void Flush(std::chrono::milliseconds within);
   // The training loop's steps (TrainHooks::on_step): the task is running,
   // its input at `position`. The first call (the loop starts) waits until
   // the chief has heard from this task once (or the chief is lost, or the
@@ -103,8 +107,10 @@ class Heartbeat {
   bool stepped_ = false;  // a step finished since the last heartbeat
   bool heard_ = false;    // a heartbeat was answered
   AssignedShards input_;  // the last answer's
-  // When the request of the last answer was sent.
+  // When the request of the last answer was sent; of the last call that
+  // ended, answered or failed.
   std::chrono::steady_clock::time_point answered_;
+  std::chrono::steady_clock::time_point ended_;
   std::chrono::milliseconds fresh_within_{0};
   std::vector<InputShard> released_;
   double loss_ = 0, eps_ = 0;

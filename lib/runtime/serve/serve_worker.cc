@@ -92,8 +92,10 @@ void EndWorker(ServeTask* t, const StatusOr<TrainResult>& result) {
     t->heartbeat->Set(result.ok() ? TaskState::kDone : TaskState::kFailed,
                       result.ok() ? result->steps : 0,
                       result.ok() ? result->loss : 0, 0);
-    // Let the chief hear the final state before this task goes.
-    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    // Let the chief hear the final state before this task goes: sent now,
+    // and waited for until the chief answers or is found gone (a restart
+    // of every task stops the chief too).
+    t->heartbeat->Flush(std::chrono::milliseconds(1200));
   }
   // The workers the watchdog took for dead hear it with their next
   // heartbeat (once a second), before the chief and its Coordinator go.

@@ -84,6 +84,39 @@ TEST(HeartbeatTest, TheFirstStepGoesOnWhenTheChiefIsLost) {
   EXPECT_TRUE(beat.lost.load());
 }
 
+// A task ending: Flush sends its final state at once (not at the next
+// period) and returns once the chief has it; with the chief gone (a
+// heartbeat waits for it to be ready until its deadline) at its limit.
+TEST(HeartbeatTest, AFlushSaysTheFinalStateAtOnce) {
+  testing::HeldPort port;
+  CoordinatorService service(kCreds,
+                             {{"worker:0", port.address()}, {"worker:1", ""}});
+  std::unique_ptr<grpc::Server> server = Serve(service, port);
+  ASSERT_NE(server, nullptr);
+  // A period far past the test's: only a flush sends.
+  Heartbeat beat(port.address(), kCreds, "worker:1", 60s, 30s, 10ms);
+  beat.Steps(0, 0, InputPosition{});  // heard once
+  beat.Steps(1, 1, InputPosition{});
+  std::this_thread::sleep_for(100ms);  // that step's heartbeat
+  ASSERT_THAT(service.RunningWorkers("worker:0", 60s),
+              ::testing::ElementsAre("worker:1"));
+  beat.Set(TaskState::kDone, 1, 0, 0);
+  auto before = Clock::now();
+  beat.Flush(10s);
+  EXPECT_LT(Clock::now() - before, 2s);
+  EXPECT_THAT(service.RunningWorkers("worker:0", 60s), ::testing::IsEmpty())
+      << "the chief has the final state";
+
+  server->Shutdown();
+  server.reset();
+  beat.Set(TaskState::kFailed, 1, 0, 0);
+  before = Clock::now();
+  beat.Flush(500ms);
+  const auto waited = Clock::now() - before;
+  EXPECT_GE(waited, 500ms);
+  EXPECT_LT(waited, 3s);
+}
+
 // A run whose heartbeat_timeout is 1 s: a heartbeat every second would
 // come a little after the chief counts the worker silent, each time (the
 // chief, at the end of an async run, would stop waiting for a live worker).
