@@ -218,6 +218,17 @@ class ParamStoreTest : public ::testing::Test {
     return grad;
   }
 
+  // The input positions the first store has committed (a checkpoint's
+  // pull of the slots).
+  WorkerPositions Committed() {
+    GatherRequest request;
+    request.slots = true;
+    CollectingSink sink;
+    StatusOr<GatherResult> r = stores_[0]->Gather(request, sink);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->positions : WorkerPositions{};
+  }
+
   StatusOr<PushResult> Push(int worker, int64_t step,
                             const std::vector<Grad>& grads, int store = 0) {
     const std::vector<PieceView> views = Views(grads);
@@ -368,14 +379,6 @@ TEST_F(ParamStoreTest, ALatePushDoesNotTakeAShardsPositionBack) {
     Start(mode, 3);
     const std::vector<Grad> grads = {DenseGrad(*kernel_, 1.0f)};
     const std::vector<PieceView> views = Views(grads);
-    const auto committed = [&] {
-      GatherRequest request;
-      request.slots = true;
-      CollectingSink sink;
-      StatusOr<GatherResult> r = stores_[0]->Gather(request, sink);
-      EXPECT_TRUE(r.ok()) << r.status();
-      return r.ok() ? r->positions : WorkerPositions{};
-    };
     stores_[0]->WorkerDone(0);
     stores_[0]->WorkerDone(2);  // taken for dead: worker 1 reads shard 2
     const InputPosition read_on{3, 0, 40, 40};
@@ -384,19 +387,19 @@ TEST_F(ParamStoreTest, ALatePushDoesNotTakeAShardsPositionBack) {
     header.shard = 2;
     header.position = read_on;
     ASSERT_TRUE(stores_[0]->Push(header, views).ok());
-    EXPECT_EQ(committed(), (WorkerPositions{{}, {}, read_on}));
+    EXPECT_EQ(Committed(), (WorkerPositions{{}, {}, read_on}));
     // Worker 2 back: its push of the batch it read before it stopped.
     header.worker = 2;
     header.shard = -1;
     header.step = 0;
     header.position = InputPosition{2, 0, 96, 96};
     ASSERT_TRUE(stores_[0]->Push(header, views).ok());
-    EXPECT_EQ(committed(), (WorkerPositions{{}, {}, read_on}));
+    EXPECT_EQ(Committed(), (WorkerPositions{{}, {}, read_on}));
     // A later one moves it on (dropped as stale in sync mode too).
     const InputPosition next_epoch{4, 0, 8, 8};
     header.position = next_epoch;
     ASSERT_TRUE(stores_[0]->Push(header, views).ok());
-    EXPECT_EQ(committed(), (WorkerPositions{{}, {}, next_epoch}));
+    EXPECT_EQ(Committed(), (WorkerPositions{{}, {}, next_epoch}));
   }
 }
 
@@ -411,14 +414,6 @@ TEST_F(ParamStoreTest, APushCommitsItsPositionForTheShardItCameFrom) {
     Start(mode, 3);
     const std::vector<Grad> grads = {DenseGrad(*kernel_, 1.0f)};
     const std::vector<PieceView> views = Views(grads);
-    const auto committed = [&] {
-      GatherRequest request;
-      request.slots = true;
-      CollectingSink sink;
-      StatusOr<GatherResult> r = stores_[0]->Gather(request, sink);
-      EXPECT_TRUE(r.ok()) << r.status();
-      return r.ok() ? r->positions : WorkerPositions{};
-    };
     const InputPosition at{2, 0, 40, 40};
     stores_[0]->WorkerDone(2);  // worker 2 lost: no sync step waits for it
     PushHeader header;
@@ -430,7 +425,7 @@ TEST_F(ParamStoreTest, APushCommitsItsPositionForTheShardItCameFrom) {
     header.shard = -1;
     header.position = InputPosition{0, 0, 8, 8};
     ASSERT_TRUE(stores_[0]->Push(header, views).ok());
-    EXPECT_EQ(committed(),
+    EXPECT_EQ(Committed(),
               (WorkerPositions{InputPosition{0, 0, 8, 8}, {}, at}));
     header.shard = 3;
     StatusOr<PushResult> bad = stores_[0]->Push(header, views);

@@ -42,6 +42,30 @@ class ShardedInputTest : public ::testing::Test {
     return p.ok() ? *std::move(p) : nullptr;
   }
 
+  // Worker 0's input over `own`: the shards `*assigned` lists, opened
+  // from this fixture's records (counted in `*opened`), and the ones it
+  // releases said in `*released`.
+  std::unique_ptr<ShardedInput> Follow(
+      InputPipeline& own,
+      const std::optional<std::vector<InputShard>>* assigned,
+      std::vector<InputShard>* released, int* opened = nullptr) {
+    return std::make_unique<ShardedInput>(
+        own, 0,
+        [this, opened](int shard, const InputPosition& at) {
+          if (opened != nullptr) ++*opened;
+          InputPipelineOptions o = options_;
+          o.reader_index = shard;
+          o.start = at;
+          return InputPipeline::Create(o);
+        },
+        [assigned] {
+          return AssignedShards{*assigned, false};
+        },
+        [released](int shard, const InputPosition& at) {
+          released->push_back({shard, at});
+        });
+  }
+
   dtf::testing::TempDir dir_{"dtf_sharded_input_test"};
   InputPipelineOptions options_;
 };
@@ -133,20 +157,8 @@ TEST_F(ShardedInputTest, AShardIsReleasedWhereItsReadingStopped) {
   std::optional<std::vector<InputShard>> assigned =
       std::vector<InputShard>{{0, {}}, {1, {}}, {2, last}};
   std::vector<InputShard> released;
-  ShardedInput input(
-      *own, 0,
-      [&](int shard, const InputPosition& at) {
-        InputPipelineOptions o = options_;
-        o.reader_index = shard;
-        o.start = at;
-        return InputPipeline::Create(o);
-      },
-      [&] {
-        return AssignedShards{assigned, false};
-      },
-      [&](int shard, const InputPosition& at) {
-        released.push_back({shard, at});
-      });
+  std::unique_ptr<ShardedInput> sharded = Follow(*own, &assigned, &released);
+  ShardedInput& input = *sharded;
   int shard = 0;
   InputPosition at;
   // Own, shard 1, shard 2 (its last batch), own, shard 1, then shard 2
@@ -175,21 +187,9 @@ TEST_F(ShardedInputTest, AShardHandedOnAndBackUnseenIsReadFromTheListedStart) {
   std::optional<std::vector<InputShard>> assigned;
   std::vector<InputShard> released;
   int opened = 0;
-  ShardedInput input(
-      *own, 0,
-      [&](int shard, const InputPosition& at) {
-        ++opened;
-        InputPipelineOptions o = options_;
-        o.reader_index = shard;
-        o.start = at;
-        return InputPipeline::Create(o);
-      },
-      [&] {
-        return AssignedShards{assigned, false};
-      },
-      [&](int shard, const InputPosition& at) {
-        released.push_back({shard, at});
-      });
+  std::unique_ptr<ShardedInput> sharded =
+      Follow(*own, &assigned, &released, &opened);
+  ShardedInput& input = *sharded;
   Batch batch;
   int shard = 0;
   InputPosition at;
