@@ -8,11 +8,13 @@
 namespace dtf::runtime {
 
 ShardedInput::ShardedInput(InputPipeline& own, int own_shard, Open open,
-                           Assigned assigned, Released released)
+                           Assigned assigned, Released released,
+                           Stopping stopping)
     : own_shard_(own_shard),
       open_(std::move(open)),
       assigned_(std::move(assigned)),
-      released_(std::move(released)) {
+      released_(std::move(released)),
+      stopping_(std::move(stopping)) {
   sources_.push_back({own_shard, 0, &own, nullptr});
 }
 
@@ -110,6 +112,9 @@ StatusOr<bool> ShardedInput::Next(Batch* batch, int* shard,
       pending = now.pending;
     }
     if (!sources_.empty() || !pending) break;
+    // Stopped meanwhile: the release may never come (its holder stopped
+    // too, or waits on this worker's steps).
+    if (stopping_ && stopping_()) break;
     // A shard is being released to this worker: it comes within a
     // heartbeat or two of its holder's.
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -26,11 +26,13 @@ class ShardedInput {
   // Tells the chief this worker stopped reading a shard it no longer
   // lists, at the position after the last batch read of it.
   using Released = std::function<void(int shard, const InputPosition& at)>;
+  // Whether the task is being stopped: a release is waited for no more.
+  using Stopping = std::function<bool()>;
 
   // `own` reads shard `own_shard`. Without `open` or `assigned` it is the
-  // one input. `released` may be empty.
+  // one input. `released` and `stopping` may be empty.
   ShardedInput(InputPipeline& own, int own_shard, Open open, Assigned assigned,
-               Released released = nullptr);
+               Released released = nullptr, Stopping stopping = nullptr);
   ~ShardedInput();
 
   // The next batch of the shards this worker reads, taking each in turn;
@@ -41,7 +43,8 @@ class ShardedInput {
   // read no more (and said so: `released`); one it lists anew is opened at
   // its start, as is one it lists under another grant (handed on and back
   // since the last look); one read to its end here is not read again. With no
-  // shard left while a shard is being released to it, it waits for that one.
+  // shard left while a shard is being released to it, it waits for that one,
+  // unless the task is being stopped (`stopping`).
   StatusOr<bool> Next(Batch* batch, int* shard, InputPosition* position);
 
   // Whether the chief lists a shard that is neither read here nor read to
@@ -66,6 +69,7 @@ class ShardedInput {
   const Open open_;
   const Assigned assigned_;
   const Released released_;
+  const Stopping stopping_;
   std::vector<Source> sources_;
   // Shards read to their end here, with their end, and whether a release
   // of it was answered (the chief may ask for one it does not know ended).

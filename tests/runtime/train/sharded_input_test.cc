@@ -4,6 +4,7 @@
 // read again.
 #include "lib/runtime/train/sharded_input.h"
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -233,6 +234,40 @@ TEST_F(ShardedInputTest, AShardHandedOnAndBackUnseenIsReadFromTheListedStart) {
   EXPECT_FALSE(*input.Next(&batch, &shard, &at)) << "once";
   EXPECT_EQ(opened, 3);
   EXPECT_TRUE(released.empty());
+}
+
+// A worker with no shard waits for one being released to it, but not once
+// the task is being stopped: the release may never come (its holder
+// stopped too, or blocked on this worker's steps), and Next ends its input
+// at once instead of holding the stop up.
+TEST_F(ShardedInputTest, AWaitForAReleaseEndsWhenTheTaskStops) {
+  std::unique_ptr<InputPipeline> own = Open(0, {});
+  int looks = 0;
+  bool stopping = false;
+  ShardedInput input(
+      *own, 0,
+      [&](int shard, const InputPosition& at) {
+        InputPipelineOptions o = options_;
+        o.reader_index = shard;
+        o.start = at;
+        return InputPipeline::Create(o);
+      },
+      [&] {
+        // Its own shard handed on; one being released to it for 5 s.
+        ++looks;
+        if (looks == 3) stopping = true;
+        return AssignedShards{std::vector<InputShard>{}, looks < 50};
+      },
+      nullptr, [&] { return stopping; });
+  Batch batch;
+  int shard = 0;
+  InputPosition at;
+  const auto before = std::chrono::steady_clock::now();
+  StatusOr<bool> more = input.Next(&batch, &shard, &at);
+  ASSERT_TRUE(more.ok()) << more.status();
+  EXPECT_FALSE(*more);
+  EXPECT_EQ(looks, 3) << "the stop is looked at with each wait";
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(2));
 }
 
 }  // namespace
