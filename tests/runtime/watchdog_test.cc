@@ -268,6 +268,59 @@ TEST_F(WatchdogTest, ALostWorkersInputShardIsHandedOnToALiveWorker) {
                           "epoch 5, record 12 (released by worker:0)"));
 }
 
+// A shard handed on and asked back before its holder looked (a network
+// cut ends while the chief steps: it hands the silent worker's shard to
+// itself, and the worker, heard again, asks for one at once): the holder
+// never read it and says no release. Past the shard timeout the chief
+// hands it on from its committed position rather than keep the worker
+// waiting for ever.
+TEST_F(WatchdogTest, AReleaseNotAnsweredWithinTheShardTimeoutIsHandedOn) {
+  service_.WatchInput(1s, 60s);
+  service_.Update("worker:0", TaskState::kRunning, 5, 0, 0);
+  Beat("worker:1", 11, 1);
+  Beat("worker:2", 21, 1);
+  const InputPosition at{3, 0, 90, 90};
+  const std::vector<std::optional<InputPosition>> committed = {{}, {}, at};
+  for (int i = 0; i < 12; ++i) {
+    std::this_thread::sleep_for(100ms);
+    Beat("worker:1", 11, 2 + i);
+  }
+  ASSERT_THAT(service_.HandOnInput(committed),
+              ElementsAre("worker:2's input shard is read on by worker:0 "
+                          "from epoch 4, record 90"));
+  // The same process back: it reads none, and the chief is asked to
+  // release worker:2's shard to it.
+  rpc::HeartbeatResponse next = Beat("worker:2", 21, 1);
+  EXPECT_TRUE(next.input_pending());
+  EXPECT_EQ(next.input().shards_size(), 0);
+  // Asked just now: said, and not handed on.
+  EXPECT_THAT(
+      service_.HandOnInput(committed),
+      ElementsAre("worker:0 releases worker:2's input shard to worker:2"));
+  EXPECT_FALSE(service_.HasInputToHandOn());
+  for (int i = 0; i < 12; ++i) {
+    std::this_thread::sleep_for(100ms);
+    Beat("worker:1", 11, 20 + i);
+    EXPECT_TRUE(Beat("worker:2", 21, 1).input_pending());
+  }
+  // The chief never said where it stopped.
+  EXPECT_TRUE(service_.HasInputToHandOn());
+  EXPECT_THAT(
+      service_.HandOnInput(committed),
+      ElementsAre("worker:0 did not say where it stopped reading worker:2's "
+                  "input shard within 1 s of being asked: it is handed on "
+                  "from its committed position",
+                  "worker:2's input shard is read on by worker:2 from epoch "
+                  "4, record 90"));
+  next = Beat("worker:2", 21, 1);
+  EXPECT_FALSE(next.input_pending());
+  ASSERT_EQ(next.input().shards_size(), 1);
+  EXPECT_EQ(next.input().shards(0).shard(), 2);
+  EXPECT_THAT(next.input().shards(0).position(), ElementsAre(3, 0, 90, 90, 0));
+  EXPECT_THAT(*service_.InputShardsOf("worker:0"),
+              ElementsAre(InputShard{0, {}}));
+}
+
 // Worker slots reserved at launch (max_workers; here worker:2): not waited
 // for, their input shard read by a live worker from the start; the slot's
 // process, once `dtf scale` starts it, is waited for and gets its shard

@@ -46,6 +46,7 @@ CoordinatorService::CoordinatorService(
   }
   shards_ = InputShardTable(workers_);
   unread_told_.assign(size_t(workers_), false);
+  release_asked_.assign(size_t(workers_), start_);
 }
 
 namespace {

@@ -308,6 +308,8 @@ class CoordinatorService final : public rpc::Coordinator::Service {
   InputShardTable shards_;
   // Shards said to be left unread for want of a live worker.
   std::vector<bool> unread_told_;
+  // When each shard's release was asked of its holder (BalanceLocked).
+  std::vector<std::chrono::steady_clock::time_point> release_asked_;
   // WatchInput's timeouts (0: not called: no shard moves).
   std::chrono::seconds shard_timeout_{0};
   std::chrono::seconds shard_start_within_{0};

@@ -66,10 +66,17 @@ bool CoordinatorService::ShardLost(int s) const {
                              shards_.incarnation(s) != 0 &&
                              it->second.incarnation != shards_.incarnation(s);
   // A holder done reads nothing more: a shard asked back from it is
-  // handed on from what it committed (the shard's end) instead.
+  // handed on from what it committed (the shard's end) instead. So is one
+  // whose holder has not said where it stopped within the shard timeout:
+  // handed on and asked back before the holder looked, it never read the
+  // shard, and no answer of it will come.
   const bool done_releasing = it != tasks_.end() && shards_.releasing(s) &&
                               it->second.state == TaskState::kDone;
-  return other_process || done_releasing || TakenForDead(h);
+  const bool release_unanswered =
+      shards_.releasing(s) &&
+      Clock::now() - release_asked_[size_t(s)] >= shard_timeout_;
+  return other_process || done_releasing || release_unanswered ||
+         TakenForDead(h);
 }
 
 void CoordinatorService::ReserveWorkers(int started) {
@@ -131,7 +138,19 @@ std::vector<std::string> CoordinatorService::HandOnInput(
   if (shard_timeout_.count() == 0) return notes;
   for (int s = 0; s < shards_.shards(); ++s) {
     if (!ShardLost(s)) continue;
-    if (shards_.holder(s) >= 0) shards_.Orphan(s);
+    const int holder = shards_.holder(s);
+    if (holder >= 0 && shards_.releasing(s)) {
+      const auto h = tasks_.find(WorkerName(holder));
+      if (h != tasks_.end() && h->second.state != TaskState::kDone &&
+          !TakenForDead(holder)) {
+        notes.push_back(StrCat(
+            WorkerName(holder), " did not say where it stopped reading ",
+            WorkerName(s), "'s input shard within ", shard_timeout_.count(),
+            " s of being asked: it is handed on from its "
+            "committed position"));
+      }
+    }
+    if (holder >= 0) shards_.Orphan(s);
     // The later of the two positions: neither is past what the variables
     // hold, so no batch goes unread (one read again at most).
     std::optional<InputPosition> at =
@@ -212,6 +231,7 @@ bool CoordinatorService::BalanceLocked(int w, uint64_t incarnation) {
                                 WorkerName(best), "'s input shard to ",
                                 WorkerName(w)));
   shards_.Release(best, w, incarnation);
+  release_asked_[size_t(best)] = Clock::now();
   return true;
 }
 
