@@ -68,6 +68,15 @@ class WatchdogTest : public ::testing::Test {
     return response;
   }
 
+  // Input shards watched with a 1 s shard timeout; the chief running,
+  // workers 1 and 2 heard once.
+  void WatchEveryWorkersInput() {
+    service_.WatchInput(1s, 60s);
+    service_.Update("worker:0", TaskState::kRunning, 5, 0, 0);
+    Beat("worker:1", 11, 1);
+    Beat("worker:2", 21, 1);
+  }
+
   std::vector<std::string> Stalled() {
     std::vector<std::string> names;
     for (const auto& s : service_.CheckStalls()) names.push_back(s.task);
@@ -222,10 +231,7 @@ TEST_F(WatchdogTest, AWorkerNeverHeardIsWaitedForWhileItMayStillStart) {
 // committed for it, to the live worker that reads the fewest (the chief,
 // by its lower index); a new process of worker:2 is told it reads nothing.
 TEST_F(WatchdogTest, ALostWorkersInputShardIsHandedOnToALiveWorker) {
-  service_.WatchInput(1s, 60s);
-  service_.Update("worker:0", TaskState::kRunning, 5, 0, 0);
-  Beat("worker:1", 11, 1);
-  Beat("worker:2", 21, 1);
+  WatchEveryWorkersInput();
   const InputPosition at{3, 0, 90, 90};
   const std::vector<std::optional<InputPosition>> committed = {{}, {}, at};
   EXPECT_FALSE(service_.HasInputToHandOn());
@@ -275,10 +281,7 @@ TEST_F(WatchdogTest, ALostWorkersInputShardIsHandedOnToALiveWorker) {
 // hands it on from its committed position rather than keep the worker
 // waiting for ever.
 TEST_F(WatchdogTest, AReleaseNotAnsweredWithinTheShardTimeoutIsHandedOn) {
-  service_.WatchInput(1s, 60s);
-  service_.Update("worker:0", TaskState::kRunning, 5, 0, 0);
-  Beat("worker:1", 11, 1);
-  Beat("worker:2", 21, 1);
+  WatchEveryWorkersInput();
   const InputPosition at{3, 0, 90, 90};
   const std::vector<std::optional<InputPosition>> committed = {{}, {}, at};
   for (int i = 0; i < 12; ++i) {
