@@ -67,11 +67,7 @@ Status ShardedInput::Follow(const std::vector<InputShard>& assigned) {
     ++e;
   }
   for (const InputShard& a : assigned) {
-    const bool known =
-        std::any_of(sources_.begin(), sources_.end(),
-                    [&](const Source& s) { return s.shard == a.shard; }) ||
-        HasEnded(a.shard);
-    if (known) continue;
+    if (Reads(a)) continue;
     DTF_ASSIGN_OR_RETURN(std::unique_ptr<InputPipeline> pipeline,
                          open_(a.shard, a.start));
     InputPipeline* raw = pipeline.get();
@@ -82,24 +78,22 @@ Status ShardedInput::Follow(const std::vector<InputShard>& assigned) {
   return OkStatus();
 }
 
-bool ShardedInput::HasEnded(int shard) const {
-  return std::any_of(ended_.begin(), ended_.end(),
-                     [&](const Ended& e) { return e.shard == shard; });
+bool ShardedInput::Reads(const InputShard& a) const {
+  return std::any_of(sources_.begin(), sources_.end(),
+                     [&](const Source& s) {
+                       return s.shard == a.shard && s.grant == a.grant;
+                     }) ||
+         std::any_of(ended_.begin(), ended_.end(), [&](const Ended& e) {
+           return e.shard == a.shard && e.grant == a.grant;
+         });
 }
 
 bool ShardedInput::HasNew() {
   if (!open_ || !assigned_) return false;
   const std::optional<std::vector<InputShard>> now = assigned_().shards;
   if (!now) return false;
-  return std::any_of(now->begin(), now->end(), [&](const InputShard& a) {
-    return std::none_of(sources_.begin(), sources_.end(),
-                        [&](const Source& s) {
-                          return s.shard == a.shard && s.grant == a.grant;
-                        }) &&
-           std::none_of(ended_.begin(), ended_.end(), [&](const Ended& e) {
-             return e.shard == a.shard && e.grant == a.grant;
-           });
-  });
+  return std::any_of(now->begin(), now->end(),
+                     [&](const InputShard& a) { return !Reads(a); });
 }
 
 StatusOr<bool> ShardedInput::Next(Batch* batch, int* shard,

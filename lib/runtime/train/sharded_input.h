@@ -79,7 +79,9 @@ class ShardedInput {
     InputPosition end;
     bool released = false;
   };
-  bool HasEnded(int shard) const;
+  // Whether shard a.shard is read here, or was read to its end, under
+  // a.grant.
+  bool Reads(const InputShard& a) const;
   std::vector<Ended> ended_;
   size_t turn_ = 0;
   int taken_count_ = 0;
