@@ -6,11 +6,14 @@
 // compute and input threads do on a small machine: a rank's wakeups then
 // wait for a core. With --transport tls, the same over the TLS ring
 // (lib/runtime/train/tls_ring.h) with certificates of a run's CA: the
-// cost of encrypting a CPU allreduce against cleartext Gloo.
+// cost of encrypting a CPU allreduce against cleartext Gloo. Each rank has
+// a stop flag, as in a run (so Gloo's calls run on the collective's call
+// thread, which a stopping rank can give up on); --stop-flag off leaves it
+// out (each call on the caller's thread), for the cost of that hand-over.
 //
 // collective_bench [--ranks 2] [--calls 300] [--warmup 30] [--busy 0]
 //                  [--sizes 1,1024,21049,262144,4194304] [--json FILE]
-//                  [--transport gloo|tls]
+//                  [--transport gloo|tls] [--stop-flag on|off]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -41,13 +44,14 @@ struct Options {
   std::vector<int64_t> sizes = {1, 1024, 21049, 262144, 4194304};
   std::string json;
   std::string transport = "gloo";
+  bool stop_flag = true;
 };
 
 [[noreturn]] void Usage(const std::string& why) {
   std::fprintf(stderr,
                "collective_bench: %s\nusage: collective_bench [--ranks N] "
                "[--calls N] [--warmup N] [--busy K] [--sizes A,B,...] "
-               "[--json FILE] [--transport gloo|tls]\n",
+               "[--json FILE] [--transport gloo|tls] [--stop-flag on|off]\n",
                why.c_str());
   std::exit(2);
 }
@@ -85,6 +89,11 @@ Options Parse(int argc, char** argv) {
       if (o.transport != "gloo" && o.transport != "tls") {
         Usage("--transport takes gloo or tls");
       }
+    } else if (flag == "--stop-flag") {
+      if (std::string(value) != "on" && std::string(value) != "off") {
+        Usage("--stop-flag takes on or off");
+      }
+      o.stop_flag = std::string(value) == "on";
     } else if (flag == "--json") {
       o.json = value;
     } else {
@@ -147,6 +156,8 @@ int main(int argc, char** argv) {
   dtf::kernels::MemoryStore store;
   dtf::kernels::CollectiveLimits limits;
   limits.timeout = std::chrono::seconds(60);
+  std::atomic<bool> stopping{false};  // never set: a run not stopping
+  if (o.stop_flag) limits.cancel = &stopping;
   std::vector<std::unique_ptr<dtf::kernels::Collective>> ranks(size_t(o.ranks));
   std::vector<dtf::rpc::TlsMaterial> tls(size_t(o.ranks));
   if (o.transport == "tls") {
@@ -190,9 +201,9 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "%s allreduce-mean, %d ranks (threads, loopback TCP), %d "
-      "spinning threads beside them, %d calls after %d\n",
+      "spinning threads beside them, %d calls after %d, %s\n",
       o.transport == "tls" ? "TLS ring" : "Gloo", o.ranks, o.busy, o.calls,
-      o.warmup);
+      o.warmup, o.stop_flag ? "a run's stop flag" : "no stop flag");
   std::printf("%12s %10s %10s %10s %12s\n", "floats", "p50 us", "p90 us",
               "mean us", "MB/s (p50)");
   std::vector<Result> results;
@@ -211,6 +222,7 @@ int main(int argc, char** argv) {
     std::ofstream f(o.json);
     f << "{\"transport\": \"" << o.transport << "\", \"ranks\": " << o.ranks
       << ", \"busy\": " << o.busy << ", \"calls\": " << o.calls
+      << ", \"stop_flag\": " << (o.stop_flag ? "true" : "false")
       << ", \"results\": [";
     for (size_t i = 0; i < results.size(); ++i) {
       f << (i ? ", " : "") << "{\"floats\": " << results[i].floats

@@ -7,7 +7,9 @@
 # loopback TCP for a range of sizes (21,049 floats: the census wide & deep
 # gradient), first on an otherwise idle machine, then in the same run with
 # as many spinning threads as the machine has cores, as a small machine's
-# other worker keeps them busy. Writes WORK/idle.json and WORK/busy.json.
+# other worker keeps them busy; and idle without a run's stop flag (each
+# call on the caller's thread rather than the collective's call thread).
+# Writes WORK/idle.json, WORK/idle-no-stop-flag.json and WORK/busy.json.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -55,6 +57,11 @@ busy="$(wait_idle "$wait_idle_s")"
 log "cores busy before: $busy"
 "$bench" --ranks "$ranks" --calls "$calls" --sizes "$sizes" \
   --json "$work/idle.json"
+echo
+# The same without a run's stop flag: each call on the caller's thread, not
+# on the collective's call thread (the cost of that hand-over).
+"$bench" --ranks "$ranks" --calls "$calls" --sizes "$sizes" \
+  --stop-flag off --json "$work/idle-no-stop-flag.json"
 echo
 "$bench" --ranks "$ranks" --calls "$calls" --sizes "$sizes" \
   --busy "$(nproc)" --json "$work/busy.json"

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/call_thread.h"
 #include "lib/kernels/gloo.h"
 
 namespace dtf::kernels {
@@ -50,6 +51,9 @@ StatusOr<std::string> MemoryStore::Get(const std::string& key,
 namespace {
 
 using GlooClock = std::chrono::steady_clock;
+
+// How often a caller waiting for a call looks at the run's cancel.
+constexpr std::chrono::milliseconds kCancelPoll{50};
 
 // gloo's store on a KeyValueStore. gloo reports a store's failure by an
 // exception; the first failure's Status is kept for the boundary.
@@ -272,6 +276,18 @@ class GlooCollective final : public Collective {
 
   uint32_t NextTag() { return next_tag_++; }
 
+  // Whether to stop waiting for the call under way: the run has been
+  // stopping for cancel_grace (counted from when this rank first saw it).
+  bool StopWaiting() {
+    if (!limits_.cancel->load()) return false;
+    const auto now = GlooClock::now();
+    if (!cancel_seen_) {
+      cancel_seen_ = true;
+      cancelled_at_ = now;
+    }
+    return now - cancelled_at_ >= limits_.cancel_grace;
+  }
+
   std::string RankName() const { return StrCat("rank ", rank_, " of ", size_); }
 
   // Closes every connection: peers in a call with this rank see it lost.
@@ -319,8 +335,23 @@ class GlooCollective final : public Collective {
     }
     Status st;
     try {
-      op(timeout);
-      return OkStatus();
+      if (limits_.cancel == nullptr) {
+        op(timeout);
+        return OkStatus();
+      }
+      if (calls_.Run([&] { op(timeout); }, [&] { return StopWaiting(); },
+                     kCancelPoll)) {
+        return OkStatus();
+      }
+      // Given up: the call is left on its thread; closing every connection
+      // below makes sure that nothing more arrives for it.
+      st = CancelledError(StrCat(
+          call, " on ", RankName(), ": the run is being stopped and the call ",
+          "was still under way ", limits_.cancel_grace.count(),
+          " ms after (a peer died or hung); the Gloo collective was aborted"));
+      failure_ = std::string(Message(st));
+      Close();
+      return st;
     } catch (const gloo::IoException& e) {
       st = Translate(call, timeout, GlooReason(e.what()));
     } catch (const gloo::EnforceNotMet& e) {
@@ -373,6 +404,8 @@ class GlooCollective final : public Collective {
   std::string failure_;
   bool cancel_seen_ = false;
   GlooClock::time_point cancelled_at_;
+  // Runs each call when the run can be stopped (limits_.cancel).
+  CallThread calls_;
 };
 
 // Each peer's address for this rank's pair with it, as Gloo's messages

@@ -297,6 +297,48 @@ TEST(GlooCollectiveFailureTest, ACancelledRunFailsACallAfterTheGrace) {
   }
 }
 
+// Rank 1 of 2 joins but never calls, as a peer that hung or whose death
+// Gloo does not notice: rank 0's allreduce under way when the run begins
+// stopping ends `cancel_grace` later, Cancelled, not at the (minute-long)
+// timeout; a later call fails at once.
+TEST(GlooCollectiveFailureTest, ACallUnderWayWhenTheRunStopsEndsAfterTheGrace) {
+  std::atomic<bool> cancel{false};
+  std::atomic<bool> done_0{false};
+  CollectiveLimits limits = Limits(60s);
+  limits.cancel = &cancel;
+  limits.cancel_grace = 300ms;
+  std::chrono::steady_clock::duration took{};
+  const std::vector<Status> done =
+      RunRanks(2, limits, [&](int r, Collective& c) -> Status {
+        if (r == 1) {
+          std::this_thread::sleep_for(300ms);
+          const auto stop = std::chrono::steady_clock::now();
+          cancel = true;
+          while (!done_0.load() &&
+                 std::chrono::steady_clock::now() - stop < 90s) {
+            std::this_thread::sleep_for(10ms);
+          }
+          took = std::chrono::steady_clock::now() - stop;
+          return OkStatus();
+        }
+        Tensor t = Tensor::Filled({100000}, 1.0f);
+        const Status st = c.AllReduceMean(&t);
+        done_0 = true;
+        const Status again = c.Barrier();
+        if (again.code() != StatusCode::kFailedPrecondition) {
+          return InternalError(StrCat("a later call: ", Message(again)));
+        }
+        return st;
+      });
+  EXPECT_EQ(done[0].code(), StatusCode::kCancelled) << done[0];
+  EXPECT_THAT(std::string(Message(done[0])),
+              HasSubstr("allreduce (mean of 100000 floats) on rank 0 of 2: "
+                        "the run is being stopped"));
+  EXPECT_THAT(std::string(Message(done[0])), HasSubstr("300 ms"));
+  EXPECT_GE(took, 300ms);
+  EXPECT_LT(took, 10s);
+}
+
 TEST(GlooCollectiveFailureTest, AnAddressNotOfThisHostIsAnError) {
   MemoryStore store;
   StatusOr<std::unique_ptr<Collective>> c =
