@@ -7,9 +7,9 @@
 // wait for a core. With --transport tls, the same over the TLS ring
 // (lib/runtime/train/tls_ring.h) with certificates of a run's CA: the
 // cost of encrypting a CPU allreduce against cleartext Gloo. Each rank has
-// a stop flag, as in a run (so Gloo's calls run on the collective's call
-// thread, which a stopping rank can give up on); --stop-flag off leaves it
-// out (each call on the caller's thread), for the cost of that hand-over.
+// a stop flag, as in a run (so each Gloo call is watched by the thread that
+// gives it up when the run stops: gloo_call_watch.h); --stop-flag off
+// leaves it out, for what the watch costs.
 //
 // collective_bench [--ranks 2] [--calls 300] [--warmup 30] [--busy 0]
 //                  [--sizes 1,1024,21049,262144,4194304] [--json FILE]

@@ -7,8 +7,8 @@
 # loopback TCP for a range of sizes (21,049 floats: the census wide & deep
 # gradient), first on an otherwise idle machine, then in the same run with
 # as many spinning threads as the machine has cores, as a small machine's
-# other worker keeps them busy; and idle without a run's stop flag (each
-# call on the caller's thread rather than the collective's call thread).
+# other worker keeps them busy; and idle without a run's stop flag (no
+# watch on each call: what the watch costs).
 # Writes WORK/idle.json, WORK/idle-no-stop-flag.json and WORK/busy.json.
 set -euo pipefail
 
@@ -58,8 +58,7 @@ log "cores busy before: $busy"
 "$bench" --ranks "$ranks" --calls "$calls" --sizes "$sizes" \
   --json "$work/idle.json"
 echo
-# The same without a run's stop flag: each call on the caller's thread, not
-# on the collective's call thread (the cost of that hand-over).
+# The same without a run's stop flag: no watch on the calls (its cost).
 "$bench" --ranks "$ranks" --calls "$calls" --sizes "$sizes" \
   --stop-flag off --json "$work/idle-no-stop-flag.json"
 echo

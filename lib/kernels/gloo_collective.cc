@@ -20,12 +20,13 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "lib/base/strings.h"
-#include "lib/kernels/call_thread.h"
 #include "lib/kernels/gloo.h"
+#include "lib/kernels/gloo_call_watch.h"
 
 namespace dtf::kernels {
 
@@ -51,9 +52,6 @@ StatusOr<std::string> MemoryStore::Get(const std::string& key,
 namespace {
 
 using GlooClock = std::chrono::steady_clock;
-
-// How often a caller waiting for a call looks at the run's cancel.
-constexpr std::chrono::milliseconds kCancelPoll{50};
 
 // gloo's store on a KeyValueStore. gloo reports a store's failure by an
 // exception; the first failure's Status is kept for the boundary.
@@ -131,6 +129,62 @@ std::string GlooReason(const char* what) {
   return std::string(text);
 }
 
+// Gloo's options of each call, with the buffers the call waits on (what
+// GlooCallWatch interrupts).
+std::vector<gloo::transport::UnboundBuffer*> Raw(
+    std::initializer_list<
+        const std::unique_ptr<gloo::transport::UnboundBuffer>*>
+        buffers) {
+  std::vector<gloo::transport::UnboundBuffer*> out;
+  for (const auto* b : buffers) {
+    if (*b != nullptr) out.push_back(b->get());
+  }
+  return out;
+}
+
+class AllreduceCall final : public gloo::AllreduceOptions {
+ public:
+  using gloo::AllreduceOptions::AllreduceOptions;
+  std::vector<gloo::transport::UnboundBuffer*> buffers() const {
+    std::vector<gloo::transport::UnboundBuffer*> out;
+    for (const auto& b : impl_.in) out.push_back(b.get());
+    for (const auto& b : impl_.out) out.push_back(b.get());
+    return out;
+  }
+};
+
+class BroadcastCall final : public gloo::BroadcastOptions {
+ public:
+  using gloo::BroadcastOptions::BroadcastOptions;
+  std::vector<gloo::transport::UnboundBuffer*> buffers() const {
+    return Raw({&in, &out});
+  }
+};
+
+class AllgatherCall final : public gloo::AllgatherOptions {
+ public:
+  using gloo::AllgatherOptions::AllgatherOptions;
+  std::vector<gloo::transport::UnboundBuffer*> buffers() const {
+    return Raw({&in, &out});
+  }
+};
+
+class AllgathervCall final : public gloo::AllgathervOptions {
+ public:
+  using gloo::AllgathervOptions::AllgathervOptions;
+  std::vector<gloo::transport::UnboundBuffer*> buffers() const {
+    return Raw({&in, &out});
+  }
+};
+
+class BarrierCall final : public gloo::BarrierOptions {
+ public:
+  using gloo::BarrierOptions::BarrierOptions;
+  std::vector<gloo::transport::UnboundBuffer*> buffers() const {
+    return Raw({&buffer});
+  }
+};
+
 class GlooCollective final : public Collective {
  public:
   // `peers`: each peer's address as Gloo's messages name it, and its rank.
@@ -143,7 +197,12 @@ class GlooCollective final : public Collective {
         rank_(rank),
         size_(size),
         limits_(limits),
-        peers_(std::move(peers)) {}
+        peers_(std::move(peers)) {
+    if (limits_.cancel != nullptr) {
+      watch_ = std::make_unique<GlooCallWatch>(context_, limits_.cancel,
+                                               limits_.cancel_grace);
+    }
+  }
 
   ~GlooCollective() override = default;
 
@@ -171,7 +230,7 @@ class GlooCollective final : public Collective {
     if (size_ == 1) return OkStatus();
     return Run(
         "allreduce (min of one float)", [&](std::chrono::milliseconds timeout) {
-          gloo::AllreduceOptions opts(context_);
+          AllreduceCall opts(context_);
           opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
           opts.setOutput(host_value, 1);
           opts.setReduceFunction(
@@ -179,7 +238,7 @@ class GlooCollective final : public Collective {
                   &gloo::min<float>));
           opts.setTag(NextTag());
           opts.setTimeout(timeout);
-          gloo::allreduce(opts);
+          Watched(opts, [](auto& o) { gloo::allreduce(o); });
         });
   }
 
@@ -196,12 +255,12 @@ class GlooCollective final : public Collective {
     if (n == 0 || size_ == 1) return OkStatus();
     return Run(StrCat("broadcast (", n, " floats from rank ", root, ")"),
                [&](std::chrono::milliseconds timeout) {
-                 gloo::BroadcastOptions opts(context_);
+                 BroadcastCall opts(context_);
                  opts.setOutput(t->data(), size_t(n));
                  opts.setRoot(root);
                  opts.setTag(NextTag());
                  opts.setTimeout(timeout);
-                 gloo::broadcast(opts);
+                 Watched(opts, [](auto& o) { gloo::broadcast(o); });
                });
   }
 
@@ -216,12 +275,12 @@ class GlooCollective final : public Collective {
     std::vector<int64_t> lengths(size_t(size_), 0);
     int64_t own = int64_t(mine.size());
     DTF_RETURN_IF_ERROR(Run(call, [&](std::chrono::milliseconds timeout) {
-      gloo::AllgatherOptions opts(context_);
+      AllgatherCall opts(context_);
       opts.setInput(&own, 1);
       opts.setOutput(lengths.data(), lengths.size());
       opts.setTag(NextTag());
       opts.setTimeout(timeout);
-      gloo::allgather(opts);
+      Watched(opts, [](auto& o) { gloo::allgather(o); });
     }));
     std::vector<size_t> counts(lengths.begin(), lengths.end());
     size_t total = 0;
@@ -231,12 +290,12 @@ class GlooCollective final : public Collective {
     std::string input(mine);
     input.reserve(1);  // a valid pointer when this rank sends nothing
     DTF_RETURN_IF_ERROR(Run(call, [&](std::chrono::milliseconds timeout) {
-      gloo::AllgathervOptions opts(context_);
+      AllgathervCall opts(context_);
       opts.setInput(input.data(), input.size());
       opts.setOutput(all.data(), counts);
       opts.setTag(NextTag());
       opts.setTimeout(timeout);
-      gloo::allgatherv(opts);
+      Watched(opts, [](auto& o) { gloo::allgatherv(o); });
     }));
     size_t at = 0;
     for (int r = 0; r < size_; ++r) {
@@ -249,10 +308,10 @@ class GlooCollective final : public Collective {
   Status Barrier() override {
     if (size_ == 1) return OkStatus();
     return Run("barrier", [&](std::chrono::milliseconds timeout) {
-      gloo::BarrierOptions opts(context_);
+      BarrierCall opts(context_);
       opts.setTag(NextTag());
       opts.setTimeout(timeout);
-      gloo::barrier(opts);
+      Watched(opts, [](auto& o) { gloo::barrier(o); });
     });
   }
 
@@ -263,7 +322,7 @@ class GlooCollective final : public Collective {
 
  private:
   void Sum(float* data, size_t n, std::chrono::milliseconds timeout) {
-    gloo::AllreduceOptions opts(context_);
+    AllreduceCall opts(context_);
     opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
     opts.setOutput(data, n);
     opts.setReduceFunction(
@@ -271,21 +330,17 @@ class GlooCollective final : public Collective {
             &gloo::sum<float>));
     opts.setTag(NextTag());
     opts.setTimeout(timeout);
-    gloo::allreduce(opts);
+    Watched(opts, [](auto& o) { gloo::allreduce(o); });
   }
 
   uint32_t NextTag() { return next_tag_++; }
 
-  // Whether to stop waiting for the call under way: the run has been
-  // stopping for cancel_grace (counted from when this rank first saw it).
-  bool StopWaiting() {
-    if (!limits_.cancel->load()) return false;
-    const auto now = GlooClock::now();
-    if (!cancel_seen_) {
-      cancel_seen_ = true;
-      cancelled_at_ = now;
-    }
-    return now - cancelled_at_ >= limits_.cancel_grace;
+  // Runs `call(opts)`, Gloo's call, with the watch on opts' waits.
+  template <typename Opts, typename Call>
+  void Watched(Opts& opts, Call call) {
+    std::optional<GlooCallWatch::Scope> scope;
+    if (watch_ != nullptr) scope.emplace(*watch_, opts.buffers());
+    call(opts);
   }
 
   std::string RankName() const { return StrCat("rank ", rank_, " of ", size_); }
@@ -335,23 +390,7 @@ class GlooCollective final : public Collective {
     }
     Status st;
     try {
-      if (limits_.cancel == nullptr) {
-        op(timeout);
-        return OkStatus();
-      }
-      if (calls_.Run([&] { op(timeout); }, [&] { return StopWaiting(); },
-                     kCancelPoll)) {
-        return OkStatus();
-      }
-      // Given up: the call is left on its thread; closing every connection
-      // below makes sure that nothing more arrives for it.
-      st = CancelledError(StrCat(
-          call, " on ", RankName(), ": the run is being stopped and the call ",
-          "was still under way ", limits_.cancel_grace.count(),
-          " ms after (a peer died or hung); the Gloo collective was aborted"));
-      failure_ = std::string(Message(st));
-      Close();
-      return st;
+      op(timeout);
     } catch (const gloo::IoException& e) {
       st = Translate(call, timeout, GlooReason(e.what()));
     } catch (const gloo::EnforceNotMet& e) {
@@ -360,6 +399,14 @@ class GlooCollective final : public Collective {
     } catch (const std::exception& e) {
       st = InternalError(
           StrCat(call, " on ", RankName(), ": ", GlooReason(e.what())));
+    }
+    if (watch_ != nullptr && watch_->gave_up()) {
+      st = CancelledError(StrCat(
+          call, " on ", RankName(), ": the run is being stopped and the call ",
+          "was still under way ", limits_.cancel_grace.count(),
+          " ms after (a peer died or hung)"));
+    } else if (st.ok()) {
+      return OkStatus();
     }
     st = Status(st.code(),
                 StrCat(Message(st), "; the Gloo collective was aborted"));
@@ -404,8 +451,9 @@ class GlooCollective final : public Collective {
   std::string failure_;
   bool cancel_seen_ = false;
   GlooClock::time_point cancelled_at_;
-  // Runs each call when the run can be stopped (limits_.cancel).
-  CallThread calls_;
+  // Gives up a call under way when the run stops (limits_.cancel set);
+  // declared last, so that its thread ends first.
+  std::unique_ptr<GlooCallWatch> watch_;
 };
 
 // Each peer's address for this rank's pair with it, as Gloo's messages
