@@ -14,7 +14,7 @@
 // Unavailable naming that peer's rank. A cancel ends the set-up at once; a
 // call that begins `cancel_grace` or more after the cancel fails at once
 // (Cancelled), and one still under way then is given up (Cancelled:
-// gloo_call_watch.h fails its waits, since Gloo does not wake every wait
+// call_watch.h fails its waits, since Gloo does not wake every wait
 // for a peer that died). Gloo's exceptions never leave this file: they
 // become Status at the boundary. A write to a peer that has gone must fail
 // the call, not end the process: the first join makes the process ignore

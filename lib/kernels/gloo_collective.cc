@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/call_watch.h"
 #include "lib/kernels/gloo.h"
-#include "lib/kernels/gloo_call_watch.h"
 
 namespace dtf::kernels {
 
@@ -130,7 +130,7 @@ std::string GlooReason(const char* what) {
 }
 
 // Gloo's options of each call, with the buffers the call waits on (what
-// GlooCallWatch interrupts).
+// a call given up interrupts).
 std::vector<gloo::transport::UnboundBuffer*> Raw(
     std::initializer_list<
         const std::unique_ptr<gloo::transport::UnboundBuffer>*>
@@ -185,6 +185,19 @@ class BarrierCall final : public gloo::BarrierOptions {
   }
 };
 
+// Fails every pair of `context` and with it each operation pending on a
+// pair, as a wait's timeout does (Gloo has no cancel): a wait of 1 ms on a
+// buffer nothing is sent to.
+void FailEveryPair(gloo::Context& context) {
+  try {
+    std::unique_ptr<gloo::transport::UnboundBuffer> probe =
+        context.createUnboundBuffer(nullptr, 0);
+    probe->waitRecv(nullptr, std::chrono::milliseconds(1));
+  } catch (const std::exception&) {
+    // The timeout's exception: every pair has failed.
+  }
+}
+
 class GlooCollective final : public Collective {
  public:
   // `peers`: each peer's address as Gloo's messages name it, and its rank.
@@ -199,8 +212,8 @@ class GlooCollective final : public Collective {
         limits_(limits),
         peers_(std::move(peers)) {
     if (limits_.cancel != nullptr) {
-      watch_ = std::make_unique<GlooCallWatch>(context_, limits_.cancel,
-                                               limits_.cancel_grace);
+      watch_ =
+          std::make_unique<CallWatch>(limits_.cancel, limits_.cancel_grace);
     }
   }
 
@@ -335,11 +348,27 @@ class GlooCollective final : public Collective {
 
   uint32_t NextTag() { return next_tag_++; }
 
-  // Runs `call(opts)`, Gloo's call, with the watch on opts' waits.
+  // Runs `call(opts)`, Gloo's call, watched: given up, every pair fails
+  // (what the call waits for from a pair fails with it) and the waits on
+  // opts' buffers are interrupted, since Gloo's TCP pair does not fail a
+  // send it was writing when its connection broke (a peer killed
+  // mid-transfer). The call then fails at its next send or receive, or
+  // ends with what it has; either way Run reports it given up.
   template <typename Opts, typename Call>
   void Watched(Opts& opts, Call call) {
-    std::optional<GlooCallWatch::Scope> scope;
-    if (watch_ != nullptr) scope.emplace(*watch_, opts.buffers());
+    std::optional<CallWatch::Scope> scope;
+    if (watch_ != nullptr) {
+      scope.emplace(*watch_, [this, &opts] {
+        if (!pairs_failed_) {
+          pairs_failed_ = true;
+          FailEveryPair(*context_);
+        }
+        for (gloo::transport::UnboundBuffer* b : opts.buffers()) {
+          b->abortWaitSend();
+          b->abortWaitRecv();
+        }
+      });
+    }
     call(opts);
   }
 
@@ -452,8 +481,10 @@ class GlooCollective final : public Collective {
   bool cancel_seen_ = false;
   GlooClock::time_point cancelled_at_;
   // Gives up a call under way when the run stops (limits_.cancel set);
-  // declared last, so that its thread ends first.
-  std::unique_ptr<GlooCallWatch> watch_;
+  // declared last, so that its thread ends first. pairs_failed_: only on
+  // the watch's thread.
+  bool pairs_failed_ = false;
+  std::unique_ptr<CallWatch> watch_;
 };
 
 // Each peer's address for this rank's pair with it, as Gloo's messages

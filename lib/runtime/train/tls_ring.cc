@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lib/base/strings.h"
+#include "lib/kernels/call_watch.h"
 #include "lib/rpc/tls_stream.h"
 
 namespace dtf::runtime {
@@ -32,7 +33,12 @@ class TlsRing final : public kernels::Collective {
         size_(size),
         limits_(std::move(limits)),
         next_(std::move(next)),
-        prev_(std::move(prev)) {}
+        prev_(std::move(prev)) {
+    if (limits_.cancel != nullptr) {
+      watch_ = std::make_unique<kernels::CallWatch>(limits_.cancel,
+                                                    limits_.cancel_grace);
+    }
+  }
 
   std::string_view backend() const override { return "TLS ring"; }
   int rank() const override { return rank_; }
@@ -40,6 +46,8 @@ class TlsRing final : public kernels::Collective {
 
   Status AllReduceMean(kernels::Tensor* t) override {
     DTF_RETURN_IF_ERROR(Begin("AllReduceMean"));
+    std::optional<kernels::CallWatch::Scope> watched;
+    Watch(watched);
     if (t->device() != kernels::Device::kCpu) {
       return InvalidArgumentError(
           "AllReduceMean: the TLS ring takes tensors "
@@ -88,6 +96,8 @@ class TlsRing final : public kernels::Collective {
 
   Status Broadcast(kernels::Tensor* t, int root) override {
     DTF_RETURN_IF_ERROR(Begin("Broadcast"));
+    std::optional<kernels::CallWatch::Scope> watched;
+    Watch(watched);
     if (size_ == 1) return OkStatus();
     const size_t bytes = size_t(t->size()) * sizeof(float);
     if (rank_ != root) {
@@ -139,9 +149,30 @@ class TlsRing final : public kernels::Collective {
     return OkStatus();
   }
 
+  // The call about to run, watched: given up once the run has been
+  // stopping for the grace (a peer that hung, a cut network), both
+  // connections end, which fails the reads and writes under way.
+  void Watch(std::optional<kernels::CallWatch::Scope>& scope) {
+    if (watch_ == nullptr) return;
+    scope.emplace(*watch_, [this] {
+      next_->Shutdown();
+      prev_->Shutdown();
+    });
+  }
+
   // Records the first failure and ends both connections, so that the
   // neighbours fail at once rather than at their timeout.
   Status Fail(std::string_view call, const Status& st) {
+    if (watch_ != nullptr && watch_->gave_up()) {
+      Status out = CancelledError(StrCat(
+          call, " on ", RankText(),
+          " (TLS ring): the run is being stopped and the call was still "
+          "under way ",
+          limits_.cancel_grace.count(), " ms after (a peer died or hung)"));
+      if (!failed_) failed_ = out;
+      Abort();
+      return out;
+    }
     std::string why(Message(st));
     if (st.code() == absl::StatusCode::kDeadlineExceeded) {
       why = StrCat(why, " (", limits_.timeout.count() / 1000, " s, ",
@@ -170,6 +201,8 @@ class TlsRing final : public kernels::Collective {
   StatusOr<std::vector<std::string>> Gather(std::string_view call,
                                             std::string_view mine) {
     DTF_RETURN_IF_ERROR(Begin(call));
+    std::optional<kernels::CallWatch::Scope> watched;
+    Watch(watched);
     std::vector<std::string> all(size_t(size_), "");
     all[size_t(rank_)] = std::string(mine);
     for (int s = 0; s < size_ - 1; ++s) {
@@ -196,6 +229,9 @@ class TlsRing final : public kernels::Collective {
   std::optional<Status> failed_;
   std::optional<Clock::time_point> cancel_seen_;
   std::atomic<bool> aborted_{false};
+  // Gives up a call under way when the run stops (limits_.cancel set);
+  // declared last, so that its thread ends first.
+  std::unique_ptr<kernels::CallWatch> watch_;
 };
 
 }  // namespace

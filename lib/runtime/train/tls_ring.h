@@ -15,7 +15,10 @@
 //
 // Every read and write is bounded by CollectiveLimits::timeout; a peer lost
 // fails the call (Unavailable naming the rank), and every later call fails
-// at once (FailedPrecondition naming the first failure), as Gloo's.
+// at once (FailedPrecondition naming the first failure), as Gloo's. Once
+// the run has been stopping for CollectiveLimits::cancel_grace, a call
+// that begins fails at once and one still under way is given up
+// (lib/kernels/call_watch.h: both connections end; Cancelled).
 #pragma once
 
 #include <chrono>

@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <latch>
 #include <map>
@@ -50,13 +52,18 @@ RunCerts MakeCerts(std::string_view run, int workers) {
 }
 
 // Joins `size` ranks as threads; each runs `body` on its collective.
-void RunRing(const RunCerts& certs, int size,
-             const std::function<void(kernels::Collective&)>& body,
-             kernels::MemoryStore* store = nullptr) {
-  kernels::MemoryStore own;
-  if (store == nullptr) store = &own;
+kernels::CollectiveLimits TenSeconds() {
   kernels::CollectiveLimits limits;
   limits.timeout = seconds(10);
+  return limits;
+}
+
+void RunRing(const RunCerts& certs, int size,
+             const std::function<void(kernels::Collective&)>& body,
+             kernels::MemoryStore* store = nullptr,
+             const kernels::CollectiveLimits& limits = TenSeconds()) {
+  kernels::MemoryStore own;
+  if (store == nullptr) store = &own;
   // No body starts before every rank has joined: a rank that aborts at
   // once must not fail a peer's join.
   std::latch joined(size);
@@ -267,6 +274,47 @@ TEST(TlsRing, StrangersAreDroppedAtTheHandshakeAndTheRingIsMade) {
   rank0.join();
   strangers.join();
   EXPECT_EQ(got, (std::vector<float>{2.0f, 2.0f}));
+}
+
+// Rank 1 of 2 joins but never calls (a peer that hung, or behind a cut
+// network): rank 0's allreduce under way when the run begins stopping ends
+// the grace later, Cancelled, not at the timeout; later calls fail at once.
+TEST(TlsRing, ACallUnderWayWhenTheRunStopsEndsAfterTheGrace) {
+  const RunCerts certs = MakeCerts("run-1", 2);
+  std::atomic<bool> cancel{false};
+  std::atomic<bool> done{false};
+  kernels::CollectiveLimits limits;
+  limits.timeout = seconds(60);
+  limits.cancel = &cancel;
+  limits.cancel_grace = std::chrono::milliseconds(300);
+  std::chrono::steady_clock::duration took{};
+  RunRing(
+      certs, 2,
+      [&](kernels::Collective& c) {
+        if (c.rank() == 1) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          const auto stop = std::chrono::steady_clock::now();
+          cancel = true;
+          while (!done.load() &&
+                 std::chrono::steady_clock::now() - stop < seconds(90)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          }
+          took = std::chrono::steady_clock::now() - stop;
+          return;
+        }
+        kernels::Tensor t = kernels::Tensor::Filled({100000}, 1.0f);
+        const Status st = c.AllReduceMean(&t);
+        done = true;
+        EXPECT_EQ(st.code(), absl::StatusCode::kCancelled) << st;
+        EXPECT_NE(Message(st).find("AllReduceMean on rank 0 of 2 (TLS ring): "
+                                   "the run is being stopped"),
+                  std::string_view::npos)
+            << st;
+        EXPECT_EQ(c.Barrier().code(), absl::StatusCode::kFailedPrecondition);
+      },
+      nullptr, limits);
+  EXPECT_GE(took, std::chrono::milliseconds(300));
+  EXPECT_LT(took, seconds(10));
 }
 
 // A rank that dies mid-run fails its neighbour's call (Unavailable) well
