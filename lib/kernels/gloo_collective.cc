@@ -27,6 +27,7 @@
 #include "lib/base/strings.h"
 #include "lib/kernels/call_watch.h"
 #include "lib/kernels/gloo.h"
+#include "lib/kernels/gloo_calls.h"
 
 namespace dtf::kernels {
 
@@ -52,6 +53,12 @@ StatusOr<std::string> MemoryStore::Get(const std::string& key,
 namespace {
 
 using GlooClock = std::chrono::steady_clock;
+using gloo_calls::AllgatherCall;
+using gloo_calls::AllgathervCall;
+using gloo_calls::AllreduceCall;
+using gloo_calls::BarrierCall;
+using gloo_calls::BroadcastCall;
+using gloo_calls::FailEveryPair;
 
 // gloo's store on a KeyValueStore. gloo reports a store's failure by an
 // exception; the first failure's Status is kept for the boundary.
@@ -127,75 +134,6 @@ std::string GlooReason(const char* what) {
     text.remove_prefix(end + 2);
   }
   return std::string(text);
-}
-
-// Gloo's options of each call, with the buffers the call waits on (what
-// a call given up interrupts).
-std::vector<gloo::transport::UnboundBuffer*> Raw(
-    std::initializer_list<
-        const std::unique_ptr<gloo::transport::UnboundBuffer>*>
-        buffers) {
-  std::vector<gloo::transport::UnboundBuffer*> out;
-  for (const auto* b : buffers) {
-    if (*b != nullptr) out.push_back(b->get());
-  }
-  return out;
-}
-
-class AllreduceCall final : public gloo::AllreduceOptions {
- public:
-  using gloo::AllreduceOptions::AllreduceOptions;
-  std::vector<gloo::transport::UnboundBuffer*> buffers() const {
-    std::vector<gloo::transport::UnboundBuffer*> out;
-    for (const auto& b : impl_.in) out.push_back(b.get());
-    for (const auto& b : impl_.out) out.push_back(b.get());
-    return out;
-  }
-};
-
-class BroadcastCall final : public gloo::BroadcastOptions {
- public:
-  using gloo::BroadcastOptions::BroadcastOptions;
-  std::vector<gloo::transport::UnboundBuffer*> buffers() const {
-    return Raw({&in, &out});
-  }
-};
-
-class AllgatherCall final : public gloo::AllgatherOptions {
- public:
-  using gloo::AllgatherOptions::AllgatherOptions;
-  std::vector<gloo::transport::UnboundBuffer*> buffers() const {
-    return Raw({&in, &out});
-  }
-};
-
-class AllgathervCall final : public gloo::AllgathervOptions {
- public:
-  using gloo::AllgathervOptions::AllgathervOptions;
-  std::vector<gloo::transport::UnboundBuffer*> buffers() const {
-    return Raw({&in, &out});
-  }
-};
-
-class BarrierCall final : public gloo::BarrierOptions {
- public:
-  using gloo::BarrierOptions::BarrierOptions;
-  std::vector<gloo::transport::UnboundBuffer*> buffers() const {
-    return Raw({&buffer});
-  }
-};
-
-// Fails every pair of `context` and with it each operation pending on a
-// pair, as a wait's timeout does (Gloo has no cancel): a wait of 1 ms on a
-// buffer nothing is sent to.
-void FailEveryPair(gloo::Context& context) {
-  try {
-    std::unique_ptr<gloo::transport::UnboundBuffer> probe =
-        context.createUnboundBuffer(nullptr, 0);
-    probe->waitRecv(nullptr, std::chrono::milliseconds(1));
-  } catch (const std::exception&) {
-    // The timeout's exception: every pair has failed.
-  }
 }
 
 class GlooCollective final : public Collective {
