@@ -89,6 +89,31 @@ class WatchdogTest : public ::testing::Test {
   std::unique_ptr<rpc::Coordinator::Stub> stub_;
 };
 
+// A worker that says it failed (its final heartbeat) reads nothing more:
+// its input shard is handed on at once, not once its heartbeats have been
+// missing for the shard timeout, since the chief stops counting it as
+// running at once and, its own input ended, would end the run with the
+// shard unread.
+TEST_F(WatchdogTest, AFailedWorkersInputShardIsHandedOnAtOnce) {
+  WatchEveryWorkersInput();
+  const InputPosition at{2, 0, 40, 40};
+  const std::vector<std::optional<InputPosition>> committed = {{}, at, {}};
+  EXPECT_FALSE(service_.HasInputToHandOn());
+  Beat("worker:1", 11, 3, "failed");
+  EXPECT_THAT(service_.RunningWorkers("worker:0", 3s, 60s),
+              ElementsAre("worker:2"));
+  EXPECT_TRUE(service_.HasInputToHandOn());
+  EXPECT_THAT(service_.HandOnInput(committed),
+              ElementsAre("worker:1's input shard is read on by worker:0 "
+                          "from epoch 3, record 40"));
+  EXPECT_THAT(*service_.InputShardsOf("worker:0"),
+              ElementsAre(InputShard{0, {}}, InputShard{1, at, 1}));
+  // One that finished its input is not handed on.
+  Beat("worker:2", 21, 3, "done");
+  EXPECT_FALSE(service_.HasInputToHandOn());
+  EXPECT_TRUE(service_.UnreadShards().empty());
+}
+
 // The input position each worker reports with its heartbeats: the chief
 // keeps the latest, and waits (boundedly) for the positions of its step.
 TEST_F(WatchdogTest, TheChiefKeepsEachWorkersLatestInputPosition) {

@@ -47,7 +47,10 @@ bool CoordinatorService::TakenForDead(int w) const {
   if (it == tasks_.end()) return false;
   const Task& t = it->second;
   if (t.state == TaskState::kDone) return false;
-  if (t.stalled) return true;
+  // A worker that said it failed reads nothing more: waiting for its
+  // heartbeats to stop first, the chief, which no longer counts it as
+  // running, could end the run with its shard unread.
+  if (t.stalled || t.state == TaskState::kFailed) return true;
   if (t.NotStarted()) return true;
   const auto now = Clock::now();
   if (!t.heard) {
