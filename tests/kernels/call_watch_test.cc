@@ -14,27 +14,27 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-TEST(CallWatchTest, ACallIsNotGivenUpWhileTheRunGoesOn) {
-  std::atomic<bool> cancel{false};
-  CallWatch watch(&cancel, 50ms);
+// How often a call of `length` under `watch` was asked to give up.
+int AskedDuring(CallWatch& watch, std::chrono::milliseconds length) {
   std::atomic<int> asked{0};
   {
     CallWatch::Scope scope(watch, [&] { ++asked; });
-    std::this_thread::sleep_for(300ms);
+    std::this_thread::sleep_for(length);
   }
-  EXPECT_EQ(asked.load(), 0);
+  return asked.load();
+}
+
+TEST(CallWatchTest, ACallIsNotGivenUpWhileTheRunGoesOn) {
+  std::atomic<bool> cancel{false};
+  CallWatch watch(&cancel, 50ms);
+  EXPECT_EQ(AskedDuring(watch, 300ms), 0);
   EXPECT_FALSE(watch.gave_up());
 }
 
 TEST(CallWatchTest, ACallEndingWithinTheGraceIsNotGivenUp) {
   std::atomic<bool> cancel{true};
   CallWatch watch(&cancel, 2s);
-  std::atomic<int> asked{0};
-  {
-    CallWatch::Scope scope(watch, [&] { ++asked; });
-    std::this_thread::sleep_for(200ms);
-  }
-  EXPECT_EQ(asked.load(), 0);
+  EXPECT_EQ(AskedDuring(watch, 200ms), 0);
   EXPECT_FALSE(watch.gave_up());
 }
 
