@@ -8,7 +8,7 @@
 // (lib/runtime/train/tls_ring.h) with certificates of a run's CA: the
 // cost of encrypting a CPU allreduce against cleartext Gloo. Each rank has
 // a stop flag, as in a run (so each Gloo call is watched by the thread that
-// gives it up when the run stops: gloo_call_watch.h); --stop-flag off
+// gives it up when the run stops: lib/kernels/call_watch.h); --stop-flag off
 // leaves it out, for what the watch costs.
 //
 // collective_bench [--ranks 2] [--calls 300] [--warmup 30] [--busy 0]

@@ -52,7 +52,6 @@ StatusOr<std::string> MemoryStore::Get(const std::string& key,
 
 namespace {
 
-using GlooClock = std::chrono::steady_clock;
 using gloo_calls::AllgatherCall;
 using gloo_calls::AllgathervCall;
 using gloo_calls::AllreduceCall;
@@ -294,19 +293,16 @@ class GlooCollective final : public Collective {
   // ends with what it has; either way Run reports it given up.
   template <typename Opts, typename Call>
   void Watched(Opts& opts, Call call) {
-    std::optional<CallWatch::Scope> scope;
-    if (watch_ != nullptr) {
-      scope.emplace(*watch_, [this, &opts] {
-        if (!pairs_failed_) {
-          pairs_failed_ = true;
-          FailEveryPair(*context_);
-        }
-        for (gloo::transport::UnboundBuffer* b : opts.buffers()) {
-          b->abortWaitSend();
-          b->abortWaitRecv();
-        }
-      });
-    }
+    const CallWatch::Scope scope(watch_.get(), [this, &opts] {
+      if (!pairs_failed_) {
+        pairs_failed_ = true;
+        FailEveryPair(*context_);
+      }
+      for (gloo::transport::UnboundBuffer* b : opts.buffers()) {
+        b->abortWaitSend();
+        b->abortWaitRecv();
+      }
+    });
     call(opts);
   }
 
@@ -336,15 +332,8 @@ class GlooCollective final : public Collective {
                  failure_));
     }
     std::chrono::milliseconds timeout = limits_.timeout;
-    if (limits_.cancel != nullptr && limits_.cancel->load()) {
-      const auto now = GlooClock::now();
-      if (!cancel_seen_) {
-        cancel_seen_ = true;
-        cancelled_at_ = now;
-      }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          cancelled_at_ + limits_.cancel_grace - now);
-      if (left.count() <= 0) {
+    if (const auto left = watch_ ? watch_->GraceLeft() : std::nullopt) {
+      if (left->count() <= 0) {
         const Status st = CancelledError(
             StrCat(call, " on ", RankName(),
                    ": the run is being stopped; the Gloo collective was "
@@ -353,7 +342,7 @@ class GlooCollective final : public Collective {
         Close();
         return st;
       }
-      timeout = std::min(timeout, left);
+      timeout = std::min(timeout, *left);
     }
     Status st;
     try {
@@ -368,10 +357,8 @@ class GlooCollective final : public Collective {
           StrCat(call, " on ", RankName(), ": ", GlooReason(e.what())));
     }
     if (watch_ != nullptr && watch_->gave_up()) {
-      st = CancelledError(StrCat(
-          call, " on ", RankName(), ": the run is being stopped and the call ",
-          "was still under way ", limits_.cancel_grace.count(),
-          " ms after (a peer died or hung)"));
+      st = CancelledError(
+          StrCat(call, " on ", RankName(), ": ", watch_->GaveUpWhy()));
     } else if (st.ok()) {
       return OkStatus();
     }
@@ -416,11 +403,9 @@ class GlooCollective final : public Collective {
   const std::vector<std::pair<std::string, int>> peers_;
   uint32_t next_tag_ = 0;
   std::string failure_;
-  bool cancel_seen_ = false;
-  GlooClock::time_point cancelled_at_;
-  // Gives up a call under way when the run stops (limits_.cancel set);
-  // declared last, so that its thread ends first. pairs_failed_: only on
-  // the watch's thread.
+  // Gives up a call under way when the run stops, and fails one that
+  // begins past the grace (limits_.cancel set); declared last, so that its
+  // thread ends first. pairs_failed_: only on the watch's thread.
   bool pairs_failed_ = false;
   std::unique_ptr<CallWatch> watch_;
 };

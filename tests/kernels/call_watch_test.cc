@@ -18,7 +18,7 @@ using Clock = std::chrono::steady_clock;
 int AskedDuring(CallWatch& watch, std::chrono::milliseconds length) {
   std::atomic<int> asked{0};
   {
-    CallWatch::Scope scope(watch, [&] { ++asked; });
+    CallWatch::Scope scope(&watch, [&] { ++asked; });
     std::this_thread::sleep_for(length);
   }
   return asked.load();
@@ -47,7 +47,7 @@ TEST(CallWatchTest, ACallPastTheGraceIsGivenUpUntilItReturns) {
   const auto start = Clock::now();
   Clock::duration took{};
   {
-    CallWatch::Scope scope(watch, [&] { ++asked; });
+    CallWatch::Scope scope(&watch, [&] { ++asked; });
     std::this_thread::sleep_for(100ms);
     cancel = true;
     while (asked.load() < 3 && Clock::now() - start < 20s) {
@@ -64,7 +64,7 @@ TEST(CallWatchTest, ACallPastTheGraceIsGivenUpUntilItReturns) {
   EXPECT_EQ(asked.load(), at_end) << "asked after the call returned";
   // The next call starts afresh, the run still stopping: given up at once.
   {
-    CallWatch::Scope scope(watch, [&] { ++asked; });
+    CallWatch::Scope scope(&watch, [&] { ++asked; });
     EXPECT_FALSE(watch.gave_up());
     while (asked.load() == at_end && Clock::now() - start < 20s) {
       std::this_thread::sleep_for(1ms);

@@ -46,8 +46,7 @@ class TlsRing final : public kernels::Collective {
 
   Status AllReduceMean(kernels::Tensor* t) override {
     DTF_RETURN_IF_ERROR(Begin("AllReduceMean"));
-    std::optional<kernels::CallWatch::Scope> watched;
-    Watch(watched);
+    const kernels::CallWatch::Scope watched = Watch();
     if (t->device() != kernels::Device::kCpu) {
       return InvalidArgumentError(
           "AllReduceMean: the TLS ring takes tensors "
@@ -96,8 +95,7 @@ class TlsRing final : public kernels::Collective {
 
   Status Broadcast(kernels::Tensor* t, int root) override {
     DTF_RETURN_IF_ERROR(Begin("Broadcast"));
-    std::optional<kernels::CallWatch::Scope> watched;
-    Watch(watched);
+    const kernels::CallWatch::Scope watched = Watch();
     if (size_ == 1) return OkStatus();
     const size_t bytes = size_t(t->size()) * sizeof(float);
     if (rank_ != root) {
@@ -139,12 +137,10 @@ class TlsRing final : public kernels::Collective {
     if (aborted_) {
       return CancelledError(StrCat(call, " on ", RankText(), ": aborted"));
     }
-    if (limits_.cancel != nullptr && *limits_.cancel) {
-      if (!cancel_seen_) cancel_seen_ = Clock::now();
-      if (Clock::now() - *cancel_seen_ >= limits_.cancel_grace) {
-        return CancelledError(
-            StrCat(call, " on ", RankText(), ": the run is being stopped"));
-      }
+    if (const auto left = watch_ ? watch_->GraceLeft() : std::nullopt;
+        left && left->count() <= 0) {
+      return CancelledError(
+          StrCat(call, " on ", RankText(), ": the run is being stopped"));
     }
     return OkStatus();
   }
@@ -152,9 +148,8 @@ class TlsRing final : public kernels::Collective {
   // The call about to run, watched: given up once the run has been
   // stopping for the grace (a peer that hung, a cut network), both
   // connections end, which fails the reads and writes under way.
-  void Watch(std::optional<kernels::CallWatch::Scope>& scope) {
-    if (watch_ == nullptr) return;
-    scope.emplace(*watch_, [this] {
+  kernels::CallWatch::Scope Watch() {
+    return kernels::CallWatch::Scope(watch_.get(), [this] {
       next_->Shutdown();
       prev_->Shutdown();
     });
@@ -164,11 +159,8 @@ class TlsRing final : public kernels::Collective {
   // neighbours fail at once rather than at their timeout.
   Status Fail(std::string_view call, const Status& st) {
     if (watch_ != nullptr && watch_->gave_up()) {
-      Status out = CancelledError(StrCat(
-          call, " on ", RankText(),
-          " (TLS ring): the run is being stopped and the call was still "
-          "under way ",
-          limits_.cancel_grace.count(), " ms after (a peer died or hung)"));
+      Status out = CancelledError(StrCat(call, " on ", RankText(),
+                                         " (TLS ring): ", watch_->GaveUpWhy()));
       if (!failed_) failed_ = out;
       Abort();
       return out;
@@ -201,8 +193,7 @@ class TlsRing final : public kernels::Collective {
   StatusOr<std::vector<std::string>> Gather(std::string_view call,
                                             std::string_view mine) {
     DTF_RETURN_IF_ERROR(Begin(call));
-    std::optional<kernels::CallWatch::Scope> watched;
-    Watch(watched);
+    const kernels::CallWatch::Scope watched = Watch();
     std::vector<std::string> all(size_t(size_), "");
     all[size_t(rank_)] = std::string(mine);
     for (int s = 0; s < size_ - 1; ++s) {
@@ -227,10 +218,10 @@ class TlsRing final : public kernels::Collective {
   const kernels::CollectiveLimits limits_;
   std::unique_ptr<rpc::TlsStream> next_, prev_;
   std::optional<Status> failed_;
-  std::optional<Clock::time_point> cancel_seen_;
   std::atomic<bool> aborted_{false};
-  // Gives up a call under way when the run stops (limits_.cancel set);
-  // declared last, so that its thread ends first.
+  // Gives up a call under way when the run stops, and fails one that
+  // begins past the grace (limits_.cancel set); declared last, so that its
+  // thread ends first.
   std::unique_ptr<kernels::CallWatch> watch_;
 };
 
